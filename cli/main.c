@@ -1,0 +1,403 @@
+/* cli/main.c -- the argusq command: ingest a trace, or run statements (one
+ * from the command line, a script with -f, stdin, or a REPL).  Thin on
+ * purpose: everything it does is a call into ingest/, graph/, db/, query/.
+ *
+ * Exit status: 0 success, 1 a statement or an ingest failed, 2 usage or
+ * I/O error (archive or script cannot be opened). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <editline/readline.h>
+
+#include "db/db.h"
+#include "graph/graph.h"
+#include "ingest/ingest.h"
+#include "query/query.h"
+
+#define ARGUSQ_VERSION "0.1.0"
+
+static const char usage[] =
+    "usage: argusq [-d ARCHIVE] ingest FILE [--name NAME] [--json]\n"
+    "       argusq [-d ARCHIVE] [--trace NAME] [--json | --format table|json] 'STATEMENT'\n"
+    "       argusq [-d ARCHIVE] [--trace NAME] [--json] -f SCRIPT\n"
+    "       argusq [-d ARCHIVE]                      (statements from stdin, or a REPL)\n"
+    "\n"
+    "ARCHIVE defaults to $ARGUSQ_DB, else ./argus.db.  `argusq help` lists the statements.\n";
+
+typedef struct options {
+    const char *archive;
+    const char *trace;
+    const char *script;
+    const char *name;
+    query_format format;
+    bool ingest;
+    const char *file;
+    char *statement; /* owned */
+} options;
+
+static int usage_error(const char *msg, const char *arg)
+{
+    fprintf(stderr, "argusq: %s%s%s\n%s", msg, arg ? " " : "", arg ? arg : "", usage);
+    return 2;
+}
+
+/* Options may come before or after the command words. */
+static int parse_args(int argc, char **argv, options *o)
+{
+    const char *env = getenv("ARGUSQ_DB");
+    o->archive = env && *env ? env : "argus.db";
+    size_t stmt_len = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool has_next = i + 1 < argc;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(usage, stdout);
+            exit(0);
+        } else if (!strcmp(a, "--version")) {
+            puts("argusq " ARGUSQ_VERSION);
+            exit(0);
+        } else if (!strcmp(a, "-d") || !strcmp(a, "--db")) {
+            if (!has_next)
+                return usage_error("missing archive after", a);
+            o->archive = argv[++i];
+        } else if (!strcmp(a, "--trace")) {
+            if (!has_next)
+                return usage_error("missing trace name after", a);
+            o->trace = argv[++i];
+        } else if (!strcmp(a, "--name")) {
+            if (!has_next)
+                return usage_error("missing name after", a);
+            o->name = argv[++i];
+        } else if (!strcmp(a, "-f")) {
+            if (!has_next)
+                return usage_error("missing script after", a);
+            o->script = argv[++i];
+        } else if (!strcmp(a, "--json")) {
+            o->format = QUERY_FMT_JSON;
+        } else if (!strcmp(a, "--format")) {
+            if (!has_next)
+                return usage_error("missing format after", a);
+            const char *f = argv[++i];
+            if (!strcmp(f, "json"))
+                o->format = QUERY_FMT_JSON;
+            else if (!strcmp(f, "table"))
+                o->format = QUERY_FMT_TABLE;
+            else
+                return usage_error("unknown format (table, json):", f);
+        } else if (a[0] == '-' && a[1] && !o->statement) {
+            return usage_error("unknown option", a);
+        } else if (!o->statement && !o->ingest && !strcmp(a, "ingest")) {
+            o->ingest = true;
+        } else if (o->ingest && !o->file) {
+            o->file = a;
+        } else if (o->ingest) {
+            return usage_error("unexpected argument", a);
+        } else {
+            /* statement words: `argusq find nodes` works like `argusq 'find nodes'` */
+            size_t n = strlen(a);
+            char *p = realloc(o->statement, stmt_len + n + 2);
+            if (!p)
+                return usage_error("out of memory", NULL);
+            o->statement = p;
+            if (stmt_len)
+                p[stmt_len++] = ' ';
+            memcpy(p + stmt_len, a, n + 1);
+            stmt_len += n;
+        }
+    }
+    if (o->ingest && !o->file)
+        return usage_error("ingest needs a FILE", NULL);
+    if (o->script && o->statement)
+        return usage_error("give a statement or -f SCRIPT, not both", NULL);
+    return 0;
+}
+
+/* ---- ingest ---- */
+
+typedef struct sink_ctx {
+    db_writer *w;
+} sink_ctx;
+
+static int sink_fail(const db_error *de, char *err, size_t len)
+{
+    snprintf(err, len, "%s", de->msg);
+    return -1;
+}
+
+static int sink_proc(void *p, uint32_t pid, const char *name, char *err, size_t len)
+{
+    db_error de = {{0}};
+    return db_writer_proc(((sink_ctx *)p)->w, pid, name, &de) ? sink_fail(&de, err, len) : 0;
+}
+
+static int sink_thread(void *p, const db_thread *t, char *err, size_t len)
+{
+    db_error de = {{0}};
+    return db_writer_thread(((sink_ctx *)p)->w, t, &de) ? sink_fail(&de, err, len) : 0;
+}
+
+static int sink_event(void *p, db_event *ev, char *err, size_t len)
+{
+    db_error de = {{0}};
+    return db_writer_event(((sink_ctx *)p)->w, ev, &de) ? sink_fail(&de, err, len) : 0;
+}
+
+static void sink_skip(void *p) { db_writer_skip(((sink_ctx *)p)->w); }
+
+static int detect(const char *path, ingest_format *fmt)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "argusq: %s: %s\n", path, strerror(errno));
+        return 2;
+    }
+    char head[4096];
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    *fmt = ingest_detect(head, n);
+    return 0;
+}
+
+static int cmd_ingest(const options *o)
+{
+    ingest_format fmt;
+    int rc = detect(o->file, &fmt);
+    if (rc)
+        return rc;
+    const char *name = o->name;
+    if (!name) {
+        const char *slash = strrchr(o->file, '/');
+        name = slash ? slash + 1 : o->file;
+    }
+    db_error de = {{0}};
+    db_archive *a = db_open(o->archive, false, &de);
+    if (!a) {
+        fprintf(stderr, "argusq: %s\n", de.msg);
+        return 2;
+    }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    db_writer *w = db_writer_begin(a, name, ingest_format_name(fmt), o->file, &de);
+    if (!w) {
+        fprintf(stderr, "argusq: %s\n", de.msg);
+        db_close(a);
+        return 1;
+    }
+    sink_ctx sc = {w};
+    ingest_sink sink = {&sc, sink_proc, sink_thread, sink_event, sink_skip};
+    ingest_stats st = {0};
+    char err[1024] = "";
+    graph_stats gs;
+    db_trace_info info;
+    if (ingest_file(o->file, &sink, &fmt, &st, err, sizeof err)) {
+        fprintf(stderr, "argusq: %s\n", err);
+        db_writer_abort(w);
+        db_close(a);
+        return 1;
+    }
+    if (graph_build(w, &gs, &de) || db_writer_commit(w, &info, &de)) {
+        fprintf(stderr, "argusq: %s: %s\n", o->file, de.msg);
+        db_close(a);
+        return 1;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    if (o->format == QUERY_FMT_JSON) {
+        printf("{\"trace\":\"");
+        for (const char *p = info.name; *p; p++)
+            printf(*p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
+        printf("\",\"events\":%llu,\"threads\":%llu,\"processes\":%llu,\"nodes\":%llu,\"edges\":%llu,"
+               "\"skipped\":%llu}\n",
+               (unsigned long long)info.events, (unsigned long long)info.threads,
+               (unsigned long long)info.processes, (unsigned long long)info.nodes,
+               (unsigned long long)info.edges, (unsigned long long)info.skipped);
+    } else {
+        printf("ingested %s as trace \"%s\" into %s (%s, %.2f s)\n", o->file, info.name, o->archive,
+               info.format, secs);
+        printf("  %llu events, %llu threads, %llu processes, %llu nodes, %llu edges, %llu lines skipped\n",
+               (unsigned long long)info.events, (unsigned long long)info.threads,
+               (unsigned long long)info.processes, (unsigned long long)info.nodes,
+               (unsigned long long)info.edges, (unsigned long long)info.skipped);
+    }
+    db_close(a);
+    return 0;
+}
+
+/* ---- statements ---- */
+
+/* "where: line:col: msg" and the offending source line with a caret. */
+static void report(const char *where, const char *src, size_t len, const query_error *e)
+{
+    if (e->line <= 0) {
+        fprintf(stderr, "argusq: %s: %s\n", where, e->msg);
+        return;
+    }
+    fprintf(stderr, "argusq: %s:%d:%d: %s\n", where, e->line, e->col, e->msg);
+    const char *p = src, *end = src + len;
+    for (int l = 1; l < e->line && p < end; l++) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        p = nl ? nl + 1 : end;
+    }
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    int n = (int)((nl ? nl : end) - p);
+    fprintf(stderr, "  %.*s\n  %*s^\n", n, p, e->col - 1, "");
+}
+
+/* Parses and runs src; stops at the first failing statement. */
+static int run_source(query_session *s, const char *where, const char *src, size_t len)
+{
+    query_error e = {0};
+    query_script *sc = query_parse(src, len, &e);
+    if (!sc) {
+        report(where, src, len, &e);
+        return 1;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < query_script_count(sc) && !rc; i++) {
+        memset(&e, 0, sizeof e);
+        const query_stmt *st = query_script_stmt(sc, i);
+        if (query_exec(s, st, &e)) {
+            if (e.line <= 0 && query_script_count(sc) > 1)
+                fprintf(stderr, "argusq: %s:%d: %s\n", where, query_stmt_line(st), e.msg);
+            else
+                report(where, src, len, &e);
+            rc = 1;
+        }
+        fflush(s->out);
+    }
+    query_script_free(sc);
+    return rc;
+}
+
+static char *slurp(FILE *f, size_t *len)
+{
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    size_t got;
+    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap) {
+            char *p = realloc(buf, cap *= 2);
+            if (!p) {
+                free(buf);
+                return NULL;
+            }
+            buf = p;
+        }
+    }
+    if (buf && ferror(f)) {
+        free(buf);
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}
+
+static int run_file(query_session *s, const char *path)
+{
+    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+    if (!f) {
+        fprintf(stderr, "argusq: %s: %s\n", path, strerror(errno));
+        return 2;
+    }
+    size_t len;
+    char *src = slurp(f, &len);
+    if (f != stdin)
+        fclose(f);
+    if (!src) {
+        fprintf(stderr, "argusq: %s: read error\n", path);
+        return 2;
+    }
+    int rc = run_source(s, strcmp(path, "-") ? path : "stdin", src, len);
+    free(src);
+    return rc;
+}
+
+/* The REPL: a statement runs when it parses whole; an incomplete one
+ * (an error at the end of the input) asks for another line. */
+static int repl(query_session *s)
+{
+    char hist[4096] = "";
+    const char *home = getenv("HOME");
+    if (home)
+        snprintf(hist, sizeof hist, "%s/.argusq_history", home);
+    using_history();
+    if (hist[0])
+        read_history(hist);
+    printf("argusq %s on %s -- `help` lists statements, Ctrl-D quits\n", ARGUSQ_VERSION, s->archive_path);
+    char *buf = NULL;
+    size_t len = 0;
+    for (;;) {
+        char *line = readline(len ? "   ...> " : "argusq> ");
+        if (!line)
+            break;
+        size_t n = strlen(line);
+        char *p = realloc(buf, len + n + 2);
+        if (!p) {
+            free(line);
+            break;
+        }
+        buf = p;
+        memcpy(buf + len, line, n);
+        len += n;
+        buf[len++] = '\n';
+        buf[len] = 0;
+        free(line);
+        query_error e = {0};
+        query_script *sc = query_parse(buf, len, &e);
+        if (!sc && e.offset >= len - 1 && n > 0)
+            continue; /* incomplete: read on */
+        query_script_free(sc);
+        if (len > 1) {
+            buf[len - 1] = 0;
+            add_history(buf);
+            run_source(s, "query", buf, len - 1);
+        }
+        len = 0;
+    }
+    free(buf);
+    if (hist[0])
+        write_history(hist);
+    putchar('\n');
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    options o = {0};
+    int rc = parse_args(argc, argv, &o);
+    if (rc) {
+        free(o.statement);
+        return rc;
+    }
+    if (o.ingest) {
+        rc = cmd_ingest(&o);
+        free(o.statement);
+        return rc;
+    }
+    db_error de = {{0}};
+    db_archive *a = db_open(o.archive, true, &de);
+    if (!a) {
+        fprintf(stderr, "argusq: %s\n", de.msg);
+        free(o.statement);
+        return 2;
+    }
+    query_session s = {.archive = a, .archive_path = o.archive, .format = o.format, .out = stdout};
+    if (o.trace)
+        snprintf(s.trace, sizeof s.trace, "%s", o.trace);
+    if (o.statement)
+        rc = run_source(&s, "query", o.statement, strlen(o.statement));
+    else if (o.script)
+        rc = run_file(&s, o.script);
+    else if (!isatty(STDIN_FILENO))
+        rc = run_file(&s, "-");
+    else
+        rc = repl(&s);
+    db_close(a);
+    free(o.statement);
+    return rc;
+}

@@ -1,0 +1,221 @@
+/* db/archive.c -- opening the LMDB environment and reading the catalog. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "db_int.h"
+
+/* Address space reserved for the map; the file grows only as data is
+ * written.  A 2 GB trace makes an archive of a few GB. */
+#define DB_MAPSIZE ((size_t)1 << 40)
+
+static const char *const dbi_names[DBI__COUNT] = {
+    "meta", "traces", "trace_ids", "events", "ev_time", "ev_thread", "ev_node", "ev_port",
+    "ev_block", "ev_timer", "nodes", "edges_in", "edges_out", "threads", "procs",
+};
+
+int db_fail(db_error *err, int rc, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+    }
+    return rc;
+}
+
+int db_lmdb_fail(db_error *err, int rc, const char *what)
+{
+    if (rc == MDB_MAP_FULL)
+        return db_fail(err, -1, "%s: the archive is full", what);
+    return db_fail(err, -1, "%s: %s", what, mdb_strerror(rc));
+}
+
+db_archive *db_open(const char *path, bool readonly, db_error *err)
+{
+    struct stat st;
+    if (readonly && stat(path, &st) != 0) {
+        db_fail(err, -1, "%s: no such archive (ingest a trace first)", path);
+        return NULL;
+    }
+    if (strlen(path) >= sizeof ((db_archive *)0)->path) {
+        db_fail(err, -1, "%s: path too long", path);
+        return NULL;
+    }
+    db_archive *a = calloc(1, sizeof *a);
+    if (!a) {
+        db_fail(err, -1, "out of memory");
+        return NULL;
+    }
+    strcpy(a->path, path);
+    a->readonly = readonly;
+    int rc = mdb_env_create(&a->env);
+    if (!rc)
+        rc = mdb_env_set_maxdbs(a->env, DBI__COUNT);
+    if (!rc)
+        rc = mdb_env_set_mapsize(a->env, DB_MAPSIZE);
+    if (!rc)
+        rc = mdb_env_set_maxreaders(a->env, 126);
+    /* NOSUBDIR: the archive is one file (plus PATH-lock); NOTLS: a reader
+     * snapshot is not tied to a thread. */
+    unsigned flags = MDB_NOSUBDIR | MDB_NOTLS | (readonly ? MDB_RDONLY : 0);
+    if (!rc)
+        rc = mdb_env_open(a->env, path, flags, 0644);
+    if (rc) {
+        if (rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH)
+            db_fail(err, -1, "%s: not an argusq archive", path);
+        else
+            db_fail(err, -1, "%s: %s", path, mdb_strerror(rc));
+        mdb_env_close(a->env);
+        free(a);
+        return NULL;
+    }
+    MDB_txn *txn;
+    rc = mdb_txn_begin(a->env, NULL, readonly ? MDB_RDONLY : 0, &txn);
+    for (int i = 0; !rc && i < DBI__COUNT; i++)
+        rc = mdb_dbi_open(txn, dbi_names[i], readonly ? 0 : MDB_CREATE, &a->dbi[i]);
+    /* committing (even a read-only txn) keeps the dbi handles open */
+    if (!rc)
+        rc = mdb_txn_commit(txn);
+    else
+        mdb_txn_abort(txn);
+    if (rc) {
+        db_fail(err, -1, "%s: %s", path,
+                rc == MDB_NOTFOUND ? "not an argusq archive" : mdb_strerror(rc));
+        mdb_env_close(a->env);
+        free(a);
+        return NULL;
+    }
+    return a;
+}
+
+void db_close(db_archive *a)
+{
+    if (!a)
+        return;
+    mdb_env_close(a->env);
+    free(a);
+}
+
+static int info_decode(const MDB_val *v, db_trace_info *out)
+{
+    uint32_t ver;
+    if (v->mv_size != sizeof ver + sizeof *out)
+        return -1;
+    memcpy(&ver, v->mv_data, sizeof ver);
+    if (ver != DB_TRACE_INFO_VERSION)
+        return -1;
+    memcpy(out, (const char *)v->mv_data + sizeof ver, sizeof *out);
+    return 0;
+}
+
+/* Catalog lookups by name and by id, inside any transaction. */
+int db_catalog_get(db_archive *a, MDB_txn *txn, const char *name, db_trace_info *out, db_error *err)
+{
+    MDB_val k = {strlen(name), (void *)name}, v;
+    int rc = mdb_get(txn, a->dbi[DBI_TRACES], &k, &v);
+    if (rc == MDB_NOTFOUND)
+        return 0;
+    if (rc)
+        return db_lmdb_fail(err, rc, "catalog");
+    if (info_decode(&v, out))
+        return db_fail(err, -1, "%s: catalog entry of trace \"%s\" is damaged", a->path, name);
+    return 1;
+}
+
+static int with_read_txn(db_archive *a, MDB_txn **txn, db_error *err)
+{
+    int rc = mdb_txn_begin(a->env, NULL, MDB_RDONLY, txn);
+    return rc ? db_lmdb_fail(err, rc, "read transaction") : 0;
+}
+
+int db_list_traces(db_archive *a, db_trace_cb cb, void *ctx, db_error *err)
+{
+    MDB_txn *txn;
+    if (with_read_txn(a, &txn, err))
+        return -1;
+    /* trace_ids is in id order, which is ingest order */
+    MDB_cursor *c;
+    int rc = mdb_cursor_open(txn, a->dbi[DBI_TRACE_IDS], &c), ret = 0;
+    MDB_val k, v;
+    for (rc = rc ? rc : mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && ret == 0;
+         rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+        char name[256];
+        if (v.mv_size >= sizeof name)
+            continue;
+        memcpy(name, v.mv_data, v.mv_size);
+        name[v.mv_size] = 0;
+        db_trace_info t;
+        int got = db_catalog_get(a, txn, name, &t, err);
+        if (got < 0) {
+            ret = -1;
+            break;
+        }
+        if (got)
+            ret = cb(ctx, &t);
+    }
+    if (rc && rc != MDB_NOTFOUND && !ret)
+        ret = db_lmdb_fail(err, rc, "catalog");
+    mdb_cursor_close(c);
+    mdb_txn_abort(txn);
+    return ret;
+}
+
+int db_find_trace(db_archive *a, const char *name, db_trace_info *out, db_error *err)
+{
+    MDB_txn *txn;
+    if (with_read_txn(a, &txn, err))
+        return -1;
+    int got = db_catalog_get(a, txn, name, out, err);
+    mdb_txn_abort(txn);
+    return got;
+}
+
+int db_latest_trace(db_archive *a, db_trace_info *out, db_error *err)
+{
+    MDB_txn *txn;
+    if (with_read_txn(a, &txn, err))
+        return -1;
+    MDB_val k = {6, "latest"}, v;
+    int rc = mdb_get(txn, a->dbi[DBI_META], &k, &v), got = 0;
+    if (rc == 0 && v.mv_size == 4) {
+        MDB_val nk, nv;
+        unsigned char id[4];
+        memcpy(id, v.mv_data, 4);
+        nk = (MDB_val){4, id};
+        rc = mdb_get(txn, a->dbi[DBI_TRACE_IDS], &nk, &nv);
+        if (rc == 0 && nv.mv_size < 256) {
+            char name[256];
+            memcpy(name, nv.mv_data, nv.mv_size);
+            name[nv.mv_size] = 0;
+            got = db_catalog_get(a, txn, name, out, err);
+        }
+    }
+    if (rc && rc != MDB_NOTFOUND)
+        got = db_lmdb_fail(err, rc, "catalog");
+    mdb_txn_abort(txn);
+    return got;
+}
+
+int db_catalog_put(db_archive *a, MDB_txn *txn, const db_trace_info *t, db_error *err)
+{
+    unsigned char buf[sizeof(uint32_t) + sizeof *t];
+    uint32_t ver = DB_TRACE_INFO_VERSION;
+    memcpy(buf, &ver, sizeof ver);
+    memcpy(buf + sizeof ver, t, sizeof *t);
+    MDB_val k = {strlen(t->name), (void *)t->name}, v = {sizeof buf, buf};
+    int rc = mdb_put(txn, a->dbi[DBI_TRACES], &k, &v, 0);
+    unsigned char id[4];
+    db_put_be32(id, t->id);
+    MDB_val ik = {4, id}, iv = {strlen(t->name), (void *)t->name};
+    if (!rc)
+        rc = mdb_put(txn, a->dbi[DBI_TRACE_IDS], &ik, &iv, 0);
+    MDB_val lk = {6, "latest"}, lv = {4, id};
+    if (!rc)
+        rc = mdb_put(txn, a->dbi[DBI_META], &lk, &lv, 0);
+    return rc ? db_lmdb_fail(err, rc, "catalog") : 0;
+}

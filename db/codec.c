@@ -1,0 +1,94 @@
+/* db/codec.c -- the stored forms of events and edges, and the range scan
+ * every index lookup in db/ goes through. */
+#include <string.h>
+
+#include "db_int.h"
+
+size_t db_event_encode(const db_event *ev, unsigned char *buf, size_t cap)
+{
+    /* the name is stored with its NUL so a decoded event can point at it */
+    size_t name_len = ev->name ? strnlen(ev->name, 0xfffe) + 1 : 0;
+    size_t need = sizeof(db_event_rec) + name_len + ev->attrs_len;
+    if (need > cap)
+        return need;
+    db_event_rec r = {
+        .ts = ev->ts, .obj = ev->obj, .val = ev->val, .tid = ev->tid, .pid = ev->pid,
+        .node = ev->node, .attrs_len = (uint32_t)ev->attrs_len, .cpu = ev->cpu,
+        .name_len = (uint16_t)name_len, .type = ev->type, .phase = ev->phase, .ctx = ev->ctx,
+    };
+    memcpy(buf, &r, sizeof r);
+    if (name_len) {
+        memcpy(buf + sizeof r, ev->name, name_len - 1);
+        buf[sizeof r + name_len - 1] = 0;
+    }
+    if (ev->attrs_len)
+        memcpy(buf + sizeof r + name_len, ev->attrs, ev->attrs_len);
+    return need;
+}
+
+/* The decoded event points into data (LMDB's map): valid for the life of
+ * the transaction, or until the next write to the same table. */
+int db_event_decode(const void *data, size_t len, uint64_t id, db_event *out)
+{
+    db_event_rec r;
+    if (len < sizeof r)
+        return -1;
+    memcpy(&r, data, sizeof r);
+    if (sizeof r + (size_t)r.name_len + r.attrs_len != len || (r.name_len && ((const char *)data)[sizeof r + r.name_len - 1]))
+        return -1;
+    const char *p = (const char *)data + sizeof r;
+    *out = (db_event){
+        .id = id, .ts = r.ts, .tid = r.tid, .pid = r.pid, .node = r.node, .cpu = r.cpu,
+        .type = r.type, .phase = r.phase, .ctx = r.ctx, .obj = r.obj, .val = r.val,
+        .name = r.name_len ? p : "", .attrs = p + r.name_len, .attrs_len = r.attrs_len,
+    };
+    return 0;
+}
+
+/* Edge keys: trace, a, b, kind, from_event, to_event -- (a, b) is (to, from)
+ * in edges_in and (from, to) in edges_out. */
+void db_edge_key(unsigned char *k, uint32_t trace, uint32_t a, uint32_t b, const db_edge *e)
+{
+    db_put_be32(k, trace);
+    db_put_be32(k + 4, a);
+    db_put_be32(k + 8, b);
+    k[12] = e->kind;
+    db_put_be64(k + 13, e->from_event);
+    db_put_be64(k + 21, e->to_event);
+}
+
+void db_edge_from_key(const unsigned char *k, bool in, db_edge *e)
+{
+    uint32_t a = db_get_be32(k + 4), b = db_get_be32(k + 8);
+    e->to = in ? a : b;
+    e->from = in ? b : a;
+    e->kind = k[12];
+    e->from_event = db_get_be64(k + 13);
+    e->to_event = db_get_be64(k + 21);
+}
+
+/* Walks keys in [lo, hi] (memcmp order; hi compared on its first hi_len
+ * bytes, so a prefix as hi means "everything starting with it"). */
+int db_scan_prefix(MDB_txn *txn, MDB_dbi dbi, const unsigned char *lo, size_t lo_len,
+                   const unsigned char *hi, size_t hi_len, db_key_cb cb, void *ctx, db_error *err)
+{
+    MDB_cursor *c;
+    int rc = mdb_cursor_open(txn, dbi, &c);
+    if (rc)
+        return db_lmdb_fail(err, rc, "cursor");
+    MDB_val k = {lo_len, (void *)lo}, v;
+    int ret = 0;
+    for (rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE); rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+        size_t n = k.mv_size < hi_len ? k.mv_size : hi_len;
+        if (memcmp(k.mv_data, hi, n) > 0)
+            break;
+        if ((ret = cb(ctx, &k, &v)) != 0)
+            break;
+    }
+    mdb_cursor_close(c);
+    if (ret)
+        return ret;
+    if (rc && rc != MDB_NOTFOUND)
+        return db_lmdb_fail(err, rc, "scan");
+    return 0;
+}

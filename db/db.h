@@ -1,0 +1,255 @@
+/* db/db.h -- the archive: one LMDB environment holding many named traces.
+ *
+ * This is the only public header of db/, and db/ is the only code that
+ * includes lmdb.h.  Everything else sees the archive through these types:
+ *
+ *   db_archive   an open environment (many traces)
+ *   db_writer    one ingest: a write transaction that creates one new trace;
+ *                the trace becomes visible only when db_writer_commit succeeds
+ *   db_reader    a read snapshot bound to one committed trace
+ *
+ * Keys are big-endian composite byte strings (trace id first), so LMDB's
+ * memcmp order is numeric order and a range scan is a cursor walk.
+ *
+ * Ownership: every db_event / db_node handed out by a cursor points into
+ * LMDB's map or into the cursor's own buffer and is valid until the next
+ * call on that cursor; copy what you keep. */
+#ifndef ARGUSQ_DB_H
+#define ARGUSQ_DB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- the Argus event vocabulary (paper/000 table of event types) ---- */
+typedef enum db_evtype {
+    DB_EV_RAW = 0,          /* a source event the mapping does not use; kept */
+    DB_EV_SYSCALL,
+    DB_EV_BACKTRACE,
+    DB_EV_NSAPP_EVENT,
+    DB_EV_WAIT,
+    DB_EV_WAKEUP,
+    DB_EV_INTERRUPT,
+    DB_EV_TIMESHARE,
+    DB_EV_DISPATCH_ENQUEUE,
+    DB_EV_DISPATCH_INVOKE,
+    DB_EV_DISPATCH_MIG_SERVICE,
+    DB_EV_RUNLOOP_SUBMIT,
+    DB_EV_RUNLOOP_INVOKE,
+    DB_EV_RUNLOOP_OBSERVER,
+    DB_EV_MACH_MSG,
+    DB_EV_VOUCHER,
+    DB_EV_TIMER_ARM,
+    DB_EV_TIMER_CANCEL,
+    DB_EV_TIMER_CALLOUT,
+    DB_EV_FLAG_WRITE,
+    DB_EV_FLAG_READ,
+    DB_EV__COUNT
+} db_evtype;
+
+/* The word after the type: begin/end, or send/recv for mach_msg. */
+typedef enum db_phase {
+    DB_PH_NONE = 0,
+    DB_PH_BEGIN = 1, /* also mach_msg send */
+    DB_PH_END = 2    /* also mach_msg recv */
+} db_phase;
+
+/* Execution context the event ran in (ftrace flag column: h / s). */
+typedef enum db_ctx {
+    DB_CTX_THREAD = 0,
+    DB_CTX_HARDIRQ = 1,
+    DB_CTX_SOFTIRQ = 2,
+    DB_CTX_UNKNOWN = 3 /* the source has no flag column (trace-cmd report without -l) */
+} db_ctx;
+
+#define DB_CPU_NONE 0xffffu
+
+/* One event.  `obj` is the object the event is about, so the graph pass
+ * needs no attribute parsing on hot event types:
+ *   wakeup: target tid      timer_*: timer address    dispatch_*: block
+ *   mach_msg: dest port     flag_*: flag address      runloop_*: block
+ *   syscall: syscall number
+ * `val`: flag value; syscall return value (end); 0 otherwise.
+ * `attrs` is a packed list of NUL-terminated "key=value" strings, attrs_len
+ * bytes in all (the last string's NUL included); values are the source text
+ * (strings unquoted).  `name` is the source event name (ftrace event name,
+ * or the Argus type name). */
+typedef struct db_event {
+    uint64_t id;   /* 1-based, file order, per trace */
+    uint64_t ts;   /* nanoseconds */
+    uint32_t tid, pid;
+    uint32_t node; /* 0 until the graph pass assigns one */
+    uint16_t cpu;  /* DB_CPU_NONE if unknown */
+    uint8_t type;  /* db_evtype */
+    uint8_t phase; /* db_phase */
+    uint8_t ctx;   /* db_ctx */
+    uint64_t obj;
+    int64_t val;
+    const char *name;
+    const char *attrs;
+    size_t attrs_len;
+} db_event;
+
+const char *db_evtype_name(int type);           /* "wakeup", ... ; "raw" */
+int db_evtype_from_name(const char *s, size_t len); /* -1 if unknown */
+
+/* Attribute lookup in an event's packed attrs.  Returns false if absent. */
+bool db_event_attr(const db_event *ev, const char *key, const char **val, size_t *len);
+bool db_event_attr_u64(const db_event *ev, const char *key, uint64_t *out);
+
+/* ---- graph tables ---- */
+typedef enum db_node_kind {
+    DB_NODE_THREAD = 0,   /* an execution segment of a thread */
+    DB_NODE_INTERRUPT,    /* hardirq, isolated (paper/000 1.a) */
+    DB_NODE_SOFTIRQ,      /* softirq, isolated (paper/000 1.a) */
+    DB_NODE_TIMER,        /* a timer callout, isolated */
+    DB_NODE_DISPATCH,     /* a dispatch / workqueue callout (paper/000 1.c) */
+    DB_NODE_RUNLOOP,      /* a run-loop callout (paper/000 1.c) */
+    DB_NODE_SERVICE,      /* one service of dispatch_mig_service (paper/004) */
+    DB_NODE_TIMESHARE,    /* timeshare maintenance, isolated (paper/000 1.a) */
+    DB_NODE__COUNT
+} db_node_kind;
+
+const char *db_node_kind_name(int kind);
+int db_node_kind_from_name(const char *s, size_t len); /* -1 if unknown */
+
+#define DB_NAME_MAX 48
+
+typedef struct db_node {
+    uint32_t id; /* 1-based per trace */
+    uint32_t tid, pid;
+    uint8_t kind;
+    uint16_t cpu;          /* for isolated context nodes; else DB_CPU_NONE */
+    uint64_t begin, end;   /* ts of first and last event */
+    uint64_t blocked;      /* ns the thread waited just before the first event */
+    uint32_t events;
+    uint64_t first_event, last_event;
+    char thread[DB_NAME_MAX];
+    char proc[DB_NAME_MAX];
+} db_node;
+
+typedef enum db_edge_kind {
+    DB_EDGE_WAKEUP = 0,
+    DB_EDGE_WEAK,
+    DB_EDGE_IPC,
+    DB_EDGE_IPC_REPLY,
+    DB_EDGE_DISPATCH,
+    DB_EDGE_RUNLOOP,
+    DB_EDGE_TIMER,
+    DB_EDGE_FLAG,
+    DB_EDGE_USER,
+    DB_EDGE__COUNT
+} db_edge_kind;
+
+const char *db_edge_kind_name(int kind);
+int db_edge_kind_from_name(const char *s, size_t len); /* -1 if unknown */
+
+typedef struct db_edge {
+    uint32_t from, to; /* node ids */
+    uint8_t kind;      /* db_edge_kind */
+    uint64_t from_event, to_event;
+} db_edge;
+
+/* ---- the trace catalog ---- */
+typedef struct db_trace_info {
+    char name[256];
+    uint32_t id;
+    uint64_t events, threads, processes, nodes, edges, skipped;
+    uint64_t first_ts, last_ts;
+    uint64_t ingested_at; /* unix seconds */
+    char format[32];      /* "ftrace-trace", "trace-cmd-report", "argus" */
+    char source[512];     /* the file it came from */
+} db_trace_info;
+
+typedef struct db_thread {
+    uint32_t tid, pid;
+    uint8_t flags; /* DB_THREAD_MAIN | DB_THREAD_RUNLOOP */
+    char name[DB_NAME_MAX];
+} db_thread;
+
+#define DB_THREAD_MAIN 1u
+#define DB_THREAD_RUNLOOP 2u
+
+/* ---- big-endian key encoding (exposed for tests and for db/ itself) ---- */
+void db_put_be32(unsigned char *p, uint32_t v);
+void db_put_be64(unsigned char *p, uint64_t v);
+uint32_t db_get_be32(const unsigned char *p);
+uint64_t db_get_be64(const unsigned char *p);
+
+/* ---- errors: every call that can fail returns 0 or -1 and fills err ---- */
+typedef struct db_error {
+    char msg[512];
+} db_error;
+
+/* ---- archive ---- */
+typedef struct db_archive db_archive;
+
+/* Opens (creating if needed, unless readonly) the archive file at path. */
+db_archive *db_open(const char *path, bool readonly, db_error *err);
+void db_close(db_archive *a);
+
+/* Catalog: list committed traces (oldest first), find one, the latest. */
+typedef int (*db_trace_cb)(void *ctx, const db_trace_info *t);
+int db_list_traces(db_archive *a, db_trace_cb cb, void *ctx, db_error *err);
+int db_find_trace(db_archive *a, const char *name, db_trace_info *out, db_error *err); /* 1 found, 0 not, -1 error */
+int db_latest_trace(db_archive *a, db_trace_info *out, db_error *err);                  /* 1, 0, -1 */
+
+/* ---- writer: one ingest in one write transaction ---- */
+typedef struct db_writer db_writer;
+
+db_writer *db_writer_begin(db_archive *a, const char *name, const char *format,
+                           const char *source, db_error *err);
+int db_writer_proc(db_writer *w, uint32_t pid, const char *name, db_error *err);
+int db_writer_thread(db_writer *w, const db_thread *t, db_error *err);
+/* Appends one event; ev->id is assigned (1, 2, ...) and written back. */
+int db_writer_event(db_writer *w, db_event *ev, db_error *err);
+void db_writer_skip(db_writer *w); /* a source line that held no event */
+int db_writer_node(db_writer *w, const db_node *n, db_error *err);
+int db_writer_edge(db_writer *w, const db_edge *e, db_error *err);
+int db_writer_set_event_node(db_writer *w, uint64_t event_id, uint32_t node, db_error *err);
+/* Looks up a thread or process of the trace being written (1, 0, -1). */
+int db_writer_get_thread(db_writer *w, uint32_t tid, db_thread *out, db_error *err);
+int db_writer_get_proc(db_writer *w, uint32_t pid, char *name, size_t len, db_error *err);
+/* Commits the whole trace (it becomes visible) and frees w. */
+int db_writer_commit(db_writer *w, db_trace_info *out, db_error *err);
+void db_writer_abort(db_writer *w); /* nothing of the trace remains */
+
+/* Walk the events of the trace being written in time order (ts, then id):
+ * the graph pass reads what ingest wrote, within the same transaction. */
+typedef int (*db_event_cb)(void *ctx, const db_event *ev);
+int db_writer_scan_time(db_writer *w, db_event_cb cb, void *ctx, db_error *err);
+
+/* ---- reader: a read snapshot of one committed trace ---- */
+typedef struct db_reader db_reader;
+
+db_reader *db_reader_open(db_archive *a, const char *trace, db_error *err);
+const db_trace_info *db_reader_trace(const db_reader *r);
+void db_reader_close(db_reader *r);
+
+int db_get_node(db_reader *r, uint32_t id, db_node *out, db_error *err);  /* 1, 0, -1 */
+int db_get_event(db_reader *r, uint64_t id, db_event *out, db_error *err); /* 1, 0, -1; valid until next call */
+int db_get_thread(db_reader *r, uint32_t tid, db_thread *out, db_error *err);
+
+typedef int (*db_node_cb)(void *ctx, const db_node *n);
+typedef int (*db_edge_cb)(void *ctx, const db_edge *e);
+
+/* Every node in id order.  A callback returning non-zero stops the walk
+ * (the walk then returns that value). */
+int db_scan_nodes(db_reader *r, db_node_cb cb, void *ctx, db_error *err);
+/* Edges into / out of a node: index lookups (edges by target, by source). */
+int db_edges_in(db_reader *r, uint32_t node, db_edge_cb cb, void *ctx, db_error *err);
+int db_edges_out(db_reader *r, uint32_t node, db_edge_cb cb, void *ctx, db_error *err);
+
+/* Event scans, each an index range:
+ *   all events in id order;  events in [t0, t1] by the time index;
+ *   one thread's events in [t0, t1];  one node's events;
+ *   events about one object (port / block / timer address) */
+typedef enum db_obj_index { DB_IX_PORT, DB_IX_BLOCK, DB_IX_TIMER } db_obj_index;
+int db_scan_events(db_reader *r, db_event_cb cb, void *ctx, db_error *err);
+int db_scan_time(db_reader *r, uint64_t t0, uint64_t t1, db_event_cb cb, void *ctx, db_error *err);
+int db_scan_thread(db_reader *r, uint32_t tid, uint64_t t0, uint64_t t1, db_event_cb cb, void *ctx,
+                   db_error *err);
+int db_scan_node_events(db_reader *r, uint32_t node, db_event_cb cb, void *ctx, db_error *err);
+int db_scan_object(db_reader *r, db_obj_index ix, uint64_t obj, db_event_cb cb, void *ctx, db_error *err);
+
+#endif

@@ -1,0 +1,87 @@
+/* db/db_int.h -- internals shared by the files of db/ (not a public header).
+ *
+ * Tables (LMDB named databases); every key starts with the trace id (BE32):
+ *
+ *   meta        "next_id" -> u32, "latest" -> u32 (id of the newest trace)
+ *   traces      name -> db_trace_info                (the catalog)
+ *   trace_ids   id -> name
+ *   events      id, eid(8) -> packed event record    (file order)
+ *   ev_time     id, ts(8), eid(8) -> ""              (time index)
+ *   ev_thread   id, tid(4), ts(8), eid(8) -> ""      (thread index)
+ *   ev_node     id, node(4), eid(8) -> ""            (events of a node)
+ *   ev_port     id, port(8), ts(8), eid(8) -> ""     (mach_msg dest)
+ *   ev_block    id, block(8), ts(8), eid(8) -> ""    (dispatch / runloop block)
+ *   ev_timer    id, timer(8), ts(8), eid(8) -> ""    (timer address)
+ *   nodes       id, node(4) -> db_node record
+ *   edges_in    id, to(4), from(4), kind(1), from_ev(8), to_ev(8) -> ""
+ *   edges_out   id, from(4), to(4), kind(1), from_ev(8), to_ev(8) -> ""
+ *   threads     id, tid(4) -> db_thread
+ *   procs       id, pid(4) -> name
+ *
+ * An edge is all key: a backward slice is a prefix scan of edges_in. */
+#ifndef ARGUSQ_DB_INT_H
+#define ARGUSQ_DB_INT_H
+
+#include <lmdb.h>
+
+#include "db.h"
+
+enum {
+    DBI_META,
+    DBI_TRACES,
+    DBI_TRACE_IDS,
+    DBI_EVENTS,
+    DBI_EV_TIME,
+    DBI_EV_THREAD,
+    DBI_EV_NODE,
+    DBI_EV_PORT,
+    DBI_EV_BLOCK,
+    DBI_EV_TIMER,
+    DBI_NODES,
+    DBI_EDGES_IN,
+    DBI_EDGES_OUT,
+    DBI_THREADS,
+    DBI_PROCS,
+    DBI__COUNT
+};
+
+struct db_archive {
+    MDB_env *env;
+    MDB_dbi dbi[DBI__COUNT];
+    bool readonly;
+    char path[4096];
+};
+
+/* The fixed part of a stored event; name and attrs bytes follow it. */
+typedef struct db_event_rec {
+    uint64_t ts;
+    uint64_t obj;
+    int64_t val;
+    uint32_t tid, pid, node;
+    uint32_t attrs_len;
+    uint16_t cpu;
+    uint16_t name_len;
+    uint8_t type, phase, ctx, pad;
+} db_event_rec;
+
+#define DB_EDGE_KEY_LEN 29
+#define DB_TRACE_INFO_VERSION 1u
+
+/* archive.c */
+int db_fail(db_error *err, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int db_lmdb_fail(db_error *err, int rc, const char *what);
+int db_catalog_get(db_archive *a, MDB_txn *txn, const char *name, db_trace_info *out, db_error *err);
+int db_catalog_put(db_archive *a, MDB_txn *txn, const db_trace_info *t, db_error *err);
+
+/* codec.c: event records and edge keys */
+size_t db_event_encode(const db_event *ev, unsigned char *buf, size_t cap);
+int db_event_decode(const void *data, size_t len, uint64_t id, db_event *out);
+void db_edge_key(unsigned char *k, uint32_t trace, uint32_t a, uint32_t b, const db_edge *e);
+void db_edge_from_key(const unsigned char *k, bool in, db_edge *e);
+
+/* trace-prefixed range scans shared by reader.c and writer.c */
+typedef int (*db_key_cb)(void *ctx, const MDB_val *key, const MDB_val *val);
+int db_scan_prefix(MDB_txn *txn, MDB_dbi dbi, const unsigned char *lo, size_t lo_len,
+                   const unsigned char *hi, size_t hi_len, db_key_cb cb, void *ctx, db_error *err);
+
+#endif

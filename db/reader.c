@@ -1,0 +1,235 @@
+/* db/reader.c -- a read snapshot of one committed trace.  Readers never
+ * block and are never blocked by an ingest (LMDB MVCC). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "db_int.h"
+
+struct db_reader {
+    db_archive *a;
+    MDB_txn *txn;
+    db_trace_info info;
+    unsigned char tid[4]; /* the trace id as a key prefix */
+};
+
+db_reader *db_reader_open(db_archive *a, const char *trace, db_error *err)
+{
+    db_reader *r = calloc(1, sizeof *r);
+    if (!r) {
+        db_fail(err, -1, "out of memory");
+        return NULL;
+    }
+    r->a = a;
+    int rc = mdb_txn_begin(a->env, NULL, MDB_RDONLY, &r->txn);
+    if (rc) {
+        db_lmdb_fail(err, rc, "read transaction");
+        free(r);
+        return NULL;
+    }
+    int got = db_catalog_get(a, r->txn, trace, &r->info, err);
+    if (got <= 0) {
+        if (got == 0)
+            db_fail(err, -1, "no trace named \"%s\" in %s", trace, a->path);
+        db_reader_close(r);
+        return NULL;
+    }
+    db_put_be32(r->tid, r->info.id);
+    return r;
+}
+
+const db_trace_info *db_reader_trace(const db_reader *r) { return &r->info; }
+
+void db_reader_close(db_reader *r)
+{
+    if (!r)
+        return;
+    mdb_txn_abort(r->txn);
+    free(r);
+}
+
+static int get(db_reader *r, int dbi, const unsigned char *k, size_t klen, MDB_val *v, db_error *err)
+{
+    MDB_val key = {klen, (void *)k};
+    int rc = mdb_get(r->txn, r->a->dbi[dbi], &key, v);
+    if (rc == MDB_NOTFOUND)
+        return 0;
+    return rc ? db_lmdb_fail(err, rc, "read") : 1;
+}
+
+int db_get_node(db_reader *r, uint32_t id, db_node *out, db_error *err)
+{
+    unsigned char k[8];
+    memcpy(k, r->tid, 4);
+    db_put_be32(k + 4, id);
+    MDB_val v;
+    int got = get(r, DBI_NODES, k, 8, &v, err);
+    if (got == 1) {
+        if (v.mv_size != sizeof *out)
+            return db_fail(err, -1, "damaged node %u", id);
+        memcpy(out, v.mv_data, sizeof *out);
+    }
+    return got;
+}
+
+int db_get_event(db_reader *r, uint64_t id, db_event *out, db_error *err)
+{
+    unsigned char k[12];
+    memcpy(k, r->tid, 4);
+    db_put_be64(k + 4, id);
+    MDB_val v;
+    int got = get(r, DBI_EVENTS, k, 12, &v, err);
+    if (got == 1 && db_event_decode(v.mv_data, v.mv_size, id, out))
+        return db_fail(err, -1, "damaged event %llu", (unsigned long long)id);
+    return got;
+}
+
+int db_get_thread(db_reader *r, uint32_t tid, db_thread *out, db_error *err)
+{
+    unsigned char k[8];
+    memcpy(k, r->tid, 4);
+    db_put_be32(k + 4, tid);
+    MDB_val v;
+    int got = get(r, DBI_THREADS, k, 8, &v, err);
+    if (got == 1) {
+        if (v.mv_size != sizeof *out)
+            return db_fail(err, -1, "damaged thread %u", tid);
+        memcpy(out, v.mv_data, sizeof *out);
+    }
+    return got;
+}
+
+/* ---- scans ---- */
+
+struct node_scan {
+    db_node_cb cb;
+    void *ctx;
+};
+
+static int node_one(void *p, const MDB_val *k, const MDB_val *v)
+{
+    (void)k;
+    struct node_scan *s = p;
+    db_node n;
+    if (v->mv_size != sizeof n)
+        return 0;
+    memcpy(&n, v->mv_data, sizeof n);
+    return s->cb(s->ctx, &n);
+}
+
+int db_scan_nodes(db_reader *r, db_node_cb cb, void *ctx, db_error *err)
+{
+    struct node_scan s = {cb, ctx};
+    return db_scan_prefix(r->txn, r->a->dbi[DBI_NODES], r->tid, 4, r->tid, 4, node_one, &s, err);
+}
+
+struct edge_scan {
+    db_edge_cb cb;
+    void *ctx;
+    bool in;
+};
+
+static int edge_one(void *p, const MDB_val *k, const MDB_val *v)
+{
+    (void)v;
+    struct edge_scan *s = p;
+    if (k->mv_size != DB_EDGE_KEY_LEN)
+        return 0;
+    db_edge e;
+    db_edge_from_key(k->mv_data, s->in, &e);
+    return s->cb(s->ctx, &e);
+}
+
+static int edges(db_reader *r, int dbi, bool in, uint32_t node, db_edge_cb cb, void *ctx, db_error *err)
+{
+    unsigned char k[8];
+    memcpy(k, r->tid, 4);
+    db_put_be32(k + 4, node);
+    struct edge_scan s = {cb, ctx, in};
+    return db_scan_prefix(r->txn, r->a->dbi[dbi], k, 8, k, 8, edge_one, &s, err);
+}
+
+int db_edges_in(db_reader *r, uint32_t node, db_edge_cb cb, void *ctx, db_error *err)
+{
+    return edges(r, DBI_EDGES_IN, true, node, cb, ctx, err);
+}
+
+int db_edges_out(db_reader *r, uint32_t node, db_edge_cb cb, void *ctx, db_error *err)
+{
+    return edges(r, DBI_EDGES_OUT, false, node, cb, ctx, err);
+}
+
+/* Index scans: the event id is the last 8 bytes of every index key. */
+struct event_scan {
+    db_reader *r;
+    db_event_cb cb;
+    void *ctx;
+    db_error *err;
+    bool primary; /* scanning the events table itself */
+};
+
+static int event_one(void *p, const MDB_val *k, const MDB_val *v)
+{
+    struct event_scan *s = p;
+    const unsigned char *kb = k->mv_data;
+    uint64_t id = db_get_be64(kb + k->mv_size - 8);
+    db_event e;
+    if (s->primary) {
+        if (db_event_decode(v->mv_data, v->mv_size, id, &e))
+            return db_fail(s->err, -1, "damaged event %llu", (unsigned long long)id);
+    } else {
+        int got = db_get_event(s->r, id, &e, s->err);
+        if (got <= 0)
+            return got < 0 ? -1 : db_fail(s->err, -1, "index names missing event %llu", (unsigned long long)id);
+    }
+    return s->cb(s->ctx, &e);
+}
+
+int db_scan_events(db_reader *r, db_event_cb cb, void *ctx, db_error *err)
+{
+    struct event_scan s = {r, cb, ctx, err, true};
+    return db_scan_prefix(r->txn, r->a->dbi[DBI_EVENTS], r->tid, 4, r->tid, 4, event_one, &s, err);
+}
+
+int db_scan_time(db_reader *r, uint64_t t0, uint64_t t1, db_event_cb cb, void *ctx, db_error *err)
+{
+    unsigned char lo[12], hi[12];
+    memcpy(lo, r->tid, 4);
+    memcpy(hi, r->tid, 4);
+    db_put_be64(lo + 4, t0);
+    db_put_be64(hi + 4, t1);
+    struct event_scan s = {r, cb, ctx, err, false};
+    return db_scan_prefix(r->txn, r->a->dbi[DBI_EV_TIME], lo, 12, hi, 12, event_one, &s, err);
+}
+
+int db_scan_thread(db_reader *r, uint32_t tid, uint64_t t0, uint64_t t1, db_event_cb cb, void *ctx,
+                   db_error *err)
+{
+    unsigned char lo[16], hi[16];
+    memcpy(lo, r->tid, 4);
+    db_put_be32(lo + 4, tid);
+    memcpy(hi, lo, 8);
+    db_put_be64(lo + 8, t0);
+    db_put_be64(hi + 8, t1);
+    struct event_scan s = {r, cb, ctx, err, false};
+    return db_scan_prefix(r->txn, r->a->dbi[DBI_EV_THREAD], lo, 16, hi, 16, event_one, &s, err);
+}
+
+int db_scan_node_events(db_reader *r, uint32_t node, db_event_cb cb, void *ctx, db_error *err)
+{
+    unsigned char k[8];
+    memcpy(k, r->tid, 4);
+    db_put_be32(k + 4, node);
+    struct event_scan s = {r, cb, ctx, err, false};
+    return db_scan_prefix(r->txn, r->a->dbi[DBI_EV_NODE], k, 8, k, 8, event_one, &s, err);
+}
+
+int db_scan_object(db_reader *r, db_obj_index ix, uint64_t obj, db_event_cb cb, void *ctx, db_error *err)
+{
+    static const int dbis[] = {[DB_IX_PORT] = DBI_EV_PORT, [DB_IX_BLOCK] = DBI_EV_BLOCK,
+                               [DB_IX_TIMER] = DBI_EV_TIMER};
+    unsigned char k[12];
+    memcpy(k, r->tid, 4);
+    db_put_be64(k + 4, obj);
+    struct event_scan s = {r, cb, ctx, err, false};
+    return db_scan_prefix(r->txn, r->a->dbi[dbis[ix]], k, 12, k, 12, event_one, &s, err);
+}

@@ -1,0 +1,122 @@
+/* db/types.c -- names of the Argus vocabulary, attribute lookup, and the
+ * big-endian key encoding that makes memcmp order numeric order. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+
+static const char *const evtype_names[DB_EV__COUNT] = {
+    [DB_EV_RAW] = "raw",
+    [DB_EV_SYSCALL] = "syscall",
+    [DB_EV_BACKTRACE] = "backtrace",
+    [DB_EV_NSAPP_EVENT] = "nsapp_event",
+    [DB_EV_WAIT] = "wait",
+    [DB_EV_WAKEUP] = "wakeup",
+    [DB_EV_INTERRUPT] = "interrupt",
+    [DB_EV_TIMESHARE] = "timeshare",
+    [DB_EV_DISPATCH_ENQUEUE] = "dispatch_enqueue",
+    [DB_EV_DISPATCH_INVOKE] = "dispatch_invoke",
+    [DB_EV_DISPATCH_MIG_SERVICE] = "dispatch_mig_service",
+    [DB_EV_RUNLOOP_SUBMIT] = "runloop_submit",
+    [DB_EV_RUNLOOP_INVOKE] = "runloop_invoke",
+    [DB_EV_RUNLOOP_OBSERVER] = "runloop_observer",
+    [DB_EV_MACH_MSG] = "mach_msg",
+    [DB_EV_VOUCHER] = "voucher",
+    [DB_EV_TIMER_ARM] = "timer_arm",
+    [DB_EV_TIMER_CANCEL] = "timer_cancel",
+    [DB_EV_TIMER_CALLOUT] = "timer_callout",
+    [DB_EV_FLAG_WRITE] = "flag_write",
+    [DB_EV_FLAG_READ] = "flag_read",
+};
+
+static const char *const node_kind_names[DB_NODE__COUNT] = {
+    [DB_NODE_THREAD] = "thread",       [DB_NODE_INTERRUPT] = "interrupt",
+    [DB_NODE_SOFTIRQ] = "softirq",     [DB_NODE_TIMER] = "timer",
+    [DB_NODE_DISPATCH] = "dispatch",   [DB_NODE_RUNLOOP] = "runloop",
+    [DB_NODE_SERVICE] = "service",     [DB_NODE_TIMESHARE] = "timeshare",
+};
+
+static const char *const edge_kind_names[DB_EDGE__COUNT] = {
+    [DB_EDGE_WAKEUP] = "wakeup",     [DB_EDGE_WEAK] = "weak",
+    [DB_EDGE_IPC] = "ipc",           [DB_EDGE_IPC_REPLY] = "ipc_reply",
+    [DB_EDGE_DISPATCH] = "dispatch", [DB_EDGE_RUNLOOP] = "runloop",
+    [DB_EDGE_TIMER] = "timer",       [DB_EDGE_FLAG] = "flag",
+    [DB_EDGE_USER] = "user",
+};
+
+static const char *name_of(const char *const *names, int n, int i)
+{
+    return i >= 0 && i < n && names[i] ? names[i] : "?";
+}
+
+static int index_of(const char *const *names, int n, const char *s, size_t len)
+{
+    for (int i = 0; i < n; i++)
+        if (names[i] && strlen(names[i]) == len && memcmp(names[i], s, len) == 0)
+            return i;
+    return -1;
+}
+
+const char *db_evtype_name(int t) { return name_of(evtype_names, DB_EV__COUNT, t); }
+int db_evtype_from_name(const char *s, size_t len) { return index_of(evtype_names, DB_EV__COUNT, s, len); }
+const char *db_node_kind_name(int k) { return name_of(node_kind_names, DB_NODE__COUNT, k); }
+int db_node_kind_from_name(const char *s, size_t len) { return index_of(node_kind_names, DB_NODE__COUNT, s, len); }
+const char *db_edge_kind_name(int k) { return name_of(edge_kind_names, DB_EDGE__COUNT, k); }
+int db_edge_kind_from_name(const char *s, size_t len) { return index_of(edge_kind_names, DB_EDGE__COUNT, s, len); }
+
+bool db_event_attr(const db_event *ev, const char *key, const char **val, size_t *len)
+{
+    size_t klen = strlen(key);
+    const char *p = ev->attrs, *end = ev->attrs + ev->attrs_len;
+    while (p && p < end) {
+        size_t n = strnlen(p, (size_t)(end - p));
+        if (n > klen && p[klen] == '=' && memcmp(p, key, klen) == 0) {
+            *val = p + klen + 1;
+            *len = n - klen - 1;
+            return true;
+        }
+        p += n + 1;
+    }
+    return false;
+}
+
+bool db_event_attr_u64(const db_event *ev, const char *key, uint64_t *out)
+{
+    const char *v;
+    size_t n;
+    char buf[32];
+    if (!db_event_attr(ev, key, &v, &n) || n == 0 || n >= sizeof buf)
+        return false;
+    memcpy(buf, v, n);
+    buf[n] = 0;
+    char *e;
+    unsigned long long x = strtoull(buf, &e, 0);
+    if (*e)
+        return false;
+    *out = x;
+    return true;
+}
+
+void db_put_be32(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)(v >> 24);
+    p[1] = (unsigned char)(v >> 16);
+    p[2] = (unsigned char)(v >> 8);
+    p[3] = (unsigned char)v;
+}
+
+void db_put_be64(unsigned char *p, uint64_t v)
+{
+    db_put_be32(p, (uint32_t)(v >> 32));
+    db_put_be32(p + 4, (uint32_t)v);
+}
+
+uint32_t db_get_be32(const unsigned char *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+uint64_t db_get_be64(const unsigned char *p)
+{
+    return (uint64_t)db_get_be32(p) << 32 | db_get_be32(p + 4);
+}

@@ -1,0 +1,366 @@
+/* db/writer.c -- one ingest: a single LMDB write transaction that creates a
+ * new trace, its events and indexes, then its nodes and edges.  Nothing is
+ * visible to readers until db_writer_commit; an abort (or a crash) leaves
+ * the archive exactly as it was. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "db_int.h"
+
+enum { IX_KEY_MAX = 32 };
+
+struct db_writer {
+    db_archive *a;
+    MDB_txn *txn;
+    db_trace_info info;
+    unsigned char *buf; /* encode scratch */
+    size_t cap;
+    char *scan_buf;     /* copy of name+attrs handed to scan callbacks */
+    size_t scan_cap;
+    /* last key written per table: a larger key is appended (MDB_APPEND),
+     * which keeps the B-tree pages full and skips the search */
+    unsigned char last[DBI__COUNT][IX_KEY_MAX];
+    size_t last_len[DBI__COUNT];
+};
+
+static int grow(unsigned char **buf, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = *cap ? *cap : 4096;
+    while (n < need)
+        n *= 2;
+    void *p = realloc(*buf, n);
+    if (!p)
+        return -1;
+    *buf = p;
+    *cap = n;
+    return 0;
+}
+
+/* Puts a key, appending when it sorts after the last key this writer put
+ * into the same table (every key of a new trace sorts after older traces). */
+static int put(db_writer *w, int dbi, const unsigned char *k, size_t klen, const void *v, size_t vlen,
+               db_error *err)
+{
+    MDB_val key = {klen, (void *)k}, val = {vlen, (void *)v};
+    unsigned flags = 0;
+    if (klen <= IX_KEY_MAX) {
+        size_t n = klen < w->last_len[dbi] ? klen : w->last_len[dbi];
+        int cmp = memcmp(k, w->last[dbi], n);
+        if (w->last_len[dbi] == 0 || cmp > 0 || (cmp == 0 && klen > w->last_len[dbi])) {
+            flags = MDB_APPEND;
+            memcpy(w->last[dbi], k, klen);
+            w->last_len[dbi] = klen;
+        }
+    }
+    int rc = mdb_put(w->txn, w->a->dbi[dbi], &key, &val, flags);
+    return rc ? db_lmdb_fail(err, rc, "write") : 0;
+}
+
+db_writer *db_writer_begin(db_archive *a, const char *name, const char *format, const char *source,
+                           db_error *err)
+{
+    size_t nlen = strlen(name);
+    if (nlen == 0 || nlen >= sizeof ((db_trace_info *)0)->name) {
+        db_fail(err, -1, "trace name must be 1 to 255 bytes");
+        return NULL;
+    }
+    for (size_t i = 0; i < nlen; i++)
+        if ((unsigned char)name[i] < 0x20) {
+            db_fail(err, -1, "trace name may not contain control characters");
+            return NULL;
+        }
+    if (a->readonly) {
+        db_fail(err, -1, "%s: archive opened read-only", a->path);
+        return NULL;
+    }
+    db_writer *w = calloc(1, sizeof *w);
+    if (!w) {
+        db_fail(err, -1, "out of memory");
+        return NULL;
+    }
+    w->a = a;
+    /* LMDB allows one writer at a time: a second ingest waits here */
+    int rc = mdb_txn_begin(a->env, NULL, 0, &w->txn);
+    if (rc) {
+        db_lmdb_fail(err, rc, "write transaction");
+        free(w);
+        return NULL;
+    }
+    db_trace_info old;
+    int got = db_catalog_get(a, w->txn, name, &old, err);
+    if (got != 0) {
+        if (got > 0)
+            db_fail(err, -1, "trace \"%s\" already exists in %s (use --name to give another name)", name,
+                    a->path);
+        db_writer_abort(w);
+        return NULL;
+    }
+    uint32_t next = 1;
+    MDB_val k = {7, "next_id"}, v;
+    rc = mdb_get(w->txn, a->dbi[DBI_META], &k, &v);
+    if (rc == 0 && v.mv_size == 4)
+        memcpy(&next, v.mv_data, 4);
+    uint32_t after = next + 1;
+    v = (MDB_val){4, &after};
+    rc = mdb_put(w->txn, a->dbi[DBI_META], &k, &v, 0);
+    if (rc) {
+        db_lmdb_fail(err, rc, "write");
+        db_writer_abort(w);
+        return NULL;
+    }
+    w->info.id = next;
+    memcpy(w->info.name, name, nlen + 1);
+    snprintf(w->info.format, sizeof w->info.format, "%s", format ? format : "");
+    snprintf(w->info.source, sizeof w->info.source, "%s", source ? source : "");
+    w->info.first_ts = UINT64_MAX;
+    return w;
+}
+
+void db_writer_abort(db_writer *w)
+{
+    if (!w)
+        return;
+    mdb_txn_abort(w->txn);
+    free(w->buf);
+    free(w->scan_buf);
+    free(w);
+}
+
+int db_writer_commit(db_writer *w, db_trace_info *out, db_error *err)
+{
+    if (w->info.first_ts == UINT64_MAX)
+        w->info.first_ts = 0;
+    w->info.ingested_at = (uint64_t)time(NULL);
+    int ret = db_catalog_put(w->a, w->txn, &w->info, err);
+    if (!ret) {
+        int rc = mdb_txn_commit(w->txn);
+        w->txn = NULL;
+        if (rc)
+            ret = db_lmdb_fail(err, rc, "commit");
+    }
+    if (!ret && out)
+        *out = w->info;
+    if (w->txn)
+        mdb_txn_abort(w->txn);
+    free(w->buf);
+    free(w->scan_buf);
+    free(w);
+    return ret;
+}
+
+int db_writer_proc(db_writer *w, uint32_t pid, const char *name, db_error *err)
+{
+    unsigned char k[8];
+    db_put_be32(k, w->info.id);
+    db_put_be32(k + 4, pid);
+    MDB_val key = {8, k}, v;
+    int rc = mdb_get(w->txn, w->a->dbi[DBI_PROCS], &key, &v);
+    if (rc == MDB_NOTFOUND)
+        w->info.processes++;
+    else if (rc)
+        return db_lmdb_fail(err, rc, "read");
+    size_t n = strnlen(name, DB_NAME_MAX - 1);
+    return put(w, DBI_PROCS, k, 8, name, n, err);
+}
+
+int db_writer_thread(db_writer *w, const db_thread *t, db_error *err)
+{
+    unsigned char k[8];
+    db_put_be32(k, w->info.id);
+    db_put_be32(k + 4, t->tid);
+    MDB_val key = {8, k}, v;
+    int rc = mdb_get(w->txn, w->a->dbi[DBI_THREADS], &key, &v);
+    if (rc == MDB_NOTFOUND)
+        w->info.threads++;
+    else if (rc)
+        return db_lmdb_fail(err, rc, "read");
+    db_thread copy = *t;
+    copy.name[DB_NAME_MAX - 1] = 0;
+    return put(w, DBI_THREADS, k, 8, &copy, sizeof copy, err);
+}
+
+int db_writer_get_thread(db_writer *w, uint32_t tid, db_thread *out, db_error *err)
+{
+    unsigned char k[8];
+    db_put_be32(k, w->info.id);
+    db_put_be32(k + 4, tid);
+    MDB_val key = {8, k}, v;
+    int rc = mdb_get(w->txn, w->a->dbi[DBI_THREADS], &key, &v);
+    if (rc == MDB_NOTFOUND)
+        return 0;
+    if (rc || v.mv_size != sizeof *out)
+        return rc ? db_lmdb_fail(err, rc, "read") : db_fail(err, -1, "damaged thread record");
+    memcpy(out, v.mv_data, sizeof *out);
+    return 1;
+}
+
+int db_writer_get_proc(db_writer *w, uint32_t pid, char *name, size_t len, db_error *err)
+{
+    unsigned char k[8];
+    db_put_be32(k, w->info.id);
+    db_put_be32(k + 4, pid);
+    MDB_val key = {8, k}, v;
+    int rc = mdb_get(w->txn, w->a->dbi[DBI_PROCS], &key, &v);
+    if (rc == MDB_NOTFOUND)
+        return 0;
+    if (rc)
+        return db_lmdb_fail(err, rc, "read");
+    size_t n = v.mv_size < len - 1 ? v.mv_size : len - 1;
+    memcpy(name, v.mv_data, n);
+    name[n] = 0;
+    return 1;
+}
+
+void db_writer_skip(db_writer *w) { w->info.skipped++; }
+
+/* An object index key: trace, object, ts, event id. */
+static int put_obj(db_writer *w, int dbi, uint64_t obj, const db_event *ev, db_error *err)
+{
+    unsigned char k[28];
+    db_put_be32(k, w->info.id);
+    db_put_be64(k + 4, obj);
+    db_put_be64(k + 12, ev->ts);
+    db_put_be64(k + 20, ev->id);
+    return put(w, dbi, k, sizeof k, "", 0, err);
+}
+
+int db_writer_event(db_writer *w, db_event *ev, db_error *err)
+{
+    ev->id = ++w->info.events;
+    size_t need = db_event_encode(ev, w->buf, w->cap);
+    if (need > w->cap) {
+        if (grow(&w->buf, &w->cap, need))
+            return db_fail(err, -1, "out of memory");
+        db_event_encode(ev, w->buf, w->cap);
+    }
+    unsigned char k[24];
+    db_put_be32(k, w->info.id);
+    db_put_be64(k + 4, ev->id);
+    if (put(w, DBI_EVENTS, k, 12, w->buf, need, err))
+        return -1;
+    db_put_be64(k + 4, ev->ts);
+    db_put_be64(k + 12, ev->id);
+    if (put(w, DBI_EV_TIME, k, 20, "", 0, err))
+        return -1;
+    unsigned char tk[24];
+    db_put_be32(tk, w->info.id);
+    db_put_be32(tk + 4, ev->tid);
+    db_put_be64(tk + 8, ev->ts);
+    db_put_be64(tk + 16, ev->id);
+    if (put(w, DBI_EV_THREAD, tk, 24, "", 0, err))
+        return -1;
+    int obj_ix = -1;
+    switch (ev->type) {
+    case DB_EV_MACH_MSG: obj_ix = DBI_EV_PORT; break;
+    case DB_EV_DISPATCH_ENQUEUE:
+    case DB_EV_DISPATCH_INVOKE:
+    case DB_EV_RUNLOOP_SUBMIT:
+    case DB_EV_RUNLOOP_INVOKE: obj_ix = DBI_EV_BLOCK; break;
+    case DB_EV_TIMER_ARM:
+    case DB_EV_TIMER_CANCEL:
+    case DB_EV_TIMER_CALLOUT: obj_ix = DBI_EV_TIMER; break;
+    default: break;
+    }
+    if (obj_ix >= 0 && put_obj(w, obj_ix, ev->obj, ev, err))
+        return -1;
+    if (ev->ts < w->info.first_ts)
+        w->info.first_ts = ev->ts;
+    if (ev->ts > w->info.last_ts)
+        w->info.last_ts = ev->ts;
+    return 0;
+}
+
+int db_writer_node(db_writer *w, const db_node *n, db_error *err)
+{
+    unsigned char k[8];
+    db_put_be32(k, w->info.id);
+    db_put_be32(k + 4, n->id);
+    w->info.nodes++;
+    return put(w, DBI_NODES, k, 8, n, sizeof *n, err);
+}
+
+int db_writer_edge(db_writer *w, const db_edge *e, db_error *err)
+{
+    unsigned char k[DB_EDGE_KEY_LEN];
+    db_edge_key(k, w->info.id, e->to, e->from, e);
+    if (put(w, DBI_EDGES_IN, k, sizeof k, "", 0, err))
+        return -1;
+    db_edge_key(k, w->info.id, e->from, e->to, e);
+    if (put(w, DBI_EDGES_OUT, k, sizeof k, "", 0, err))
+        return -1;
+    w->info.edges++;
+    return 0;
+}
+
+int db_writer_set_event_node(db_writer *w, uint64_t event_id, uint32_t node, db_error *err)
+{
+    unsigned char k[12];
+    db_put_be32(k, w->info.id);
+    db_put_be64(k + 4, event_id);
+    MDB_val key = {12, k}, v;
+    int rc = mdb_get(w->txn, w->a->dbi[DBI_EVENTS], &key, &v);
+    if (rc)
+        return db_lmdb_fail(err, rc, "event lookup");
+    if (v.mv_size < sizeof(db_event_rec))
+        return db_fail(err, -1, "damaged event %llu", (unsigned long long)event_id);
+    if (grow(&w->buf, &w->cap, v.mv_size))
+        return db_fail(err, -1, "out of memory");
+    memcpy(w->buf, v.mv_data, v.mv_size);
+    db_event_rec r;
+    memcpy(&r, w->buf, sizeof r);
+    r.node = node;
+    memcpy(w->buf, &r, sizeof r);
+    v.mv_data = w->buf;
+    rc = mdb_put(w->txn, w->a->dbi[DBI_EVENTS], &key, &v, 0);
+    if (rc)
+        return db_lmdb_fail(err, rc, "write");
+    unsigned char nk[16];
+    db_put_be32(nk, w->info.id);
+    db_put_be32(nk + 4, node);
+    db_put_be64(nk + 8, event_id);
+    return put(w, DBI_EV_NODE, nk, 16, "", 0, err);
+}
+
+struct scan_ctx {
+    db_writer *w;
+    db_event_cb cb;
+    void *ctx;
+    db_error *err;
+};
+
+static int scan_one(void *p, const MDB_val *key, const MDB_val *val)
+{
+    (void)val;
+    struct scan_ctx *s = p;
+    db_writer *w = s->w;
+    const unsigned char *kb = key->mv_data;
+    uint64_t id = db_get_be64(kb + 12);
+    unsigned char k[12];
+    memcpy(k, kb, 4);
+    db_put_be64(k + 4, id);
+    MDB_val ek = {12, k}, ev;
+    int rc = mdb_get(w->txn, w->a->dbi[DBI_EVENTS], &ek, &ev);
+    if (rc)
+        return db_lmdb_fail(s->err, rc, "event lookup");
+    /* the callback may write to the events table, which can move the
+     * record: hand it a private copy */
+    if (grow((unsigned char **)&w->scan_buf, &w->scan_cap, ev.mv_size))
+        return db_fail(s->err, -1, "out of memory");
+    memcpy(w->scan_buf, ev.mv_data, ev.mv_size);
+    db_event e;
+    if (db_event_decode(w->scan_buf, ev.mv_size, id, &e))
+        return db_fail(s->err, -1, "damaged event %llu", (unsigned long long)id);
+    return s->cb(s->ctx, &e);
+}
+
+int db_writer_scan_time(db_writer *w, db_event_cb cb, void *ctx, db_error *err)
+{
+    unsigned char lo[4];
+    db_put_be32(lo, w->info.id);
+    struct scan_ctx s = {w, cb, ctx, err};
+    return db_scan_prefix(w->txn, w->a->dbi[DBI_EV_TIME], lo, 4, lo, 4, scan_one, &s, err);
+}

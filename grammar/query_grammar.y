@@ -1,0 +1,247 @@
+/* grammar/query_grammar.y -- the argusq query language (lemon LALR(1)).
+ *
+ * Generated into build/gen/query_grammar.{c,h} (token codes QTK_*); the
+ * lexer is grammar/query_lex.re, the driver query/parse.c, the AST
+ * query/query_ast.h.
+ *
+ * ---------------------------------------------------------------------
+ * The language.  Keywords are case-insensitive.  Statements are separated
+ * by ';' (a trailing ';' and empty statements are allowed).  `--` starts a
+ * comment that runs to the end of the line.
+ *
+ *   script    ::= [stmt] { ';' [stmt] }
+ *   stmt      ::= 'traces'
+ *               | 'use' 'trace' STRING
+ *               | 'help' [WORD]                     WORD: any identifier or keyword
+ *               | 'show' 'node' N [in_trace]
+ *               | 'events' 'of' 'node' N [in_trace]
+ *               | 'find' ('nodes' | 'events') ['where' expr]
+ *                        ['order' 'by' FIELD ['asc' | 'desc']] ['limit' K] [in_trace]
+ *               | 'slice' ('back' | 'forward') 'from' 'node' N
+ *                        ['depth' D] ['via' KIND {',' KIND}] ['with' 'weak'] [in_trace]
+ *   in_trace  ::= 'in' 'trace' STRING
+ *   expr      ::= expr 'or' expr | expr 'and' expr | 'not' expr | '(' expr ')'
+ *               | operand CMP operand               CMP: = != <> < <= > >=
+ *               | FIELD ['not'] 'in' '(' literal {',' literal} ')'
+ *   operand   ::= FIELD | literal
+ *   literal   ::= STRING | INTEGER | DURATION
+ *
+ * Precedence, loosest first: or, and, not, comparison; or/and associate to
+ * the left.  N, K, D are INTEGER literals and must not be negative.
+ *
+ * Tokens (grammar/query_lex.re):
+ *   FIELD, KIND = ID   [A-Za-z_][A-Za-z0-9_.]*; every keyword except
+ *                      and/or/not/in may also be used as an ID (fields
+ *                      `node`, `events`, `limit`, kind `weak`, ...) through
+ *                      %fallback: a keyword the parser cannot shift where
+ *                      it stands is retried as an ID
+ *   STRING             "..." with escapes \" and \\ only; no newline or NUL
+ *   INTEGER            decimal, 0x hexadecimal, -decimal, -0xhex
+ *   DURATION           (integer | integer.digits) immediately followed by
+ *                      ns | us | ms | s; converted to whole nanoseconds
+ * ---------------------------------------------------------------------
+ *
+ * Memory: every semantic value is either a plain value or points into the
+ * script's arena, so no %destructor is needed -- on an error the driver
+ * frees the parser and the arena and nothing leaks. */
+
+%include {
+#include <string.h>
+
+#include "query/query_ast.h"
+}
+
+%name query_parser
+%token_prefix QTK_
+%token_type {query_token}
+%extra_argument {query_parse_state *ps}
+%stack_size 200
+%start_symbol script
+
+%syntax_error {
+    (void)yymajor;
+    query_ast_syntax_error(ps, &TOKEN);
+}
+%stack_overflow {
+    query_ast_error(ps, ps->cur ? &ps->cur->pos : NULL, "query is nested too deeply");
+}
+/* Nothing to free (the arena owns all); this only keeps lemon's
+ * yy_destructor from declaring an unused `ps`. */
+%token_destructor { (void)ps; (void)yypminor; }
+%parse_failure {
+    query_ast_error(ps, NULL, "syntax error");
+}
+
+/* Token order fixes the QTK_* codes; ID first so %fallback can name it. */
+%token ID STRING INTEGER DURATION SEMI COMMA LP RP EQ NE LT LE GT GE.
+%token TRACES USE TRACE HELP SHOW NODE EVENTS OF FIND NODES WHERE ORDER BY ASC DESC
+       LIMIT SLICE BACK FORWARD FROM DEPTH VIA WITH WEAK.
+
+%fallback ID TRACES USE TRACE HELP SHOW NODE EVENTS OF FIND NODES WHERE ORDER BY ASC DESC
+             LIMIT SLICE BACK FORWARD FROM DEPTH VIA WITH WEAK.
+
+%left OR.
+%left AND.
+%right NOT.
+
+/* ---- script ---- */
+script ::= stmts.
+stmts ::= stmt_opt.
+stmts ::= stmts SEMI stmt_opt.
+stmt_opt ::= .
+stmt_opt ::= stmt(S). { query_ast_add_stmt(ps, S); }
+
+/* ---- statements ---- */
+%type stmt {query_stmt *}
+
+stmt(A) ::= TRACES(T). { A = query_ast_stmt(ps, QUERY_ST_TRACES, &T); }
+
+stmt(A) ::= USE(U) TRACE STRING(S). {
+    A = query_ast_stmt(ps, QUERY_ST_USE, &U);
+    A->trace = query_ast_name(ps, &S);
+}
+
+stmt(A) ::= HELP(H). { A = query_ast_stmt(ps, QUERY_ST_HELP, &H); }
+stmt(A) ::= HELP(H) word(W). {
+    A = query_ast_stmt(ps, QUERY_ST_HELP, &H);
+    A->topic = W;
+}
+
+stmt(A) ::= SHOW(S) NODE nodeid(N) in_trace(I). {
+    A = query_ast_stmt(ps, QUERY_ST_SHOW_NODE, &S);
+    A->node = N.value;
+    A->node_pos = N.pos;
+    A->trace = I;
+}
+
+stmt(A) ::= EVENTS(E) OF NODE nodeid(N) in_trace(I). {
+    A = query_ast_stmt(ps, QUERY_ST_EVENTS_OF, &E);
+    A->node = N.value;
+    A->node_pos = N.pos;
+    A->trace = I;
+}
+
+stmt(A) ::= FIND(F) target(T) where_opt(W) order_opt(O) limit_opt(L) in_trace(I). {
+    A = query_ast_stmt(ps, QUERY_ST_FIND, &F);
+    A->target = T;
+    A->where = W;
+    A->has_order = O.has;
+    A->order_by = O.field;
+    A->order_desc = O.desc;
+    A->has_limit = L.has;
+    A->limit = L.value;
+    A->limit_pos = L.pos;
+    A->trace = I;
+}
+
+stmt(A) ::= SLICE(S) slice_dir(D) FROM NODE nodeid(N) depth_opt(P) via_opt(V) weak_opt(K)
+            in_trace(I). {
+    A = query_ast_stmt(ps, QUERY_ST_SLICE, &S);
+    A->dir = D;
+    A->node = N.value;
+    A->node_pos = N.pos;
+    A->has_depth = P.has;
+    A->depth = P.value;
+    A->depth_pos = P.pos;
+    A->via = V.items;
+    A->via_count = V.count;
+    A->with_weak = K;
+    A->trace = I;
+}
+
+/* ---- statement parts ---- */
+%type word {query_name}
+word(A) ::= ID(T).  { A = query_ast_name(ps, &T); }
+word(A) ::= AND(T). { A = query_ast_name(ps, &T); }
+word(A) ::= OR(T).  { A = query_ast_name(ps, &T); }
+word(A) ::= NOT(T). { A = query_ast_name(ps, &T); }
+word(A) ::= IN(T).  { A = query_ast_name(ps, &T); }
+
+%type nodeid {query_ast_num}
+nodeid(A) ::= INTEGER(T). { A = query_ast_count(ps, &T, "node id"); }
+
+%type in_trace {query_name}
+in_trace(A) ::= . { memset(&A, 0, sizeof A); }
+in_trace(A) ::= IN TRACE STRING(S). { A = query_ast_name(ps, &S); }
+
+%type target {query_target}
+target(A) ::= NODES.  { A = QUERY_TARGET_NODES; }
+target(A) ::= EVENTS. { A = QUERY_TARGET_EVENTS; }
+
+%type where_opt {const query_expr *}
+where_opt(A) ::= . { A = NULL; }
+where_opt(A) ::= WHERE expr(E). { A = E; }
+
+%type order_opt {query_ast_order}
+order_opt(A) ::= . { memset(&A, 0, sizeof A); }
+order_opt(A) ::= ORDER BY ID(F) desc_opt(D). {
+    A.has = true;
+    A.field = query_ast_name(ps, &F);
+    A.desc = D;
+}
+
+%type desc_opt {bool}
+desc_opt(A) ::= .     { A = false; }
+desc_opt(A) ::= ASC.  { A = false; }
+desc_opt(A) ::= DESC. { A = true; }
+
+%type limit_opt {query_ast_num}
+limit_opt(A) ::= . { memset(&A, 0, sizeof A); }
+limit_opt(A) ::= LIMIT INTEGER(T). { A = query_ast_count(ps, &T, "limit"); }
+
+%type slice_dir {query_slice_dir}
+slice_dir(A) ::= BACK.    { A = QUERY_SLICE_BACK; }
+slice_dir(A) ::= FORWARD. { A = QUERY_SLICE_FORWARD; }
+
+%type depth_opt {query_ast_num}
+depth_opt(A) ::= . { memset(&A, 0, sizeof A); }
+depth_opt(A) ::= DEPTH INTEGER(T). { A = query_ast_count(ps, &T, "depth"); }
+
+%type via_opt {query_ast_names}
+via_opt(A) ::= . { memset(&A, 0, sizeof A); }
+via_opt(A) ::= VIA via_list(L). { A = L; }
+
+%type via_list {query_ast_names}
+via_list(A) ::= ID(T). {
+    memset(&A, 0, sizeof A);
+    query_ast_names_push(ps, &A, query_ast_name(ps, &T));
+}
+via_list(A) ::= via_list(A) COMMA ID(T). { query_ast_names_push(ps, &A, query_ast_name(ps, &T)); }
+
+%type weak_opt {bool}
+weak_opt(A) ::= . { A = false; }
+weak_opt(A) ::= WITH WEAK. { A = true; }
+
+/* ---- expressions ---- */
+%type expr {const query_expr *}
+expr(A) ::= expr(L) OR(O) expr(R).  { A = query_ast_binary(ps, QUERY_EX_OR, &O, L, R); }
+expr(A) ::= expr(L) AND(O) expr(R). { A = query_ast_binary(ps, QUERY_EX_AND, &O, L, R); }
+expr(A) ::= NOT(O) expr(E).         { A = query_ast_not(ps, &O, E); }
+expr(A) ::= LP expr(E) RP.          { A = E; }
+expr(A) ::= operand(L) cmp_op(O) operand(R). { A = query_ast_cmp(ps, &O, &L, &R); }
+expr(A) ::= ID(F) IN(O) LP lit_list(L) RP.        { A = query_ast_in(ps, &O, &F, &L, false); }
+expr(A) ::= ID(F) NOT(O) IN LP lit_list(L) RP.    { A = query_ast_in(ps, &O, &F, &L, true); }
+
+%type cmp_op {query_ast_op}
+cmp_op(A) ::= EQ(T). { A.op = QUERY_OP_EQ; A.pos = T.pos; }
+cmp_op(A) ::= NE(T). { A.op = QUERY_OP_NE; A.pos = T.pos; }
+cmp_op(A) ::= LT(T). { A.op = QUERY_OP_LT; A.pos = T.pos; }
+cmp_op(A) ::= LE(T). { A.op = QUERY_OP_LE; A.pos = T.pos; }
+cmp_op(A) ::= GT(T). { A.op = QUERY_OP_GT; A.pos = T.pos; }
+cmp_op(A) ::= GE(T). { A.op = QUERY_OP_GE; A.pos = T.pos; }
+
+%type operand {query_operand}
+operand(A) ::= ID(T).      { A = query_ast_field_operand(ps, &T); }
+operand(A) ::= literal(L). { A = query_ast_lit_operand(&L); }
+
+%type literal {query_literal}
+literal(A) ::= STRING(T).   { A = query_ast_literal(ps, &T); }
+literal(A) ::= INTEGER(T).  { A = query_ast_literal(ps, &T); }
+literal(A) ::= DURATION(T). { A = query_ast_literal(ps, &T); }
+
+%type lit_list {query_ast_lits}
+lit_list(A) ::= literal(L). {
+    memset(&A, 0, sizeof A);
+    query_ast_lits_push(ps, &A, L);
+}
+lit_list(A) ::= lit_list(A) COMMA literal(L). { query_ast_lits_push(ps, &A, L); }

@@ -1,0 +1,296 @@
+/* graph/build.c -- part 1 of paper/000's algorithm: cutting each thread's
+ * events into nodes by the boundary rules, in one time-ordered pass. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph_int.h"
+
+int graph_connect(graph_state *g, const db_event *ev, uint32_t node); /* edges.c */
+int graph_thread_waits(graph_state *g, graph_thread *t, const db_event *ev, uint32_t node);
+void graph_edges_free(graph_state *g);
+
+/* ---- nodes ---- */
+
+static int node_close(graph_state *g, graph_open *o)
+{
+    if (!o->open)
+        return 0;
+    o->open = false;
+    g->st->nodes++;
+    return db_writer_node(g->w, &o->n, g->err);
+}
+
+static void name_copy(char *dst, const char *src, size_t len)
+{
+    snprintf(dst, DB_NAME_MAX, "%.*s", (int)(len < DB_NAME_MAX - 1 ? len : DB_NAME_MAX - 1), src);
+}
+
+/* Opens a node on the thread (or landing thread) of ev.  Names come from
+ * the thread table as it stands at this point of the trace. */
+static int node_open(graph_state *g, graph_open *o, const db_event *ev, int kind, uint64_t blocked)
+{
+    memset(o, 0, sizeof *o);
+    o->open = true;
+    db_node *n = &o->n;
+    n->id = ++g->next_node;
+    n->tid = ev->tid;
+    n->pid = ev->pid;
+    n->kind = (uint8_t)kind;
+    n->cpu = ev->cpu;
+    n->blocked = blocked;
+    db_thread th;
+    int got = db_writer_get_thread(g->w, ev->tid, &th, g->err);
+    if (got < 0)
+        return -1;
+    if (got)
+        name_copy(n->thread, th.name, strlen(th.name));
+    if (db_writer_get_proc(g->w, ev->pid, n->proc, sizeof n->proc, g->err) < 0)
+        return -1;
+    return 0;
+}
+
+static int node_append(graph_state *g, graph_open *o, const db_event *ev)
+{
+    db_node *n = &o->n;
+    if (n->events++ == 0) {
+        n->begin = ev->ts;
+        n->first_event = ev->id;
+    }
+    n->end = ev->ts;
+    n->last_event = ev->id;
+    if (db_writer_set_event_node(g->w, ev->id, n->id, g->err))
+        return -1;
+    return graph_connect(g, ev, n->id);
+}
+
+/* ---- isolated contexts: interrupts, softirqs, timer callouts,
+ * timeshare maintenance (paper/000 1.a; paper/002 heartbeat isolation) ---- */
+
+static int iso_kind(const db_event *ev)
+{
+    switch (ev->type) {
+    case DB_EV_INTERRUPT: {
+        uint64_t soft;
+        return ev->ctx == DB_CTX_SOFTIRQ || db_event_attr_u64(ev, "softirq", &soft) ? DB_NODE_SOFTIRQ
+                                                                                   : DB_NODE_INTERRUPT;
+    }
+    case DB_EV_TIMER_CALLOUT: return DB_NODE_TIMER;
+    case DB_EV_TIMESHARE: return DB_NODE_TIMESHARE;
+    default: return -1;
+    }
+}
+
+/* An isolated node is named for what ran, not for the thread it landed on:
+ * "irq/36 virtio1-req.0", "softirq/RCU", "timer/hrtimer_wakeup". */
+static void iso_name(graph_open *o, const db_event *ev, int kind)
+{
+    const char *v;
+    size_t n;
+    char buf[DB_NAME_MAX];
+    if (kind == DB_NODE_SOFTIRQ && db_event_attr(ev, "action", &v, &n))
+        snprintf(buf, sizeof buf, "softirq/%.*s", (int)n, v);
+    else if (kind == DB_NODE_INTERRUPT && db_event_attr(ev, "name", &v, &n))
+        snprintf(buf, sizeof buf, "irq/%llu %.*s", (unsigned long long)ev->obj, (int)n, v);
+    else if (kind == DB_NODE_TIMER && db_event_attr(ev, "func", &v, &n)) {
+        const char *slash = memchr(v, '/', n); /* "hrtimer_wakeup/0x0" */
+        snprintf(buf, sizeof buf, "timer/%.*s", (int)(slash ? (size_t)(slash - v) : n), v);
+    } else
+        snprintf(buf, sizeof buf, "%s", db_node_kind_name(kind));
+    name_copy(o->n.thread, buf, strlen(buf));
+}
+
+static int stack_pop(graph_state *g, graph_stack *s)
+{
+    return s->depth ? node_close(g, &s->s[--s->depth]) : 0;
+}
+
+static int stack_clear(graph_state *g, graph_stack *s)
+{
+    while (s->depth)
+        if (stack_pop(g, s))
+            return -1;
+    return 0;
+}
+
+static int stack_push(graph_state *g, graph_stack *s, const db_event *ev, int kind, bool anonymous)
+{
+    if (s->depth == GRAPH_STACK_MAX && stack_pop(g, s))
+        return -1;
+    graph_open *o = &s->s[s->depth++];
+    if (node_open(g, o, ev, kind, 0))
+        return -1;
+    o->anonymous = anonymous;
+    iso_name(o, ev, kind);
+    return 0;
+}
+
+static graph_stack *cpu_stack(graph_state *g, uint16_t cpu)
+{
+    if (cpu >= g->ncpus) {
+        size_t n = (size_t)cpu + 1;
+        graph_stack *p = realloc(g->cpus, n * sizeof *p);
+        if (!p)
+            return NULL;
+        memset(p + g->ncpus, 0, (n - g->ncpus) * sizeof *p);
+        g->cpus = p;
+        g->ncpus = n;
+    }
+    return &g->cpus[cpu];
+}
+
+/* ---- threads ---- */
+
+/* The idle task has pid 0 on every cpu: each cpu's idle is its own thread. */
+static uint64_t thread_slot(uint32_t tid, uint16_t cpu)
+{
+    return tid == 0 && cpu != DB_CPU_NONE ? (1ULL << 32) | cpu : tid;
+}
+
+graph_thread *graph_thread_get(graph_state *g, uint32_t tid, uint16_t cpu)
+{
+    uint64_t slot = thread_slot(tid, cpu);
+    uint32_t ix;
+    if (graph_map_get(&g->tids, slot, &ix))
+        return g->threads[ix];
+    if (g->nthreads == g->cthreads) {
+        size_t n = g->cthreads ? g->cthreads * 2 : 256;
+        graph_thread **p = realloc(g->threads, n * sizeof *p);
+        if (!p)
+            return NULL;
+        g->threads = p;
+        g->cthreads = n;
+    }
+    graph_thread *t = calloc(1, sizeof *t);
+    if (!t || graph_map_put(&g->tids, slot, (uint32_t)g->nthreads)) {
+        free(t);
+        return NULL;
+    }
+    g->threads[g->nthreads++] = t;
+    t->tid = tid;
+    return t;
+}
+
+static bool is_callout(const db_event *ev)
+{
+    return ev->type == DB_EV_DISPATCH_INVOKE || ev->type == DB_EV_RUNLOOP_INVOKE;
+}
+
+/* A thread-context event: the boundary rules of paper/000 part 1. */
+static int thread_event(graph_state *g, graph_thread *t, const db_event *ev)
+{
+    bool fresh = !t->cur.open;
+    int kind = t->callout_level > 0 ? DB_NODE_DISPATCH : DB_NODE_THREAD;
+    uint64_t blocked = 0;
+    /* paper/000 1.b: the first event after a wait starts a node, unless the
+     * wait was inside a callout (callout_level > 0) */
+    if (t->waiting) {
+        blocked = ev->ts - t->wait_ts;
+        if (t->callout_level == 0)
+            fresh = true;
+    }
+    /* paper/000 1.c: the begin of each dispatch / run-loop callout starts
+     * its own node */
+    if (is_callout(ev) && ev->phase == DB_PH_BEGIN) {
+        fresh = true;
+        kind = ev->type == DB_EV_DISPATCH_INVOKE ? DB_NODE_DISPATCH : DB_NODE_RUNLOOP;
+        t->callout_level++;
+    }
+    if (fresh) {
+        if (node_close(g, &t->cur) || node_open(g, &t->cur, ev, kind, blocked))
+            return -1;
+    }
+    if (graph_thread_waits(g, t, ev, t->cur.n.id))
+        return -1;
+    if (node_append(g, &t->cur, ev))
+        return -1;
+    /* paper/000 1.c: the end of a callout completes its node */
+    if (is_callout(ev) && ev->phase == DB_PH_END) {
+        if (t->callout_level > 0)
+            t->callout_level--;
+        return node_close(g, &t->cur);
+    }
+    /* paper/000 1.b: a wait ends the node when callout_level is 0 */
+    if (ev->type == DB_EV_WAIT && t->callout_level == 0)
+        return node_close(g, &t->cur);
+    /* paper/000 1.e (other heuristics): the idle task switching out has
+     * found work; its idle stretch ends like a wait */
+    if (ev->tid == 0 && ev->type == DB_EV_RAW && strcmp(ev->name, "sched_switch") == 0)
+        return node_close(g, &t->cur);
+    return 0;
+}
+
+/* Routes one event to its node: an isolated context if it runs in one,
+ * else its thread (paper/000 1.a). */
+static int on_event(void *p, const db_event *ev)
+{
+    graph_state *g = p;
+    graph_thread *t = graph_thread_get(g, ev->tid, ev->cpu);
+    if (!t)
+        return -1;
+    t->pid = ev->pid;
+    /* with a cpu, isolated contexts belong to the cpu (an interrupt runs on
+     * a cpu, whatever thread it lands on); without, to the thread */
+    bool per_cpu = ev->cpu != DB_CPU_NONE;
+    graph_stack *s = per_cpu ? cpu_stack(g, ev->cpu) : &t->stack;
+    if (!s)
+        return -1;
+    bool irq = ev->ctx == DB_CTX_HARDIRQ || ev->ctx == DB_CTX_SOFTIRQ;
+    /* the flag column says we are back in thread context: whatever
+     * interrupt we thought was running has returned */
+    if (per_cpu && ev->ctx == DB_CTX_THREAD && s->depth && stack_clear(g, s))
+        return -1;
+    int kind = iso_kind(ev);
+    if (kind >= 0 && ev->phase == DB_PH_BEGIN) {
+        if (s->depth && s->s[s->depth - 1].anonymous && stack_pop(g, s))
+            return -1;
+        if (stack_push(g, s, ev, kind, false))
+            return -1;
+        return node_append(g, &s->s[s->depth - 1], ev);
+    }
+    if (s->depth && (irq || ev->ctx == DB_CTX_UNKNOWN || !per_cpu)) {
+        if (node_append(g, &s->s[s->depth - 1], ev))
+            return -1;
+        /* an end closes the innermost context of its kind */
+        if (kind >= 0 && ev->phase == DB_PH_END) {
+            for (int i = s->depth - 1; i >= 0; i--)
+                if (s->s[i].n.kind == kind && !s->s[i].anonymous) {
+                    while (s->depth > i)
+                        if (stack_pop(g, s))
+                            return -1;
+                    break;
+                }
+        }
+        return 0;
+    }
+    if (irq) {
+        /* interrupt context without an entry event (the trace began inside
+         * it, or the entry is not traced): still isolated */
+        if (stack_push(g, s, ev, ev->ctx == DB_CTX_SOFTIRQ ? DB_NODE_SOFTIRQ : DB_NODE_INTERRUPT, true))
+            return -1;
+        return node_append(g, &s->s[s->depth - 1], ev);
+    }
+    return thread_event(g, t, ev);
+}
+
+int graph_build(db_writer *w, graph_stats *st, db_error *err)
+{
+    graph_state g = {.w = w, .err = err, .st = st};
+    *st = (graph_stats){0};
+    int rc = db_writer_scan_time(w, on_event, &g, err);
+    for (size_t i = 0; rc == 0 && i < g.nthreads; i++)
+        if (node_close(&g, &g.threads[i]->cur) || stack_clear(&g, &g.threads[i]->stack))
+            rc = -1;
+    for (size_t i = 0; rc == 0 && i < g.ncpus; i++)
+        if (stack_clear(&g, &g.cpus[i]))
+            rc = -1;
+    if (rc && !err->msg[0])
+        snprintf(err->msg, sizeof err->msg, "graph construction failed (out of memory)");
+    for (size_t i = 0; i < g.nthreads; i++)
+        free(g.threads[i]);
+    free(g.threads);
+    free(g.cpus);
+    graph_map_free(&g.tids);
+    graph_edges_free(&g);
+    return rc ? -1 : 0;
+}

@@ -1,0 +1,207 @@
+/* graph/edges.c -- part 2 of paper/000's algorithm: pairing connection
+ * events (the pairing table of spec/argus-trace-format.md) into edges.
+ * Each rule keeps the pending half of a connection until its other half
+ * comes by in time order, then writes the edge and forgets the pair. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph_int.h"
+
+graph_thread *graph_thread_get(graph_state *g, uint32_t tid, uint16_t cpu); /* build.c */
+
+static int edge(graph_state *g, int kind, uint64_t from_ev, uint32_t from, uint64_t to_ev, uint32_t to)
+{
+    db_edge e = {.from = from, .to = to, .kind = (uint8_t)kind, .from_event = from_ev, .to_event = to_ev};
+    g->st->edges++;
+    return db_writer_edge(g->w, &e, g->err);
+}
+
+/* ---- the pool of pending halves ---- */
+
+static uint32_t pend_new(graph_state *g, const db_event *ev, uint32_t node)
+{
+    uint32_t ix;
+    if (g->pend_free) {
+        ix = g->pend_free;
+        g->pend_free = g->pend[ix - 1].next;
+    } else {
+        if (g->npend == g->cpend) {
+            size_t n = g->cpend ? g->cpend * 2 : 256;
+            graph_pend *p = realloc(g->pend, n * sizeof *p);
+            if (!p)
+                return 0;
+            g->pend = p;
+            g->cpend = n;
+        }
+        ix = (uint32_t)++g->npend;
+    }
+    g->pend[ix - 1] = (graph_pend){.ev = ev->id, .node = node, .val = ev->val};
+    return ix;
+}
+
+static void pend_release(graph_state *g, uint32_t ix)
+{
+    g->pend[ix - 1].next = g->pend_free;
+    g->pend_free = ix;
+}
+
+/* Replaces the one pending half kept for key (timers, flags). */
+static int pend_set(graph_state *g, graph_map *m, uint64_t key, const db_event *ev, uint32_t node)
+{
+    uint32_t old;
+    if (graph_map_get(m, key, &old))
+        pend_release(g, old);
+    uint32_t ix = pend_new(g, ev, node);
+    return ix ? graph_map_put(m, key, ix) : -1;
+}
+
+static void pend_drop(graph_state *g, graph_map *m, uint64_t key)
+{
+    uint32_t old;
+    if (graph_map_get(m, key, &old)) {
+        pend_release(g, old);
+        graph_map_del(m, key);
+    }
+}
+
+/* FIFO per key (dispatch queues, run loops): append at the tail... */
+static int fifo_push(graph_state *g, graph_map *m, uint64_t key, const db_event *ev, uint32_t node)
+{
+    uint32_t ix = pend_new(g, ev, node), head;
+    if (!ix)
+        return -1;
+    if (!graph_map_get(m, key, &head))
+        return graph_map_put(m, key, ix);
+    while (g->pend[head - 1].next)
+        head = g->pend[head - 1].next;
+    g->pend[head - 1].next = ix;
+    return 0;
+}
+
+/* ...and take from the head; returns false if nothing is pending. */
+static bool fifo_pop(graph_state *g, graph_map *m, uint64_t key, graph_pend *out)
+{
+    uint32_t head;
+    if (!graph_map_get(m, key, &head))
+        return false;
+    *out = g->pend[head - 1];
+    if (out->next)
+        graph_map_put(m, key, out->next);
+    else
+        graph_map_del(m, key);
+    pend_release(g, head);
+    return true;
+}
+
+void graph_edges_free(graph_state *g)
+{
+    free(g->pend);
+    graph_map_free(&g->timers);
+    graph_map_free(&g->dispatch);
+    graph_map_free(&g->runloop);
+    graph_map_free(&g->flags);
+}
+
+/* ---- rules ---- */
+
+/* paper/000 2.a: the thread side of a wakeup.  Called with each
+ * thread-context event before it joins node `node`: the first event after
+ * a wait (or a new thread's first event) receives the wakeup edge; a wait
+ * becomes the pending wait that a later wakeup answers. */
+int graph_thread_waits(graph_state *g, graph_thread *t, const db_event *ev, uint32_t node)
+{
+    if ((t->waiting || !t->seen) && t->woken &&
+        edge(g, DB_EDGE_WAKEUP, t->wake_ev, t->wake_node, ev->id, node))
+        return -1;
+    t->seen = true;
+    t->waiting = t->woken = false;
+    if (ev->type == DB_EV_WAIT) {
+        t->waiting = true;
+        t->wait_ev = ev->id;
+        t->wait_node = node;
+        t->wait_ts = ev->ts;
+    }
+    return 0;
+}
+
+/* paper/000 2.a: a wakeup of T answers T's latest wait (weak edge from
+ * that wait to the wakeup, now; wakeup edge to T's first event after the
+ * wait, when it comes).  A thread not seen yet is being created: its
+ * first event is the target (sched_process_fork, sched_wakeup_new).  A
+ * wakeup of a thread that is not waiting, or was already woken, joins
+ * nothing. */
+static int rule_wakeup(graph_state *g, const db_event *ev, uint32_t node)
+{
+    if (ev->obj > UINT32_MAX)
+        return 0;
+    graph_thread *t = graph_thread_get(g, (uint32_t)ev->obj, DB_CPU_NONE);
+    if (!t)
+        return -1;
+    if (t->woken || (t->seen && !t->waiting))
+        return 0;
+    if (t->waiting && edge(g, DB_EDGE_WEAK, t->wait_ev, t->wait_node, ev->id, node))
+        return -1;
+    t->woken = true;
+    t->wake_ev = ev->id;
+    t->wake_node = node;
+    return 0;
+}
+
+/* paper/000 2.e: timer armed -> its callout, not across a cancel.  A timer
+ * armed again before it fires was restarted: the latest arm is the one
+ * that fires (hrtimer_start on an armed hrtimer). */
+static int rule_timer(graph_state *g, const db_event *ev, uint32_t node)
+{
+    uint32_t ix;
+    switch (ev->type) {
+    case DB_EV_TIMER_ARM: return pend_set(g, &g->timers, ev->obj, ev, node);
+    case DB_EV_TIMER_CANCEL: pend_drop(g, &g->timers, ev->obj); return 0;
+    default:
+        if (ev->phase != DB_PH_BEGIN || !graph_map_get(&g->timers, ev->obj, &ix))
+            return 0;
+        graph_pend p = g->pend[ix - 1];
+        pend_drop(g, &g->timers, ev->obj);
+        return edge(g, DB_EDGE_TIMER, p.ev, p.node, ev->id, node);
+    }
+}
+
+/* paper/000 2.c and 2.d: an enqueued (submitted) block -> the next invoke
+ * of the same block, first in first out. */
+static int rule_queue(graph_state *g, graph_map *m, int kind, bool submit, const db_event *ev, uint32_t node)
+{
+    if (submit)
+        return fifo_push(g, m, ev->obj, ev, node);
+    graph_pend p;
+    if (ev->phase != DB_PH_BEGIN || !fifo_pop(g, m, ev->obj, &p))
+        return 0;
+    return edge(g, kind, p.ev, p.node, ev->id, node);
+}
+
+/* paper/000 2.f: a flag write -> each later read of the written value,
+ * until the next write. */
+static int rule_flag(graph_state *g, const db_event *ev, uint32_t node)
+{
+    uint32_t ix;
+    if (ev->type == DB_EV_FLAG_WRITE)
+        return pend_set(g, &g->flags, ev->obj, ev, node);
+    if (!graph_map_get(&g->flags, ev->obj, &ix) || g->pend[ix - 1].val != ev->val)
+        return 0;
+    return edge(g, DB_EDGE_FLAG, g->pend[ix - 1].ev, g->pend[ix - 1].node, ev->id, node);
+}
+
+int graph_connect(graph_state *g, const db_event *ev, uint32_t node)
+{
+    switch (ev->type) {
+    case DB_EV_WAKEUP: return rule_wakeup(g, ev, node);
+    case DB_EV_TIMER_ARM:
+    case DB_EV_TIMER_CANCEL:
+    case DB_EV_TIMER_CALLOUT: return rule_timer(g, ev, node);
+    case DB_EV_DISPATCH_ENQUEUE: return rule_queue(g, &g->dispatch, DB_EDGE_DISPATCH, true, ev, node);
+    case DB_EV_DISPATCH_INVOKE: return rule_queue(g, &g->dispatch, DB_EDGE_DISPATCH, false, ev, node);
+    case DB_EV_RUNLOOP_SUBMIT: return rule_queue(g, &g->runloop, DB_EDGE_RUNLOOP, true, ev, node);
+    case DB_EV_RUNLOOP_INVOKE: return rule_queue(g, &g->runloop, DB_EDGE_RUNLOOP, false, ev, node);
+    case DB_EV_FLAG_WRITE:
+    case DB_EV_FLAG_READ: return rule_flag(g, ev, node);
+    default: return 0;
+    }
+}

@@ -1,0 +1,84 @@
+/* graph/graph_int.h -- internals of graph/ (not a public header). */
+#ifndef ARGUSQ_GRAPH_INT_H
+#define ARGUSQ_GRAPH_INT_H
+
+#include <stdbool.h>
+
+#include "graph.h"
+
+/* ---- map.c ---- */
+struct graph_map_slot {
+    uint64_t key;
+    uint32_t val;
+    uint8_t used;
+};
+
+typedef struct graph_map {
+    struct graph_map_slot *slots;
+    size_t cap, len; /* cap is 0 or a power of two */
+} graph_map;
+
+int graph_map_put(graph_map *m, uint64_t key, uint32_t val);
+bool graph_map_get(const graph_map *m, uint64_t key, uint32_t *val);
+void graph_map_del(graph_map *m, uint64_t key);
+void graph_map_free(graph_map *m);
+
+/* ---- build.c ---- */
+
+/* An open node: in memory until its last event, then written once. */
+typedef struct graph_open {
+    db_node n;
+    bool open;
+    bool anonymous; /* irq-context events with no entry event seen */
+} graph_open;
+
+/* Isolated contexts nest (a hardirq inside a softirq, a timer callout in
+ * a hardirq); deeper nesting than this is folded into the innermost. */
+#define GRAPH_STACK_MAX 6
+
+typedef struct graph_stack {
+    graph_open s[GRAPH_STACK_MAX];
+    int depth;
+} graph_stack;
+
+/* One half of a connection waiting for its other half. */
+typedef struct graph_pend {
+    uint64_t ev;
+    uint32_t node;
+    uint32_t next; /* index+1 of the next pending in a FIFO, 0 = none */
+    int64_t val;   /* flag value */
+} graph_pend;
+
+typedef struct graph_thread {
+    uint32_t tid, pid;
+    graph_open cur;          /* the thread's open node */
+    graph_stack stack;       /* isolated contexts, when events carry no cpu */
+    int callout_level;       /* paper/000 1.b: callout_level */
+    bool seen;               /* has had an event */
+    bool waiting;            /* blocked in its latest wait */
+    bool woken;              /* ...and a wakeup for it was seen */
+    uint64_t wait_ev, wait_ts, wake_ev;
+    uint32_t wait_node, wake_node;
+} graph_thread;
+
+typedef struct graph_state {
+    db_writer *w;
+    db_error *err;
+    graph_stats *st;
+    uint32_t next_node;
+    graph_thread **threads;  /* each allocated alone, so pointers stay valid
+                                while the table grows; `tids`: slot -> index */
+    size_t nthreads, cthreads;
+    graph_map tids;
+    graph_stack *cpus;       /* per-cpu isolated contexts */
+    size_t ncpus;
+    graph_pend *pend;        /* pool of pending halves; free list via next */
+    size_t npend, cpend;
+    uint32_t pend_free;
+    graph_map timers;        /* timer address -> pend (the latest arm) */
+    graph_map dispatch;      /* block -> FIFO of pending enqueues */
+    graph_map runloop;       /* block -> FIFO of pending submits */
+    graph_map flags;         /* flag address -> pend (the latest write) */
+} graph_state;
+
+#endif

@@ -1,0 +1,451 @@
+/* ingest/ftrace.c -- the Linux ftrace text reader: the line loop, the
+ * thread/process table.  The mapping of each event is in ftrace_map.c and
+ * ftrace_sched.c, the field helpers and the attribute buffer in
+ * ftrace_fields.c, the line scanners in ftrace_lex.re.
+ *
+ * Sink call order (what the db writer may rely on):
+ *   - sink->proc(pid) comes before the first sink->thread of that pid;
+ *   - sink->thread(tid) comes before the first event of tid, and again
+ *     whenever tid moves to another process or is renamed;
+ *   - the declarations a line causes (its own task, the child of a
+ *     fork/newtask, a rename) come before that line's sink->event;
+ *   - one sink->event per event line, in file order; sink->skip per
+ *     header line (cpus=2, CPU 0 is empty, ...); nothing for comments.
+ *
+ * Memory: one line buffer, one attribute buffer reused for every event,
+ * and the tid table, which grows with the number of distinct tids only. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ftrace.h"
+
+extern const char *const ingest_syscall_names[];
+extern const size_t ingest_syscall_count;
+
+enum {
+    T_USED = 1,   /* slot holds a tid */
+    T_THREAD = 2, /* the thread was declared (sink->thread) */
+    T_COL = 4,    /* col holds the hash of the comm column last seen */
+    T_PROC = 8,   /* tid is also a declared process id (sink->proc) */
+    T_PNAMED = 16 /* that process name came from its leader or an exec */
+};
+
+struct ftrace_tent {
+    uint32_t tid, pid;
+    uint32_t flags;
+    uint64_t col;   /* hash of the comm column of tid's own lines */
+    uint64_t pname; /* hash of the declared name of process tid */
+    char name[DB_NAME_MAX];
+};
+
+static uint64_t hash_str(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
+int ingest_ft_fail(ftrace_reader *r, const char *fmt, ...)
+{
+    int n = snprintf(r->err, r->errlen, "%s:%llu: ", r->path, (unsigned long long)r->lineno);
+    if (n >= 0 && (size_t)n < r->errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(r->err + n, r->errlen - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+/* Requirement 8: a sink's own message is kept; "PATH:LINE: " is put in
+ * front unless the sink wrote it already. */
+static int sink_failed(ftrace_reader *r)
+{
+    char pre[600];
+    int n = snprintf(pre, sizeof pre, "%s:%llu: ", r->path, (unsigned long long)r->lineno);
+    if (n < 0 || (size_t)n >= sizeof pre)
+        return -1;
+    size_t pl = (size_t)n;
+    size_t el = strnlen(r->err, r->errlen);
+    if (el == r->errlen)
+        el = r->errlen - 1;
+    if (el == 0)
+        return ingest_ft_fail(r, "the sink stopped the read");
+    if (el >= pl && memcmp(r->err, pre, pl) == 0)
+        return -1;
+    if (pl >= r->errlen)
+        return -1;
+    if (el > r->errlen - 1 - pl)
+        el = r->errlen - 1 - pl;
+    memmove(r->err + pl, r->err, el);
+    memcpy(r->err, pre, pl);
+    r->err[pl + el] = '\0';
+    return -1;
+}
+
+/* ---- tid table (open addressing, linear probing, load <= 1/2) ---- */
+
+static size_t tslot(uint32_t tid, size_t cap)
+{
+    uint64_t h = (uint64_t)tid * 0x9e3779b97f4a7c15ull;
+    return (size_t)(h >> 32) & (cap - 1);
+}
+
+static ftrace_tent *tab_find(ftrace_reader *r, uint32_t tid)
+{
+    for (size_t i = tslot(tid, r->tcap);; i = (i + 1) & (r->tcap - 1)) {
+        ftrace_tent *t = &r->tab[i];
+        if (!(t->flags & T_USED))
+            return NULL;
+        if (t->tid == tid)
+            return t;
+    }
+}
+
+/* Growing happens only here, before a line takes any pointer into the
+ * table, so the pointers of one line stay valid. */
+static int tab_reserve(ftrace_reader *r, size_t n)
+{
+    if ((r->tused + n) * 2 <= r->tcap)
+        return 0;
+    size_t cap = r->tcap ? r->tcap : 512;
+    while ((r->tused + n) * 2 > cap)
+        cap *= 2;
+    ftrace_tent *tab = calloc(cap, sizeof *tab);
+    if (!tab)
+        return ingest_ft_fail(r, "out of memory (%zu threads)", r->tused);
+    for (size_t i = 0; i < r->tcap; i++) {
+        if (!(r->tab[i].flags & T_USED))
+            continue;
+        size_t j = tslot(r->tab[i].tid, cap);
+        while (tab[j].flags & T_USED)
+            j = (j + 1) & (cap - 1);
+        tab[j] = r->tab[i];
+    }
+    free(r->tab);
+    r->tab = tab;
+    r->tcap = cap;
+    return 0;
+}
+
+static ftrace_tent *tab_get(ftrace_reader *r, uint32_t tid)
+{
+    size_t i = tslot(tid, r->tcap);
+    for (;; i = (i + 1) & (r->tcap - 1)) {
+        ftrace_tent *t = &r->tab[i];
+        if (!(t->flags & T_USED))
+            break;
+        if (t->tid == tid)
+            return t;
+    }
+    ftrace_tent *t = &r->tab[i];
+    memset(t, 0, sizeof *t);
+    t->flags = T_USED;
+    t->tid = t->pid = tid;
+    r->tused++;
+    return t;
+}
+
+/* ---- declarations ---- */
+
+static int emit_proc(ftrace_reader *r, uint32_t pid, const char *name)
+{
+    if (r->sink->proc && r->sink->proc(r->sink->ctx, pid, name, r->err, r->errlen) != 0)
+        return sink_failed(r);
+    return 0;
+}
+
+static void copy_name(char *dst, const char *s, size_t n, size_t max)
+{
+    if (n > max)
+        n = max;
+    memcpy(dst, s, n);
+    dst[n] = '\0';
+}
+
+/* Requirement 6: a process is declared when first seen, named after its
+ * leader's comm if the leader is known, else after the thread that showed
+ * it; afterwards it follows its leader's renames (a process's comm is its
+ * leader's comm).  pid 0 is the idle task: process "swapper". */
+static int ensure_proc(ftrace_reader *r, uint32_t pid, const char *name, bool leader)
+{
+    ftrace_tent *p = tab_get(r, pid);
+    if (pid == 0) {
+        if (p->flags & T_PROC)
+            return 0;
+        p->flags |= T_PROC | T_PNAMED;
+        return emit_proc(r, 0, "swapper");
+    }
+    if (!(p->flags & T_PROC)) {
+        if (!leader && (p->flags & T_THREAD) && p->pid == pid) {
+            name = p->name;
+            leader = true;
+        }
+        p->flags |= T_PROC | (leader ? T_PNAMED : 0);
+        p->pname = hash_str(name, strlen(name));
+        return emit_proc(r, pid, name);
+    }
+    uint64_t h = hash_str(name, strlen(name));
+    if (leader && (!(p->flags & T_PNAMED) || p->pname != h)) {
+        p->flags |= T_PNAMED;
+        p->pname = h;
+        return emit_proc(r, pid, name);
+    }
+    return 0;
+}
+
+int ingest_ft_rename_proc(ftrace_reader *r, uint32_t pid, const char *name, size_t n)
+{
+    char nm[DB_NAME_MAX];
+    if (pid == 0)
+        return ensure_proc(r, 0, "swapper", true);
+    copy_name(nm, name, n, DB_NAME_MAX - 1);
+    ftrace_tent *p = tab_get(r, pid);
+    uint64_t h = hash_str(nm, strlen(nm));
+    if ((p->flags & T_PROC) && p->pname == h)
+        return 0;
+    p->flags |= T_PROC | T_PNAMED;
+    p->pname = h;
+    return emit_proc(r, pid, nm);
+}
+
+int ingest_ft_set_thread(ftrace_reader *r, uint32_t tid, uint32_t pid, const char *name, size_t n,
+                         bool new_task)
+{
+    char nm[DB_NAME_MAX];
+    copy_name(nm, name, n, DB_NAME_MAX - 1);
+    ftrace_tent *t = tab_get(r, tid);
+    if (new_task)
+        t->flags &= ~(uint32_t)T_COL;
+    if ((t->flags & T_THREAD) && t->pid == pid && strcmp(t->name, nm) == 0)
+        return 0;
+    /* declarations before use: the process first */
+    if (ensure_proc(r, pid, nm, tid == pid) < 0)
+        return -1;
+    t->pid = pid;
+    t->flags |= T_THREAD;
+    memcpy(t->name, nm, sizeof nm);
+
+    db_thread th;
+    memset(&th, 0, sizeof th);
+    th.tid = tid;
+    th.pid = pid;
+    /* the leader of a process is its main thread */
+    th.flags = (tid == pid && pid != 0) ? DB_THREAD_MAIN : 0;
+    memcpy(th.name, nm, sizeof th.name);
+    if (r->sink->thread && r->sink->thread(r->sink->ctx, &th, r->err, r->errlen) != 0)
+        return sink_failed(r);
+    return 0;
+}
+
+/* trace-cmd report -l cuts the comm column to 8 characters; the full comm
+ * that sched_switch and sched_wakeup print in their fields restores the
+ * name of a declared thread whose name is such a cut. */
+int ingest_ft_full_comm(ftrace_reader *r, uint32_t tid, const char *comm, size_t n)
+{
+    ftrace_tent *t = tab_find(r, tid);
+    if (!t || !(t->flags & T_THREAD))
+        return 0;
+    size_t nl = strlen(t->name);
+    if (nl != 8 || n <= nl || memcmp(t->name, comm, nl) != 0)
+        return 0;
+    return ingest_ft_set_thread(r, tid, t->pid, comm, n, false);
+}
+
+bool ingest_ft_pid_of(ftrace_reader *r, uint32_t tid, uint32_t *pid)
+{
+    ftrace_tent *t = tab_find(r, tid);
+    if (!t || !(t->flags & T_THREAD))
+        return false;
+    *pid = t->pid;
+    return true;
+}
+
+/* The task of the line itself (requirements 5 and 6): its process is the
+ * TGID column when there is one, else what a task_newtask said, else the
+ * tid.  Its name is the comm column; the column changing renames it.  The
+ * first column seen for a task declared by a fork/newtask line renames it
+ * too, unless it is a prefix of the known name (report -l cuts comm to 8
+ * characters).  "<...>" means tracefs did not know the comm: no rename. */
+static int resolve_task(ftrace_reader *r, const ftrace_line *li)
+{
+    size_t cl = li->comm_len < DB_NAME_MAX - 1 ? li->comm_len : DB_NAME_MAX - 1;
+    bool unknown = cl == 5 && memcmp(li->comm, "<...>", 5) == 0;
+    uint64_t h = hash_str(li->comm, cl);
+    ftrace_tent *t = tab_get(r, li->tid);
+    if (!(t->flags & T_THREAD)) {
+        if (!unknown) {
+            t->flags |= T_COL;
+            t->col = h;
+        }
+        return ingest_ft_set_thread(r, li->tid, li->has_tgid ? li->tgid : li->tid, li->comm, cl,
+                                    false);
+    }
+    uint32_t pid = li->has_tgid ? li->tgid : t->pid;
+    const char *name = t->name;
+    size_t nl = strlen(t->name);
+    if (!unknown && (!(t->flags & T_COL) || t->col != h)) {
+        bool first = !(t->flags & T_COL);
+        t->flags |= T_COL;
+        t->col = h;
+        if (!(first && cl <= nl && memcmp(li->comm, t->name, cl) == 0)) {
+            name = li->comm;
+            nl = cl;
+        }
+    }
+    if (pid == t->pid && name == t->name)
+        return 0;
+    return ingest_ft_set_thread(r, li->tid, pid, name, nl, false);
+}
+
+/* ---- syscall names ---- */
+
+static int cmp_sc(const void *a, const void *b)
+{
+    return strcmp(ingest_syscall_names[*(const uint32_t *)a],
+                  ingest_syscall_names[*(const uint32_t *)b]);
+}
+
+static int build_syscalls(ftrace_reader *r)
+{
+    r->sc = malloc((ingest_syscall_count + 1) * sizeof *r->sc);
+    if (!r->sc)
+        return ingest_ft_fail(r, "out of memory");
+    for (size_t i = 0; i < ingest_syscall_count; i++)
+        if (ingest_syscall_names[i])
+            r->sc[r->nsc++] = (uint32_t)i;
+    qsort(r->sc, r->nsc, sizeof *r->sc, cmp_sc);
+    return 0;
+}
+
+bool ingest_ft_syscall_nr(ftrace_reader *r, const char *name, uint32_t *nr)
+{
+    size_t lo = 0, hi = r->nsc;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(name, ingest_syscall_names[r->sc[mid]]);
+        if (c == 0) {
+            *nr = r->sc[mid];
+            return true;
+        }
+        if (c < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return false;
+}
+
+/* ---- the line loop ---- */
+
+static const char *lex_error(ftrace_lex_status s)
+{
+    switch (s) {
+    case FTRACE_LEX_BAD_TS:
+        return "bad timestamp (want SECONDS.FRACTION with 1 to 9 fraction digits)";
+    case FTRACE_LEX_BAD_PID:
+        return "bad pid";
+    case FTRACE_LEX_BAD_CPU:
+        return "bad CPU number";
+    case FTRACE_LEX_BAD_FLAGS:
+        return "bad flags column";
+    default:
+        return "not an ftrace event line";
+    }
+}
+
+static int do_line(ftrace_reader *r, char *line, size_t len)
+{
+    const char *p = line;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (!*p || line[0] == '#') /* comments and blank lines count for nothing */
+        return 0;
+    if (ingest_ftrace_lex_header(line)) {
+        r->st->skipped++;
+        if (r->sink->skip)
+            r->sink->skip(r->sink->ctx);
+        return 0;
+    }
+    ftrace_line li;
+    ftrace_lex_status s = ingest_ftrace_lex_line(line, &li);
+    if (s != FTRACE_LEX_OK)
+        return ingest_ft_fail(r, "%s: '%.60s%s'", lex_error(s), p, len > 60 ? "..." : "");
+    li.name[li.name_len] = '\0'; /* the ':' after the name; ev.name points here */
+    /* at most: the task, a child, and a process entry for each */
+    if (tab_reserve(r, 6) < 0)
+        return -1;
+    if (resolve_task(r, &li) < 0)
+        return -1;
+
+    db_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.id = 0; /* the sink assigns it */
+    ev.ts = li.ts;
+    ev.tid = li.tid;
+    if (!ingest_ft_pid_of(r, li.tid, &ev.pid))
+        ev.pid = li.tid;
+    ev.cpu = li.cpu;
+    ev.name = li.name;
+    ev.type = DB_EV_RAW;
+    ev.phase = DB_PH_NONE;
+    /* Requirement 4: the third flag is the context: h/H hardirq (H: in a
+     * softirq), z/Z NMI, s softirq; no flag column: unknown. */
+    if (!li.flags)
+        ev.ctx = DB_CTX_UNKNOWN;
+    else if (strchr("hHzZ", li.flags[2]))
+        ev.ctx = DB_CTX_HARDIRQ;
+    else if (li.flags[2] == 's')
+        ev.ctx = DB_CTX_SOFTIRQ;
+    else
+        ev.ctx = DB_CTX_THREAD;
+
+    r->alen = 0;
+    r->nkv = -1;
+    if (ingest_ft_map(r, &li, &ev) < 0)
+        return -1;
+    ev.attrs = r->ab;
+    ev.attrs_len = r->alen;
+    if (r->sink->event && r->sink->event(r->sink->ctx, &ev, r->err, r->errlen) != 0)
+        return sink_failed(r);
+    r->st->events++;
+    return 0;
+}
+
+int ingest_ftrace_read(ingest_lines *lb, const ingest_sink *sink, ingest_stats *st, char *err,
+                       size_t errlen)
+{
+    ftrace_reader r;
+    memset(&r, 0, sizeof r);
+    r.path = lb->path;
+    r.sink = sink;
+    r.st = st;
+    r.err = err;
+    r.errlen = errlen;
+    int rc = 0;
+    r.acap = 65536;
+    r.ab = malloc(r.acap);
+    if (!r.ab)
+        rc = ingest_ft_fail(&r, "out of memory");
+    else if (build_syscalls(&r) < 0 || tab_reserve(&r, 8) < 0)
+        rc = -1;
+    while (rc == 0) {
+        char *line;
+        size_t len;
+        int n = ingest_lines_next(lb, &line, &len, err, errlen);
+        if (n <= 0) {
+            rc = n;
+            break;
+        }
+        r.lineno = lb->lineno;
+        st->lines++;
+        rc = do_line(&r, line, len);
+    }
+    free(r.tab);
+    free(r.ab);
+    free(r.sc);
+    return rc;
+}

@@ -1,0 +1,251 @@
+/* ingest/ftrace.h -- internals shared by the ingest readers (not public).
+ *
+ *   ingest_lines_*     the streaming line splitter (ingest.c): one large
+ *                      buffer, lines split in place, never the whole file
+ *   ingest_ftrace_lex_* the re2c scanners of an ftrace text line (ftrace_lex.re)
+ *   ingest_ftrace_read the ftrace/trace-cmd text reader (ftrace.c) */
+#ifndef ARGUSQ_INGEST_FTRACE_H
+#define ARGUSQ_INGEST_FTRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ingest.h"
+
+/* ---- line splitter ---- */
+
+/* Requirement: a line longer than this is an error (no line is ever copied
+ * out of the buffer, so the buffer must hold the longest line whole). */
+#define INGEST_LINE_MAX ((size_t)1 << 20)
+
+typedef struct ingest_lines {
+    FILE *f;
+    const char *path;
+    char *buf;       /* INGEST_LINE_MAX + 2 bytes: room for '\n' and a NUL */
+    size_t cap;      /* bytes of data the buffer may hold */
+    size_t len;      /* bytes of data in buf */
+    size_t pos;      /* start of the next line */
+    bool eof;
+    uint64_t lineno; /* number of the line last returned (1-based) */
+} ingest_lines;
+
+int ingest_lines_open(ingest_lines *lb, const char *path, char *err, size_t errlen);
+void ingest_lines_close(ingest_lines *lb);
+/* Reads more data if the buffer holds no complete line; used once before
+ * the first line so that ingest_detect sees the head of the file. */
+int ingest_lines_fill(ingest_lines *lb, char *err, size_t errlen);
+/* Next line, NUL-terminated in place (its '\n' and a trailing '\r' are
+ * overwritten).  The line stays valid until the next call.
+ * Returns 1 (a line), 0 (end of file) or -1 (err = "PATH:LINE: ..."). */
+int ingest_lines_next(ingest_lines *lb, char **line, size_t *len, char *err, size_t errlen);
+
+/* ---- ftrace line scanner (re2c) ---- */
+
+typedef enum ftrace_lex_status {
+    FTRACE_LEX_OK = 0,
+    FTRACE_LEX_NOMATCH, /* not an ftrace event line at all */
+    FTRACE_LEX_BAD_TS,
+    FTRACE_LEX_BAD_PID,
+    FTRACE_LEX_BAD_CPU,
+    FTRACE_LEX_BAD_FLAGS,
+} ftrace_lex_status;
+
+/* Which of the three line forms the prefix had (decides the format name
+ * in ingest_detect; the reader itself accepts all three). */
+typedef enum ftrace_form {
+    FTRACE_FORM_TRACEFS = 0, /* [CPU] FLAGS, or a (TGID) column */
+    FTRACE_FORM_REPORT_L,    /* trace-cmd report -l: CPU digits glued to flags */
+    FTRACE_FORM_REPORT,      /* trace-cmd report: [CPU], no flags */
+} ftrace_form;
+
+typedef struct ftrace_line {
+    const char *comm;
+    size_t comm_len;
+    uint32_t tid;
+    bool has_tgid; /* a (TGID) column with a number, not (-------) */
+    uint32_t tgid;
+    uint16_t cpu;
+    const char *flags; /* NULL when the line has no flag column */
+    size_t flags_len;
+    uint64_t ts; /* nanoseconds */
+    char *name;  /* event name, name_len bytes, followed by ':' */
+    size_t name_len;
+    const char *fields; /* field text, NUL-terminated at the end of the line */
+    size_t fields_len;  /* without trailing blanks */
+    ftrace_form form;
+} ftrace_line;
+
+ftrace_lex_status ingest_ftrace_lex_line(char *line, ftrace_line *out);
+/* 1 if the NUL-terminated line is a trace-cmd/tracefs header that holds
+ * no event (cpus=2, version = 6, CPU 0 is empty, CPU:1 [LOST 3 EVENTS]). */
+int ingest_ftrace_lex_header(const char *line);
+
+/* The events the mapping knows; everything else is FTRACE_EV_OTHER. */
+typedef enum ftrace_ev_kind {
+    FTRACE_EV_OTHER = 0,
+    FTRACE_EV_SYS_ENTER,      /* raw_syscalls:sys_enter */
+    FTRACE_EV_SYS_EXIT,       /* raw_syscalls:sys_exit */
+    FTRACE_EV_SYSCALLS_ENTER, /* syscalls:sys_enter_<name> */
+    FTRACE_EV_SYSCALLS_EXIT,  /* syscalls:sys_exit_<name> */
+    FTRACE_EV_SCHED_SWITCH,
+    FTRACE_EV_SCHED_WAKEUP,
+    FTRACE_EV_SCHED_WAKEUP_NEW,
+    FTRACE_EV_SCHED_WAKING,
+    FTRACE_EV_PROCESS_FORK,
+    FTRACE_EV_PROCESS_EXEC,
+    FTRACE_EV_PROCESS_EXIT,
+    FTRACE_EV_TASK_NEWTASK,
+    FTRACE_EV_TASK_RENAME,
+    FTRACE_EV_IRQ_ENTRY,
+    FTRACE_EV_IRQ_EXIT,
+    FTRACE_EV_SOFTIRQ_ENTRY,
+    FTRACE_EV_SOFTIRQ_EXIT,
+    FTRACE_EV_HRTIMER_START,
+    FTRACE_EV_HRTIMER_CANCEL,
+    FTRACE_EV_HRTIMER_EXPIRE_ENTRY,
+    FTRACE_EV_HRTIMER_EXPIRE_EXIT,
+    FTRACE_EV_WQ_QUEUE,
+    FTRACE_EV_WQ_ACTIVATE,
+    FTRACE_EV_WQ_START,
+    FTRACE_EV_WQ_END,
+    FTRACE_EV_MARKER, /* tracing_mark_write, print */
+} ftrace_ev_kind;
+
+/* name must be NUL-terminated. */
+ftrace_ev_kind ingest_ftrace_lex_event(const char *name);
+
+/* One key=value pair of the field text (spans into the line). */
+typedef struct ftrace_kv {
+    const char *key, *val;
+    size_t klen, vlen;
+} ftrace_kv;
+
+/* Splits NUL-terminated field text into key=value pairs.  `[key=v]` counts
+ * as a pair; a bare word after a pair extends that pair's value (a comm
+ * with a space); a lone `==>` separates.  Returns the number of pairs, or
+ * -1 if the text is not in key=value form (no pair, a bare word before the
+ * first pair, or more than max pairs). */
+int ingest_ftrace_lex_kv(const char *text, ftrace_kv *kv, int max);
+
+/* ---- the reader (ftrace.c: lines and the thread table; ftrace_fields.c:
+ * field helpers and attributes; ftrace_map.c, ftrace_sched.c: one ftrace
+ * event -> one db_event) ---- */
+
+/* Reads every remaining line of lb into sink. */
+int ingest_ftrace_read(ingest_lines *lb, const ingest_sink *sink, ingest_stats *st, char *err,
+                       size_t errlen);
+
+#define FTRACE_KV_MAX 64
+
+typedef struct ftrace_tent ftrace_tent; /* one slot of the tid table */
+
+typedef struct ftrace_reader {
+    const char *path;
+    const ingest_sink *sink;
+    ingest_stats *st;
+    char *err;
+    size_t errlen;
+    uint64_t lineno;
+    ftrace_tent *tab; /* tid -> (pid, comm): open addressing, grows */
+    size_t tcap, tused;
+    char *ab; /* the current event's packed attributes (reused) */
+    size_t alen, acap;
+    uint32_t *sc; /* syscall numbers sorted by name (sys_enter_<name>) */
+    size_t nsc;
+    uint32_t last_child; /* child of the last task_newtask */
+    bool have_last_child;
+    ftrace_kv kv[FTRACE_KV_MAX]; /* key=value pairs of the current fields */
+    int nkv;                     /* -1: the fields are not in key=value form */
+} ftrace_reader;
+
+/* "PATH:LINE: message" into err; returns -1. */
+int ingest_ft_fail(ftrace_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Append key=value to the current event's attributes (key NUL-terminated). */
+int ingest_ft_attr(ftrace_reader *r, const char *key, const char *val, size_t vlen);
+int ingest_ft_attr_u64(ftrace_reader *r, const char *key, uint64_t v);
+int ingest_ft_attr_i64(ftrace_reader *r, const char *key, int64_t v);
+int ingest_ft_attr_hex(ftrace_reader *r, const char *key, uint64_t v); /* 0x + lowercase hex */
+/* Every pair of r->kv whose key is not yet an attribute. */
+int ingest_ft_attr_pairs(ftrace_reader *r);
+
+/* Declares thread tid of process pid named name (and the process before
+ * it) if it is new or its pid or name changed.  new_task: a fork/newtask
+ * created it, so its comm column has not been seen yet. */
+int ingest_ft_set_thread(ftrace_reader *r, uint32_t tid, uint32_t pid, const char *name, size_t n,
+                         bool new_task);
+/* Renames process pid (exec); no call if the name is the same. */
+int ingest_ft_rename_proc(ftrace_reader *r, uint32_t pid, const char *name, size_t n);
+/* Restores the full comm of a thread named by a cut -l comm column. */
+int ingest_ft_full_comm(ftrace_reader *r, uint32_t tid, const char *comm, size_t n);
+/* The process of a declared thread; false if tid is not declared. */
+bool ingest_ft_pid_of(ftrace_reader *r, uint32_t tid, uint32_t *pid);
+/* Syscall number of a name in the x86-64 table. */
+bool ingest_ft_syscall_nr(ftrace_reader *r, const char *name, uint32_t *nr);
+
+/* ---- field text helpers (ftrace_fields.c) ---- */
+
+static inline bool ingest_ft_blank(char c) { return c == ' ' || c == '\t'; }
+
+static inline const char *ingest_ft_skip_blanks(const char *p, const char *e)
+{
+    while (p < e && ingest_ft_blank(*p))
+        p++;
+    return p;
+}
+
+static inline const char *ingest_ft_word_end(const char *p, const char *e)
+{
+    while (p < e && !ingest_ft_blank(*p))
+        p++;
+    return p;
+}
+
+/* Consumes the literal s at *pp. */
+static inline bool ingest_ft_lit(const char **pp, const char *e, const char *s)
+{
+    size_t n = strlen(s);
+    if ((size_t)(e - *pp) < n || memcmp(*pp, s, n) != 0)
+        return false;
+    *pp += n;
+    return true;
+}
+
+/* Numbers over [p, p + n): decimal, and hex with or without 0x. */
+bool ingest_ft_dec_u64(const char *p, size_t n, uint64_t *out);
+bool ingest_ft_dec_u32(const char *p, size_t n, uint32_t *out);
+bool ingest_ft_dec_i64(const char *p, size_t n, int64_t *out);
+bool ingest_ft_hex_u64(const char *p, size_t n, uint64_t *out);
+
+/* r->kv / r->nkv from NUL-terminated text, and lookups in them. */
+void ingest_ft_parse_kv(ftrace_reader *r, const char *text);
+const ftrace_kv *ingest_ft_kv_get(const ftrace_reader *r, const char *key);
+bool ingest_ft_kv_u32(const ftrace_reader *r, const char *key, uint32_t *out);
+bool ingest_ft_kv_hex(const ftrace_reader *r, const char *key, uint64_t *out);
+/* attribute attr = the value of pair key, if there is one */
+int ingest_ft_attr_kv(ftrace_reader *r, const char *attr, const char *key);
+/* the pairs when the fields are key=value, else raw= the whole text */
+int ingest_ft_attr_rest(ftrace_reader *r, const ftrace_line *li);
+/* func= a function, without trace-cmd's /0x.. size suffix */
+int ingest_ft_attr_func(ftrace_reader *r, const char *v, size_t n);
+/* "EVENT: cannot parse fields '...'"; returns -1 */
+int ingest_ft_bad_fields(ftrace_reader *r, const ftrace_line *li);
+
+/* ---- event mapping (ftrace_map.c, ftrace_sched.c) ---- */
+
+int ingest_ft_map_switch(ftrace_reader *r, const ftrace_line *li, db_event *ev);
+/* reason NULL: sched_waking, kept raw */
+int ingest_ft_map_wakeup(ftrace_reader *r, const ftrace_line *li, db_event *ev, const char *reason);
+int ingest_ft_map_newtask(ftrace_reader *r, const ftrace_line *li, const db_event *ev);
+int ingest_ft_map_fork(ftrace_reader *r, const ftrace_line *li, db_event *ev);
+int ingest_ft_map_exec(ftrace_reader *r, const ftrace_line *li);
+int ingest_ft_map_rename(ftrace_reader *r, const ftrace_line *li);
+
+/* Maps one parsed line onto ev and the attributes, declaring the threads
+ * and processes the line creates or renames (ftrace_map.c). */
+int ingest_ft_map(ftrace_reader *r, ftrace_line *li, db_event *ev);
+
+#endif

@@ -1,0 +1,205 @@
+/* ingest/ftrace_fields.c -- helpers over an event's field text and the
+ * attribute buffer of the current event (shared by ftrace_map.c and
+ * ftrace_sched.c). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ftrace.h"
+
+/* ---- small parsers over [p, p + n) ---- */
+
+bool ingest_ft_dec_u64(const char *p, size_t n, uint64_t *out)
+{
+    uint64_t v = 0;
+    if (n == 0 || n > 20)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9')
+            return false;
+        uint64_t d = (uint64_t)(p[i] - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return false;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return true;
+}
+
+bool ingest_ft_dec_u32(const char *p, size_t n, uint32_t *out)
+{
+    uint64_t v;
+    if (!ingest_ft_dec_u64(p, n, &v) || v > UINT32_MAX)
+        return false;
+    *out = (uint32_t)v;
+    return true;
+}
+
+bool ingest_ft_dec_i64(const char *p, size_t n, int64_t *out)
+{
+    uint64_t v;
+    bool neg = n > 0 && p[0] == '-';
+    if (!ingest_ft_dec_u64(p + neg, n - neg, &v) || v > (uint64_t)INT64_MAX + neg)
+        return false;
+    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+    return true;
+}
+
+/* hex with or without 0x (tracefs prints hashed pointers without it) */
+bool ingest_ft_hex_u64(const char *p, size_t n, uint64_t *out)
+{
+    uint64_t v = 0;
+    if (n > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+        p += 2;
+        n -= 2;
+    }
+    if (n == 0 || n > 16)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = p[i];
+        int d = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
+        if (d < 0)
+            return false;
+        v = v << 4 | (uint64_t)d;
+    }
+    *out = v;
+    return true;
+}
+
+/* ---- key=value fields ---- */
+
+void ingest_ft_parse_kv(ftrace_reader *r, const char *text)
+{
+    r->nkv = ingest_ftrace_lex_kv(text, r->kv, FTRACE_KV_MAX);
+}
+
+const ftrace_kv *ingest_ft_kv_get(const ftrace_reader *r, const char *key)
+{
+    size_t kl = strlen(key);
+    for (int i = 0; i < r->nkv; i++)
+        if (r->kv[i].klen == kl && memcmp(r->kv[i].key, key, kl) == 0)
+            return &r->kv[i];
+    return NULL;
+}
+
+bool ingest_ft_kv_u32(const ftrace_reader *r, const char *key, uint32_t *out)
+{
+    const ftrace_kv *kv = ingest_ft_kv_get(r, key);
+    return kv && ingest_ft_dec_u32(kv->val, kv->vlen, out);
+}
+
+bool ingest_ft_kv_hex(const ftrace_reader *r, const char *key, uint64_t *out)
+{
+    const ftrace_kv *kv = ingest_ft_kv_get(r, key);
+    return kv && ingest_ft_hex_u64(kv->val, kv->vlen, out);
+}
+
+int ingest_ft_attr_kv(ftrace_reader *r, const char *attr, const char *key)
+{
+    const ftrace_kv *kv = ingest_ft_kv_get(r, key);
+    return kv ? ingest_ft_attr(r, attr, kv->val, kv->vlen) : 0;
+}
+
+/* Pairs when the text is key=value, else raw= the whole text. */
+int ingest_ft_attr_rest(ftrace_reader *r, const ftrace_line *li)
+{
+    if (r->nkv >= 0)
+        return ingest_ft_attr_pairs(r);
+    return ingest_ft_attr(r, "raw", li->fields, li->fields_len);
+}
+
+int ingest_ft_bad_fields(ftrace_reader *r, const ftrace_line *li)
+{
+    return ingest_ft_fail(r, "%s: cannot parse fields '%.*s%s'", li->name,
+                          li->fields_len > 80 ? 80 : (int)li->fields_len, li->fields,
+                          li->fields_len > 80 ? "..." : "");
+}
+
+/* trace-cmd prints a function as `sym/0x0` (symbol/size); tracefs as
+ * `sym`: keep the symbol so both forms agree. */
+int ingest_ft_attr_func(ftrace_reader *r, const char *v, size_t n)
+{
+    const char *slash = memchr(v, '/', n);
+    if (slash && (size_t)(v + n - slash) > 3 && slash[1] == '0' && slash[2] == 'x') {
+        uint64_t ignored;
+        if (ingest_ft_hex_u64(slash + 1, (size_t)(v + n - slash - 1), &ignored))
+            n = (size_t)(slash - v);
+    }
+    return ingest_ft_attr(r, "func", v, n);
+}
+
+/* ---- attributes ---- */
+
+int ingest_ft_attr(ftrace_reader *r, const char *key, const char *val, size_t vlen)
+{
+    size_t kl = strlen(key);
+    size_t need = kl + 1 + vlen + 1;
+    if (r->alen + need > r->acap) {
+        size_t cap = r->acap ? r->acap : 65536;
+        while (r->alen + need > cap)
+            cap *= 2;
+        char *ab = realloc(r->ab, cap);
+        if (!ab)
+            return ingest_ft_fail(r, "out of memory (attributes)");
+        r->ab = ab;
+        r->acap = cap;
+    }
+    char *p = r->ab + r->alen;
+    memcpy(p, key, kl);
+    p[kl] = '=';
+    memcpy(p + kl + 1, val, vlen);
+    p[kl + 1 + vlen] = '\0';
+    r->alen += need;
+    return 0;
+}
+
+int ingest_ft_attr_u64(ftrace_reader *r, const char *key, uint64_t v)
+{
+    char b[24];
+    int n = snprintf(b, sizeof b, "%llu", (unsigned long long)v);
+    return ingest_ft_attr(r, key, b, (size_t)n);
+}
+
+int ingest_ft_attr_i64(ftrace_reader *r, const char *key, int64_t v)
+{
+    char b[24];
+    int n = snprintf(b, sizeof b, "%lld", (long long)v);
+    return ingest_ft_attr(r, key, b, (size_t)n);
+}
+
+int ingest_ft_attr_hex(ftrace_reader *r, const char *key, uint64_t v)
+{
+    char b[24];
+    int n = snprintf(b, sizeof b, "0x%llx", (unsigned long long)v);
+    return ingest_ft_attr(r, key, b, (size_t)n);
+}
+
+static bool attr_has(const ftrace_reader *r, const char *key, size_t kl)
+{
+    const char *p = r->ab, *end = r->ab + r->alen;
+    while (p < end) {
+        size_t n = strlen(p);
+        if (n > kl && p[kl] == '=' && memcmp(p, key, kl) == 0)
+            return true;
+        p += n + 1;
+    }
+    return false;
+}
+
+int ingest_ft_attr_pairs(ftrace_reader *r)
+{
+    char key[64];
+    for (int i = 0; i < r->nkv; i++) {
+        const ftrace_kv *kv = &r->kv[i];
+        if (kv->klen >= sizeof key || attr_has(r, kv->key, kv->klen))
+            continue;
+        memcpy(key, kv->key, kv->klen);
+        key[kv->klen] = '\0';
+        if (ingest_ft_attr(r, key, kv->val, kv->vlen) < 0)
+            return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,244 @@
+/* ingest/ingest.c -- format detection, dispatch, and the streaming line
+ * splitter every text reader uses.
+ *
+ * The splitter keeps one buffer of INGEST_LINE_MAX (+2) bytes: lines are
+ * split in place (the '\n' becomes a NUL), the unfinished tail is moved to
+ * the front before the next fread, so memory does not depend on the size
+ * of the trace and no line is ever copied. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ftrace.h"
+#include "ingest.h"
+
+static void errf(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || errlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+const char *ingest_format_name(ingest_format f)
+{
+    switch (f) {
+    case INGEST_FTRACE_TRACE:
+        return "ftrace-trace";
+    case INGEST_TRACE_CMD_REPORT:
+        return "trace-cmd-report";
+    case INGEST_ARGUS:
+        return "argus";
+    case INGEST_UNKNOWN:
+        break;
+    }
+    return "unknown";
+}
+
+/* ---- line splitter ---- */
+
+int ingest_lines_open(ingest_lines *lb, const char *path, char *err, size_t errlen)
+{
+    memset(lb, 0, sizeof *lb);
+    lb->path = path;
+    lb->f = fopen(path, "rb");
+    if (!lb->f) {
+        errf(err, errlen, "%s:0: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    /* a line of INGEST_LINE_MAX bytes plus its '\n', plus a NUL for a
+     * last line that has no '\n' */
+    lb->cap = INGEST_LINE_MAX + 1;
+    lb->buf = malloc(lb->cap + 1);
+    if (!lb->buf) {
+        fclose(lb->f);
+        lb->f = NULL;
+        errf(err, errlen, "%s:0: out of memory", path);
+        return -1;
+    }
+    return 0;
+}
+
+void ingest_lines_close(ingest_lines *lb)
+{
+    if (lb->f)
+        fclose(lb->f);
+    free(lb->buf);
+    lb->f = NULL;
+    lb->buf = NULL;
+}
+
+int ingest_lines_fill(ingest_lines *lb, char *err, size_t errlen)
+{
+    if (lb->eof)
+        return 0;
+    if (lb->pos > 0) {
+        memmove(lb->buf, lb->buf + lb->pos, lb->len - lb->pos);
+        lb->len -= lb->pos;
+        lb->pos = 0;
+    }
+    while (lb->len < lb->cap && !lb->eof) {
+        size_t n = fread(lb->buf + lb->len, 1, lb->cap - lb->len, lb->f);
+        lb->len += n;
+        if (n == 0) {
+            if (ferror(lb->f)) {
+                errf(err, errlen, "%s:%llu: read error: %s", lb->path,
+                     (unsigned long long)lb->lineno + 1, strerror(errno));
+                return -1;
+            }
+            lb->eof = true;
+        }
+        /* one fread is enough once the buffer holds a complete line */
+        if (memchr(lb->buf, '\n', lb->len))
+            break;
+    }
+    return 0;
+}
+
+static int line_done(ingest_lines *lb, char *s, size_t n, char **line, size_t *len, char *err,
+                     size_t errlen)
+{
+    lb->lineno++;
+    if (n > INGEST_LINE_MAX) {
+        errf(err, errlen, "%s:%llu: line too long (more than %zu bytes)", lb->path,
+             (unsigned long long)lb->lineno, INGEST_LINE_MAX);
+        return -1;
+    }
+    /* the scanners stop at a NUL, so one inside a line would hide text */
+    if (memchr(s, '\0', n)) {
+        errf(err, errlen, "%s:%llu: NUL byte in line", lb->path, (unsigned long long)lb->lineno);
+        return -1;
+    }
+    if (n > 0 && s[n - 1] == '\r')
+        n--;
+    s[n] = '\0';
+    *line = s;
+    *len = n;
+    return 1;
+}
+
+int ingest_lines_next(ingest_lines *lb, char **line, size_t *len, char *err, size_t errlen)
+{
+    for (;;) {
+        char *s = lb->buf + lb->pos;
+        size_t avail = lb->len - lb->pos;
+        char *nl = memchr(s, '\n', avail);
+        if (nl) {
+            lb->pos += (size_t)(nl - s) + 1;
+            return line_done(lb, s, (size_t)(nl - s), line, len, err, errlen);
+        }
+        if (lb->eof) {
+            if (avail == 0)
+                return 0;
+            lb->pos = lb->len;
+            return line_done(lb, s, avail, line, len, err, errlen);
+        }
+        if (avail >= lb->cap) { /* the buffer is full and holds no '\n' */
+            lb->lineno++;
+            errf(err, errlen, "%s:%llu: line too long (more than %zu bytes)", lb->path,
+                 (unsigned long long)lb->lineno, INGEST_LINE_MAX);
+            return -1;
+        }
+        if (ingest_lines_fill(lb, err, errlen) < 0)
+            return -1;
+    }
+}
+
+/* ---- detection ---- */
+
+ingest_format ingest_detect(const char *buf, size_t len)
+{
+    char line[4096];
+    bool comments = false;
+    size_t pos = 0;
+    for (int n = 0; pos < len && n < 256; n++) {
+        const char *s = buf + pos;
+        const char *nl = memchr(s, '\n', len - pos);
+        size_t l = nl ? (size_t)(nl - s) : len - pos;
+        pos += l + 1;
+        if (l > 0 && s[l - 1] == '\r')
+            l--;
+        if (n == 0 && l == 14 && memcmp(s, "#argus-trace 1", 14) == 0)
+            return INGEST_ARGUS;
+        if (l >= 9 && memcmp(s, "# tracer:", 9) == 0)
+            return INGEST_FTRACE_TRACE;
+        size_t i = 0;
+        while (i < l && (s[i] == ' ' || s[i] == '\t'))
+            i++;
+        if (i == l)
+            continue;
+        if (s[0] == '#') {
+            comments = true;
+            continue;
+        }
+        if (l >= sizeof line)
+            l = sizeof line - 1;
+        memcpy(line, s, l);
+        line[l] = '\0';
+        if (ingest_ftrace_lex_header(line)) {
+            /* cpus= and version = are written by trace-cmd only */
+            if (strstr(line, "cpus=") || strstr(line, "version"))
+                return INGEST_TRACE_CMD_REPORT;
+            continue;
+        }
+        ftrace_line fl;
+        memset(&fl, 0, sizeof fl);
+        ftrace_lex_status st = ingest_ftrace_lex_line(line, &fl);
+        if (st == FTRACE_LEX_NOMATCH)
+            return INGEST_UNKNOWN;
+        return fl.form == FTRACE_FORM_TRACEFS ? INGEST_FTRACE_TRACE : INGEST_TRACE_CMD_REPORT;
+    }
+    /* only comments: a tracefs trace whose buffer was empty */
+    return comments ? INGEST_FTRACE_TRACE : INGEST_UNKNOWN;
+}
+
+int ingest_file(const char *path, const ingest_sink *sink, ingest_format *format, ingest_stats *st,
+                char *err, size_t errlen)
+{
+    ingest_stats local;
+    char errbuf[512];
+    if (!st)
+        st = &local;
+    if (!err || errlen == 0) {
+        err = errbuf;
+        errlen = sizeof errbuf;
+    }
+    memset(st, 0, sizeof *st);
+    err[0] = '\0';
+    if (format)
+        *format = INGEST_UNKNOWN;
+
+    ingest_lines lb;
+    if (ingest_lines_open(&lb, path, err, errlen) < 0)
+        return -1;
+    if (ingest_lines_fill(&lb, err, errlen) < 0) {
+        ingest_lines_close(&lb);
+        return -1;
+    }
+    ingest_format f = ingest_detect(lb.buf, lb.len);
+    if (format)
+        *format = f;
+    int rc;
+    switch (f) {
+    case INGEST_FTRACE_TRACE:
+    case INGEST_TRACE_CMD_REPORT:
+        rc = ingest_ftrace_read(&lb, sink, st, err, errlen);
+        break;
+    case INGEST_ARGUS:
+        errf(err, errlen, "%s:1: Argus trace format reader not implemented yet", path);
+        rc = -1;
+        break;
+    default:
+        errf(err, errlen,
+             "%s:1: unknown trace format (expected ftrace text, trace-cmd report or #argus-trace 1)",
+             path);
+        rc = -1;
+        break;
+    }
+    ingest_lines_close(&lb);
+    return rc;
+}

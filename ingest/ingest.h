@@ -1,0 +1,70 @@
+/* ingest/ingest.h -- trace readers (sources, in babeltrace's words).
+ *
+ * A reader streams a trace file line by line and hands every event,
+ * process and thread it finds to a sink; it never holds the whole trace.
+ * The sink (in practice the cli, forwarding to a db_writer) owns storage.
+ *
+ *   ingest_detect   guess the format from the first bytes of the file
+ *   ingest_file     read a whole file into a sink
+ *
+ * Errors name the file and line: "trace.txt:812: bad timestamp". */
+#ifndef ARGUSQ_INGEST_H
+#define ARGUSQ_INGEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../db/db.h"
+
+typedef enum ingest_format {
+    INGEST_UNKNOWN = 0,
+    INGEST_FTRACE_TRACE,      /* text of /sys/kernel/tracing/trace */
+    INGEST_TRACE_CMD_REPORT,  /* `trace-cmd report`, with or without -l */
+    INGEST_ARGUS,             /* the Argus trace format (#argus-trace 1) */
+} ingest_format;
+
+const char *ingest_format_name(ingest_format f); /* "ftrace-trace", ... */
+
+/* The callbacks return 0 to go on, non-zero to stop the read (the reader
+ * then returns -1 and leaves err as the sink filled it, with "PATH:LINE: "
+ * put in front unless the sink wrote it).  Any callback may be NULL.
+ *
+ * Call order (ftrace reader):
+ *   - proc(pid) before the first thread() of that pid;
+ *   - thread(tid) before the first event() of tid (whose ev->pid is then
+ *     the pid of the latest thread() of tid), and again whenever tid moves
+ *     to another process or is renamed; proc(pid) again when the process is
+ *     renamed (exec, or a rename of its leader tid == pid);
+ *   - the declarations a line causes (its own task, the child of a fork or
+ *     task_newtask, a task_rename) come before that line's event();
+ *   - exactly one event() per event line, in file order; one skip() per
+ *     header line (cpus=2, version = 6, CPU 0 is empty, CPU:1 [LOST ..]);
+ *     nothing for '#' comments and blank lines.
+ * Threads that are only named in an event's fields (a wakeup's target, a
+ * switch's next) are not declared until they are seen themselves. */
+typedef struct ingest_sink {
+    void *ctx;
+    /* a process appeared or was renamed (exec, task_rename of its leader) */
+    int (*proc)(void *ctx, uint32_t pid, const char *name, char *err, size_t errlen);
+    /* a thread appeared, moved to a process, or was renamed */
+    int (*thread)(void *ctx, const db_thread *t, char *err, size_t errlen);
+    /* one event, in file order; the sink assigns ev->id */
+    int (*event)(void *ctx, db_event *ev, char *err, size_t errlen);
+    /* a line that is not an event and not a comment/header (counted as skipped) */
+    void (*skip)(void *ctx);
+} ingest_sink;
+
+typedef struct ingest_stats {
+    uint64_t lines;   /* lines read */
+    uint64_t events;  /* events handed to the sink */
+    uint64_t skipped; /* lines that were neither events nor headers */
+} ingest_stats;
+
+ingest_format ingest_detect(const char *buf, size_t len);
+
+/* Reads path (format detected from its content) into sink.
+ * Returns 0, or -1 with err = "PATH:LINE: message". */
+int ingest_file(const char *path, const ingest_sink *sink, ingest_format *format, ingest_stats *st,
+                char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,418 @@
+/* query/ast.c -- the AST: arena, the constructors the grammar actions
+ * call, and the S-expression printer (query_ast_dump). */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query_ast.h"
+#include "query_grammar.h" /* QTK_* token codes (build/gen) */
+
+/* ---- arena ---- */
+
+struct query_arena_block {
+    query_arena_block *next;
+    size_t used, cap;
+    max_align_t data[]; /* cap bytes */
+};
+
+#define ARENA_ALIGN (sizeof(max_align_t))
+#define ARENA_MIN_BLOCK 4096
+
+static void *arena_fail(query_arena *a)
+{
+    if (a->oom)
+        longjmp(*a->oom, 1);
+    return NULL;
+}
+
+void *query_arena_alloc(query_arena *a, size_t n)
+{
+    if (n == 0)
+        n = 1;
+    if (n > SIZE_MAX / 4)
+        return arena_fail(a);
+    n = (n + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+    query_arena_block *b = a->head;
+    if (!b || b->cap - b->used < n) {
+        size_t cap = b ? b->cap * 2 : ARENA_MIN_BLOCK;
+        if (cap > 1u << 20)
+            cap = 1u << 20;
+        if (cap < n)
+            cap = n;
+        b = malloc(sizeof *b + cap);
+        if (!b)
+            return arena_fail(a);
+        b->used = 0;
+        b->cap = cap;
+        b->next = a->head;
+        a->head = b;
+    }
+    void *p = (unsigned char *)b->data + b->used;
+    b->used += n;
+    memset(p, 0, n);
+    return p;
+}
+
+char *query_arena_strndup(query_arena *a, const char *s, size_t n)
+{
+    char *p = query_arena_alloc(a, n + 1);
+    if (p && n)
+        memcpy(p, s, n);
+    return p;
+}
+
+void query_arena_free(query_arena *a)
+{
+    query_arena_block *b = a->head;
+    while (b) {
+        query_arena_block *next = b->next;
+        free(b);
+        b = next;
+    }
+    a->head = NULL;
+}
+
+/* ---- errors ---- */
+
+void query_ast_error(query_parse_state *ps, const query_pos *pos, const char *fmt, ...)
+{
+    if (ps->failed)
+        return;
+    ps->failed = true;
+    memset(&ps->err, 0, sizeof ps->err);
+    if (pos) {
+        ps->err.line = pos->line;
+        ps->err.col = pos->col;
+        ps->err.offset = pos->offset;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ps->err.msg, sizeof ps->err.msg, fmt, ap);
+    va_end(ap);
+}
+
+void query_ast_syntax_error(query_parse_state *ps, const query_token *t)
+{
+    if (t->code == 0) {
+        query_ast_error(ps, &t->pos, "unexpected end of input");
+        return;
+    }
+    int n = t->len > 60 ? 60 : (int)t->len;
+    query_ast_error(ps, &t->pos, "syntax error near \"%.*s%s\"", n, t->text,
+                    t->len > 60 ? "..." : "");
+}
+
+/* ---- constructors ---- */
+
+query_stmt *query_ast_stmt(query_parse_state *ps, query_stmt_kind kind, const query_token *first)
+{
+    query_stmt *st = query_arena_alloc(ps->arena, sizeof *st);
+    st->kind = kind;
+    st->pos = first->pos;
+    return st;
+}
+
+void query_ast_add_stmt(query_parse_state *ps, const query_stmt *st)
+{
+    if (ps->count == ps->cap) {
+        size_t cap = ps->cap ? ps->cap * 2 : 8;
+        const query_stmt **v = query_arena_alloc(ps->arena, cap * sizeof *v);
+        if (ps->count)
+            memcpy(v, ps->stmts, ps->count * sizeof *v);
+        ps->stmts = v;
+        ps->cap = cap;
+    }
+    ps->stmts[ps->count++] = st;
+}
+
+query_name query_ast_name(query_parse_state *ps, const query_token *t)
+{
+    query_name n = { .pos = t->pos };
+    if (t->code == QTK_STRING) {
+        n.name = t->str;
+        n.len = t->str_len;
+    } else {
+        n.name = query_arena_strndup(ps->arena, t->text, t->len);
+        n.len = t->len;
+    }
+    return n;
+}
+
+query_literal query_ast_literal(query_parse_state *ps, const query_token *t)
+{
+    query_literal l = { .pos = t->pos };
+    l.text = query_arena_strndup(ps->arena, t->text, t->len);
+    switch (t->code) {
+    case QTK_STRING:
+        l.kind = QUERY_LIT_STRING;
+        l.str = t->str;
+        l.len = t->str_len;
+        return l;
+    case QTK_DURATION:
+        l.kind = QUERY_LIT_DURATION;
+        break;
+    default:
+        l.kind = QUERY_LIT_INT;
+        break;
+    }
+    l.uval = t->uval;
+    if (t->is_negative && t->uval != 0) {
+        l.is_negative = true;
+        l.fits_int64 = true;
+        /* magnitude <= 2^63 (checked by the lexer) */
+        l.ival = t->uval == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)t->uval;
+    } else if (t->uval <= (uint64_t)INT64_MAX) {
+        l.fits_int64 = true;
+        l.ival = (int64_t)t->uval;
+    }
+    return l;
+}
+
+query_ast_num query_ast_count(query_parse_state *ps, const query_token *t, const char *what)
+{
+    query_ast_num n = { .has = true, .value = t->uval, .pos = t->pos };
+    if (t->is_negative && t->uval != 0) {
+        query_ast_error(ps, &t->pos, "%s must be a non-negative integer", what);
+        n.value = 0;
+    }
+    return n;
+}
+
+query_operand query_ast_field_operand(query_parse_state *ps, const query_token *t)
+{
+    query_operand o = { .kind = QUERY_OPD_FIELD, .pos = t->pos };
+    o.field = query_ast_name(ps, t);
+    return o;
+}
+
+query_operand query_ast_lit_operand(const query_literal *lit)
+{
+    query_operand o = { .kind = QUERY_OPD_LITERAL, .pos = lit->pos, .lit = *lit };
+    return o;
+}
+
+static query_expr *new_expr(query_parse_state *ps, query_expr_kind kind, query_pos pos)
+{
+    query_expr *e = query_arena_alloc(ps->arena, sizeof *e);
+    e->kind = kind;
+    e->pos = pos;
+    return e;
+}
+
+query_expr *query_ast_binary(query_parse_state *ps, query_expr_kind kind, const query_token *op,
+                             const query_expr *lhs, const query_expr *rhs)
+{
+    query_expr *e = new_expr(ps, kind, op->pos);
+    e->bin.lhs = lhs;
+    e->bin.rhs = rhs;
+    return e;
+}
+
+query_expr *query_ast_not(query_parse_state *ps, const query_token *op, const query_expr *arg)
+{
+    query_expr *e = new_expr(ps, QUERY_EX_NOT, op->pos);
+    e->unary.arg = arg;
+    return e;
+}
+
+query_expr *query_ast_cmp(query_parse_state *ps, const query_ast_op *op, const query_operand *lhs,
+                          const query_operand *rhs)
+{
+    query_expr *e = new_expr(ps, QUERY_EX_CMP, op->pos);
+    e->cmp.op = op->op;
+    e->cmp.lhs = *lhs;
+    e->cmp.rhs = *rhs;
+    return e;
+}
+
+query_expr *query_ast_in(query_parse_state *ps, const query_token *op, const query_token *field,
+                         const query_ast_lits *items, bool negated)
+{
+    query_expr *e = new_expr(ps, QUERY_EX_IN, op->pos);
+    e->in.lhs = query_ast_field_operand(ps, field);
+    e->in.items = items->items;
+    e->in.count = items->count;
+    e->in.negated = negated;
+    return e;
+}
+
+/* Grows an arena vector of `size`-byte items to hold one more. */
+static void *vec_grow(query_parse_state *ps, void *items, size_t count, size_t *cap, size_t size)
+{
+    if (count < *cap)
+        return items;
+    size_t ncap = *cap ? *cap * 2 : 4;
+    void *v = query_arena_alloc(ps->arena, ncap * size);
+    if (count)
+        memcpy(v, items, count * size);
+    *cap = ncap;
+    return v;
+}
+
+void query_ast_names_push(query_parse_state *ps, query_ast_names *v, query_name n)
+{
+    v->items = vec_grow(ps, v->items, v->count, &v->cap, sizeof *v->items);
+    v->items[v->count++] = n;
+}
+
+void query_ast_lits_push(query_parse_state *ps, query_ast_lits *v, query_literal l)
+{
+    v->items = vec_grow(ps, v->items, v->count, &v->cap, sizeof *v->items);
+    v->items[v->count++] = l;
+}
+
+/* ---- printer ---- */
+
+const char *query_cmp_op_str(query_cmp_op op)
+{
+    static const char *const names[] = {
+        [QUERY_OP_EQ] = "=", [QUERY_OP_NE] = "!=", [QUERY_OP_LT] = "<",
+        [QUERY_OP_LE] = "<=", [QUERY_OP_GT] = ">", [QUERY_OP_GE] = ">=",
+    };
+    return (unsigned)op < sizeof names / sizeof names[0] ? names[op] : "?";
+}
+
+static void dump_string(const char *s, size_t len, FILE *out)
+{
+    fputc('"', out);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\')
+            fprintf(out, "\\%c", c);
+        else if (c < 0x20 || c >= 0x7f)
+            fprintf(out, "\\x%02x", c);
+        else
+            fputc(c, out);
+    }
+    fputc('"', out);
+}
+
+static void dump_literal(const query_literal *l, FILE *out)
+{
+    switch (l->kind) {
+    case QUERY_LIT_STRING:
+        dump_string(l->str, l->len, out);
+        break;
+    case QUERY_LIT_DURATION:
+        fprintf(out, "%lluns", (unsigned long long)l->uval);
+        break;
+    case QUERY_LIT_INT:
+        if (l->is_negative)
+            fprintf(out, "%lld", (long long)l->ival);
+        else
+            fprintf(out, "%llu", (unsigned long long)l->uval);
+        break;
+    }
+}
+
+static void dump_operand(const query_operand *o, FILE *out)
+{
+    if (o->kind == QUERY_OPD_FIELD)
+        fputs(o->field.name, out);
+    else
+        dump_literal(&o->lit, out);
+}
+
+void query_ast_dump_expr(const query_expr *e, FILE *out)
+{
+    switch (e->kind) {
+    case QUERY_EX_AND:
+    case QUERY_EX_OR:
+        fputs(e->kind == QUERY_EX_AND ? "(and " : "(or ", out);
+        query_ast_dump_expr(e->bin.lhs, out);
+        fputc(' ', out);
+        query_ast_dump_expr(e->bin.rhs, out);
+        fputc(')', out);
+        break;
+    case QUERY_EX_NOT:
+        fputs("(not ", out);
+        query_ast_dump_expr(e->unary.arg, out);
+        fputc(')', out);
+        break;
+    case QUERY_EX_CMP:
+        fprintf(out, "(%s ", query_cmp_op_str(e->cmp.op));
+        dump_operand(&e->cmp.lhs, out);
+        fputc(' ', out);
+        dump_operand(&e->cmp.rhs, out);
+        fputc(')', out);
+        break;
+    case QUERY_EX_IN:
+        fputs(e->in.negated ? "(not-in " : "(in ", out);
+        dump_operand(&e->in.lhs, out);
+        fputs(" (", out);
+        for (size_t i = 0; i < e->in.count; i++) {
+            if (i)
+                fputc(' ', out);
+            dump_literal(&e->in.items[i], out);
+        }
+        fputs("))", out);
+        break;
+    }
+}
+
+static void dump_in_trace(const query_stmt *st, FILE *out)
+{
+    if (st->trace.name) {
+        fputs(" (in-trace ", out);
+        dump_string(st->trace.name, st->trace.len, out);
+        fputc(')', out);
+    }
+}
+
+void query_ast_dump(const query_stmt *st, FILE *out)
+{
+    switch (st->kind) {
+    case QUERY_ST_TRACES:
+        fputs("(traces)", out);
+        return;
+    case QUERY_ST_USE:
+        fputs("(use ", out);
+        dump_string(st->trace.name, st->trace.len, out);
+        fputc(')', out);
+        return;
+    case QUERY_ST_HELP:
+        if (st->topic.name)
+            fprintf(out, "(help %s)", st->topic.name);
+        else
+            fputs("(help)", out);
+        return;
+    case QUERY_ST_SHOW_NODE:
+    case QUERY_ST_EVENTS_OF:
+        fprintf(out, "(%s %llu", st->kind == QUERY_ST_SHOW_NODE ? "show-node" : "events-of",
+                (unsigned long long)st->node);
+        dump_in_trace(st, out);
+        fputc(')', out);
+        return;
+    case QUERY_ST_FIND:
+        fprintf(out, "(find %s", st->target == QUERY_TARGET_NODES ? "nodes" : "events");
+        if (st->where) {
+            fputs(" (where ", out);
+            query_ast_dump_expr(st->where, out);
+            fputc(')', out);
+        }
+        if (st->has_order)
+            fprintf(out, " (order-by %s %s)", st->order_by.name, st->order_desc ? "desc" : "asc");
+        if (st->has_limit)
+            fprintf(out, " (limit %llu)", (unsigned long long)st->limit);
+        dump_in_trace(st, out);
+        fputc(')', out);
+        return;
+    case QUERY_ST_SLICE:
+        fprintf(out, "(slice %s %llu", st->dir == QUERY_SLICE_BACK ? "back" : "forward",
+                (unsigned long long)st->node);
+        if (st->has_depth)
+            fprintf(out, " (depth %llu)", (unsigned long long)st->depth);
+        if (st->via_count) {
+            fputs(" (via", out);
+            for (size_t i = 0; i < st->via_count; i++)
+                fprintf(out, " %s", st->via[i].name);
+            fputc(')', out);
+        }
+        if (st->with_weak)
+            fputs(" (with-weak)", out);
+        dump_in_trace(st, out);
+        fputc(')', out);
+        return;
+    }
+    fputs("(?)", out);
+}

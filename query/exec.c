@@ -1,0 +1,305 @@
+/* query/exec.c -- running a statement: the small statements here, find in
+ * exec_find.c, slice in exec_slice.c. */
+#include <inttypes.h>
+#include <string.h>
+#include <strings.h>
+
+#include "query_int.h"
+
+/* The trace a statement reads: its `in trace`, else the session's
+ * current trace, else the most recently ingested one. */
+db_reader *query_open_trace(query_session *s, const query_name *in, query_error *err)
+{
+    db_error de = {{0}};
+    char name[256];
+    if (in && in->name)
+        snprintf(name, sizeof name, "%s", in->name);
+    else if (s->trace[0])
+        snprintf(name, sizeof name, "%s", s->trace);
+    else {
+        db_trace_info t;
+        int got = db_latest_trace(s->archive, &t, &de);
+        if (got <= 0) {
+            query_fail(err, NULL, "%s", got < 0 ? de.msg : "the archive holds no trace (ingest one first)");
+            return NULL;
+        }
+        snprintf(name, sizeof name, "%s", t.name);
+    }
+    db_reader *r = db_reader_open(s->archive, name, &de);
+    if (!r)
+        query_fail(err, in && in->name ? &in->pos : NULL, "%s", de.msg);
+    return r;
+}
+
+/* ---- traces ---- */
+
+struct traces_ctx {
+    query_session *s;
+    query_table t;
+    int n;
+};
+
+static int trace_row(void *p, const db_trace_info *t)
+{
+    struct traces_ctx *c = p;
+    FILE *f = c->s->out;
+    if (c->s->format == QUERY_FMT_JSON) {
+        fputs(c->n++ ? "," : "", f);
+        fputs("{\"name\":", f);
+        query_json_str(f, t->name, strlen(t->name));
+        fprintf(f,
+                ",\"events\":%" PRIu64 ",\"nodes\":%" PRIu64 ",\"edges\":%" PRIu64 ",\"threads\":%" PRIu64
+                ",\"processes\":%" PRIu64 ",\"skipped\":%" PRIu64 ",\"first_ts\":%" PRIu64
+                ",\"last_ts\":%" PRIu64 ",\"ingested_at\":%" PRIu64 ",\"format\":",
+                t->events, t->nodes, t->edges, t->threads, t->processes, t->skipped, t->first_ts, t->last_ts,
+                t->ingested_at);
+        query_json_str(f, t->format, strlen(t->format));
+        fputs(",\"source\":", f);
+        query_json_str(f, t->source, strlen(t->source));
+        fputc('}', f);
+        return 0;
+    }
+    char d[32];
+    query_fmt_duration(d, sizeof d, t->last_ts - t->first_ts);
+    query_table_cell(&c->t, "%s", t->name);
+    query_table_cell(&c->t, "%" PRIu64, t->events);
+    query_table_cell(&c->t, "%" PRIu64, t->nodes);
+    query_table_cell(&c->t, "%" PRIu64, t->edges);
+    query_table_cell(&c->t, "%" PRIu64, t->threads);
+    query_table_cell(&c->t, "%s", d);
+    query_table_cell(&c->t, "%s", t->format);
+    return 0;
+}
+
+static int exec_traces(query_session *s, query_error *err)
+{
+    static const char *const heads[] = {"trace", "events", "nodes", "edges", "threads", "span", "format"};
+    struct traces_ctx c = {.s = s};
+    db_error de = {{0}};
+    query_table_init(&c.t, 7, heads);
+    if (s->format == QUERY_FMT_JSON)
+        fputs("{\"traces\":[", s->out);
+    int rc = db_list_traces(s->archive, trace_row, &c, &de);
+    if (s->format == QUERY_FMT_JSON)
+        fputs("]}\n", s->out);
+    else if (!rc)
+        query_table_print(&c.t, s->out);
+    query_table_free(&c.t);
+    return rc ? query_fail(err, NULL, "%s", de.msg) : 0;
+}
+
+static int exec_use(query_session *s, const query_stmt *st, query_error *err)
+{
+    db_trace_info t;
+    db_error de = {{0}};
+    int got = db_find_trace(s->archive, st->trace.name, &t, &de);
+    if (got <= 0)
+        return query_fail(err, &st->trace.pos, got < 0 ? "%s" : "no trace named \"%s\"",
+                          got < 0 ? de.msg : st->trace.name);
+    snprintf(s->trace, sizeof s->trace, "%s", t.name);
+    if (s->format == QUERY_FMT_JSON) {
+        fputs("{\"trace\":", s->out);
+        query_json_str(s->out, t.name, strlen(t.name));
+        fputs("}\n", s->out);
+    } else
+        fprintf(s->out, "using trace \"%s\"\n", t.name);
+    return 0;
+}
+
+/* ---- help ---- */
+
+static const struct {
+    const char *topic, *text;
+} help_topics[] = {
+    {"traces", "traces\n  List the traces in the archive: name, events, nodes, edges, threads, span.\n"},
+    {"use", "use trace \"NAME\"\n  Make NAME the current trace of this session.\n"},
+    {"find",
+     "find nodes|events [where EXPR] [order by FIELD [asc|desc]] [limit K] [in trace \"NAME\"]\n"
+     "  EXPR: comparisons (= != < <= > >=), and, or, not, ( ), FIELD [not] in (...).\n"
+     "  Literals: \"strings\", 42, 0x2a, -110, durations 300ms 1.5us 2s.\n"
+     "  Node fields: id tid pid proc thread begin end duration blocked events kind cpu.\n"
+     "  Event fields: id ts tid pid type node event cpu phase, the object (target, timer,\n"
+     "  block, port, addr, nr, irq) and any attribute (name, ret, reason, func, ...).\n"
+     "  e.g. find nodes where thread = \"ui-main\" order by blocked desc limit 1\n"},
+    {"slice",
+     "slice back|forward from node N [depth D] [via KIND, ...] [with weak] [in trace \"NAME\"]\n"
+     "  The nodes reached by following edges into (back) or out of (forward) node N,\n"
+     "  up to D steps (default 20).  Weak edges are followed only `with weak`;\n"
+     "  `via` restricts the edge kinds: wakeup weak ipc ipc_reply dispatch runloop timer flag.\n"},
+    {"show", "show node N [in trace \"NAME\"]\n  The node, with its incoming and outgoing edges.\n"},
+    {"events", "events of node N [in trace \"NAME\"]\n  The node's events in time order.\n"},
+    {"help", "help [STATEMENT]\n  This text, or the text of one statement.\n"},
+};
+
+static int exec_help(query_session *s, const query_stmt *st, query_error *err)
+{
+    size_t n = sizeof help_topics / sizeof help_topics[0];
+    FILE *f = s->out;
+    char buf[4096];
+    size_t len = 0;
+    if (st->topic.name) {
+        size_t i = 0;
+        while (i < n && strcasecmp(help_topics[i].topic, st->topic.name) != 0)
+            i++;
+        if (i == n)
+            return query_fail(err, &st->topic.pos, "no help for \"%s\" (try: help)", st->topic.name);
+        len = (size_t)snprintf(buf, sizeof buf, "%s", help_topics[i].text);
+    } else {
+        len = (size_t)snprintf(buf, sizeof buf, "Statements (end each with ';' in scripts):\n");
+        for (size_t i = 0; i < n && len < sizeof buf; i++) {
+            const char *t = help_topics[i].text;
+            len += (size_t)snprintf(buf + len, sizeof buf - len, "  %.*s\n", (int)strcspn(t, "\n"), t);
+        }
+    }
+    if (len >= sizeof buf)
+        len = sizeof buf - 1;
+    if (s->format == QUERY_FMT_JSON) {
+        fputs("{\"help\":", f);
+        query_json_str(f, buf, len);
+        fputs("}\n", f);
+    } else
+        fwrite(buf, 1, len, f);
+    return 0;
+}
+
+/* ---- show node, events of node ---- */
+
+static int node_or_fail(db_reader *r, const query_stmt *st, db_node *n, query_error *err)
+{
+    db_error de = {{0}};
+    int got = st->node > UINT32_MAX ? 0 : db_get_node(r, (uint32_t)st->node, n, &de);
+    if (got < 0)
+        return query_fail(err, &st->node_pos, "%s", de.msg);
+    if (got == 0)
+        return query_fail(err, &st->node_pos, "no node %" PRIu64 " in trace \"%s\"", st->node,
+                          db_reader_trace(r)->name);
+    return 0;
+}
+
+struct edge_list {
+    FILE *f;
+    int n;
+    bool json;
+    query_table *t;
+    bool in;
+};
+
+static int edge_row(void *p, const db_edge *e)
+{
+    struct edge_list *l = p;
+    if (l->json) {
+        fputs(l->n++ ? "," : "", l->f);
+        query_json_edge(l->f, e);
+        return 0;
+    }
+    query_table_cell(l->t, "%s", l->in ? "in" : "out");
+    query_table_cell(l->t, "%s", db_edge_kind_name(e->kind));
+    query_table_cell(l->t, "%" PRIu32, l->in ? e->from : e->to);
+    query_table_cell(l->t, "%" PRIu64 " -> %" PRIu64, e->from_event, e->to_event);
+    return 0;
+}
+
+static int exec_show(query_session *s, const query_stmt *st, query_error *err)
+{
+    db_reader *r = query_open_trace(s, &st->trace, err);
+    if (!r)
+        return -1;
+    db_node n;
+    db_error de = {{0}};
+    int rc = node_or_fail(r, st, &n, err);
+    bool json = s->format == QUERY_FMT_JSON;
+    query_table t;
+    static const char *const heads[] = {"dir", "edge", "node", "events"};
+    query_table_init(&t, 4, heads);
+    struct edge_list l = {s->out, 0, json, &t, true};
+    if (!rc) {
+        if (json) {
+            fputs("{\"node\":", s->out);
+            query_json_node(s->out, &n, -1);
+            fputs(",\"in\":[", s->out);
+        } else {
+            query_table nt;
+            query_table_nodes_init(&nt);
+            query_table_node(&nt, &n);
+            query_table_print(&nt, s->out);
+            query_table_free(&nt);
+        }
+        rc = db_edges_in(r, n.id, edge_row, &l, &de);
+        if (json)
+            fputs("],\"out\":[", s->out);
+        l.in = false;
+        l.n = 0;
+        if (!rc)
+            rc = db_edges_out(r, n.id, edge_row, &l, &de);
+        if (json)
+            fputs("]}\n", s->out);
+        else if (t.ncells > 4) {
+            fputc('\n', s->out);
+            query_table_print(&t, s->out);
+        }
+        if (rc)
+            query_fail(err, NULL, "%s", de.msg);
+    }
+    query_table_free(&t);
+    db_reader_close(r);
+    return rc;
+}
+
+struct ev_list {
+    query_session *s;
+    int n;
+};
+
+static int ev_row(void *p, const db_event *ev)
+{
+    struct ev_list *l = p;
+    if (l->s->format == QUERY_FMT_JSON) {
+        fputs(l->n++ ? "," : "", l->s->out);
+        query_json_event(l->s->out, ev);
+    } else {
+        char ts[32];
+        query_fmt_ts(ts, sizeof ts, ev->ts);
+        fprintf(l->s->out, "%-8" PRIu64 " %s  %-7" PRIu32 " %-16s %-18s", ev->id, ts, ev->tid,
+                db_evtype_name(ev->type), ev->name);
+        for (const char *a = ev->attrs, *end = ev->attrs + ev->attrs_len; a < end; a += strlen(a) + 1)
+            fprintf(l->s->out, " %s", a);
+        fputc('\n', l->s->out);
+    }
+    return 0;
+}
+
+static int exec_events_of(query_session *s, const query_stmt *st, query_error *err)
+{
+    db_reader *r = query_open_trace(s, &st->trace, err);
+    if (!r)
+        return -1;
+    db_node n;
+    db_error de = {{0}};
+    int rc = node_or_fail(r, st, &n, err);
+    if (!rc) {
+        struct ev_list l = {s, 0};
+        if (s->format == QUERY_FMT_JSON)
+            fputs("{\"events\":[", s->out);
+        rc = db_scan_node_events(r, n.id, ev_row, &l, &de);
+        if (s->format == QUERY_FMT_JSON)
+            fputs("]}\n", s->out);
+        if (rc)
+            query_fail(err, NULL, "%s", de.msg);
+    }
+    db_reader_close(r);
+    return rc;
+}
+
+int query_exec(query_session *s, const query_stmt *st, query_error *err)
+{
+    switch (st->kind) {
+    case QUERY_ST_TRACES: return exec_traces(s, err);
+    case QUERY_ST_USE: return exec_use(s, st, err);
+    case QUERY_ST_HELP: return exec_help(s, st, err);
+    case QUERY_ST_SHOW_NODE: return exec_show(s, st, err);
+    case QUERY_ST_EVENTS_OF: return exec_events_of(s, st, err);
+    case QUERY_ST_FIND: return query_exec_find(s, st, err);
+    case QUERY_ST_SLICE: return query_exec_slice(s, st, err);
+    }
+    return query_fail(err, &st->pos, "unknown statement");
+}

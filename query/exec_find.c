@@ -1,0 +1,268 @@
+/* query/exec_find.c -- `find nodes|events [where] [order by] [limit]`.
+ *
+ * Events are read through the narrowest index the `where` clause allows
+ * (a node, a thread and time range, an object, a time range); the whole
+ * clause is still evaluated on every event read, so the index is only a
+ * prefilter and never changes the answer. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "query_int.h"
+
+typedef struct find_ctx {
+    query_session *s;
+    const query_stmt *st;
+    bool json, collect;   /* collect: rows are sorted before output */
+    uint64_t n;           /* rows matched */
+    query_table t;
+    db_node *nodes;       /* collected rows */
+    db_event *events;
+    size_t len, cap;
+    bool oom;
+} find_ctx;
+
+static bool enough(const find_ctx *c)
+{
+    return c->st->has_limit && !c->collect && c->n >= c->st->limit;
+}
+
+static void emit_node(find_ctx *c, const db_node *n)
+{
+    if (c->json) {
+        fputs(c->n ? "," : "", c->s->out);
+        query_json_node(c->s->out, n, -1);
+    } else
+        query_table_node(&c->t, n);
+    c->n++;
+}
+
+static void emit_event(find_ctx *c, const db_event *ev)
+{
+    if (c->json) {
+        fputs(c->n ? "," : "", c->s->out);
+        query_json_event(c->s->out, ev);
+    } else {
+        char ts[32];
+        query_fmt_ts(ts, sizeof ts, ev->ts);
+        query_table_cell(&c->t, "%" PRIu64, ev->id);
+        query_table_cell(&c->t, "%s", ts);
+        query_table_cell(&c->t, "%" PRIu32, ev->tid);
+        query_table_cell(&c->t, "%" PRIu32, ev->node);
+        query_table_cell(&c->t, "%s", db_evtype_name(ev->type));
+        query_table_cell(&c->t, "%s", ev->name);
+        char attrs[256];
+        size_t len = 0;
+        attrs[0] = 0;
+        for (const char *a = ev->attrs, *end = ev->attrs + ev->attrs_len; a < end && len < sizeof attrs;
+             a += strlen(a) + 1)
+            len += (size_t)snprintf(attrs + len, sizeof attrs - len, "%s%s", len ? " " : "", a);
+        query_table_cell(&c->t, "%s", attrs);
+    }
+    c->n++;
+}
+
+static int grow(find_ctx *c, size_t elem, void **arr)
+{
+    if (c->len < c->cap)
+        return 0;
+    size_t n = c->cap ? c->cap * 2 : 256;
+    void *p = realloc(*arr, n * elem);
+    if (!p) {
+        c->oom = true;
+        return -1;
+    }
+    *arr = p;
+    c->cap = n;
+    return 0;
+}
+
+static int node_cb(void *p, const db_node *n)
+{
+    find_ctx *c = p;
+    query_row row = {.node = n};
+    if (c->st->where && !query_eval(c->st->where, &row))
+        return 0;
+    if (!c->collect) {
+        emit_node(c, n);
+        return enough(c) ? 1 : 0;
+    }
+    if (grow(c, sizeof *c->nodes, (void **)&c->nodes))
+        return -1;
+    c->nodes[c->len++] = *n;
+    return 0;
+}
+
+/* Events handed out by a reader point into LMDB's map, which stays valid
+ * for the life of the read transaction: collecting them is a shallow copy. */
+static int event_cb(void *p, const db_event *ev)
+{
+    find_ctx *c = p;
+    query_row row = {.ev = ev};
+    if (c->st->where && !query_eval(c->st->where, &row))
+        return 0;
+    if (!c->collect) {
+        emit_event(c, ev);
+        return enough(c) ? 1 : 0;
+    }
+    if (grow(c, sizeof *c->events, (void **)&c->events))
+        return -1;
+    c->events[c->len++] = *ev;
+    return 0;
+}
+
+static int row_cmp(const void *a, const void *b, void *p)
+{
+    const find_ctx *c = p;
+    query_row ra = {0}, rb = {0};
+    if (c->st->target == QUERY_TARGET_NODES) {
+        ra.node = a;
+        rb.node = b;
+    } else {
+        ra.ev = a;
+        rb.ev = b;
+    }
+    query_val va = query_field(&c->st->order_by, &ra), vb = query_field(&c->st->order_by, &rb);
+    bool ok;
+    int r = query_val_cmp(&va, &vb, &ok);
+    if (!ok) /* rows without the field sort last */
+        r = (va.t == QV_NONE) - (vb.t == QV_NONE);
+    return c->st->order_desc ? -r : r;
+}
+
+/* ---- the index a `where` clause allows (events) ---- */
+
+typedef struct plan {
+    enum { PLAN_SCAN, PLAN_TIME, PLAN_THREAD, PLAN_NODE, PLAN_OBJECT } kind;
+    uint64_t t0, t1, key;
+    db_obj_index ix;
+} plan;
+
+static bool const_of(const query_expr *e, const char **field, query_cmp_op *op, uint64_t *v)
+{
+    if (e->kind != QUERY_EX_CMP)
+        return false;
+    const query_operand *f = &e->cmp.lhs, *l = &e->cmp.rhs;
+    query_cmp_op o = e->cmp.op;
+    if (f->kind != QUERY_OPD_FIELD) { /* 5 < ts: flip */
+        const query_operand *x = f;
+        f = l;
+        l = x;
+        static const query_cmp_op flip[] = {QUERY_OP_EQ, QUERY_OP_NE, QUERY_OP_GT, QUERY_OP_GE, QUERY_OP_LT,
+                                            QUERY_OP_LE};
+        o = flip[o];
+    }
+    if (f->kind != QUERY_OPD_FIELD || l->kind != QUERY_OPD_LITERAL || l->lit.kind == QUERY_LIT_STRING ||
+        l->lit.is_negative)
+        return false;
+    *field = f->field.name;
+    *op = o;
+    *v = l->lit.uval;
+    return true;
+}
+
+static void plan_conjunct(plan *p, const query_expr *e)
+{
+    if (e->kind == QUERY_EX_AND) {
+        plan_conjunct(p, e->bin.lhs);
+        plan_conjunct(p, e->bin.rhs);
+        return;
+    }
+    const char *f;
+    query_cmp_op op;
+    uint64_t v;
+    if (!const_of(e, &f, &op, &v))
+        return;
+    if (strcasecmp(f, "ts") == 0) {
+        if ((op == QUERY_OP_EQ || op == QUERY_OP_GE) && v > p->t0)
+            p->t0 = v;
+        if (op == QUERY_OP_GT && v + 1 > p->t0 && v < UINT64_MAX)
+            p->t0 = v + 1;
+        if ((op == QUERY_OP_EQ || op == QUERY_OP_LE) && v < p->t1)
+            p->t1 = v;
+        if (op == QUERY_OP_LT && v > 0 && v - 1 < p->t1)
+            p->t1 = v - 1;
+        if (p->kind == PLAN_SCAN)
+            p->kind = PLAN_TIME;
+        return;
+    }
+    if (op != QUERY_OP_EQ)
+        return;
+    if (strcasecmp(f, "node") == 0 && v <= UINT32_MAX) {
+        p->kind = PLAN_NODE;
+        p->key = v;
+    } else if (strcasecmp(f, "tid") == 0 && v <= UINT32_MAX && p->kind != PLAN_NODE) {
+        p->kind = PLAN_THREAD;
+        p->key = v;
+    } else if (p->kind == PLAN_SCAN || p->kind == PLAN_TIME) {
+        static const struct { const char *f; db_obj_index ix; } objs[] = {
+            {"timer", DB_IX_TIMER}, {"block", DB_IX_BLOCK}, {"port", DB_IX_PORT}};
+        for (size_t i = 0; i < sizeof objs / sizeof objs[0]; i++)
+            if (strcasecmp(f, objs[i].f) == 0) {
+                p->kind = PLAN_OBJECT;
+                p->ix = objs[i].ix;
+                p->key = v;
+            }
+    }
+}
+
+static int scan_events(db_reader *r, const query_stmt *st, find_ctx *c, db_error *de)
+{
+    plan p = {.kind = PLAN_SCAN, .t0 = 0, .t1 = UINT64_MAX};
+    if (st->where)
+        plan_conjunct(&p, st->where);
+    switch (p.kind) {
+    case PLAN_NODE: return db_scan_node_events(r, (uint32_t)p.key, event_cb, c, de);
+    case PLAN_THREAD: return db_scan_thread(r, (uint32_t)p.key, p.t0, p.t1, event_cb, c, de);
+    case PLAN_OBJECT: return db_scan_object(r, p.ix, p.key, event_cb, c, de);
+    case PLAN_TIME: return p.t0 > p.t1 ? 0 : db_scan_time(r, p.t0, p.t1, event_cb, c, de);
+    default: return db_scan_events(r, event_cb, c, de);
+    }
+}
+
+int query_exec_find(query_session *s, const query_stmt *st, query_error *err)
+{
+    bool nodes = st->target == QUERY_TARGET_NODES;
+    if (st->where && query_check_fields(st->where, st->target, err))
+        return -1;
+    if (st->has_order && query_check_field(&st->order_by, st->target, err))
+        return -1;
+    db_reader *r = query_open_trace(s, &st->trace, err);
+    if (!r)
+        return -1;
+    find_ctx c = {.s = s, .st = st, .json = s->format == QUERY_FMT_JSON, .collect = st->has_order};
+    static const char *const ev_heads[] = {"event", "ts", "tid", "node", "type", "source", "attributes"};
+    if (nodes)
+        query_table_nodes_init(&c.t);
+    else
+        query_table_init(&c.t, 7, ev_heads);
+    if (c.json)
+        fprintf(s->out, "{\"%s\":[", nodes ? "nodes" : "events");
+    db_error de = {{0}};
+    int rc = (!st->has_limit || st->limit > 0)
+                 ? (nodes ? db_scan_nodes(r, node_cb, &c, &de) : scan_events(r, st, &c, &de))
+                 : 0;
+    if (rc > 0) /* stopped at the limit */
+        rc = 0;
+    if (!rc && c.collect && !c.oom) {
+        qsort_r(nodes ? (void *)c.nodes : (void *)c.events, c.len,
+                nodes ? sizeof *c.nodes : sizeof *c.events, row_cmp, &c);
+        size_t k = st->has_limit && st->limit < c.len ? (size_t)st->limit : c.len;
+        for (size_t i = 0; i < k; i++)
+            nodes ? emit_node(&c, &c.nodes[i]) : emit_event(&c, &c.events[i]);
+    }
+    if (c.json)
+        fputs("]}\n", s->out);
+    else if (!rc)
+        query_table_print(&c.t, s->out);
+    if (c.oom || c.t.oom)
+        rc = query_fail(err, NULL, "out of memory");
+    else if (rc)
+        rc = query_fail(err, NULL, "%s", de.msg);
+    query_table_free(&c.t);
+    free(c.nodes);
+    free(c.events);
+    db_reader_close(r);
+    return rc;
+}

@@ -1,0 +1,263 @@
+/* query/fields.c -- the fields of nodes and events, and evaluation of a
+ * `where` expression on one row. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "query_int.h"
+
+/* ---- node fields ---- */
+enum { NF_ID, NF_TID, NF_PID, NF_PROC, NF_THREAD, NF_BEGIN, NF_END, NF_DURATION, NF_BLOCKED,
+       NF_EVENTS, NF_KIND, NF_CPU, NF__COUNT };
+static const char *const node_fields[NF__COUNT] = {
+    "id", "tid", "pid", "proc", "thread", "begin", "end", "duration", "blocked", "events", "kind", "cpu",
+};
+
+/* ---- event fields that are not attributes ---- */
+enum { EF_ID, EF_TS, EF_TID, EF_PID, EF_TYPE, EF_NODE, EF_EVENT, EF_CPU, EF_PHASE, EF__COUNT };
+static const char *const event_fields[EF__COUNT] = {
+    "id", "ts", "tid", "pid", "type", "node", "event", "cpu", "phase",
+};
+
+static int field_index(const char *const *names, int n, const char *s)
+{
+    for (int i = 0; i < n; i++)
+        if (strcasecmp(names[i], s) == 0)
+            return i;
+    return -1;
+}
+
+bool query_event_is_fixed_field(const char *name)
+{
+    return field_index(event_fields, EF__COUNT, name) >= 0;
+}
+
+/* The object an event is about, under the name users know it by. */
+const char *query_event_obj_field(int type)
+{
+    switch (type) {
+    case DB_EV_WAKEUP: return "target";
+    case DB_EV_SYSCALL: return "nr";
+    case DB_EV_INTERRUPT: return "irq";
+    case DB_EV_TIMER_ARM:
+    case DB_EV_TIMER_CANCEL:
+    case DB_EV_TIMER_CALLOUT: return "timer";
+    case DB_EV_DISPATCH_ENQUEUE:
+    case DB_EV_DISPATCH_INVOKE:
+    case DB_EV_RUNLOOP_SUBMIT:
+    case DB_EV_RUNLOOP_INVOKE: return "block";
+    case DB_EV_MACH_MSG: return "port";
+    case DB_EV_FLAG_READ:
+    case DB_EV_FLAG_WRITE: return "addr";
+    default: return NULL;
+    }
+}
+
+bool query_obj_is_addr(int type)
+{
+    const char *f = query_event_obj_field(type);
+    return f && strcmp(f, "target") != 0 && strcmp(f, "nr") != 0 && strcmp(f, "irq") != 0;
+}
+
+const char *query_event_phase(const db_event *ev)
+{
+    if (ev->phase == DB_PH_NONE)
+        return NULL;
+    if (ev->type == DB_EV_MACH_MSG)
+        return ev->phase == DB_PH_BEGIN ? "send" : "recv";
+    return ev->phase == DB_PH_BEGIN ? "begin" : "end";
+}
+
+int query_fail(query_error *err, const query_pos *pos, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+    err->line = pos ? pos->line : 0;
+    err->col = pos ? pos->col : 0;
+    err->offset = pos ? pos->offset : 0;
+    return -1;
+}
+
+int query_check_field(const query_name *f, query_target target, query_error *err)
+{
+    if (target == QUERY_TARGET_NODES && field_index(node_fields, NF__COUNT, f->name) < 0)
+        return query_fail(err, &f->pos,
+                          "unknown field \"%s\" (node fields: id, tid, pid, proc, thread, begin, end, "
+                          "duration, blocked, events, kind, cpu)",
+                          f->name);
+    return 0;
+}
+
+int query_check_fields(const query_expr *e, query_target target, query_error *err)
+{
+    switch (e->kind) {
+    case QUERY_EX_AND:
+    case QUERY_EX_OR:
+        return query_check_fields(e->bin.lhs, target, err) || query_check_fields(e->bin.rhs, target, err)
+                   ? -1 : 0;
+    case QUERY_EX_NOT: return query_check_fields(e->unary.arg, target, err);
+    case QUERY_EX_CMP:
+        if (e->cmp.lhs.kind == QUERY_OPD_FIELD && query_check_field(&e->cmp.lhs.field, target, err))
+            return -1;
+        if (e->cmp.rhs.kind == QUERY_OPD_FIELD && query_check_field(&e->cmp.rhs.field, target, err))
+            return -1;
+        return 0;
+    case QUERY_EX_IN: return query_check_field(&e->in.lhs.field, target, err);
+    }
+    return 0;
+}
+
+static query_val num(uint64_t v) { return (query_val){.t = QV_NUM, .mag = v}; }
+static query_val str(const char *s) { return (query_val){.t = QV_STR, .s = s, .n = strlen(s)}; }
+
+static query_val node_field(const db_node *n, const char *name)
+{
+    switch (field_index(node_fields, NF__COUNT, name)) {
+    case NF_ID: return num(n->id);
+    case NF_TID: return num(n->tid);
+    case NF_PID: return num(n->pid);
+    case NF_PROC: return (query_val){.t = QV_STR, .s = n->proc, .n = strnlen(n->proc, DB_NAME_MAX)};
+    case NF_THREAD: return (query_val){.t = QV_STR, .s = n->thread, .n = strnlen(n->thread, DB_NAME_MAX)};
+    case NF_BEGIN: return num(n->begin);
+    case NF_END: return num(n->end);
+    case NF_DURATION: return num(n->end - n->begin);
+    case NF_BLOCKED: return num(n->blocked);
+    case NF_EVENTS: return num(n->events);
+    case NF_KIND: return str(db_node_kind_name(n->kind));
+    case NF_CPU: return n->cpu == DB_CPU_NONE ? (query_val){0} : num(n->cpu);
+    default: return (query_val){0};
+    }
+}
+
+/* An attribute's text: a number when it reads as one (decimal, 0x hex,
+ * or the bare hex of hashed kernel pointers is left a string). */
+static query_val text_val(const char *v, size_t n)
+{
+    char buf[32];
+    if (n > 0 && n < sizeof buf) {
+        memcpy(buf, v, n);
+        buf[n] = 0;
+        bool neg = buf[0] == '-';
+        char *e;
+        unsigned long long m = strtoull(buf + neg, &e, 0);
+        if (*e == 0 && e != buf + neg)
+            return (query_val){.t = QV_NUM, .neg = neg && m != 0, .mag = m, .s = v, .n = n};
+    }
+    return (query_val){.t = QV_STR, .s = v, .n = n};
+}
+
+static query_val event_field(const db_event *ev, const char *name)
+{
+    switch (field_index(event_fields, EF__COUNT, name)) {
+    case EF_ID: return num(ev->id);
+    case EF_TS: return num(ev->ts);
+    case EF_TID: return num(ev->tid);
+    case EF_PID: return num(ev->pid);
+    case EF_TYPE: return str(db_evtype_name(ev->type));
+    case EF_NODE: return num(ev->node);
+    case EF_EVENT: return str(ev->name);
+    case EF_CPU: return ev->cpu == DB_CPU_NONE ? (query_val){0} : num(ev->cpu);
+    case EF_PHASE: {
+        const char *p = query_event_phase(ev);
+        return p ? str(p) : (query_val){0};
+    }
+    default: break;
+    }
+    const char *obj = query_event_obj_field(ev->type);
+    if (obj && strcasecmp(obj, name) == 0)
+        return num(ev->obj);
+    if (ev->type == DB_EV_SYSCALL && ev->phase == DB_PH_END && strcasecmp(name, "ret") == 0)
+        return (query_val){.t = QV_NUM, .neg = ev->val < 0,
+                           .mag = ev->val < 0 ? 0 - (uint64_t)ev->val : (uint64_t)ev->val};
+    const char *v;
+    size_t n;
+    if (db_event_attr(ev, name, &v, &n))
+        return text_val(v, n);
+    return (query_val){0};
+}
+
+query_val query_field(const query_name *f, const query_row *row)
+{
+    return row->node ? node_field(row->node, f->name) : event_field(row->ev, f->name);
+}
+
+static query_val lit_val(const query_literal *l)
+{
+    if (l->kind == QUERY_LIT_STRING)
+        return (query_val){.t = QV_STR, .s = l->str, .n = l->len};
+    return (query_val){.t = QV_NUM, .neg = l->is_negative, .mag = l->uval};
+}
+
+static query_val operand(const query_operand *o, const query_row *row)
+{
+    return o->kind == QUERY_OPD_FIELD ? query_field(&o->field, row) : lit_val(&o->lit);
+}
+
+/* Orders two values; *comparable is false when one is missing or they are
+ * of different types (such a comparison is false, whatever the operator). */
+int query_val_cmp(const query_val *a, const query_val *b, bool *comparable)
+{
+    *comparable = a->t != QV_NONE && a->t == b->t;
+    if (!*comparable) {
+        /* a number written as text (an attribute) against a string */
+        if (a->t != QV_NONE && b->t != QV_NONE && a->s && b->t == QV_STR) {
+            *comparable = true;
+            size_t n = a->n < b->n ? a->n : b->n;
+            int c = memcmp(a->s, b->s, n);
+            return c ? c : (a->n > b->n) - (a->n < b->n);
+        }
+        return 0;
+    }
+    if (a->t == QV_STR) {
+        size_t n = a->n < b->n ? a->n : b->n;
+        int c = memcmp(a->s, b->s, n);
+        return c ? c : (a->n > b->n) - (a->n < b->n);
+    }
+    if (a->neg != b->neg)
+        return a->neg ? -1 : 1;
+    int c = (a->mag > b->mag) - (a->mag < b->mag);
+    return a->neg ? -c : c;
+}
+
+static bool cmp_holds(query_cmp_op op, int c)
+{
+    switch (op) {
+    case QUERY_OP_EQ: return c == 0;
+    case QUERY_OP_NE: return c != 0;
+    case QUERY_OP_LT: return c < 0;
+    case QUERY_OP_LE: return c <= 0;
+    case QUERY_OP_GT: return c > 0;
+    case QUERY_OP_GE: return c >= 0;
+    }
+    return false;
+}
+
+bool query_eval(const query_expr *e, const query_row *row)
+{
+    switch (e->kind) {
+    case QUERY_EX_AND: return query_eval(e->bin.lhs, row) && query_eval(e->bin.rhs, row);
+    case QUERY_EX_OR: return query_eval(e->bin.lhs, row) || query_eval(e->bin.rhs, row);
+    case QUERY_EX_NOT: return !query_eval(e->unary.arg, row);
+    case QUERY_EX_CMP: {
+        query_val a = operand(&e->cmp.lhs, row), b = operand(&e->cmp.rhs, row);
+        bool ok;
+        int c = query_val_cmp(&a, &b, &ok);
+        return ok && cmp_holds(e->cmp.op, c);
+    }
+    case QUERY_EX_IN: {
+        query_val a = operand(&e->in.lhs, row);
+        bool found = false;
+        for (size_t i = 0; i < e->in.count && !found; i++) {
+            query_val b = lit_val(&e->in.items[i]);
+            bool ok;
+            int c = query_val_cmp(&a, &b, &ok);
+            found = ok && c == 0;
+        }
+        return a.t != QV_NONE && found != e->in.negated;
+    }
+    }
+    return false;
+}

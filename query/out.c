@@ -1,0 +1,243 @@
+/* query/out.c -- how results look: JSON documents (stable shapes that
+ * scripts depend on) and aligned tables for people.
+ *
+ * JSON is written straight to the stream as rows come: a 19-million-event
+ * result never becomes a tree in memory. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query_int.h"
+
+void query_json_str(FILE *f, const char *s, size_t n)
+{
+    fputc('"', f);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        switch (c) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\t': fputs("\\t", f); break;
+        case '\r': fputs("\\r", f); break;
+        default:
+            if (c < 0x20)
+                fprintf(f, "\\u%04x", c);
+            else
+                fputc(c, f);
+        }
+    }
+    fputc('"', f);
+}
+
+static void key(FILE *f, bool *first, const char *k)
+{
+    if (!*first)
+        fputc(',', f);
+    *first = false;
+    query_json_str(f, k, strlen(k));
+    fputc(':', f);
+}
+
+void query_json_node(FILE *f, const db_node *n, int depth)
+{
+    fprintf(f,
+            "{\"id\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"pid\":%" PRIu32 ",\"proc\":",
+            n->id, n->tid, n->pid);
+    query_json_str(f, n->proc, strnlen(n->proc, DB_NAME_MAX));
+    fputs(",\"thread\":", f);
+    query_json_str(f, n->thread, strnlen(n->thread, DB_NAME_MAX));
+    fprintf(f,
+            ",\"begin\":%" PRIu64 ",\"end\":%" PRIu64 ",\"duration\":%" PRIu64 ",\"blocked\":%" PRIu64
+            ",\"events\":%" PRIu32 ",\"kind\":\"%s\"",
+            n->begin, n->end, n->end - n->begin, n->blocked, n->events, db_node_kind_name(n->kind));
+    if (n->cpu != DB_CPU_NONE)
+        fprintf(f, ",\"cpu\":%u", n->cpu);
+    if (depth >= 0)
+        fprintf(f, ",\"depth\":%d", depth);
+    fputc('}', f);
+}
+
+void query_json_edge(FILE *f, const db_edge *e)
+{
+    fprintf(f,
+            "{\"from\":%" PRIu32 ",\"to\":%" PRIu32 ",\"kind\":\"%s\",\"from_event\":%" PRIu64
+            ",\"to_event\":%" PRIu64 "}",
+            e->from, e->to, db_edge_kind_name(e->kind), e->from_event, e->to_event);
+}
+
+/* A value from the trace text: a decimal integer is a JSON number, all
+ * else (addresses in hex, names) a string. */
+static void json_value(FILE *f, const char *v, size_t n)
+{
+    size_t i = (n > 1 && v[0] == '-') ? 1 : 0;
+    bool num = n > i && n - i <= 18 && !(v[i] == '0' && n - i > 1);
+    for (size_t j = i; num && j < n; j++)
+        num = v[j] >= '0' && v[j] <= '9';
+    if (num)
+        fwrite(v, 1, n, f);
+    else
+        query_json_str(f, v, n);
+}
+
+void query_json_event(FILE *f, const db_event *ev)
+{
+    bool first = true;
+    fputc('{', f);
+    key(f, &first, "id");
+    fprintf(f, "%" PRIu64, ev->id);
+    key(f, &first, "ts");
+    fprintf(f, "%" PRIu64, ev->ts);
+    key(f, &first, "tid");
+    fprintf(f, "%" PRIu32, ev->tid);
+    key(f, &first, "pid");
+    fprintf(f, "%" PRIu32, ev->pid);
+    key(f, &first, "type");
+    fprintf(f, "\"%s\"", db_evtype_name(ev->type));
+    key(f, &first, "node");
+    fprintf(f, "%" PRIu32, ev->node);
+    key(f, &first, "event");
+    query_json_str(f, ev->name, strlen(ev->name));
+    if (ev->cpu != DB_CPU_NONE) {
+        key(f, &first, "cpu");
+        fprintf(f, "%u", ev->cpu);
+    }
+    const char *ph = query_event_phase(ev);
+    if (ph) {
+        key(f, &first, "phase");
+        fprintf(f, "\"%s\"", ph);
+    }
+    const char *obj = query_event_obj_field(ev->type);
+    if (obj) {
+        key(f, &first, obj);
+        if (query_obj_is_addr(ev->type))
+            fprintf(f, "\"0x%" PRIx64 "\"", ev->obj);
+        else
+            fprintf(f, "%" PRIu64, ev->obj);
+    }
+    /* attributes, except those that would repeat a field already written
+     * (a wakeup's tid=TARGET is "target") */
+    for (const char *p = ev->attrs, *end = ev->attrs + ev->attrs_len; p < end;) {
+        size_t n = strnlen(p, (size_t)(end - p));
+        const char *eq = memchr(p, '=', n);
+        if (eq) {
+            char k[64];
+            size_t kn = (size_t)(eq - p);
+            if (kn < sizeof k) {
+                memcpy(k, p, kn);
+                k[kn] = 0;
+                if (!query_event_is_fixed_field(k) && !(obj && strcmp(k, obj) == 0)) {
+                    key(f, &first, k);
+                    json_value(f, eq + 1, n - kn - 1);
+                }
+            }
+        }
+        p += n + 1;
+    }
+    fputc('}', f);
+}
+
+/* ---- human units ---- */
+
+void query_fmt_duration(char *buf, size_t len, uint64_t ns)
+{
+    if (ns < 1000)
+        snprintf(buf, len, "%" PRIu64 "ns", ns);
+    else if (ns < 1000000)
+        snprintf(buf, len, "%.1fus", (double)ns / 1e3);
+    else if (ns < 1000000000)
+        snprintf(buf, len, "%.1fms", (double)ns / 1e6);
+    else
+        snprintf(buf, len, "%.3fs", (double)ns / 1e9);
+}
+
+void query_fmt_ts(char *buf, size_t len, uint64_t ns)
+{
+    snprintf(buf, len, "%" PRIu64 ".%06" PRIu64, ns / 1000000000u, ns % 1000000000u / 1000u);
+}
+
+/* ---- tables ---- */
+
+void query_table_init(query_table *t, int ncols, const char *const *heads)
+{
+    memset(t, 0, sizeof *t);
+    t->ncols = ncols;
+    for (int i = 0; i < ncols; i++)
+        query_table_cell(t, "%s", heads[i]);
+}
+
+void query_table_cell(query_table *t, const char *fmt, ...)
+{
+    if (t->ncells == t->cap) {
+        size_t n = t->cap ? t->cap * 2 : 64;
+        char **p = realloc(t->cells, n * sizeof *p);
+        if (!p) {
+            t->oom = true;
+            return;
+        }
+        t->cells = p;
+        t->cap = n;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = NULL;
+    if (vasprintf(&s, fmt, ap) < 0)
+        s = NULL;
+    va_end(ap);
+    if (!s) {
+        t->oom = true;
+        return;
+    }
+    t->cells[t->ncells++] = s;
+}
+
+void query_table_print(query_table *t, FILE *f)
+{
+    size_t w[32] = {0};
+    int nc = t->ncols < 32 ? t->ncols : 32;
+    for (size_t i = 0; i < t->ncells; i++) {
+        size_t n = strlen(t->cells[i]);
+        if ((int)(i % (size_t)t->ncols) < nc && n > w[i % (size_t)t->ncols])
+            w[i % (size_t)t->ncols] = n;
+    }
+    for (size_t i = 0; i < t->ncells; i++) {
+        int c = (int)(i % (size_t)t->ncols);
+        bool last = c == t->ncols - 1 || i + 1 == t->ncells;
+        if (last)
+            fprintf(f, "%s\n", t->cells[i]);
+        else
+            fprintf(f, "%-*s  ", (int)w[c < nc ? c : 0], t->cells[i]);
+    }
+}
+
+void query_table_free(query_table *t)
+{
+    for (size_t i = 0; i < t->ncells; i++)
+        free(t->cells[i]);
+    free(t->cells);
+    memset(t, 0, sizeof *t);
+}
+
+static const char *const node_heads[] = {"node", "kind", "thread", "tid", "proc", "pid",
+                                         "begin", "duration", "blocked", "events"};
+
+void query_table_nodes_init(query_table *t) { query_table_init(t, 10, node_heads); }
+
+void query_table_node(query_table *t, const db_node *n)
+{
+    char b[32], d[32], bl[32];
+    query_fmt_ts(b, sizeof b, n->begin);
+    query_fmt_duration(d, sizeof d, n->end - n->begin);
+    query_fmt_duration(bl, sizeof bl, n->blocked);
+    query_table_cell(t, "%" PRIu32, n->id);
+    query_table_cell(t, "%s", db_node_kind_name(n->kind));
+    query_table_cell(t, "%s", n->thread);
+    query_table_cell(t, "%" PRIu32, n->tid);
+    query_table_cell(t, "%s", n->proc);
+    query_table_cell(t, "%" PRIu32, n->pid);
+    query_table_cell(t, "%s", b);
+    query_table_cell(t, "%s", d);
+    query_table_cell(t, "%s", n->blocked ? bl : "-");
+    query_table_cell(t, "%" PRIu32, n->events);
+}

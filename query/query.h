@@ -1,0 +1,56 @@
+/* query/query.h -- the query language: parse (lexer + lemon parser in
+ * grammar/) and execute against an archive.
+ *
+ *   query_parse   source text -> a script of statements (AST, query_ast.h)
+ *   query_exec    run one statement, writing its result to an output
+ *
+ * Errors carry the position of the offending token (1-based line and
+ * column in the source) so the cli can put a caret under it. */
+#ifndef ARGUSQ_QUERY_H
+#define ARGUSQ_QUERY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "../db/db.h"
+
+typedef struct query_error {
+    int line, col;   /* 1-based; 0 when the error has no position */
+    size_t offset;   /* byte offset of the offending token in the source */
+    char msg[256];
+} query_error;
+
+/* A parsed script: one or more statements separated by ';'.  Owns all of
+ * its memory; free with query_script_free. */
+typedef struct query_script query_script;
+typedef struct query_stmt query_stmt;
+
+query_script *query_parse(const char *src, size_t len, query_error *err);
+size_t query_script_count(const query_script *s);
+const query_stmt *query_script_stmt(const query_script *s, size_t i);
+void query_script_free(query_script *s);
+
+/* Where a statement starts in the source (for "script line N" messages). */
+int query_stmt_line(const query_stmt *st);
+
+typedef enum query_format {
+    QUERY_FMT_TABLE = 0,
+    QUERY_FMT_JSON,
+} query_format;
+
+/* The session a statement runs in: the archive, the current trace (may be
+ * changed by `use trace`), and where results go. */
+typedef struct query_session {
+    db_archive *archive;
+    const char *archive_path;
+    char trace[256];   /* current trace; "" = the latest ingested */
+    query_format format;
+    FILE *out;
+} query_session;
+
+/* Runs one statement.  Returns 0, or -1 with err filled (position set when
+ * the error is about a token of the statement). */
+int query_exec(query_session *s, const query_stmt *st, query_error *err);
+
+#endif

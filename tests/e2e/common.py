@@ -1,0 +1,62 @@
+"""Helpers for the end-to-end tests: run the argusq binary for real."""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+TRACES = os.path.join(ROOT, "tests", "traces")
+ARGUSQ = os.path.abspath(os.environ.get("ARGUSQ", os.path.join(ROOT, "build", "argusq")))
+
+
+def trace(name):
+    return os.path.join(TRACES, name)
+
+
+class ArchiveCase(unittest.TestCase):
+    """Each test gets a fresh archive in a temporary directory."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="argusq-e2e-")
+        self.db = os.path.join(self.dir, "argus.db")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def run_argusq(self, *args, stdin=None, env=None, db=True):
+        cmd = [ARGUSQ] + (["-d", self.db] if db else []) + list(args)
+        e = dict(os.environ)
+        e.pop("ARGUSQ_DB", None)
+        if env:
+            e.update(env)
+        return subprocess.run(cmd, input=stdin, capture_output=True, text=True, env=e, cwd=self.dir,
+                              timeout=120)
+
+    def ok(self, *args, **kw):
+        p = self.run_argusq(*args, **kw)
+        self.assertEqual(p.returncode, 0, f"argusq {' '.join(args)} failed:\n{p.stderr}")
+        self.assertNotIn("runtime error", p.stderr)
+        return p
+
+    def json(self, *args, **kw):
+        return json.loads(self.ok("--json", *args, **kw).stdout)
+
+    def ingest(self, path, name=None):
+        args = ["ingest", path, "--json"] + (["--name", name] if name else [])
+        return self.json(*args)
+
+
+def count_event_lines(path):
+    """Event lines of an ftrace text file: not comments, not headers."""
+    n = 0
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            s = line.strip()
+            if not s or s.startswith("#") or s.startswith("cpus=") or s.startswith("version ="):
+                continue
+            if s.startswith("CPU ") and s.endswith("is empty"):
+                continue
+            n += 1
+    return n

@@ -1,0 +1,28 @@
+#!/bin/sh
+# tests/run.sh SANDIR UNIT_TEST...: runs every cmocka unit test binary and
+# the end-to-end suite against SANDIR/argusq (ASan+UBSan build), then
+# prints one closing line: "tests: N passed, N failed".
+san=$1; shift
+passed=0; failed=0; log=$(mktemp); trap 'rm -f "$log"' EXIT
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+for t in "$@"; do
+  echo "== $t"
+  if "$t" >"$log" 2>&1; then status=0; else status=1; fi
+  cat "$log"
+  p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | awk '{s+=$1} END {print s+0}')
+  f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | awk '{s+=$1} END {print s+0}')
+  # a crash or sanitizer report after the summary still fails the binary
+  if [ "$status" != 0 ] && [ "$f" = 0 ]; then f=1; fi
+  passed=$((passed + p)); failed=$((failed + f))
+done
+echo "== end-to-end (tests/e2e) with $san/argusq"
+if ARGUSQ="$san/argusq" python3 tests/e2e/run_e2e.py >"$log" 2>&1; then status=0; else status=1; fi
+cat "$log"
+p=$(sed -n 's/^e2e: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$log")
+f=$(sed -n 's/^e2e: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$log")
+[ -n "$p" ] || { p=0; f=1; }
+if [ "$status" != 0 ] && [ "$f" = 0 ]; then f=1; fi
+passed=$((passed + p)); failed=$((failed + f))
+echo "tests: $passed passed, $failed failed"
+[ "$failed" = 0 ]

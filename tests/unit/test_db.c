@@ -1,0 +1,248 @@
+/* tests/unit/test_db.c -- key encoding, record codec, and the archive:
+ * a trace is visible only after commit; an abort leaves nothing. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "db/db.h"
+#include "db/db_int.h"
+
+static void test_be_keys_sort_numerically(void **state)
+{
+    (void)state;
+    uint64_t vals[] = {0, 1, 255, 256, 65535, 1ULL << 32, (1ULL << 32) + 1, UINT64_MAX - 1, UINT64_MAX};
+    size_t n = sizeof vals / sizeof vals[0];
+    for (size_t i = 0; i < n; i++) {
+        unsigned char a[8];
+        db_put_be64(a, vals[i]);
+        assert_int_equal(db_get_be64(a), vals[i]);
+        for (size_t j = 0; j < n; j++) {
+            unsigned char b[8];
+            db_put_be64(b, vals[j]);
+            int c = memcmp(a, b, 8);
+            int want = (vals[i] > vals[j]) - (vals[i] < vals[j]);
+            assert_int_equal(c > 0 ? 1 : c < 0 ? -1 : 0, want);
+        }
+    }
+    unsigned char k[4];
+    db_put_be32(k, 0x01020304u);
+    assert_memory_equal(k, "\x01\x02\x03\x04", 4);
+    assert_int_equal(db_get_be32(k), 0x01020304u);
+}
+
+static void test_event_codec_roundtrip(void **state)
+{
+    (void)state;
+    const char attrs[] = "tid=4124\0comm=hog\0";
+    db_event ev = {.ts = 1088969362000, .tid = 0, .pid = 0, .cpu = 1, .type = DB_EV_WAKEUP,
+                   .ctx = DB_CTX_HARDIRQ, .obj = 4124, .val = -110, .name = "sched_wakeup",
+                   .attrs = attrs, .attrs_len = sizeof attrs - 1};
+    unsigned char buf[256];
+    size_t n = db_event_encode(&ev, buf, sizeof buf);
+    assert_true(n < sizeof buf);
+    db_event out;
+    assert_int_equal(db_event_decode(buf, n, 7, &out), 0);
+    assert_int_equal(out.id, 7);
+    assert_int_equal(out.ts, ev.ts);
+    assert_int_equal(out.obj, 4124);
+    assert_int_equal(out.val, -110);
+    assert_int_equal(out.cpu, 1);
+    assert_int_equal(out.ctx, DB_CTX_HARDIRQ);
+    assert_string_equal(out.name, "sched_wakeup");
+    const char *v;
+    size_t vl;
+    assert_true(db_event_attr(&out, "comm", &v, &vl));
+    assert_int_equal(vl, 3);
+    assert_memory_equal(v, "hog", 3);
+    assert_false(db_event_attr(&out, "com", &v, &vl));
+    uint64_t u;
+    assert_true(db_event_attr_u64(&out, "tid", &u));
+    assert_int_equal(u, 4124);
+    /* a truncated record is refused */
+    assert_int_equal(db_event_decode(buf, n - 1, 7, &out), -1);
+}
+
+static void test_edge_key_roundtrip(void **state)
+{
+    (void)state;
+    db_edge e = {.from = 10, .to = 20, .kind = DB_EDGE_TIMER, .from_event = 111, .to_event = 222}, out;
+    unsigned char k[DB_EDGE_KEY_LEN];
+    db_edge_key(k, 3, e.to, e.from, &e);
+    db_edge_from_key(k, true, &out);
+    assert_int_equal(out.from, 10);
+    assert_int_equal(out.to, 20);
+    assert_int_equal(out.kind, DB_EDGE_TIMER);
+    assert_int_equal(out.from_event, 111);
+    assert_int_equal(out.to_event, 222);
+}
+
+static void test_names(void **state)
+{
+    (void)state;
+    for (int t = 0; t < DB_EV__COUNT; t++) {
+        const char *n = db_evtype_name(t);
+        assert_int_equal(db_evtype_from_name(n, strlen(n)), t);
+    }
+    for (int k = 0; k < DB_EDGE__COUNT; k++) {
+        const char *n = db_edge_kind_name(k);
+        assert_int_equal(db_edge_kind_from_name(n, strlen(n)), k);
+    }
+    assert_int_equal(db_edge_kind_from_name("wakeupx", 7), -1);
+}
+
+static char tmpdir[64];
+static char path[128];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/argusq-test-XXXXXX");
+    assert_non_null(mkdtemp(tmpdir));
+    snprintf(path, sizeof path, "%s/a.db", tmpdir);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char lock[160];
+    snprintf(lock, sizeof lock, "%s-lock", path);
+    unlink(path);
+    unlink(lock);
+    rmdir(tmpdir);
+    return 0;
+}
+
+static int count_cb(void *ctx, const db_event *ev)
+{
+    (void)ev;
+    ++*(int *)ctx;
+    return 0;
+}
+
+static int count_traces(void *ctx, const db_trace_info *t)
+{
+    (void)t;
+    ++*(int *)ctx;
+    return 0;
+}
+
+static void write_trace(db_archive *a, const char *name, bool commit)
+{
+    db_error err = {{0}};
+    db_writer *w = db_writer_begin(a, name, "test", "unit", &err);
+    assert_non_null(w);
+    db_thread th = {.tid = 5, .pid = 5, .name = "t5"};
+    assert_int_equal(db_writer_thread(w, &th, &err), 0);
+    assert_int_equal(db_writer_proc(w, 5, "p5", &err), 0);
+    /* out of time order on purpose: the time index sorts them */
+    uint64_t ts[] = {300, 100, 200};
+    for (int i = 0; i < 3; i++) {
+        db_event ev = {.ts = ts[i], .tid = 5, .pid = 5, .cpu = DB_CPU_NONE, .type = DB_EV_TIMER_ARM,
+                       .obj = 0xabc, .name = "timer_arm"};
+        assert_int_equal(db_writer_event(w, &ev, &err), 0);
+        assert_int_equal(ev.id, (uint64_t)i + 1);
+    }
+    db_node n = {.id = 1, .tid = 5, .events = 3, .begin = 100, .end = 300};
+    assert_int_equal(db_writer_node(w, &n, &err), 0);
+    n.id = 2;
+    assert_int_equal(db_writer_node(w, &n, &err), 0);
+    db_edge e = {.from = 1, .to = 2, .kind = DB_EDGE_WAKEUP, .from_event = 1, .to_event = 2};
+    assert_int_equal(db_writer_edge(w, &e, &err), 0);
+    if (commit) {
+        db_trace_info info;
+        assert_int_equal(db_writer_commit(w, &info, &err), 0);
+        assert_int_equal(info.events, 3);
+        assert_int_equal(info.nodes, 2);
+        assert_int_equal(info.edges, 1);
+        assert_int_equal(info.threads, 1);
+        assert_int_equal(info.first_ts, 100);
+        assert_int_equal(info.last_ts, 300);
+    } else
+        db_writer_abort(w);
+}
+
+static int time_order_cb(void *ctx, const db_event *ev)
+{
+    uint64_t *last = ctx;
+    assert_true(ev->ts >= *last);
+    *last = ev->ts;
+    return 0;
+}
+
+static int edge_cb(void *ctx, const db_edge *e)
+{
+    *(db_edge *)ctx = *e;
+    return 0;
+}
+
+static void test_commit_and_abort(void **state)
+{
+    (void)state;
+    db_error err = {{0}};
+    db_archive *a = db_open(path, false, &err);
+    assert_non_null(a);
+    write_trace(a, "aborted", false);
+    write_trace(a, "kept", true);
+    int n = 0;
+    assert_int_equal(db_list_traces(a, count_traces, &n, &err), 0);
+    assert_int_equal(n, 1);
+    db_trace_info t;
+    assert_int_equal(db_find_trace(a, "aborted", &t, &err), 0);
+    assert_int_equal(db_latest_trace(a, &t, &err), 1);
+    assert_string_equal(t.name, "kept");
+    /* a name is taken once */
+    assert_null(db_writer_begin(a, "kept", "test", "unit", &err));
+    assert_non_null(strstr(err.msg, "already exists"));
+    db_close(a);
+
+    /* a second open, read-only, sees the committed trace */
+    a = db_open(path, true, &err);
+    assert_non_null(a);
+    db_reader *r = db_reader_open(a, "kept", &err);
+    assert_non_null(r);
+    int cnt = 0;
+    assert_int_equal(db_scan_events(r, count_cb, &cnt, &err), 0);
+    assert_int_equal(cnt, 3);
+    uint64_t last = 0;
+    assert_int_equal(db_scan_time(r, 0, UINT64_MAX, time_order_cb, &last, &err), 0);
+    assert_int_equal(last, 300);
+    cnt = 0;
+    assert_int_equal(db_scan_time(r, 150, 250, count_cb, &cnt, &err), 0);
+    assert_int_equal(cnt, 1);
+    cnt = 0;
+    assert_int_equal(db_scan_object(r, DB_IX_TIMER, 0xabc, count_cb, &cnt, &err), 0);
+    assert_int_equal(cnt, 3);
+    cnt = 0;
+    assert_int_equal(db_scan_thread(r, 5, 0, 150, count_cb, &cnt, &err), 0);
+    assert_int_equal(cnt, 1);
+    db_edge e = {0};
+    assert_int_equal(db_edges_in(r, 2, edge_cb, &e, &err), 0);
+    assert_int_equal(e.from, 1);
+    assert_int_equal(e.kind, DB_EDGE_WAKEUP);
+    db_node node;
+    assert_int_equal(db_get_node(r, 2, &node, &err), 1);
+    assert_int_equal(db_get_node(r, 3, &node, &err), 0);
+    db_reader_close(r);
+    assert_null(db_reader_open(a, "aborted", &err));
+    db_close(a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_be_keys_sort_numerically),
+        cmocka_unit_test(test_event_codec_roundtrip),
+        cmocka_unit_test(test_edge_key_roundtrip),
+        cmocka_unit_test(test_names),
+        cmocka_unit_test_setup_teardown(test_commit_and_abort, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("db", tests, NULL, NULL);
+}
