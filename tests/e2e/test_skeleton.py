@@ -187,3 +187,39 @@ class Queries(ArchiveCase):
         out = self.ok("find nodes where thread = \"ui-main\" order by blocked desc limit 1").stdout
         self.assertIn("ui-main", out)
         self.assertRegex(out, r"\d+\.\dms")
+
+
+class IpcDaemonSlice(ArchiveCase):
+    """shared/traces/README.md: app-a's wait for the daemon's reply to its
+    "save" request is caused by the daemon, whose own wait is ended by
+    block-I/O completion (an interrupt or a kworker).  app-a's very longest
+    block is its own 15 ms sleep between requests (woken by its timer), so
+    the test takes its longest wait that another process ended."""
+
+    def check(self, name):
+        self.ingest(trace(name), name="ipc")
+        waits = self.json('find nodes where thread = "app-a" and blocked > 1ms order by blocked desc')["nodes"]
+        self.assertTrue(waits)
+        for n in waits:
+            ins = self.json(f"show node {n['id']}")["in"]
+            wakers = [self.json(f"show node {e['from']}")["node"] for e in ins if e["kind"] == "wakeup"]
+            if any(w["thread"] == "daemon" for w in wakers):
+                break
+        else:
+            self.fail("no wait of app-a was ended by the daemon")
+        # the save request: the daemon's reply came after file I/O
+        self.assertGreater(n["blocked"], 2_000_000)
+        sl = self.json(f"slice back from node {n['id']} depth 2")
+        by_id = {x["id"]: x for x in sl["nodes"]}
+        daemon = [by_id[e["from"]] for e in sl["edges"] if e["to"] == n["id"] and e["kind"] == "wakeup"]
+        self.assertEqual([d["thread"] for d in daemon], ["daemon"])
+        causes = [by_id[e["from"]] for e in sl["edges"] if e["to"] == daemon[0]["id"] and e["kind"] == "wakeup"]
+        self.assertEqual(len(causes), 1)
+        c = causes[0]
+        self.assertTrue(c["kind"] in ("interrupt", "softirq") or c["thread"].startswith("kworker"), c)
+
+    def test_trace_cmd_report_l(self):
+        self.check("ipcdaemon.txt")
+
+    def test_tracefs_raw(self):
+        self.check("ipcdaemon-raw.trace")
