@@ -146,6 +146,12 @@ static int sink_event(void *p, db_event *ev, char *err, size_t len)
     return db_writer_event(((sink_ctx *)p)->w, ev, &de) ? sink_fail(&de, err, len) : 0;
 }
 
+static int sink_symbol(void *p, uint64_t addr, const char *name, char *err, size_t len)
+{
+    db_error de = {{0}};
+    return db_writer_symbol(((sink_ctx *)p)->w, addr, name, &de) ? sink_fail(&de, err, len) : 0;
+}
+
 static void sink_skip(void *p) { db_writer_skip(((sink_ctx *)p)->w); }
 
 static int detect(const char *path, ingest_format *fmt)
@@ -188,7 +194,8 @@ static int cmd_ingest(const options *o)
         return 1;
     }
     sink_ctx sc = {w};
-    ingest_sink sink = {&sc, sink_proc, sink_thread, sink_event, sink_skip};
+    ingest_sink sink = {.ctx = &sc, .proc = sink_proc, .thread = sink_thread, .symbol = sink_symbol,
+                        .event = sink_event, .skip = sink_skip};
     ingest_stats st = {0};
     char err[1024] = "";
     graph_stats gs;

@@ -14,7 +14,7 @@
 
 static const char *const dbi_names[DBI__COUNT] = {
     "meta", "traces", "trace_ids", "events", "ev_time", "ev_thread", "ev_node", "ev_port",
-    "ev_block", "ev_timer", "nodes", "edges_in", "edges_out", "threads", "procs",
+    "ev_block", "ev_timer", "nodes", "edges_in", "edges_out", "threads", "procs", "symbols", "rules",
 };
 
 int db_fail(db_error *err, int rc, const char *fmt, ...)

@@ -201,6 +201,7 @@ db_writer *db_writer_begin(db_archive *a, const char *name, const char *format,
                            const char *source, db_error *err);
 int db_writer_proc(db_writer *w, uint32_t pid, const char *name, db_error *err);
 int db_writer_thread(db_writer *w, const db_thread *t, db_error *err);
+int db_writer_symbol(db_writer *w, uint64_t addr, const char *name, db_error *err);
 /* Appends one event; ev->id is assigned (1, 2, ...) and written back. */
 int db_writer_event(db_writer *w, db_event *ev, db_error *err);
 void db_writer_skip(db_writer *w); /* a source line that held no event */
@@ -229,6 +230,7 @@ void db_reader_close(db_reader *r);
 int db_get_node(db_reader *r, uint32_t id, db_node *out, db_error *err);  /* 1, 0, -1 */
 int db_get_event(db_reader *r, uint64_t id, db_event *out, db_error *err); /* 1, 0, -1; valid until next call */
 int db_get_thread(db_reader *r, uint32_t tid, db_thread *out, db_error *err);
+int db_get_symbol(db_reader *r, uint64_t addr, char *name, size_t len, db_error *err); /* 1, 0, -1 */
 
 typedef int (*db_node_cb)(void *ctx, const db_node *n);
 typedef int (*db_edge_cb)(void *ctx, const db_edge *e);

@@ -17,6 +17,8 @@
  *   edges_out   id, from(4), to(4), kind(1), from_ev(8), to_ev(8) -> ""
  *   threads     id, tid(4) -> db_thread
  *   procs       id, pid(4) -> name
+ *   symbols     id, addr(8) -> name
+ *   rules       id, seq(4) -> rule text (user rules of the graph)
  *
  * An edge is all key: a backward slice is a prefix scan of edges_in. */
 #ifndef ARGUSQ_DB_INT_H
@@ -42,6 +44,8 @@ enum {
     DBI_EDGES_OUT,
     DBI_THREADS,
     DBI_PROCS,
+    DBI_SYMBOLS,
+    DBI_RULES,
     DBI__COUNT
 };
 

@@ -98,6 +98,21 @@ int db_get_thread(db_reader *r, uint32_t tid, db_thread *out, db_error *err)
     return got;
 }
 
+int db_get_symbol(db_reader *r, uint64_t addr, char *name, size_t len, db_error *err)
+{
+    unsigned char k[12];
+    memcpy(k, r->tid, 4);
+    db_put_be64(k + 4, addr);
+    MDB_val v;
+    int got = get(r, DBI_SYMBOLS, k, 12, &v, err);
+    if (got == 1) {
+        size_t n = v.mv_size < len - 1 ? v.mv_size : len - 1;
+        memcpy(name, v.mv_data, n);
+        name[n] = 0;
+    }
+    return got;
+}
+
 /* ---- scans ---- */
 
 struct node_scan {

@@ -183,6 +183,14 @@ int db_writer_thread(db_writer *w, const db_thread *t, db_error *err)
     return put(w, DBI_THREADS, k, 8, &copy, sizeof copy, err);
 }
 
+int db_writer_symbol(db_writer *w, uint64_t addr, const char *name, db_error *err)
+{
+    unsigned char k[12];
+    db_put_be32(k, w->info.id);
+    db_put_be64(k + 4, addr);
+    return put(w, DBI_SYMBOLS, k, 12, name, strnlen(name, 255), err);
+}
+
 int db_writer_get_thread(db_writer *w, uint32_t tid, db_thread *out, db_error *err)
 {
     unsigned char k[8];

@@ -48,6 +48,8 @@ typedef struct ingest_sink {
     int (*proc)(void *ctx, uint32_t pid, const char *name, char *err, size_t errlen);
     /* a thread appeared, moved to a process, or was renamed */
     int (*thread)(void *ctx, const db_thread *t, char *err, size_t errlen);
+    /* a symbol for an address (Argus `symbol ADDR "NAME"`) */
+    int (*symbol)(void *ctx, uint64_t addr, const char *name, char *err, size_t errlen);
     /* one event, in file order; the sink assigns ev->id */
     int (*event)(void *ctx, db_event *ev, char *err, size_t errlen);
     /* a line that is not an event and not a comment/header (counted as skipped) */

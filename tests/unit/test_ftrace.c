@@ -143,7 +143,7 @@ static void rec_free(rec *r)
 
 static int run(rec *r, const char *path, ingest_format *fmt, ingest_stats *st, char *err, size_t errlen)
 {
-    ingest_sink s = {r, on_proc, on_thread, on_event, on_skip};
+    ingest_sink s = {.ctx = r, .proc = on_proc, .thread = on_thread, .event = on_event, .skip = on_skip};
     return ingest_file(path, &s, fmt, st, err, errlen);
 }
 
