@@ -21,7 +21,7 @@
 #define ARGUSQ_VERSION "0.1.0"
 
 static const char usage[] =
-    "usage: argusq [-d ARCHIVE] ingest FILE [--name NAME] [--json]\n"
+    "usage: argusq [-d ARCHIVE] ingest FILE [--name NAME] [--rules RULES] [--json]\n"
     "       argusq [-d ARCHIVE] [--trace NAME] [--json | --format table|json] 'STATEMENT'\n"
     "       argusq [-d ARCHIVE] [--trace NAME] [--json] -f SCRIPT\n"
     "       argusq [-d ARCHIVE]                      (statements from stdin, or a REPL)\n"
@@ -33,6 +33,7 @@ typedef struct options {
     const char *trace;
     const char *script;
     const char *name;
+    const char *rules;
     query_format format;
     bool ingest;
     const char *file;
@@ -72,6 +73,10 @@ static int parse_args(int argc, char **argv, options *o)
             if (!has_next)
                 return usage_error("missing name after", a);
             o->name = argv[++i];
+        } else if (!strcmp(a, "--rules")) {
+            if (!has_next)
+                return usage_error("missing rules file after", a);
+            o->rules = argv[++i];
         } else if (!strcmp(a, "-f")) {
             if (!has_next)
                 return usage_error("missing script after", a);
@@ -168,6 +173,54 @@ static int detect(const char *path, ingest_format *fmt)
     return 0;
 }
 
+static char *slurp(FILE *f, size_t *len);
+static void report(const char *where, const char *src, size_t len, const query_error *e);
+
+/* A rules file (`rule ...;` statements): compiled for graph_build, and
+ * its statements kept with the trace so that `rebuild graph` applies them
+ * again.  Returns 0, 1 (bad rules), or 2 (I/O). */
+static int load_rules(const char *path, db_writer *w, graph_rule **rules, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "argusq: %s: %s\n", path, strerror(errno));
+        return 2;
+    }
+    size_t len;
+    char *src = slurp(f, &len);
+    fclose(f);
+    if (!src) {
+        fprintf(stderr, "argusq: %s: read error\n", path);
+        return 2;
+    }
+    query_error e = {0};
+    query_script *sc = query_parse(src, len, &e);
+    int rc = sc ? 0 : 1;
+    size_t count = query_script_count(sc);
+    *rules = count ? calloc(count, sizeof **rules) : NULL;
+    if (count && !*rules)
+        rc = 2;
+    for (size_t i = 0; !rc && i < count; i++) {
+        const query_stmt *st = query_script_stmt(sc, i);
+        size_t tl;
+        const char *text = query_stmt_text(st, &tl);
+        db_error de = {{0}};
+        uint32_t seq;
+        if (query_rule_compile(st, &(*rules)[i], &e))
+            rc = 1;
+        else if (db_writer_add_rule(w, text, tl, &seq, &de)) {
+            fprintf(stderr, "argusq: %s\n", de.msg);
+            rc = 2;
+        }
+    }
+    if (rc == 1)
+        report(path, src, len, &e);
+    *n = count;
+    query_script_free(sc);
+    free(src);
+    return rc;
+}
+
 static int cmd_ingest(const options *o)
 {
     ingest_format fmt;
@@ -200,13 +253,30 @@ static int cmd_ingest(const options *o)
     char err[1024] = "";
     graph_stats gs;
     db_trace_info info;
+    graph_rule *rules = NULL;
+    size_t nrules = 0;
+    if (o->rules && (rc = load_rules(o->rules, w, &rules, &nrules)) != 0) {
+        free(rules);
+        db_writer_abort(w);
+        db_close(a);
+        return rc;
+    }
     if (ingest_file(o->file, &sink, &fmt, &st, err, sizeof err)) {
         fprintf(stderr, "argusq: %s\n", err);
+        free(rules);
         db_writer_abort(w);
         db_close(a);
         return 1;
     }
-    if (graph_build(w, &gs, &de) || db_writer_commit(w, &info, &de)) {
+    rc = graph_build(w, rules, nrules, &gs, &de);
+    free(rules);
+    if (rc) {
+        fprintf(stderr, "argusq: %s: %s\n", o->file, de.msg);
+        db_writer_abort(w);
+        db_close(a);
+        return 1;
+    }
+    if (db_writer_commit(w, &info, &de)) {
         fprintf(stderr, "argusq: %s: %s\n", o->file, de.msg);
         db_close(a);
         return 1;
@@ -386,8 +456,11 @@ int main(int argc, char **argv)
         free(o.statement);
         return rc;
     }
+    /* statements that change a trace (rules, rebuild graph) need a writable
+     * archive; reading works on a read-only one */
     db_error de = {{0}};
-    db_archive *a = db_open(o.archive, true, &de);
+    bool readonly = access(o.archive, F_OK) != 0 || access(o.archive, W_OK) != 0;
+    db_archive *a = db_open(o.archive, readonly, &de);
     if (!a) {
         fprintf(stderr, "argusq: %s\n", de.msg);
         free(o.statement);

@@ -113,7 +113,7 @@ static int info_decode(const MDB_val *v, db_trace_info *out)
     return 0;
 }
 
-/* Catalog lookups by name and by id, inside any transaction. */
+/* Catalog lookup by name, inside any transaction. */
 int db_catalog_get(db_archive *a, MDB_txn *txn, const char *name, db_trace_info *out, db_error *err)
 {
     MDB_val k = {strlen(name), (void *)name}, v;
@@ -201,7 +201,8 @@ int db_latest_trace(db_archive *a, db_trace_info *out, db_error *err)
     return got;
 }
 
-int db_catalog_put(db_archive *a, MDB_txn *txn, const db_trace_info *t, db_error *err)
+/* Writes a catalog entry; `latest` makes it the default trace. */
+int db_catalog_put(db_archive *a, MDB_txn *txn, const db_trace_info *t, bool latest, db_error *err)
 {
     unsigned char buf[sizeof(uint32_t) + sizeof *t];
     uint32_t ver = DB_TRACE_INFO_VERSION;
@@ -215,7 +216,7 @@ int db_catalog_put(db_archive *a, MDB_txn *txn, const db_trace_info *t, db_error
     if (!rc)
         rc = mdb_put(txn, a->dbi[DBI_TRACE_IDS], &ik, &iv, 0);
     MDB_val lk = {6, "latest"}, lv = {4, id};
-    if (!rc)
+    if (!rc && latest)
         rc = mdb_put(txn, a->dbi[DBI_META], &lk, &lv, 0);
     return rc ? db_lmdb_fail(err, rc, "catalog") : 0;
 }

@@ -92,3 +92,27 @@ int db_scan_prefix(MDB_txn *txn, MDB_dbi dbi, const unsigned char *lo, size_t lo
         return db_lmdb_fail(err, rc, "scan");
     return 0;
 }
+
+struct rule_scan {
+    db_rule_cb cb;
+    void *ctx;
+};
+
+static int rule_one(void *p, const MDB_val *k, const MDB_val *v)
+{
+    struct rule_scan *s = p;
+    char text[4096];
+    size_t n = v->mv_size < sizeof text - 1 ? v->mv_size : sizeof text - 1;
+    memcpy(text, v->mv_data, n);
+    text[n] = 0;
+    return k->mv_size == 8 ? s->cb(s->ctx, db_get_be32((const unsigned char *)k->mv_data + 4), text) : 0;
+}
+
+/* The rules of a trace in number order, in any transaction. */
+int db_scan_rules_txn(MDB_txn *txn, MDB_dbi dbi, uint32_t trace, db_rule_cb cb, void *ctx, db_error *err)
+{
+    unsigned char k[4];
+    db_put_be32(k, trace);
+    struct rule_scan s = {cb, ctx};
+    return db_scan_prefix(txn, dbi, k, 4, k, 4, rule_one, &s, err);
+}

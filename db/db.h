@@ -92,6 +92,10 @@ typedef struct db_event {
 
 const char *db_evtype_name(int type);           /* "wakeup", ... ; "raw" */
 int db_evtype_from_name(const char *s, size_t len); /* -1 if unknown */
+/* The name users know an event's `obj` by: "target" (wakeup), "timer",
+ * "block", "port", "addr", "nr", "irq"; NULL if the type has none. */
+const char *db_evtype_obj_name(int type);
+bool db_evtype_obj_is_addr(int type);
 
 /* Attribute lookup in an event's packed attrs.  Returns false if absent. */
 bool db_event_attr(const db_event *ev, const char *key, const char **val, size_t *len);
@@ -215,6 +219,19 @@ int db_writer_get_proc(db_writer *w, uint32_t pid, char *name, size_t len, db_er
 int db_writer_commit(db_writer *w, db_trace_info *out, db_error *err);
 void db_writer_abort(db_writer *w); /* nothing of the trace remains */
 
+/* A write transaction on a committed trace: to change its rules and
+ * rebuild its graph without re-ingesting.  Commit makes the change visible
+ * at once; abort leaves the trace as it was. */
+db_writer *db_writer_open(db_archive *a, const char *trace, db_error *err);
+/* Removes the trace's nodes and edges (before graph_build runs again). */
+int db_writer_clear_graph(db_writer *w, db_error *err);
+
+/* User rules of a trace, kept as statement text, numbered from 1. */
+typedef int (*db_rule_cb)(void *ctx, uint32_t seq, const char *text);
+int db_writer_add_rule(db_writer *w, const char *text, size_t len, uint32_t *seq, db_error *err);
+int db_writer_drop_rule(db_writer *w, uint32_t seq, db_error *err); /* 1 dropped, 0 no such rule */
+int db_writer_scan_rules(db_writer *w, db_rule_cb cb, void *ctx, db_error *err);
+
 /* Walk the events of the trace being written in time order (ts, then id):
  * the graph pass reads what ingest wrote, within the same transaction. */
 typedef int (*db_event_cb)(void *ctx, const db_event *ev);
@@ -231,6 +248,8 @@ int db_get_node(db_reader *r, uint32_t id, db_node *out, db_error *err);  /* 1, 
 int db_get_event(db_reader *r, uint64_t id, db_event *out, db_error *err); /* 1, 0, -1; valid until next call */
 int db_get_thread(db_reader *r, uint32_t tid, db_thread *out, db_error *err);
 int db_get_symbol(db_reader *r, uint64_t addr, char *name, size_t len, db_error *err); /* 1, 0, -1 */
+
+int db_scan_rules(db_reader *r, db_rule_cb cb, void *ctx, db_error *err);
 
 typedef int (*db_node_cb)(void *ctx, const db_node *n);
 typedef int (*db_edge_cb)(void *ctx, const db_edge *e);

@@ -75,7 +75,8 @@ typedef struct db_event_rec {
 int db_fail(db_error *err, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int db_lmdb_fail(db_error *err, int rc, const char *what);
 int db_catalog_get(db_archive *a, MDB_txn *txn, const char *name, db_trace_info *out, db_error *err);
-int db_catalog_put(db_archive *a, MDB_txn *txn, const db_trace_info *t, db_error *err);
+int db_catalog_put(db_archive *a, MDB_txn *txn, const db_trace_info *t, bool latest, db_error *err);
+int db_scan_rules_txn(MDB_txn *txn, MDB_dbi dbi, uint32_t trace, db_rule_cb cb, void *ctx, db_error *err);
 
 /* codec.c: event records and edge keys */
 size_t db_event_encode(const db_event *ev, unsigned char *buf, size_t cap);

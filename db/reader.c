@@ -113,6 +113,11 @@ int db_get_symbol(db_reader *r, uint64_t addr, char *name, size_t len, db_error 
     return got;
 }
 
+int db_scan_rules(db_reader *r, db_rule_cb cb, void *ctx, db_error *err)
+{
+    return db_scan_rules_txn(r->txn, r->a->dbi[DBI_RULES], r->info.id, cb, ctx, err);
+}
+
 /* ---- scans ---- */
 
 struct node_scan {

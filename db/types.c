@@ -64,6 +64,33 @@ int db_node_kind_from_name(const char *s, size_t len) { return index_of(node_kin
 const char *db_edge_kind_name(int k) { return name_of(edge_kind_names, DB_EDGE__COUNT, k); }
 int db_edge_kind_from_name(const char *s, size_t len) { return index_of(edge_kind_names, DB_EDGE__COUNT, s, len); }
 
+const char *db_evtype_obj_name(int type)
+{
+    switch (type) {
+    case DB_EV_WAKEUP: return "target";
+    case DB_EV_SYSCALL: return "nr";
+    case DB_EV_INTERRUPT: return "irq";
+    case DB_EV_TIMER_ARM:
+    case DB_EV_TIMER_CANCEL:
+    case DB_EV_TIMER_CALLOUT: return "timer";
+    case DB_EV_DISPATCH_ENQUEUE:
+    case DB_EV_DISPATCH_INVOKE:
+    case DB_EV_RUNLOOP_SUBMIT:
+    case DB_EV_RUNLOOP_INVOKE: return "block";
+    case DB_EV_MACH_MSG: return "port";
+    case DB_EV_VOUCHER:
+    case DB_EV_FLAG_READ:
+    case DB_EV_FLAG_WRITE: return "addr";
+    default: return NULL;
+    }
+}
+
+bool db_evtype_obj_is_addr(int type)
+{
+    const char *f = db_evtype_obj_name(type);
+    return f && strcmp(f, "target") != 0 && strcmp(f, "nr") != 0 && strcmp(f, "irq") != 0;
+}
+
 bool db_event_attr(const db_event *ev, const char *key, const char **val, size_t *len)
 {
     size_t klen = strlen(key);

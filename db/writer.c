@@ -23,6 +23,8 @@ struct db_writer {
      * which keeps the B-tree pages full and skips the search */
     unsigned char last[DBI__COUNT][IX_KEY_MAX];
     size_t last_len[DBI__COUNT];
+    bool existing; /* db_writer_open: a committed trace, not the newest
+                      keys, so nothing may be appended */
 };
 
 static int grow(unsigned char **buf, size_t *cap, size_t need)
@@ -47,7 +49,7 @@ static int put(db_writer *w, int dbi, const unsigned char *k, size_t klen, const
 {
     MDB_val key = {klen, (void *)k}, val = {vlen, (void *)v};
     unsigned flags = 0;
-    if (klen <= IX_KEY_MAX) {
+    if (klen <= IX_KEY_MAX && !w->existing) {
         size_t n = klen < w->last_len[dbi] ? klen : w->last_len[dbi];
         int cmp = memcmp(k, w->last[dbi], n);
         if (w->last_len[dbi] == 0 || cmp > 0 || (cmp == 0 && klen > w->last_len[dbi])) {
@@ -120,6 +122,112 @@ db_writer *db_writer_begin(db_archive *a, const char *name, const char *format, 
     return w;
 }
 
+db_writer *db_writer_open(db_archive *a, const char *trace, db_error *err)
+{
+    if (a->readonly) {
+        db_fail(err, -1, "%s: archive is read-only here", a->path);
+        return NULL;
+    }
+    db_writer *w = calloc(1, sizeof *w);
+    if (!w) {
+        db_fail(err, -1, "out of memory");
+        return NULL;
+    }
+    w->a = a;
+    w->existing = true;
+    int rc = mdb_txn_begin(a->env, NULL, 0, &w->txn);
+    if (rc) {
+        db_lmdb_fail(err, rc, "write transaction");
+        free(w);
+        return NULL;
+    }
+    int got = db_catalog_get(a, w->txn, trace, &w->info, err);
+    if (got <= 0) {
+        if (got == 0)
+            db_fail(err, -1, "no trace named \"%s\" in %s", trace, a->path);
+        db_writer_abort(w);
+        return NULL;
+    }
+    return w;
+}
+
+/* Deletes every key of this trace in one table. */
+static int clear_table(db_writer *w, int dbi, db_error *err)
+{
+    unsigned char k[4];
+    db_put_be32(k, w->info.id);
+    MDB_cursor *c;
+    int rc = mdb_cursor_open(w->txn, w->a->dbi[dbi], &c);
+    if (rc)
+        return db_lmdb_fail(err, rc, "cursor");
+    MDB_val key, v;
+    /* seek again after each delete: a cursor left past the last key by a
+     * delete cannot be read from */
+    for (;;) {
+        key = (MDB_val){4, k};
+        if ((rc = mdb_cursor_get(c, &key, &v, MDB_SET_RANGE)) != 0)
+            break;
+        if (key.mv_size < 4 || memcmp(key.mv_data, k, 4) != 0)
+            break;
+        if ((rc = mdb_cursor_del(c, 0)) != 0)
+            break;
+    }
+    mdb_cursor_close(c);
+    return rc && rc != MDB_NOTFOUND ? db_lmdb_fail(err, rc, "delete") : 0;
+}
+
+int db_writer_clear_graph(db_writer *w, db_error *err)
+{
+    static const int tables[] = {DBI_NODES, DBI_EDGES_IN, DBI_EDGES_OUT, DBI_EV_NODE};
+    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
+        if (clear_table(w, tables[i], err))
+            return -1;
+    w->info.nodes = w->info.edges = 0;
+    return 0;
+}
+
+struct last_rule {
+    uint32_t seq;
+};
+
+static int last_rule_cb(void *ctx, uint32_t seq, const char *text)
+{
+    (void)text;
+    ((struct last_rule *)ctx)->seq = seq;
+    return 0;
+}
+
+int db_writer_add_rule(db_writer *w, const char *text, size_t len, uint32_t *seq, db_error *err)
+{
+    struct last_rule l = {0};
+    if (db_writer_scan_rules(w, last_rule_cb, &l, err))
+        return -1;
+    unsigned char k[8];
+    db_put_be32(k, w->info.id);
+    db_put_be32(k + 4, l.seq + 1);
+    *seq = l.seq + 1;
+    MDB_val key = {8, k}, v = {len, (void *)text};
+    int rc = mdb_put(w->txn, w->a->dbi[DBI_RULES], &key, &v, 0);
+    return rc ? db_lmdb_fail(err, rc, "write") : 0;
+}
+
+int db_writer_drop_rule(db_writer *w, uint32_t seq, db_error *err)
+{
+    unsigned char k[8];
+    db_put_be32(k, w->info.id);
+    db_put_be32(k + 4, seq);
+    MDB_val key = {8, k};
+    int rc = mdb_del(w->txn, w->a->dbi[DBI_RULES], &key, NULL);
+    if (rc == MDB_NOTFOUND)
+        return 0;
+    return rc ? db_lmdb_fail(err, rc, "delete") : 1;
+}
+
+int db_writer_scan_rules(db_writer *w, db_rule_cb cb, void *ctx, db_error *err)
+{
+    return db_scan_rules_txn(w->txn, w->a->dbi[DBI_RULES], w->info.id, cb, ctx, err);
+}
+
 void db_writer_abort(db_writer *w)
 {
     if (!w)
@@ -134,8 +242,9 @@ int db_writer_commit(db_writer *w, db_trace_info *out, db_error *err)
 {
     if (w->info.first_ts == UINT64_MAX)
         w->info.first_ts = 0;
-    w->info.ingested_at = (uint64_t)time(NULL);
-    int ret = db_catalog_put(w->a, w->txn, &w->info, err);
+    if (!w->existing)
+        w->info.ingested_at = (uint64_t)time(NULL);
+    int ret = db_catalog_put(w->a, w->txn, &w->info, !w->existing, err);
     if (!ret) {
         int rc = mdb_txn_commit(w->txn);
         w->txn = NULL;

@@ -75,10 +75,12 @@
 /* Token order fixes the QTK_* codes; ID first so %fallback can name it. */
 %token ID STRING INTEGER DURATION SEMI COMMA LP RP EQ NE LT LE GT GE.
 %token TRACES USE TRACE HELP SHOW NODE EVENTS OF FIND NODES WHERE ORDER BY ASC DESC
-       LIMIT SLICE BACK FORWARD FROM DEPTH VIA WITH WEAK.
+       LIMIT SLICE BACK FORWARD FROM DEPTH VIA WITH WEAK
+       RULE RULES BOUNDARY CONNECT IGNORE TO ON DROP REBUILD GRAPH BEGIN END SEND RECV.
 
 %fallback ID TRACES USE TRACE HELP SHOW NODE EVENTS OF FIND NODES WHERE ORDER BY ASC DESC
-             LIMIT SLICE BACK FORWARD FROM DEPTH VIA WITH WEAK.
+             LIMIT SLICE BACK FORWARD FROM DEPTH VIA WITH WEAK
+             RULE RULES BOUNDARY CONNECT IGNORE TO ON DROP REBUILD GRAPH BEGIN END SEND RECV.
 
 %left OR.
 %left AND.
@@ -148,6 +150,66 @@ stmt(A) ::= SLICE(S) slice_dir(D) FROM NODE nodeid(N) depth_opt(P) via_opt(V) we
     A->with_weak = K;
     A->trace = I;
 }
+
+/* user rules (paper/000 §User Interactions): kept with the trace, applied
+ * by `rebuild graph` */
+stmt(A) ::= RULE(R) BOUNDARY rule_match(M) in_trace(I). {
+    A = query_ast_stmt(ps, QUERY_ST_RULE, &R);
+    A->rule = QUERY_RULE_BOUNDARY;
+    A->ra = M;
+    A->trace = I;
+}
+stmt(A) ::= RULE(R) CONNECT rule_match(M) TO rule_match(N) ON ID(K) EQ ID(L) in_trace(I). {
+    A = query_ast_stmt(ps, QUERY_ST_RULE, &R);
+    A->rule = QUERY_RULE_CONNECT;
+    A->ra = M;
+    A->rb = N;
+    A->a_key = query_ast_name(ps, &K);
+    A->b_key = query_ast_name(ps, &L);
+    A->trace = I;
+}
+stmt(A) ::= RULE(R) IGNORE ID(T) where_opt(W) in_trace(I). {
+    A = query_ast_stmt(ps, QUERY_ST_RULE, &R);
+    A->rule = QUERY_RULE_IGNORE;
+    A->ra.type = query_ast_name(ps, &T);
+    A->ra.where = W;
+    A->trace = I;
+}
+stmt(A) ::= RULES(R) in_trace(I). {
+    A = query_ast_stmt(ps, QUERY_ST_RULES, &R);
+    A->trace = I;
+}
+stmt(A) ::= DROP(D) RULE nodeid(N) in_trace(I). {
+    A = query_ast_stmt(ps, QUERY_ST_DROP_RULE, &D);
+    A->node = N.value;
+    A->node_pos = N.pos;
+    A->trace = I;
+}
+stmt(A) ::= REBUILD(R) GRAPH in_trace(I). {
+    A = query_ast_stmt(ps, QUERY_ST_REBUILD, &R);
+    A->trace = I;
+}
+
+%type rule_match {query_rule_match}
+rule_match(A) ::= ID(T) where_opt(W). {
+    memset(&A, 0, sizeof A);
+    A.type = query_ast_name(ps, &T);
+    A.where = W;
+}
+/* the phase words are keywords here, so that a keyword after a type
+ * (`to`, `on`) is not taken for a phase through %fallback */
+rule_match(A) ::= ID(T) phase(P) where_opt(W). {
+    memset(&A, 0, sizeof A);
+    A.type = query_ast_name(ps, &T);
+    A.phase = query_ast_name(ps, &P);
+    A.where = W;
+}
+
+%type phase {query_token}
+phase(A) ::= BEGIN(T). { A = T; }
+phase(A) ::= END(T).   { A = T; }
+phase(A) ::= SEND(T).  { A = T; }
+phase(A) ::= RECV(T).  { A = T; }
 
 /* ---- statement parts ---- */
 %type word {query_name}

@@ -227,6 +227,20 @@ int query_lex_next(query_lexer *lx, query_token *tok, query_error *err)
             ">="  { code = QTK_GE; goto done; }
 
             'traces'  { code = QTK_TRACES; goto done; }
+            'rule'    { code = QTK_RULE; goto done; }
+            'rules'   { code = QTK_RULES; goto done; }
+            'boundary' { code = QTK_BOUNDARY; goto done; }
+            'connect' { code = QTK_CONNECT; goto done; }
+            'ignore'  { code = QTK_IGNORE; goto done; }
+            'to'      { code = QTK_TO; goto done; }
+            'on'      { code = QTK_ON; goto done; }
+            'drop'    { code = QTK_DROP; goto done; }
+            'rebuild' { code = QTK_REBUILD; goto done; }
+            'graph'   { code = QTK_GRAPH; goto done; }
+            'begin'   { code = QTK_BEGIN; goto done; }
+            'end'     { code = QTK_END; goto done; }
+            'send'    { code = QTK_SEND; goto done; }
+            'recv'    { code = QTK_RECV; goto done; }
             'use'     { code = QTK_USE; goto done; }
             'trace'   { code = QTK_TRACE; goto done; }
             'help'    { code = QTK_HELP; goto done; }

@@ -6,9 +6,6 @@
 
 #include "graph_int.h"
 
-int graph_connect(graph_state *g, const db_event *ev, uint32_t node); /* edges.c */
-int graph_thread_waits(graph_state *g, graph_thread *t, const db_event *ev, uint32_t node);
-void graph_edges_free(graph_state *g);
 
 /* ---- nodes ---- */
 
@@ -176,11 +173,38 @@ static bool is_callout(const db_event *ev)
     return ev->type == DB_EV_DISPATCH_INVOKE || ev->type == DB_EV_RUNLOOP_INVOKE;
 }
 
+static bool is_stage(const db_event *ev, const char *stage)
+{
+    const char *v;
+    size_t n;
+    return ev->type == DB_EV_RUNLOOP_OBSERVER && db_event_attr(ev, "stage", &v, &n) && n == strlen(stage) &&
+           memcmp(v, stage, n) == 0;
+}
+
+static bool in_peers(const graph_thread *t, uint32_t pid)
+{
+    for (int i = 0; i < t->npeers; i++)
+        if (t->peers[i] == pid)
+            return true;
+    return false;
+}
+
+/* paper/000 1.d (and paper/002 "IPC and vouchers"): a message to or from a
+ * process outside the node's IPC peer set begins a new node, unless a
+ * voucher says the work is done on behalf of a process already in it. */
+static bool peer_boundary(graph_state *g, const graph_thread *t, const db_event *ev, uint32_t peer)
+{
+    if (!t->cur.open || t->npeers == 0 || in_peers(t, peer))
+        return false;
+    uint32_t obo = graph_voucher_pid(g, t, ev);
+    return !(obo && in_peers(t, obo));
+}
+
 /* A thread-context event: the boundary rules of paper/000 part 1. */
 static int thread_event(graph_state *g, graph_thread *t, const db_event *ev)
 {
     bool fresh = !t->cur.open;
-    int kind = t->callout_level > 0 ? DB_NODE_DISPATCH : DB_NODE_THREAD;
+    int kind = t->callout_level == 0 ? DB_NODE_THREAD : t->mig ? DB_NODE_SERVICE : t->callout_kind;
     uint64_t blocked = 0;
     /* paper/000 1.b: the first event after a wait starts a node, unless the
      * wait was inside a callout (callout_level > 0) */
@@ -195,10 +219,38 @@ static int thread_event(graph_state *g, graph_thread *t, const db_event *ev)
         fresh = true;
         kind = ev->type == DB_EV_DISPATCH_INVOKE ? DB_NODE_DISPATCH : DB_NODE_RUNLOOP;
         t->callout_level++;
+        t->callout_kind = (uint8_t)kind;
     }
+    /* paper/002 RunLoop: every RunLoopEntry begins an execution segment */
+    if (is_stage(ev, "entry"))
+        fresh = true;
+    /* paper/001, 004: dispatch_mig_service runs a server loop inside one
+     * callout; each request it receives is its own service node (fontd) */
+    if (ev->type == DB_EV_DISPATCH_MIG_SERVICE && ev->phase == DB_PH_BEGIN)
+        t->mig = true;
+    if (t->mig && ev->type == DB_EV_MACH_MSG && ev->phase == DB_PH_END) {
+        fresh = true;
+        kind = DB_NODE_SERVICE;
+    }
+    uint32_t peer = 0;
+    bool has_peer = ev->type == DB_EV_MACH_MSG && graph_msg_peer(g, ev, &peer);
+    if (has_peer && !fresh && peer_boundary(g, t, ev, peer))
+        fresh = true;
+    /* paper/000 1.f: boundaries the user added */
+    if (g->nrules && graph_rule_boundary(g, ev))
+        fresh = true;
     if (fresh) {
         if (node_close(g, &t->cur) || node_open(g, &t->cur, ev, kind, blocked))
             return -1;
+        t->npeers = 0;
+        t->voucher_pid = 0;
+    }
+    if (has_peer && !in_peers(t, peer) && t->npeers < GRAPH_PEERS_MAX)
+        t->peers[t->npeers++] = peer;
+    if (ev->type == DB_EV_VOUCHER) {
+        uint64_t obo;
+        if (db_event_attr_u64(ev, "on_behalf_of", &obo) && obo <= UINT32_MAX)
+            t->voucher_pid = (uint32_t)obo;
     }
     if (graph_thread_waits(g, t, ev, t->cur.n.id))
         return -1;
@@ -208,8 +260,17 @@ static int thread_event(graph_state *g, graph_thread *t, const db_event *ev)
     if (is_callout(ev) && ev->phase == DB_PH_END) {
         if (t->callout_level > 0)
             t->callout_level--;
+        if (t->callout_level == 0)
+            t->mig = false;
         return node_close(g, &t->cur);
     }
+    /* the end of the server loop: what is left of the callout is its own node */
+    if (ev->type == DB_EV_DISPATCH_MIG_SERVICE && ev->phase == DB_PH_END) {
+        t->mig = false;
+        return node_close(g, &t->cur);
+    }
+    if (is_stage(ev, "exit"))
+        return node_close(g, &t->cur);
     /* paper/000 1.b: a wait ends the node when callout_level is 0 */
     if (ev->type == DB_EV_WAIT && t->callout_level == 0)
         return node_close(g, &t->cur);
@@ -236,13 +297,20 @@ static int on_event(void *p, const db_event *ev)
     if (!s)
         return -1;
     bool irq = ev->ctx == DB_CTX_HARDIRQ || ev->ctx == DB_CTX_SOFTIRQ;
+    /* a receipt is paired with its send before it is given a node: the
+     * sender is the peer of the IPC peer-set rule (paper/000 1.d) */
+    graph_ipc_match(g, ev);
     /* the flag column says we are back in thread context: whatever
      * interrupt we thought was running has returned */
     if (per_cpu && ev->ctx == DB_CTX_THREAD && s->depth && stack_clear(g, s))
         return -1;
     int kind = iso_kind(ev);
     if (kind >= 0 && ev->phase == DB_PH_BEGIN) {
-        if (s->depth && s->s[s->depth - 1].anonymous && stack_pop(g, s))
+        /* paper/002 "kernel thread for timers": timers fired back to back
+         * are not nested; each callout is its own node */
+        graph_open *top = s->depth ? &s->s[s->depth - 1] : NULL;
+        if (top && (top->anonymous || (kind == DB_NODE_TIMER && top->n.kind == DB_NODE_TIMER)) &&
+            stack_pop(g, s))
             return -1;
         if (stack_push(g, s, ev, kind, false))
             return -1;
@@ -273,9 +341,13 @@ static int on_event(void *p, const db_event *ev)
     return thread_event(g, t, ev);
 }
 
-int graph_build(db_writer *w, graph_stats *st, db_error *err)
+int graph_build(db_writer *w, const graph_rule *rules, size_t nrules, graph_stats *st, db_error *err)
 {
-    graph_state g = {.w = w, .err = err, .st = st};
+    graph_state g = {.w = w, .err = err, .st = st, .rules = rules, .nrules = nrules};
+    if (nrules && !(g.user = calloc(nrules, sizeof *g.user))) {
+        snprintf(err->msg, sizeof err->msg, "out of memory");
+        return -1;
+    }
     *st = (graph_stats){0};
     int rc = db_writer_scan_time(w, on_event, &g, err);
     for (size_t i = 0; rc == 0 && i < g.nthreads; i++)

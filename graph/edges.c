@@ -7,9 +7,7 @@
 
 #include "graph_int.h"
 
-graph_thread *graph_thread_get(graph_state *g, uint32_t tid, uint16_t cpu); /* build.c */
-
-static int edge(graph_state *g, int kind, uint64_t from_ev, uint32_t from, uint64_t to_ev, uint32_t to)
+int graph_edge(graph_state *g, int kind, uint64_t from_ev, uint32_t from, uint64_t to_ev, uint32_t to)
 {
     db_edge e = {.from = from, .to = to, .kind = (uint8_t)kind, .from_event = from_ev, .to_event = to_ev};
     g->st->edges++;
@@ -35,7 +33,7 @@ static uint32_t pend_new(graph_state *g, const db_event *ev, uint32_t node)
         }
         ix = (uint32_t)++g->npend;
     }
-    g->pend[ix - 1] = (graph_pend){.ev = ev->id, .node = node, .val = ev->val};
+    g->pend[ix - 1] = (graph_pend){.ev = ev->id, .node = node, .val = ev->val, .pid = ev->pid};
     return ix;
 }
 
@@ -45,8 +43,8 @@ static void pend_release(graph_state *g, uint32_t ix)
     g->pend_free = ix;
 }
 
-/* Replaces the one pending half kept for key (timers, flags). */
-static int pend_set(graph_state *g, graph_map *m, uint64_t key, const db_event *ev, uint32_t node)
+/* Replaces the one pending half kept for key (timers, flags, replies). */
+int graph_pend_keep(graph_state *g, graph_map *m, uint64_t key, const db_event *ev, uint32_t node)
 {
     uint32_t old;
     if (graph_map_get(m, key, &old))
@@ -64,18 +62,19 @@ static void pend_drop(graph_state *g, graph_map *m, uint64_t key)
     }
 }
 
-/* FIFO per key (dispatch queues, run loops): append at the tail... */
-static int fifo_push(graph_state *g, graph_map *m, uint64_t key, const db_event *ev, uint32_t node)
+/* FIFO per key (dispatch queues, run loops, ports): append at the tail;
+ * returns the new entry, 0 when out of memory... */
+static uint32_t fifo_push(graph_state *g, graph_map *m, uint64_t key, const db_event *ev, uint32_t node)
 {
     uint32_t ix = pend_new(g, ev, node), head;
     if (!ix)
-        return -1;
+        return 0;
     if (!graph_map_get(m, key, &head))
-        return graph_map_put(m, key, ix);
+        return graph_map_put(m, key, ix) ? 0 : ix;
     while (g->pend[head - 1].next)
         head = g->pend[head - 1].next;
     g->pend[head - 1].next = ix;
-    return 0;
+    return ix;
 }
 
 /* ...and take from the head; returns false if nothing is pending. */
@@ -96,10 +95,13 @@ static bool fifo_pop(graph_state *g, graph_map *m, uint64_t key, graph_pend *out
 void graph_edges_free(graph_state *g)
 {
     free(g->pend);
-    graph_map_free(&g->timers);
-    graph_map_free(&g->dispatch);
-    graph_map_free(&g->runloop);
-    graph_map_free(&g->flags);
+    graph_map *maps[] = {&g->timers, &g->dispatch, &g->runloop, &g->flags, &g->kmsgs,
+                         &g->ports, &g->replies, &g->port_owner, &g->vouchers};
+    for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++)
+        graph_map_free(maps[i]);
+    for (size_t i = 0; g->user && i < g->nrules; i++)
+        graph_map_free(&g->user[i]);
+    free(g->user);
 }
 
 /* ---- rules ---- */
@@ -111,7 +113,7 @@ void graph_edges_free(graph_state *g)
 int graph_thread_waits(graph_state *g, graph_thread *t, const db_event *ev, uint32_t node)
 {
     if ((t->waiting || !t->seen) && t->woken &&
-        edge(g, DB_EDGE_WAKEUP, t->wake_ev, t->wake_node, ev->id, node))
+        graph_edge(g, DB_EDGE_WAKEUP, t->wake_ev, t->wake_node, ev->id, node))
         return -1;
     t->seen = true;
     t->waiting = t->woken = false;
@@ -132,14 +134,14 @@ int graph_thread_waits(graph_state *g, graph_thread *t, const db_event *ev, uint
  * nothing. */
 static int rule_wakeup(graph_state *g, const db_event *ev, uint32_t node)
 {
-    if (ev->obj > UINT32_MAX)
+    if (ev->obj > UINT32_MAX || (g->nrules && graph_rule_ignores_wakeup(g, ev)))
         return 0;
     graph_thread *t = graph_thread_get(g, (uint32_t)ev->obj, DB_CPU_NONE);
     if (!t)
         return -1;
     if (t->woken || (t->seen && !t->waiting))
         return 0;
-    if (t->waiting && edge(g, DB_EDGE_WEAK, t->wait_ev, t->wait_node, ev->id, node))
+    if (t->waiting && graph_edge(g, DB_EDGE_WEAK, t->wait_ev, t->wait_node, ev->id, node))
         return -1;
     t->woken = true;
     t->wake_ev = ev->id;
@@ -154,14 +156,14 @@ static int rule_timer(graph_state *g, const db_event *ev, uint32_t node)
 {
     uint32_t ix;
     switch (ev->type) {
-    case DB_EV_TIMER_ARM: return pend_set(g, &g->timers, ev->obj, ev, node);
+    case DB_EV_TIMER_ARM: return graph_pend_keep(g, &g->timers, ev->obj, ev, node);
     case DB_EV_TIMER_CANCEL: pend_drop(g, &g->timers, ev->obj); return 0;
     default:
         if (ev->phase != DB_PH_BEGIN || !graph_map_get(&g->timers, ev->obj, &ix))
             return 0;
         graph_pend p = g->pend[ix - 1];
         pend_drop(g, &g->timers, ev->obj);
-        return edge(g, DB_EDGE_TIMER, p.ev, p.node, ev->id, node);
+        return graph_edge(g, DB_EDGE_TIMER, p.ev, p.node, ev->id, node);
     }
 }
 
@@ -170,11 +172,11 @@ static int rule_timer(graph_state *g, const db_event *ev, uint32_t node)
 static int rule_queue(graph_state *g, graph_map *m, int kind, bool submit, const db_event *ev, uint32_t node)
 {
     if (submit)
-        return fifo_push(g, m, ev->obj, ev, node);
+        return fifo_push(g, m, ev->obj, ev, node) ? 0 : -1;
     graph_pend p;
     if (ev->phase != DB_PH_BEGIN || !fifo_pop(g, m, ev->obj, &p))
         return 0;
-    return edge(g, kind, p.ev, p.node, ev->id, node);
+    return graph_edge(g, kind, p.ev, p.node, ev->id, node);
 }
 
 /* paper/000 2.f: a flag write -> each later read of the written value,
@@ -183,15 +185,147 @@ static int rule_flag(graph_state *g, const db_event *ev, uint32_t node)
 {
     uint32_t ix;
     if (ev->type == DB_EV_FLAG_WRITE)
-        return pend_set(g, &g->flags, ev->obj, ev, node);
+        return graph_pend_keep(g, &g->flags, ev->obj, ev, node);
     if (!graph_map_get(&g->flags, ev->obj, &ix) || g->pend[ix - 1].val != ev->val)
         return 0;
-    return edge(g, DB_EDGE_FLAG, g->pend[ix - 1].ev, g->pend[ix - 1].node, ev->id, node);
+    return graph_edge(g, DB_EDGE_FLAG, g->pend[ix - 1].ev, g->pend[ix - 1].node, ev->id, node);
+}
+
+/* ---- mach messages (paper/000 2.b, paper/002 "Mach IPC") ---- */
+
+/* Pairs a receipt with its send, before the receipt is given a node:
+ * by kmsg when both have one, else the earliest unmatched send to the
+ * same port (FIFO).  The match waits in g->match for graph_connect. */
+void graph_ipc_match(graph_state *g, const db_event *ev)
+{
+    g->have_match = false;
+    if (ev->type != DB_EV_MACH_MSG || ev->phase != DB_PH_END)
+        return;
+    uint64_t kmsg = 0;
+    uint32_t ix;
+    db_event_attr_u64(ev, "kmsg", &kmsg);
+    if (kmsg && graph_map_get(&g->kmsgs, kmsg, &ix)) {
+        g->match = g->pend[ix - 1];
+        g->pend[ix - 1].dead = true; /* leaves the FIFO when it reaches the head */
+        graph_map_del(&g->kmsgs, kmsg);
+        g->have_match = true;
+        return;
+    }
+    uint32_t head;
+    if (!graph_map_get(&g->ports, ev->obj, &head))
+        return;
+    uint32_t prev = 0;
+    for (uint32_t cur = head; cur;) {
+        graph_pend *p = &g->pend[cur - 1];
+        uint32_t next = p->next;
+        /* a send matched by kmsg, or one that belongs to another kmsg */
+        bool skip = p->dead || (kmsg && p->kmsg);
+        if (!skip) {
+            g->match = *p;
+            g->have_match = true;
+        }
+        if (p->dead || !skip) { /* unlink it */
+            if (prev)
+                g->pend[prev - 1].next = next;
+            else if (next)
+                graph_map_put(&g->ports, ev->obj, next);
+            else
+                graph_map_del(&g->ports, ev->obj);
+            if (!skip && p->kmsg)
+                graph_map_del(&g->kmsgs, p->kmsg);
+            pend_release(g, cur);
+        } else
+            prev = cur;
+        if (!skip)
+            return;
+        cur = next;
+    }
+}
+
+/* The process at the other end of a message, if it can be told: the
+ * `peer=` the trace gives, the sender of a receipt, or the process that
+ * receives on the destination port of a send. */
+int graph_msg_peer(graph_state *g, const db_event *ev, uint32_t *pid)
+{
+    uint64_t v;
+    uint32_t owner;
+    if (db_event_attr_u64(ev, "peer", &v) && v <= UINT32_MAX)
+        *pid = (uint32_t)v;
+    else if (ev->phase == DB_PH_END && g->have_match)
+        *pid = g->match.pid;
+    else if (ev->phase == DB_PH_BEGIN && graph_map_get(&g->port_owner, ev->obj, &owner))
+        *pid = owner;
+    else
+        return 0;
+    return 1;
+}
+
+/* On whose behalf a message is sent: its voucher= (declared by a voucher
+ * event anywhere), else the voucher the thread adopted in this node. */
+uint32_t graph_voucher_pid(graph_state *g, const graph_thread *t, const db_event *ev)
+{
+    uint64_t v;
+    uint32_t pid;
+    if (db_event_attr_u64(ev, "voucher", &v) && v && graph_map_get(&g->vouchers, v, &pid))
+        return pid;
+    return t->voucher_pid;
+}
+
+static int rule_mach_msg(graph_state *g, const db_event *ev, uint32_t node)
+{
+    uint64_t reply = 0, kmsg = 0;
+    db_event_attr_u64(ev, "reply", &reply);
+    if (ev->phase == DB_PH_END) {
+        /* whoever receives on a port owns it */
+        if (graph_map_put(&g->port_owner, ev->obj, ev->pid))
+            return -1;
+        /* paper/000 2.b: receipt of a message that wants a reply -> the
+         * next send to the reply port, on any thread (ipc_reply) */
+        if (reply && graph_pend_keep(g, &g->replies, reply, ev, node))
+            return -1;
+        if (g->have_match) {
+            g->have_match = false;
+            return graph_edge(g, DB_EDGE_IPC, g->match.ev, g->match.node, ev->id, node);
+        }
+        return 0;
+    }
+    /* a send: the sender will receive the reply on `reply` */
+    if (reply && graph_map_put(&g->port_owner, reply, ev->pid))
+        return -1;
+    uint32_t ix;
+    if (graph_map_get(&g->replies, ev->obj, &ix)) {
+        graph_pend p = g->pend[ix - 1];
+        pend_drop(g, &g->replies, ev->obj);
+        if (graph_edge(g, DB_EDGE_IPC_REPLY, p.ev, p.node, ev->id, node))
+            return -1;
+    }
+    uint32_t sent = fifo_push(g, &g->ports, ev->obj, ev, node);
+    if (!sent)
+        return -1;
+    if (db_event_attr_u64(ev, "kmsg", &kmsg) && kmsg) {
+        g->pend[sent - 1].kmsg = kmsg;
+        if (graph_map_put(&g->kmsgs, kmsg, sent))
+            return -1;
+    }
+    return 0;
+}
+
+/* A voucher (bank attribute): the work of `addr` is done for a process. */
+static int rule_voucher(graph_state *g, const db_event *ev)
+{
+    uint64_t pid;
+    if (!db_event_attr_u64(ev, "on_behalf_of", &pid) || pid > UINT32_MAX)
+        return 0;
+    return graph_map_put(&g->vouchers, ev->obj, (uint32_t)pid);
 }
 
 int graph_connect(graph_state *g, const db_event *ev, uint32_t node)
 {
+    if (g->nrules && graph_rule_connect(g, ev, node))
+        return -1;
     switch (ev->type) {
+    case DB_EV_MACH_MSG: return rule_mach_msg(g, ev, node);
+    case DB_EV_VOUCHER: return rule_voucher(g, ev);
     case DB_EV_WAKEUP: return rule_wakeup(g, ev, node);
     case DB_EV_TIMER_ARM:
     case DB_EV_TIMER_CANCEL:

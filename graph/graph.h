@@ -11,6 +11,8 @@
 #ifndef ARGUSQ_GRAPH_H
 #define ARGUSQ_GRAPH_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../db/db.h"
@@ -19,6 +21,45 @@ typedef struct graph_stats {
     uint64_t nodes, edges;
 } graph_stats;
 
-int graph_build(db_writer *w, graph_stats *st, db_error *err);
+/* ---- user-defined rules (paper/000 §User Interactions) ----
+ * Users inject knowledge without recompiling: extra boundary events,
+ * extra connections, and wakeups that are not causal.  The query language
+ * parses rules (`rule boundary ...`) into these structures. */
+typedef enum graph_rule_kind {
+    GRAPH_RULE_BOUNDARY,      /* an event matching `a` begins a new node */
+    GRAPH_RULE_CONNECT,       /* edge (kind user) from the latest `a` to each
+                                 later `b` whose b_key equals a's a_key */
+    GRAPH_RULE_IGNORE_WAKEUP  /* wakeups matching `a` join nothing */
+} graph_rule_kind;
+
+#define GRAPH_MATCH_MAX 4
+#define GRAPH_KEY_MAX 32
+#define GRAPH_VAL_MAX 96
+
+/* An event pattern: its type (or source event name), optional phase, and
+ * attributes that must equal given values.  A key is an attribute name or
+ * one of the fields tid, pid, target (the event's object), event. */
+typedef struct graph_match {
+    int type;                 /* db_evtype, or -1 to match `event` by name */
+    char event[GRAPH_KEY_MAX];
+    int phase;                /* db_phase, or -1 for any */
+    int nattrs;
+    struct {
+        char key[GRAPH_KEY_MAX];
+        char val[GRAPH_VAL_MAX];
+    } attrs[GRAPH_MATCH_MAX];
+} graph_match;
+
+typedef struct graph_rule {
+    graph_rule_kind kind;
+    graph_match a, b;
+    char a_key[GRAPH_KEY_MAX], b_key[GRAPH_KEY_MAX];
+} graph_rule;
+
+bool graph_match_event(const graph_match *m, const db_event *ev);
+/* The value of key on ev as text, for matching and for connect keys. */
+bool graph_event_key(const db_event *ev, const char *key, char *buf, size_t len);
+
+int graph_build(db_writer *w, const graph_rule *rules, size_t nrules, graph_stats *st, db_error *err);
 
 #endif

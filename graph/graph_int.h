@@ -47,13 +47,23 @@ typedef struct graph_pend {
     uint32_t node;
     uint32_t next; /* index+1 of the next pending in a FIFO, 0 = none */
     int64_t val;   /* flag value */
+    uint64_t kmsg; /* a pending mach_msg send: its kmsg, 0 if none */
+    uint32_t pid;  /* the process of the event */
+    bool dead;     /* matched out of FIFO order (by kmsg); skipped on pop */
 } graph_pend;
+
+#define GRAPH_PEERS_MAX 16
 
 typedef struct graph_thread {
     uint32_t tid, pid;
     graph_open cur;          /* the thread's open node */
     graph_stack stack;       /* isolated contexts, when events carry no cpu */
     int callout_level;       /* paper/000 1.b: callout_level */
+    uint8_t callout_kind;    /* node kind of the innermost callout */
+    bool mig;                /* inside dispatch_mig_service (paper/004) */
+    uint32_t peers[GRAPH_PEERS_MAX]; /* paper/000 1.d: IPC_peer_set of cur */
+    int npeers;
+    uint32_t voucher_pid;    /* on whose behalf cur works (adopted voucher), 0 none */
     bool seen;               /* has had an event */
     bool waiting;            /* blocked in its latest wait */
     bool woken;              /* ...and a wakeup for it was seen */
@@ -79,6 +89,32 @@ typedef struct graph_state {
     graph_map dispatch;      /* block -> FIFO of pending enqueues */
     graph_map runloop;       /* block -> FIFO of pending submits */
     graph_map flags;         /* flag address -> pend (the latest write) */
+    graph_map kmsgs;         /* kmsg -> pending send */
+    graph_map ports;         /* dest port -> FIFO of pending sends */
+    graph_map replies;       /* reply port -> the receipt that carried it */
+    graph_map port_owner;    /* port -> pid that receives on it */
+    graph_map vouchers;      /* voucher address -> on_behalf_of pid */
+    graph_map *user;         /* per connect rule: hash of key -> latest `a` */
+    const graph_rule *rules;
+    size_t nrules;
+    bool have_match;         /* the send matched to the current recv */
+    graph_pend match;
 } graph_state;
+
+/* edges.c */
+int graph_edge(graph_state *g, int kind, uint64_t from_ev, uint32_t from, uint64_t to_ev, uint32_t to);
+int graph_pend_keep(graph_state *g, graph_map *m, uint64_t key, const db_event *ev, uint32_t node);
+int graph_connect(graph_state *g, const db_event *ev, uint32_t node);
+int graph_thread_waits(graph_state *g, graph_thread *t, const db_event *ev, uint32_t node);
+void graph_ipc_match(graph_state *g, const db_event *ev);
+int graph_msg_peer(graph_state *g, const db_event *ev, uint32_t *pid);
+uint32_t graph_voucher_pid(graph_state *g, const graph_thread *t, const db_event *ev);
+void graph_edges_free(graph_state *g);
+/* build.c */
+graph_thread *graph_thread_get(graph_state *g, uint32_t tid, uint16_t cpu);
+/* rules.c */
+bool graph_rule_boundary(const graph_state *g, const db_event *ev);
+bool graph_rule_ignores_wakeup(const graph_state *g, const db_event *ev);
+int graph_rule_connect(graph_state *g, const db_event *ev, uint32_t node);
 
 #endif

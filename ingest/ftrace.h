@@ -164,6 +164,11 @@ typedef struct ftrace_reader {
 /* "PATH:LINE: message" into err; returns -1. */
 int ingest_ft_fail(ftrace_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Room for need more bytes after the alen bytes of the attribute buffer
+ * *ab (grown, keeping its content, when *acap is too small).  Returns
+ * *ab + alen, or NULL when out of memory.  Shared with the Argus reader. */
+char *ingest_attr_reserve(char **ab, size_t alen, size_t *acap, size_t need);
+
 /* Append key=value to the current event's attributes (key NUL-terminated). */
 int ingest_ft_attr(ftrace_reader *r, const char *key, const char *val, size_t vlen);
 int ingest_ft_attr_u64(ftrace_reader *r, const char *key, uint64_t v);

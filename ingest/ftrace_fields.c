@@ -133,21 +133,28 @@ int ingest_ft_attr_func(ftrace_reader *r, const char *v, size_t n)
 
 /* ---- attributes ---- */
 
+char *ingest_attr_reserve(char **ab, size_t alen, size_t *acap, size_t need)
+{
+    if (alen + need > *acap || !*ab) {
+        size_t cap = *acap ? *acap : 65536;
+        while (alen + need > cap)
+            cap *= 2;
+        char *nb = realloc(*ab, cap);
+        if (!nb)
+            return NULL;
+        *ab = nb;
+        *acap = cap;
+    }
+    return *ab + alen;
+}
+
 int ingest_ft_attr(ftrace_reader *r, const char *key, const char *val, size_t vlen)
 {
     size_t kl = strlen(key);
     size_t need = kl + 1 + vlen + 1;
-    if (r->alen + need > r->acap) {
-        size_t cap = r->acap ? r->acap : 65536;
-        while (r->alen + need > cap)
-            cap *= 2;
-        char *ab = realloc(r->ab, cap);
-        if (!ab)
-            return ingest_ft_fail(r, "out of memory (attributes)");
-        r->ab = ab;
-        r->acap = cap;
-    }
-    char *p = r->ab + r->alen;
+    char *p = ingest_attr_reserve(&r->ab, r->alen, &r->acap, need);
+    if (!p)
+        return ingest_ft_fail(r, "out of memory (attributes)");
     memcpy(p, key, kl);
     p[kl] = '=';
     memcpy(p + kl + 1, val, vlen);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "argus.h"
 #include "ftrace.h"
 
 extern const char *const ingest_syscall_names[];
@@ -209,25 +210,33 @@ static int map_work(ftrace_reader *r, const ftrace_line *li, db_event *ev, ftrac
 
 /* ---- user markers ---- */
 
-/* Is a marker `argus: TYPE ...`?  On true, *rest is the TYPE onwards.
- * The next issue maps such markers to the Argus event they carry (spec:
- * "the Argus event written after argus:"); this is the only place that
- * has to change. */
+/* Is a marker `argus: TYPE ...`?  On true, *rest is the TYPE onwards
+ * (possibly empty), without the trailing blanks and the `\n` that some
+ * trace-cmd versions print for the newline ending the write. */
 static bool marker_argus(const char *p, size_t n, const char **rest, size_t *rest_len)
 {
     const char *e = p + n;
-    if (!ingest_ft_lit(&p, e, "argus:"))
+    if (!ingest_ft_lit(&p, e, "argus:") || (p < e && !ingest_ft_blank(*p)))
         return false;
     p = ingest_ft_skip_blanks(p, e);
-    if (p == e)
-        return false;
+    for (;;) {
+        while (e > p && ingest_ft_blank(e[-1]))
+            e--;
+        if (e - p < 2 || e[-2] != '\\' || e[-1] != 'n')
+            break;
+        e -= 2;
+    }
     *rest = p;
     *rest_len = (size_t)(e - p);
     return true;
 }
 
-/* tracing_mark_write / print: kept raw with buf= the text for now.
- * trace-cmd prints the print event as `tracing_mark_write: TEXT`. */
+/* tracing_mark_write / print.  trace-cmd prints the print event as
+ * `tracing_mark_write: TEXT`.  `argus: TYPE [WORD ...] [KEY=VALUE ...]`
+ * is the Argus event it spells (spec, last row of the ftrace mapping),
+ * validated and mapped by the Argus reader's own code (argus_event.c), on
+ * the line's task, CPU, context and timestamp; a malformed one is an
+ * error.  Any other text is kept raw with buf= the text. */
 static int map_marker(ftrace_reader *r, const ftrace_line *li, db_event *ev)
 {
     const char *p = li->fields, *e = li->fields + li->fields_len;
@@ -235,11 +244,17 @@ static int map_marker(ftrace_reader *r, const ftrace_line *li, db_event *ev)
         p = ingest_ft_skip_blanks(p, e);
     const char *rest;
     size_t rest_len;
-    if (marker_argus(p, (size_t)(e - p), &rest, &rest_len)) {
-        /* not mapped yet: stays a raw event */
+    if (!marker_argus(p, (size_t)(e - p), &rest, &rest_len)) {
+        ev->type = DB_EV_RAW;
+        return ingest_ft_attr(r, "buf", p, (size_t)(e - p));
     }
-    ev->type = DB_EV_RAW;
-    return ingest_ft_attr(r, "buf", p, (size_t)(e - p));
+    /* the fields lie in the reader's own line: end the text there */
+    ((char *)rest)[rest_len] = '\0';
+    argus_attrs at = {&r->ab, &r->alen, &r->acap};
+    char msg[400];
+    if (ingest_argus_event(rest, &at, ev, msg, sizeof msg) < 0)
+        return ingest_ft_fail(r, "argus marker: %s", msg);
+    return 0;
 }
 
 /* ---- dispatch ---- */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "argus.h"
 #include "ftrace.h"
 #include "ingest.h"
 
@@ -162,7 +163,8 @@ ingest_format ingest_detect(const char *buf, size_t len)
         pos += l + 1;
         if (l > 0 && s[l - 1] == '\r')
             l--;
-        if (n == 0 && l == 14 && memcmp(s, "#argus-trace 1", 14) == 0)
+        /* any version: the reader then says which one it wants */
+        if (n == 0 && l >= 12 && memcmp(s, "#argus-trace", 12) == 0)
             return INGEST_ARGUS;
         if (l >= 9 && memcmp(s, "# tracer:", 9) == 0)
             return INGEST_FTRACE_TRACE;
@@ -229,8 +231,7 @@ int ingest_file(const char *path, const ingest_sink *sink, ingest_format *format
         rc = ingest_ftrace_read(&lb, sink, st, err, errlen);
         break;
     case INGEST_ARGUS:
-        errf(err, errlen, "%s:1: Argus trace format reader not implemented yet", path);
-        rc = -1;
+        rc = ingest_argus_read(&lb, sink, st, err, errlen);
         break;
     default:
         errf(err, errlen,

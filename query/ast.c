@@ -109,6 +109,7 @@ query_stmt *query_ast_stmt(query_parse_state *ps, query_stmt_kind kind, const qu
     query_stmt *st = query_arena_alloc(ps->arena, sizeof *st);
     st->kind = kind;
     st->pos = first->pos;
+    st->text = first->text;
     return st;
 }
 
@@ -121,6 +122,16 @@ void query_ast_add_stmt(query_parse_state *ps, const query_stmt *st)
             memcpy(v, ps->stmts, ps->count * sizeof *v);
         ps->stmts = v;
         ps->cap = cap;
+    }
+    /* the statement ends where the token that completed it (';' or the
+     * end of input) begins */
+    query_stmt *w = (query_stmt *)st;
+    if (ps->cur && ps->cur->text >= st->text) {
+        size_t n = (size_t)(ps->cur->text - st->text);
+        while (n && (st->text[n - 1] == ' ' || st->text[n - 1] == '\t' || st->text[n - 1] == '\n' ||
+                     st->text[n - 1] == '\r'))
+            n--;
+        w->text_len = n;
     }
     ps->stmts[ps->count++] = st;
 }
@@ -394,6 +405,42 @@ void query_ast_dump(const query_stmt *st, FILE *out)
             fprintf(out, " (order-by %s %s)", st->order_by.name, st->order_desc ? "desc" : "asc");
         if (st->has_limit)
             fprintf(out, " (limit %llu)", (unsigned long long)st->limit);
+        dump_in_trace(st, out);
+        fputc(')', out);
+        return;
+    case QUERY_ST_RULE: {
+        static const char *const kinds[] = {"boundary", "connect", "ignore"};
+        fprintf(out, "(rule %s", kinds[st->rule]);
+        const query_rule_match *m[2] = {&st->ra, &st->rb};
+        for (int i = 0; i < (st->rule == QUERY_RULE_CONNECT ? 2 : 1); i++) {
+            fprintf(out, " (%s", m[i]->type.name);
+            if (m[i]->phase.name)
+                fprintf(out, " %s", m[i]->phase.name);
+            if (m[i]->where) {
+                fputs(" (where ", out);
+                query_ast_dump_expr(m[i]->where, out);
+                fputc(')', out);
+            }
+            fputc(')', out);
+        }
+        if (st->rule == QUERY_RULE_CONNECT)
+            fprintf(out, " (on %s %s)", st->a_key.name, st->b_key.name);
+        dump_in_trace(st, out);
+        fputc(')', out);
+        return;
+    }
+    case QUERY_ST_RULES:
+        fputs("(rules", out);
+        dump_in_trace(st, out);
+        fputc(')', out);
+        return;
+    case QUERY_ST_DROP_RULE:
+        fprintf(out, "(drop-rule %llu", (unsigned long long)st->node);
+        dump_in_trace(st, out);
+        fputc(')', out);
+        return;
+    case QUERY_ST_REBUILD:
+        fputs("(rebuild-graph", out);
         dump_in_trace(st, out);
         fputc(')', out);
         return;

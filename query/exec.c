@@ -300,6 +300,10 @@ int query_exec(query_session *s, const query_stmt *st, query_error *err)
     case QUERY_ST_EVENTS_OF: return exec_events_of(s, st, err);
     case QUERY_ST_FIND: return query_exec_find(s, st, err);
     case QUERY_ST_SLICE: return query_exec_slice(s, st, err);
+    case QUERY_ST_RULE:
+    case QUERY_ST_RULES:
+    case QUERY_ST_DROP_RULE:
+    case QUERY_ST_REBUILD: return query_exec_rule_stmt(s, st, err);
     }
     return query_fail(err, &st->pos, "unknown statement");
 }

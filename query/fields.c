@@ -33,33 +33,6 @@ bool query_event_is_fixed_field(const char *name)
     return field_index(event_fields, EF__COUNT, name) >= 0;
 }
 
-/* The object an event is about, under the name users know it by. */
-const char *query_event_obj_field(int type)
-{
-    switch (type) {
-    case DB_EV_WAKEUP: return "target";
-    case DB_EV_SYSCALL: return "nr";
-    case DB_EV_INTERRUPT: return "irq";
-    case DB_EV_TIMER_ARM:
-    case DB_EV_TIMER_CANCEL:
-    case DB_EV_TIMER_CALLOUT: return "timer";
-    case DB_EV_DISPATCH_ENQUEUE:
-    case DB_EV_DISPATCH_INVOKE:
-    case DB_EV_RUNLOOP_SUBMIT:
-    case DB_EV_RUNLOOP_INVOKE: return "block";
-    case DB_EV_MACH_MSG: return "port";
-    case DB_EV_FLAG_READ:
-    case DB_EV_FLAG_WRITE: return "addr";
-    default: return NULL;
-    }
-}
-
-bool query_obj_is_addr(int type)
-{
-    const char *f = query_event_obj_field(type);
-    return f && strcmp(f, "target") != 0 && strcmp(f, "nr") != 0 && strcmp(f, "irq") != 0;
-}
-
 const char *query_event_phase(const db_event *ev)
 {
     if (ev->phase == DB_PH_NONE)
@@ -166,7 +139,7 @@ static query_val event_field(const db_event *ev, const char *name)
     }
     default: break;
     }
-    const char *obj = query_event_obj_field(ev->type);
+    const char *obj = db_evtype_obj_name(ev->type);
     if (obj && strcasecmp(obj, name) == 0)
         return num(ev->obj);
     if (ev->type == DB_EV_SYSCALL && ev->phase == DB_PH_END && strcasecmp(name, "ret") == 0)

@@ -108,10 +108,10 @@ void query_json_event(FILE *f, const db_event *ev)
         key(f, &first, "phase");
         fprintf(f, "\"%s\"", ph);
     }
-    const char *obj = query_event_obj_field(ev->type);
+    const char *obj = db_evtype_obj_name(ev->type);
     if (obj) {
         key(f, &first, obj);
-        if (query_obj_is_addr(ev->type))
+        if (db_evtype_obj_is_addr(ev->type))
             fprintf(f, "\"0x%" PRIx64 "\"", ev->obj);
         else
             fprintf(f, "%" PRIu64, ev->obj);

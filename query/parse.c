@@ -101,6 +101,12 @@ void query_script_free(query_script *s)
     free(s);
 }
 
+const char *query_stmt_text(const query_stmt *st, size_t *len)
+{
+    *len = st ? st->text_len : 0;
+    return st ? st->text : "";
+}
+
 int query_stmt_line(const query_stmt *st)
 {
     return st ? st->pos.line : 0;

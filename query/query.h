@@ -49,6 +49,12 @@ typedef struct query_session {
     FILE *out;
 } query_session;
 
+/* Compiles one `rule` statement into a graph rule (ingest --rules). */
+struct graph_rule;
+int query_rule_compile(const query_stmt *st, struct graph_rule *out, query_error *err);
+/* A statement's source text, without its ';'. */
+const char *query_stmt_text(const query_stmt *st, size_t *len);
+
 /* Runs one statement.  Returns 0, or -1 with err filled (position set when
  * the error is about a token of the statement). */
 int query_exec(query_session *s, const query_stmt *st, query_error *err);

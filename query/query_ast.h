@@ -142,8 +142,26 @@ typedef enum query_stmt_kind {
     QUERY_ST_SHOW_NODE,  /* show node N                -> node, trace */
     QUERY_ST_EVENTS_OF,  /* events of node N           -> node, trace */
     QUERY_ST_FIND,       /* find nodes|events ...      -> target, where, order, limit, trace */
-    QUERY_ST_SLICE       /* slice back|forward from node N ... -> dir, node, depth, via, with_weak, trace */
+    QUERY_ST_SLICE,      /* slice back|forward from node N ... -> dir, node, depth, via, with_weak, trace */
+    QUERY_ST_RULE,       /* rule boundary|connect|ignore ... -> rule, ra, rb, a_key, b_key, trace */
+    QUERY_ST_RULES,      /* rules                      -> trace */
+    QUERY_ST_DROP_RULE,  /* drop rule N                -> node (the rule number), trace */
+    QUERY_ST_REBUILD     /* rebuild graph              -> trace */
 } query_stmt_kind;
+
+/* A user rule (paper/000 §User Interactions), see docs in help "rule". */
+typedef enum query_rule_kind {
+    QUERY_RULE_BOUNDARY = 0, /* rule boundary MATCH */
+    QUERY_RULE_CONNECT,      /* rule connect MATCH to MATCH on KEY = KEY */
+    QUERY_RULE_IGNORE        /* rule ignore WORD [where ...]  (WORD: wakeup) */
+} query_rule_kind;
+
+/* An event pattern: TYPE [PHASE] [where KEY = LIT and ...] */
+typedef struct query_rule_match {
+    query_name type;         /* an Argus event type or a source event name */
+    query_name phase;        /* begin/end/send/recv; name NULL if absent */
+    const query_expr *where; /* NULL if absent */
+} query_rule_match;
 
 typedef enum query_target {
     QUERY_TARGET_NODES = 0,
@@ -191,6 +209,15 @@ struct query_stmt {
     const query_name *via;   /* edge kinds as written, unvalidated; NULL/0 when no `via` */
     size_t via_count;
     bool with_weak;          /* `with weak` */
+
+    /* RULE */
+    query_rule_kind rule;
+    query_rule_match ra, rb; /* rb: the target of a connect */
+    query_name a_key, b_key; /* connect ... on A_KEY = B_KEY */
+
+    /* Every statement: its source text, without the ';' */
+    const char *text;
+    size_t text_len;
 };
 
 /* The script: statements in source order.  (Opaque in query.h.) */

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../graph/graph.h"
 #include "query_ast.h"
 
 /* ---- values (fields.c) ---- */
@@ -36,9 +37,7 @@ bool query_eval(const query_expr *e, const query_row *row);
 query_val query_field(const query_name *f, const query_row *row);
 int query_val_cmp(const query_val *a, const query_val *b, bool *comparable);
 
-/* event fields derived from the object and phase of an event */
-const char *query_event_obj_field(int type); /* "target", "timer", ... or NULL */
-bool query_obj_is_addr(int type);
+/* event fields derived from the phase of an event */
 const char *query_event_phase(const db_event *ev); /* "begin", "send", ... or NULL */
 bool query_event_is_fixed_field(const char *name);
 
@@ -72,5 +71,6 @@ int query_fail(query_error *err, const query_pos *pos, const char *fmt, ...)
 db_reader *query_open_trace(query_session *s, const query_name *in, query_error *err);
 int query_exec_find(query_session *s, const query_stmt *st, query_error *err);
 int query_exec_slice(query_session *s, const query_stmt *st, query_error *err);
+int query_exec_rule_stmt(query_session *s, const query_stmt *st, query_error *err); /* exec_rules.c */
 
 #endif

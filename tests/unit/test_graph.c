@@ -76,7 +76,7 @@ static void build(const spec *s, size_t n)
         assert_int_equal(db_writer_event(w, &ev, &err), 0);
     }
     graph_stats st;
-    assert_int_equal(graph_build(w, &st, &err), 0);
+    assert_int_equal(graph_build(w, NULL, 0, &st, &err), 0);
     assert_int_equal(db_writer_commit(w, NULL, &err), 0);
     rd = db_reader_open(arch, "g", &err);
     assert_non_null(rd);

@@ -129,6 +129,45 @@ static void test_slice(void **state)
                  "(slice back 9 (via Timer dispatch node with))");
 }
 
+static void test_rules(void **state)
+{
+    (void)state;
+    expect_parse("rule boundary syscall begin where name = \"select\"",
+                 "(rule boundary (syscall begin (where (= name \"select\"))))");
+    expect_parse("rule boundary sys_enter", "(rule boundary (sys_enter))");
+    expect_parse("rule connect flag_write where sym = \"need_display\" to flag_read on addr = addr",
+                 "(rule connect (flag_write (where (= sym \"need_display\"))) (flag_read) (on addr addr))");
+    expect_parse("rule connect mach_msg send to mach_msg recv where id = 29 on kmsg = kmsg in trace \"t\"",
+                 "(rule connect (mach_msg send) (mach_msg recv (where (= id 29))) (on kmsg kmsg) (in-trace \"t\"))");
+    expect_parse("rule ignore wakeup where reason = \"mutex\"",
+                 "(rule ignore (wakeup (where (= reason \"mutex\"))))");
+    expect_parse("rules", "(rules)");
+    expect_parse("drop rule 3", "(drop-rule 3)");
+    expect_parse("rebuild graph in trace \"x\"", "(rebuild-graph (in-trace \"x\"))");
+    /* the phase words and the new keywords stay usable as fields */
+    expect_where("end > 5 and begin < 3 and graph = 1 and on = 2", "(and (and (and (> end 5) (< begin 3)) (= graph 1)) (= on 2))");
+    expect_error("rule boundary", 1, 14, "unexpected end of input");
+    expect_error("rule connect a to b on x", 1, 25, "unexpected end of input");
+}
+
+static void test_statement_text(void **state)
+{
+    (void)state;
+    const char *src = "rules;\n  rule ignore wakeup where tid = 5 ;\nrebuild graph";
+    query_error err;
+    query_script *s = query_parse(src, strlen(src), &err);
+    assert_non_null(s);
+    assert_int_equal(query_script_count(s), 3);
+    size_t len;
+    const char *t = query_stmt_text(query_script_stmt(s, 1), &len);
+    assert_int_equal(len, strlen("rule ignore wakeup where tid = 5"));
+    assert_memory_equal(t, "rule ignore wakeup where tid = 5", len);
+    t = query_stmt_text(query_script_stmt(s, 2), &len);
+    assert_int_equal(len, strlen("rebuild graph"));
+    assert_memory_equal(t, "rebuild graph", len);
+    query_script_free(s);
+}
+
 /* ---- expressions ---- */
 
 static void test_precedence(void **state)
@@ -538,6 +577,8 @@ int main(void)
         cmocka_unit_test(test_simple_statements),
         cmocka_unit_test(test_find),
         cmocka_unit_test(test_slice),
+        cmocka_unit_test(test_rules),
+        cmocka_unit_test(test_statement_text),
         cmocka_unit_test(test_precedence),
         cmocka_unit_test(test_comparisons),
         cmocka_unit_test(test_in),

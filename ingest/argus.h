@@ -1,0 +1,80 @@
+/* ingest/argus.h -- internals of the Argus trace format reader (not public).
+ *
+ *   ingest_argus_lex    the re2c token scanner of an Argus line (argus_lex.re)
+ *   ingest_argus_event  one event's text, TYPE onwards, onto a db_event and
+ *                       its attributes (argus_event.c); shared by the Argus
+ *                       reader and the ftrace reader's `argus:` markers
+ *   ingest_argus_read   the Argus trace format reader (argus.c) */
+#ifndef ARGUSQ_INGEST_ARGUS_H
+#define ARGUSQ_INGEST_ARGUS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ftrace.h"
+#include "ingest.h"
+
+/* ---- tokens ---- */
+
+typedef enum argus_tk {
+    ARGUS_TK_END = 0, /* end of the line */
+    ARGUS_TK_NUM,     /* 123, 0x1f, -4 */
+    ARGUS_TK_STR,     /* "quoted", with \" and \\ escapes */
+    ARGUS_TK_WORD,    /* anything else without blanks, '"' or '=' */
+    ARGUS_TK_KV,      /* KEY=VALUE, VALUE a number, word or string */
+    ARGUS_TK_ERR,     /* a bad token; err says why */
+} argus_tk;
+
+typedef struct argus_val {
+    argus_tk kind; /* NUM, STR or WORD */
+    const char *p; /* the text as written; STR: inside the quotes, escaped */
+    size_t n;
+    uint64_t num;  /* NUM: the magnitude */
+    bool neg, hex; /* NUM: a leading '-'; written with 0x */
+} argus_val;
+
+typedef struct argus_tok {
+    argus_tk kind;
+    const char *at;  /* where the token starts */
+    const char *key; /* KV: the key */
+    size_t klen;
+    argus_val v;     /* NUM, STR, WORD: the token; KV: its value */
+    const char *err; /* ERR: what is wrong at `at` */
+} argus_tok;
+
+/* The next token of NUL-terminated text at *pp (blanks before it skipped);
+ * *pp is left after it.  Tokens must be separated by blanks; a number that
+ * does not fit in 64 bits is an error. */
+argus_tk ingest_argus_lex(const char **pp, argus_tok *t);
+
+/* A whole number over [p, p + n): decimal or 0x hex, no sign. */
+bool ingest_argus_u64(const char *p, size_t n, uint64_t *out);
+
+/* The text of a value: STR unescaped into dst (at most v->n bytes), other
+ * kinds as written, except hex numbers, written as 0x + lowercase hex
+ * (dst needs v->n + 20 bytes).  Returns the length written. */
+size_t ingest_argus_val_text(const argus_val *v, char *dst);
+
+/* ---- one event ---- */
+
+/* The attribute buffer an event's key=value strings are appended to (the
+ * reader's own, reused for every event; see ingest_attr_reserve). */
+typedef struct argus_attrs {
+    char **ab;
+    size_t *alen, *acap;
+} argus_attrs;
+
+/* Maps NUL-terminated text `TYPE [WORD ...] [KEY=VALUE ...]` onto ev
+ * (name, type, phase, obj, val; the caller sets ts, tid, pid, cpu, ctx)
+ * and appends every KEY=VALUE to the attributes, in line order.  Returns 0,
+ * or -1 with msg = what is wrong (without "PATH:LINE: "). */
+int ingest_argus_event(const char *text, argus_attrs *at, db_event *ev, char *msg, size_t msglen);
+
+/* ---- the reader ---- */
+
+/* Reads every remaining line of lb (none read yet) into sink. */
+int ingest_argus_read(ingest_lines *lb, const ingest_sink *sink, ingest_stats *st, char *err,
+                      size_t errlen);
+
+#endif
