@@ -260,15 +260,17 @@ int graph_msg_peer(graph_state *g, const db_event *ev, uint32_t *pid)
     return 1;
 }
 
-/* On whose behalf a message is sent: its voucher= (declared by a voucher
- * event anywhere), else the voucher the thread adopted in this node. */
+/* On whose behalf a message is: its voucher= (declared by a voucher event
+ * anywhere), else, for a send, the voucher the thread adopted in this
+ * node.  A receipt from a new process is never covered by the receiver's
+ * own voucher. */
 uint32_t graph_voucher_pid(graph_state *g, const graph_thread *t, const db_event *ev)
 {
     uint64_t v;
     uint32_t pid;
     if (db_event_attr_u64(ev, "voucher", &v) && v && graph_map_get(&g->vouchers, v, &pid))
         return pid;
-    return t->voucher_pid;
+    return ev->phase == DB_PH_BEGIN ? t->voucher_pid : 0;
 }
 
 static int rule_mach_msg(graph_state *g, const db_event *ev, uint32_t node)

@@ -25,6 +25,8 @@ typedef struct spec {
     uint8_t ctx, type, phase;
     uint64_t obj;
     const char *name;
+    const char *attrs; /* "key=value key=value" */
+    uint32_t pid;      /* 0: the tid */
 } spec;
 
 static char dir[64], path[128];
@@ -64,15 +66,25 @@ static void build(const spec *s, size_t n)
     db_error err = {{0}};
     db_writer *w = db_writer_begin(arch, "g", "test", "unit", &err);
     assert_non_null(w);
-    for (uint32_t tid = 1; tid <= 4; tid++) {
+    for (uint32_t tid = 1; tid <= 6; tid++) {
         db_thread th = {.tid = tid, .pid = tid};
         snprintf(th.name, sizeof th.name, "t%u", tid);
         assert_int_equal(db_writer_thread(w, &th, &err), 0);
     }
     for (size_t i = 0; i < n; i++) {
-        db_event ev = {.ts = s[i].ts, .tid = s[i].tid, .pid = s[i].tid, .cpu = s[i].cpu, .ctx = s[i].ctx,
-                       .type = s[i].type, .phase = s[i].phase, .obj = s[i].obj,
-                       .name = s[i].name ? s[i].name : db_evtype_name(s[i].type)};
+        char attrs[256] = "";
+        size_t alen = 0;
+        if (s[i].attrs) { /* "a=1 b=2" -> "a=1\0b=2\0" */
+            alen = strlen(s[i].attrs) + 1;
+            memcpy(attrs, s[i].attrs, alen);
+            for (size_t j = 0; j < alen; j++)
+                if (attrs[j] == ' ')
+                    attrs[j] = 0;
+        }
+        db_event ev = {.ts = s[i].ts, .tid = s[i].tid, .pid = s[i].pid ? s[i].pid : s[i].tid, .cpu = s[i].cpu,
+                       .ctx = s[i].ctx, .type = s[i].type, .phase = s[i].phase, .obj = s[i].obj,
+                       .name = s[i].name ? s[i].name : db_evtype_name(s[i].type), .attrs = attrs,
+                       .attrs_len = alen};
         assert_int_equal(db_writer_event(w, &ev, &err), 0);
     }
     graph_stats st;
@@ -136,10 +148,10 @@ static void test_wait_and_wakeup(void **state)
 {
     (void)state;
     spec s[] = {
-        {10, 1, 0, T, DB_EV_SYSCALL, DB_PH_BEGIN, 202, NULL},
-        {20, 1, 0, T, DB_EV_WAIT, 0, 0, NULL},
-        {30, 2, 1, T, DB_EV_WAKEUP, 0, 1, NULL},
-        {40, 1, 0, T, DB_EV_SYSCALL, DB_PH_END, 202, NULL},
+        {10, 1, 0, T, DB_EV_SYSCALL, DB_PH_BEGIN, 202, NULL, NULL, 0},
+        {20, 1, 0, T, DB_EV_WAIT, 0, 0, NULL, NULL, 0},
+        {30, 2, 1, T, DB_EV_WAKEUP, 0, 1, NULL, NULL, 0},
+        {40, 1, 0, T, DB_EV_SYSCALL, DB_PH_END, 202, NULL, NULL, 0},
     };
     build(s, 4);
     uint32_t a = node_of(1), waker = node_of(3), b = node_of(4);
@@ -159,13 +171,13 @@ static void test_interrupt_isolated(void **state)
 {
     (void)state;
     spec s[] = {
-        {10, 1, 1, T, DB_EV_WAIT, 0, 0, NULL},
-        {20, 2, 0, T, DB_EV_SYSCALL, DB_PH_BEGIN, 0, NULL},
-        {30, 2, 0, H, DB_EV_INTERRUPT, DB_PH_BEGIN, 36, NULL},
-        {31, 2, 0, H, DB_EV_WAKEUP, 0, 1, NULL},
-        {32, 2, 0, H, DB_EV_INTERRUPT, DB_PH_END, 36, NULL},
-        {40, 2, 0, T, DB_EV_SYSCALL, DB_PH_END, 0, NULL},
-        {50, 1, 1, T, DB_EV_SYSCALL, DB_PH_END, 0, NULL},
+        {10, 1, 1, T, DB_EV_WAIT, 0, 0, NULL, NULL, 0},
+        {20, 2, 0, T, DB_EV_SYSCALL, DB_PH_BEGIN, 0, NULL, NULL, 0},
+        {30, 2, 0, H, DB_EV_INTERRUPT, DB_PH_BEGIN, 36, NULL, NULL, 0},
+        {31, 2, 0, H, DB_EV_WAKEUP, 0, 1, NULL, NULL, 0},
+        {32, 2, 0, H, DB_EV_INTERRUPT, DB_PH_END, 36, NULL, NULL, 0},
+        {40, 2, 0, T, DB_EV_SYSCALL, DB_PH_END, 0, NULL, NULL, 0},
+        {50, 1, 1, T, DB_EV_SYSCALL, DB_PH_END, 0, NULL, NULL, 0},
     };
     build(s, 7);
     uint32_t irq = node_of(3);
@@ -184,16 +196,16 @@ static void test_timer_not_across_cancel(void **state)
 {
     (void)state;
     spec s[] = {
-        {10, 1, 0, T, DB_EV_TIMER_ARM, 0, 0xa, NULL},
-        {20, 1, 0, T, DB_EV_TIMER_CANCEL, 0, 0xa, NULL},
-        {25, 1, 0, T, DB_EV_WAIT, 0, 0, NULL},
-        {30, 2, 1, T, DB_EV_TIMER_ARM, 0, 0xa, NULL},
-        {35, 2, 1, T, DB_EV_TIMER_ARM, 0, 0xb, NULL},
-        {36, 2, 1, T, DB_EV_TIMER_CANCEL, 0, 0xb, NULL},
-        {40, 3, 0, H, DB_EV_TIMER_CALLOUT, DB_PH_BEGIN, 0xa, NULL},
-        {41, 3, 0, H, DB_EV_TIMER_CALLOUT, DB_PH_END, 0xa, NULL},
-        {50, 3, 0, H, DB_EV_TIMER_CALLOUT, DB_PH_BEGIN, 0xb, NULL},
-        {51, 3, 0, H, DB_EV_TIMER_CALLOUT, DB_PH_END, 0xb, NULL},
+        {10, 1, 0, T, DB_EV_TIMER_ARM, 0, 0xa, NULL, NULL, 0},
+        {20, 1, 0, T, DB_EV_TIMER_CANCEL, 0, 0xa, NULL, NULL, 0},
+        {25, 1, 0, T, DB_EV_WAIT, 0, 0, NULL, NULL, 0},
+        {30, 2, 1, T, DB_EV_TIMER_ARM, 0, 0xa, NULL, NULL, 0},
+        {35, 2, 1, T, DB_EV_TIMER_ARM, 0, 0xb, NULL, NULL, 0},
+        {36, 2, 1, T, DB_EV_TIMER_CANCEL, 0, 0xb, NULL, NULL, 0},
+        {40, 3, 0, H, DB_EV_TIMER_CALLOUT, DB_PH_BEGIN, 0xa, NULL, NULL, 0},
+        {41, 3, 0, H, DB_EV_TIMER_CALLOUT, DB_PH_END, 0xa, NULL, NULL, 0},
+        {50, 3, 0, H, DB_EV_TIMER_CALLOUT, DB_PH_BEGIN, 0xb, NULL, NULL, 0},
+        {51, 3, 0, H, DB_EV_TIMER_CALLOUT, DB_PH_END, 0xb, NULL, NULL, 0},
     };
     build(s, 10);
     uint32_t ta = node_of(7), tb = node_of(9);
@@ -212,18 +224,18 @@ static void test_dispatch_callouts(void **state)
 {
     (void)state;
     spec s[] = {
-        {10, 1, 0, T, DB_EV_DISPATCH_ENQUEUE, 0, 0xb1, NULL},
-        {11, 1, 0, T, DB_EV_WAIT, 0, 0, NULL},
-        {12, 1, 0, T, DB_EV_DISPATCH_ENQUEUE, 0, 0xb1, NULL},
-        {20, 2, 1, T, DB_EV_SYSCALL, DB_PH_BEGIN, 0, NULL},
-        {21, 2, 1, T, DB_EV_DISPATCH_INVOKE, DB_PH_BEGIN, 0xb1, NULL},
-        {22, 2, 1, T, DB_EV_WAIT, 0, 0, NULL},
-        {23, 3, 0, T, DB_EV_WAKEUP, 0, 2, NULL},
-        {24, 2, 1, T, DB_EV_SYSCALL, DB_PH_END, 0, NULL},
-        {25, 2, 1, T, DB_EV_DISPATCH_INVOKE, DB_PH_END, 0xb1, NULL},
-        {30, 2, 1, T, DB_EV_DISPATCH_INVOKE, DB_PH_BEGIN, 0xb1, NULL},
-        {31, 2, 1, T, DB_EV_DISPATCH_INVOKE, DB_PH_END, 0xb1, NULL},
-        {40, 2, 1, T, DB_EV_SYSCALL, DB_PH_BEGIN, 0, NULL},
+        {10, 1, 0, T, DB_EV_DISPATCH_ENQUEUE, 0, 0xb1, NULL, NULL, 0},
+        {11, 1, 0, T, DB_EV_WAIT, 0, 0, NULL, NULL, 0},
+        {12, 1, 0, T, DB_EV_DISPATCH_ENQUEUE, 0, 0xb1, NULL, NULL, 0},
+        {20, 2, 1, T, DB_EV_SYSCALL, DB_PH_BEGIN, 0, NULL, NULL, 0},
+        {21, 2, 1, T, DB_EV_DISPATCH_INVOKE, DB_PH_BEGIN, 0xb1, NULL, NULL, 0},
+        {22, 2, 1, T, DB_EV_WAIT, 0, 0, NULL, NULL, 0},
+        {23, 3, 0, T, DB_EV_WAKEUP, 0, 2, NULL, NULL, 0},
+        {24, 2, 1, T, DB_EV_SYSCALL, DB_PH_END, 0, NULL, NULL, 0},
+        {25, 2, 1, T, DB_EV_DISPATCH_INVOKE, DB_PH_END, 0xb1, NULL, NULL, 0},
+        {30, 2, 1, T, DB_EV_DISPATCH_INVOKE, DB_PH_BEGIN, 0xb1, NULL, NULL, 0},
+        {31, 2, 1, T, DB_EV_DISPATCH_INVOKE, DB_PH_END, 0xb1, NULL, NULL, 0},
+        {40, 2, 1, T, DB_EV_SYSCALL, DB_PH_BEGIN, 0, NULL, NULL, 0},
     };
     build(s, 12);
     uint32_t c1 = node_of(5), c2 = node_of(10);
@@ -248,15 +260,147 @@ static void test_new_thread_and_running_thread(void **state)
 {
     (void)state;
     spec s[] = {
-        {10, 1, 0, T, DB_EV_WAKEUP, 0, 4, NULL},
-        {20, 4, 1, T, DB_EV_SYSCALL, DB_PH_END, 0, NULL},
-        {30, 1, 0, T, DB_EV_WAKEUP, 0, 4, NULL},
-        {40, 4, 1, T, DB_EV_SYSCALL, DB_PH_BEGIN, 0, NULL},
+        {10, 1, 0, T, DB_EV_WAKEUP, 0, 4, NULL, NULL, 0},
+        {20, 4, 1, T, DB_EV_SYSCALL, DB_PH_END, 0, NULL, NULL, 0},
+        {30, 1, 0, T, DB_EV_WAKEUP, 0, 4, NULL, NULL, 0},
+        {40, 4, 1, T, DB_EV_SYSCALL, DB_PH_BEGIN, 0, NULL, NULL, 0},
     };
     build(s, 4);
     assert_true(has_edge(node_of(1), node_of(2), DB_EDGE_WAKEUP));
     assert_int_equal(node_of(2), node_of(4));
     assert_int_equal(in_edges(node_of(4)).n, 1);
+}
+
+#define MSG DB_EV_MACH_MSG
+#define SEND DB_PH_BEGIN
+#define RECV DB_PH_END
+
+/* paper/000 2.b: send -> receipt by kmsg even out of FIFO order, by FIFO
+ * per port without kmsg; receipt carrying reply=R -> the next send to R. */
+static void test_ipc_pairing(void **state)
+{
+    (void)state;
+    spec s[] = {
+        {10, 1, N, T, MSG, SEND, 0x100, NULL, "kmsg=0xa1 reply=0x900", 0},
+        {11, 2, N, T, MSG, SEND, 0x100, NULL, "kmsg=0xa2", 0},
+        {20, 3, N, T, MSG, RECV, 0x100, NULL, "kmsg=0xa2", 0},
+        {30, 3, N, T, MSG, RECV, 0x100, NULL, "kmsg=0xa1 reply=0x900", 0},
+        {40, 4, N, T, MSG, SEND, 0x900, NULL, NULL, 0},
+        {50, 1, N, T, MSG, SEND, 0x200, NULL, NULL, 0},
+        {51, 2, N, T, MSG, SEND, 0x200, NULL, NULL, 0},
+        {60, 5, N, T, MSG, RECV, 0x200, NULL, NULL, 0},
+        {61, 6, N, T, MSG, RECV, 0x200, NULL, NULL, 0},
+    };
+    build(s, 9);
+    assert_true(has_edge(node_of(2), node_of(3), DB_EDGE_IPC));
+    assert_true(has_edge(node_of(1), node_of(4), DB_EDGE_IPC));
+    assert_false(has_edge(node_of(1), node_of(3), DB_EDGE_IPC));
+    assert_true(has_edge(node_of(4), node_of(5), DB_EDGE_IPC_REPLY));
+    assert_true(has_edge(node_of(6), node_of(8), DB_EDGE_IPC));
+    assert_true(has_edge(node_of(7), node_of(9), DB_EDGE_IPC));
+    assert_false(has_edge(node_of(7), node_of(8), DB_EDGE_IPC));
+}
+
+/* paper/000 1.d: a daemon thread receiving from two processes splits at
+ * the second peer; a voucher on behalf of a peer in the set does not. */
+static void test_peer_set_and_voucher(void **state)
+{
+    (void)state;
+    spec s[] = {
+        {10, 1, N, T, MSG, SEND, 0x100, NULL, "peer=3", 0},          /* app 1 -> daemon */
+        {20, 3, N, T, MSG, RECV, 0x100, NULL, NULL, 0},              /* daemon: peer 1 */
+        {21, 3, N, T, DB_EV_VOUCHER, 0, 0x77, NULL, "on_behalf_of=1", 0},
+        {22, 3, N, T, MSG, SEND, 0x300, NULL, "peer=4 voucher=0x77", 0}, /* to 4 for 1: same node */
+        {30, 2, N, T, MSG, SEND, 0x100, NULL, NULL, 0},              /* app 2 -> daemon */
+        {40, 3, N, T, MSG, RECV, 0x100, NULL, NULL, 0},              /* peer 2: new node */
+        {41, 3, N, T, MSG, SEND, 0x300, NULL, "peer=4", 0},          /* to 4, no voucher: new node */
+    };
+    build(s, 7);
+    uint32_t d1 = node_of(2);
+    assert_int_equal(node_of(3), d1);
+    assert_int_equal(node_of(4), d1);
+    assert_int_not_equal(node_of(6), d1);
+    assert_int_not_equal(node_of(7), node_of(6));
+}
+
+/* paper/004: dispatch_mig_service inside a callout -- each service its own
+ * node; the combined reply-send + next receipt splits at the receipt. */
+static void test_mig_service(void **state)
+{
+    (void)state;
+    spec s[] = {
+        {10, 1, N, T, MSG, SEND, 0x100, NULL, "reply=0x901", 0},
+        {11, 2, N, T, MSG, SEND, 0x100, NULL, "reply=0x902", 0},
+        {20, 3, N, T, DB_EV_DISPATCH_INVOKE, DB_PH_BEGIN, 0xb, NULL, NULL, 0},
+        {21, 3, N, T, DB_EV_DISPATCH_MIG_SERVICE, DB_PH_BEGIN, 0, NULL, NULL, 0},
+        {22, 3, N, T, MSG, RECV, 0x100, NULL, "reply=0x901", 0},
+        {23, 3, N, T, MSG, SEND, 0x901, NULL, NULL, 0},
+        {24, 3, N, T, MSG, RECV, 0x100, NULL, "reply=0x902", 0},
+        {25, 3, N, T, MSG, SEND, 0x902, NULL, NULL, 0},
+        {26, 3, N, T, DB_EV_DISPATCH_MIG_SERVICE, DB_PH_END, 0, NULL, NULL, 0},
+        {27, 3, N, T, DB_EV_DISPATCH_INVOKE, DB_PH_END, 0xb, NULL, NULL, 0},
+    };
+    build(s, 10);
+    uint32_t a = node_of(5), b = node_of(7);
+    assert_int_not_equal(a, b);
+    assert_int_equal(node_of(6), a);
+    assert_int_equal(node_of(8), b);
+    assert_int_equal(node(a).kind, DB_NODE_SERVICE);
+    assert_int_not_equal(node_of(3), a);
+    assert_int_not_equal(node_of(10), b);
+    assert_true(has_edge(node_of(1), a, DB_EDGE_IPC));
+    assert_true(has_edge(node_of(2), b, DB_EDGE_IPC));
+    assert_false(has_edge(node_of(1), b, DB_EDGE_IPC));
+}
+
+/* paper/002: RunLoopEntry begins a segment; a submitted block -> its invoke */
+static void test_runloop(void **state)
+{
+    (void)state;
+    spec s[] = {
+        {10, 1, N, T, DB_EV_RUNLOOP_OBSERVER, 0, 0, NULL, "stage=entry", 0},
+        {11, 1, N, T, DB_EV_SYSCALL, SEND, 0, NULL, NULL, 0},
+        {12, 2, N, T, DB_EV_RUNLOOP_SUBMIT, 0, 0xbb, NULL, "rl=0x1", 0},
+        {20, 1, N, T, DB_EV_RUNLOOP_OBSERVER, 0, 0, NULL, "stage=exit", 0},
+        {21, 1, N, T, DB_EV_RUNLOOP_OBSERVER, 0, 0, NULL, "stage=entry", 0},
+        {22, 1, N, T, DB_EV_RUNLOOP_INVOKE, DB_PH_BEGIN, 0xbb, NULL, "rl=0x1", 0},
+        {23, 1, N, T, DB_EV_RUNLOOP_INVOKE, DB_PH_END, 0xbb, NULL, NULL, 0},
+    };
+    build(s, 7);
+    assert_int_equal(node_of(2), node_of(1));
+    assert_int_equal(node_of(4), node_of(1));
+    assert_int_not_equal(node_of(5), node_of(1));
+    assert_int_not_equal(node_of(6), node_of(5));
+    assert_int_equal(node(node_of(6)).kind, DB_NODE_RUNLOOP);
+    assert_true(has_edge(node_of(3), node_of(6), DB_EDGE_RUNLOOP));
+}
+
+/* paper/002 kernel thread for timers: callouts back to back, no ends. */
+static void test_timers_back_to_back(void **state)
+{
+    (void)state;
+    spec s[] = {
+        {10, 1, N, T, DB_EV_TIMER_ARM, 0, 0xa, NULL, "deadline=100", 0},
+        {11, 2, N, T, DB_EV_TIMER_ARM, 0, 0xb, NULL, "deadline=100", 0},
+        {12, 1, N, T, DB_EV_WAIT, 0, 0, NULL, NULL, 0},
+        {13, 2, N, T, DB_EV_WAIT, 0, 0, NULL, NULL, 0},
+        {100, 5, N, T, DB_EV_TIMER_CALLOUT, DB_PH_BEGIN, 0xa, NULL, NULL, 0},
+        {101, 5, N, T, DB_EV_WAKEUP, 0, 1, NULL, NULL, 0},
+        {102, 5, N, T, DB_EV_TIMER_CALLOUT, DB_PH_BEGIN, 0xb, NULL, NULL, 0},
+        {103, 5, N, T, DB_EV_WAKEUP, 0, 2, NULL, NULL, 0},
+        {110, 1, N, T, DB_EV_SYSCALL, DB_PH_END, 0, NULL, NULL, 0},
+        {111, 2, N, T, DB_EV_SYSCALL, DB_PH_END, 0, NULL, NULL, 0},
+    };
+    build(s, 10);
+    uint32_t ta = node_of(5), tb = node_of(7);
+    assert_int_not_equal(ta, tb);
+    assert_int_equal(node_of(6), ta);
+    assert_int_equal(node_of(8), tb);
+    assert_true(has_edge(ta, node_of(9), DB_EDGE_WAKEUP));
+    assert_true(has_edge(tb, node_of(10), DB_EDGE_WAKEUP));
+    assert_false(has_edge(ta, node_of(10), DB_EDGE_WAKEUP));
+    assert_true(has_edge(node_of(1), ta, DB_EDGE_TIMER));
+    assert_true(has_edge(node_of(2), tb, DB_EDGE_TIMER));
 }
 
 int main(void)
@@ -267,6 +411,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_timer_not_across_cancel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dispatch_callouts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_new_thread_and_running_thread, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ipc_pairing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_peer_set_and_voucher, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mig_service, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_runloop, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_timers_back_to_back, setup, teardown),
     };
     return cmocka_run_group_tests_name("graph", tests, NULL, NULL);
 }
