@@ -263,7 +263,7 @@ static int event(argus_reader *r, const char *p, const argus_tok *tst)
     uint32_t tid;
     argus_tk k = ingest_argus_lex(&p, &t);
     if (k == ARGUS_TK_ERR)
-        return fail(r, "bad thread id: %s at \"%.20s\"", t.err, t.at);
+        return fail(r, "bad thread id: %s: %.40s", t.err, t.at);
     if (k == ARGUS_TK_END)
         return fail(r, "missing thread id and event type (want TS TID TYPE ...)");
     if (!tok_u32(&t, &tid))
@@ -311,7 +311,7 @@ static int do_line(argus_reader *r, char *line)
     if (k == ARGUS_TK_NUM)
         return event(r, p, &t);
     if (k == ARGUS_TK_ERR)
-        return fail(r, "%s at \"%.20s\"", t.err, t.at);
+        return fail(r, "%s: %.40s", t.err, t.at);
     if (k == ARGUS_TK_WORD) {
         static const char *const decl[] = {"proc", "thread", "symbol"};
         for (int i = 0; i < 3; i++)

@@ -197,7 +197,7 @@ int ingest_argus_event(const char *text, argus_attrs *at, db_event *ev, char *ms
     argus_tok t;
     argus_tk k = ingest_argus_lex(&p, &t);
     if (k == ARGUS_TK_ERR)
-        return bad(msg, msglen, "%s at \"%.20s\"", t.err, t.at);
+        return bad(msg, msglen, "%s: %.40s", t.err, t.at);
     if (k == ARGUS_TK_END)
         return bad(msg, msglen, "missing event type");
     int type = k == ARGUS_TK_WORD ? db_evtype_from_name(t.v.p, t.v.n) : -1;
@@ -216,7 +216,7 @@ int ingest_argus_event(const char *text, argus_attrs *at, db_event *ev, char *ms
     bool have_name = false;
     while ((k = ingest_argus_lex(&p, &t)) != ARGUS_TK_END) {
         if (k == ARGUS_TK_ERR)
-            return bad(msg, msglen, "%s: %s at \"%.20s\"", tn, t.err, t.at);
+            return bad(msg, msglen, "%s: %s: %.40s", tn, t.err, t.at);
         if (k != ARGUS_TK_KV) {
             if (phase_word(d, tn, &t, ev, msg, msglen) < 0)
                 return -1;

@@ -128,6 +128,26 @@ static const struct {
      "  `via` restricts the edge kinds: wakeup weak ipc ipc_reply dispatch runloop timer flag.\n"},
     {"show", "show node N [in trace \"NAME\"]\n  The node, with its incoming and outgoing edges.\n"},
     {"events", "events of node N [in trace \"NAME\"]\n  The node's events in time order.\n"},
+    {"rule",
+     "rule boundary TYPE [PHASE] [where KEY = VALUE and ...]\n"
+     "rule connect TYPE [PHASE] [where ...] to TYPE [PHASE] [where ...] on KEY = KEY\n"
+     "rule ignore wakeup [where KEY = VALUE and ...]\n"
+     "  Adds a user rule to the trace (paper/000 User Interactions); `rebuild graph`\n"
+     "  applies the trace's rules.  TYPE is an Argus event type (syscall, wakeup,\n"
+     "  mach_msg, ...) or a source event name (sys_enter, sched_waking, ...); PHASE is\n"
+     "  begin, end, send or recv; KEY is an attribute or tid, pid, event, or the\n"
+     "  event's object (target, timer, block, port, addr, nr, irq).\n"
+     "  boundary: each matching event begins a new node.\n"
+     "  connect: an edge (kind user) from the latest matching first event to each\n"
+     "  later matching second event whose KEY values are equal.\n"
+     "  ignore wakeup: matching wakeups join nothing (a lock used only for mutual\n"
+     "  exclusion).  e.g. rule ignore wakeup where tid = 4124\n"},
+    {"rules", "rules [in trace \"NAME\"]\n  The trace's user rules, numbered.\n"},
+    {"drop", "drop rule N [in trace \"NAME\"]\n  Removes rule N from the trace (`rebuild graph` applies it).\n"},
+    {"rebuild",
+     "rebuild graph [in trace \"NAME\"]\n"
+     "  Builds the trace's nodes and edges again from its stored events, with its\n"
+     "  rules, without re-ingesting.  Readers see the old graph until it commits.\n"},
     {"help", "help [STATEMENT]\n  This text, or the text of one statement.\n"},
 };
 

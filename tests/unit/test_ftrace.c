@@ -642,9 +642,10 @@ static void test_misc_events(void **state)
     assert_int_equal(e->ev.phase, DB_PH_END);
     assert_int_equal(e->ev.val, -11);
     assert_attr(e, "ret", "-11");
-    e = &o.r->ev[2];
-    assert_int_equal(e->ev.type, DB_EV_RAW);
-    assert_attr(e, "buf", "argus: wait reason=x");
+    e = &o.r->ev[2]; /* an argus: marker is the event it spells (test_argus.c) */
+    assert_int_equal(e->ev.type, DB_EV_WAIT);
+    assert_string_equal(e->name, "wait");
+    assert_attr(e, "reason", "x");
     e = &o.r->ev[3];
     assert_attr(e, "name", "sys_999");
     /* CLONE_THREAD: 51 is a thread of 50, then renamed */
@@ -686,7 +687,7 @@ static void test_errors(void **state)
     expect_error(buf, ":2: ", "bad timestamp");
     snprintf(buf, sizeof buf, "cpus=2\n    bash-4120    1.....  1088.1: sys_exit: NR x = 2\n");
     expect_error(buf, ":2: ", "sys_exit");
-    expect_error("#argus-trace 1\nproc 1 \"x\"\n", ":1: ", "not implemented");
+    expect_error("#argus-trace 2\nproc 1 \"x\"\n", ":1: ", "#argus-trace 1");
     expect_error("hello\n", ":1: ", "unknown trace format");
 
     /* a line longer than 1 MiB */
