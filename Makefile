@@ -6,10 +6,11 @@
 #   make clean
 #
 # A fresh Debian machine has none of the libraries and generators we need:
-# the first build installs them with apt-get (as root, or through sudo).
+# the first build installs them with apt-get (as root, or through sudo);
+# graphviz is for the tests, which check that `--format dot` is valid DOT.
 
 CC      ?= cc
-DEBS    := liblmdb-dev lemon re2c libcmocka-dev libedit-dev pkg-config linux-libc-dev
+DEBS    := liblmdb-dev lemon re2c libcmocka-dev libedit-dev pkg-config linux-libc-dev graphviz
 WARN    := -Wall -Wextra -Werror
 CSTD    := -std=c11 -D_GNU_SOURCE
 CFLAGS  ?= -O2 -g

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,7 +23,7 @@
 
 static const char usage[] =
     "usage: argusq [-d ARCHIVE] ingest FILE [--name NAME] [--rules RULES] [--json]\n"
-    "       argusq [-d ARCHIVE] [--trace NAME] [--json | --format table|json] 'STATEMENT'\n"
+    "       argusq [-d ARCHIVE] [--trace NAME] [--json | --format table|json|csv|dot] 'STATEMENT'\n"
     "       argusq [-d ARCHIVE] [--trace NAME] [--json] -f SCRIPT\n"
     "       argusq [-d ARCHIVE]                      (statements from stdin, or a REPL)\n"
     "\n"
@@ -91,8 +92,12 @@ static int parse_args(int argc, char **argv, options *o)
                 o->format = QUERY_FMT_JSON;
             else if (!strcmp(f, "table"))
                 o->format = QUERY_FMT_TABLE;
+            else if (!strcmp(f, "csv"))
+                o->format = QUERY_FMT_CSV;
+            else if (!strcmp(f, "dot"))
+                o->format = QUERY_FMT_DOT;
             else
-                return usage_error("unknown format (table, json):", f);
+                return usage_error("unknown format (table, json, csv, dot):", f);
         } else if (a[0] == '-' && a[1] && !o->statement) {
             return usage_error("unknown option", a);
         } else if (!o->statement && !o->ingest && !strcmp(a, "ingest")) {
@@ -338,7 +343,8 @@ static int run_source(query_session *s, const char *where, const char *src, size
         memset(&e, 0, sizeof e);
         const query_stmt *st = query_script_stmt(sc, i);
         if (query_exec(s, st, &e)) {
-            if (e.line <= 0 && query_script_count(sc) > 1)
+            /* a script names the line of the statement that failed */
+            if (e.line <= 0 && (query_script_count(sc) > 1 || strcmp(where, "query") != 0))
                 fprintf(stderr, "argusq: %s:%d: %s\n", where, query_stmt_line(st), e.msg);
             else
                 report(where, src, len, &e);
@@ -394,8 +400,24 @@ static int run_file(query_session *s, const char *path)
     return rc;
 }
 
-/* The REPL: a statement runs when it parses whole; an incomplete one
- * (an error at the end of the input) asks for another line. */
+/* True when the REPL should run what it has: the input ends with ';'
+ * (statements may span lines, as in psql or sqlite3), or it is one of the
+ * one-word statements people type bare. */
+static bool repl_complete(const char *buf, size_t len)
+{
+    while (len && (buf[len - 1] == ' ' || buf[len - 1] == '\t' || buf[len - 1] == '\n'))
+        len--;
+    if (len && buf[len - 1] == ';')
+        return true;
+    while (len && (*buf == ' ' || *buf == '\t' || *buf == '\n'))
+        buf++, len--;
+    static const char *const bare[] = {"help", "traces", "rules", "quit", "exit"};
+    for (size_t i = 0; i < sizeof bare / sizeof bare[0]; i++)
+        if (len == strlen(bare[i]) && strncasecmp(buf, bare[i], len) == 0)
+            return true;
+    return len > 5 && strncasecmp(buf, "help ", 5) == 0 && !memchr(buf, '\n', len);
+}
+
 static int repl(query_session *s)
 {
     char hist[4096] = "";
@@ -405,7 +427,8 @@ static int repl(query_session *s)
     using_history();
     if (hist[0])
         read_history(hist);
-    printf("argusq %s on %s -- `help` lists statements, Ctrl-D quits\n", ARGUSQ_VERSION, s->archive_path);
+    printf("argusq %s on %s -- end statements with ';', `help` lists them, Ctrl-D quits\n", ARGUSQ_VERSION,
+           s->archive_path);
     char *buf = NULL;
     size_t len = 0;
     for (;;) {
@@ -424,16 +447,18 @@ static int repl(query_session *s)
         buf[len++] = '\n';
         buf[len] = 0;
         free(line);
-        query_error e = {0};
-        query_script *sc = query_parse(buf, len, &e);
-        if (!sc && e.offset >= len - 1 && n > 0)
-            continue; /* incomplete: read on */
-        query_script_free(sc);
-        if (len > 1) {
-            buf[len - 1] = 0;
-            add_history(buf);
-            run_source(s, "query", buf, len - 1);
-        }
+        if (!repl_complete(buf, len))
+            continue;
+        buf[len - 1] = 0;
+        /* one history entry per statement, however many lines it took */
+        for (char *c = buf; *c; c++)
+            if (*c == '\n')
+                *c = ' ';
+        add_history(buf);
+        const char *w = buf + strspn(buf, " \t");
+        if (!strncasecmp(w, "quit", 4) || !strncasecmp(w, "exit", 4))
+            break;
+        run_source(s, "query", buf, len - 1);
         len = 0;
     }
     free(buf);

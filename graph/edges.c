@@ -149,21 +149,44 @@ static int rule_wakeup(graph_state *g, const db_event *ev, uint32_t node)
     return 0;
 }
 
-/* paper/000 2.e: timer armed -> its callout, not across a cancel.  A timer
- * armed again before it fires was restarted: the latest arm is the one
- * that fires (hrtimer_start on an armed hrtimer). */
+/* paper/000 2.e and the spec's pairing table: each timer_arm -> the next
+ * timer_callout begin of the same timer, unless a timer_cancel comes
+ * between.  An arm repeated before the callout (a restart) is connected
+ * too: nothing cancelled it.  At most GRAPH_ARMS_MAX arms wait per timer
+ * (the oldest go first), so a timer re-armed forever costs bounded memory. */
+#define GRAPH_ARMS_MAX 8
+
+static void drop_arms(graph_state *g, uint64_t timer)
+{
+    graph_pend p;
+    while (fifo_pop(g, &g->timers, timer, &p))
+        ;
+}
+
 static int rule_timer(graph_state *g, const db_event *ev, uint32_t node)
 {
-    uint32_t ix;
+    uint32_t head;
     switch (ev->type) {
-    case DB_EV_TIMER_ARM: return graph_pend_keep(g, &g->timers, ev->obj, ev, node);
-    case DB_EV_TIMER_CANCEL: pend_drop(g, &g->timers, ev->obj); return 0;
-    default:
-        if (ev->phase != DB_PH_BEGIN || !graph_map_get(&g->timers, ev->obj, &ix))
+    case DB_EV_TIMER_ARM:
+        if (graph_map_get(&g->timers, ev->obj, &head)) {
+            int n = 1;
+            for (uint32_t i = head; g->pend[i - 1].next; i = g->pend[i - 1].next)
+                n++;
+            graph_pend old;
+            if (n >= GRAPH_ARMS_MAX)
+                fifo_pop(g, &g->timers, ev->obj, &old);
+        }
+        return fifo_push(g, &g->timers, ev->obj, ev, node) ? 0 : -1;
+    case DB_EV_TIMER_CANCEL: drop_arms(g, ev->obj); return 0;
+    default: {
+        if (ev->phase != DB_PH_BEGIN)
             return 0;
-        graph_pend p = g->pend[ix - 1];
-        pend_drop(g, &g->timers, ev->obj);
-        return graph_edge(g, DB_EDGE_TIMER, p.ev, p.node, ev->id, node);
+        graph_pend p;
+        while (fifo_pop(g, &g->timers, ev->obj, &p))
+            if (graph_edge(g, DB_EDGE_TIMER, p.ev, p.node, ev->id, node))
+                return -1;
+        return 0;
+    }
     }
 }
 

@@ -85,7 +85,7 @@ typedef struct graph_state {
     graph_pend *pend;        /* pool of pending halves; free list via next */
     size_t npend, cpend;
     uint32_t pend_free;
-    graph_map timers;        /* timer address -> pend (the latest arm) */
+    graph_map timers;        /* timer address -> FIFO of uncancelled arms */
     graph_map dispatch;      /* block -> FIFO of pending enqueues */
     graph_map runloop;       /* block -> FIFO of pending submits */
     graph_map flags;         /* flag address -> pend (the latest write) */

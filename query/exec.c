@@ -59,14 +59,12 @@ static int trace_row(void *p, const db_trace_info *t)
         fputc('}', f);
         return 0;
     }
-    char d[32];
-    query_fmt_duration(d, sizeof d, t->last_ts - t->first_ts);
     query_table_cell(&c->t, "%s", t->name);
     query_table_cell(&c->t, "%" PRIu64, t->events);
     query_table_cell(&c->t, "%" PRIu64, t->nodes);
     query_table_cell(&c->t, "%" PRIu64, t->edges);
     query_table_cell(&c->t, "%" PRIu64, t->threads);
-    query_table_cell(&c->t, "%s", d);
+    query_table_dur(&c->t, t->last_ts - t->first_ts, false);
     query_table_cell(&c->t, "%s", t->format);
     return 0;
 }
@@ -76,7 +74,7 @@ static int exec_traces(query_session *s, query_error *err)
     static const char *const heads[] = {"trace", "events", "nodes", "edges", "threads", "span", "format"};
     struct traces_ctx c = {.s = s};
     db_error de = {{0}};
-    query_table_init(&c.t, 7, heads);
+    query_table_init(&c.t, s->format, 7, heads);
     if (s->format == QUERY_FMT_JSON)
         fputs("{\"traces\":[", s->out);
     int rc = db_list_traces(s->archive, trace_row, &c, &de);
@@ -197,9 +195,9 @@ static int node_or_fail(db_reader *r, const query_stmt *st, db_node *n, query_er
 }
 
 struct edge_list {
-    FILE *f;
+    query_session *s;
+    db_reader *r;
     int n;
-    bool json;
     query_table *t;
     bool in;
 };
@@ -207,15 +205,22 @@ struct edge_list {
 static int edge_row(void *p, const db_edge *e)
 {
     struct edge_list *l = p;
-    if (l->json) {
-        fputs(l->n++ ? "," : "", l->f);
-        query_json_edge(l->f, e);
-        return 0;
+    FILE *f = l->s->out;
+    if (l->s->format == QUERY_FMT_JSON) {
+        fputs(l->n++ ? "," : "", f);
+        query_json_edge(f, e);
+    } else if (l->s->format == QUERY_FMT_DOT) {
+        db_node other;
+        db_error de = {{0}};
+        if (db_get_node(l->r, l->in ? e->from : e->to, &other, &de) == 1)
+            query_dot_node(f, &other, false);
+        query_dot_edge(f, e);
+    } else {
+        query_table_cell(l->t, "%s", l->in ? "in" : "out");
+        query_table_cell(l->t, "%s", db_edge_kind_name(e->kind));
+        query_table_cell(l->t, "%" PRIu32, l->in ? e->from : e->to);
+        query_table_cell(l->t, "%" PRIu64 " -> %" PRIu64, e->from_event, e->to_event);
     }
-    query_table_cell(l->t, "%s", l->in ? "in" : "out");
-    query_table_cell(l->t, "%s", db_edge_kind_name(e->kind));
-    query_table_cell(l->t, "%" PRIu32, l->in ? e->from : e->to);
-    query_table_cell(l->t, "%" PRIu64 " -> %" PRIu64, e->from_event, e->to_event);
     return 0;
 }
 
@@ -227,19 +232,22 @@ static int exec_show(query_session *s, const query_stmt *st, query_error *err)
     db_node n;
     db_error de = {{0}};
     int rc = node_or_fail(r, st, &n, err);
-    bool json = s->format == QUERY_FMT_JSON;
+    bool json = s->format == QUERY_FMT_JSON, dot = s->format == QUERY_FMT_DOT;
     query_table t;
     static const char *const heads[] = {"dir", "edge", "node", "events"};
-    query_table_init(&t, 4, heads);
-    struct edge_list l = {s->out, 0, json, &t, true};
+    query_table_init(&t, s->format, 4, heads);
+    struct edge_list l = {s, r, 0, &t, true};
     if (!rc) {
         if (json) {
             fputs("{\"node\":", s->out);
             query_json_node(s->out, &n, -1);
             fputs(",\"in\":[", s->out);
+        } else if (dot) {
+            query_dot_begin(s->out);
+            query_dot_node(s->out, &n, true);
         } else {
             query_table nt;
-            query_table_nodes_init(&nt);
+            query_table_nodes_init(&nt, s->format);
             query_table_node(&nt, &n);
             query_table_print(&nt, s->out);
             query_table_free(&nt);
@@ -253,6 +261,8 @@ static int exec_show(query_session *s, const query_stmt *st, query_error *err)
             rc = db_edges_out(r, n.id, edge_row, &l, &de);
         if (json)
             fputs("]}\n", s->out);
+        else if (dot)
+            query_dot_end(s->out);
         else if (t.ncells > 4) {
             fputc('\n', s->out);
             query_table_print(&t, s->out);
@@ -268,6 +278,7 @@ static int exec_show(query_session *s, const query_stmt *st, query_error *err)
 struct ev_list {
     query_session *s;
     int n;
+    query_table t;
 };
 
 static int ev_row(void *p, const db_event *ev)
@@ -276,15 +287,8 @@ static int ev_row(void *p, const db_event *ev)
     if (l->s->format == QUERY_FMT_JSON) {
         fputs(l->n++ ? "," : "", l->s->out);
         query_json_event(l->s->out, ev);
-    } else {
-        char ts[32];
-        query_fmt_ts(ts, sizeof ts, ev->ts);
-        fprintf(l->s->out, "%-8" PRIu64 " %s  %-7" PRIu32 " %-16s %-18s", ev->id, ts, ev->tid,
-                db_evtype_name(ev->type), ev->name);
-        for (const char *a = ev->attrs, *end = ev->attrs + ev->attrs_len; a < end; a += strlen(a) + 1)
-            fprintf(l->s->out, " %s", a);
-        fputc('\n', l->s->out);
-    }
+    } else
+        query_table_event(&l->t, ev);
     return 0;
 }
 
@@ -297,12 +301,16 @@ static int exec_events_of(query_session *s, const query_stmt *st, query_error *e
     db_error de = {{0}};
     int rc = node_or_fail(r, st, &n, err);
     if (!rc) {
-        struct ev_list l = {s, 0};
+        struct ev_list l = {s, 0, {0}};
+        query_table_events_init(&l.t, s->format);
         if (s->format == QUERY_FMT_JSON)
             fputs("{\"events\":[", s->out);
         rc = db_scan_node_events(r, n.id, ev_row, &l, &de);
         if (s->format == QUERY_FMT_JSON)
             fputs("]}\n", s->out);
+        else if (!rc)
+            query_table_print(&l.t, s->out);
+        query_table_free(&l.t);
         if (rc)
             query_fail(err, NULL, "%s", de.msg);
     }
@@ -312,6 +320,10 @@ static int exec_events_of(query_session *s, const query_stmt *st, query_error *e
 
 int query_exec(query_session *s, const query_stmt *st, query_error *err)
 {
+    if (s->format == QUERY_FMT_DOT && st->kind != QUERY_ST_SLICE && st->kind != QUERY_ST_SHOW_NODE &&
+        !(st->kind == QUERY_ST_FIND && st->target == QUERY_TARGET_NODES) && st->kind != QUERY_ST_HELP &&
+        st->kind != QUERY_ST_USE)
+        return query_fail(err, &st->pos, "--format dot draws slices, `show node` and `find nodes`");
     switch (st->kind) {
     case QUERY_ST_TRACES: return exec_traces(s, err);
     case QUERY_ST_USE: return exec_use(s, st, err);

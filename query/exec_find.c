@@ -33,7 +33,9 @@ static void emit_node(find_ctx *c, const db_node *n)
     if (c->json) {
         fputs(c->n ? "," : "", c->s->out);
         query_json_node(c->s->out, n, -1);
-    } else
+    } else if (c->s->format == QUERY_FMT_DOT)
+        query_dot_node(c->s->out, n, false);
+    else
         query_table_node(&c->t, n);
     c->n++;
 }
@@ -43,23 +45,8 @@ static void emit_event(find_ctx *c, const db_event *ev)
     if (c->json) {
         fputs(c->n ? "," : "", c->s->out);
         query_json_event(c->s->out, ev);
-    } else {
-        char ts[32];
-        query_fmt_ts(ts, sizeof ts, ev->ts);
-        query_table_cell(&c->t, "%" PRIu64, ev->id);
-        query_table_cell(&c->t, "%s", ts);
-        query_table_cell(&c->t, "%" PRIu32, ev->tid);
-        query_table_cell(&c->t, "%" PRIu32, ev->node);
-        query_table_cell(&c->t, "%s", db_evtype_name(ev->type));
-        query_table_cell(&c->t, "%s", ev->name);
-        char attrs[256];
-        size_t len = 0;
-        attrs[0] = 0;
-        for (const char *a = ev->attrs, *end = ev->attrs + ev->attrs_len; a < end && len < sizeof attrs;
-             a += strlen(a) + 1)
-            len += (size_t)snprintf(attrs + len, sizeof attrs - len, "%s%s", len ? " " : "", a);
-        query_table_cell(&c->t, "%s", attrs);
-    }
+    } else
+        query_table_event(&c->t, ev);
     c->n++;
 }
 
@@ -232,13 +219,14 @@ int query_exec_find(query_session *s, const query_stmt *st, query_error *err)
     if (!r)
         return -1;
     find_ctx c = {.s = s, .st = st, .json = s->format == QUERY_FMT_JSON, .collect = st->has_order};
-    static const char *const ev_heads[] = {"event", "ts", "tid", "node", "type", "source", "attributes"};
     if (nodes)
-        query_table_nodes_init(&c.t);
+        query_table_nodes_init(&c.t, s->format);
     else
-        query_table_init(&c.t, 7, ev_heads);
+        query_table_events_init(&c.t, s->format);
     if (c.json)
         fprintf(s->out, "{\"%s\":[", nodes ? "nodes" : "events");
+    else if (s->format == QUERY_FMT_DOT)
+        query_dot_begin(s->out);
     db_error de = {{0}};
     int rc = (!st->has_limit || st->limit > 0)
                  ? (nodes ? db_scan_nodes(r, node_cb, &c, &de) : scan_events(r, st, &c, &de))
@@ -254,6 +242,8 @@ int query_exec_find(query_session *s, const query_stmt *st, query_error *err)
     }
     if (c.json)
         fputs("]}\n", s->out);
+    else if (s->format == QUERY_FMT_DOT)
+        query_dot_end(s->out);
     else if (!rc)
         query_table_print(&c.t, s->out);
     if (c.oom || c.t.oom)

@@ -186,6 +186,7 @@ static int exec_rule(query_session *s, const query_stmt *st, query_error *err)
 struct rule_list {
     query_session *s;
     int n;
+    query_table t;
 };
 
 static int list_rule(void *ctx, uint32_t seq, const char *text)
@@ -195,8 +196,10 @@ static int list_rule(void *ctx, uint32_t seq, const char *text)
         fprintf(l->s->out, "%s{\"rule\":%" PRIu32 ",\"text\":", l->n ? "," : "", seq);
         query_json_str(l->s->out, text, strlen(text));
         fputc('}', l->s->out);
-    } else
-        fprintf(l->s->out, "%-4" PRIu32 " %s\n", seq, text);
+    } else {
+        query_table_cell(&l->t, "%" PRIu32, seq);
+        query_table_cell(&l->t, "%s", text);
+    }
     l->n++;
     return 0;
 }
@@ -206,15 +209,20 @@ static int exec_rules(query_session *s, const query_stmt *st, query_error *err)
     db_reader *r = query_open_trace(s, &st->trace, err);
     if (!r)
         return -1;
-    struct rule_list l = {s, 0};
+    static const char *const heads[] = {"rule", "text"};
+    struct rule_list l = {s, 0, {0}};
+    query_table_init(&l.t, s->format, 2, heads);
     db_error de = {{0}};
     if (s->format == QUERY_FMT_JSON)
         fputs("{\"rules\":[", s->out);
     int rc = db_scan_rules(r, list_rule, &l, &de);
     if (s->format == QUERY_FMT_JSON)
         fputs("]}\n", s->out);
-    else if (!rc && l.n == 0)
+    else if (!rc && l.n == 0 && !l.t.csv)
         fprintf(s->out, "trace \"%s\" has no rules\n", db_reader_trace(r)->name);
+    else if (!rc)
+        query_table_print(&l.t, s->out);
+    query_table_free(&l.t);
     db_reader_close(r);
     return rc ? query_fail(err, NULL, "%s", de.msg) : 0;
 }

@@ -103,15 +103,11 @@ static void print_table(query_session *s, const slice_ctx *c)
     static const char *const heads[] = {"depth", "edge", "node", "kind", "thread", "tid", "proc",
                                         "begin", "duration", "blocked", "events"};
     query_table t;
-    query_table_init(&t, 11, heads);
+    query_table_init(&t, s->format, 11, heads);
     bool back = c->st->dir == QUERY_SLICE_BACK;
     for (size_t i = 0; i < c->len; i++) {
         const slice_item *it = &c->items[i];
         const db_node *n = &it->node;
-        char b[32], d[32], bl[32];
-        query_fmt_ts(b, sizeof b, n->begin);
-        query_fmt_duration(d, sizeof d, n->end - n->begin);
-        query_fmt_duration(bl, sizeof bl, n->blocked);
         query_table_cell(&t, "%d", it->depth);
         if (i == 0)
             query_table_cell(&t, "-");
@@ -124,13 +120,16 @@ static void print_table(query_session *s, const slice_ctx *c)
         query_table_cell(&t, "%s", n->thread);
         query_table_cell(&t, "%" PRIu32, n->tid);
         query_table_cell(&t, "%s", n->proc);
-        query_table_cell(&t, "%s", b);
-        query_table_cell(&t, "%s", d);
-        query_table_cell(&t, "%s", n->blocked ? bl : "-");
+        query_table_ts(&t, n->begin);
+        query_table_dur(&t, n->end - n->begin, false);
+        query_table_dur(&t, n->blocked, true);
         query_table_cell(&t, "%" PRIu32, n->events);
     }
+    bool csv = t.csv;
     query_table_print(&t, s->out);
     query_table_free(&t);
+    if (csv)
+        return;
     /* the longest chain found, read from the start node outwards */
     if (c->len > 1) {
         size_t i = c->len - 1;
@@ -201,6 +200,13 @@ int query_exec_slice(query_session *s, const query_stmt *st, query_error *err)
             query_json_edge(s->out, &c.edges[i]);
         }
         fputs("]}\n", s->out);
+    } else if (s->format == QUERY_FMT_DOT) {
+        query_dot_begin(s->out);
+        for (size_t i = 0; i < c.len; i++)
+            query_dot_node(s->out, &c.items[i].node, i == 0);
+        for (size_t i = 0; i < c.elen; i++)
+            query_dot_edge(s->out, &c.edges[i]);
+        query_dot_end(s->out);
     } else
         print_table(s, &c);
 out:

@@ -159,10 +159,13 @@ void query_fmt_ts(char *buf, size_t len, uint64_t ns)
 
 /* ---- tables ---- */
 
-void query_table_init(query_table *t, int ncols, const char *const *heads)
+bool query_rows_format(query_format f) { return f == QUERY_FMT_TABLE || f == QUERY_FMT_CSV; }
+
+void query_table_init(query_table *t, query_format f, int ncols, const char *const *heads)
 {
     memset(t, 0, sizeof *t);
     t->ncols = ncols;
+    t->csv = f == QUERY_FMT_CSV;
     for (int i = 0; i < ncols; i++)
         query_table_cell(t, "%s", heads[i]);
 }
@@ -192,8 +195,51 @@ void query_table_cell(query_table *t, const char *fmt, ...)
     t->cells[t->ncells++] = s;
 }
 
+void query_table_ts(query_table *t, uint64_t ns)
+{
+    char b[32];
+    query_fmt_ts(b, sizeof b, ns);
+    if (t->csv)
+        query_table_cell(t, "%" PRIu64, ns);
+    else
+        query_table_cell(t, "%s", b);
+}
+
+void query_table_dur(query_table *t, uint64_t ns, bool dash_if_zero)
+{
+    char b[32];
+    query_fmt_duration(b, sizeof b, ns);
+    if (t->csv)
+        query_table_cell(t, "%" PRIu64, ns);
+    else
+        query_table_cell(t, "%s", ns == 0 && dash_if_zero ? "-" : b);
+}
+
+/* RFC 4180: quote a field that holds a comma, a quote or a line break */
+static void csv_field(FILE *f, const char *s)
+{
+    if (!s[strcspn(s, ",\"\r\n")]) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
 void query_table_print(query_table *t, FILE *f)
 {
+    if (t->csv) {
+        for (size_t i = 0; i < t->ncells; i++) {
+            csv_field(f, t->cells[i]);
+            fputc((int)(i % (size_t)t->ncols) == t->ncols - 1 || i + 1 == t->ncells ? '\n' : ',', f);
+        }
+        return;
+    }
     size_t w[32] = {0};
     int nc = t->ncols < 32 ? t->ncols : 32;
     for (size_t i = 0; i < t->ncells; i++) {
@@ -219,25 +265,97 @@ void query_table_free(query_table *t)
     memset(t, 0, sizeof *t);
 }
 
+/* The node columns; in CSV the names of the JSON keys. */
 static const char *const node_heads[] = {"node", "kind", "thread", "tid", "proc", "pid",
                                          "begin", "duration", "blocked", "events"};
+static const char *const node_csv_heads[] = {"id", "kind", "thread", "tid", "proc", "pid",
+                                             "begin", "duration", "blocked", "events"};
 
-void query_table_nodes_init(query_table *t) { query_table_init(t, 10, node_heads); }
+void query_table_nodes_init(query_table *t, query_format f)
+{
+    query_table_init(t, f, 10, f == QUERY_FMT_CSV ? node_csv_heads : node_heads);
+}
 
 void query_table_node(query_table *t, const db_node *n)
 {
-    char b[32], d[32], bl[32];
-    query_fmt_ts(b, sizeof b, n->begin);
-    query_fmt_duration(d, sizeof d, n->end - n->begin);
-    query_fmt_duration(bl, sizeof bl, n->blocked);
     query_table_cell(t, "%" PRIu32, n->id);
     query_table_cell(t, "%s", db_node_kind_name(n->kind));
     query_table_cell(t, "%s", n->thread);
     query_table_cell(t, "%" PRIu32, n->tid);
     query_table_cell(t, "%s", n->proc);
     query_table_cell(t, "%" PRIu32, n->pid);
-    query_table_cell(t, "%s", b);
-    query_table_cell(t, "%s", d);
-    query_table_cell(t, "%s", n->blocked ? bl : "-");
+    query_table_ts(t, n->begin);
+    query_table_dur(t, n->end - n->begin, false);
+    query_table_dur(t, n->blocked, true);
     query_table_cell(t, "%" PRIu32, n->events);
 }
+
+static const char *const event_heads[] = {"event", "ts", "tid", "node", "type", "source", "attributes"};
+static const char *const event_csv_heads[] = {"id", "ts", "tid", "node", "type", "event", "attributes"};
+
+void query_table_events_init(query_table *t, query_format f)
+{
+    query_table_init(t, f, 7, f == QUERY_FMT_CSV ? event_csv_heads : event_heads);
+}
+
+void query_table_event(query_table *t, const db_event *ev)
+{
+    query_table_cell(t, "%" PRIu64, ev->id);
+    query_table_ts(t, ev->ts);
+    query_table_cell(t, "%" PRIu32, ev->tid);
+    query_table_cell(t, "%" PRIu32, ev->node);
+    query_table_cell(t, "%s", db_evtype_name(ev->type));
+    query_table_cell(t, "%s", ev->name);
+    char attrs[512];
+    size_t len = 0;
+    attrs[0] = 0;
+    const char *ph = query_event_phase(ev);
+    if (ph)
+        len += (size_t)snprintf(attrs, sizeof attrs, "%s", ph);
+    for (const char *a = ev->attrs, *end = ev->attrs + ev->attrs_len; a < end && len < sizeof attrs;
+         a += strlen(a) + 1)
+        len += (size_t)snprintf(attrs + len, sizeof attrs - len, "%s%s", len ? " " : "", a);
+    query_table_cell(t, "%s", attrs);
+}
+
+/* ---- DOT ---- */
+
+void query_dot_begin(FILE *f)
+{
+    fputs("digraph argusq {\n  rankdir=RL;\n  node [shape=box, fontname=\"monospace\", fontsize=10];\n"
+          "  edge [fontname=\"monospace\", fontsize=9];\n",
+          f);
+}
+
+static void dot_str(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fputc('\\', f);
+        fputc(*s, f);
+    }
+}
+
+void query_dot_node(FILE *f, const db_node *n, bool start)
+{
+    char b[32], d[32], bl[32];
+    query_fmt_ts(b, sizeof b, n->begin);
+    query_fmt_duration(d, sizeof d, n->end - n->begin);
+    query_fmt_duration(bl, sizeof bl, n->blocked);
+    fprintf(f, "  n%" PRIu32 " [label=\"#%" PRIu32 " ", n->id, n->id);
+    dot_str(f, n->thread);
+    fprintf(f, " (%" PRIu32 ")\\n", n->tid);
+    dot_str(f, n->proc);
+    fprintf(f, " %s\\nat %s for %s", db_node_kind_name(n->kind), b, d);
+    if (n->blocked)
+        fprintf(f, "\\nblocked %s", bl);
+    fprintf(f, "\"%s];\n", start ? ", style=bold, color=red" : n->kind != DB_NODE_THREAD ? ", style=rounded" : "");
+}
+
+void query_dot_edge(FILE *f, const db_edge *e)
+{
+    fprintf(f, "  n%" PRIu32 " -> n%" PRIu32 " [label=\"%s\"%s];\n", e->from, e->to, db_edge_kind_name(e->kind),
+            e->kind == DB_EDGE_WEAK ? ", style=dashed" : "");
+}
+
+void query_dot_end(FILE *f) { fputs("}\n", f); }

@@ -35,8 +35,10 @@ void query_script_free(query_script *s);
 int query_stmt_line(const query_stmt *st);
 
 typedef enum query_format {
-    QUERY_FMT_TABLE = 0,
-    QUERY_FMT_JSON,
+    QUERY_FMT_TABLE = 0, /* aligned columns, readable units */
+    QUERY_FMT_JSON,      /* one document per statement, one per line */
+    QUERY_FMT_CSV,       /* a header row, raw values */
+    QUERY_FMT_DOT,       /* Graphviz: slices, show node, find nodes */
 } query_format;
 
 /* The session a statement runs in: the archive, the current trace (may be

@@ -49,19 +49,33 @@ void query_json_event(FILE *f, const db_event *ev);
 void query_fmt_duration(char *buf, size_t len, uint64_t ns);
 void query_fmt_ts(char *buf, size_t len, uint64_t ns);
 
+/* Rows for people (aligned columns, readable times) or for programs
+ * (CSV: a header row, raw integer nanoseconds). */
 typedef struct query_table {
     int ncols;
     char **cells;
     size_t ncells, cap;
     bool oom;
+    bool csv;
 } query_table;
 
-void query_table_init(query_table *t, int ncols, const char *const *heads);
+void query_table_init(query_table *t, query_format f, int ncols, const char *const *heads);
+void query_table_ts(query_table *t, uint64_t ns);   /* a timestamp cell */
+void query_table_dur(query_table *t, uint64_t ns, bool dash_if_zero); /* a duration cell */
 void query_table_cell(query_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void query_table_print(query_table *t, FILE *f);
 void query_table_free(query_table *t);
-void query_table_nodes_init(query_table *t);
+void query_table_nodes_init(query_table *t, query_format f);
 void query_table_node(query_table *t, const db_node *n);
+void query_table_events_init(query_table *t, query_format f);
+void query_table_event(query_table *t, const db_event *ev);
+bool query_rows_format(query_format f); /* table or csv */
+
+/* Graphviz DOT (slices, show node, find nodes) */
+void query_dot_begin(FILE *f);
+void query_dot_node(FILE *f, const db_node *n, bool start);
+void query_dot_edge(FILE *f, const db_edge *e);
+void query_dot_end(FILE *f);
 
 /* ---- errors ---- */
 int query_fail(query_error *err, const query_pos *pos, const char *fmt, ...)
