@@ -117,18 +117,32 @@ slice back from node {self.ui['id']} depth 2;   -- two steps
                         break
             return marker in out
 
+        def prompt_after(marker):
+            # wait for the marker, then for the prompt that follows it: keys
+            # typed before libedit is reading again could be lost
+            if not read_until(marker):
+                return False
+            start = out.index(marker)
+            return read_until_from(b"argusq> ", start)
+
+        def read_until_from(marker, start, timeout=20):
+            end = time.time() + timeout
+            while marker not in out[start:] and time.time() < end:
+                read_until(marker * 2, timeout=0.2)  # read what is there
+            return marker in out[start:]
+
         self.assertTrue(read_until(b"argusq> "))
         os.write(fd, b"traces\n")
-        self.assertTrue(read_until(b"anomaly"))
+        self.assertTrue(prompt_after(b"anomaly"))
         # a statement over three lines runs at its ';'
         os.write(fd, b'find nodes where thread = "ui-main"\n')
         self.assertTrue(read_until(b"...> "))
         os.write(fd, b"order by blocked desc\n")
         os.write(fd, b"limit 1;\n")
-        self.assertTrue(read_until(b"283.9ms"))
+        self.assertTrue(prompt_after(b"283.9ms"))
         self.assertEqual(out.count(b"thread  ui-main"), 1, out.decode(errors="replace"))
         os.write(fd, b"slice back from node x;\n")
-        self.assertTrue(read_until(b"syntax error"))
+        self.assertTrue(prompt_after(b"syntax error"))
         os.write(fd, b"\x04")
         self.assertTrue(self.reap(pid, timeout=20), "Ctrl-D ends the REPL")
         with open(os.path.join(home, ".argusq_history")) as f:
