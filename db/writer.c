@@ -62,6 +62,29 @@ static int put(db_writer *w, int dbi, const unsigned char *k, size_t klen, const
     return rc ? db_lmdb_fail(err, rc, "write") : 0;
 }
 
+/* A writer with its write transaction.  LMDB allows one writer at a
+ * time: a second ingest waits here until the first commits or aborts. */
+static db_writer *writer_new(db_archive *a, db_error *err)
+{
+    if (a->readonly) {
+        db_fail(err, -1, "%s: archive opened read-only", a->path);
+        return NULL;
+    }
+    db_writer *w = calloc(1, sizeof *w);
+    if (!w) {
+        db_fail(err, -1, "out of memory");
+        return NULL;
+    }
+    w->a = a;
+    int rc = mdb_txn_begin(a->env, NULL, 0, &w->txn);
+    if (rc) {
+        db_lmdb_fail(err, rc, "write transaction");
+        free(w);
+        return NULL;
+    }
+    return w;
+}
+
 db_writer *db_writer_begin(db_archive *a, const char *name, const char *format, const char *source,
                            db_error *err)
 {
@@ -75,23 +98,10 @@ db_writer *db_writer_begin(db_archive *a, const char *name, const char *format, 
             db_fail(err, -1, "trace name may not contain control characters");
             return NULL;
         }
-    if (a->readonly) {
-        db_fail(err, -1, "%s: archive opened read-only", a->path);
+    db_writer *w = writer_new(a, err);
+    if (!w)
         return NULL;
-    }
-    db_writer *w = calloc(1, sizeof *w);
-    if (!w) {
-        db_fail(err, -1, "out of memory");
-        return NULL;
-    }
-    w->a = a;
-    /* LMDB allows one writer at a time: a second ingest waits here */
-    int rc = mdb_txn_begin(a->env, NULL, 0, &w->txn);
-    if (rc) {
-        db_lmdb_fail(err, rc, "write transaction");
-        free(w);
-        return NULL;
-    }
+    int rc;
     db_trace_info old;
     int got = db_catalog_get(a, w->txn, name, &old, err);
     if (got != 0) {
@@ -124,23 +134,10 @@ db_writer *db_writer_begin(db_archive *a, const char *name, const char *format, 
 
 db_writer *db_writer_open(db_archive *a, const char *trace, db_error *err)
 {
-    if (a->readonly) {
-        db_fail(err, -1, "%s: archive is read-only here", a->path);
+    db_writer *w = writer_new(a, err);
+    if (!w)
         return NULL;
-    }
-    db_writer *w = calloc(1, sizeof *w);
-    if (!w) {
-        db_fail(err, -1, "out of memory");
-        return NULL;
-    }
-    w->a = a;
     w->existing = true;
-    int rc = mdb_txn_begin(a->env, NULL, 0, &w->txn);
-    if (rc) {
-        db_lmdb_fail(err, rc, "write transaction");
-        free(w);
-        return NULL;
-    }
     int got = db_catalog_get(a, w->txn, trace, &w->info, err);
     if (got <= 0) {
         if (got == 0)

@@ -64,27 +64,9 @@ static int fail(argus_reader *r, const char *fmt, ...)
     return -1;
 }
 
-/* A sink's own message is kept, with "PATH:LINE: " in front unless the
- * sink wrote it already (as the ftrace reader does). */
 static int sink_failed(argus_reader *r)
 {
-    char pre[600];
-    int n = snprintf(pre, sizeof pre, "%s:%llu: ", r->path, (unsigned long long)r->lineno);
-    if (n < 0 || (size_t)n >= sizeof pre)
-        return -1;
-    size_t pl = (size_t)n, el = strnlen(r->err, r->errlen);
-    if (el == r->errlen)
-        el = r->errlen - 1;
-    if (el == 0)
-        return fail(r, "the sink stopped the read");
-    if ((el >= pl && memcmp(r->err, pre, pl) == 0) || pl >= r->errlen)
-        return -1;
-    if (el > r->errlen - 1 - pl)
-        el = r->errlen - 1 - pl;
-    memmove(r->err + pl, r->err, el);
-    memcpy(r->err, pre, pl);
-    r->err[pl + el] = '\0';
-    return -1;
+    return ingest_sink_failed(r->err, r->errlen, r->path, r->lineno);
 }
 
 /* ---- id table ---- */

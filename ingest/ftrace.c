@@ -60,30 +60,9 @@ int ingest_ft_fail(ftrace_reader *r, const char *fmt, ...)
     return -1;
 }
 
-/* Requirement 8: a sink's own message is kept; "PATH:LINE: " is put in
- * front unless the sink wrote it already. */
 static int sink_failed(ftrace_reader *r)
 {
-    char pre[600];
-    int n = snprintf(pre, sizeof pre, "%s:%llu: ", r->path, (unsigned long long)r->lineno);
-    if (n < 0 || (size_t)n >= sizeof pre)
-        return -1;
-    size_t pl = (size_t)n;
-    size_t el = strnlen(r->err, r->errlen);
-    if (el == r->errlen)
-        el = r->errlen - 1;
-    if (el == 0)
-        return ingest_ft_fail(r, "the sink stopped the read");
-    if (el >= pl && memcmp(r->err, pre, pl) == 0)
-        return -1;
-    if (pl >= r->errlen)
-        return -1;
-    if (el > r->errlen - 1 - pl)
-        el = r->errlen - 1 - pl;
-    memmove(r->err + pl, r->err, el);
-    memcpy(r->err, pre, pl);
-    r->err[pl + el] = '\0';
-    return -1;
+    return ingest_sink_failed(r->err, r->errlen, r->path, r->lineno);
 }
 
 /* ---- tid table (open addressing, linear probing, load <= 1/2) ---- */

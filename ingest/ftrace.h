@@ -167,6 +167,9 @@ int ingest_ft_fail(ftrace_reader *r, const char *fmt, ...) __attribute__((format
 /* Room for need more bytes after the alen bytes of the attribute buffer
  * *ab (grown, keeping its content, when *acap is too small).  Returns
  * *ab + alen, or NULL when out of memory.  Shared with the Argus reader. */
+/* A sink stopped the read: keep its message, with "PATH:LINE: " in front
+ * unless the sink wrote that already.  Returns -1. */
+int ingest_sink_failed(char *err, size_t errlen, const char *path, uint64_t line);
 char *ingest_attr_reserve(char **ab, size_t alen, size_t *acap, size_t need);
 
 /* Append key=value to the current event's attributes (key NUL-terminated). */

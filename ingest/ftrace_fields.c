@@ -210,3 +210,26 @@ int ingest_ft_attr_pairs(ftrace_reader *r)
     }
     return 0;
 }
+
+int ingest_sink_failed(char *err, size_t errlen, const char *path, uint64_t line)
+{
+    char pre[600];
+    int n = snprintf(pre, sizeof pre, "%s:%llu: ", path, (unsigned long long)line);
+    if (n < 0 || (size_t)n >= sizeof pre || errlen == 0)
+        return -1;
+    size_t pl = (size_t)n, el = strnlen(err, errlen);
+    if (el == errlen)
+        el = errlen - 1;
+    if (el == 0) {
+        snprintf(err, errlen, "%sthe sink stopped the read", pre);
+        return -1;
+    }
+    if ((el >= pl && memcmp(err, pre, pl) == 0) || pl >= errlen)
+        return -1;
+    if (el > errlen - 1 - pl)
+        el = errlen - 1 - pl;
+    memmove(err + pl, err, el);
+    memcpy(err, pre, pl);
+    err[pl + el] = '\0';
+    return -1;
+}

@@ -21,6 +21,19 @@ static int trace_name(query_session *s, const query_name *in, char *name, size_t
     return 0;
 }
 
+/* A write transaction on the statement's trace; name receives its name. */
+static db_writer *open_writer(query_session *s, const query_stmt *st, char *name, size_t len,
+                              query_error *err)
+{
+    if (trace_name(s, &st->trace, name, len, err))
+        return NULL;
+    db_error de = {{0}};
+    db_writer *w = db_writer_open(s->archive, name, &de);
+    if (!w)
+        query_fail(err, NULL, "%s", de.msg);
+    return w;
+}
+
 static int copy_name(char *dst, const query_name *n, query_error *err)
 {
     if (n->len >= GRAPH_KEY_MAX)
@@ -165,12 +178,12 @@ static int exec_rule(query_session *s, const query_stmt *st, query_error *err)
 {
     graph_rule r;
     char name[256];
-    if (query_rule_compile(st, &r, err) || trace_name(s, &st->trace, name, sizeof name, err))
+    if (query_rule_compile(st, &r, err))
+        return -1;
+    db_writer *w = open_writer(s, st, name, sizeof name, err);
+    if (!w)
         return -1;
     db_error de = {{0}};
-    db_writer *w = db_writer_open(s->archive, name, &de);
-    if (!w)
-        return query_fail(err, NULL, "%s", de.msg);
     /* kept as written; an `in trace` clause in it is ignored by rebuild */
     uint32_t seq = 0;
     db_writer_add_rule(w, st->text, st->text_len, &seq, &de);
@@ -230,12 +243,10 @@ static int exec_rules(query_session *s, const query_stmt *st, query_error *err)
 static int exec_drop(query_session *s, const query_stmt *st, query_error *err)
 {
     char name[256];
-    if (trace_name(s, &st->trace, name, sizeof name, err))
+    db_writer *w = open_writer(s, st, name, sizeof name, err);
+    if (!w)
         return -1;
     db_error de = {{0}};
-    db_writer *w = db_writer_open(s->archive, name, &de);
-    if (!w)
-        return query_fail(err, NULL, "%s", de.msg);
     int got = st->node > UINT32_MAX ? 0 : db_writer_drop_rule(w, (uint32_t)st->node, &de);
     if (got == 0) {
         db_writer_abort(w);
@@ -255,12 +266,10 @@ static int exec_drop(query_session *s, const query_stmt *st, query_error *err)
 static int exec_rebuild(query_session *s, const query_stmt *st, query_error *err)
 {
     char name[256];
-    if (trace_name(s, &st->trace, name, sizeof name, err))
+    db_writer *w = open_writer(s, st, name, sizeof name, err);
+    if (!w)
         return -1;
     db_error de = {{0}};
-    db_writer *w = db_writer_open(s->archive, name, &de);
-    if (!w)
-        return query_fail(err, NULL, "%s", de.msg);
     struct rule_set rs = {.err = err};
     if (db_writer_scan_rules(w, compile_stored, &rs, &de)) {
         db_writer_abort(w);
