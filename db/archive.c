@@ -14,7 +14,7 @@
 
 static const char *const dbi_names[DBI__COUNT] = {
     "meta", "traces", "trace_ids", "events", "ev_time", "ev_thread", "ev_node", "ev_port",
-    "ev_block", "ev_timer", "nodes", "edges_in", "edges_out", "threads", "procs", "symbols", "rules",
+    "ev_block", "ev_timer", "nodes", "edges_in", "edges_out", "threads", "procs", "symbols", "rules", "norms", "nodesig", "sigs",
 };
 
 int db_fail(db_error *err, int rc, const char *fmt, ...)
@@ -27,6 +27,8 @@ int db_fail(db_error *err, int rc, const char *fmt, ...)
     }
     return rc;
 }
+
+int db_fail_oom(db_error *err) { return db_fail(err, -1, "out of memory"); }
 
 int db_lmdb_fail(db_error *err, int rc, const char *what)
 {

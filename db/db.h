@@ -185,6 +185,8 @@ typedef struct db_error {
     char msg[512];
 } db_error;
 
+int db_fail_oom(db_error *err); /* "out of memory"; returns -1 */
+
 /* ---- archive ---- */
 typedef struct db_archive db_archive;
 
@@ -237,6 +239,25 @@ int db_writer_scan_rules(db_writer *w, db_rule_cb cb, void *ctx, db_error *err);
 typedef int (*db_event_cb)(void *ctx, const db_event *ev);
 int db_writer_scan_time(db_writer *w, db_event_cb cb, void *ctx, db_error *err);
 
+/* ---- node signatures (paper/004 §Node Comparison) ----
+ * A node's normal form is the set of its distinct normalized events, each
+ * a 32-bit hash of a text such as "syscall:futex" or "wakeup:worker"; the
+ * texts are kept once for the whole archive.  The signature index groups
+ * nodes by thread key (thread name and node kind), across traces, so that
+ * finding the counterparts of a node is a prefix scan of one thread's
+ * nodes, not a scan of every node. */
+#define DB_SIG_MAX 64
+
+typedef struct db_sig {
+    uint32_t trace, node;
+    uint32_t thread_key;
+    uint32_t n;
+    uint32_t h[DB_SIG_MAX]; /* sorted, distinct */
+} db_sig;
+
+int db_writer_signature(db_writer *w, const db_sig *sig, db_error *err);
+int db_writer_norm(db_writer *w, uint32_t hash, const char *text, db_error *err);
+
 /* ---- reader: a read snapshot of one committed trace ---- */
 typedef struct db_reader db_reader;
 
@@ -250,6 +271,17 @@ int db_get_thread(db_reader *r, uint32_t tid, db_thread *out, db_error *err);
 int db_get_symbol(db_reader *r, uint64_t addr, char *name, size_t len, db_error *err); /* 1, 0, -1 */
 
 int db_scan_rules(db_reader *r, db_rule_cb cb, void *ctx, db_error *err);
+
+/* Signatures.  db_get_sig: the signature of a node of this trace (1, 0, -1).
+ * db_scan_sigs: every node with the thread key, in trace `trace_id` (0:
+ * every trace of the archive).  db_norm_text: the text of a hash. */
+int db_get_sig(db_reader *r, uint32_t node, db_sig *out, db_error *err);
+typedef int (*db_sig_cb)(void *ctx, const db_sig *sig);
+int db_scan_sigs(db_reader *r, uint32_t thread_key, uint32_t trace_id, db_sig_cb cb, void *ctx, db_error *err);
+int db_norm_text(db_reader *r, uint32_t hash, char *buf, size_t len, db_error *err); /* 1, 0, -1 */
+/* A node of any committed trace, and the name of a trace id (1, 0, -1). */
+int db_get_node_of(db_reader *r, uint32_t trace_id, uint32_t node, db_node *out, db_error *err);
+int db_trace_name(db_reader *r, uint32_t trace_id, char *buf, size_t len, db_error *err);
 
 typedef int (*db_node_cb)(void *ctx, const db_node *n);
 typedef int (*db_edge_cb)(void *ctx, const db_edge *e);

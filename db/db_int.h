@@ -19,6 +19,10 @@
  *   procs       id, pid(4) -> name
  *   symbols     id, addr(8) -> name
  *   rules       id, seq(4) -> rule text (user rules of the graph)
+ *   norms       hash(4) -> normalized event text    (one dictionary for all traces)
+ *   nodesig     id, node(4) -> thread key(4), hashes(4 each, sorted)
+ *   sigs        thread key(4), id, node(4) -> hashes  (the signature index:
+ *               the nodes of one thread name and kind, across every trace)
  *
  * An edge is all key: a backward slice is a prefix scan of edges_in. */
 #ifndef ARGUSQ_DB_INT_H
@@ -46,6 +50,9 @@ enum {
     DBI_PROCS,
     DBI_SYMBOLS,
     DBI_RULES,
+    DBI_NORMS,
+    DBI_NODESIG,
+    DBI_SIGS,
     DBI__COUNT
 };
 

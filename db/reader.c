@@ -58,17 +58,7 @@ static int get(db_reader *r, int dbi, const unsigned char *k, size_t klen, MDB_v
 
 int db_get_node(db_reader *r, uint32_t id, db_node *out, db_error *err)
 {
-    unsigned char k[8];
-    memcpy(k, r->tid, 4);
-    db_put_be32(k + 4, id);
-    MDB_val v;
-    int got = get(r, DBI_NODES, k, 8, &v, err);
-    if (got == 1) {
-        if (v.mv_size != sizeof *out)
-            return db_fail(err, -1, "damaged node %u", id);
-        memcpy(out, v.mv_data, sizeof *out);
-    }
-    return got;
+    return db_get_node_of(r, r->info.id, id, out, err);
 }
 
 int db_get_event(db_reader *r, uint64_t id, db_event *out, db_error *err)
@@ -116,6 +106,100 @@ int db_get_symbol(db_reader *r, uint64_t addr, char *name, size_t len, db_error 
 int db_scan_rules(db_reader *r, db_rule_cb cb, void *ctx, db_error *err)
 {
     return db_scan_rules_txn(r->txn, r->a->dbi[DBI_RULES], r->info.id, cb, ctx, err);
+}
+
+static void sig_decode(const unsigned char *p, size_t len, db_sig *out)
+{
+    out->n = (uint32_t)(len / 4 < DB_SIG_MAX ? len / 4 : DB_SIG_MAX);
+    for (uint32_t i = 0; i < out->n; i++)
+        out->h[i] = db_get_be32(p + 4 * i);
+}
+
+int db_get_sig(db_reader *r, uint32_t node, db_sig *out, db_error *err)
+{
+    unsigned char k[8];
+    memcpy(k, r->tid, 4);
+    db_put_be32(k + 4, node);
+    MDB_val v;
+    int got = get(r, DBI_NODESIG, k, 8, &v, err);
+    if (got == 1) {
+        if (v.mv_size < 4 || v.mv_size % 4)
+            return db_fail(err, -1, "damaged signature of node %u", node);
+        out->trace = r->info.id;
+        out->node = node;
+        out->thread_key = db_get_be32(v.mv_data);
+        sig_decode((const unsigned char *)v.mv_data + 4, v.mv_size - 4, out);
+    }
+    return got;
+}
+
+struct sig_scan {
+    db_sig_cb cb;
+    void *ctx;
+};
+
+static int sig_one(void *p, const MDB_val *k, const MDB_val *v)
+{
+    struct sig_scan *s = p;
+    if (k->mv_size != 12 || v->mv_size % 4)
+        return 0;
+    const unsigned char *kb = k->mv_data;
+    db_sig sig = {.thread_key = db_get_be32(kb), .trace = db_get_be32(kb + 4), .node = db_get_be32(kb + 8)};
+    sig_decode(v->mv_data, v->mv_size, &sig);
+    return s->cb(s->ctx, &sig);
+}
+
+int db_scan_sigs(db_reader *r, uint32_t thread_key, uint32_t trace_id, db_sig_cb cb, void *ctx, db_error *err)
+{
+    unsigned char k[8];
+    db_put_be32(k, thread_key);
+    db_put_be32(k + 4, trace_id);
+    struct sig_scan s = {cb, ctx};
+    return db_scan_prefix(r->txn, r->a->dbi[DBI_SIGS], k, trace_id ? 8 : 4, k, trace_id ? 8 : 4, sig_one, &s,
+                          err);
+}
+
+int db_norm_text(db_reader *r, uint32_t hash, char *buf, size_t len, db_error *err)
+{
+    unsigned char k[4];
+    db_put_be32(k, hash);
+    MDB_val v;
+    int got = get(r, DBI_NORMS, k, 4, &v, err);
+    if (got == 1) {
+        size_t n = v.mv_size < len - 1 ? v.mv_size : len - 1;
+        memcpy(buf, v.mv_data, n);
+        buf[n] = 0;
+    }
+    return got;
+}
+
+int db_get_node_of(db_reader *r, uint32_t trace_id, uint32_t node, db_node *out, db_error *err)
+{
+    unsigned char k[8];
+    db_put_be32(k, trace_id);
+    db_put_be32(k + 4, node);
+    MDB_val v;
+    int got = get(r, DBI_NODES, k, 8, &v, err);
+    if (got == 1) {
+        if (v.mv_size != sizeof *out)
+            return db_fail(err, -1, "damaged node %u", node);
+        memcpy(out, v.mv_data, sizeof *out);
+    }
+    return got;
+}
+
+int db_trace_name(db_reader *r, uint32_t trace_id, char *buf, size_t len, db_error *err)
+{
+    unsigned char k[4];
+    db_put_be32(k, trace_id);
+    MDB_val v;
+    int got = get(r, DBI_TRACE_IDS, k, 4, &v, err);
+    if (got == 1) {
+        size_t n = v.mv_size < len - 1 ? v.mv_size : len - 1;
+        memcpy(buf, v.mv_data, n);
+        buf[n] = 0;
+    }
+    return got;
 }
 
 /* ---- scans ---- */

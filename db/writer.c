@@ -173,9 +173,39 @@ static int clear_table(db_writer *w, int dbi, db_error *err)
     return rc && rc != MDB_NOTFOUND ? db_lmdb_fail(err, rc, "delete") : 0;
 }
 
+/* The signature index is keyed by thread key first: its entries of this
+ * trace are found through nodesig. */
+static int clear_sigs(db_writer *w, db_error *err)
+{
+    unsigned char k[4];
+    db_put_be32(k, w->info.id);
+    MDB_cursor *c;
+    int rc = mdb_cursor_open(w->txn, w->a->dbi[DBI_NODESIG], &c);
+    if (rc)
+        return db_lmdb_fail(err, rc, "cursor");
+    MDB_val key = {4, k}, v;
+    for (rc = mdb_cursor_get(c, &key, &v, MDB_SET_RANGE); rc == 0; rc = mdb_cursor_get(c, &key, &v, MDB_NEXT)) {
+        if (key.mv_size != 8 || memcmp(key.mv_data, k, 4) != 0 || v.mv_size < 4)
+            break;
+        unsigned char sk[12];
+        memcpy(sk, v.mv_data, 4); /* the thread key, stored big-endian */
+        memcpy(sk + 4, key.mv_data, 8);
+        MDB_val skey = {12, sk};
+        int d = mdb_del(w->txn, w->a->dbi[DBI_SIGS], &skey, NULL);
+        if (d && d != MDB_NOTFOUND) {
+            rc = d;
+            break;
+        }
+    }
+    mdb_cursor_close(c);
+    return rc && rc != MDB_NOTFOUND ? db_lmdb_fail(err, rc, "delete") : 0;
+}
+
 int db_writer_clear_graph(db_writer *w, db_error *err)
 {
-    static const int tables[] = {DBI_NODES, DBI_EDGES_IN, DBI_EDGES_OUT, DBI_EV_NODE};
+    if (clear_sigs(w, err))
+        return -1;
+    static const int tables[] = {DBI_NODES, DBI_EDGES_IN, DBI_EDGES_OUT, DBI_EV_NODE, DBI_NODESIG};
     for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
         if (clear_table(w, tables[i], err))
             return -1;
@@ -395,6 +425,35 @@ int db_writer_node(db_writer *w, const db_node *n, db_error *err)
     db_put_be32(k + 4, n->id);
     w->info.nodes++;
     return put(w, DBI_NODES, k, 8, n, sizeof *n, err);
+}
+
+int db_writer_signature(db_writer *w, const db_sig *sig, db_error *err)
+{
+    unsigned char v[4 + 4 * DB_SIG_MAX];
+    uint32_t n = sig->n < DB_SIG_MAX ? sig->n : DB_SIG_MAX;
+    db_put_be32(v, sig->thread_key);
+    for (uint32_t i = 0; i < n; i++)
+        db_put_be32(v + 4 + 4 * i, sig->h[i]);
+    unsigned char k[12];
+    db_put_be32(k, w->info.id);
+    db_put_be32(k + 4, sig->node);
+    if (put(w, DBI_NODESIG, k, 8, v, 4 + 4 * n, err))
+        return -1;
+    db_put_be32(k, sig->thread_key);
+    db_put_be32(k + 4, w->info.id);
+    db_put_be32(k + 8, sig->node);
+    MDB_val key = {12, k}, val = {4 * n, v + 4};
+    int rc = mdb_put(w->txn, w->a->dbi[DBI_SIGS], &key, &val, 0);
+    return rc ? db_lmdb_fail(err, rc, "write") : 0;
+}
+
+int db_writer_norm(db_writer *w, uint32_t hash, const char *text, db_error *err)
+{
+    unsigned char k[4];
+    db_put_be32(k, hash);
+    MDB_val key = {4, k}, val = {strnlen(text, 255), (void *)text};
+    int rc = mdb_put(w->txn, w->a->dbi[DBI_NORMS], &key, &val, MDB_NOOVERWRITE);
+    return rc && rc != MDB_KEYEXIST ? db_lmdb_fail(err, rc, "write") : 0;
 }
 
 int db_writer_edge(db_writer *w, const db_edge *e, db_error *err)

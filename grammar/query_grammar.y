@@ -76,11 +76,13 @@
 %token ID STRING INTEGER DURATION SEMI COMMA LP RP EQ NE LT LE GT GE.
 %token TRACES USE TRACE HELP SHOW NODE EVENTS OF FIND NODES WHERE ORDER BY ASC DESC
        LIMIT SLICE BACK FORWARD FROM DEPTH VIA WITH WEAK
-       RULE RULES BOUNDARY CONNECT IGNORE TO ON DROP REBUILD GRAPH BEGIN END SEND RECV.
+       RULE RULES BOUNDARY CONNECT IGNORE TO ON DROP REBUILD GRAPH BEGIN END SEND RECV
+       MATCH COMPARE PATH DIAGNOSE THREAD AGAINST CHECK FIX AFTER TRANSACTION.
 
 %fallback ID TRACES USE TRACE HELP SHOW NODE EVENTS OF FIND NODES WHERE ORDER BY ASC DESC
              LIMIT SLICE BACK FORWARD FROM DEPTH VIA WITH WEAK
-             RULE RULES BOUNDARY CONNECT IGNORE TO ON DROP REBUILD GRAPH BEGIN END SEND RECV.
+             RULE RULES BOUNDARY CONNECT IGNORE TO ON DROP REBUILD GRAPH BEGIN END SEND RECV
+             MATCH COMPARE PATH DIAGNOSE THREAD AGAINST CHECK FIX AFTER TRANSACTION.
 
 %left OR.
 %left AND.
@@ -189,6 +191,68 @@ stmt(A) ::= REBUILD(R) GRAPH in_trace(I). {
     A = query_ast_stmt(ps, QUERY_ST_REBUILD, &R);
     A->trace = I;
 }
+
+/* normal versus anomaly (paper/001 §Identify root cause, paper/004) */
+stmt(A) ::= MATCH(M) NODE nodeid(N) in_trace(I). {
+    A = query_ast_stmt(ps, QUERY_ST_MATCH, &M);
+    A->node = N.value;
+    A->node_pos = N.pos;
+    A->trace = I;
+}
+stmt(A) ::= COMPARE(C) NODE nodeid(N) WITH NODE nodeid(M) in_trace(I). {
+    A = query_ast_stmt(ps, QUERY_ST_COMPARE_NODES, &C);
+    A->node = N.value;
+    A->node_pos = N.pos;
+    A->node2 = M.value;
+    A->node2_pos = M.pos;
+    A->trace = I;
+}
+stmt(A) ::= COMPARE(C) PATH LP stmt(X) RP WITH LP stmt(Y) RP. {
+    A = query_ast_stmt(ps, QUERY_ST_COMPARE_PATHS, &C);
+    A->path_a = X;
+    A->path_b = Y;
+}
+stmt(A) ::= DIAGNOSE(D) NODE nodeid(N) against(T) in_trace(I). {
+    A = query_ast_stmt(ps, QUERY_ST_DIAGNOSE, &D);
+    A->node = N.value;
+    A->node_pos = N.pos;
+    A->against = T;
+    A->trace = I;
+}
+stmt(A) ::= DIAGNOSE(D) THREAD STRING(S) against(T) in_trace(I). {
+    A = query_ast_stmt(ps, QUERY_ST_DIAGNOSE, &D);
+    A->by_thread = true;
+    A->thread_name = query_ast_name(ps, &S);
+    A->against = T;
+    A->trace = I;
+}
+stmt(A) ::= CHECK(C) FIX OF NODE nodeid(N) in_trace(I) AFTER TRACE STRING(S). {
+    A = query_ast_stmt(ps, QUERY_ST_CHECK_FIX, &C);
+    A->node = N.value;
+    A->node_pos = N.pos;
+    A->trace = I;
+    A->after = query_ast_name(ps, &S);
+}
+stmt(A) ::= CHECK(C) FIX OF THREAD STRING(T) in_trace(I) AFTER TRACE STRING(S). {
+    A = query_ast_stmt(ps, QUERY_ST_CHECK_FIX, &C);
+    A->by_thread = true;
+    A->thread_name = query_ast_name(ps, &T);
+    A->trace = I;
+    A->after = query_ast_name(ps, &S);
+}
+stmt(A) ::= TRANSACTION(T) FROM NODE nodeid(N) depth_opt(P) in_trace(I). {
+    A = query_ast_stmt(ps, QUERY_ST_TRANSACTION, &T);
+    A->node = N.value;
+    A->node_pos = N.pos;
+    A->has_depth = P.has;
+    A->depth = P.value;
+    A->depth_pos = P.pos;
+    A->trace = I;
+}
+
+%type against {query_name}
+against(A) ::= . { memset(&A, 0, sizeof A); }
+against(A) ::= AGAINST TRACE STRING(S). { A = query_ast_name(ps, &S); }
 
 %type rule_match {query_rule_match}
 rule_match(A) ::= ID(T) where_opt(W). {

@@ -238,6 +238,16 @@ int query_lex_next(query_lexer *lx, query_token *tok, query_error *err)
             'rebuild' { code = QTK_REBUILD; goto done; }
             'graph'   { code = QTK_GRAPH; goto done; }
             'begin'   { code = QTK_BEGIN; goto done; }
+            'match'   { code = QTK_MATCH; goto done; }
+            'compare' { code = QTK_COMPARE; goto done; }
+            'path'    { code = QTK_PATH; goto done; }
+            'diagnose' { code = QTK_DIAGNOSE; goto done; }
+            'thread'  { code = QTK_THREAD; goto done; }
+            'against' { code = QTK_AGAINST; goto done; }
+            'check'   { code = QTK_CHECK; goto done; }
+            'fix'     { code = QTK_FIX; goto done; }
+            'after'   { code = QTK_AFTER; goto done; }
+            'transaction' { code = QTK_TRANSACTION; goto done; }
             'end'     { code = QTK_END; goto done; }
             'send'    { code = QTK_SEND; goto done; }
             'recv'    { code = QTK_RECV; goto done; }

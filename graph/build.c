@@ -15,7 +15,7 @@ static int node_close(graph_state *g, graph_open *o)
         return 0;
     o->open = false;
     g->st->nodes++;
-    return db_writer_node(g->w, &o->n, g->err);
+    return db_writer_node(g->w, &o->n, g->err) || graph_sig_write(g, o) ? -1 : 0;
 }
 
 static void name_copy(char *dst, const char *src, size_t len)
@@ -57,6 +57,10 @@ static int node_append(graph_state *g, graph_open *o, const db_event *ev)
     n->end = ev->ts;
     n->last_event = ev->id;
     if (db_writer_set_event_node(g->w, ev->id, n->id, g->err))
+        return -1;
+    /* normalized before graph_connect consumes the ipc match, which names
+     * the peer of a receipt */
+    if (graph_sig_add(g, o, ev))
         return -1;
     return graph_connect(g, ev, n->id);
 }
@@ -363,6 +367,7 @@ int graph_build(db_writer *w, const graph_rule *rules, size_t nrules, graph_stat
     free(g.threads);
     free(g.cpus);
     graph_map_free(&g.tids);
+    graph_map_free(&g.norms);
     graph_edges_free(&g);
     return rc ? -1 : 0;
 }

@@ -62,4 +62,10 @@ bool graph_event_key(const db_event *ev, const char *key, char *buf, size_t len)
 
 int graph_build(db_writer *w, const graph_rule *rules, size_t nrules, graph_stats *st, db_error *err);
 
+/* ---- node comparison (paper/004), normalize.c ---- */
+/* The key of the signature index: a thread name and a node kind (role). */
+uint32_t graph_thread_key(const char *thread, int kind);
+/* |A and B| / |A or B| of two sorted signatures; *contained: one holds the other. */
+double graph_similarity(const uint32_t *a, uint32_t na, const uint32_t *b, uint32_t nb, bool *contained);
+
 #endif

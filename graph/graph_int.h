@@ -30,6 +30,8 @@ typedef struct graph_open {
     db_node n;
     bool open;
     bool anonymous; /* irq-context events with no entry event seen */
+    uint32_t nsig;  /* the node's normal form so far (normalize.c) */
+    uint32_t sig[DB_SIG_MAX];
 } graph_open;
 
 /* Isolated contexts nest (a hardirq inside a softirq, a timer callout in
@@ -95,6 +97,7 @@ typedef struct graph_state {
     graph_map port_owner;    /* port -> pid that receives on it */
     graph_map vouchers;      /* voucher address -> on_behalf_of pid */
     graph_map *user;         /* per connect rule: hash of key -> latest `a` */
+    graph_map norms;         /* normalized-event hashes already in the dictionary */
     const graph_rule *rules;
     size_t nrules;
     bool have_match;         /* the send matched to the current recv */
@@ -112,6 +115,11 @@ uint32_t graph_voucher_pid(graph_state *g, const graph_thread *t, const db_event
 void graph_edges_free(graph_state *g);
 /* build.c */
 graph_thread *graph_thread_get(graph_state *g, uint32_t tid, uint16_t cpu);
+/* normalize.c */
+uint32_t graph_fnv1a(const void *p, size_t n);
+bool graph_normalize(graph_state *g, const db_event *ev, char *buf, size_t len);
+int graph_sig_add(graph_state *g, graph_open *o, const db_event *ev);
+int graph_sig_write(graph_state *g, const graph_open *o);
 /* rules.c */
 bool graph_rule_boundary(const graph_state *g, const db_event *ev);
 bool graph_rule_ignores_wakeup(const graph_state *g, const db_event *ev);

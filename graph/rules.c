@@ -73,15 +73,6 @@ bool graph_rule_ignores_wakeup(const graph_state *g, const db_event *ev)
     return false;
 }
 
-/* FNV-1a: the connect key's text as a map key */
-static uint64_t hash_text(const char *s)
-{
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-    return h;
-}
-
 /* Each connect rule keeps, per key value, the latest event matching `a`;
  * an event matching `b` with the same value is connected from it (kind
  * user), like a flag write to its reads (paper/000 2.g). */
@@ -94,13 +85,13 @@ int graph_rule_connect(graph_state *g, const db_event *ev, uint32_t node)
         char buf[GRAPH_VAL_MAX];
         uint32_t ix;
         if (graph_match_event(&r->b, ev) && graph_event_key(ev, r->b_key, buf, sizeof buf) &&
-            graph_map_get(&g->user[i], hash_text(buf), &ix)) {
+            graph_map_get(&g->user[i], graph_fnv1a(buf, strlen(buf)), &ix)) {
             const graph_pend *p = &g->pend[ix - 1];
             if (p->ev != ev->id && graph_edge(g, DB_EDGE_USER, p->ev, p->node, ev->id, node))
                 return -1;
         }
         if (graph_match_event(&r->a, ev) && graph_event_key(ev, r->a_key, buf, sizeof buf) &&
-            graph_pend_keep(g, &g->user[i], hash_text(buf), ev, node))
+            graph_pend_keep(g, &g->user[i], graph_fnv1a(buf, strlen(buf)), ev, node))
             return -1;
     }
     return 0;

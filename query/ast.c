@@ -429,6 +429,44 @@ void query_ast_dump(const query_stmt *st, FILE *out)
         fputc(')', out);
         return;
     }
+    case QUERY_ST_MATCH:
+        fprintf(out, "(match %llu", (unsigned long long)st->node);
+        dump_in_trace(st, out);
+        fputc(')', out);
+        return;
+    case QUERY_ST_COMPARE_NODES:
+        fprintf(out, "(compare-nodes %llu %llu", (unsigned long long)st->node, (unsigned long long)st->node2);
+        dump_in_trace(st, out);
+        fputc(')', out);
+        return;
+    case QUERY_ST_COMPARE_PATHS:
+        fputs("(compare-paths ", out);
+        query_ast_dump(st->path_a, out);
+        fputc(' ', out);
+        query_ast_dump(st->path_b, out);
+        fputc(')', out);
+        return;
+    case QUERY_ST_DIAGNOSE:
+    case QUERY_ST_CHECK_FIX:
+        fputs(st->kind == QUERY_ST_DIAGNOSE ? "(diagnose" : "(check-fix", out);
+        if (st->by_thread)
+            fprintf(out, " (thread \"%s\")", st->thread_name.name);
+        else
+            fprintf(out, " %llu", (unsigned long long)st->node);
+        if (st->against.name)
+            fprintf(out, " (against \"%s\")", st->against.name);
+        if (st->after.name)
+            fprintf(out, " (after \"%s\")", st->after.name);
+        dump_in_trace(st, out);
+        fputc(')', out);
+        return;
+    case QUERY_ST_TRANSACTION:
+        fprintf(out, "(transaction %llu", (unsigned long long)st->node);
+        if (st->has_depth)
+            fprintf(out, " (depth %llu)", (unsigned long long)st->depth);
+        dump_in_trace(st, out);
+        fputc(')', out);
+        return;
     case QUERY_ST_RULES:
         fputs("(rules", out);
         dump_in_trace(st, out);

@@ -321,6 +321,7 @@ static int exec_events_of(query_session *s, const query_stmt *st, query_error *e
 int query_exec(query_session *s, const query_stmt *st, query_error *err)
 {
     if (s->format == QUERY_FMT_DOT && st->kind != QUERY_ST_SLICE && st->kind != QUERY_ST_SHOW_NODE &&
+        st->kind != QUERY_ST_TRANSACTION &&
         !(st->kind == QUERY_ST_FIND && st->target == QUERY_TARGET_NODES) && st->kind != QUERY_ST_HELP &&
         st->kind != QUERY_ST_USE)
         return query_fail(err, &st->pos, "--format dot draws slices, `show node` and `find nodes`");
@@ -336,6 +337,12 @@ int query_exec(query_session *s, const query_stmt *st, query_error *err)
     case QUERY_ST_RULES:
     case QUERY_ST_DROP_RULE:
     case QUERY_ST_REBUILD: return query_exec_rule_stmt(s, st, err);
+    case QUERY_ST_MATCH: return query_exec_match(s, st, err);
+    case QUERY_ST_COMPARE_NODES:
+    case QUERY_ST_COMPARE_PATHS: return query_exec_compare(s, st, err);
+    case QUERY_ST_DIAGNOSE: return query_exec_diagnose(s, st, err);
+    case QUERY_ST_CHECK_FIX: return query_exec_check_fix(s, st, err);
+    case QUERY_ST_TRANSACTION: return query_exec_transaction(s, st, err);
     }
     return query_fail(err, &st->pos, "unknown statement");
 }

@@ -42,6 +42,15 @@ static void key(FILE *f, bool *first, const char *k)
 
 void query_json_node(FILE *f, const db_node *n, int depth)
 {
+    query_json_node_open(f, n);
+    if (depth >= 0)
+        fprintf(f, ",\"depth\":%d", depth);
+    fputc('}', f);
+}
+
+/* The node's object without its closing brace, for callers that add keys. */
+void query_json_node_open(FILE *f, const db_node *n)
+{
     fprintf(f,
             "{\"id\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"pid\":%" PRIu32 ",\"proc\":",
             n->id, n->tid, n->pid);
@@ -54,9 +63,6 @@ void query_json_node(FILE *f, const db_node *n, int depth)
             n->begin, n->end, n->end - n->begin, n->blocked, n->events, db_node_kind_name(n->kind));
     if (n->cpu != DB_CPU_NONE)
         fprintf(f, ",\"cpu\":%u", n->cpu);
-    if (depth >= 0)
-        fprintf(f, ",\"depth\":%d", depth);
-    fputc('}', f);
 }
 
 void query_json_edge(FILE *f, const db_edge *e)

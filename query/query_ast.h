@@ -146,7 +146,13 @@ typedef enum query_stmt_kind {
     QUERY_ST_RULE,       /* rule boundary|connect|ignore ... -> rule, ra, rb, a_key, b_key, trace */
     QUERY_ST_RULES,      /* rules                      -> trace */
     QUERY_ST_DROP_RULE,  /* drop rule N                -> node (the rule number), trace */
-    QUERY_ST_REBUILD     /* rebuild graph              -> trace */
+    QUERY_ST_REBUILD,    /* rebuild graph              -> trace */
+    QUERY_ST_MATCH,      /* match node N [in trace]    -> node, trace (where to look) */
+    QUERY_ST_COMPARE_NODES, /* compare node A with node B -> node, node2, trace (of B) */
+    QUERY_ST_COMPARE_PATHS, /* compare path (SLICE) with (SLICE) -> path_a (normal), path_b (anomalous) */
+    QUERY_ST_DIAGNOSE,   /* diagnose node N | thread "NAME" [against trace "T"] -> node or thread_name, against, trace */
+    QUERY_ST_CHECK_FIX,  /* check fix of node N | thread "NAME" after trace "T" -> node or thread_name, after, trace */
+    QUERY_ST_TRANSACTION /* transaction from node N [depth D] -> node, depth, trace */
 } query_stmt_kind;
 
 /* A user rule (paper/000 §User Interactions), see docs in help "rule". */
@@ -214,6 +220,15 @@ struct query_stmt {
     query_rule_kind rule;
     query_rule_match ra, rb; /* rb: the target of a connect */
     query_name a_key, b_key; /* connect ... on A_KEY = B_KEY */
+
+    /* MATCH, COMPARE, DIAGNOSE, CHECK_FIX, TRANSACTION */
+    uint64_t node2;          /* compare node A with node B: B */
+    query_pos node2_pos;
+    const query_stmt *path_a, *path_b; /* compare path: two SLICE statements */
+    bool by_thread;          /* diagnose / check fix: thread_name instead of node */
+    query_name thread_name;
+    query_name against;      /* diagnose ... against trace "T"; name NULL if absent */
+    query_name after;        /* check fix ... after trace "T" */
 
     /* Every statement: its source text, without the ';' */
     const char *text;

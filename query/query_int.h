@@ -44,6 +44,7 @@ bool query_event_is_fixed_field(const char *name);
 /* ---- output (out.c) ---- */
 void query_json_str(FILE *f, const char *s, size_t n);
 void query_json_node(FILE *f, const db_node *n, int depth); /* depth < 0: none */
+void query_json_node_open(FILE *f, const db_node *n);
 void query_json_edge(FILE *f, const db_edge *e);
 void query_json_event(FILE *f, const db_event *ev);
 void query_fmt_duration(char *buf, size_t len, uint64_t ns);
@@ -77,6 +78,81 @@ void query_dot_node(FILE *f, const db_node *n, bool start);
 void query_dot_edge(FILE *f, const db_edge *e);
 void query_dot_end(FILE *f);
 
+/* ---- walking the graph (path.c) ---- */
+#define QUERY_PATH_MAX 100000 /* nodes a walk collects at most */
+#define QUERY_WALK_IN 1u
+#define QUERY_WALK_OUT 2u
+
+typedef struct query_path_item {
+    db_node node;
+    int depth;
+    size_t parent; /* the item it was reached from */
+    db_edge via;   /* the edge it was reached by (item 0: none) */
+} query_path_item;
+
+typedef struct query_path {
+    query_path_item *items; /* items[0] is the start */
+    size_t len, cap;
+    db_edge *edges;         /* every edge followed */
+    size_t elen, ecap;
+    unsigned char *seen;    /* bitmap over node ids */
+    uint64_t nnodes;
+} query_path;
+
+/* Breadth-first from start along edges of `kinds` (bit per db_edge_kind),
+ * into (IN) and/or out of (OUT) each node, at most max_depth steps.
+ * Returns 0, 1 if start does not exist, -1 on error. */
+int query_path_walk(db_reader *r, uint32_t start, unsigned dirs, uint32_t kinds, int max_depth, query_path *p,
+                    db_error *de);
+int query_path_add(db_reader *r, query_path *p, uint32_t id, size_t parent, const db_edge *via, db_error *de);
+bool query_path_has(const query_path *p, uint32_t node);
+void query_path_free(query_path *p);
+uint32_t query_causal_kinds(void);
+
+/* ---- analysis.c: counterparts (paper/004 §Node Comparison) ---- */
+typedef struct query_match {
+    db_node n;
+    uint32_t trace;
+    double score;   /* |A and B| / |A or B| of the normal forms */
+    bool contained; /* one normal form holds the other */
+} query_match;
+
+bool query_similar(const query_match *m);
+/* The nodes like n (same thread name and kind) in trace_id (0: every
+ * trace), best first; *out is malloc'd (free it). */
+int query_find_matches(db_reader *r, const db_node *n, uint32_t trace_id, query_match **out, size_t *len,
+                       db_error *de);
+int query_longest_block(db_reader *r, uint32_t trace_id, const char *name, db_node *out, db_error *de);
+int query_trace_id(query_session *s, const query_name *n, uint32_t *id, query_error *err);
+int query_path_fail(int rc, db_reader *r, const query_stmt *st, const db_error *de, query_error *err);
+void query_print_path(query_session *s, const query_path *p, bool back);
+
+/* ---- suspects.c: path comparison (paper/004 §Path Comparison) ---- */
+typedef struct query_period {
+    uint64_t begin, end; /* the anomalous period: the victim's wait */
+} query_period;
+
+typedef struct query_suspect {
+    db_node node;        /* its node on the anomaly path, or the evidence node */
+    double score;
+    bool on_path;        /* on the anomaly's own causal chain */
+    int depth;
+    uint64_t overlap;    /* ns blocked during the anomalous period */
+    char reason[320];
+    char evidence[480];
+} query_suspect;
+
+query_period query_period_of(const db_node *n);
+/* The threads of both paths (but the victim's), ranked; *out malloc'd. */
+int query_compare_paths(db_reader *ra, db_reader *rn, const query_path *normal, const query_path *anomaly,
+                        const query_period *per, const db_node *victim, query_suspect **out, size_t *len,
+                        db_error *de);
+void query_print_comparison(query_session *s, const query_period *per, const db_node *victim,
+                            const query_suspect *sus, size_t n, const query_path *normal, const query_path *anomaly);
+void query_json_suspects(FILE *f, const query_suspect *s, size_t n);
+void query_json_paths(FILE *f, const query_path *normal, const query_path *anomaly);
+void query_text_suspects(FILE *f, const query_suspect *s, size_t n, size_t most);
+
 /* ---- errors ---- */
 int query_fail(query_error *err, const query_pos *pos, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -85,6 +161,11 @@ int query_fail(query_error *err, const query_pos *pos, const char *fmt, ...)
 db_reader *query_open_trace(query_session *s, const query_name *in, query_error *err);
 int query_exec_find(query_session *s, const query_stmt *st, query_error *err);
 int query_exec_slice(query_session *s, const query_stmt *st, query_error *err);
+int query_exec_match(query_session *s, const query_stmt *st, query_error *err);      /* exec_compare.c */
+int query_exec_compare(query_session *s, const query_stmt *st, query_error *err);
+int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err);   /* exec_diagnose.c */
+int query_exec_check_fix(query_session *s, const query_stmt *st, query_error *err);
+int query_exec_transaction(query_session *s, const query_stmt *st, query_error *err); /* exec_slice.c */
 int query_exec_rule_stmt(query_session *s, const query_stmt *st, query_error *err); /* exec_rules.c */
 
 #endif

@@ -150,6 +150,30 @@ static void test_rules(void **state)
     expect_error("rule connect a to b on x", 1, 25, "unexpected end of input");
 }
 
+static void test_analysis_statements(void **state)
+{
+    (void)state;
+    expect_parse("match node 4 in trace \"normal\"", "(match 4 (in-trace \"normal\"))");
+    expect_parse("compare node 1 with node 2", "(compare-nodes 1 2)");
+    expect_parse("compare node 1 with node 2 in trace \"n\"", "(compare-nodes 1 2 (in-trace \"n\"))");
+    expect_parse("compare path (slice back from node 3 in trace \"n\") with (slice back from node 9 depth 4)",
+                 "(compare-paths (slice back 3 (in-trace \"n\")) (slice back 9 (depth 4)))");
+    expect_parse("diagnose node 188", "(diagnose 188)");
+    expect_parse("diagnose node 188 against trace \"normal\"", "(diagnose 188 (against \"normal\"))");
+    expect_parse("diagnose thread \"ui-main\" against trace \"n\" in trace \"a\"",
+                 "(diagnose (thread \"ui-main\") (against \"n\") (in-trace \"a\"))");
+    expect_parse("check fix of thread \"ui-main\" after trace \"fixed\"",
+                 "(check-fix (thread \"ui-main\") (after \"fixed\"))");
+    expect_parse("check fix of node 7 in trace \"a\" after trace \"b\"",
+                 "(check-fix 7 (after \"b\") (in-trace \"a\"))");
+    expect_parse("transaction from node 5 depth 3", "(transaction 5 (depth 3))");
+    /* the new keywords stay usable as fields */
+    expect_where("thread = \"x\" and path = 1 and match = 2", "(and (and (= thread \"x\") (= path 1)) (= match 2))");
+    expect_error("diagnose thread ui-main", 1, 17, "syntax error near \"ui\"");
+    expect_error("compare path (traces) with", 1, 27, "unexpected end of input");
+    expect_error("check fix of node 3", 1, 20, "unexpected end of input");
+}
+
 static void test_statement_text(void **state)
 {
     (void)state;
@@ -579,6 +603,7 @@ int main(void)
         cmocka_unit_test(test_slice),
         cmocka_unit_test(test_rules),
         cmocka_unit_test(test_statement_text),
+        cmocka_unit_test(test_analysis_statements),
         cmocka_unit_test(test_precedence),
         cmocka_unit_test(test_comparisons),
         cmocka_unit_test(test_in),

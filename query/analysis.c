@@ -1,0 +1,134 @@
+/* query/analysis.c -- what match, compare and diagnose share: a node's
+ * counterparts through the signature index (paper/004 §Node Comparison),
+ * and a thread's longest block. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "query_int.h"
+
+/* A candidate counts as similar when one normal form holds the other, or
+ * when they share this much (the tolerance for events that come and go
+ * between runs: page faults, an extra timer, a retried syscall). */
+#define QUERY_SIMILAR 0.5
+
+bool query_similar(const query_match *m)
+{
+    return m->contained || m->score >= QUERY_SIMILAR;
+}
+
+struct match_scan {
+    db_reader *r;
+    const db_sig *sig;
+    uint32_t self_trace, self_node;
+    query_match *v;
+    size_t len, cap;
+    db_error *de;
+};
+
+static int match_one(void *ctx, const db_sig *c)
+{
+    struct match_scan *m = ctx;
+    if (c->trace == m->self_trace && c->node == m->self_node)
+        return 0;
+    bool contained;
+    double score = graph_similarity(m->sig->h, m->sig->n, c->h, c->n, &contained);
+    if (score == 0 && !contained)
+        return 0;
+    if (m->len == m->cap) {
+        size_t n = m->cap ? m->cap * 2 : 64;
+        query_match *p = realloc(m->v, n * sizeof *p);
+        if (!p)
+            return db_fail_oom(m->de);
+        m->v = p;
+        m->cap = n;
+    }
+    query_match *out = &m->v[m->len];
+    int got = db_get_node_of(m->r, c->trace, c->node, &out->n, m->de);
+    if (got < 0)
+        return -1;
+    if (got == 0)
+        return 0;
+    out->trace = c->trace;
+    out->score = score;
+    out->contained = contained;
+    m->len++;
+    return 0;
+}
+
+static int by_score(const void *a, const void *b)
+{
+    const query_match *x = a, *y = b;
+    if (x->score != y->score)
+        return x->score < y->score ? 1 : -1;
+    if (x->contained != y->contained)
+        return x->contained ? -1 : 1;
+    if (x->trace != y->trace)
+        return x->trace < y->trace ? -1 : 1;
+    return (x->n.id > y->n.id) - (x->n.id < y->n.id);
+}
+
+int query_find_matches(db_reader *r, const db_node *n, uint32_t trace_id, query_match **out, size_t *len,
+                       db_error *de)
+{
+    db_sig sig;
+    *out = NULL;
+    *len = 0;
+    int got = db_get_sig(r, n->id, &sig, de);
+    if (got <= 0)
+        return got; /* a node without a signature has no counterparts */
+    struct match_scan m = {.r = r, .sig = &sig, .self_trace = db_reader_trace(r)->id, .self_node = n->id, .de = de};
+    if (db_scan_sigs(r, sig.thread_key, trace_id, match_one, &m, de)) {
+        free(m.v);
+        return -1;
+    }
+    if (m.len)
+        qsort(m.v, m.len, sizeof *m.v, by_score);
+    *out = m.v;
+    *len = m.len;
+    return 0;
+}
+
+struct longest {
+    db_reader *r;
+    db_node best;
+    bool found;
+    db_error *de;
+};
+
+static int longest_one(void *ctx, const db_sig *c)
+{
+    struct longest *l = ctx;
+    db_node n;
+    int got = db_get_node_of(l->r, c->trace, c->node, &n, l->de);
+    if (got < 0)
+        return -1;
+    if (got && (!l->found || n.blocked > l->best.blocked)) {
+        l->best = n;
+        l->found = true;
+    }
+    return 0;
+}
+
+/* The node of thread `name` (kind thread) that followed its longest wait,
+ * in trace trace_id, through the signature index.  1 found, 0 not, -1. */
+int query_longest_block(db_reader *r, uint32_t trace_id, const char *name, db_node *out, db_error *de)
+{
+    struct longest l = {.r = r, .de = de};
+    if (db_scan_sigs(r, graph_thread_key(name, DB_NODE_THREAD), trace_id, longest_one, &l, de))
+        return -1;
+    if (l.found)
+        *out = l.best;
+    return l.found;
+}
+
+/* The id of a trace named by an `in trace` / `against trace` name. */
+int query_trace_id(query_session *s, const query_name *n, uint32_t *id, query_error *err)
+{
+    db_trace_info t;
+    db_error de = {{0}};
+    int got = db_find_trace(s->archive, n->name, &t, &de);
+    if (got <= 0)
+        return query_fail(err, &n->pos, got < 0 ? "%s" : "no trace named \"%s\"", got < 0 ? de.msg : n->name);
+    *id = t.id;
+    return 0;
+}

@@ -1,0 +1,252 @@
+/* query/exec_diagnose.c -- `diagnose` (paper/001 §Identify root cause of
+ * anomaly, three steps) and `check fix` (paper/001 §Validation of bug fix).
+ *
+ *   1. classify the anomaly node: a long wait, busy processing, or
+ *      repeated yields;
+ *   2. find its normal counterpart: a node like it on the same thread,
+ *      earlier in the same trace or in the trace to compare against,
+ *      without the anomaly (a short wait, a short run);
+ *   3. slice the normal path back from the counterpart (whose first in-edge
+ *      is the node that woke it: "the node wakes up the normal node ... is
+ *      a target node to perform path slicing on") and the anomaly path back
+ *      from the anomaly node, compare them (suspects.c), rank suspects. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query_int.h"
+
+#define DIAG_DEPTH 12
+#define YIELDS 3 /* this many sched_yield in one node is "repeated yields" */
+
+static int count_yields(void *ctx, const db_event *ev)
+{
+    const char *v;
+    size_t n;
+    if (ev->type == DB_EV_SYSCALL && ev->phase != DB_PH_END && db_event_attr(ev, "name", &v, &n) && n == 11 &&
+        memcmp(v, "sched_yield", 11) == 0)
+        ++*(int *)ctx;
+    return 0;
+}
+
+/* Step 1. */
+static const char *classify(db_reader *r, const db_node *n, db_error *de, int *rc)
+{
+    int yields = 0;
+    *rc = db_scan_node_events(r, n->id, count_yields, &yields, de);
+    if (yields >= YIELDS)
+        return "yield";
+    return n->blocked >= n->end - n->begin ? "wait" : "busy";
+}
+
+/* The anomaly: node N of the trace, or the longest block of a thread. */
+static int anomaly_node(query_session *s, db_reader *r, const query_stmt *st, db_node *n, query_error *err)
+{
+    db_error de = {{0}};
+    int got;
+    if (st->by_thread) {
+        got = query_longest_block(r, db_reader_trace(r)->id, st->thread_name.name, n, &de);
+        if (got == 0)
+            return query_fail(err, &st->thread_name.pos, "no thread named \"%s\" in trace \"%s\"",
+                              st->thread_name.name, db_reader_trace(r)->name);
+    } else {
+        got = st->node > UINT32_MAX ? 0 : db_get_node(r, (uint32_t)st->node, n, &de);
+        if (got == 0)
+            return query_fail(err, &st->node_pos, "no node %" PRIu64 " in trace \"%s\"", st->node,
+                              db_reader_trace(r)->name);
+    }
+    (void)s;
+    return got < 0 ? query_fail(err, NULL, "%s", de.msg) : 0;
+}
+
+/* Step 2: the most similar node of the thread without the anomaly. */
+static int baseline(db_reader *r, const db_node *a, const char *kind, uint32_t trace_id, query_match *out,
+                    db_error *de)
+{
+    query_match *m;
+    size_t len;
+    if (query_find_matches(r, a, trace_id, &m, &len, de))
+        return -1;
+    bool same = trace_id == db_reader_trace(r)->id;
+    int found = 0;
+    for (int pass = 0; pass < 2 && !found; pass++) /* similar ones first, then any */
+        for (size_t i = 0; i < len && !found; i++) {
+            const db_node *c = &m[i].n;
+            if (same && c->end > a->begin)
+                continue; /* "earlier in the same trace" */
+            bool normal = strcmp(kind, "busy") == 0 ? (c->end - c->begin) * 2 < a->end - a->begin
+                                                     : c->blocked * 2 < a->blocked;
+            if (normal && (pass == 1 || query_similar(&m[i]))) {
+                *out = m[i];
+                found = 1;
+            }
+        }
+    free(m);
+    return found;
+}
+
+static void print_text(query_session *s, const db_node *a, const char *kind, const query_match *base,
+                       const char *base_trace, const query_suspect *sus, size_t n, const query_path *normal,
+                       const query_path *anomaly)
+{
+    FILE *f = s->out;
+    char bl[32], du[32], ts[32];
+    query_fmt_duration(bl, sizeof bl, a->blocked);
+    query_fmt_duration(du, sizeof du, a->end - a->begin);
+    query_fmt_ts(ts, sizeof ts, a->begin);
+    if (strcmp(kind, "wait") == 0)
+        fprintf(f, "%s (node %" PRIu32 ", %s) waited %s before it ran at %s: a long wait.\n", a->thread, a->id,
+                a->proc, bl, ts);
+    else if (strcmp(kind, "busy") == 0)
+        fprintf(f, "%s (node %" PRIu32 ", %s) ran for %s at %s: busy processing.\n", a->thread, a->id, a->proc,
+                du, ts);
+    else
+        fprintf(f, "%s (node %" PRIu32 ", %s) yielded the cpu again and again at %s.\n", a->thread, a->id,
+                a->proc, ts);
+    if (base) {
+        char bb[32], bd[32];
+        query_fmt_duration(bb, sizeof bb, base->n.blocked);
+        query_fmt_duration(bd, sizeof bd, base->n.end - base->n.begin);
+        fprintf(f, "Its normal counterpart is node %" PRIu32 " of trace \"%s\" (similarity %.2f): waited %s, ran %s.\n",
+                base->n.id, base_trace, base->score, bb, bd);
+        fprintf(f, "The normal path back from it has %zu nodes; the anomaly path %zu.\n", normal ? normal->len : 0,
+                anomaly->len);
+    } else
+        fprintf(f, "No normal counterpart was found; the anomaly path has %zu nodes.\n", anomaly->len);
+    if (n == 0) {
+        fputs("No other thread was blocked on its path during the anomaly.\n", f);
+        return;
+    }
+    fputs("Suspects, most likely first:\n", f);
+    query_text_suspects(f, sus, n, 5);
+}
+
+int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err)
+{
+    uint32_t against = 0;
+    if (st->against.name && query_trace_id(s, &st->against, &against, err))
+        return -1;
+    db_reader *ra = query_open_trace(s, &st->trace, err), *rn = NULL;
+    if (!ra)
+        return -1;
+    db_error de = {{0}};
+    db_node a;
+    query_match base;
+    query_path normal = {0}, anomaly = {0};
+    query_suspect *sus = NULL;
+    size_t nsus = 0;
+    char base_trace[256] = "";
+    int rc = anomaly_node(s, ra, st, &a, err), got = 0;
+    const char *kind = "wait";
+    if (!rc) {
+        kind = classify(ra, &a, &de, &rc);
+        if (!rc)
+            got = baseline(ra, &a, kind, against ? against : db_reader_trace(ra)->id, &base, &de);
+        if (rc || got < 0)
+            rc = query_fail(err, NULL, "%s", de.msg);
+    }
+    if (!rc && got) {
+        if (db_trace_name(ra, base.trace, base_trace, sizeof base_trace, &de) != 1 ||
+            !(rn = base.trace == db_reader_trace(ra)->id ? ra : db_reader_open(s->archive, base_trace, &de)) ||
+            query_path_walk(rn, base.n.id, QUERY_WALK_IN, query_causal_kinds(), DIAG_DEPTH, &normal, &de) < 0)
+            rc = query_fail(err, NULL, "%s", de.msg);
+    }
+    if (!rc && query_path_walk(ra, a.id, QUERY_WALK_IN, query_causal_kinds(), DIAG_DEPTH, &anomaly, &de) < 0)
+        rc = query_fail(err, NULL, "%s", de.msg);
+    query_period per = query_period_of(&a);
+    if (!rc && query_compare_paths(ra, rn ? rn : ra, got ? &normal : NULL, &anomaly, &per, &a, &sus, &nsus, &de))
+        rc = query_fail(err, NULL, "%s", de.msg);
+    if (!rc && s->format == QUERY_FMT_JSON) {
+        FILE *f = s->out;
+        fputs("{\"anomaly\":", f);
+        query_json_node(f, &a, -1);
+        fprintf(f, ",\"kind\":\"%s\",\"baseline\":", kind);
+        if (got) {
+            query_json_node_open(f, &base.n);
+            fprintf(f, ",\"score\":%.3f,\"trace\":", base.score);
+            query_json_str(f, base_trace, strlen(base_trace));
+            fputc('}', f);
+        } else
+            fputs("null", f);
+        fputs(",\"suspects\":", f);
+        query_json_suspects(f, sus, nsus);
+        query_json_paths(f, got ? &normal : NULL, &anomaly);
+        fputs("}\n", f);
+    } else if (!rc)
+        print_text(s, &a, kind, got ? &base : NULL, base_trace, sus, nsus, got ? &normal : NULL, &anomaly);
+    free(sus);
+    query_path_free(&normal);
+    query_path_free(&anomaly);
+    if (rn && rn != ra)
+        db_reader_close(rn);
+    db_reader_close(ra);
+    return rc;
+}
+
+/* check fix of node N | thread "NAME" [in trace "BEFORE"] after trace
+ * "AFTER": paper/001 §Validation -- did the anomaly's wait shrink?  The
+ * wait after the fix is the longest of the nodes like the anomaly node in
+ * AFTER (else the thread's longest block there). */
+int query_exec_check_fix(query_session *s, const query_stmt *st, query_error *err)
+{
+    uint32_t after_id;
+    if (query_trace_id(s, &st->after, &after_id, err))
+        return -1;
+    db_reader *r = query_open_trace(s, &st->trace, err);
+    if (!r)
+        return -1;
+    db_error de = {{0}};
+    db_node before, after;
+    int rc = anomaly_node(s, r, st, &before, err), got = 0;
+    if (!rc) {
+        query_match *m;
+        size_t len;
+        if (query_find_matches(r, &before, after_id, &m, &len, &de))
+            rc = query_fail(err, NULL, "%s", de.msg);
+        /* the most similar nodes (best first), and of those the longest wait */
+        for (size_t i = 0; !rc && i < len && m[i].score >= m[0].score - 0.05; i++)
+            if (query_similar(&m[i]) && (!got || m[i].n.blocked > after.blocked)) {
+                after = m[i].n;
+                got = 1;
+            }
+        if (!rc)
+            free(m);
+        if (!rc && !got && (got = query_longest_block(r, after_id, before.thread, &after, &de)) < 0)
+            rc = query_fail(err, NULL, "%s", de.msg);
+    }
+    if (rc) {
+        db_reader_close(r);
+        return rc;
+    }
+    int64_t by = got ? (int64_t)before.blocked - (int64_t)after.blocked : 0;
+    bool shrank = got && after.blocked < before.blocked;
+    double ratio = got && before.blocked ? (double)after.blocked / (double)before.blocked : 1.0;
+    FILE *f = s->out;
+    if (s->format == QUERY_FMT_JSON) {
+        fputs("{\"thread\":", f);
+        query_json_str(f, before.thread, strlen(before.thread));
+        fputs(",\"before\":", f);
+        query_json_node(f, &before, -1);
+        fputs(",\"after\":", f);
+        if (got)
+            query_json_node(f, &after, -1);
+        else
+            fputs("null", f);
+        fprintf(f, ",\"shrank\":%s,\"by\":%" PRId64 ",\"ratio\":%.3f}\n", shrank ? "true" : "false", by, ratio);
+    } else {
+        char b[32], a[32], d[32];
+        query_fmt_duration(b, sizeof b, before.blocked);
+        query_fmt_duration(a, sizeof a, got ? after.blocked : 0);
+        query_fmt_duration(d, sizeof d, (uint64_t)(by < 0 ? -by : by));
+        if (!got)
+            fprintf(f, "%s waited %s before the fix; trace \"%s\" has no such thread\n", before.thread, b,
+                    st->after.name);
+        else
+            fprintf(f, "%s waited %s before the fix (node %" PRIu32 ") and %s after it (node %" PRIu32
+                       " of \"%s\"): the wait %s by %s (%.0f%%)\n",
+                    before.thread, b, before.id, a, after.id, st->after.name, shrank ? "shrank" : "did not shrink",
+                    d, (shrank ? 1.0 - ratio : ratio - 1.0) * 100.0);
+    }
+    db_reader_close(r);
+    return 0;
+}

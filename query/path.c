@@ -1,0 +1,137 @@
+/* query/path.c -- walking the graph from a node: the breadth-first search
+ * behind `slice` (paper/004 §Path Slicing), `transaction` (paper/002) and
+ * the paths `diagnose` compares.  Each step is one prefix scan of edges_in
+ * or edges_out; a bitmap over node ids keeps every node once. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "query_int.h"
+
+typedef struct walk {
+    db_reader *r;
+    query_path *p;
+    uint32_t kinds;
+    bool in;          /* following edges into the current node */
+    unsigned char *seen;
+    uint64_t nnodes;
+    size_t cur;
+    size_t cap, ecap;
+    db_error *de;
+    bool oom;
+} walk;
+
+static int grow(void **arr, size_t *cap, size_t len, size_t elem)
+{
+    if (len < *cap)
+        return 0;
+    size_t n = *cap ? *cap * 2 : 64;
+    void *p = realloc(*arr, n * elem);
+    if (!p)
+        return -1;
+    *arr = p;
+    *cap = n;
+    return 0;
+}
+
+bool query_path_has(const query_path *p, uint32_t node)
+{
+    return node <= p->nnodes && (p->seen[node / 8] & (1u << (node % 8)));
+}
+
+/* Adds a node (not seen before) reached from item `parent` by edge `via`. */
+static int add(walk *w, uint32_t id, size_t parent, const db_edge *via)
+{
+    query_path *p = w->p;
+    if (id > p->nnodes || query_path_has(p, id))
+        return 0;
+    if (p->len >= QUERY_PATH_MAX)
+        return 0;
+    if (grow((void **)&p->items, &w->cap, p->len, sizeof *p->items)) {
+        w->oom = true;
+        return -1;
+    }
+    query_path_item *it = &p->items[p->len];
+    int got = db_get_node(w->r, id, &it->node, w->de);
+    if (got <= 0)
+        return got < 0 ? -1 : 0;
+    p->seen[id / 8] |= (unsigned char)(1u << (id % 8));
+    it->depth = p->len ? p->items[parent].depth + 1 : 0;
+    it->parent = parent;
+    if (via)
+        it->via = *via;
+    else
+        memset(&it->via, 0, sizeof it->via);
+    p->len++;
+    return 0;
+}
+
+int query_path_add(db_reader *r, query_path *p, uint32_t id, size_t parent, const db_edge *via, db_error *de)
+{
+    walk w = {.r = r, .p = p, .de = de, .cap = p->cap, .ecap = p->ecap};
+    int rc = add(&w, id, parent, via);
+    p->cap = w.cap;
+    return rc || w.oom ? -1 : 0;
+}
+
+static int follow(void *ctx, const db_edge *e)
+{
+    walk *w = ctx;
+    if (!(w->kinds & (1u << e->kind)))
+        return 0;
+    query_path *p = w->p;
+    if (grow((void **)&p->edges, &w->ecap, p->elen, sizeof *p->edges)) {
+        w->oom = true;
+        return -1;
+    }
+    p->edges[p->elen++] = *e;
+    return add(w, w->in ? e->from : e->to, w->cur, e);
+}
+
+int query_path_walk(db_reader *r, uint32_t start, unsigned dirs, uint32_t kinds, int max_depth, query_path *p,
+                    db_error *de)
+{
+    memset(p, 0, sizeof *p);
+    p->nnodes = db_reader_trace(r)->nodes;
+    p->seen = calloc(p->nnodes / 8 + 1, 1);
+    if (!p->seen)
+        return db_fail_oom(de);
+    walk w = {.r = r, .p = p, .kinds = kinds, .de = de};
+    if (add(&w, start, 0, NULL) || p->len == 0) {
+        p->cap = w.cap;
+        return w.oom ? db_fail_oom(de) : p->len ? -1 : 1; /* 1: no such node */
+    }
+    int rc = 0;
+    for (w.cur = 0; w.cur < p->len && !rc; w.cur++) {
+        if (p->items[w.cur].depth >= max_depth)
+            continue;
+        uint32_t id = p->items[w.cur].node.id;
+        if (dirs & QUERY_WALK_IN) {
+            w.in = true;
+            rc = db_edges_in(r, id, follow, &w, de);
+        }
+        if (!rc && (dirs & QUERY_WALK_OUT)) {
+            w.in = false;
+            rc = db_edges_out(r, id, follow, &w, de);
+        }
+    }
+    p->cap = w.cap;
+    p->ecap = w.ecap;
+    if (w.oom)
+        return db_fail_oom(de);
+    return rc ? -1 : 0;
+}
+
+void query_path_free(query_path *p)
+{
+    free(p->items);
+    free(p->edges);
+    free(p->seen);
+    memset(p, 0, sizeof *p);
+}
+
+/* The edge kinds every analysis follows: all but weak (wait -> wakeup
+ * runs against causality). */
+uint32_t query_causal_kinds(void)
+{
+    return ((1u << DB_EDGE__COUNT) - 1) & ~(1u << DB_EDGE_WEAK);
+}
