@@ -96,7 +96,7 @@ void graph_edges_free(graph_state *g)
 {
     free(g->pend);
     graph_map *maps[] = {&g->timers, &g->dispatch, &g->runloop, &g->flags, &g->kmsgs,
-                         &g->ports, &g->replies, &g->port_owner, &g->vouchers};
+                         &g->ports, &g->replies, &g->port_owner, &g->vouchers, &g->wakings};
     for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++)
         graph_map_free(maps[i]);
     for (size_t i = 0; g->user && i < g->nrules; i++)
@@ -136,17 +136,37 @@ static int rule_wakeup(graph_state *g, const db_event *ev, uint32_t node)
 {
     if (ev->obj > UINT32_MAX || (g->nrules && graph_rule_ignores_wakeup(g, ev)))
         return 0;
+    /* Linux: the waker is where sched_waking was emitted.  A remote wakeup
+     * (through the target cpu's wake list) emits sched_wakeup later, on the
+     * target cpu, in whatever runs there -- often idle -- so the waking is
+     * the true source of the edge when there is one. */
+    uint64_t src_ev = ev->id;
+    uint32_t src_node = node, ix;
+    if (graph_map_get(&g->wakings, ev->obj, &ix)) {
+        src_ev = g->pend[ix - 1].ev;
+        src_node = g->pend[ix - 1].node;
+        pend_drop(g, &g->wakings, ev->obj);
+    }
     graph_thread *t = graph_thread_get(g, (uint32_t)ev->obj, DB_CPU_NONE);
     if (!t)
         return -1;
     if (t->woken || (t->seen && !t->waiting))
         return 0;
-    if (t->waiting && graph_edge(g, DB_EDGE_WEAK, t->wait_ev, t->wait_node, ev->id, node))
+    if (t->waiting && graph_edge(g, DB_EDGE_WEAK, t->wait_ev, t->wait_node, src_ev, src_node))
         return -1;
     t->woken = true;
-    t->wake_ev = ev->id;
-    t->wake_node = node;
+    t->wake_ev = src_ev;
+    t->wake_node = src_node;
     return 0;
+}
+
+/* sched_waking tid=T: the start of a wakeup, in the waker's context. */
+static int rule_waking(graph_state *g, const db_event *ev, uint32_t node)
+{
+    uint64_t tid;
+    if (strcmp(ev->name, "sched_waking") != 0 || !db_event_attr_u64(ev, "tid", &tid) || tid == 0)
+        return 0;
+    return graph_pend_keep(g, &g->wakings, tid, ev, node);
 }
 
 /* paper/000 2.e and the spec's pairing table: each timer_arm -> the next
@@ -361,6 +381,7 @@ int graph_connect(graph_state *g, const db_event *ev, uint32_t node)
     case DB_EV_RUNLOOP_INVOKE: return rule_queue(g, &g->runloop, DB_EDGE_RUNLOOP, false, ev, node);
     case DB_EV_FLAG_WRITE:
     case DB_EV_FLAG_READ: return rule_flag(g, ev, node);
+    case DB_EV_RAW: return rule_waking(g, ev, node);
     default: return 0;
     }
 }

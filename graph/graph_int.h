@@ -96,6 +96,7 @@ typedef struct graph_state {
     graph_map replies;       /* reply port -> the receipt that carried it */
     graph_map port_owner;    /* port -> pid that receives on it */
     graph_map vouchers;      /* voucher address -> on_behalf_of pid */
+    graph_map wakings;       /* target tid -> the waker's sched_waking (Linux) */
     graph_map *user;         /* per connect rule: hash of key -> latest `a` */
     graph_map norms;         /* normalized-event hashes already in the dictionary */
     const graph_rule *rules;
