@@ -146,6 +146,32 @@ static const struct {
      "rebuild graph [in trace \"NAME\"]\n"
      "  Builds the trace's nodes and edges again from its stored events, with its\n"
      "  rules, without re-ingesting.  Readers see the old graph until it commits.\n"},
+    {"match",
+     "match node N [in trace \"T\"]\n"
+     "  The nodes like node N (of the current trace): same thread name and kind, and a\n"
+     "  similar normal form (paper/004), from trace T or from every trace, best first.\n"},
+    {"compare",
+     "compare node A with node B [in trace \"T\"]\n"
+     "  Normal forms side by side (events in one node only) and the differential\n"
+     "  attributes: wait before, execution time, syscall return values.  A is in the\n"
+     "  current trace, B in T.\n"
+     "compare path (SLICE) with (SLICE)\n"
+     "  The first slice is the normal path, the second the anomalous one: for every\n"
+     "  thread of the normal path, was it blocked during the anomaly, or did it never\n"
+     "  run a similar node then?  Those threads, ranked (paper/004 Path Comparison).\n"},
+    {"diagnose",
+     "diagnose node N [against trace \"T\"]\n"
+     "diagnose thread \"NAME\" [against trace \"T\"]\n"
+     "  The paper's three steps: classify the anomaly (wait, busy, yield), find its\n"
+     "  normal counterpart (earlier in this trace, or in T), slice both paths and\n"
+     "  compare them; prints ranked suspects.  `thread` picks its longest block.\n"},
+    {"check",
+     "check fix of node N | thread \"NAME\" [in trace \"BEFORE\"] after trace \"AFTER\"\n"
+     "  Did the anomaly's wait shrink after the fix, and by how much?\n"},
+    {"transaction",
+     "transaction from node N [depth D]\n"
+     "  paper/002's cluster from a user-input root: every connection but wakeups,\n"
+     "  then the wakers of segments that wait and whose thread goes on in the cluster.\n"},
     {"help", "help [STATEMENT]\n  This text, or the text of one statement.\n"},
 };
 
