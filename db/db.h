@@ -276,6 +276,7 @@ int db_scan_rules(db_reader *r, db_rule_cb cb, void *ctx, db_error *err);
  * db_scan_sigs: every node with the thread key, in trace `trace_id` (0:
  * every trace of the archive).  db_norm_text: the text of a hash. */
 int db_get_sig(db_reader *r, uint32_t node, db_sig *out, db_error *err);
+int db_get_sig_of(db_reader *r, uint32_t trace_id, uint32_t node, db_sig *out, db_error *err);
 typedef int (*db_sig_cb)(void *ctx, const db_sig *sig);
 int db_scan_sigs(db_reader *r, uint32_t thread_key, uint32_t trace_id, db_sig_cb cb, void *ctx, db_error *err);
 int db_norm_text(db_reader *r, uint32_t hash, char *buf, size_t len, db_error *err); /* 1, 0, -1 */

@@ -117,15 +117,20 @@ static void sig_decode(const unsigned char *p, size_t len, db_sig *out)
 
 int db_get_sig(db_reader *r, uint32_t node, db_sig *out, db_error *err)
 {
+    return db_get_sig_of(r, r->info.id, node, out, err);
+}
+
+int db_get_sig_of(db_reader *r, uint32_t trace_id, uint32_t node, db_sig *out, db_error *err)
+{
     unsigned char k[8];
-    memcpy(k, r->tid, 4);
+    db_put_be32(k, trace_id);
     db_put_be32(k + 4, node);
     MDB_val v;
     int got = get(r, DBI_NODESIG, k, 8, &v, err);
     if (got == 1) {
         if (v.mv_size < 4 || v.mv_size % 4)
             return db_fail(err, -1, "damaged signature of node %u", node);
-        out->trace = r->info.id;
+        out->trace = trace_id;
         out->node = node;
         out->thread_key = db_get_be32(v.mv_data);
         sig_decode((const unsigned char *)v.mv_data + 4, v.mv_size - 4, out);

@@ -70,13 +70,16 @@ static int baseline(db_reader *r, const db_node *a, const char *kind, uint32_t t
     bool same = trace_id == db_reader_trace(r)->id;
     int found = 0;
     for (int pass = 0; pass < 2 && !found; pass++) /* similar ones first, then any */
-        for (size_t i = 0; i < len && !found; i++) {
+        for (size_t i = 0; i < len; i++) {
             const db_node *c = &m[i].n;
             if (same && c->end > a->begin)
                 continue; /* "earlier in the same trace" */
             bool normal = strcmp(kind, "busy") == 0 ? (c->end - c->begin) * 2 < a->end - a->begin
                                                      : c->blocked * 2 < a->blocked;
-            if (normal && (pass == 1 || query_similar(&m[i]))) {
+            if (!normal || (pass == 0 && !query_similar(&m[i])))
+                continue;
+            /* the best score; of equals, the step closest before the anomaly */
+            if (!found || m[i].score > out->score || (m[i].score == out->score && same && c->begin > out->n.begin)) {
                 *out = m[i];
                 found = 1;
             }
@@ -121,6 +124,50 @@ static void print_text(query_session *s, const db_node *a, const char *kind, con
     query_text_suspects(f, sus, n, 5);
 }
 
+/* paper/001: "anomaly nodes that have lengthy processing are likely to
+ * reveal the root causes by themselves": a busy or yielding node is its own
+ * first suspect, with what it did that its counterpart did not. */
+static int self_suspect(db_reader *r, const db_node *a, const char *kind, const query_match *base,
+                        query_suspect **sus, size_t *n, db_error *de)
+{
+    query_suspect *v = realloc(*sus, (*n + 1) * sizeof *v);
+    if (!v)
+        return db_fail_oom(de);
+    memmove(v + 1, v, *n * sizeof *v);
+    *sus = v;
+    (*n)++;
+    query_suspect *s = &v[0];
+    memset(s, 0, sizeof *s);
+    s->node = *a;
+    s->on_path = true;
+    s->score = 10;
+    char du[32], bd[32];
+    query_fmt_duration(du, sizeof du, a->end - a->begin);
+    query_fmt_duration(bd, sizeof bd, base ? base->n.end - base->n.begin : 0);
+    if (strcmp(kind, "yield") == 0)
+        snprintf(s->reason, sizeof s->reason, "yielded the cpu again and again for %s instead of waiting", du);
+    else if (base)
+        snprintf(s->reason, sizeof s->reason, "ran %s where its normal counterpart ran %s", du, bd);
+    else
+        snprintf(s->reason, sizeof s->reason, "ran %s without waiting", du);
+    db_sig sa, sb;
+    size_t len = (size_t)snprintf(s->evidence, sizeof s->evidence, "node %" PRIu32, a->id);
+    if (base && db_get_sig(r, a->id, &sa, de) == 1 && db_get_sig_of(r, base->trace, base->n.id, &sb, de) == 1) {
+        int k = 0;
+        for (uint32_t i = 0; i < sa.n && len < sizeof s->evidence; i++) {
+            bool common = false;
+            for (uint32_t j = 0; j < sb.n && !common; j++)
+                common = sa.h[i] == sb.h[j];
+            char text[128];
+            if (common || db_norm_text(r, sa.h[i], text, sizeof text, de) != 1)
+                continue;
+            len += (size_t)snprintf(s->evidence + len, sizeof s->evidence - len, "%s%s", k++ ? ", " : "; only here: ",
+                                    text);
+        }
+    }
+    return 0;
+}
+
 int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err)
 {
     uint32_t against = 0;
@@ -155,6 +202,8 @@ int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err
         rc = query_fail(err, NULL, "%s", de.msg);
     query_period per = query_period_of(&a);
     if (!rc && query_compare_paths(ra, rn ? rn : ra, got ? &normal : NULL, &anomaly, &per, &a, &sus, &nsus, &de))
+        rc = query_fail(err, NULL, "%s", de.msg);
+    if (!rc && strcmp(kind, "wait") != 0 && self_suspect(ra, &a, kind, got ? &base : NULL, &sus, &nsus, &de))
         rc = query_fail(err, NULL, "%s", de.msg);
     if (!rc && s->format == QUERY_FMT_JSON) {
         FILE *f = s->out;

@@ -145,3 +145,22 @@ class Transaction(ArchiveCase):
         self.assertTrue({"ipc", "dispatch"} <= kinds)
         dot = self.ok("--format", "dot", f"transaction from node {root}").stdout
         self.assertTrue(dot.startswith("digraph"))
+
+
+class BusyAndYield(ArchiveCase):
+    def test_kinds(self):
+        self.ingest(os.path.join(ROOT, "tests", "fixtures", "busy-yield.argus"), name="by")
+
+        def node(ts):
+            return self.json(f"find events where tid = 701 and ts = {ts}")["events"][0]["node"]
+
+        busy = self.json(f"diagnose node {node(3010)}")
+        self.assertEqual(busy["kind"], "busy")
+        self.assertEqual(busy["baseline"]["id"], node(2010))
+        self.assertEqual(busy["suspects"][0]["node"], node(3010))
+        self.assertIn("syscall:stat", busy["suspects"][0]["evidence"])
+        y = self.json(f"diagnose node {node(900200)}")
+        self.assertEqual(y["kind"], "yield")
+        self.assertIn("yielded", y["suspects"][0]["reason"])
+        w = self.json(f"diagnose node {node(2010)}")
+        self.assertEqual(w["kind"], "wait")
