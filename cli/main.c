@@ -128,8 +128,17 @@ static int parse_args(int argc, char **argv, options *o)
 
 /* ---- ingest ---- */
 
+/* The sink between a reader and the archive.  While events come in time
+ * order (ftrace text always does) the graph is built in the stream and
+ * each event is stored once, with its node; an event out of order (an
+ * Argus file may interleave threads freely) stops that, and the graph is
+ * built after the read from the time index instead. */
 typedef struct sink_ctx {
     db_writer *w;
+    graph_builder *g; /* NULL once the stream left time order */
+    bool rebuild;     /* nodes were written by an abandoned stream build */
+    uint64_t last_ts;
+    db_error *gerr;   /* where the graph builder reports */
 } sink_ctx;
 
 static int sink_fail(const db_error *de, char *err, size_t len)
@@ -152,8 +161,20 @@ static int sink_thread(void *p, const db_thread *t, char *err, size_t len)
 
 static int sink_event(void *p, db_event *ev, char *err, size_t len)
 {
+    sink_ctx *sc = p;
     db_error de = {{0}};
-    return db_writer_event(((sink_ctx *)p)->w, ev, &de) ? sink_fail(&de, err, len) : 0;
+    if (sc->g && ev->ts < sc->last_ts) {
+        graph_abort(sc->g);
+        sc->g = NULL;
+        sc->rebuild = true;
+    }
+    if (sc->g) {
+        sc->last_ts = ev->ts;
+        ev->id = db_writer_next_event_id(sc->w);
+        if (graph_event(sc->g, ev, &ev->node))
+            return sink_fail(sc->gerr, err, len);
+    }
+    return db_writer_event(sc->w, ev, &de) ? sink_fail(&de, err, len) : 0;
 }
 
 static int sink_symbol(void *p, uint64_t addr, const char *name, char *err, size_t len)
@@ -251,7 +272,7 @@ static int cmd_ingest(const options *o)
         db_close(a);
         return 1;
     }
-    sink_ctx sc = {w};
+    sink_ctx sc = {.w = w, .gerr = &de};
     ingest_sink sink = {.ctx = &sc, .proc = sink_proc, .thread = sink_thread, .symbol = sink_symbol,
                         .event = sink_event, .skip = sink_skip};
     ingest_stats st = {0};
@@ -266,14 +287,21 @@ static int cmd_ingest(const options *o)
         db_close(a);
         return rc;
     }
-    if (ingest_file(o->file, &sink, &fmt, &st, err, sizeof err)) {
+    sc.g = graph_begin(w, rules, nrules, &de);
+    if (!sc.g)
+        snprintf(err, sizeof err, "%s", de.msg);
+    if (!sc.g || ingest_file(o->file, &sink, &fmt, &st, err, sizeof err)) {
         fprintf(stderr, "argusq: %s\n", err);
+        graph_abort(sc.g);
         free(rules);
         db_writer_abort(w);
         db_close(a);
         return 1;
     }
-    rc = graph_build(w, rules, nrules, &gs, &de);
+    if (sc.g)
+        rc = graph_end(sc.g, &gs);
+    else
+        rc = (sc.rebuild && db_writer_clear_graph(w, &de)) || graph_build(w, rules, nrules, &gs, &de);
     free(rules);
     if (rc) {
         fprintf(stderr, "argusq: %s: %s\n", o->file, de.msg);

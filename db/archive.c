@@ -37,6 +37,39 @@ int db_lmdb_fail(db_error *err, int rc, const char *what)
     return db_fail(err, -1, "%s: %s", what, mdb_strerror(rc));
 }
 
+/* The archive records its format version; one of another version is
+ * refused with both numbers (an archive without one but with traces is
+ * of format 1).  A new archive gets the current one. */
+static int check_format(db_archive *a, MDB_txn *txn, db_error *err)
+{
+    MDB_val k = {6, "format"}, v;
+    int rc = mdb_get(txn, a->dbi[DBI_META], &k, &v);
+    uint32_t fmt = 0;
+    if (rc == 0 && v.mv_size == 4)
+        memcpy(&fmt, v.mv_data, 4);
+    else if (rc == 0)
+        return db_fail(err, -1, "%s: the archive's format record is damaged", a->path);
+    else if (rc != MDB_NOTFOUND)
+        return db_lmdb_fail(err, rc, a->path);
+    if (rc == MDB_NOTFOUND) {
+        MDB_val tk = {6, "latest"}, tv;
+        if (mdb_get(txn, a->dbi[DBI_META], &tk, &tv) == 0)
+            fmt = 1; /* traces, but no format record: the first format */
+        else if (a->readonly)
+            return 0; /* empty */
+        else {
+            uint32_t cur = DB_FORMAT_VERSION;
+            v = (MDB_val){4, &cur};
+            rc = mdb_put(txn, a->dbi[DBI_META], &k, &v, 0);
+            return rc ? db_lmdb_fail(err, rc, a->path) : 0;
+        }
+    }
+    if (fmt != DB_FORMAT_VERSION)
+        return db_fail(err, -1, "%s: archive format %u; this argusq reads format %u (re-ingest the traces)",
+                       a->path, fmt, DB_FORMAT_VERSION);
+    return 0;
+}
+
 db_archive *db_open(const char *path, bool readonly, db_error *err)
 {
     struct stat st;
@@ -80,6 +113,12 @@ db_archive *db_open(const char *path, bool readonly, db_error *err)
     rc = mdb_txn_begin(a->env, NULL, readonly ? MDB_RDONLY : 0, &txn);
     for (int i = 0; !rc && i < DBI__COUNT; i++)
         rc = mdb_dbi_open(txn, dbi_names[i], readonly ? 0 : MDB_CREATE, &a->dbi[i]);
+    if (!rc && check_format(a, txn, err)) {
+        mdb_txn_abort(txn);
+        mdb_env_close(a->env);
+        free(a);
+        return NULL;
+    }
     /* committing (even a read-only txn) keeps the dbi handles open */
     if (!rc)
         rc = mdb_txn_commit(txn);
@@ -157,7 +196,7 @@ int db_list_traces(db_archive *a, db_trace_cb cb, void *ctx, db_error *err)
             ret = -1;
             break;
         }
-        if (got)
+        if (got && t.state == DB_TRACE_COMPLETE) /* never part of a trace */
             ret = cb(ctx, &t);
     }
     if (rc && rc != MDB_NOTFOUND && !ret)
@@ -174,7 +213,7 @@ int db_find_trace(db_archive *a, const char *name, db_trace_info *out, db_error 
         return -1;
     int got = db_catalog_get(a, txn, name, out, err);
     mdb_txn_abort(txn);
-    return got;
+    return got == 1 && out->state != DB_TRACE_COMPLETE ? 0 : got;
 }
 
 int db_latest_trace(db_archive *a, db_trace_info *out, db_error *err)

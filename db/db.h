@@ -163,7 +163,12 @@ typedef struct db_trace_info {
     uint64_t ingested_at; /* unix seconds */
     char format[32];      /* "ftrace-trace", "trace-cmd-report", "argus" */
     char source[512];     /* the file it came from */
+    uint32_t state;       /* DB_TRACE_COMPLETE, or DB_TRACE_INGESTING while
+                             an ingest writes it in batches (never listed) */
 } db_trace_info;
+
+#define DB_TRACE_COMPLETE 0u
+#define DB_TRACE_INGESTING 1u
 
 typedef struct db_thread {
     uint32_t tid, pid;
@@ -200,7 +205,14 @@ int db_list_traces(db_archive *a, db_trace_cb cb, void *ctx, db_error *err);
 int db_find_trace(db_archive *a, const char *name, db_trace_info *out, db_error *err); /* 1 found, 0 not, -1 error */
 int db_latest_trace(db_archive *a, db_trace_info *out, db_error *err);                  /* 1, 0, -1 */
 
-/* ---- writer: one ingest in one write transaction ---- */
+/* ---- writer: one ingest ----
+ * An ingest writes in batches of transactions (bounded memory for any size
+ * of trace); its catalog entry says DB_TRACE_INGESTING until
+ * db_writer_commit, so readers never see part of a trace.  One writer at a
+ * time: a second one waits for the first (a lock on the archive file).  A
+ * writer first deletes what an interrupted ingest left (kill -9, power
+ * loss), so its space is reused.  db_writer_open (rules, rebuild) works in
+ * one transaction: its change is seen whole or not at all. */
 typedef struct db_writer db_writer;
 
 db_writer *db_writer_begin(db_archive *a, const char *name, const char *format,
@@ -208,8 +220,10 @@ db_writer *db_writer_begin(db_archive *a, const char *name, const char *format,
 int db_writer_proc(db_writer *w, uint32_t pid, const char *name, db_error *err);
 int db_writer_thread(db_writer *w, const db_thread *t, db_error *err);
 int db_writer_symbol(db_writer *w, uint64_t addr, const char *name, db_error *err);
-/* Appends one event; ev->id is assigned (1, 2, ...) and written back. */
+/* Appends one event; ev->id is assigned (1, 2, ...) and written back.
+ * ev->node, when set, is stored with it (and in the node index). */
 int db_writer_event(db_writer *w, db_event *ev, db_error *err);
+uint64_t db_writer_next_event_id(const db_writer *w); /* the id the next event gets */
 void db_writer_skip(db_writer *w); /* a source line that held no event */
 int db_writer_node(db_writer *w, const db_node *n, db_error *err);
 int db_writer_edge(db_writer *w, const db_edge *e, db_error *err);

@@ -2,7 +2,7 @@
  *
  * Tables (LMDB named databases); every key starts with the trace id (BE32):
  *
- *   meta        "next_id" -> u32, "latest" -> u32 (id of the newest trace)
+ *   meta        "format" -> u32, "next_id" -> u32, "latest" -> u32 (the default trace)
  *   traces      name -> db_trace_info                (the catalog)
  *   trace_ids   id -> name
  *   events      id, eid(8) -> packed event record    (file order)
@@ -76,13 +76,17 @@ typedef struct db_event_rec {
 } db_event_rec;
 
 #define DB_EDGE_KEY_LEN 29
-#define DB_TRACE_INFO_VERSION 1u
+#define DB_TRACE_INFO_VERSION 2u
+/* The archive's format, kept in meta "format"; an archive of another
+ * format is refused with both numbers. */
+#define DB_FORMAT_VERSION 2u
 
 /* archive.c */
 int db_fail(db_error *err, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int db_lmdb_fail(db_error *err, int rc, const char *what);
 int db_catalog_get(db_archive *a, MDB_txn *txn, const char *name, db_trace_info *out, db_error *err);
 int db_catalog_put(db_archive *a, MDB_txn *txn, const db_trace_info *t, bool latest, db_error *err);
+int db_clear_trace_txn(db_archive *a, MDB_txn *txn, uint32_t trace, bool graph_only, db_error *err);
 int db_scan_rules_txn(MDB_txn *txn, MDB_dbi dbi, uint32_t trace, db_rule_cb cb, void *ctx, db_error *err);
 
 /* codec.c: event records and edge keys */

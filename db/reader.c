@@ -27,6 +27,8 @@ db_reader *db_reader_open(db_archive *a, const char *trace, db_error *err)
         return NULL;
     }
     int got = db_catalog_get(a, r->txn, trace, &r->info, err);
+    if (got == 1 && r->info.state != DB_TRACE_COMPLETE)
+        got = 0; /* an ingest is writing it */
     if (got <= 0) {
         if (got == 0)
             db_fail(err, -1, "no trace named \"%s\" in %s", trace, a->path);

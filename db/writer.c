@@ -1,15 +1,24 @@
-/* db/writer.c -- one ingest: a single LMDB write transaction that creates a
- * new trace, its events and indexes, then its nodes and edges.  Nothing is
- * visible to readers until db_writer_commit; an abort (or a crash) leaves
- * the archive exactly as it was. */
+/* db/writer.c -- one ingest: a new trace, its events and indexes, then
+ * its nodes and edges, written in batches of LMDB transactions so that
+ * memory stays bounded whatever the size of the trace.  The catalog says
+ * DB_TRACE_INGESTING until db_writer_commit: readers never see part of a
+ * trace, and what a killed ingest leaves is deleted by the next writer. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "db_int.h"
 
 enum { IX_KEY_MAX = 32 };
+
+/* Puts per transaction in a batched ingest: about 200,000 events, some
+ * 60 MB of dirty pages, then a commit. */
+#define DB_BATCH_OPS 1000000u
 
 struct db_writer {
     db_archive *a;
@@ -25,6 +34,11 @@ struct db_writer {
     size_t last_len[DBI__COUNT];
     bool existing; /* db_writer_open: a committed trace, not the newest
                       keys, so nothing may be appended */
+    bool batch;    /* commit every DB_BATCH_OPS puts (a new trace) */
+    bool flushed;  /* a batch was committed: an abort must delete it */
+    bool in_scan;  /* db_writer_scan_time flushes at its own safe points */
+    uint64_t ops;  /* puts in the current transaction */
+    int lock_fd;   /* holds the archive's writer lock */
 };
 
 static int grow(unsigned char **buf, size_t *cap, size_t need)
@@ -58,12 +72,67 @@ static int put(db_writer *w, int dbi, const unsigned char *k, size_t klen, const
             w->last_len[dbi] = klen;
         }
     }
+    w->ops++;
     int rc = mdb_put(w->txn, w->a->dbi[dbi], &key, &val, flags);
     return rc ? db_lmdb_fail(err, rc, "write") : 0;
 }
 
-/* A writer with its write transaction.  LMDB allows one writer at a
- * time: a second ingest waits here until the first commits or aborts. */
+/* Commits the batch so far and starts the next transaction. */
+static int flush(db_writer *w, db_error *err)
+{
+    int rc = mdb_txn_commit(w->txn);
+    w->txn = NULL;
+    if (rc)
+        return db_lmdb_fail(err, rc, "commit");
+    w->flushed = true;
+    w->ops = 0;
+    rc = mdb_txn_begin(w->a->env, NULL, 0, &w->txn);
+    return rc ? db_lmdb_fail(err, rc, "write transaction") : 0;
+}
+
+static int maybe_flush(db_writer *w, db_error *err)
+{
+    return w->batch && !w->in_scan && w->ops >= DB_BATCH_OPS ? flush(w, err) : 0;
+}
+
+/* Deletes the traces an interrupted ingest left in the catalog as
+ * DB_TRACE_INGESTING.  Only called with the writer lock held, so no live
+ * ingest can own them. */
+static int reclaim(db_writer *w, db_error *err)
+{
+    uint32_t ids[64];
+    char names[64][256];
+    int n = 0;
+    MDB_cursor *c;
+    int rc = mdb_cursor_open(w->txn, w->a->dbi[DBI_TRACES], &c);
+    if (rc)
+        return db_lmdb_fail(err, rc, "cursor");
+    MDB_val k, v;
+    for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && n < 64; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+        if (k.mv_size >= sizeof names[0])
+            continue;
+        memcpy(names[n], k.mv_data, k.mv_size);
+        names[n][k.mv_size] = 0;
+        db_trace_info t;
+        if (db_catalog_get(w->a, w->txn, names[n], &t, err) == 1 && t.state != DB_TRACE_COMPLETE)
+            ids[n++] = t.id;
+    }
+    mdb_cursor_close(c);
+    for (int i = 0; i < n; i++) {
+        unsigned char id[4];
+        db_put_be32(id, ids[i]);
+        MDB_val nk = {strlen(names[i]), names[i]}, ik = {4, id};
+        if (db_clear_trace_txn(w->a, w->txn, ids[i], false, err))
+            return -1;
+        mdb_del(w->txn, w->a->dbi[DBI_TRACES], &nk, NULL);
+        mdb_del(w->txn, w->a->dbi[DBI_TRACE_IDS], &ik, NULL);
+    }
+    return n ? flush(w, err) : 0;
+}
+
+/* A writer with its write transaction, holding the archive's writer lock:
+ * LMDB serializes transactions, not the batches of one ingest, so a second
+ * ingest waits here until the first has finished. */
 static db_writer *writer_new(db_archive *a, db_error *err)
 {
     if (a->readonly) {
@@ -76,12 +145,26 @@ static db_writer *writer_new(db_archive *a, db_error *err)
         return NULL;
     }
     w->a = a;
-    int rc = mdb_txn_begin(a->env, NULL, 0, &w->txn);
-    if (rc) {
-        db_lmdb_fail(err, rc, "write transaction");
+    w->lock_fd = open(a->path, O_RDONLY | O_CLOEXEC);
+    if (w->lock_fd < 0 || flock(w->lock_fd, LOCK_EX) != 0) {
+        db_fail(err, -1, "%s: cannot take the writer lock: %s", a->path, strerror(errno));
+        if (w->lock_fd >= 0)
+            close(w->lock_fd);
         free(w);
         return NULL;
     }
+    int rc = mdb_txn_begin(a->env, NULL, 0, &w->txn);
+    if (rc) {
+        db_lmdb_fail(err, rc, "write transaction");
+        close(w->lock_fd);
+        free(w);
+        return NULL;
+    }
+    if (reclaim(w, err)) {
+        db_writer_abort(w);
+        return NULL;
+    }
+    w->flushed = false;
     return w;
 }
 
@@ -129,6 +212,14 @@ db_writer *db_writer_begin(db_archive *a, const char *name, const char *format, 
     snprintf(w->info.format, sizeof w->info.format, "%s", format ? format : "");
     snprintf(w->info.source, sizeof w->info.source, "%s", source ? source : "");
     w->info.first_ts = UINT64_MAX;
+    /* listed as ingesting until the commit: hidden from readers, and known
+     * to the next writer if this process dies */
+    w->info.state = DB_TRACE_INGESTING;
+    if (db_catalog_put(a, w->txn, &w->info, false, err)) {
+        db_writer_abort(w);
+        return NULL;
+    }
+    w->batch = true;
     return w;
 }
 
@@ -148,67 +239,10 @@ db_writer *db_writer_open(db_archive *a, const char *trace, db_error *err)
     return w;
 }
 
-/* Deletes every key of this trace in one table. */
-static int clear_table(db_writer *w, int dbi, db_error *err)
-{
-    unsigned char k[4];
-    db_put_be32(k, w->info.id);
-    MDB_cursor *c;
-    int rc = mdb_cursor_open(w->txn, w->a->dbi[dbi], &c);
-    if (rc)
-        return db_lmdb_fail(err, rc, "cursor");
-    MDB_val key, v;
-    /* seek again after each delete: a cursor left past the last key by a
-     * delete cannot be read from */
-    for (;;) {
-        key = (MDB_val){4, k};
-        if ((rc = mdb_cursor_get(c, &key, &v, MDB_SET_RANGE)) != 0)
-            break;
-        if (key.mv_size < 4 || memcmp(key.mv_data, k, 4) != 0)
-            break;
-        if ((rc = mdb_cursor_del(c, 0)) != 0)
-            break;
-    }
-    mdb_cursor_close(c);
-    return rc && rc != MDB_NOTFOUND ? db_lmdb_fail(err, rc, "delete") : 0;
-}
-
-/* The signature index is keyed by thread key first: its entries of this
- * trace are found through nodesig. */
-static int clear_sigs(db_writer *w, db_error *err)
-{
-    unsigned char k[4];
-    db_put_be32(k, w->info.id);
-    MDB_cursor *c;
-    int rc = mdb_cursor_open(w->txn, w->a->dbi[DBI_NODESIG], &c);
-    if (rc)
-        return db_lmdb_fail(err, rc, "cursor");
-    MDB_val key = {4, k}, v;
-    for (rc = mdb_cursor_get(c, &key, &v, MDB_SET_RANGE); rc == 0; rc = mdb_cursor_get(c, &key, &v, MDB_NEXT)) {
-        if (key.mv_size != 8 || memcmp(key.mv_data, k, 4) != 0 || v.mv_size < 4)
-            break;
-        unsigned char sk[12];
-        memcpy(sk, v.mv_data, 4); /* the thread key, stored big-endian */
-        memcpy(sk + 4, key.mv_data, 8);
-        MDB_val skey = {12, sk};
-        int d = mdb_del(w->txn, w->a->dbi[DBI_SIGS], &skey, NULL);
-        if (d && d != MDB_NOTFOUND) {
-            rc = d;
-            break;
-        }
-    }
-    mdb_cursor_close(c);
-    return rc && rc != MDB_NOTFOUND ? db_lmdb_fail(err, rc, "delete") : 0;
-}
-
 int db_writer_clear_graph(db_writer *w, db_error *err)
 {
-    if (clear_sigs(w, err))
+    if (db_clear_trace_txn(w->a, w->txn, w->info.id, true, err))
         return -1;
-    static const int tables[] = {DBI_NODES, DBI_EDGES_IN, DBI_EDGES_OUT, DBI_EV_NODE, DBI_NODESIG};
-    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
-        if (clear_table(w, tables[i], err))
-            return -1;
     w->info.nodes = w->info.edges = 0;
     return 0;
 }
@@ -259,7 +293,18 @@ void db_writer_abort(db_writer *w)
 {
     if (!w)
         return;
-    mdb_txn_abort(w->txn);
+    if (w->txn)
+        mdb_txn_abort(w->txn);
+    w->txn = NULL;
+    /* batches already committed: delete them now (if this fails too, the
+     * next writer's reclaim does it) */
+    db_error e;
+    if (w->flushed && !mdb_txn_begin(w->a->env, NULL, 0, &w->txn) && reclaim(w, &e) == 0 && w->txn)
+        mdb_txn_commit(w->txn);
+    else if (w->txn)
+        mdb_txn_abort(w->txn);
+    if (w->lock_fd >= 0)
+        close(w->lock_fd);
     free(w->buf);
     free(w->scan_buf);
     free(w);
@@ -271,6 +316,7 @@ int db_writer_commit(db_writer *w, db_trace_info *out, db_error *err)
         w->info.first_ts = 0;
     if (!w->existing)
         w->info.ingested_at = (uint64_t)time(NULL);
+    w->info.state = DB_TRACE_COMPLETE;
     int ret = db_catalog_put(w->a, w->txn, &w->info, !w->existing, err);
     if (!ret) {
         int rc = mdb_txn_commit(w->txn);
@@ -280,8 +326,11 @@ int db_writer_commit(db_writer *w, db_trace_info *out, db_error *err)
     }
     if (!ret && out)
         *out = w->info;
-    if (w->txn)
-        mdb_txn_abort(w->txn);
+    if (ret) { /* the abort deletes what earlier batches committed */
+        db_writer_abort(w);
+        return ret;
+    }
+    close(w->lock_fd);
     free(w->buf);
     free(w->scan_buf);
     free(w);
@@ -372,8 +421,12 @@ static int put_obj(db_writer *w, int dbi, uint64_t obj, const db_event *ev, db_e
     return put(w, dbi, k, sizeof k, "", 0, err);
 }
 
+uint64_t db_writer_next_event_id(const db_writer *w) { return w->info.events + 1; }
+
 int db_writer_event(db_writer *w, db_event *ev, db_error *err)
 {
+    if (maybe_flush(w, err))
+        return -1;
     ev->id = ++w->info.events;
     size_t need = db_event_encode(ev, w->buf, w->cap);
     if (need > w->cap) {
@@ -411,6 +464,14 @@ int db_writer_event(db_writer *w, db_event *ev, db_error *err)
     }
     if (obj_ix >= 0 && put_obj(w, obj_ix, ev->obj, ev, err))
         return -1;
+    if (ev->node) { /* the graph built in the stream gave it its node */
+        unsigned char nk[16];
+        db_put_be32(nk, w->info.id);
+        db_put_be32(nk + 4, ev->node);
+        db_put_be64(nk + 8, ev->id);
+        if (put(w, DBI_EV_NODE, nk, 16, "", 0, err))
+            return -1;
+    }
     if (ev->ts < w->info.first_ts)
         w->info.first_ts = ev->ts;
     if (ev->ts > w->info.last_ts)
@@ -530,10 +591,48 @@ static int scan_one(void *p, const MDB_val *key, const MDB_val *val)
     return s->cb(s->ctx, &e);
 }
 
+/* Walks the time index.  In a batched writer it commits every
+ * DB_BATCH_OPS puts (the callback's writes), then seeks back to the key it
+ * stopped at: a cursor does not survive its transaction. */
 int db_writer_scan_time(db_writer *w, db_event_cb cb, void *ctx, db_error *err)
 {
-    unsigned char lo[4];
-    db_put_be32(lo, w->info.id);
+    unsigned char key[20];
+    size_t klen = 4;
+    db_put_be32(key, w->info.id);
     struct scan_ctx s = {w, cb, ctx, err};
-    return db_scan_prefix(w->txn, w->a->dbi[DBI_EV_TIME], lo, 4, lo, 4, scan_one, &s, err);
+    int ret = 0;
+    bool again = true, resumed = false;
+    w->in_scan = true;
+    while (again && !ret) {
+        again = false;
+        MDB_cursor *c;
+        int rc = mdb_cursor_open(w->txn, w->a->dbi[DBI_EV_TIME], &c);
+        if (rc) {
+            ret = db_lmdb_fail(err, rc, "cursor");
+            break;
+        }
+        MDB_val k = {klen, key}, v;
+        rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+        if (resumed && rc == 0 && k.mv_size == klen && memcmp(k.mv_data, key, klen) == 0)
+            rc = mdb_cursor_get(c, &k, &v, MDB_NEXT); /* done before the commit */
+        for (; rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+            if (k.mv_size != 20 || memcmp(k.mv_data, key, 4) != 0)
+                break;
+            memcpy(key, k.mv_data, 20);
+            klen = 20;
+            if ((ret = scan_one(&s, &k, &v)) != 0)
+                break;
+            if (w->batch && w->ops >= DB_BATCH_OPS) {
+                again = resumed = true;
+                break;
+            }
+        }
+        mdb_cursor_close(c);
+        if (!ret && rc && rc != MDB_NOTFOUND)
+            ret = db_lmdb_fail(err, rc, "scan");
+        if (!ret && again)
+            ret = flush(w, err);
+    }
+    w->in_scan = false;
+    return ret;
 }

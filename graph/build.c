@@ -56,7 +56,8 @@ static int node_append(graph_state *g, graph_open *o, const db_event *ev)
     }
     n->end = ev->ts;
     n->last_event = ev->id;
-    if (db_writer_set_event_node(g->w, ev->id, n->id, g->err))
+    g->last_node = n->id;
+    if (g->post_pass && db_writer_set_event_node(g->w, ev->id, n->id, g->err))
         return -1;
     /* normalized before graph_connect consumes the ipc match, which names
      * the peer of a receipt */
@@ -345,29 +346,80 @@ static int on_event(void *p, const db_event *ev)
     return thread_event(g, t, ev);
 }
 
-int graph_build(db_writer *w, const graph_rule *rules, size_t nrules, graph_stats *st, db_error *err)
+graph_builder *graph_begin(db_writer *w, const graph_rule *rules, size_t nrules, db_error *err)
 {
-    graph_state g = {.w = w, .err = err, .st = st, .rules = rules, .nrules = nrules};
-    if (nrules && !(g.user = calloc(nrules, sizeof *g.user))) {
-        snprintf(err->msg, sizeof err->msg, "out of memory");
+    graph_state *g = calloc(1, sizeof *g);
+    if (!g || (nrules && !(g->user = calloc(nrules, sizeof *g->user)))) {
+        free(g);
+        db_fail_oom(err);
+        return NULL;
+    }
+    g->w = w;
+    g->err = err;
+    g->st = &g->stats;
+    g->rules = rules;
+    g->nrules = nrules;
+    return g;
+}
+
+int graph_event(graph_builder *g, const db_event *ev, uint32_t *node)
+{
+    g->last_node = 0;
+    if (on_event(g, ev)) {
+        if (!g->err->msg[0])
+            db_fail_oom(g->err);
         return -1;
     }
-    *st = (graph_stats){0};
-    int rc = db_writer_scan_time(w, on_event, &g, err);
-    for (size_t i = 0; rc == 0 && i < g.nthreads; i++)
-        if (node_close(&g, &g.threads[i]->cur) || stack_clear(&g, &g.threads[i]->stack))
+    *node = g->last_node;
+    return 0;
+}
+
+void graph_abort(graph_builder *g)
+{
+    if (!g)
+        return;
+    for (size_t i = 0; i < g->nthreads; i++)
+        free(g->threads[i]);
+    free(g->threads);
+    free(g->cpus);
+    graph_map_free(&g->tids);
+    graph_map_free(&g->norms);
+    graph_edges_free(g);
+    free(g);
+}
+
+int graph_end(graph_builder *g, graph_stats *st)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < g->nthreads; i++)
+        if (node_close(g, &g->threads[i]->cur) || stack_clear(g, &g->threads[i]->stack))
             rc = -1;
-    for (size_t i = 0; rc == 0 && i < g.ncpus; i++)
-        if (stack_clear(&g, &g.cpus[i]))
+    for (size_t i = 0; rc == 0 && i < g->ncpus; i++)
+        if (stack_clear(g, &g->cpus[i]))
             rc = -1;
-    if (rc && !err->msg[0])
-        snprintf(err->msg, sizeof err->msg, "graph construction failed (out of memory)");
-    for (size_t i = 0; i < g.nthreads; i++)
-        free(g.threads[i]);
-    free(g.threads);
-    free(g.cpus);
-    graph_map_free(&g.tids);
-    graph_map_free(&g.norms);
-    graph_edges_free(&g);
+    if (rc && !g->err->msg[0])
+        db_fail_oom(g->err);
+    if (st)
+        *st = g->stats;
+    graph_abort(g);
     return rc ? -1 : 0;
+}
+
+static int post_event(void *p, const db_event *ev)
+{
+    uint32_t node;
+    return graph_event(p, ev, &node);
+}
+
+int graph_build(db_writer *w, const graph_rule *rules, size_t nrules, graph_stats *st, db_error *err)
+{
+    graph_builder *g = graph_begin(w, rules, nrules, err);
+    if (!g)
+        return -1;
+    g->post_pass = true;
+    if (db_writer_scan_time(w, post_event, g, err)) {
+        graph_abort(g);
+        return -1;
+    }
+    return graph_end(g, st);
 }

@@ -60,7 +60,21 @@ bool graph_match_event(const graph_match *m, const db_event *ev);
 /* The value of key on ev as text, for matching and for connect keys. */
 bool graph_event_key(const db_event *ev, const char *key, char *buf, size_t len);
 
+/* The graph of a stored trace, in one pass over its events in time order
+ * (ingest of an out-of-order file, `rebuild graph`). */
 int graph_build(db_writer *w, const graph_rule *rules, size_t nrules, graph_stats *st, db_error *err);
+
+/* The same pass fed event by event while a time-ordered trace is read:
+ * graph_event gives each event its node before the event is stored, so
+ * ingest writes every event once.  Events must come in time order (ts, then
+ * id); the caller checks and falls back to graph_build when they do not.
+ * graph_end closes the open nodes and frees the builder; graph_abort only
+ * frees it.  rules must outlive the builder. */
+typedef struct graph_state graph_builder;
+graph_builder *graph_begin(db_writer *w, const graph_rule *rules, size_t nrules, db_error *err);
+int graph_event(graph_builder *g, const db_event *ev, uint32_t *node);
+int graph_end(graph_builder *g, graph_stats *st);
+void graph_abort(graph_builder *g);
 
 /* ---- node comparison (paper/004), normalize.c ---- */
 /* The key of the signature index: a thread name and a node kind (role). */

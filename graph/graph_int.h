@@ -77,6 +77,9 @@ typedef struct graph_state {
     db_writer *w;
     db_error *err;
     graph_stats *st;
+    graph_stats stats;       /* st points here */
+    uint32_t last_node;      /* the node the current event was given */
+    bool post_pass;          /* events are stored: write their node back */
     uint32_t next_node;
     graph_thread **threads;  /* each allocated alone, so pointers stay valid
                                 while the table grows; `tids`: slot -> index */

@@ -1,0 +1,75 @@
+/* db/clear.c -- deleting a trace's keys: its graph before `rebuild graph`,
+ * or everything an interrupted ingest left behind.  LMDB puts freed pages
+ * on its free list, so the next writes reuse the space. */
+#include <string.h>
+
+#include "db_int.h"
+
+/* Deletes every key of `trace` in one table (keys start with the id). */
+static int clear_table(db_archive *a, MDB_txn *txn, int dbi, uint32_t trace, db_error *err)
+{
+    unsigned char k[4];
+    db_put_be32(k, trace);
+    MDB_cursor *c;
+    int rc = mdb_cursor_open(txn, a->dbi[dbi], &c);
+    if (rc)
+        return db_lmdb_fail(err, rc, "cursor");
+    MDB_val key, v;
+    /* seek again after each delete: a cursor left past the last key by a
+     * delete cannot be read from */
+    for (;;) {
+        key = (MDB_val){4, k};
+        if ((rc = mdb_cursor_get(c, &key, &v, MDB_SET_RANGE)) != 0)
+            break;
+        if (key.mv_size < 4 || memcmp(key.mv_data, k, 4) != 0)
+            break;
+        if ((rc = mdb_cursor_del(c, 0)) != 0)
+            break;
+    }
+    mdb_cursor_close(c);
+    return rc && rc != MDB_NOTFOUND ? db_lmdb_fail(err, rc, "delete") : 0;
+}
+
+/* The signature index is keyed by thread key first: the trace's entries
+ * are found through nodesig. */
+static int clear_sigs(db_archive *a, MDB_txn *txn, uint32_t trace, db_error *err)
+{
+    unsigned char k[4];
+    db_put_be32(k, trace);
+    MDB_cursor *c;
+    int rc = mdb_cursor_open(txn, a->dbi[DBI_NODESIG], &c);
+    if (rc)
+        return db_lmdb_fail(err, rc, "cursor");
+    MDB_val key = {4, k}, v;
+    for (rc = mdb_cursor_get(c, &key, &v, MDB_SET_RANGE); rc == 0; rc = mdb_cursor_get(c, &key, &v, MDB_NEXT)) {
+        if (key.mv_size != 8 || memcmp(key.mv_data, k, 4) != 0 || v.mv_size < 4)
+            break;
+        unsigned char sk[12];
+        memcpy(sk, v.mv_data, 4); /* the thread key, stored big-endian */
+        memcpy(sk + 4, key.mv_data, 8);
+        MDB_val skey = {12, sk};
+        int d = mdb_del(txn, a->dbi[DBI_SIGS], &skey, NULL);
+        if (d && d != MDB_NOTFOUND) {
+            rc = d;
+            break;
+        }
+    }
+    mdb_cursor_close(c);
+    return rc && rc != MDB_NOTFOUND ? db_lmdb_fail(err, rc, "delete") : 0;
+}
+
+int db_clear_trace_txn(db_archive *a, MDB_txn *txn, uint32_t trace, bool graph_only, db_error *err)
+{
+    static const int graph[] = {DBI_NODES, DBI_EDGES_IN, DBI_EDGES_OUT, DBI_EV_NODE, DBI_NODESIG};
+    static const int rest[] = {DBI_EVENTS, DBI_EV_TIME, DBI_EV_THREAD, DBI_EV_PORT, DBI_EV_BLOCK,
+                               DBI_EV_TIMER, DBI_THREADS, DBI_PROCS, DBI_SYMBOLS, DBI_RULES};
+    if (clear_sigs(a, txn, trace, err))
+        return -1;
+    for (size_t i = 0; i < sizeof graph / sizeof graph[0]; i++)
+        if (clear_table(a, txn, graph[i], trace, err))
+            return -1;
+    for (size_t i = 0; !graph_only && i < sizeof rest / sizeof rest[0]; i++)
+        if (clear_table(a, txn, rest[i], trace, err))
+            return -1;
+    return 0;
+}
