@@ -9,8 +9,17 @@
 #include "db_int.h"
 
 /* Address space reserved for the map; the file grows only as data is
- * written.  A 2 GB trace makes an archive of a few GB. */
+ * written.  A 2 GB trace makes an archive of a few GB.  $ARGUSQ_MAP_MB
+ * lowers it where address space is scarce (valgrind, 32-bit limits). */
 #define DB_MAPSIZE ((size_t)1 << 40)
+
+static size_t map_size(void)
+{
+    const char *e = getenv("ARGUSQ_MAP_MB");
+    char *end;
+    unsigned long long mb = e ? strtoull(e, &end, 10) : 0;
+    return e && *e && !*end && mb >= 16 ? (size_t)mb << 20 : DB_MAPSIZE;
+}
 
 static const char *const dbi_names[DBI__COUNT] = {
     "meta", "traces", "trace_ids", "events", "ev_time", "ev_thread", "ev_node", "ev_port",
@@ -92,7 +101,7 @@ db_archive *db_open(const char *path, bool readonly, db_error *err)
     if (!rc)
         rc = mdb_env_set_maxdbs(a->env, DBI__COUNT);
     if (!rc)
-        rc = mdb_env_set_mapsize(a->env, DB_MAPSIZE);
+        rc = mdb_env_set_mapsize(a->env, map_size());
     if (!rc)
         rc = mdb_env_set_maxreaders(a->env, 126);
     /* NOSUBDIR: the archive is one file (plus PATH-lock); NOTLS: a reader

@@ -307,6 +307,8 @@ int db_scan_nodes(db_reader *r, db_node_cb cb, void *ctx, db_error *err);
 /* Edges into / out of a node: index lookups (edges by target, by source). */
 int db_edges_in(db_reader *r, uint32_t node, db_edge_cb cb, void *ctx, db_error *err);
 int db_edges_out(db_reader *r, uint32_t node, db_edge_cb cb, void *ctx, db_error *err);
+/* Every edge of the trace, by source node. */
+int db_scan_edges(db_reader *r, db_edge_cb cb, void *ctx, db_error *err);
 
 /* Event scans, each an index range:
  *   all events in id order;  events in [t0, t1] by the time index;

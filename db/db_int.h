@@ -8,7 +8,7 @@
  *   events      id, eid(8) -> packed event record    (file order)
  *   ev_time     id, ts(8), eid(8) -> ""              (time index)
  *   ev_thread   id, tid(4), ts(8), eid(8) -> ""      (thread index)
- *   ev_node     id, node(4), eid(8) -> ""            (events of a node)
+ *   ev_node     (unused: a node's events are a range of ev_thread)
  *   ev_port     id, port(8), ts(8), eid(8) -> ""     (mach_msg dest)
  *   ev_block    id, block(8), ts(8), eid(8) -> ""    (dispatch / runloop block)
  *   ev_timer    id, timer(8), ts(8), eid(8) -> ""    (timer address)

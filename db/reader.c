@@ -259,6 +259,12 @@ static int edges(db_reader *r, int dbi, bool in, uint32_t node, db_edge_cb cb, v
     return db_scan_prefix(r->txn, r->a->dbi[dbi], k, 8, k, 8, edge_one, &s, err);
 }
 
+int db_scan_edges(db_reader *r, db_edge_cb cb, void *ctx, db_error *err)
+{
+    struct edge_scan s = {cb, ctx, false};
+    return db_scan_prefix(r->txn, r->a->dbi[DBI_EDGES_OUT], r->tid, 4, r->tid, 4, edge_one, &s, err);
+}
+
 int db_edges_in(db_reader *r, uint32_t node, db_edge_cb cb, void *ctx, db_error *err)
 {
     return edges(r, DBI_EDGES_IN, true, node, cb, ctx, err);
@@ -325,13 +331,30 @@ int db_scan_thread(db_reader *r, uint32_t tid, uint64_t t0, uint64_t t1, db_even
     return db_scan_prefix(r->txn, r->a->dbi[DBI_EV_THREAD], lo, 16, hi, 16, event_one, &s, err);
 }
 
+/* A node's events lie in its thread's index between its first and last
+ * event (an isolated interrupt node under the thread it landed on): that
+ * range, filtered by node, is the node's events in time order -- no index
+ * of its own, which would cost ingest a random insert per event. */
+struct node_filter {
+    uint32_t node;
+    db_event_cb cb;
+    void *ctx;
+};
+
+static int node_filter_one(void *p, const db_event *ev)
+{
+    struct node_filter *f = p;
+    return ev->node == f->node ? f->cb(f->ctx, ev) : 0;
+}
+
 int db_scan_node_events(db_reader *r, uint32_t node, db_event_cb cb, void *ctx, db_error *err)
 {
-    unsigned char k[8];
-    memcpy(k, r->tid, 4);
-    db_put_be32(k + 4, node);
-    struct event_scan s = {r, cb, ctx, err, false};
-    return db_scan_prefix(r->txn, r->a->dbi[DBI_EV_NODE], k, 8, k, 8, event_one, &s, err);
+    db_node n;
+    int got = db_get_node(r, node, &n, err);
+    if (got <= 0)
+        return got;
+    struct node_filter f = {node, cb, ctx};
+    return db_scan_thread(r, n.tid, n.begin, n.end, node_filter_one, &f, err);
 }
 
 int db_scan_object(db_reader *r, db_obj_index ix, uint64_t obj, db_event_cb cb, void *ctx, db_error *err)

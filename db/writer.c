@@ -39,6 +39,8 @@ struct db_writer {
     bool in_scan;  /* db_writer_scan_time flushes at its own safe points */
     uint64_t ops;  /* puts in the current transaction */
     int lock_fd;   /* holds the archive's writer lock */
+    MDB_cursor *cur[DBI__COUNT]; /* a write cursor per table, for appends:
+                                    mdb_put would set one up every call */
 };
 
 static int grow(unsigned char **buf, size_t *cap, size_t need)
@@ -73,14 +75,35 @@ static int put(db_writer *w, int dbi, const unsigned char *k, size_t klen, const
         }
     }
     w->ops++;
-    int rc = mdb_put(w->txn, w->a->dbi[dbi], &key, &val, flags);
+    int rc;
+    if (flags == MDB_APPEND) {
+        if (!w->cur[dbi] && (rc = mdb_cursor_open(w->txn, w->a->dbi[dbi], &w->cur[dbi])) != 0)
+            return db_lmdb_fail(err, rc, "cursor");
+        rc = mdb_cursor_put(w->cur[dbi], &key, &val, MDB_APPEND);
+    } else
+        rc = mdb_put(w->txn, w->a->dbi[dbi], &key, &val, flags);
     return rc ? db_lmdb_fail(err, rc, "write") : 0;
+}
+
+/* Cursors die with their transaction. */
+static void close_cursors(db_writer *w)
+{
+    for (int i = 0; i < DBI__COUNT; i++)
+        if (w->cur[i]) {
+            mdb_cursor_close(w->cur[i]);
+            w->cur[i] = NULL;
+        }
 }
 
 /* Commits the batch so far and starts the next transaction. */
 static int flush(db_writer *w, db_error *err)
 {
+    close_cursors(w);
+    /* a batch needs no fsync of its own: the trace is invisible until the
+     * final commit, whose sync writes every earlier page too */
+    mdb_env_set_flags(w->a->env, MDB_NOSYNC, 1);
     int rc = mdb_txn_commit(w->txn);
+    mdb_env_set_flags(w->a->env, MDB_NOSYNC, 0);
     w->txn = NULL;
     if (rc)
         return db_lmdb_fail(err, rc, "commit");
@@ -293,6 +316,7 @@ void db_writer_abort(db_writer *w)
 {
     if (!w)
         return;
+    close_cursors(w);
     if (w->txn)
         mdb_txn_abort(w->txn);
     w->txn = NULL;
@@ -319,6 +343,7 @@ int db_writer_commit(db_writer *w, db_trace_info *out, db_error *err)
     w->info.state = DB_TRACE_COMPLETE;
     int ret = db_catalog_put(w->a, w->txn, &w->info, !w->existing, err);
     if (!ret) {
+        close_cursors(w);
         int rc = mdb_txn_commit(w->txn);
         w->txn = NULL;
         if (rc)
@@ -464,14 +489,7 @@ int db_writer_event(db_writer *w, db_event *ev, db_error *err)
     }
     if (obj_ix >= 0 && put_obj(w, obj_ix, ev->obj, ev, err))
         return -1;
-    if (ev->node) { /* the graph built in the stream gave it its node */
-        unsigned char nk[16];
-        db_put_be32(nk, w->info.id);
-        db_put_be32(nk + 4, ev->node);
-        db_put_be64(nk + 8, ev->id);
-        if (put(w, DBI_EV_NODE, nk, 16, "", 0, err))
-            return -1;
-    }
+
     if (ev->ts < w->info.first_ts)
         w->info.first_ts = ev->ts;
     if (ev->ts > w->info.last_ts)
@@ -550,13 +568,7 @@ int db_writer_set_event_node(db_writer *w, uint64_t event_id, uint32_t node, db_
     memcpy(w->buf, &r, sizeof r);
     v.mv_data = w->buf;
     rc = mdb_put(w->txn, w->a->dbi[DBI_EVENTS], &key, &v, 0);
-    if (rc)
-        return db_lmdb_fail(err, rc, "write");
-    unsigned char nk[16];
-    db_put_be32(nk, w->info.id);
-    db_put_be32(nk + 4, node);
-    db_put_be64(nk + 8, event_id);
-    return put(w, DBI_EV_NODE, nk, 16, "", 0, err);
+    return rc ? db_lmdb_fail(err, rc, "write") : 0;
 }
 
 struct scan_ctx {

@@ -19,8 +19,10 @@ typedef struct find_ctx {
     query_table t;
     db_node *nodes;       /* collected rows */
     db_event *events;
+    db_edge *edges;
     size_t len, cap;
     bool oom;
+    query_view *view;     /* DOT, SVG, Perfetto: nodes drawn at the end */
 } find_ctx;
 
 static bool enough(const find_ctx *c)
@@ -33,8 +35,8 @@ static void emit_node(find_ctx *c, const db_node *n)
     if (c->json) {
         fputs(c->n ? "," : "", c->s->out);
         query_json_node(c->s->out, n, -1);
-    } else if (c->s->format == QUERY_FMT_DOT)
-        query_dot_node(c->s->out, n, false);
+    } else if (c->view)
+        query_view_add_node(c->view, 0, n, false);
     else
         query_table_node(&c->t, n);
     c->n++;
@@ -47,6 +49,21 @@ static void emit_event(find_ctx *c, const db_event *ev)
         query_json_event(c->s->out, ev);
     } else
         query_table_event(&c->t, ev);
+    c->n++;
+}
+
+static void emit_edge(find_ctx *c, const db_edge *e)
+{
+    if (c->json) {
+        fputs(c->n ? "," : "", c->s->out);
+        query_json_edge(c->s->out, e);
+    } else {
+        query_table_cell(&c->t, "%" PRIu32, e->from);
+        query_table_cell(&c->t, "%" PRIu32, e->to);
+        query_table_cell(&c->t, "%s", db_edge_kind_name(e->kind));
+        query_table_cell(&c->t, "%" PRIu64, e->from_event);
+        query_table_cell(&c->t, "%" PRIu64, e->to_event);
+    }
     c->n++;
 }
 
@@ -99,6 +116,22 @@ static int event_cb(void *p, const db_event *ev)
     return 0;
 }
 
+static int edge_cb(void *p, const db_edge *e)
+{
+    find_ctx *c = p;
+    query_row row = {.edge = e};
+    if (c->st->where && !query_eval(c->st->where, &row))
+        return 0;
+    if (!c->collect) {
+        emit_edge(c, e);
+        return enough(c) ? 1 : 0;
+    }
+    if (grow(c, sizeof *c->edges, (void **)&c->edges))
+        return -1;
+    c->edges[c->len++] = *e;
+    return 0;
+}
+
 static int row_cmp(const void *a, const void *b, void *p)
 {
     const find_ctx *c = p;
@@ -106,6 +139,9 @@ static int row_cmp(const void *a, const void *b, void *p)
     if (c->st->target == QUERY_TARGET_NODES) {
         ra.node = a;
         rb.node = b;
+    } else if (c->st->target == QUERY_TARGET_EDGES) {
+        ra.edge = a;
+        rb.edge = b;
     } else {
         ra.ev = a;
         rb.ev = b;
@@ -218,41 +254,62 @@ int query_exec_find(query_session *s, const query_stmt *st, query_error *err)
     db_reader *r = query_open_trace(s, &st->trace, err);
     if (!r)
         return -1;
-    find_ctx c = {.s = s, .st = st, .json = s->format == QUERY_FMT_JSON, .collect = st->has_order};
+    query_view view;
+    query_view_init(&view);
+    find_ctx c = {.s = s, .st = st, .json = s->format == QUERY_FMT_JSON, .collect = st->has_order,
+                  .view = nodes && query_view_format(s->format) ? &view : NULL};
+    if (c.view)
+        query_view_group(&view, r, NULL);
+    bool edges = st->target == QUERY_TARGET_EDGES;
+    static const char *const edge_heads[] = {"from", "to", "kind", "from_event", "to_event"};
     if (nodes)
         query_table_nodes_init(&c.t, s->format);
+    else if (edges)
+        query_table_init(&c.t, s->format, 5, edge_heads);
     else
         query_table_events_init(&c.t, s->format);
     if (c.json)
-        fprintf(s->out, "{\"%s\":[", nodes ? "nodes" : "events");
-    else if (s->format == QUERY_FMT_DOT)
-        query_dot_begin(s->out);
+        fprintf(s->out, "{\"%s\":[", nodes ? "nodes" : edges ? "edges" : "events");
     db_error de = {{0}};
     int rc = (!st->has_limit || st->limit > 0)
-                 ? (nodes ? db_scan_nodes(r, node_cb, &c, &de) : scan_events(r, st, &c, &de))
+                 ? (nodes   ? db_scan_nodes(r, node_cb, &c, &de)
+                    : edges ? db_scan_edges(r, edge_cb, &c, &de)
+                            : scan_events(r, st, &c, &de))
                  : 0;
     if (rc > 0) /* stopped at the limit */
         rc = 0;
     if (!rc && c.collect && !c.oom) {
-        qsort_r(nodes ? (void *)c.nodes : (void *)c.events, c.len,
-                nodes ? sizeof *c.nodes : sizeof *c.events, row_cmp, &c);
+        void *rows = nodes ? (void *)c.nodes : edges ? (void *)c.edges : (void *)c.events;
+        size_t size = nodes ? sizeof *c.nodes : edges ? sizeof *c.edges : sizeof *c.events;
+        qsort_r(rows, c.len, size, row_cmp, &c);
         size_t k = st->has_limit && st->limit < c.len ? (size_t)st->limit : c.len;
-        for (size_t i = 0; i < k; i++)
-            nodes ? emit_node(&c, &c.nodes[i]) : emit_event(&c, &c.events[i]);
+        for (size_t i = 0; i < k; i++) {
+            if (nodes)
+                emit_node(&c, &c.nodes[i]);
+            else if (edges)
+                emit_edge(&c, &c.edges[i]);
+            else
+                emit_event(&c, &c.events[i]);
+        }
     }
     if (c.json)
         fputs("]}\n", s->out);
-    else if (s->format == QUERY_FMT_DOT)
-        query_dot_end(s->out);
-    else if (!rc)
+    else if (c.view) {
+        if (!rc && !c.oom && query_view_print(s, &view, err))
+            rc = -2; /* err is filled */
+    } else if (!rc)
         query_table_print(&c.t, s->out);
-    if (c.oom || c.t.oom)
+    if (rc == -2)
+        rc = -1;
+    else if (c.oom || c.t.oom)
         rc = query_fail(err, NULL, "out of memory");
     else if (rc)
         rc = query_fail(err, NULL, "%s", de.msg);
+    query_view_free(&view);
     query_table_free(&c.t);
     free(c.nodes);
     free(c.events);
+    free(c.edges);
     db_reader_close(r);
     return rc;
 }

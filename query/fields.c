@@ -54,8 +54,30 @@ int query_fail(query_error *err, const query_pos *pos, const char *fmt, ...)
     return -1;
 }
 
+/* ---- edge fields ---- */
+enum { GF_FROM, GF_TO, GF_KIND, GF_FROM_EVENT, GF_TO_EVENT, GF__COUNT };
+static const char *const edge_fields[GF__COUNT] = {"from", "to", "kind", "from_event", "to_event"};
+
+static query_val edge_field(const db_edge *e, const char *name)
+{
+    switch (field_index(edge_fields, GF__COUNT, name)) {
+    case GF_FROM: return (query_val){.t = QV_NUM, .mag = e->from};
+    case GF_TO: return (query_val){.t = QV_NUM, .mag = e->to};
+    case GF_KIND: {
+        const char *k = db_edge_kind_name(e->kind);
+        return (query_val){.t = QV_STR, .s = k, .n = strlen(k)};
+    }
+    case GF_FROM_EVENT: return (query_val){.t = QV_NUM, .mag = e->from_event};
+    case GF_TO_EVENT: return (query_val){.t = QV_NUM, .mag = e->to_event};
+    default: return (query_val){0};
+    }
+}
+
 int query_check_field(const query_name *f, query_target target, query_error *err)
 {
+    if (target == QUERY_TARGET_EDGES && field_index(edge_fields, GF__COUNT, f->name) < 0)
+        return query_fail(err, &f->pos, "unknown field \"%s\" (edge fields: from, to, kind, from_event, to_event)",
+                          f->name);
     if (target == QUERY_TARGET_NODES && field_index(node_fields, NF__COUNT, f->name) < 0)
         return query_fail(err, &f->pos,
                           "unknown field \"%s\" (node fields: id, tid, pid, proc, thread, begin, end, "
@@ -154,6 +176,8 @@ static query_val event_field(const db_event *ev, const char *name)
 
 query_val query_field(const query_name *f, const query_row *row)
 {
+    if (row->edge)
+        return edge_field(row->edge, f->name);
     return row->node ? node_field(row->node, f->name) : event_field(row->ev, f->name);
 }
 
