@@ -5,6 +5,7 @@
  * Exit status: 0 success, 1 a statement or an ingest failed, 2 usage or
  * I/O error (archive or script cannot be opened). */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,16 +19,30 @@
 #include "graph/graph.h"
 #include "ingest/ingest.h"
 #include "query/query.h"
+#include "progress.h"
 
 #define ARGUSQ_VERSION "0.1.0"
 
 static const char usage[] =
     "usage: argusq [-d ARCHIVE] ingest FILE [--name NAME] [--rules RULES] [--json]\n"
-    "       argusq [-d ARCHIVE] [--trace NAME] [--json | --format table|json|csv|dot] 'STATEMENT'\n"
+    "       argusq record [-o FILE] [--max-mb N] [--events LIST] [--watch SYMBOL]... -- CMD [ARGS...]\n"
+    "       argusq [-d ARCHIVE] [--trace NAME] [--json | --format table|json|csv|dot|svg|perfetto] 'STATEMENT'\n"
     "       argusq [-d ARCHIVE] [--trace NAME] [--json] -f SCRIPT\n"
     "       argusq [-d ARCHIVE]                      (statements from stdin, or a REPL)\n"
     "\n"
-    "ARCHIVE defaults to $ARGUSQ_DB, else ./argus.db.  `argusq help` lists the statements.\n";
+    "ARCHIVE defaults to $ARGUSQ_DB, else ./argus.db.  `argusq help` lists the statements.\n"
+    "\n"
+    "record (as root) traces the whole system while CMD runs and writes FILE (default trace.dat),\n"
+    "then `argusq ingest FILE` reads it:\n"
+    "  -o FILE         the trace.dat to write\n"
+    "  --max-mb N      ring buffer of N MiB for all CPUs (default 64); when it is full the\n"
+    "                  oldest events are dropped, so FILE keeps the last N MiB of the run\n"
+    "  --events LIST   ftrace events SYSTEM:EVENT or SYSTEM, comma-separated, instead of the\n"
+    "                  ones the Argus mapping uses (`default` stands for those)\n"
+    "  --watch SYMBOL  a global variable of CMD (1, 2, 4 or 8 bytes; at most two): each write\n"
+    "                  and read becomes a flag_write / flag_read event of the accessing thread\n"
+    "Exit status of record: 0 the trace was written, 1 it failed, 2 usage, 3 this machine\n"
+    "cannot trace (not root, no tracefs).\n";
 
 typedef struct options {
     const char *archive;
@@ -37,6 +52,7 @@ typedef struct options {
     const char *rules;
     query_format format;
     bool ingest;
+    bool list_traces; /* --list-traces: names, one a line (bash completion) */
     const char *file;
     char *statement; /* owned */
 } options;
@@ -84,20 +100,14 @@ static int parse_args(int argc, char **argv, options *o)
             o->script = argv[++i];
         } else if (!strcmp(a, "--json")) {
             o->format = QUERY_FMT_JSON;
+        } else if (!strcmp(a, "--list-traces")) {
+            o->list_traces = true;
         } else if (!strcmp(a, "--format")) {
             if (!has_next)
                 return usage_error("missing format after", a);
             const char *f = argv[++i];
-            if (!strcmp(f, "json"))
-                o->format = QUERY_FMT_JSON;
-            else if (!strcmp(f, "table"))
-                o->format = QUERY_FMT_TABLE;
-            else if (!strcmp(f, "csv"))
-                o->format = QUERY_FMT_CSV;
-            else if (!strcmp(f, "dot"))
-                o->format = QUERY_FMT_DOT;
-            else
-                return usage_error("unknown format (table, json, csv, dot):", f);
+            if (!query_format_from_name(f, &o->format))
+                return usage_error("unknown format (table, json, csv, dot, svg, perfetto):", f);
         } else if (a[0] == '-' && a[1] && !o->statement) {
             return usage_error("unknown option", a);
         } else if (!o->statement && !o->ingest && !strcmp(a, "ingest")) {
@@ -139,6 +149,7 @@ typedef struct sink_ctx {
     bool rebuild;     /* nodes were written by an abandoned stream build */
     uint64_t last_ts;
     db_error *gerr;   /* where the graph builder reports */
+    progress *pg;     /* the bar on a terminal */
 } sink_ctx;
 
 static int sink_fail(const db_error *de, char *err, size_t len)
@@ -163,6 +174,7 @@ static int sink_event(void *p, db_event *ev, char *err, size_t len)
 {
     sink_ctx *sc = p;
     db_error de = {{0}};
+    progress_event(sc->pg);
     if (sc->g && ev->ts < sc->last_ts) {
         graph_abort(sc->g);
         sc->g = NULL;
@@ -184,6 +196,13 @@ static int sink_symbol(void *p, uint64_t addr, const char *name, char *err, size
 }
 
 static void sink_skip(void *p) { db_writer_skip(((sink_ctx *)p)->w); }
+
+static void sink_progress(void *p, uint64_t bytes, uint64_t total)
+{
+    progress *pg = ((sink_ctx *)p)->pg;
+    progress_set_total(pg, total);
+    progress_update(pg, bytes, pg->events);
+}
 
 static int detect(const char *path, ingest_format *fmt)
 {
@@ -272,9 +291,11 @@ static int cmd_ingest(const options *o)
         db_close(a);
         return 1;
     }
-    sink_ctx sc = {.w = w, .gerr = &de};
+    progress pg; /* on stderr, when it is a terminal */
+    progress_begin(&pg, "ingest", 0);
+    sink_ctx sc = {.w = w, .gerr = &de, .pg = &pg};
     ingest_sink sink = {.ctx = &sc, .proc = sink_proc, .thread = sink_thread, .symbol = sink_symbol,
-                        .event = sink_event, .skip = sink_skip};
+                        .event = sink_event, .skip = sink_skip, .progress = sink_progress};
     ingest_stats st = {0};
     char err[1024] = "";
     graph_stats gs;
@@ -291,6 +312,7 @@ static int cmd_ingest(const options *o)
     if (!sc.g)
         snprintf(err, sizeof err, "%s", de.msg);
     if (!sc.g || ingest_file(o->file, &sink, &fmt, &st, err, sizeof err)) {
+        progress_end(&pg);
         fprintf(stderr, "argusq: %s\n", err);
         graph_abort(sc.g);
         free(rules);
@@ -298,18 +320,23 @@ static int cmd_ingest(const options *o)
         db_close(a);
         return 1;
     }
+    progress_phase(&pg, "building the graph");
     if (sc.g)
         rc = graph_end(sc.g, &gs);
     else
         rc = (sc.rebuild && db_writer_clear_graph(w, &de)) || graph_build(w, rules, nrules, &gs, &de);
     free(rules);
     if (rc) {
+        progress_end(&pg);
         fprintf(stderr, "argusq: %s: %s\n", o->file, de.msg);
         db_writer_abort(w);
         db_close(a);
         return 1;
     }
-    if (db_writer_commit(w, &info, &de)) {
+    progress_phase(&pg, "writing the archive");
+    rc = db_writer_commit(w, &info, &de);
+    progress_end(&pg);
+    if (rc) {
         fprintf(stderr, "argusq: %s: %s\n", o->file, de.msg);
         db_close(a);
         return 1;
@@ -335,6 +362,81 @@ static int cmd_ingest(const options *o)
     }
     db_close(a);
     return 0;
+}
+
+/* ---- record ---- */
+
+/* argusq [-d ARCHIVE] record [-o FILE] [--max-mb N] [--events LIST]
+ * [--watch SYMBOL]... [--] CMD [ARGS...]: options up to CMD, then CMD's
+ * own arguments untouched.  Returns the exit status. */
+static int cmd_record(int argc, char **argv, int first)
+{
+    ingest_record_opts o = {.output = "trace.dat", .log = stderr};
+    const char **watch = calloc((size_t)argc, sizeof *watch);
+    if (!watch)
+        return usage_error("out of memory", NULL);
+    int i = first;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        bool has_next = i + 1 < argc;
+        if (!strcmp(a, "--")) {
+            i++;
+            break;
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+            if (!has_next) {
+                free(watch);
+                return usage_error("missing file after", a);
+            }
+            o.output = argv[++i];
+        } else if (!strcmp(a, "--max-mb")) {
+            char *end;
+            unsigned long v = has_next ? strtoul(argv[i + 1], &end, 10) : 0;
+            if (!has_next || !*argv[i + 1] || *end || v == 0 || v > 1u << 20) {
+                free(watch);
+                return usage_error("--max-mb wants a number of MiB (1 to 1048576), not",
+                                   has_next ? argv[i + 1] : "nothing");
+            }
+            o.max_mb = (unsigned)v;
+            i++;
+        } else if (!strcmp(a, "--events")) {
+            if (!has_next) {
+                free(watch);
+                return usage_error("missing event list after", a);
+            }
+            o.events = argv[++i];
+        } else if (!strcmp(a, "--watch")) {
+            if (!has_next) {
+                free(watch);
+                return usage_error("missing symbol after", a);
+            }
+            watch[o.nwatch++] = argv[++i];
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            free(watch);
+            fputs(usage, stdout);
+            return 0;
+        } else if (a[0] == '-') {
+            free(watch);
+            return usage_error("unknown record option", a);
+        } else {
+            break;
+        }
+    }
+    if (i >= argc) {
+        free(watch);
+        return usage_error("record needs a command: argusq record [OPTIONS] -- CMD [ARGS...]", NULL);
+    }
+    o.watch = watch;
+    o.argv = argv + i;
+    ingest_record_stats st;
+    char err[1024] = "";
+    int rc = ingest_record(&o, &st, err, sizeof err);
+    free(watch);
+    if (rc == 0) {
+        fprintf(stderr, "argusq: ingest it with: argusq ingest %s\n", o.output);
+        return 0;
+    }
+    fprintf(stderr, "argusq: record: %s\n", err);
+    return rc == -2 ? 3 : 1;
 }
 
 /* ---- statements ---- */
@@ -365,6 +467,13 @@ static int run_source(query_session *s, const char *where, const char *src, size
     if (!sc) {
         report(where, src, len, &e);
         return 1;
+    }
+    /* `argusq ''` or `argusq ';'` asked for nothing: say so (a script or
+     * stdin may well hold no statement) */
+    if (!query_script_count(sc) && !strcmp(where, "query")) {
+        fprintf(stderr, "argusq: query: no statement (`argusq help` lists them)\n");
+        query_script_free(sc);
+        return 2;
     }
     int rc = 0;
     for (size_t i = 0; i < query_script_count(sc) && !rc; i++) {
@@ -496,18 +605,84 @@ static int repl(query_session *s)
     return 0;
 }
 
+/* The trace names, one a line, for shell completion: quiet and 0 when
+ * there is no archive. */
+static int print_name(void *ctx, const db_trace_info *t)
+{
+    (void)ctx;
+    puts(t->name);
+    return 0;
+}
+
+static int list_traces(const char *archive)
+{
+    db_error de = {{0}};
+    if (access(archive, R_OK) != 0)
+        return 0;
+    db_archive *a = db_open(archive, true, &de);
+    if (!a)
+        return 0;
+    int rc = db_list_traces(a, print_name, NULL, &de) ? 1 : 0;
+    db_close(a);
+    return rc;
+}
+
+/* LMDB reads pages it trusts: a damaged archive file can make it fault.
+ * Say so and exit, rather than dying silently.  The message is prepared
+ * before any archive is read because a handler may only write(2); it is the
+ * one piece of state a signal handler has, hence static. */
+static char damaged_msg[4200];
+static size_t damaged_len;
+
+static void on_fault(int sig)
+{
+    (void)sig;
+    ssize_t n = write(STDERR_FILENO, damaged_msg, damaged_len);
+    (void)n;
+    _exit(3);
+}
+
+static void catch_faults(const char *archive)
+{
+    int n = snprintf(damaged_msg, sizeof damaged_msg,
+                     "argusq: %s: the archive is damaged (a page could not be read); "
+                     "argusq stopped without changing it\n",
+                     archive);
+    damaged_len = n > 0 ? (size_t)n < sizeof damaged_msg ? (size_t)n : sizeof damaged_msg - 1 : 0;
+    struct sigaction sa = {.sa_handler = on_fault, .sa_flags = SA_RESETHAND};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, NULL);
+    sigaction(SIGBUS, &sa, NULL);
+    /* a file-size limit (ulimit -f) is an error, EFBIG, not a kill */
+    signal(SIGXFSZ, SIG_IGN);
+}
+
 int main(int argc, char **argv)
 {
+    /* `record` takes a command line of its own: parsed apart */
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "record"))
+            return cmd_record(argc, argv, i + 1);
+        if (!strcmp(argv[i], "-d") || !strcmp(argv[i], "--db"))
+            i++;
+        else
+            break;
+    }
     options o = {0};
     int rc = parse_args(argc, argv, &o);
     if (rc) {
         free(o.statement);
         return rc;
     }
+    catch_faults(o.archive);
     if (o.ingest) {
         rc = cmd_ingest(&o);
         free(o.statement);
         return rc;
+    }
+    if (o.list_traces) {
+        free(o.statement);
+        return list_traces(o.archive);
     }
     /* statements that change a trace (rules, rebuild graph) need a writable
      * archive; reading works on a read-only one */

@@ -43,6 +43,10 @@ int db_lmdb_fail(db_error *err, int rc, const char *what)
 {
     if (rc == MDB_MAP_FULL)
         return db_fail(err, -1, "%s: the archive is full", what);
+    if (rc == MDB_CORRUPTED || rc == MDB_PAGE_NOTFOUND || rc == MDB_INVALID)
+        return db_fail(err, -1, "%s: the archive is damaged (%s)", what, mdb_strerror(rc));
+    if (rc == ENOSPC || rc == EFBIG || rc == EDQUOT)
+        return db_fail(err, -1, "%s: no space left for the archive (%s); it is unchanged", what, strerror(rc));
     return db_fail(err, -1, "%s: %s", what, mdb_strerror(rc));
 }
 

@@ -235,6 +235,26 @@ static void test_commit_and_abort(void **state)
     db_close(a);
 }
 
+/* An archive of another format version is refused, with both numbers. */
+static void test_format_version(void **state)
+{
+    (void)state;
+    db_error err = {{0}};
+    db_archive *a = db_open(path, false, &err);
+    assert_non_null(a);
+    MDB_txn *txn;
+    assert_int_equal(mdb_txn_begin(a->env, NULL, 0, &txn), 0);
+    uint32_t old = 1;
+    MDB_val k = {6, "format"}, v = {4, &old};
+    assert_int_equal(mdb_put(txn, a->dbi[DBI_META], &k, &v, 0), 0);
+    assert_int_equal(mdb_txn_commit(txn), 0);
+    db_close(a);
+    assert_null(db_open(path, true, &err));
+    assert_non_null(strstr(err.msg, "archive format 1"));
+    assert_non_null(strstr(err.msg, "format 2"));
+    assert_null(db_open(path, false, &err));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -243,6 +263,7 @@ int main(void)
         cmocka_unit_test(test_edge_key_roundtrip),
         cmocka_unit_test(test_names),
         cmocka_unit_test_setup_teardown(test_commit_and_abort, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_format_version, setup, teardown),
     };
     return cmocka_run_group_tests_name("db", tests, NULL, NULL);
 }

@@ -1,0 +1,148 @@
+"""Reliability (issue 7): a committed trace is never lost and never seen
+half-written -- kill -9 at any moment of an ingest, readers during an
+ingest, two ingests at once, a damaged archive file, a full disk."""
+import os
+import random
+import re
+import signal
+import subprocess
+import time
+
+from common import ARGUSQ, ArchiveCase, trace
+
+UI = 'find nodes where thread = "ui-main" order by blocked desc limit 1'
+TS = re.compile(r"^(.*?\s)(\d+)\.(\d{6}):")
+
+
+def long_trace(path, copies):
+    """lockchain-anomaly.txt repeated with shifted timestamps: a real
+    trace, long enough that an ingest takes a while."""
+    with open(trace("lockchain-anomaly.txt")) as f:
+        lines = f.read().splitlines()
+    head, body = lines[0], lines[1:]
+
+    def us(line):
+        m = TS.match(line)
+        return int(m.group(2)) * 1_000_000 + int(m.group(3))
+
+    span = us(body[-1]) - us(body[0]) + 1000
+    with open(path, "w") as out:
+        out.write(head + "\n")
+        for k in range(copies):
+            for line in body:
+                m = TS.match(line)
+                t = us(line) + k * span
+                out.write(f"{m.group(1)}{t // 1_000_000}.{t % 1_000_000:06d}:{line[m.end():]}\n")
+
+
+class Reliability(ArchiveCase):
+    def setUp(self):
+        super().setUp()
+        self.ingest(trace("lockchain-anomaly.txt"), name="kept")
+        self.before = self.json(UI)["nodes"][0]
+        self.slice = self.json(f"slice back from node {self.before['id']} depth 6")
+        self.big = os.path.join(self.dir, "big.txt")
+        long_trace(self.big, 400)
+
+    def assert_kept_intact(self):
+        traces = self.json("traces")["traces"]
+        self.assertIn("kept", [t["name"] for t in traces])
+        self.assertEqual(self.json("--trace", "kept", UI)["nodes"][0], self.before)
+        self.assertEqual(self.json("--trace", "kept", f"slice back from node {self.before['id']} depth 6"), self.slice)
+        return traces
+
+    def start_ingest(self, name):
+        return subprocess.Popen([ARGUSQ, "-d", self.db, "ingest", self.big, "--name", name],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=self.dir)
+
+    def test_kill_9_at_any_moment(self):
+        full = None
+        for i, delay in enumerate([0.05, 0.2, 0.5, 1.0, 1.5]):
+            p = self.start_ingest(f"killed{i}")
+            time.sleep(delay)
+            p.send_signal(signal.SIGKILL)
+            p.communicate()
+            traces = self.assert_kept_intact()
+            names = [t["name"] for t in traces]
+            if p.returncode == -signal.SIGKILL:
+                self.assertNotIn(f"killed{i}", names)  # never half a trace
+            else:  # it had finished: then it is whole
+                self.assertIn(f"killed{i}", names)
+                self.json(f'find nodes limit 1 in trace "killed{i}"')
+            if full is None:
+                full = os.path.getsize(self.db)
+        # the next ingest reclaims the space and succeeds
+        s = self.json("ingest", self.big, "--name", "after")
+        self.assertEqual(s["trace"], "after")
+        names = [t["name"] for t in self.json("traces")["traces"]]
+        self.assertEqual([n for n in names if not n.startswith("killed")], ["kept", "after"])
+        size_once = os.path.getsize(self.db)
+        # ingesting the same file once more grows the archive by about one
+        # copy: the killed ingests' pages were reused, not kept
+        self.json("ingest", self.big, "--name", "again")
+        grown = os.path.getsize(self.db) - size_once
+        finished = len([n for n in names if n.startswith("killed")])
+        # the archive holds `kept`, the finished ones and two copies: what
+        # killed ingests wrote was reclaimed and reused, not kept
+        self.assertLess(os.path.getsize(self.db), (2 + finished) * grown * 1.3 + 4_000_000)
+        self.assert_kept_intact()
+
+    def test_readers_are_not_blocked_by_an_ingest(self):
+        p = self.start_ingest("writing")
+        times, seen = [], []
+        while p.poll() is None and len(times) < 20:
+            t0 = time.time()
+            n = self.json("--trace", "kept", UI)["nodes"][0]
+            times.append(time.time() - t0)
+            self.assertEqual(n, self.before)
+            seen += [t for t in self.json("traces")["traces"] if t["name"] == "writing"]
+        out, err = p.communicate()
+        self.assertEqual(p.returncode, 0, err)
+        self.assertTrue(times, "the ingest ended before any query ran")
+        self.assertLess(max(times), 5.0)
+        final = [t for t in self.json("traces")["traces"] if t["name"] == "writing"]
+        self.assertEqual(len(final), 1)
+        # whenever a reader saw the trace, it saw all of it
+        for t in seen:
+            self.assertEqual((t["events"], t["nodes"], t["edges"]), (final[0]["events"], final[0]["nodes"], final[0]["edges"]))
+
+    def test_two_ingests_at_once_are_serialized(self):
+        a, b = self.start_ingest("first"), self.start_ingest("second")
+        ra, rb = a.communicate(), b.communicate()
+        self.assertEqual((a.returncode, b.returncode), (0, 0), (ra[1], rb[1]))
+        t = {x["name"]: x for x in self.json("traces")["traces"]}
+        self.assertEqual(set(t), {"kept", "first", "second"})
+        self.assertEqual(t["first"]["events"], t["second"]["events"])
+        self.assertEqual(t["first"]["edges"], t["second"]["edges"])
+        self.assert_kept_intact()
+
+    def test_full_disk_is_an_error_and_leaves_the_archive_intact(self):
+        size = os.path.getsize(self.db)
+        limit_kb = size // 1024 + 512  # room for a little, not for the big trace
+        p = subprocess.run(["bash", "-c", f'ulimit -f {limit_kb}; exec "$0" "$@"', ARGUSQ, "-d", self.db,
+                            "ingest", self.big, "--name", "nospace"], capture_output=True, text=True)
+        self.assertTrue(1 <= p.returncode <= 127, (p.returncode, p.stderr))
+        self.assertRegex(p.stderr, "space|too large|full")
+        traces = self.assert_kept_intact()
+        self.assertNotIn("nospace", [t["name"] for t in traces])
+        self.json("ingest", self.big, "--name", "nospace")  # with room, it works
+
+    def test_damaged_archive_is_reported_not_a_crash(self):
+        good = open(self.db, "rb").read()
+        pages = len(good) // 4096
+        queries = ["traces", UI, f"slice back from node {self.before['id']} depth 6", "find events limit 500",
+                   'diagnose thread "ui-main"', "find edges"]
+        for seed in range(6):
+            rnd = random.Random(seed)
+            with open(self.db, "wb") as f:
+                f.write(good)
+            with open(self.db, "r+b") as f:
+                for page in rnd.sample(range(2, pages), min(8, pages - 2)):
+                    f.seek(page * 4096 + rnd.randrange(0, 2000))
+                    f.write(bytes(rnd.randrange(256) for _ in range(rnd.randrange(16, 2000))))
+            for q in queries:
+                p = self.run_argusq(q)
+                self.assertTrue(0 <= p.returncode <= 127, (seed, q, p.returncode, p.stderr[-500:]))
+                self.assertNotIn("Sanitizer", p.stderr, (seed, q))
+                if p.returncode:
+                    self.assertTrue(p.stderr.startswith("argusq: "), (seed, q, p.stderr[:300]))
