@@ -41,6 +41,19 @@ struct db_writer {
     int lock_fd;   /* holds the archive's writer lock */
     MDB_cursor *cur[DBI__COUNT]; /* a write cursor per table, for appends:
                                     mdb_put would set one up every call */
+    struct sorted_key *sk;       /* index keys that do not arrive in order */
+    size_t nsk, csk;
+};
+
+/* Keys of the thread and object indexes arrive in time order, not key
+ * order: inserted one by one they land all over the tree and split pages
+ * in half.  They wait here for the end of the batch, then go in sorted:
+ * each thread's keys then extend the end of its range, where LMDB splits
+ * as it does for an append, leaving full pages. */
+struct sorted_key {
+    uint64_t w[4];      /* the key as big-endian words: compared as numbers */
+    uint8_t dbi, len;
+    unsigned char k[30];
 };
 
 static int grow(unsigned char **buf, size_t *cap, size_t need)
@@ -85,6 +98,58 @@ static int put(db_writer *w, int dbi, const unsigned char *k, size_t klen, const
     return rc ? db_lmdb_fail(err, rc, "write") : 0;
 }
 
+static int sk_cmp(const void *a, const void *b)
+{
+    const struct sorted_key *x = a, *y = b;
+    if (x->dbi != y->dbi)
+        return x->dbi - y->dbi;
+    for (int i = 0; i < 4; i++)
+        if (x->w[i] != y->w[i])
+            return x->w[i] < y->w[i] ? -1 : 1;
+    return 0;
+}
+
+static int put_later(db_writer *w, int dbi, const unsigned char *k, size_t klen, db_error *err)
+{
+    if (klen > sizeof w->sk->k)
+        return db_fail(err, -1, "index key too long");
+    if (w->nsk == w->csk) {
+        size_t n = w->csk ? w->csk * 2 : 65536;
+        struct sorted_key *p = realloc(w->sk, n * sizeof *p);
+        if (!p)
+            return db_fail_oom(err);
+        w->sk = p;
+        w->csk = n;
+    }
+    struct sorted_key *e = &w->sk[w->nsk++];
+    e->dbi = (uint8_t)dbi;
+    e->len = (uint8_t)klen;
+    memcpy(e->k, k, klen);
+    unsigned char pad[32] = {0};
+    memcpy(pad, k, klen);
+    for (int i = 0; i < 4; i++)
+        e->w[i] = db_get_be64(pad + 8 * i);
+    w->ops++;
+    return 0;
+}
+
+static int drain_later(db_writer *w, db_error *err)
+{
+    if (!w->nsk)
+        return 0;
+    qsort(w->sk, w->nsk, sizeof *w->sk, sk_cmp);
+    int rc = 0;
+    for (size_t i = 0; i < w->nsk && !rc; i++) {
+        int dbi = w->sk[i].dbi;
+        if (!w->cur[dbi] && (rc = mdb_cursor_open(w->txn, w->a->dbi[dbi], &w->cur[dbi])) != 0)
+            break;
+        MDB_val key = {w->sk[i].len, w->sk[i].k}, val = {0, ""};
+        rc = mdb_cursor_put(w->cur[dbi], &key, &val, 0);
+    }
+    w->nsk = 0;
+    return rc ? db_lmdb_fail(err, rc, "write") : 0;
+}
+
 /* Cursors die with their transaction. */
 static void close_cursors(db_writer *w)
 {
@@ -98,6 +163,8 @@ static void close_cursors(db_writer *w)
 /* Commits the batch so far and starts the next transaction. */
 static int flush(db_writer *w, db_error *err)
 {
+    if (drain_later(w, err))
+        return -1;
     close_cursors(w);
     /* a batch needs no fsync of its own: the trace is invisible until the
      * final commit, whose sync writes every earlier page too */
@@ -317,6 +384,9 @@ void db_writer_abort(db_writer *w)
     if (!w)
         return;
     close_cursors(w);
+    free(w->sk);
+    w->sk = NULL;
+    w->nsk = 0;
     if (w->txn)
         mdb_txn_abort(w->txn);
     w->txn = NULL;
@@ -341,7 +411,7 @@ int db_writer_commit(db_writer *w, db_trace_info *out, db_error *err)
     if (!w->existing)
         w->info.ingested_at = (uint64_t)time(NULL);
     w->info.state = DB_TRACE_COMPLETE;
-    int ret = db_catalog_put(w->a, w->txn, &w->info, !w->existing, err);
+    int ret = drain_later(w, err) || db_catalog_put(w->a, w->txn, &w->info, !w->existing, err);
     if (!ret) {
         close_cursors(w);
         int rc = mdb_txn_commit(w->txn);
@@ -356,6 +426,7 @@ int db_writer_commit(db_writer *w, db_trace_info *out, db_error *err)
         return ret;
     }
     close(w->lock_fd);
+    free(w->sk);
     free(w->buf);
     free(w->scan_buf);
     free(w);
@@ -443,7 +514,7 @@ static int put_obj(db_writer *w, int dbi, uint64_t obj, const db_event *ev, db_e
     db_put_be64(k + 4, obj);
     db_put_be64(k + 12, ev->ts);
     db_put_be64(k + 20, ev->id);
-    return put(w, dbi, k, sizeof k, "", 0, err);
+    return put_later(w, dbi, k, sizeof k, err);
 }
 
 uint64_t db_writer_next_event_id(const db_writer *w) { return w->info.events + 1; }
@@ -473,7 +544,7 @@ int db_writer_event(db_writer *w, db_event *ev, db_error *err)
     db_put_be32(tk + 4, ev->tid);
     db_put_be64(tk + 8, ev->ts);
     db_put_be64(tk + 16, ev->id);
-    if (put(w, DBI_EV_THREAD, tk, 24, "", 0, err))
+    if (put_later(w, DBI_EV_THREAD, tk, 24, err))
         return -1;
     int obj_ix = -1;
     switch (ev->type) {

@@ -384,6 +384,7 @@ void graph_abort(graph_builder *g)
     free(g->cpus);
     graph_map_free(&g->tids);
     graph_map_free(&g->norms);
+    graph_map_free(&g->norm_cache);
     graph_edges_free(g);
     free(g);
 }

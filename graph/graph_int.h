@@ -102,6 +102,7 @@ typedef struct graph_state {
     graph_map wakings;       /* target tid -> the waker's sched_waking (Linux) */
     graph_map *user;         /* per connect rule: hash of key -> latest `a` */
     graph_map norms;         /* normalized-event hashes already in the dictionary */
+    graph_map norm_cache;    /* syscall number -> hash of its normal form */
     const graph_rule *rules;
     size_t nrules;
     bool have_match;         /* the send matched to the current recv */

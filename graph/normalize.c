@@ -29,7 +29,8 @@ uint32_t graph_thread_key(const char *thread, int kind)
 {
     char buf[DB_NAME_MAX + 16];
     int n = snprintf(buf, sizeof buf, "%s/%s", thread, db_node_kind_name(kind));
-    return graph_fnv1a(buf, n > 0 ? (size_t)n : 0);
+    /* a name from a query may be longer than any stored one: hash what fits */
+    return graph_fnv1a(buf, n <= 0 ? 0 : (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
 }
 
 static bool attr(const db_event *ev, const char *key, const char **v, int *n)
@@ -127,20 +128,29 @@ bool graph_normalize(graph_state *g, const db_event *ev, char *buf, size_t len)
     }
 }
 
-/* Adds ev's normalized event to the open node's set (repeats omitted). */
+/* Adds ev's normalized event to the open node's set (repeats omitted).
+ * A syscall's form depends on its number alone: its hash is cached, which
+ * spares the formatting for the commonest event of all. */
 int graph_sig_add(graph_state *g, graph_open *o, const db_event *ev)
 {
     char text[160];
+    uint32_t h, seen;
+    uint64_t ck = ev->type == DB_EV_SYSCALL && ev->obj < (1u << 20) ? (1ull << 40) | ev->obj : 0;
+    if (ck && graph_map_get(&g->norm_cache, ck, &h))
+        goto have;
     if (!graph_normalize(g, ev, text, sizeof text))
         return 0;
-    uint32_t h = graph_fnv1a(text, strlen(text)), seen;
-    for (uint32_t i = 0; i < o->nsig; i++)
-        if (o->sig[i] == h)
-            return 0;
+    h = graph_fnv1a(text, strlen(text));
+    if (ck && graph_map_put(&g->norm_cache, ck, h))
+        return -1;
     if (!graph_map_get(&g->norms, h, &seen)) {
         if (db_writer_norm(g->w, h, text, g->err) || graph_map_put(&g->norms, h, 1))
             return -1;
     }
+have:
+    for (uint32_t i = 0; i < o->nsig; i++)
+        if (o->sig[i] == h)
+            return 0;
     if (o->nsig < DB_SIG_MAX)
         o->sig[o->nsig++] = h;
     return 0;
