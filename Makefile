@@ -3,14 +3,27 @@
 #   make          build/argusq
 #   make test     unit tests (cmocka) and end-to-end tests, built with ASan+UBSan
 #   make demo     ingest a shipped trace into a fresh archive and print a slice
+#   make bench    performance at the paper's scale (bench/run.py; BENCH_EVENTS=2000000 for a quick run)
+#   make install  build/argusq, its man page and bash completion under
+#                 $(DESTDIR)$(PREFIX) (PREFIX=/usr/local)
 #   make clean
 #
 # A fresh Debian machine has none of the libraries and generators we need:
 # the first build installs them with apt-get (as root, or through sudo);
-# graphviz is for the tests, which check that `--format dot` is valid DOT.
+# graphviz is for the tests, which check that `--format dot` is valid DOT
+# (and for `--format svg`); man-db and groff-base render the man page.
 
 CC      ?= cc
 DEBS    := liblmdb-dev lemon re2c libcmocka-dev libedit-dev pkg-config linux-libc-dev graphviz
+# trace.dat reading and `argusq record` (ingest/tracedat.c, ingest/record*.c)
+DEBS    += libtracecmd-dev libtracefs-dev libtraceevent-dev
+# recursive (=): pkg-config runs when a recipe needs it, after the deps are installed
+TRACE_PC = libtracecmd libtracefs libtraceevent
+TRACE_CFLAGS = $(shell pkg-config --cflags $(TRACE_PC) 2>/dev/null)
+TRACE_LIBS = $(shell pkg-config --libs $(TRACE_PC) 2>/dev/null || echo -ltracecmd -ltracefs -ltraceevent)
+DEBS    += man-db groff-base
+# libFuzzer harnesses (fuzz/, `make fuzz`) and the valgrind end-to-end test
+DEBS    += clang libclang-rt-dev valgrind
 WARN    := -Wall -Wextra -Werror
 CSTD    := -std=c11 -D_GNU_SOURCE
 CFLAGS  ?= -O2 -g
@@ -26,8 +39,8 @@ RE_SRC  := $(wildcard grammar/*.re ingest/*.re query/*.re)
 GEN_C   := $(patsubst grammar/%.y,$(GEN)/%.c,$(Y_SRC)) \
            $(patsubst %.re,$(GEN)/%.c,$(notdir $(RE_SRC))) $(GEN)/syscalls.c
 GEN_H   := $(patsubst grammar/%.y,$(GEN)/%.h,$(Y_SRC))
-INC     := -I. -I$(GEN)
-LIBS    := -llmdb -ledit
+INC     = -I. -I$(GEN) $(TRACE_CFLAGS)
+LIBS    = -llmdb -ledit $(TRACE_LIBS)
 TEST_SRC := $(wildcard tests/unit/test_*.c)
 
 # object lists: optimized build in build/obj, sanitizer build in build/san
@@ -35,7 +48,7 @@ OBJ     := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC)) $(patsubst $(GEN)/%.c,$(B)/ob
 SAN_OBJ := $(patsubst %.c,$(B)/san/%.o,$(LIB_SRC)) $(patsubst $(GEN)/%.c,$(B)/san/gen/%.o,$(GEN_C))
 TESTS   := $(patsubst tests/unit/%.c,$(B)/san/tests/%,$(TEST_SRC))
 
-.PHONY: all test unit e2e demo clean deps bench
+.PHONY: all test unit e2e demo clean deps bench install
 .SECONDARY:
 
 all: $(B)/argusq
@@ -98,10 +111,12 @@ $(B)/san/gen/%.o: $(GEN)/%.c $(GEN_H) | $(B)/.deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) -Wno-unused-parameter $(SANFLAGS) $(INC) -MMD -MP -c -o $@ $<
 
-$(B)/argusq: $(B)/obj/cli/main.o $(OBJ)
+CLI_SRC := $(wildcard cli/*.c)
+
+$(B)/argusq: $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRC)) $(OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
 
-$(B)/san/argusq: $(B)/san/cli/main.o $(SAN_OBJ)
+$(B)/san/argusq: $(patsubst %.c,$(B)/san/%.o,$(CLI_SRC)) $(SAN_OBJ)
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 
 $(B)/san/tests/%: $(B)/san/tests/unit/%.o $(SAN_OBJ)
@@ -112,12 +127,61 @@ $(B)/san/tests/%: $(B)/san/tests/unit/%.o $(SAN_OBJ)
 # Every unit test binary and every end-to-end script runs under ASan+UBSan;
 # tests/run.sh prints one "N passed, N failed" line at the end.
 test: $(B)/argusq $(B)/san/argusq $(TESTS)
-	@sh tests/run.sh $(B)/san $(TESTS)
+	@FUZZERS="$(FUZZERS)" sh tests/run.sh $(B)/san $(TESTS)
 
 demo: $(B)/argusq
 	@sh tests/demo.sh $(B)/argusq
+
+# ---- benchmarks: inputs and archives in bench/data/, results in bench/results.json ----
+BENCH_EVENTS ?= 19000000
+BENCH_FTRACE_COPIES ?= 18
+BENCH_RUNS ?= 3
+bench: $(B)/argusq $(B)/bench/gen_argus $(B)/bench/scale_ftrace
+	python3 bench/run.py --argusq $(B)/argusq --bin $(B)/bench --events $(BENCH_EVENTS) \
+	  --ftrace-copies $(BENCH_FTRACE_COPIES) --runs $(BENCH_RUNS)
+
+$(B)/bench/%: bench/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) -O2 -o $@ $<
 
 clean:
 	rm -rf $(B) argus.db argus.db-lock
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
+
+# ---- install: the binary, the man page, the bash completion ----
+PREFIX  ?= /usr/local
+DESTDIR ?=
+install: $(B)/argusq
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 755 $(B)/argusq $(DESTDIR)$(PREFIX)/bin/argusq
+	install -m 644 doc/argusq.1 $(DESTDIR)$(PREFIX)/share/man/man1/argusq.1
+	install -m 644 contrib/argusq.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/argusq
+
+# ---- fuzzing: libFuzzer harnesses in fuzz/, built with clang from the same
+# sources into build/fuzz; `make fuzz` runs each for FUZZ_SECONDS on a copy
+# of its seed corpus (fuzz/corpus/NAME), `make test` for a few seconds ----
+FUZZ_CC      := clang
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS   := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZERS      := $(patsubst fuzz/%.c,$(B)/fuzz/%,$(wildcard fuzz/fuzz_*.c))
+FUZZ_OBJ     := $(patsubst %.c,$(B)/fuzz/obj/%.o,$(LIB_SRC)) $(patsubst $(GEN)/%.c,$(B)/fuzz/obj/gen/%.o,$(GEN_C))
+.PHONY: fuzz
+
+fuzz: $(FUZZERS)
+	@sh fuzz/run.sh $(FUZZ_SECONDS) $(FUZZERS)
+
+test: $(FUZZERS)
+
+# fuzzer-no-link: coverage for libFuzzer, whose main() comes in at link time
+$(B)/fuzz/obj/%.o: %.c $(GEN_H) | $(B)/.deps
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CSTD) $(WARN) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(INC) -DFUZZ_ROOT='"$(CURDIR)"' -MMD -MP -c -o $@ $<
+
+$(B)/fuzz/obj/gen/%.o: $(GEN)/%.c $(GEN_H) | $(B)/.deps
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CSTD) $(WARN) -Wno-unused-parameter $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(INC) -MMD -MP -c -o $@ $<
+
+$(FUZZERS): $(B)/fuzz/%: $(B)/fuzz/obj/fuzz/%.o $(FUZZ_OBJ)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(LIBS)

@@ -19,6 +19,7 @@
  *                        ['order' 'by' FIELD ['asc' | 'desc']] ['limit' K] [in_trace]
  *               | 'slice' ('back' | 'forward') 'from' 'node' N
  *                        ['depth' D] ['via' KIND {',' KIND}] ['with' 'weak'] [in_trace]
+ *               | 'export' stmt 'to' STRING         the statement's output into a file
  *   in_trace  ::= 'in' 'trace' STRING
  *   expr      ::= expr 'or' expr | expr 'and' expr | 'not' expr | '(' expr ')'
  *               | operand CMP operand               CMP: = != <> < <= > >=
@@ -77,12 +78,12 @@
 %token TRACES USE TRACE HELP SHOW NODE EVENTS OF FIND NODES WHERE ORDER BY ASC DESC
        LIMIT SLICE BACK FORWARD FROM DEPTH VIA WITH WEAK
        RULE RULES BOUNDARY CONNECT IGNORE TO ON DROP REBUILD GRAPH BEGIN END SEND RECV
-       MATCH COMPARE PATH DIAGNOSE THREAD AGAINST CHECK FIX AFTER TRANSACTION.
+       MATCH COMPARE PATH DIAGNOSE THREAD AGAINST CHECK FIX AFTER TRANSACTION EDGES EXPORT.
 
 %fallback ID TRACES USE TRACE HELP SHOW NODE EVENTS OF FIND NODES WHERE ORDER BY ASC DESC
              LIMIT SLICE BACK FORWARD FROM DEPTH VIA WITH WEAK
              RULE RULES BOUNDARY CONNECT IGNORE TO ON DROP REBUILD GRAPH BEGIN END SEND RECV
-             MATCH COMPARE PATH DIAGNOSE THREAD AGAINST CHECK FIX AFTER TRANSACTION.
+             MATCH COMPARE PATH DIAGNOSE THREAD AGAINST CHECK FIX AFTER TRANSACTION EDGES EXPORT.
 
 %left OR.
 %left AND.
@@ -250,6 +251,14 @@ stmt(A) ::= TRANSACTION(T) FROM NODE nodeid(N) depth_opt(P) in_trace(I). {
     A->trace = I;
 }
 
+/* export STMT to "FILE": STMT's output goes to FILE (the executor rejects
+ * an export inside an export) */
+stmt(A) ::= EXPORT(E) stmt(X) TO STRING(F). {
+    A = query_ast_stmt(ps, QUERY_ST_EXPORT, &E);
+    A->inner = X;
+    A->file = query_ast_name(ps, &F);
+}
+
 %type against {query_name}
 against(A) ::= . { memset(&A, 0, sizeof A); }
 against(A) ::= AGAINST TRACE STRING(S). { A = query_ast_name(ps, &S); }
@@ -293,6 +302,7 @@ in_trace(A) ::= IN TRACE STRING(S). { A = query_ast_name(ps, &S); }
 %type target {query_target}
 target(A) ::= NODES.  { A = QUERY_TARGET_NODES; }
 target(A) ::= EVENTS. { A = QUERY_TARGET_EVENTS; }
+target(A) ::= EDGES.  { A = QUERY_TARGET_EDGES; }
 
 %type where_opt {const query_expr *}
 where_opt(A) ::= . { A = NULL; }

@@ -20,6 +20,10 @@
 /* Requirement: a line longer than this is an error (no line is ever copied
  * out of the buffer, so the buffer must hold the longest line whole). */
 #define INGEST_LINE_MAX ((size_t)1 << 20)
+/* A name (process, thread, symbol, event) longer than this is an error: no
+ * real trace has one, so it means a corrupt file.  Shorter names longer
+ * than the archive keeps (DB_NAME_MAX) are cut. */
+#define INGEST_NAME_MAX 4096
 
 typedef struct ingest_lines {
     FILE *f;
@@ -30,6 +34,10 @@ typedef struct ingest_lines {
     size_t pos;      /* start of the next line */
     bool eof;
     uint64_t lineno; /* number of the line last returned (1-based) */
+    /* progress: the sink's callback, called after every fread */
+    void (*progress)(void *ctx, uint64_t bytes, uint64_t total);
+    void *progress_ctx;
+    uint64_t read, size; /* bytes read so far; the file's size (0 unknown) */
 } ingest_lines;
 
 int ingest_lines_open(ingest_lines *lb, const char *path, char *err, size_t errlen);
@@ -255,5 +263,25 @@ int ingest_ft_map_rename(ftrace_reader *r, const ftrace_line *li);
 /* Maps one parsed line onto ev and the attributes, declaring the threads
  * and processes the line creates or renames (ftrace_map.c). */
 int ingest_ft_map(ftrace_reader *r, ftrace_line *li, db_event *ev);
+
+/* ---- the reader one line at a time (ftrace.c), for sources that make
+ * the text themselves (tracedat.c formats each trace.dat record as the
+ * `trace-cmd report -l` line of it) ---- */
+
+/* Returns 0, or -1 with err set (out of memory). */
+int ingest_ft_reader_init(ftrace_reader *r, const char *path, const ingest_sink *sink,
+                          ingest_stats *st, char *err, size_t errlen);
+/* One NUL-terminated line (changed in place); set r->lineno first.
+ * Returns 0, or -1 with err = "PATH:LINENO: ...". */
+int ingest_ft_reader_line(ftrace_reader *r, char *line, size_t len);
+void ingest_ft_reader_free(ftrace_reader *r);
+
+/* ---- the trace.dat reader (tracedat.c) ---- */
+
+/* Reads the trace-cmd binary file at path into sink: every record becomes
+ * the event its `trace-cmd report -l` line becomes.  Errors: "PATH: ..."
+ * or "PATH: offset N: ..." (N: the record's offset in the file). */
+int ingest_tracedat_read(const char *path, const ingest_sink *sink, ingest_stats *st, char *err,
+                         size_t errlen);
 
 #endif

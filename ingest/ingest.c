@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "argus.h"
 #include "ftrace.h"
@@ -34,6 +35,8 @@ const char *ingest_format_name(ingest_format f)
         return "trace-cmd-report";
     case INGEST_ARGUS:
         return "argus";
+    case INGEST_TRACE_DAT:
+        return "trace-dat";
     case INGEST_UNKNOWN:
         break;
     }
@@ -85,6 +88,9 @@ int ingest_lines_fill(ingest_lines *lb, char *err, size_t errlen)
     while (lb->len < lb->cap && !lb->eof) {
         size_t n = fread(lb->buf + lb->len, 1, lb->cap - lb->len, lb->f);
         lb->len += n;
+        lb->read += n;
+        if (lb->progress && n)
+            lb->progress(lb->progress_ctx, lb->read, lb->size);
         if (n == 0) {
             if (ferror(lb->f)) {
                 errf(err, errlen, "%s:%llu: read error: %s", lb->path,
@@ -156,6 +162,9 @@ ingest_format ingest_detect(const char *buf, size_t len)
     char line[4096];
     bool comments = false;
     size_t pos = 0;
+    /* trace-cmd's magic; a file cut inside it is still meant as one */
+    if (len >= 3 && memcmp(buf, "\x17\x08\x44tracing", len < 10 ? len : 10) == 0)
+        return INGEST_TRACE_DAT;
     for (int n = 0; pos < len && n < 256; n++) {
         const char *s = buf + pos;
         const char *nl = memchr(s, '\n', len - pos);
@@ -217,6 +226,12 @@ int ingest_file(const char *path, const ingest_sink *sink, ingest_format *format
     ingest_lines lb;
     if (ingest_lines_open(&lb, path, err, errlen) < 0)
         return -1;
+    if (sink && sink->progress) {
+        struct stat sb;
+        lb.progress = sink->progress;
+        lb.progress_ctx = sink->ctx;
+        lb.size = fstat(fileno(lb.f), &sb) == 0 && S_ISREG(sb.st_mode) ? (uint64_t)sb.st_size : 0;
+    }
     if (ingest_lines_fill(&lb, err, errlen) < 0) {
         ingest_lines_close(&lb);
         return -1;
@@ -233,9 +248,12 @@ int ingest_file(const char *path, const ingest_sink *sink, ingest_format *format
     case INGEST_ARGUS:
         rc = ingest_argus_read(&lb, sink, st, err, errlen);
         break;
+    case INGEST_TRACE_DAT: /* binary: libtracecmd reads the file itself */
+        ingest_lines_close(&lb);
+        return ingest_tracedat_read(path, sink, st, err, errlen);
     default:
         errf(err, errlen,
-             "%s:1: unknown trace format (expected ftrace text, trace-cmd report or #argus-trace 1)",
+             "%s:1: unknown trace format (expected ftrace text, trace-cmd report, trace.dat or #argus-trace 1)",
              path);
         rc = -1;
         break;

@@ -6,6 +6,7 @@
  *
  *   ingest_detect   guess the format from the first bytes of the file
  *   ingest_file     read a whole file into a sink
+ *   ingest_record   record a system-wide trace.dat while a command runs
  *
  * Errors name the file and line: "trace.txt:812: bad timestamp". */
 #ifndef ARGUSQ_INGEST_H
@@ -13,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "../db/db.h"
 
@@ -21,6 +23,7 @@ typedef enum ingest_format {
     INGEST_FTRACE_TRACE,      /* text of /sys/kernel/tracing/trace */
     INGEST_TRACE_CMD_REPORT,  /* `trace-cmd report`, with or without -l */
     INGEST_ARGUS,             /* the Argus trace format (#argus-trace 1) */
+    INGEST_TRACE_DAT,         /* trace-cmd's binary trace.dat ("\x17\x08\x44tracing") */
 } ingest_format;
 
 const char *ingest_format_name(ingest_format f); /* "ftrace-trace", ... */
@@ -54,6 +57,9 @@ typedef struct ingest_sink {
     int (*event)(void *ctx, db_event *ev, char *err, size_t errlen);
     /* a line that is not an event and not a comment/header (counted as skipped) */
     void (*skip)(void *ctx);
+    /* how far the read is: bytes of the file read so far, of total (0 if
+     * unknown); called now and then (every buffer refill), for a progress bar */
+    void (*progress)(void *ctx, uint64_t bytes, uint64_t total);
 } ingest_sink;
 
 typedef struct ingest_stats {
@@ -68,5 +74,40 @@ ingest_format ingest_detect(const char *buf, size_t len);
  * Returns 0, or -1 with err = "PATH:LINE: message". */
 int ingest_file(const char *path, const ingest_sink *sink, ingest_format *format, ingest_stats *st,
                 char *err, size_t errlen);
+
+/* ---- recording (record.c, record_watch.c) ----
+ *
+ * `argusq record`: sets up tracefs with libtracefs (the events the ftrace
+ * mapping uses, trace clock "mono", record-tgid, an overwriting ring buffer
+ * of max_mb MiB), runs argv while tracing system-wide, then saves the ring
+ * buffers as a trace.dat with libtracecmd and restores every tracing
+ * setting it changed, on success, error and SIGINT/SIGTERM alike. */
+
+#define INGEST_RECORD_DEFAULT_MB 64u
+
+typedef struct ingest_record_opts {
+    const char *output;       /* the trace.dat to write */
+    unsigned max_mb;          /* ring buffer, all CPUs together; 0: the default */
+    const char *events;       /* "sys:event,..." ("default" = the default set); NULL: default */
+    const char *const *watch; /* global variables of argv[0] to watch (--watch) */
+    size_t nwatch;
+    char *const *argv;        /* CMD ARGS..., NULL-terminated */
+    FILE *log;                /* progress and summary lines, or NULL */
+} ingest_record_opts;
+
+typedef struct ingest_record_stats {
+    int cmd_status;     /* wait status of CMD */
+    int cpus;
+    unsigned long long data_bytes; /* ring buffer pages saved */
+    unsigned long long overrun;    /* oldest events the full ring buffer overwrote */
+    unsigned long long file_bytes; /* size of the trace.dat */
+} ingest_record_stats;
+
+/* The default event list, "system:event,..." */
+const char *ingest_record_default_events(void);
+
+/* Returns 0 (the trace was written), -1 (err: what failed), or -2 (err:
+ * why this machine cannot trace: not root, no tracefs). */
+int ingest_record(const ingest_record_opts *o, ingest_record_stats *st, char *err, size_t errlen);
 
 #endif

@@ -207,7 +207,17 @@ static query_expr *new_expr(query_parse_state *ps, query_expr_kind kind, query_p
     query_expr *e = query_arena_alloc(ps->arena, sizeof *e);
     e->kind = kind;
     e->pos = pos;
+    e->depth = 1;
     return e;
+}
+
+/* An operator over operands of depth d: refused past QUERY_EXPR_DEPTH_MAX. */
+static void set_depth(query_parse_state *ps, query_expr *e, int d)
+{
+    e->depth = d + 1;
+    if (e->depth > QUERY_EXPR_DEPTH_MAX)
+        query_ast_error(ps, &e->pos, "expression nested too deeply (more than %d operators)",
+                        QUERY_EXPR_DEPTH_MAX);
 }
 
 query_expr *query_ast_binary(query_parse_state *ps, query_expr_kind kind, const query_token *op,
@@ -216,6 +226,7 @@ query_expr *query_ast_binary(query_parse_state *ps, query_expr_kind kind, const 
     query_expr *e = new_expr(ps, kind, op->pos);
     e->bin.lhs = lhs;
     e->bin.rhs = rhs;
+    set_depth(ps, e, lhs->depth > rhs->depth ? lhs->depth : rhs->depth);
     return e;
 }
 
@@ -223,6 +234,7 @@ query_expr *query_ast_not(query_parse_state *ps, const query_token *op, const qu
 {
     query_expr *e = new_expr(ps, QUERY_EX_NOT, op->pos);
     e->unary.arg = arg;
+    set_depth(ps, e, arg->depth);
     return e;
 }
 
@@ -395,7 +407,9 @@ void query_ast_dump(const query_stmt *st, FILE *out)
         fputc(')', out);
         return;
     case QUERY_ST_FIND:
-        fprintf(out, "(find %s", st->target == QUERY_TARGET_NODES ? "nodes" : "events");
+        fprintf(out, "(find %s", st->target == QUERY_TARGET_NODES    ? "nodes"
+                                 : st->target == QUERY_TARGET_EDGES ? "edges"
+                                                                    : "events");
         if (st->where) {
             fputs(" (where ", out);
             query_ast_dump_expr(st->where, out);
@@ -458,6 +472,13 @@ void query_ast_dump(const query_stmt *st, FILE *out)
         if (st->after.name)
             fprintf(out, " (after \"%s\")", st->after.name);
         dump_in_trace(st, out);
+        fputc(')', out);
+        return;
+    case QUERY_ST_EXPORT:
+        fputs("(export ", out);
+        query_ast_dump(st->inner, out);
+        fputc(' ', out);
+        dump_string(st->file.name, st->file.len, out);
         fputc(')', out);
         return;
     case QUERY_ST_TRANSACTION:

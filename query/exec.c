@@ -1,8 +1,10 @@
 /* query/exec.c -- running a statement: the small statements here, find in
  * exec_find.c, slice in exec_slice.c. */
+#include <errno.h>
 #include <inttypes.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "query_int.h"
 
@@ -172,6 +174,11 @@ static const struct {
      "transaction from node N [depth D]\n"
      "  paper/002's cluster from a user-input root: every connection but wakeups,\n"
      "  then the wakers of segments that wait and whose thread goes on in the cluster.\n"},
+    {"export",
+     "export STATEMENT to \"FILE\"\n"
+     "  Writes the statement's output to FILE: in the session's format (--format), or,\n"
+     "  by default, as Perfetto JSON (ui.perfetto.dev) for a statement that returns\n"
+     "  nodes and as JSON for any other.  e.g. export slice back from node 188 to \"chain.json\"\n"},
     {"help", "help [STATEMENT]\n  This text, or the text of one statement.\n"},
 };
 
@@ -226,6 +233,7 @@ struct edge_list {
     int n;
     query_table *t;
     bool in;
+    query_view *view; /* DOT, SVG, Perfetto */
 };
 
 static int edge_row(void *p, const db_edge *e)
@@ -235,12 +243,12 @@ static int edge_row(void *p, const db_edge *e)
     if (l->s->format == QUERY_FMT_JSON) {
         fputs(l->n++ ? "," : "", f);
         query_json_edge(f, e);
-    } else if (l->s->format == QUERY_FMT_DOT) {
+    } else if (l->view) {
         db_node other;
         db_error de = {{0}};
         if (db_get_node(l->r, l->in ? e->from : e->to, &other, &de) == 1)
-            query_dot_node(f, &other, false);
-        query_dot_edge(f, e);
+            query_view_add_node(l->view, 0, &other, false);
+        query_view_add_edge(l->view, 0, e);
     } else {
         query_table_cell(l->t, "%s", l->in ? "in" : "out");
         query_table_cell(l->t, "%s", db_edge_kind_name(e->kind));
@@ -258,19 +266,21 @@ static int exec_show(query_session *s, const query_stmt *st, query_error *err)
     db_node n;
     db_error de = {{0}};
     int rc = node_or_fail(r, st, &n, err);
-    bool json = s->format == QUERY_FMT_JSON, dot = s->format == QUERY_FMT_DOT;
+    bool json = s->format == QUERY_FMT_JSON, view = query_view_format(s->format);
     query_table t;
     static const char *const heads[] = {"dir", "edge", "node", "events"};
     query_table_init(&t, s->format, 4, heads);
-    struct edge_list l = {s, r, 0, &t, true};
+    query_view v;
+    query_view_init(&v);
+    struct edge_list l = {s, r, 0, &t, true, view ? &v : NULL};
     if (!rc) {
         if (json) {
             fputs("{\"node\":", s->out);
             query_json_node(s->out, &n, -1);
             fputs(",\"in\":[", s->out);
-        } else if (dot) {
-            query_dot_begin(s->out);
-            query_dot_node(s->out, &n, true);
+        } else if (view) {
+            query_view_group(&v, r, NULL);
+            query_view_add_node(&v, 0, &n, true);
         } else {
             query_table nt;
             query_table_nodes_init(&nt, s->format);
@@ -287,15 +297,18 @@ static int exec_show(query_session *s, const query_stmt *st, query_error *err)
             rc = db_edges_out(r, n.id, edge_row, &l, &de);
         if (json)
             fputs("]}\n", s->out);
-        else if (dot)
-            query_dot_end(s->out);
-        else if (t.ncells > 4) {
+        else if (view && !rc)
+            rc = query_view_print(s, &v, err) ? -2 : 0;
+        else if (!view && t.ncells > 4) {
             fputc('\n', s->out);
             query_table_print(&t, s->out);
         }
-        if (rc)
+        if (rc == -2)
+            rc = -1; /* err is filled */
+        else if (rc)
             query_fail(err, NULL, "%s", de.msg);
     }
+    query_view_free(&v);
     query_table_free(&t);
     db_reader_close(r);
     return rc;
@@ -344,13 +357,63 @@ static int exec_events_of(query_session *s, const query_stmt *st, query_error *e
     return rc;
 }
 
+/* Statements that return nodes: what --format dot, svg and perfetto draw. */
+static bool returns_nodes(const query_stmt *st)
+{
+    switch (st->kind) {
+    case QUERY_ST_SLICE:
+    case QUERY_ST_SHOW_NODE:
+    case QUERY_ST_TRANSACTION:
+    case QUERY_ST_DIAGNOSE:
+    case QUERY_ST_COMPARE_PATHS: return true;
+    case QUERY_ST_FIND: return st->target == QUERY_TARGET_NODES;
+    default: return false;
+    }
+}
+
+/* export STMT to "FILE": STMT's output into FILE, in the session's format,
+ * or (when that is the table) as Perfetto JSON for a statement that
+ * returns nodes and as JSON for any other.  A failed statement leaves no
+ * file behind. */
+static int exec_export(query_session *s, const query_stmt *st, query_error *err)
+{
+    const query_stmt *in = st->inner;
+    if (in->kind == QUERY_ST_EXPORT)
+        return query_fail(err, &in->pos, "export takes one statement, not another export");
+    query_session sub = *s;
+    sub.format = s->format != QUERY_FMT_TABLE ? s->format : returns_nodes(in) ? QUERY_FMT_PERFETTO : QUERY_FMT_JSON;
+    if (sub.format == QUERY_FMT_SVG && returns_nodes(in) && query_need_dot(err))
+        return -1;
+    sub.out = fopen(st->file.name, "w");
+    if (!sub.out)
+        return query_fail(err, &st->file.pos, "%s: %s", st->file.name, strerror(errno));
+    int rc = query_exec(&sub, in, err);
+    memcpy(s->trace, sub.trace, sizeof s->trace); /* an exported `use trace` still switches */
+    if (fclose(sub.out) != 0 && !rc)
+        rc = query_fail(err, &st->file.pos, "%s: %s", st->file.name, strerror(errno));
+    if (rc) {
+        unlink(st->file.name);
+        return -1;
+    }
+    if (s->format == QUERY_FMT_JSON) {
+        fputs("{\"export\":", s->out);
+        query_json_str(s->out, st->file.name, st->file.len);
+        fprintf(s->out, ",\"format\":\"%s\"}\n", query_format_name(sub.format));
+    } else
+        fprintf(s->out, "exported to %s (%s)\n", st->file.name, query_format_name(sub.format));
+    return 0;
+}
+
 int query_exec(query_session *s, const query_stmt *st, query_error *err)
 {
-    if (s->format == QUERY_FMT_DOT && st->kind != QUERY_ST_SLICE && st->kind != QUERY_ST_SHOW_NODE &&
-        st->kind != QUERY_ST_TRANSACTION &&
-        !(st->kind == QUERY_ST_FIND && st->target == QUERY_TARGET_NODES) && st->kind != QUERY_ST_HELP &&
-        st->kind != QUERY_ST_USE)
-        return query_fail(err, &st->pos, "--format dot draws slices, `show node` and `find nodes`");
+    if (query_view_format(s->format) && !returns_nodes(st) && st->kind != QUERY_ST_HELP &&
+        st->kind != QUERY_ST_USE && st->kind != QUERY_ST_EXPORT)
+        return query_fail(err, &st->pos,
+                          "--format %s draws statements that return nodes: find nodes, show node, slice, "
+                          "transaction, diagnose, compare path",
+                          query_format_name(s->format));
+    if (s->format == QUERY_FMT_SVG && returns_nodes(st) && query_need_dot(err))
+        return -1;
     switch (st->kind) {
     case QUERY_ST_TRACES: return exec_traces(s, err);
     case QUERY_ST_USE: return exec_use(s, st, err);
@@ -369,6 +432,7 @@ int query_exec(query_session *s, const query_stmt *st, query_error *err)
     case QUERY_ST_DIAGNOSE: return query_exec_diagnose(s, st, err);
     case QUERY_ST_CHECK_FIX: return query_exec_check_fix(s, st, err);
     case QUERY_ST_TRANSACTION: return query_exec_transaction(s, st, err);
+    case QUERY_ST_EXPORT: return exec_export(s, st, err);
     }
     return query_fail(err, &st->pos, "unknown statement");
 }

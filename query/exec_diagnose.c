@@ -221,7 +221,9 @@ int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err
         query_json_suspects(f, sus, nsus);
         query_json_paths(f, got ? &normal : NULL, &anomaly);
         fputs("}\n", f);
-    } else if (!rc)
+    } else if (!rc && query_view_format(s->format))
+        rc = query_view_paths(s, ra, &anomaly, got ? rn : NULL, &normal, err);
+    else if (!rc)
         print_text(s, &a, kind, got ? &base : NULL, base_trace, sus, nsus, got ? &normal : NULL, &anomaly);
     free(sus);
     query_path_free(&normal);

@@ -281,7 +281,8 @@ int query_exec_find(query_session *s, const query_stmt *st, query_error *err)
     if (!rc && c.collect && !c.oom) {
         void *rows = nodes ? (void *)c.nodes : edges ? (void *)c.edges : (void *)c.events;
         size_t size = nodes ? sizeof *c.nodes : edges ? sizeof *c.edges : sizeof *c.events;
-        qsort_r(rows, c.len, size, row_cmp, &c);
+        if (c.len > 1) /* rows is NULL when nothing was collected (limit 0) */
+            qsort_r(rows, c.len, size, row_cmp, &c);
         size_t k = st->has_limit && st->limit < c.len ? (size_t)st->limit : c.len;
         for (size_t i = 0; i < k; i++) {
             if (nodes)

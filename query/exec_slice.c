@@ -94,15 +94,24 @@ void query_print_path(query_session *s, const query_path *p, bool back)
             query_json_edge(s->out, &p->edges[i]);
         }
         fputs("]}\n", s->out);
-    } else if (s->format == QUERY_FMT_DOT) {
-        query_dot_begin(s->out);
-        for (size_t i = 0; i < p->len; i++)
-            query_dot_node(s->out, &p->items[i].node, i == 0);
-        for (size_t i = 0; i < p->elen; i++)
-            query_dot_edge(s->out, &p->edges[i]);
-        query_dot_end(s->out);
     } else
         print_table(s, p, back);
+}
+
+/* A walked path in the session's format; DOT, SVG and Perfetto draw it
+ * with reader r's telling events.  Returns 0, or -1 with err. */
+int query_output_path(query_session *s, db_reader *r, const query_path *p, bool back, query_error *err)
+{
+    if (!query_view_format(s->format)) {
+        query_print_path(s, p, back);
+        return 0;
+    }
+    query_view v;
+    query_view_init(&v);
+    query_view_add_path(&v, query_view_group(&v, r, NULL), p);
+    int rc = query_view_print(s, &v, err);
+    query_view_free(&v);
+    return rc;
 }
 
 static int depth_of(const query_stmt *st) /* bounded: depth is user input */
@@ -136,7 +145,7 @@ int query_exec_slice(query_session *s, const query_stmt *st, query_error *err)
     if (rc)
         rc = query_path_fail(rc, r, st, &de, err);
     else
-        query_print_path(s, &p, back);
+        rc = query_output_path(s, r, &p, back, err);
     query_path_free(&p);
     db_reader_close(r);
     return rc;
@@ -200,7 +209,7 @@ int query_exec_transaction(query_session *s, const query_stmt *st, query_error *
     if (rc)
         rc = query_path_fail(rc, r, st, &de, err);
     else
-        query_print_path(s, &p, false);
+        rc = query_output_path(s, r, &p, false, err);
     query_path_free(&p);
     db_reader_close(r);
     return rc;

@@ -167,6 +167,25 @@ void query_fmt_ts(char *buf, size_t len, uint64_t ns)
 
 bool query_rows_format(query_format f) { return f == QUERY_FMT_TABLE || f == QUERY_FMT_CSV; }
 
+static const char *const format_names[] = {"table", "json", "csv", "dot", "svg", "perfetto"};
+
+const char *query_format_name(query_format f)
+{
+    return (size_t)f < sizeof format_names / sizeof format_names[0] ? format_names[f] : "?";
+}
+
+bool query_format_from_name(const char *name, query_format *out)
+{
+    static const query_format fmts[] = {QUERY_FMT_TABLE, QUERY_FMT_JSON, QUERY_FMT_CSV,
+                                        QUERY_FMT_DOT,   QUERY_FMT_SVG,  QUERY_FMT_PERFETTO};
+    for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++)
+        if (strcmp(name, format_names[fmts[i]]) == 0) {
+            *out = fmts[i];
+            return true;
+        }
+    return false;
+}
+
 void query_table_init(query_table *t, query_format f, int ncols, const char *const *heads)
 {
     memset(t, 0, sizeof *t);
@@ -323,45 +342,3 @@ void query_table_event(query_table *t, const db_event *ev)
         len += (size_t)snprintf(attrs + len, sizeof attrs - len, "%s%s", len ? " " : "", a);
     query_table_cell(t, "%s", attrs);
 }
-
-/* ---- DOT ---- */
-
-void query_dot_begin(FILE *f)
-{
-    fputs("digraph argusq {\n  rankdir=RL;\n  node [shape=box, fontname=\"monospace\", fontsize=10];\n"
-          "  edge [fontname=\"monospace\", fontsize=9];\n",
-          f);
-}
-
-static void dot_str(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            fputc('\\', f);
-        fputc(*s, f);
-    }
-}
-
-void query_dot_node(FILE *f, const db_node *n, bool start)
-{
-    char b[32], d[32], bl[32];
-    query_fmt_ts(b, sizeof b, n->begin);
-    query_fmt_duration(d, sizeof d, n->end - n->begin);
-    query_fmt_duration(bl, sizeof bl, n->blocked);
-    fprintf(f, "  n%" PRIu32 " [label=\"#%" PRIu32 " ", n->id, n->id);
-    dot_str(f, n->thread);
-    fprintf(f, " (%" PRIu32 ")\\n", n->tid);
-    dot_str(f, n->proc);
-    fprintf(f, " %s\\nat %s for %s", db_node_kind_name(n->kind), b, d);
-    if (n->blocked)
-        fprintf(f, "\\nblocked %s", bl);
-    fprintf(f, "\"%s];\n", start ? ", style=bold, color=red" : n->kind != DB_NODE_THREAD ? ", style=rounded" : "");
-}
-
-void query_dot_edge(FILE *f, const db_edge *e)
-{
-    fprintf(f, "  n%" PRIu32 " -> n%" PRIu32 " [label=\"%s\"%s];\n", e->from, e->to, db_edge_kind_name(e->kind),
-            e->kind == DB_EDGE_WEAK ? ", style=dashed" : "");
-}
-
-void query_dot_end(FILE *f) { fputs("}\n", f); }

@@ -38,8 +38,15 @@ typedef enum query_format {
     QUERY_FMT_TABLE = 0, /* aligned columns, readable units */
     QUERY_FMT_JSON,      /* one document per statement, one per line */
     QUERY_FMT_CSV,       /* a header row, raw values */
-    QUERY_FMT_DOT,       /* Graphviz: slices, show node, find nodes */
+    QUERY_FMT_DOT,       /* Graphviz: statements that return nodes (query_view) */
+    QUERY_FMT_SVG,       /* that DOT drawn by Graphviz's `dot -Tsvg` */
+    QUERY_FMT_PERFETTO,  /* Chrome JSON trace events, for ui.perfetto.dev */
 } query_format;
+
+/* "table", "json", "csv", "dot", "svg", "perfetto" -> the format; false if
+ * the name is none of these. */
+bool query_format_from_name(const char *name, query_format *out);
+const char *query_format_name(query_format f);
 
 /* The session a statement runs in: the archive, the current trace (may be
  * changed by `use trace`), and where results go. */

@@ -115,8 +115,14 @@ typedef enum query_cmp_op {
 } query_cmp_op;
 
 typedef struct query_expr query_expr;
+/* The evaluator, the field checker and the printer recurse over an
+ * expression, so its depth is bounded (`a or b or ...` nests one level per
+ * operator, without parentheses, and would otherwise overflow the stack). */
+#define QUERY_EXPR_DEPTH_MAX 1000
+
 struct query_expr {
     query_expr_kind kind;
+    int depth; /* 1 for a comparison or `in`; operators: 1 + their deepest operand */
     /* The operator's token: the `and` / `or` / `not` keyword, the
      * comparison operator, or the `in` keyword (the `not` of `not in`). */
     query_pos pos;
@@ -152,7 +158,8 @@ typedef enum query_stmt_kind {
     QUERY_ST_COMPARE_PATHS, /* compare path (SLICE) with (SLICE) -> path_a (normal), path_b (anomalous) */
     QUERY_ST_DIAGNOSE,   /* diagnose node N | thread "NAME" [against trace "T"] -> node or thread_name, against, trace */
     QUERY_ST_CHECK_FIX,  /* check fix of node N | thread "NAME" after trace "T" -> node or thread_name, after, trace */
-    QUERY_ST_TRANSACTION /* transaction from node N [depth D] -> node, depth, trace */
+    QUERY_ST_TRANSACTION, /* transaction from node N [depth D] -> node, depth, trace */
+    QUERY_ST_EXPORT      /* export STMT to "FILE"      -> inner, file */
 } query_stmt_kind;
 
 /* A user rule (paper/000 §User Interactions), see docs in help "rule". */
@@ -171,7 +178,8 @@ typedef struct query_rule_match {
 
 typedef enum query_target {
     QUERY_TARGET_NODES = 0,
-    QUERY_TARGET_EVENTS
+    QUERY_TARGET_EVENTS,
+    QUERY_TARGET_EDGES
 } query_target;
 
 typedef enum query_slice_dir {
@@ -230,6 +238,10 @@ struct query_stmt {
     query_name against;      /* diagnose ... against trace "T"; name NULL if absent */
     query_name after;        /* check fix ... after trace "T" */
 
+    /* EXPORT: the statement whose output goes to the file */
+    const query_stmt *inner;
+    query_name file;
+
     /* Every statement: its source text, without the ';' */
     const char *text;
     size_t text_len;
@@ -257,6 +269,7 @@ struct query_script {
  *   (show-node N [(in-trace "T")])  (events-of N [(in-trace "T")])
  *   (find nodes|events [(where E)] [(order-by F asc|desc)] [(limit K)] [(in-trace "T")])
  *   (slice back|forward N [(depth D)] [(via K ...)] [(with-weak)] [(in-trace "T")])
+ *   (export STMT "FILE")
  * Expressions: (or A B) (and A B) (not A) (OP L R) with OP one of
  *   = != < <= > >=, (in F (LIT ...)) (not-in F (LIT ...)).
  * Operands: a field prints bare; "string" (with \" \\ and \xNN escapes);

@@ -27,6 +27,7 @@ typedef struct query_val {
 typedef struct query_row {
     const db_node *node;
     const db_event *ev;
+    const db_edge *edge;
 } query_row;
 
 /* Checks that every field of e exists for the target (events accept any
@@ -72,11 +73,6 @@ void query_table_events_init(query_table *t, query_format f);
 void query_table_event(query_table *t, const db_event *ev);
 bool query_rows_format(query_format f); /* table or csv */
 
-/* Graphviz DOT (slices, show node, find nodes) */
-void query_dot_begin(FILE *f);
-void query_dot_node(FILE *f, const db_node *n, bool start);
-void query_dot_edge(FILE *f, const db_edge *e);
-void query_dot_end(FILE *f);
 
 /* ---- walking the graph (path.c) ---- */
 #define QUERY_PATH_MAX 100000 /* nodes a walk collects at most */
@@ -125,7 +121,63 @@ int query_find_matches(db_reader *r, const db_node *n, uint32_t trace_id, query_
 int query_longest_block(db_reader *r, uint32_t trace_id, const char *name, db_node *out, db_error *de);
 int query_trace_id(query_session *s, const query_name *n, uint32_t *id, query_error *err);
 int query_path_fail(int rc, db_reader *r, const query_stmt *st, const db_error *de, query_error *err);
-void query_print_path(query_session *s, const query_path *p, bool back);
+void query_print_path(query_session *s, const query_path *p, bool back); /* table, csv, json */
+int query_output_path(query_session *s, db_reader *r, const query_path *p, bool back, query_error *err);
+
+/* ---- views (view.c: DOT and SVG; perfetto.c: Chrome JSON trace events) ----
+ * A statement that returns nodes (find nodes, show node, slice,
+ * transaction, diagnose, compare path) collects them, and the edges
+ * between them, into a view, from one trace or two (the anomaly and the
+ * normal run), and prints the view whole in the session's format. */
+#define QUERY_VIEW_GROUPS 2
+#define QUERY_VIEW_TELL 8 /* key events kept per node */
+
+typedef struct query_view_node {
+    db_node n;
+    uint8_t grp;   /* the trace: index into query_view.r */
+    bool start;    /* where the statement started (drawn highlighted) */
+    uint32_t track; /* perfetto.c: the output thread track */
+} query_view_node;
+
+typedef struct query_view_edge {
+    db_edge e;
+    uint8_t grp;
+} query_view_edge;
+
+typedef struct query_view {
+    db_reader *r[QUERY_VIEW_GROUPS];
+    char role[QUERY_VIEW_GROUPS][32]; /* "anomaly", "normal"; shown when there are two */
+    int ngrp;
+    query_view_node *nodes;
+    size_t len, cap;
+    query_view_edge *edges;
+    size_t elen, ecap;
+    bool oom, sorted;
+} query_view;
+
+bool query_view_format(query_format f); /* dot, svg or perfetto */
+void query_view_init(query_view *v);
+/* The group of reader r (added, with its role, if new); -1 if full. */
+int query_view_group(query_view *v, db_reader *r, const char *role);
+void query_view_add_node(query_view *v, int grp, const db_node *n, bool start);
+void query_view_add_edge(query_view *v, int grp, const db_edge *e);
+void query_view_add_path(query_view *v, int grp, const query_path *p); /* items[0] is a start */
+/* Prints the view in s->format (DOT, SVG through `dot`, Perfetto JSON). */
+int query_view_print(query_session *s, query_view *v, query_error *err);
+void query_view_free(query_view *v);
+/* for perfetto.c: sorts and merges duplicates; a node by group and id */
+void query_view_sort(query_view *v);
+const query_view_node *query_view_find(const query_view *v, int grp, uint32_t id);
+/* The node's telling events (its normal form, most telling first), as
+ * texts such as "wait:futex" or "wakeup:worker"; returns how many. */
+int query_view_telling(const query_view *v, const query_view_node *n, char (*out)[64], int most);
+int query_perfetto_print(FILE *f, query_view *v, db_error *de);
+/* diagnose, compare path: the anomaly path (reader ra) and the normal one
+ * (reader rn, NULL if none), drawn together. */
+int query_view_paths(query_session *s, db_reader *ra, const query_path *anomaly, db_reader *rn,
+                     const query_path *normal, query_error *err);
+/* Graphviz's dot on PATH: 0, or -1 with err saying how to get it. */
+int query_need_dot(query_error *err);
 
 /* ---- suspects.c: path comparison (paper/004 §Path Comparison) ---- */
 typedef struct query_period {

@@ -108,6 +108,7 @@ static void test_keywords(void **state)
     expect_codes("limit slice back forward from depth via with weak or and not in",
                  QTK_LIMIT, QTK_SLICE, QTK_BACK, QTK_FORWARD, QTK_FROM, QTK_DEPTH, QTK_VIA,
                  QTK_WITH, QTK_WEAK, QTK_OR, QTK_AND, QTK_NOT, QTK_IN, -1);
+    expect_codes("export to Export exported", QTK_EXPORT, QTK_TO, QTK_EXPORT, QTK_ID, -1);
     /* case-insensitive */
     expect_codes("TRACES Find wHeRe NoT", QTK_TRACES, QTK_FIND, QTK_WHERE, QTK_NOT, -1);
 }

@@ -174,6 +174,30 @@ static void test_analysis_statements(void **state)
     expect_error("check fix of node 3", 1, 20, "unexpected end of input");
 }
 
+static void test_export(void **state)
+{
+    (void)state;
+    expect_parse("export slice back from node 188 depth 4 to \"chain.json\"",
+                 "(export (slice back 188 (depth 4)) \"chain.json\")");
+    expect_parse("EXPORT find nodes where thread = \"ui-main\" limit 3 in trace \"a\" TO \"n.json\";",
+                 "(export (find nodes (where (= thread \"ui-main\")) (limit 3) (in-trace \"a\")) \"n.json\")");
+    expect_parse("export diagnose thread \"ui-main\" against trace \"normal\" to \"d.json\"",
+                 "(export (diagnose (thread \"ui-main\") (against \"normal\")) \"d.json\")");
+    expect_parse("export show node 3 to \"a b.svg\"; traces", "(export (show-node 3) \"a b.svg\")\n(traces)");
+    expect_parse("export traces to \"t.json\"", "(export (traces) \"t.json\")");
+    /* `to` inside the statement (rule connect) and at its end */
+    expect_parse("export rule connect a to b on x = y to \"r\"", "(export (rule connect (a) (b) (on x y)) \"r\")");
+    /* the grammar nests exports; the executor refuses them */
+    expect_parse("export export traces to \"a\" to \"b\"", "(export (export (traces) \"a\") \"b\")");
+    /* export stays usable as a field and a help topic */
+    expect_where("export = 1 and x = export", "(and (= export 1) (= x export))");
+    expect_parse("help export", "(help export)");
+    expect_parse("find nodes order by export desc", "(find nodes (order-by export desc))");
+    expect_error("export traces", 1, 14, "unexpected end of input");
+    expect_error("export traces to file", 1, 18, "syntax error near \"file\"");
+    expect_error("export to \"f\"", 1, 8, "syntax error near \"to\"");
+}
+
 static void test_statement_text(void **state)
 {
     (void)state;
@@ -603,6 +627,7 @@ int main(void)
         cmocka_unit_test(test_slice),
         cmocka_unit_test(test_rules),
         cmocka_unit_test(test_statement_text),
+        cmocka_unit_test(test_export),
         cmocka_unit_test(test_analysis_statements),
         cmocka_unit_test(test_precedence),
         cmocka_unit_test(test_comparisons),
