@@ -38,6 +38,7 @@ struct db_writer {
     bool flushed;  /* a batch was committed: an abort must delete it */
     bool in_scan;  /* db_writer_scan_time flushes at its own safe points */
     uint64_t ops;  /* puts in the current transaction */
+    uint64_t batch_ops; /* DB_BATCH_OPS, or $ARGUSQ_BATCH_OPS (tests) */
     int lock_fd;   /* holds the archive's writer lock */
     MDB_cursor *cur[DBI__COUNT]; /* a write cursor per table, for appends:
                                     mdb_put would set one up every call */
@@ -182,7 +183,7 @@ static int flush(db_writer *w, db_error *err)
 
 static int maybe_flush(db_writer *w, db_error *err)
 {
-    return w->batch && !w->in_scan && w->ops >= DB_BATCH_OPS ? flush(w, err) : 0;
+    return w->batch && !w->in_scan && w->ops >= w->batch_ops ? flush(w, err) : 0;
 }
 
 /* Deletes the traces an interrupted ingest left in the catalog as
@@ -235,6 +236,9 @@ static db_writer *writer_new(db_archive *a, db_error *err)
         return NULL;
     }
     w->a = a;
+    /* tests make batches small to exercise many commits on small traces */
+    const char *bo = getenv("ARGUSQ_BATCH_OPS");
+    w->batch_ops = bo && atoll(bo) > 0 ? (uint64_t)atoll(bo) : DB_BATCH_OPS;
     w->lock_fd = open(a->path, O_RDONLY | O_CLOEXEC);
     if (w->lock_fd < 0 || flock(w->lock_fd, LOCK_EX) != 0) {
         db_fail(err, -1, "%s: cannot take the writer lock: %s", a->path, strerror(errno));
@@ -459,8 +463,14 @@ int db_writer_thread(db_writer *w, const db_thread *t, db_error *err)
         w->info.threads++;
     else if (rc)
         return db_lmdb_fail(err, rc, "read");
-    db_thread copy = *t;
-    copy.name[DB_NAME_MAX - 1] = 0;
+    /* field by field into zeroes: neither padding nor what follows the
+     * name's NUL (the caller's stack) may reach the file */
+    db_thread copy;
+    memset(&copy, 0, sizeof copy);
+    copy.tid = t->tid;
+    copy.pid = t->pid;
+    copy.flags = t->flags;
+    memcpy(copy.name, t->name, strnlen(t->name, DB_NAME_MAX - 1));
     return put(w, DBI_THREADS, k, 8, &copy, sizeof copy, err);
 }
 
@@ -705,7 +715,7 @@ int db_writer_scan_time(db_writer *w, db_event_cb cb, void *ctx, db_error *err)
             klen = 20;
             if ((ret = scan_one(&s, &k, &v)) != 0)
                 break;
-            if (w->batch && w->ops >= DB_BATCH_OPS) {
+            if (w->batch && w->ops >= w->batch_ops) {
                 again = resumed = true;
                 break;
             }
