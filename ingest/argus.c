@@ -195,6 +195,9 @@ static int declaration(argus_reader *r, char *line, const char *p, const char *w
     if (k != ARGUS_TK_STR)
         return fail(r, "bad %s declaration: missing the quoted name (want %s)", what, form);
     argus_tok name = t;
+    if (name.v.n > INGEST_NAME_MAX)
+        return fail(r, "bad %s declaration: name too long (%zu bytes, at most %d)", what, name.v.n,
+                    INGEST_NAME_MAX);
     db_thread th;
     memset(&th, 0, sizeof th);
     while ((k = ingest_argus_lex(&p, &t)) != ARGUS_TK_END) {

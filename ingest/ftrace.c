@@ -29,7 +29,8 @@ enum {
     T_THREAD = 2, /* the thread was declared (sink->thread) */
     T_COL = 4,    /* col holds the hash of the comm column last seen */
     T_PROC = 8,   /* tid is also a declared process id (sink->proc) */
-    T_PNAMED = 16 /* that process name came from its leader or an exec */
+    T_PNAMED = 16, /* that process name came from its leader or an exec */
+    T_EVENT = 32   /* ts, ts_line: the thread's latest event */
 };
 
 struct ftrace_tent {
@@ -37,6 +38,7 @@ struct ftrace_tent {
     uint32_t flags;
     uint64_t col;   /* hash of the comm column of tid's own lines */
     uint64_t pname; /* hash of the declared name of process tid */
+    uint64_t ts, ts_line; /* timestamp and line of tid's latest event */
     char name[DB_NAME_MAX];
 };
 
@@ -181,6 +183,8 @@ int ingest_ft_rename_proc(ftrace_reader *r, uint32_t pid, const char *name, size
     char nm[DB_NAME_MAX];
     if (pid == 0)
         return ensure_proc(r, 0, "swapper", true);
+    if (n > INGEST_NAME_MAX)
+        return ingest_ft_fail(r, "process name too long (%zu bytes, at most %d)", n, INGEST_NAME_MAX);
     copy_name(nm, name, n, DB_NAME_MAX - 1);
     ftrace_tent *p = tab_get(r, pid);
     uint64_t h = hash_str(nm, strlen(nm));
@@ -195,6 +199,8 @@ int ingest_ft_set_thread(ftrace_reader *r, uint32_t tid, uint32_t pid, const cha
                          bool new_task)
 {
     char nm[DB_NAME_MAX];
+    if (n > INGEST_NAME_MAX)
+        return ingest_ft_fail(r, "thread name too long (%zu bytes, at most %d)", n, INGEST_NAME_MAX);
     copy_name(nm, name, n, DB_NAME_MAX - 1);
     ftrace_tent *t = tab_get(r, tid);
     if (new_task)
@@ -354,11 +360,28 @@ static int do_line(ftrace_reader *r, char *line, size_t len)
     if (s != FTRACE_LEX_OK)
         return ingest_ft_fail(r, "%s: '%.60s%s'", lex_error(s), p, len > 60 ? "..." : "");
     li.name[li.name_len] = '\0'; /* the ':' after the name; ev.name points here */
+    if (li.comm_len > INGEST_NAME_MAX || li.name_len > INGEST_NAME_MAX)
+        return ingest_ft_fail(r, "%s too long (%zu bytes, at most %d)",
+                              li.comm_len > INGEST_NAME_MAX ? "task name" : "event name",
+                              li.comm_len > INGEST_NAME_MAX ? li.comm_len : li.name_len,
+                              INGEST_NAME_MAX);
     /* at most: the task, a child, and a process entry for each */
     if (tab_reserve(r, 6) < 0)
         return -1;
     if (resolve_task(r, &li) < 0)
         return -1;
+    /* tracefs and trace-cmd merge the CPUs' buffers in time order, so a
+     * thread's time going back means a corrupt or edited file */
+    ftrace_tent *te = tab_find(r, li.tid);
+    if ((te->flags & T_EVENT) && li.ts < te->ts)
+        return ingest_ft_fail(r, "thread %lu: time goes backwards: %llu.%09llu is before %llu.%09llu of line %llu",
+                              (unsigned long)li.tid, (unsigned long long)(li.ts / 1000000000),
+                              (unsigned long long)(li.ts % 1000000000),
+                              (unsigned long long)(te->ts / 1000000000),
+                              (unsigned long long)(te->ts % 1000000000), (unsigned long long)te->ts_line);
+    te->flags |= T_EVENT;
+    te->ts = li.ts;
+    te->ts_line = r->lineno;
 
     db_event ev;
     memset(&ev, 0, sizeof ev);
@@ -394,23 +417,45 @@ static int do_line(ftrace_reader *r, char *line, size_t len)
     return 0;
 }
 
+int ingest_ft_reader_init(ftrace_reader *r, const char *path, const ingest_sink *sink,
+                          ingest_stats *st, char *err, size_t errlen)
+{
+    memset(r, 0, sizeof *r);
+    r->path = path;
+    r->sink = sink;
+    r->st = st;
+    r->err = err;
+    r->errlen = errlen;
+    r->acap = 65536;
+    r->ab = malloc(r->acap);
+    if (!r->ab)
+        return ingest_ft_fail(r, "out of memory");
+    if (build_syscalls(r) < 0 || tab_reserve(r, 8) < 0)
+        return -1;
+    return 0;
+}
+
+int ingest_ft_reader_line(ftrace_reader *r, char *line, size_t len)
+{
+    r->st->lines++;
+    return do_line(r, line, len);
+}
+
+void ingest_ft_reader_free(ftrace_reader *r)
+{
+    free(r->tab);
+    free(r->ab);
+    free(r->sc);
+    r->tab = NULL;
+    r->ab = NULL;
+    r->sc = NULL;
+}
+
 int ingest_ftrace_read(ingest_lines *lb, const ingest_sink *sink, ingest_stats *st, char *err,
                        size_t errlen)
 {
     ftrace_reader r;
-    memset(&r, 0, sizeof r);
-    r.path = lb->path;
-    r.sink = sink;
-    r.st = st;
-    r.err = err;
-    r.errlen = errlen;
-    int rc = 0;
-    r.acap = 65536;
-    r.ab = malloc(r.acap);
-    if (!r.ab)
-        rc = ingest_ft_fail(&r, "out of memory");
-    else if (build_syscalls(&r) < 0 || tab_reserve(&r, 8) < 0)
-        rc = -1;
+    int rc = ingest_ft_reader_init(&r, lb->path, sink, st, err, errlen);
     while (rc == 0) {
         char *line;
         size_t len;
@@ -420,11 +465,8 @@ int ingest_ftrace_read(ingest_lines *lb, const ingest_sink *sink, ingest_stats *
             break;
         }
         r.lineno = lb->lineno;
-        st->lines++;
-        rc = do_line(&r, line, len);
+        rc = ingest_ft_reader_line(&r, line, len);
     }
-    free(r.tab);
-    free(r.ab);
-    free(r.sc);
+    ingest_ft_reader_free(&r);
     return rc;
 }

@@ -242,6 +242,7 @@ ftrace_ev_kind ingest_ftrace_lex_event(const char *name)
         "workqueue_execute_end" end   { return FTRACE_EV_WQ_END; }
         "tracing_mark_write" end      { return FTRACE_EV_MARKER; }
         "print" end                   { return FTRACE_EV_MARKER; }
+        "bpf_trace_printk" end        { return FTRACE_EV_MARKER; }
         * { return FTRACE_EV_OTHER; }
     */
 }

@@ -1,0 +1,217 @@
+"""Recording on Linux: `argusq record`, trace.dat ingest, the argus.h
+marker API and --watch flags, end to end.
+
+The trace.dat tests run everywhere.  The recording tests trace the real
+machine (as root); they skip, saying why, only when argusq itself reports
+that this machine cannot trace (exit status 3: not root, no tracefs)."""
+import json
+import os
+import shutil
+import subprocess
+
+from common import ROOT, ArchiveCase, trace
+
+WORKLOADS = os.path.join(ROOT, "tests", "workloads")
+INCLUDE = os.path.join(ROOT, "include")
+TRACING = "/sys/kernel/tracing"
+
+
+class TraceDat(ArchiveCase):
+    """argusq ingest FILE.dat reads trace-cmd's binary file directly."""
+
+    def test_dat_gives_the_events_of_its_report_text(self):
+        a = self.ingest(trace("lockchain-anomaly.dat"), name="dat")
+        b = self.ingest(trace("lockchain-anomaly.txt"), name="txt")
+        for k in ("events", "processes", "threads", "nodes", "edges", "skipped"):
+            self.assertEqual(a[k], b[k], k)
+        self.assertEqual(a["events"], 1105)
+        ea = self.json("find events in trace \"dat\"")
+        eb = self.json("find events in trace \"txt\"")
+        self.assertEqual(ea, eb)
+        info = {t["name"]: t for t in self.json("traces")["traces"]}
+        self.assertEqual(info["dat"]["format"], "trace-dat")
+
+    def test_dat_slice_reaches_worker_and_hog(self):
+        self.ingest(trace("lockchain-anomaly.dat"), name="t")
+        slice_from_ui_main(self)
+
+    def test_cut_and_garbage_files_fail_with_the_file_name(self):
+        with open(trace("lockchain-anomaly.dat"), "rb") as f:
+            data = f.read()
+        cases = {"cut7.dat": data[:7], "cut.dat": data[:len(data) - 10000],
+                 "junk.dat": data[:10] + bytes(range(256)) * 8}
+        self.ingest(trace("lockchain-normal.txt"))
+        before = self.json("traces")
+        for name, content in cases.items():
+            with self.subTest(file=name):
+                path = os.path.join(self.dir, name)
+                with open(path, "wb") as f:
+                    f.write(content)
+                p = self.run_argusq("ingest", path)
+                self.assertEqual(p.returncode, 1, p.stderr)
+                self.assertIn(name + ":", p.stderr)
+                self.assertNotIn("runtime error", p.stderr)
+        self.assertIn("offset 7:", self.run_argusq("ingest", os.path.join(self.dir, "cut7.dat")).stderr)
+        self.assertEqual(self.json("traces"), before)
+
+
+def slice_from_ui_main(case, lo=250_000_000, hi=330_000_000):
+    """The reference analysis: ui-main's longest wait, sliced back, reaches
+    worker (wakeup) and hog (wakeup on unlock)."""
+    nodes = case.json('find nodes where thread = "ui-main" order by blocked desc limit 1')["nodes"]
+    case.assertEqual(len(nodes), 1)
+    n = nodes[0]
+    case.assertGreater(n["blocked"], lo)
+    case.assertLess(n["blocked"], hi)
+    sl = case.json(f"slice back from node {n['id']} depth 6")
+    threads = [x["thread"] for x in sl["nodes"]]
+    case.assertIn("worker", threads)
+    case.assertIn("hog", threads)
+    by_id = {x["id"]: x for x in sl["nodes"]}
+    first = [by_id[e["from"]]["thread"] for e in sl["edges"] if e["to"] == n["id"] and e["kind"] == "wakeup"]
+    case.assertIn("worker", first)
+    return n
+
+
+def tracing_state():
+    """The tracefs settings argusq record changes, to check it restores them."""
+    files = ["tracing_on", "trace_clock", "set_event", "saved_cmdlines_size", "options/record-tgid",
+             "options/overwrite"]
+    cpus = sorted(d for d in os.listdir(os.path.join(TRACING, "per_cpu")) if d.startswith("cpu"))
+    files += [f"per_cpu/{c}/buffer_size_kb" for c in cpus]
+    state = {}
+    for f in files:
+        try:
+            with open(os.path.join(TRACING, f)) as fh:
+                state[f] = fh.read()
+        except OSError:
+            state[f] = None
+    return state
+
+
+class Record(ArchiveCase):
+    """argusq record on this machine.  Each test compiles its workload."""
+
+    def setUp(self):
+        super().setUp()
+        probe = self.run_argusq("record", "-o", os.path.join(self.dir, "probe.dat"), "--", "true")
+        if probe.returncode == 3:
+            self.skipTest("this machine cannot trace: " + probe.stderr.strip())
+        self.assertEqual(probe.returncode, 0, probe.stderr)
+
+    def build(self, name, *extra):
+        exe = os.path.join(self.dir, name)
+        src = os.path.join(WORKLOADS, name + ".c")
+        subprocess.run(["cc", "-std=c11", "-O2", "-pthread", "-Wall", "-Werror", "-I", INCLUDE, "-o", exe, src]
+                       + list(extra), check=True)
+        return exe
+
+    def record(self, *args):
+        p = self.run_argusq("record", *args)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("runtime error", p.stderr)
+        return p
+
+    def test_lockchain_anomaly_recorded_and_sliced(self):
+        exe = self.build("lockchain")
+        out = os.path.join(self.dir, "lc.dat")
+        before = tracing_state()
+        p = self.record("-o", out, "--", exe, "anomaly")
+        self.assertEqual(tracing_state(), before, "argusq record left tracefs changed")
+        self.assertIn("exited with status 0", p.stderr)
+        with open(out, "rb") as f:
+            self.assertEqual(f.read(10), b"\x17\x08\x44tracing")
+        s = self.ingest(out, name="t")
+        self.assertGreater(s["events"], 500)
+        n = slice_from_ui_main(self)
+        self.assertEqual(n["proc"], "ui-main")
+        # every thread of the workload is in its process
+        ths = self.json('find nodes where proc = "ui-main"')["nodes"]
+        self.assertEqual({x["thread"] for x in ths} >= {"ui-main", "worker", "hog"}, True)
+        self.assertEqual({x["pid"] for x in ths}, {n["pid"]})
+
+    def test_markers_give_dispatch_edges(self):
+        exe = self.build("dispatchq")
+        out = os.path.join(self.dir, "q.dat")
+        self.record("-o", out, "--", exe)
+        self.ingest(out, name="q")
+        ui = self.json('find nodes where thread = "ui-main" limit 1')["nodes"][0]
+        enq = self.json(f'find events where event = "dispatch_enqueue" and tid = {ui["tid"]}')["events"]
+        self.assertEqual(len(enq), 6)
+        runs = self.json('find nodes where thread = "q-worker" and kind = "dispatch"')["nodes"]
+        self.assertEqual(len(runs), 6)
+        for node in runs:
+            shown = self.json(f"show node {node['id']}")
+            came = [e for e in shown["in"] if e["kind"] == "dispatch"]
+            self.assertEqual(len(came), 1, shown)
+            src = self.json(f"show node {came[0]['from']}")["node"]
+            self.assertEqual(src["thread"], "ui-main")
+
+    def test_watched_flag_gives_a_flag_edge(self):
+        exe = self.build("flagwatch")
+        out = os.path.join(self.dir, "f.dat")
+        p = self.record("-o", out, "--watch", "ready", "--watch", "generation", "--", exe)
+        self.assertIn("watching ready at 0x", p.stderr)
+        self.ingest(out, name="f")
+        writes = self.json('find events where type = "flag_write"')["events"]
+        ready_w = [e for e in writes if e["sym"] == "ready"]
+        gen_w = [e for e in writes if e["sym"] == "generation"]
+        # one event per write: the access watchpoint does not repeat it as a read
+        self.assertEqual([(e["value"], self.thread(e["tid"])) for e in ready_w], [(1, "setter")])
+        self.assertEqual([e["value"] for e in gen_w], [1, 2])
+        reads = self.json('find events where type = "flag_read"')["events"]
+        self.assertEqual({e["sym"] for e in reads}, {"ready"})
+        self.assertEqual({self.thread(e["tid"]) for e in reads}, {"poller"})
+        self.assertGreater(len([e for e in reads if e["value"] == 0]), 5)
+        seen = [e for e in reads if e["value"] == 1]
+        self.assertEqual(len(seen), 1)
+        self.assertGreater(seen[0]["ts"], ready_w[0]["ts"])
+        self.assertEqual(ready_w[0]["addr"], seen[0]["addr"])
+        shown = self.json(f"show node {seen[0]['node']}")
+        flags = [e for e in shown["in"] if e["kind"] == "flag"]
+        self.assertEqual([(e["from"], e["from_event"], e["to_event"]) for e in flags],
+                         [(ready_w[0]["node"], ready_w[0]["id"], seen[0]["id"])])
+
+    def thread(self, tid):
+        nodes = self.json(f"find nodes where tid = {tid} limit 1")["nodes"]
+        return nodes[0]["thread"] if nodes else None
+
+    def test_max_mb_keeps_the_newest_events(self):
+        out = os.path.join(self.dir, "m.dat")
+        p = self.record("-o", out, "--max-mb", "1", "--", "sh", "-c",
+                        "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); echo > /dev/null; done")
+        self.assertIn("oldest events were overwritten", p.stderr)
+        # 1 MiB of events, compressed, plus the headers (kallsyms, formats)
+        self.assertLess(os.path.getsize(out), 4 << 20)
+        s = self.ingest(out, name="m")
+        self.assertGreater(s["events"], 1000)
+
+    def test_events_option(self):
+        out = os.path.join(self.dir, "e.dat")
+        self.record("-o", out, "--events", "sched:sched_switch,sched:sched_wakeup", "--", "sleep", "0.05")
+        self.ingest(out, name="e")
+        names = {e["event"] for e in self.json('find events where tid > 0 limit 2000')["events"]}
+        self.assertTrue(names <= {"sched_switch", "sched_wakeup", "print", "tracing_mark_write"}, names)
+        self.assertIn("sched_switch", names)
+
+
+class RecordUsage(ArchiveCase):
+    """Errors that need no tracing."""
+
+    def test_usage(self):
+        for args, code, msg in [
+            (["record"], 2, "needs a command"),
+            (["record", "--max-mb", "x", "--", "true"], 2, "--max-mb"),
+            (["record", "--bogus", "--", "true"], 2, "unknown record option"),
+            (["record", "-o", "x.dat", "--", "/nonexistent/cmd"], 1, "/nonexistent/cmd"),
+            (["record", "--watch", "nosuch", "--", shutil.which("true") or "/bin/true"], 1, "nosuch"),
+        ]:
+            with self.subTest(args=args):
+                p = self.run_argusq(*args)
+                self.assertEqual(p.returncode, code, p.stderr)
+                self.assertIn(msg, p.stderr)
+                self.assertNotIn("runtime error", p.stderr)
+
+    def test_help_mentions_record(self):
+        p = self.run_argusq("--help", db=False)
+        self.assertIn("argusq record [-o FILE] [--max-mb N] [--events LIST] [--watch SYMBOL]...", p.stdout)
