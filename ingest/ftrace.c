@@ -255,8 +255,25 @@ bool ingest_ft_pid_of(ftrace_reader *r, uint32_t tid, uint32_t *pid)
  * first column seen for a task declared by a fork/newtask line renames it
  * too, unless it is a prefix of the known name (report -l cuts comm to 8
  * characters).  "<...>" means tracefs did not know the comm: no rename. */
+/* The task's TGID: its column, else the saved table, else 0 (unknown). */
+static uint32_t tgid_of(const ftrace_reader *r, const ftrace_line *li)
+{
+    if (li->has_tgid)
+        return li->tgid;
+    size_t lo = 0, hi = r->ntgids;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (r->tgids[mid][0] < li->tid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < r->ntgids && r->tgids[lo][0] == li->tid ? r->tgids[lo][1] : 0;
+}
+
 static int resolve_task(ftrace_reader *r, const ftrace_line *li)
 {
+    uint32_t tgid = tgid_of(r, li);
     size_t cl = li->comm_len < DB_NAME_MAX - 1 ? li->comm_len : DB_NAME_MAX - 1;
     bool unknown = cl == 5 && memcmp(li->comm, "<...>", 5) == 0;
     uint64_t h = hash_str(li->comm, cl);
@@ -266,10 +283,9 @@ static int resolve_task(ftrace_reader *r, const ftrace_line *li)
             t->flags |= T_COL;
             t->col = h;
         }
-        return ingest_ft_set_thread(r, li->tid, li->has_tgid ? li->tgid : li->tid, li->comm, cl,
-                                    false);
+        return ingest_ft_set_thread(r, li->tid, tgid ? tgid : li->tid, li->comm, cl, false);
     }
-    uint32_t pid = li->has_tgid ? li->tgid : t->pid;
+    uint32_t pid = tgid ? tgid : t->pid;
     const char *name = t->name;
     size_t nl = strlen(t->name);
     if (!unknown && (!(t->flags & T_COL) || t->col != h)) {

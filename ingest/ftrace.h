@@ -167,6 +167,10 @@ typedef struct ftrace_reader {
     bool have_last_child;
     ftrace_kv kv[FTRACE_KV_MAX]; /* key=value pairs of the current fields */
     int nkv;                     /* -1: the fields are not in key=value form */
+    /* tid -> tgid for lines without a TGID column (a trace.dat recorded by
+     * argusq record keeps tracefs's saved_tgids beside it): sorted pairs */
+    const uint32_t (*tgids)[2];
+    size_t ntgids;
 } ftrace_reader;
 
 /* "PATH:LINE: message" into err; returns -1. */

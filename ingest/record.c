@@ -554,11 +554,28 @@ static int write_dat(rec *r, ingest_record_stats *st)
     return 0;
 }
 
+/* trace.dat has no table of TGIDs: keep tracefs's saved_tgids (filled
+ * by option record-tgid) beside it as OUT.tgids, read by ingest. */
+static void save_tgids(rec *r)
+{
+    char *t = tracefs_instance_file_read(NULL, "saved_tgids", NULL);
+    char name[4096];
+    if (t && snprintf(name, sizeof name, "%s.tgids", r->o->output) < (int)sizeof name) {
+        FILE *f = fopen(name, "w");
+        if (f) {
+            fputs(t, f);
+            fclose(f);
+        }
+    }
+    free(t);
+}
+
 static int save(rec *r, ingest_record_stats *st)
 {
     for (int i = 0; i < r->ncpu; i++)
         if (save_cpu(r, i, &st->data_bytes) < 0)
             return -1;
+    save_tgids(r);
     if (write_dat(r, st) < 0)
         return -1;
     if (rename(r->part, r->o->output) < 0)

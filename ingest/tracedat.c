@@ -150,6 +150,49 @@ static int on_record(struct tracecmd_input *h, struct tep_record *rec, int cpu, 
         return d->rc = -1;
     return 0;
 }
+/* PATH.tgids, written by argusq record from tracefs's saved_tgids ("TID
+ * TGID" lines): the processes of tasks that existed before the recording,
+ * which trace.dat has no table for.  Absent or unreadable: none. */
+static int cmp_pair(const void *a, const void *b)
+{
+    uint32_t x = ((const uint32_t *)a)[0], y = ((const uint32_t *)b)[0];
+    return (x > y) - (x < y);
+}
+
+static size_t load_tgids(const char *path, uint32_t (**out)[2])
+{
+    char name[4096];
+    *out = NULL;
+    if (snprintf(name, sizeof name, "%s.tgids", path) >= (int)sizeof name)
+        return 0;
+    FILE *f = fopen(name, "r");
+    if (!f)
+        return 0;
+    size_t n = 0, cap = 0;
+    uint32_t(*v)[2] = NULL;
+    unsigned long tid, tgid;
+    while (fscanf(f, "%lu %lu", &tid, &tgid) == 2) {
+        if (tid > UINT32_MAX || tgid > UINT32_MAX || tgid == 0)
+            continue;
+        if (n == cap) {
+            size_t c = cap ? cap * 2 : 1024;
+            void *p = realloc(v, c * sizeof *v);
+            if (!p)
+                break;
+            v = p;
+            cap = c;
+        }
+        v[n][0] = (uint32_t)tid;
+        v[n][1] = (uint32_t)tgid;
+        n++;
+    }
+    fclose(f);
+    if (n)
+        qsort(v, n, sizeof *v, cmp_pair);
+    *out = v;
+    return n;
+}
+
 
 int ingest_tracedat_read(const char *path, const ingest_sink *sink, ingest_stats *st, char *err,
                          size_t errlen)
@@ -191,6 +234,9 @@ int ingest_tracedat_read(const char *path, const ingest_sink *sink, ingest_stats
         ingest_ft_reader_free(&d.fr);
         return -1;
     }
+    uint32_t(*tgids)[2] = NULL;
+    d.fr.ntgids = load_tgids(path, &tgids);
+    d.fr.tgids = (const uint32_t(*)[2])tgids;
     trace_seq_init(&d.s);
     char cpus[32];
     int n = snprintf(cpus, sizeof cpus, "cpus=%d", tep_get_cpus(d.tep));
@@ -205,6 +251,7 @@ int ingest_tracedat_read(const char *path, const ingest_sink *sink, ingest_stats
     }
     trace_seq_destroy(&d.s);
     free(d.line);
+    free(tgids);
     ingest_ft_reader_free(&d.fr);
     tracecmd_close(h);
     return rc;

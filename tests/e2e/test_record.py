@@ -6,6 +6,7 @@ machine (as root); they skip, saying why, only when argusq itself reports
 that this machine cannot trace (exit status 3: not root, no tracefs)."""
 import json
 import os
+import time
 import shutil
 import subprocess
 
@@ -129,6 +130,23 @@ class Record(ArchiveCase):
         ths = self.json('find nodes where proc = "ui-main"')["nodes"]
         self.assertEqual({x["thread"] for x in ths} >= {"ui-main", "worker", "hog"}, True)
         self.assertEqual({x["pid"] for x in ths}, {n["pid"]})
+
+    def test_threads_started_before_the_recording_keep_their_process(self):
+        exe = self.build("bgthreads")
+        bg = subprocess.Popen([exe])
+        try:
+            time.sleep(0.3)
+            out = os.path.join(self.dir, "bg.dat")
+            self.record("-o", out, "--", "sleep", "0.3")
+            self.assertTrue(os.path.exists(out + ".tgids"))
+            self.ingest(out, name="bg")
+            n = self.json('find nodes where thread = "bg-helper" limit 1')["nodes"]
+            self.assertTrue(n, "the helper thread ran during the recording")
+            self.assertEqual(n[0]["pid"], bg.pid)
+            self.assertNotEqual(n[0]["tid"], bg.pid)
+        finally:
+            bg.kill()
+            bg.wait()
 
     def test_markers_give_dispatch_edges(self):
         exe = self.build("dispatchq")
