@@ -54,13 +54,10 @@ static int fail(argus_reader *r, const char *fmt, ...) __attribute__((format(pri
 
 static int fail(argus_reader *r, const char *fmt, ...)
 {
-    int n = snprintf(r->err, r->errlen, "%s:%llu: ", r->path, (unsigned long long)r->lineno);
-    if (n >= 0 && (size_t)n < r->errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(r->err + n, r->errlen - (size_t)n, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    ingest_vfail(r->err, r->errlen, r->path, r->lineno, fmt, ap);
+    va_end(ap);
     return -1;
 }
 

@@ -8,6 +8,7 @@
 #define ARGUSQ_INGEST_FTRACE_H
 
 #include <stdbool.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -179,6 +180,11 @@ int ingest_ft_fail(ftrace_reader *r, const char *fmt, ...) __attribute__((format
 /* Room for need more bytes after the alen bytes of the attribute buffer
  * *ab (grown, keeping its content, when *acap is too small).  Returns
  * *ab + alen, or NULL when out of memory.  Shared with the Argus reader. */
+/* "PATH:LINE: " and the message, into err (the readers' error form). */
+int ingest_vfail(char *err, size_t errlen, const char *path, uint64_t line, const char *fmt, va_list ap);
+/* A message without a line (whole-file errors). */
+void ingest_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* A sink stopped the read: keep its message, with "PATH:LINE: " in front
  * unless the sink wrote that already.  Returns -1. */
 int ingest_sink_failed(char *err, size_t errlen, const char *path, uint64_t line);

@@ -1,6 +1,7 @@
 /* ingest/ftrace_fields.c -- helpers over an event's field text and the
  * attribute buffer of the current event (shared by ftrace_map.c and
  * ftrace_sched.c). */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,4 +233,22 @@ int ingest_sink_failed(char *err, size_t errlen, const char *path, uint64_t line
     memcpy(err, pre, pl);
     err[pl + el] = '\0';
     return -1;
+}
+
+int ingest_vfail(char *err, size_t errlen, const char *path, uint64_t line, const char *fmt, va_list ap)
+{
+    int n = snprintf(err, errlen, "%s:%llu: ", path, (unsigned long long)line);
+    if (n >= 0 && (size_t)n < errlen)
+        vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+    return -1;
+}
+
+void ingest_errf(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || errlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
 }

@@ -16,15 +16,6 @@
 #include "ftrace.h"
 #include "ingest.h"
 
-static void errf(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 const char *ingest_format_name(ingest_format f)
 {
@@ -51,7 +42,7 @@ int ingest_lines_open(ingest_lines *lb, const char *path, char *err, size_t errl
     lb->path = path;
     lb->f = fopen(path, "rb");
     if (!lb->f) {
-        errf(err, errlen, "%s:0: cannot open: %s", path, strerror(errno));
+        ingest_errf(err, errlen, "%s:0: cannot open: %s", path, strerror(errno));
         return -1;
     }
     /* a line of INGEST_LINE_MAX bytes plus its '\n', plus a NUL for a
@@ -61,7 +52,7 @@ int ingest_lines_open(ingest_lines *lb, const char *path, char *err, size_t errl
     if (!lb->buf) {
         fclose(lb->f);
         lb->f = NULL;
-        errf(err, errlen, "%s:0: out of memory", path);
+        ingest_errf(err, errlen, "%s:0: out of memory", path);
         return -1;
     }
     return 0;
@@ -93,7 +84,7 @@ int ingest_lines_fill(ingest_lines *lb, char *err, size_t errlen)
             lb->progress(lb->progress_ctx, lb->read, lb->size);
         if (n == 0) {
             if (ferror(lb->f)) {
-                errf(err, errlen, "%s:%llu: read error: %s", lb->path,
+                ingest_errf(err, errlen, "%s:%llu: read error: %s", lb->path,
                      (unsigned long long)lb->lineno + 1, strerror(errno));
                 return -1;
             }
@@ -111,13 +102,13 @@ static int line_done(ingest_lines *lb, char *s, size_t n, char **line, size_t *l
 {
     lb->lineno++;
     if (n > INGEST_LINE_MAX) {
-        errf(err, errlen, "%s:%llu: line too long (more than %zu bytes)", lb->path,
+        ingest_errf(err, errlen, "%s:%llu: line too long (more than %zu bytes)", lb->path,
              (unsigned long long)lb->lineno, INGEST_LINE_MAX);
         return -1;
     }
     /* the scanners stop at a NUL, so one inside a line would hide text */
     if (memchr(s, '\0', n)) {
-        errf(err, errlen, "%s:%llu: NUL byte in line", lb->path, (unsigned long long)lb->lineno);
+        ingest_errf(err, errlen, "%s:%llu: NUL byte in line", lb->path, (unsigned long long)lb->lineno);
         return -1;
     }
     if (n > 0 && s[n - 1] == '\r')
@@ -146,7 +137,7 @@ int ingest_lines_next(ingest_lines *lb, char **line, size_t *len, char *err, siz
         }
         if (avail >= lb->cap) { /* the buffer is full and holds no '\n' */
             lb->lineno++;
-            errf(err, errlen, "%s:%llu: line too long (more than %zu bytes)", lb->path,
+            ingest_errf(err, errlen, "%s:%llu: line too long (more than %zu bytes)", lb->path,
                  (unsigned long long)lb->lineno, INGEST_LINE_MAX);
             return -1;
         }
@@ -252,7 +243,7 @@ int ingest_file(const char *path, const ingest_sink *sink, ingest_format *format
         ingest_lines_close(&lb);
         return ingest_tracedat_read(path, sink, st, err, errlen);
     default:
-        errf(err, errlen,
+        ingest_errf(err, errlen,
              "%s:1: unknown trace format (expected ftrace text, trace-cmd report, trace.dat or #argus-trace 1)",
              path);
         rc = -1;

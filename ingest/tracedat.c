@@ -40,16 +40,6 @@ typedef struct dat_reader {
     int rc;
 } dat_reader;
 
-static void errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void errf(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 /* The text reader says "PATH:LINE: ..."; a record has no line, so say
  * where it is in the file instead: "PATH: offset N: ...". */
@@ -73,7 +63,7 @@ static int feed(dat_reader *d, const char *text, size_t len, unsigned long long 
             cap *= 2;
         char *p = realloc(d->line, cap);
         if (!p) {
-            errf(d->fr.err, d->fr.errlen, "%s: offset %llu: out of memory", d->path, offset);
+            ingest_errf(d->fr.err, d->fr.errlen, "%s: offset %llu: out of memory", d->path, offset);
             return -1;
         }
         d->line = p;
@@ -112,7 +102,7 @@ static int on_record(struct tracecmd_input *h, struct tep_record *rec, int cpu, 
 
     struct tep_event *ev = tep_find_event_by_record(d->tep, rec);
     if (!ev) {
-        errf(d->fr.err, d->fr.errlen, "%s: offset %llu: record of unknown event id %d", d->path,
+        ingest_errf(d->fr.err, d->fr.errlen, "%s: offset %llu: record of unknown event id %d", d->path,
              (unsigned long long)rec->offset, tep_data_type(d->tep, rec));
         return d->rc = -1;
     }
@@ -136,7 +126,7 @@ static int on_record(struct tracecmd_input *h, struct tep_record *rec, int cpu, 
     tep_print_event(d->tep, s, rec, "%s", TEP_PRINT_INFO);
     trace_seq_terminate(s);
     if (s->state != TRACE_SEQ__GOOD) {
-        errf(d->fr.err, d->fr.errlen, "%s: offset %llu: out of memory", d->path,
+        ingest_errf(d->fr.err, d->fr.errlen, "%s: offset %llu: out of memory", d->path,
              (unsigned long long)rec->offset);
         return d->rc = -1;
     }
@@ -207,23 +197,23 @@ int ingest_tracedat_read(const char *path, const ingest_sink *sink, ingest_stats
 
     FILE *f = fopen(path, "rb");
     if (!f) {
-        errf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        ingest_errf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
         return -1;
     }
     unsigned char head[10];
     size_t got = fread(head, 1, sizeof head, f);
     fclose(f);
     if (memcmp(head, "\x17\x08\x44tracing", got) != 0) {
-        errf(err, errlen, "%s: offset 0: not a trace-cmd trace.dat file (bad magic)", path);
+        ingest_errf(err, errlen, "%s: offset 0: not a trace-cmd trace.dat file (bad magic)", path);
         return -1;
     }
     if (got < sizeof head) {
-        errf(err, errlen, "%s: offset %zu: the file ends inside the trace.dat magic", path, got);
+        ingest_errf(err, errlen, "%s: offset %zu: the file ends inside the trace.dat magic", path, got);
         return -1;
     }
     struct tracecmd_input *h = tracecmd_open(path, 0);
     if (!h) {
-        errf(err, errlen, "%s: cannot read the trace.dat headers and sections: the file is cut short "
+        ingest_errf(err, errlen, "%s: cannot read the trace.dat headers and sections: the file is cut short "
              "or corrupt", path);
         return -1;
     }
@@ -245,7 +235,7 @@ int ingest_tracedat_read(const char *path, const ingest_sink *sink, ingest_stats
         int r = tracecmd_iterate_events(h, NULL, 0, on_record, &d);
         rc = d.rc;
         if (rc == 0 && r < 0) {
-            errf(err, errlen, "%s: cannot read the trace data (cut short or corrupt)", path);
+            ingest_errf(err, errlen, "%s: cannot read the trace data (cut short or corrupt)", path);
             rc = -1;
         }
     }
