@@ -165,6 +165,8 @@ typedef struct db_trace_info {
     char source[512];     /* the file it came from */
     uint32_t state;       /* DB_TRACE_COMPLETE, or DB_TRACE_INGESTING while
                              an ingest writes it in batches (never listed) */
+    uint32_t unordered;   /* event ids are not in time order: the time index
+                             exists (else time scans search the events) */
 } db_trace_info;
 
 #define DB_TRACE_COMPLETE 0u

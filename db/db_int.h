@@ -6,7 +6,8 @@
  *   traces      name -> db_trace_info                (the catalog)
  *   trace_ids   id -> name
  *   events      id, eid(8) -> packed event record    (file order)
- *   ev_time     id, ts(8), eid(8) -> ""              (time index)
+ *   ev_time     id, ts(8), eid(8) -> ""              (time index, only for a
+ *               trace whose ids are not in time order: `unordered`)
  *   ev_thread   id, tid(4), ts(8), eid(8) -> ""      (thread index)
  *   ev_node     (unused: a node's events are a range of ev_thread)
  *   ev_port     id, port(8), ts(8), eid(8) -> ""     (mach_msg dest)
@@ -76,10 +77,10 @@ typedef struct db_event_rec {
 } db_event_rec;
 
 #define DB_EDGE_KEY_LEN 29
-#define DB_TRACE_INFO_VERSION 2u
+#define DB_TRACE_INFO_VERSION 3u
 /* The archive's format, kept in meta "format"; an archive of another
  * format is refused with both numbers. */
-#define DB_FORMAT_VERSION 2u
+#define DB_FORMAT_VERSION 3u
 
 /* archive.c */
 int db_fail(db_error *err, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

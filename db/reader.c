@@ -307,8 +307,52 @@ int db_scan_events(db_reader *r, db_event_cb cb, void *ctx, db_error *err)
     return db_scan_prefix(r->txn, r->a->dbi[DBI_EVENTS], r->tid, 4, r->tid, 4, event_one, &s, err);
 }
 
+/* The first event id with ts >= t0 in a trace whose ids follow time: a
+ * binary search over the events table (ids 1..events). */
+static int first_at(db_reader *r, uint64_t t0, uint64_t *out, db_error *err)
+{
+    uint64_t lo = 1, hi = r->info.events + 1;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        db_event ev;
+        int got = db_get_event(r, mid, &ev, err);
+        if (got <= 0)
+            return got < 0 ? -1 : db_fail(err, -1, "event %llu is missing", (unsigned long long)mid);
+        if (ev.ts < t0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *out = lo;
+    return 0;
+}
+
+struct until {
+    uint64_t t1;
+    db_event_cb cb;
+    void *ctx;
+};
+
+static int until_one(void *p, const db_event *ev)
+{
+    struct until *u = p;
+    return ev->ts > u->t1 ? 1 : u->cb(u->ctx, ev);
+}
+
 int db_scan_time(db_reader *r, uint64_t t0, uint64_t t1, db_event_cb cb, void *ctx, db_error *err)
 {
+    if (!r->info.unordered) { /* the events table is in time order */
+        uint64_t first = 1;
+        if (first_at(r, t0, &first, err))
+            return -1;
+        unsigned char lo[12];
+        memcpy(lo, r->tid, 4);
+        db_put_be64(lo + 4, first);
+        struct until u = {t1, cb, ctx};
+        struct event_scan s = {r, until_one, &u, err, true};
+        int rc = db_scan_prefix(r->txn, r->a->dbi[DBI_EVENTS], lo, 12, r->tid, 4, event_one, &s, err);
+        return rc == 1 ? 0 : rc; /* 1: stopped past t1 */
+    }
     unsigned char lo[12], hi[12];
     memcpy(lo, r->tid, 4);
     memcpy(hi, r->tid, 4);

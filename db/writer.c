@@ -39,6 +39,7 @@ struct db_writer {
     bool in_scan;  /* db_writer_scan_time flushes at its own safe points */
     uint64_t ops;  /* puts in the current transaction */
     uint64_t batch_ops; /* DB_BATCH_OPS, or $ARGUSQ_BATCH_OPS (tests) */
+    uint64_t last_ts;   /* of the previous event: is the trace in time order? */
     int lock_fd;   /* holds the archive's writer lock */
     MDB_cursor *cur[DBI__COUNT]; /* a write cursor per table, for appends:
                                     mdb_put would set one up every call */
@@ -529,6 +530,55 @@ static int put_obj(db_writer *w, int dbi, uint64_t obj, const db_event *ev, db_e
 
 uint64_t db_writer_next_event_id(const db_writer *w) { return w->info.events + 1; }
 
+static int time_key(db_writer *w, uint64_t ts, uint64_t id, db_error *err)
+{
+    unsigned char k[20];
+    db_put_be32(k, w->info.id);
+    db_put_be64(k + 4, ts);
+    db_put_be64(k + 12, id);
+    return put_later(w, DBI_EV_TIME, k, 20, err);
+}
+
+/* The trace turned out not to be in time order: index the events stored
+ * so far (ids 1..upto, in time order, read back in that order). */
+static int time_index_from_start(db_writer *w, uint64_t upto, db_error *err)
+{
+    w->info.unordered = 1;
+    uint64_t next = 1;
+    while (next <= upto) {
+        MDB_cursor *c;
+        int rc = mdb_cursor_open(w->txn, w->a->dbi[DBI_EVENTS], &c);
+        if (rc)
+            return db_lmdb_fail(err, rc, "cursor");
+        unsigned char k[12];
+        db_put_be32(k, w->info.id);
+        db_put_be64(k + 4, next);
+        MDB_val key = {12, k}, v;
+        int ret = 0;
+        for (rc = mdb_cursor_get(c, &key, &v, MDB_SET_RANGE); rc == 0 && !ret && next <= upto;
+             rc = mdb_cursor_get(c, &key, &v, MDB_NEXT)) {
+            db_event ev;
+            uint64_t id = key.mv_size == 12 ? db_get_be64((const unsigned char *)key.mv_data + 4) : 0;
+            if (id != next || db_event_decode(v.mv_data, v.mv_size, id, &ev)) {
+                ret = db_fail(err, -1, "event %llu is missing or damaged", (unsigned long long)next);
+                break;
+            }
+            ret = time_key(w, ev.ts, id, err);
+            next++;
+            if (w->ops >= w->batch_ops)
+                break; /* commit, then go on from `next` */
+        }
+        mdb_cursor_close(c);
+        if (ret)
+            return ret;
+        if (next <= upto && flush(w, err))
+            return -1;
+        if (rc && rc != MDB_NOTFOUND && next <= upto)
+            return db_lmdb_fail(err, rc, "scan");
+    }
+    return 0;
+}
+
 int db_writer_event(db_writer *w, db_event *ev, db_error *err)
 {
     if (maybe_flush(w, err))
@@ -545,9 +595,12 @@ int db_writer_event(db_writer *w, db_event *ev, db_error *err)
     db_put_be64(k + 4, ev->id);
     if (put(w, DBI_EVENTS, k, 12, w->buf, need, err))
         return -1;
-    db_put_be64(k + 4, ev->ts);
-    db_put_be64(k + 12, ev->id);
-    if (put(w, DBI_EV_TIME, k, 20, "", 0, err))
+    /* while ids follow time (ftrace always does), the events table is its
+     * own time index; the first event out of order starts a real one */
+    if (!w->info.unordered && ev->ts < w->last_ts && time_index_from_start(w, ev->id - 1, err))
+        return -1;
+    w->last_ts = ev->ts;
+    if (w->info.unordered && time_key(w, ev->ts, ev->id, err))
         return -1;
     unsigned char tk[24];
     db_put_be32(tk, w->info.id);
@@ -665,7 +718,7 @@ static int scan_one(void *p, const MDB_val *key, const MDB_val *val)
     struct scan_ctx *s = p;
     db_writer *w = s->w;
     const unsigned char *kb = key->mv_data;
-    uint64_t id = db_get_be64(kb + 12);
+    uint64_t id = db_get_be64(kb + key->mv_size - 8); /* an id ends every key walked */
     unsigned char k[12];
     memcpy(k, kb, 4);
     db_put_be64(k + 4, id);
@@ -689,6 +742,10 @@ static int scan_one(void *p, const MDB_val *key, const MDB_val *val)
  * stopped at: a cursor does not survive its transaction. */
 int db_writer_scan_time(db_writer *w, db_event_cb cb, void *ctx, db_error *err)
 {
+    if (drain_later(w, err)) /* the time keys of this batch */
+        return -1;
+    int table = w->info.unordered ? DBI_EV_TIME : DBI_EVENTS;
+    size_t full = w->info.unordered ? 20 : 12;
     unsigned char key[20];
     size_t klen = 4;
     db_put_be32(key, w->info.id);
@@ -699,7 +756,7 @@ int db_writer_scan_time(db_writer *w, db_event_cb cb, void *ctx, db_error *err)
     while (again && !ret) {
         again = false;
         MDB_cursor *c;
-        int rc = mdb_cursor_open(w->txn, w->a->dbi[DBI_EV_TIME], &c);
+        int rc = mdb_cursor_open(w->txn, w->a->dbi[table], &c);
         if (rc) {
             ret = db_lmdb_fail(err, rc, "cursor");
             break;
@@ -709,10 +766,10 @@ int db_writer_scan_time(db_writer *w, db_event_cb cb, void *ctx, db_error *err)
         if (resumed && rc == 0 && k.mv_size == klen && memcmp(k.mv_data, key, klen) == 0)
             rc = mdb_cursor_get(c, &k, &v, MDB_NEXT); /* done before the commit */
         for (; rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
-            if (k.mv_size != 20 || memcmp(k.mv_data, key, 4) != 0)
+            if (k.mv_size != full || memcmp(k.mv_data, key, 4) != 0)
                 break;
-            memcpy(key, k.mv_data, 20);
-            klen = 20;
+            memcpy(key, k.mv_data, full);
+            klen = full;
             if ((ret = scan_one(&s, &k, &v)) != 0)
                 break;
             if (w->batch && w->ops >= w->batch_ops) {

@@ -251,7 +251,9 @@ static void test_format_version(void **state)
     db_close(a);
     assert_null(db_open(path, true, &err));
     assert_non_null(strstr(err.msg, "archive format 1"));
-    assert_non_null(strstr(err.msg, "format 2"));
+    char want[32];
+    snprintf(want, sizeof want, "reads format %u", DB_FORMAT_VERSION);
+    assert_non_null(strstr(err.msg, want));
     assert_null(db_open(path, false, &err));
 }
 
