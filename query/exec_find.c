@@ -98,6 +98,86 @@ static int node_cb(void *p, const db_node *n)
     return 0;
 }
 
+/* ---- nodes through the signature index ----
+ * `thread = "NAME"` (with `kind = "K"` or not) among the top-level `and`s of
+ * the where clause: the signature index holds exactly that thread's nodes
+ * (one key per kind), so only they are read.  They are gathered and sorted
+ * by id, which keeps the output in the order a full scan gives. */
+static bool str_conjunct(const query_expr *e, const char *field, const char **val)
+{
+    if (e->kind == QUERY_EX_AND)
+        return str_conjunct(e->bin.lhs, field, val) || str_conjunct(e->bin.rhs, field, val);
+    if (e->kind != QUERY_EX_CMP || e->cmp.op != QUERY_OP_EQ)
+        return false;
+    const query_operand *f = &e->cmp.lhs, *l = &e->cmp.rhs;
+    if (f->kind != QUERY_OPD_FIELD) {
+        f = &e->cmp.rhs;
+        l = &e->cmp.lhs;
+    }
+    if (f->kind != QUERY_OPD_FIELD || l->kind != QUERY_OPD_LITERAL || l->lit.kind != QUERY_LIT_STRING ||
+        strcasecmp(f->field.name, field) != 0)
+        return false;
+    *val = l->lit.str;
+    return true;
+}
+
+typedef struct sig_nodes {
+    db_reader *r;
+    uint32_t *ids;
+    size_t len, cap;
+    db_error *de;
+} sig_nodes;
+
+static int sig_node(void *p, const db_sig *sig)
+{
+    sig_nodes *s = p;
+    if (s->len == s->cap) {
+        size_t n = s->cap ? s->cap * 2 : 256;
+        uint32_t *v = realloc(s->ids, n * sizeof *v);
+        if (!v)
+            return db_fail_oom(s->de);
+        s->ids = v;
+        s->cap = n;
+    }
+    s->ids[s->len++] = sig->node;
+    return 0;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* 1: answered through the index; 0: the clause allows no index; -1 error */
+static int scan_thread_nodes(db_reader *r, const query_stmt *st, find_ctx *c, db_error *de)
+{
+    const char *thread, *kind = NULL;
+    if (!st->where || !str_conjunct(st->where, "thread", &thread))
+        return 0;
+    str_conjunct(st->where, "kind", &kind);
+    sig_nodes s = {.r = r, .de = de};
+    for (int k = 0; k < DB_NODE__COUNT; k++) {
+        if (kind && strcmp(kind, db_node_kind_name(k)) != 0)
+            continue;
+        if (db_scan_sigs(r, graph_thread_key(thread, k), db_reader_trace(r)->id, sig_node, &s, de)) {
+            free(s.ids);
+            return -1;
+        }
+    }
+    if (s.len > 1) /* s.ids is NULL when the thread has no node */
+        if (s.len)
+        qsort(s.ids, s.len, sizeof *s.ids, cmp_id);
+    int rc = 0;
+    for (size_t i = 0; i < s.len && rc == 0; i++) {
+        db_node n;
+        int got = db_get_node(r, s.ids[i], &n, de);
+        rc = got < 0 ? -1 : got ? node_cb(c, &n) : 0;
+    }
+    free(s.ids);
+    return rc < 0 ? -1 : 1;
+}
+
 /* Events handed out by a reader point into LMDB's map, which stays valid
  * for the life of the read transaction: collecting them is a shallow copy. */
 static int event_cb(void *p, const db_event *ev)
@@ -244,6 +324,12 @@ static int scan_events(db_reader *r, const query_stmt *st, find_ctx *c, db_error
     }
 }
 
+static int scan_nodes(db_reader *r, const query_stmt *st, find_ctx *c, db_error *de)
+{
+    int rc = scan_thread_nodes(r, st, c, de);
+    return rc == 0 ? db_scan_nodes(r, node_cb, c, de) : rc < 0 ? -1 : 0;
+}
+
 int query_exec_find(query_session *s, const query_stmt *st, query_error *err)
 {
     bool nodes = st->target == QUERY_TARGET_NODES;
@@ -272,7 +358,7 @@ int query_exec_find(query_session *s, const query_stmt *st, query_error *err)
         fprintf(s->out, "{\"%s\":[", nodes ? "nodes" : edges ? "edges" : "events");
     db_error de = {{0}};
     int rc = (!st->has_limit || st->limit > 0)
-                 ? (nodes   ? db_scan_nodes(r, node_cb, &c, &de)
+                 ? (nodes   ? scan_nodes(r, st, &c, &de)
                     : edges ? db_scan_edges(r, edge_cb, &c, &de)
                             : scan_events(r, st, &c, &de))
                  : 0;
@@ -282,6 +368,7 @@ int query_exec_find(query_session *s, const query_stmt *st, query_error *err)
         void *rows = nodes ? (void *)c.nodes : edges ? (void *)c.edges : (void *)c.events;
         size_t size = nodes ? sizeof *c.nodes : edges ? sizeof *c.edges : sizeof *c.events;
         if (c.len > 1) /* rows is NULL when nothing was collected (limit 0) */
+            if (c.len)
             qsort_r(rows, c.len, size, row_cmp, &c);
         size_t k = st->has_limit && st->limit < c.len ? (size_t)st->limit : c.len;
         for (size_t i = 0; i < k; i++) {
