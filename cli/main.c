@@ -313,6 +313,11 @@ static int cmd_ingest(const options *o)
         snprintf(err, sizeof err, "%s", de.msg);
     if (!sc.g || ingest_file(o->file, &sink, &fmt, &st, err, sizeof err)) {
         progress_end(&pg);
+        /* the message quotes the bad line: a hostile file must not send
+         * escape sequences to the terminal */
+        for (char *c = err; *c; c++)
+            if ((unsigned char)*c < 0x20 || *c == 0x7f)
+                *c = '?';
         fprintf(stderr, "argusq: %s\n", err);
         graph_abort(sc.g);
         free(rules);
@@ -369,6 +374,15 @@ static int cmd_ingest(const options *o)
 /* argusq [-d ARCHIVE] record [-o FILE] [--max-mb N] [--events LIST]
  * [--watch SYMBOL]... [--] CMD [ARGS...]: options up to CMD, then CMD's
  * own arguments untouched.  Returns the exit status. */
+/* The recording's bar: what the kernel's buffers hold so far. */
+static void record_progress(void *ctx, uint64_t bytes, uint64_t events)
+{
+    if (bytes == UINT64_MAX)
+        progress_end(ctx); /* CMD ended: the summary follows */
+    else
+        progress_update(ctx, bytes, events);
+}
+
 static int cmd_record(int argc, char **argv, int first)
 {
     ingest_record_opts o = {.output = "trace.dat", .log = stderr};
@@ -429,7 +443,14 @@ static int cmd_record(int argc, char **argv, int first)
     o.argv = argv + i;
     ingest_record_stats st;
     char err[1024] = "";
+    progress bar;
+    progress_begin(&bar, "record", 0);
+    if (bar.on) {
+        o.progress = record_progress;
+        o.progress_ctx = &bar;
+    }
     int rc = ingest_record(&o, &st, err, sizeof err);
+    progress_end(&bar);
     free(watch);
     if (rc == 0) {
         fprintf(stderr, "argusq: ingest it with: argusq ingest %s\n", o.output);

@@ -93,6 +93,11 @@ typedef struct ingest_record_opts {
     size_t nwatch;
     char *const *argv;        /* CMD ARGS..., NULL-terminated */
     FILE *log;                /* progress and summary lines, or NULL */
+    /* called about five times a second while CMD runs, with what the
+     * kernel's buffers hold so far (bytes, events), and once with
+     * UINT64_MAX, UINT64_MAX when CMD has ended; may be NULL */
+    void (*progress)(void *ctx, uint64_t bytes, uint64_t events);
+    void *progress_ctx;
 } ingest_record_opts;
 
 typedef struct ingest_record_stats {

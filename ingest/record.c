@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/file.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
@@ -379,6 +380,48 @@ static int find_exe(rec *r, const char *cmd)
 }
 
 /* Starts CMD with tracing on; with watches, arms them at its exec. */
+/* What the per-cpu buffers hold now ("entries:" and "bytes:" of each
+ * cpu's stats file), for the progress line. */
+static void buffer_fill(rec *r, uint64_t *bytes, uint64_t *events)
+{
+    *bytes = *events = 0;
+    for (int cpu = 0; cpu < r->ncpu; cpu++) {
+        char name[64];
+        snprintf(name, sizeof name, "per_cpu/cpu%d/stats", cpu);
+        char *t = read_file(name);
+        const char *e = t ? strstr(t, "entries:") : NULL, *b = t ? strstr(t, "bytes:") : NULL;
+        if (e)
+            *events += strtoull(e + 8, NULL, 10);
+        if (b)
+            *bytes += strtoull(b + 6, NULL, 10);
+        free(t);
+    }
+}
+
+/* Waits for CMD, reporting progress while it runs. */
+static void wait_cmd(rec *r, pid_t pid, int *status)
+{
+    for (;;) {
+        pid_t got = waitpid(pid, status, r->o->progress ? WNOHANG : 0);
+        if (got == pid) {
+            if (r->o->progress) /* the bar goes before the summary lines */
+                r->o->progress(r->o->progress_ctx, UINT64_MAX, UINT64_MAX);
+            return;
+        }
+        if (got < 0 && errno != EINTR) {
+            *status = 0;
+            return;
+        }
+        if (got == 0) {
+            uint64_t bytes, events;
+            buffer_fill(r, &bytes, &events);
+            r->o->progress(r->o->progress_ctx, bytes, events);
+            struct timespec ts = {0, 200 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
 static int run_cmd(rec *r, int *status)
 {
     int go[2], ex[2];
@@ -439,12 +482,7 @@ static int run_cmd(rec *r, int *status)
     }
     if (rc < 0)
         kill(pid, SIGKILL);
-    while (waitpid(pid, status, 0) < 0) {
-        if (errno != EINTR) {
-            *status = 0;
-            break;
-        }
-    }
+    wait_cmd(r, pid, status);
     g_child = 0;
     tracefs_trace_off(NULL);
     return rc;

@@ -350,8 +350,11 @@ class Manual(ArchiveCase):
 
 class Progress(ArchiveCase):
     def ingest_on_pty(self, path):
+        return self.on_pty("-d", self.db, "ingest", path, "--name", "p")
+
+    def on_pty(self, *args):
         master, slave = pty.openpty()
-        p = subprocess.Popen([ARGUSQ, "-d", self.db, "ingest", path, "--name", "p"], stdin=subprocess.DEVNULL,
+        p = subprocess.Popen([ARGUSQ] + list(args), stdin=subprocess.DEVNULL,
                              stdout=subprocess.PIPE, stderr=slave, cwd=self.dir)
         os.close(slave)
         err = b""
@@ -382,6 +385,19 @@ class Progress(ArchiveCase):
         self.assertIn("building the graph", err)
         self.assertTrue(err.endswith("\r\x1b[K"), "the bar is erased at the end")
         self.assertNotIn("runtime error", err)
+
+    def test_recording_shows_progress_on_a_terminal(self):
+        out = os.path.join(self.dir, "r.dat")
+        rc, _, err = self.on_pty("record", "-o", out, "--", "sleep", "1")
+        if rc == 3:
+            self.skipTest("this machine cannot trace: " + err.strip()[-200:])
+        self.assertEqual(rc, 0, err)
+        self.assertRegex(err, r"record +[\d.]+k? events +[\d.]+k? ev/s")
+        # the bar is erased before the summary lines
+        self.assertRegex(err, r"\r\x1b\[Kargusq: .*exited with status 0")
+        p = self.run_argusq("record", "-o", os.path.join(self.dir, "q.dat"), "--", "true")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn(" ev/s", p.stderr)  # no bar without a terminal
 
     def test_nothing_without_a_terminal(self):
         p = self.run_argusq("ingest", trace("lockchain-anomaly.txt"))
