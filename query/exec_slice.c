@@ -138,6 +138,7 @@ int query_exec_slice(query_session *s, const query_stmt *st, query_error *err)
         return -1;
     db_error de = {{0}};
     query_path p;
+    memset(&p, 0, sizeof p); /* freed below even when no walk ran (node >= 2^32) */
     bool back = st->dir == QUERY_SLICE_BACK;
     int rc = st->node > UINT32_MAX ? 1
                                    : query_path_walk(r, (uint32_t)st->node, back ? QUERY_WALK_IN : QUERY_WALK_OUT,
@@ -200,6 +201,7 @@ int query_exec_transaction(query_session *s, const query_stmt *st, query_error *
         return -1;
     db_error de = {{0}};
     query_path p;
+    memset(&p, 0, sizeof p); /* freed below even when no walk ran (node >= 2^32) */
     uint32_t kinds = query_causal_kinds() & ~(1u << DB_EDGE_WAKEUP);
     int rc = st->node > UINT32_MAX ? 1
                                    : query_path_walk(r, (uint32_t)st->node, QUERY_WALK_IN | QUERY_WALK_OUT, kinds,

@@ -1,7 +1,8 @@
 #!/bin/sh
-# tests/run.sh SANDIR UNIT_TEST...: runs every cmocka unit test binary and
-# the end-to-end suite against SANDIR/argusq (ASan+UBSan build), then
-# prints one closing line: "tests: N passed, N failed".
+# tests/run.sh SANDIR UNIT_TEST...: runs every cmocka unit test binary, the
+# fuzzers named in $FUZZERS briefly, and the end-to-end suite against
+# SANDIR/argusq (ASan+UBSan build), then prints one closing line:
+# "tests: N passed, N failed".
 san=$1; shift
 passed=0; failed=0; log=$(mktemp); trap 'rm -f "$log"' EXIT
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
@@ -16,6 +17,18 @@ for t in "$@"; do
   if [ "$status" != 0 ] && [ "$f" = 0 ]; then f=1; fi
   passed=$((passed + p)); failed=$((failed + f))
 done
+# the libFuzzer harnesses (make fuzz), a few seconds each from their seed
+# corpus: a crash, leak or broken promise fails the test
+fuzzwork=$(mktemp -d)
+for f in $FUZZERS; do
+  echo "== $f (${FUZZ_TEST_SECONDS:-5} s)"
+  if FUZZ_ARGS=-seed=1 FUZZ_WORK=$fuzzwork sh fuzz/run.sh "${FUZZ_TEST_SECONDS:-5}" "$f"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+  fi
+done
+rm -rf "$fuzzwork"
 echo "== end-to-end (tests/e2e) with $san/argusq"
 if ARGUSQ="$san/argusq" python3 tests/e2e/run_e2e.py >"$log" 2>&1; then status=0; else status=1; fi
 cat "$log"
