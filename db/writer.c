@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -16,9 +19,9 @@
 
 enum { IX_KEY_MAX = 32 };
 
-/* Puts per transaction in a batched ingest: about 200,000 events, some
- * 60 MB of dirty pages, then a commit. */
-#define DB_BATCH_OPS 1000000u
+/* Puts per transaction in a batched ingest: about 150,000 events, some
+ * 40 MB of dirty pages, then a commit (make bench: peak RSS). */
+#define DB_BATCH_OPS 600000u
 
 struct db_writer {
     db_archive *a;
@@ -41,6 +44,8 @@ struct db_writer {
     uint64_t batch_ops; /* DB_BATCH_OPS, or $ARGUSQ_BATCH_OPS (tests) */
     uint64_t last_ts;   /* of the previous event: is the trace in time order? */
     int lock_fd;   /* holds the archive's writer lock */
+    void *map;     /* LMDB's map of the archive (trim_map) */
+    size_t map_len;
     MDB_cursor *cur[DBI__COUNT]; /* a write cursor per table, for appends:
                                     mdb_put would set one up every call */
     struct sorted_key *sk;       /* index keys that do not arrive in order */
@@ -162,6 +167,41 @@ static void close_cursors(db_writer *w)
         }
 }
 
+/* LMDB's map is read-only shared memory over the archive: every page an
+ * ingest touches stays mapped, so the process's resident set grows with
+ * the trace although the pages are only page cache.  After each batch the
+ * mapping is dropped (the pages stay cached, and fault back in when read),
+ * which keeps a long ingest's memory flat. */
+static void trim_map(db_writer *w)
+{
+    struct stat st;
+    if (fstat(w->lock_fd, &st))
+        return;
+    if (!w->map) { /* LMDB tells its map's address only for MDB_FIXEDMAP */
+        FILE *f = fopen("/proc/self/maps", "r");
+        char line[4096];
+        while (f && fgets(line, sizeof line, f)) {
+            unsigned long lo, hi, off, ino;
+            unsigned maj, min;
+            if (sscanf(line, "%lx-%lx %*s %lx %x:%x %lu", &lo, &hi, &off, &maj, &min, &ino) == 6 && off == 0 &&
+                ino == (unsigned long)st.st_ino && makedev(maj, min) == st.st_dev) {
+                w->map = (void *)lo;
+                w->map_len = hi - lo;
+                break;
+            }
+        }
+        if (f)
+            fclose(f);
+        if (!w->map)
+            return;
+    }
+    size_t len = (size_t)st.st_size < w->map_len ? (size_t)st.st_size : w->map_len;
+    long page = sysconf(_SC_PAGESIZE);
+    len -= len % (size_t)(page > 0 ? page : 4096);
+    if (len)
+        madvise(w->map, len, MADV_DONTNEED);
+}
+
 /* Commits the batch so far and starts the next transaction. */
 static int flush(db_writer *w, db_error *err)
 {
@@ -178,6 +218,7 @@ static int flush(db_writer *w, db_error *err)
         return db_lmdb_fail(err, rc, "commit");
     w->flushed = true;
     w->ops = 0;
+    trim_map(w);
     rc = mdb_txn_begin(w->a->env, NULL, 0, &w->txn);
     return rc ? db_lmdb_fail(err, rc, "write transaction") : 0;
 }

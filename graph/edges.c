@@ -62,43 +62,52 @@ static void pend_drop(graph_state *g, graph_map *m, uint64_t key)
     }
 }
 
-/* FIFO per key (dispatch queues, run loops, ports): append at the tail;
- * returns the new entry, 0 when out of memory... */
-static uint32_t fifo_push(graph_state *g, graph_map *m, uint64_t key, const db_event *ev, uint32_t node)
+/* FIFO per key (dispatch queues, run loops, ports, timer arms): append at
+ * the tail; returns the new entry, 0 when out of memory... */
+static uint32_t fifo_push(graph_state *g, graph_fifo *f, uint64_t key, const db_event *ev, uint32_t node)
 {
-    uint32_t ix = pend_new(g, ev, node), head;
+    uint32_t ix = pend_new(g, ev, node), tail;
     if (!ix)
         return 0;
-    if (!graph_map_get(m, key, &head))
-        return graph_map_put(m, key, ix) ? 0 : ix;
-    while (g->pend[head - 1].next)
-        head = g->pend[head - 1].next;
-    g->pend[head - 1].next = ix;
-    return ix;
+    if (graph_map_get(&f->tail, key, &tail))
+        g->pend[tail - 1].next = ix;
+    else if (graph_map_put(&f->head, key, ix))
+        return 0;
+    return graph_map_put(&f->tail, key, ix) ? 0 : ix;
 }
 
 /* ...and take from the head; returns false if nothing is pending. */
-static bool fifo_pop(graph_state *g, graph_map *m, uint64_t key, graph_pend *out)
+static bool fifo_pop(graph_state *g, graph_fifo *f, uint64_t key, graph_pend *out)
 {
     uint32_t head;
-    if (!graph_map_get(m, key, &head))
+    if (!graph_map_get(&f->head, key, &head))
         return false;
     *out = g->pend[head - 1];
     if (out->next)
-        graph_map_put(m, key, out->next);
-    else
-        graph_map_del(m, key);
+        graph_map_put(&f->head, key, out->next);
+    else {
+        graph_map_del(&f->head, key);
+        graph_map_del(&f->tail, key);
+    }
     pend_release(g, head);
     return true;
+}
+
+static void fifo_free(graph_fifo *f)
+{
+    graph_map_free(&f->head);
+    graph_map_free(&f->tail);
 }
 
 void graph_edges_free(graph_state *g)
 {
     free(g->pend);
-    graph_map *maps[] = {&g->timers, &g->dispatch, &g->runloop, &g->flags, &g->kmsgs,
-                         &g->ports, &g->replies, &g->port_owner, &g->vouchers, &g->wakings};
+    graph_map *maps[] = {&g->flags, &g->kmsgs, &g->replies, &g->port_owner, &g->vouchers, &g->wakings};
     for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++)
         graph_map_free(maps[i]);
+    graph_fifo *fifos[] = {&g->timers, &g->dispatch, &g->runloop, &g->ports};
+    for (size_t i = 0; i < sizeof fifos / sizeof fifos[0]; i++)
+        fifo_free(fifos[i]);
     for (size_t i = 0; g->user && i < g->nrules; i++)
         graph_map_free(&g->user[i]);
     free(g->user);
@@ -188,7 +197,7 @@ static int rule_timer(graph_state *g, const db_event *ev, uint32_t node)
     uint32_t head;
     switch (ev->type) {
     case DB_EV_TIMER_ARM:
-        if (graph_map_get(&g->timers, ev->obj, &head)) {
+        if (graph_map_get(&g->timers.head, ev->obj, &head)) {
             int n = 1;
             for (uint32_t i = head; g->pend[i - 1].next; i = g->pend[i - 1].next)
                 n++;
@@ -212,7 +221,7 @@ static int rule_timer(graph_state *g, const db_event *ev, uint32_t node)
 
 /* paper/000 2.c and 2.d: an enqueued (submitted) block -> the next invoke
  * of the same block, first in first out. */
-static int rule_queue(graph_state *g, graph_map *m, int kind, bool submit, const db_event *ev, uint32_t node)
+static int rule_queue(graph_state *g, graph_fifo *m, int kind, bool submit, const db_event *ev, uint32_t node)
 {
     if (submit)
         return fifo_push(g, m, ev->obj, ev, node) ? 0 : -1;
@@ -246,16 +255,23 @@ void graph_ipc_match(graph_state *g, const db_event *ev)
         return;
     uint64_t kmsg = 0;
     uint32_t ix;
+    graph_fifo *f = &g->ports;
     db_event_attr_u64(ev, "kmsg", &kmsg);
     if (kmsg && graph_map_get(&g->kmsgs, kmsg, &ix)) {
         g->match = g->pend[ix - 1];
-        g->pend[ix - 1].dead = true; /* leaves the FIFO when it reaches the head */
+        g->pend[ix - 1].dead = true;
         graph_map_del(&g->kmsgs, kmsg);
         g->have_match = true;
+        /* a send matched by kmsg leaves its port's FIFO when it reaches the
+         * head; usually it is the head, so the lists stay short */
+        graph_pend gone;
+        uint32_t head;
+        while (graph_map_get(&f->head, ev->obj, &head) && g->pend[head - 1].dead)
+            fifo_pop(g, f, ev->obj, &gone);
         return;
     }
     uint32_t head;
-    if (!graph_map_get(&g->ports, ev->obj, &head))
+    if (!graph_map_get(&f->head, ev->obj, &head))
         return;
     uint32_t prev = 0;
     for (uint32_t cur = head; cur;) {
@@ -271,9 +287,15 @@ void graph_ipc_match(graph_state *g, const db_event *ev)
             if (prev)
                 g->pend[prev - 1].next = next;
             else if (next)
-                graph_map_put(&g->ports, ev->obj, next);
+                graph_map_put(&f->head, ev->obj, next);
             else
-                graph_map_del(&g->ports, ev->obj);
+                graph_map_del(&f->head, ev->obj);
+            if (!next) { /* it was the tail */
+                if (prev)
+                    graph_map_put(&f->tail, ev->obj, prev);
+                else
+                    graph_map_del(&f->tail, ev->obj);
+            }
             if (!skip && p->kmsg)
                 graph_map_del(&g->kmsgs, p->kmsg);
             pend_release(g, cur);

@@ -43,6 +43,12 @@ typedef struct graph_stack {
     int depth;
 } graph_stack;
 
+/* FIFOs of pending halves, one per key: the head and tail of each list
+ * (pend entries linked by `next`), so that a push is O(1). */
+typedef struct graph_fifo {
+    graph_map head, tail;
+} graph_fifo;
+
 /* One half of a connection waiting for its other half. */
 typedef struct graph_pend {
     uint64_t ev;
@@ -90,12 +96,12 @@ typedef struct graph_state {
     graph_pend *pend;        /* pool of pending halves; free list via next */
     size_t npend, cpend;
     uint32_t pend_free;
-    graph_map timers;        /* timer address -> FIFO of uncancelled arms */
-    graph_map dispatch;      /* block -> FIFO of pending enqueues */
-    graph_map runloop;       /* block -> FIFO of pending submits */
+    graph_fifo timers;       /* timer address -> FIFO of uncancelled arms */
+    graph_fifo dispatch;     /* block -> FIFO of pending enqueues */
+    graph_fifo runloop;      /* block -> FIFO of pending submits */
     graph_map flags;         /* flag address -> pend (the latest write) */
     graph_map kmsgs;         /* kmsg -> pending send */
-    graph_map ports;         /* dest port -> FIFO of pending sends */
+    graph_fifo ports;        /* dest port -> FIFO of pending sends */
     graph_map replies;       /* reply port -> the receipt that carried it */
     graph_map port_owner;    /* port -> pid that receives on it */
     graph_map vouchers;      /* voucher address -> on_behalf_of pid */

@@ -1,0 +1,723 @@
+#!/usr/bin/env python3
+"""bench/run.py -- `make bench`: argusq at the paper's scale, beside
+trace-cmd report and SQLite.  Standard library only.
+
+Inputs (built when missing, in bench/data/, which git ignores):
+  argus-N-HASH.trace      bench/gen_argus, N events (and N/10 for the RSS check)
+  pipeline.txt            ../shared/traces/pipeline.txt.xz, decompressed
+  pipeline-xK-HASH.txt    bench/scale_ftrace: pipeline.txt K times, shifted in time
+
+Measures (medians over --runs runs, each ingest into a fresh archive):
+  ingest of the ftrace text and of the Argus traces: wall, cpu, events/s,
+  MB/s, peak RSS (ru_maxrss of the child; anonymous and file-backed peaks
+  sampled from /proc), archive size on disk (allocated blocks);
+  trace-cmd report -l of pipeline.dat against argusq ingest of the same
+  trace; `rebuild graph` on the big archive (the graph's share of ingest);
+  slice back depth 20, whole process (p50/p99 over random start nodes, their
+  first slice and again) and in-process (one -f script of many slices);
+  find, match, diagnose;
+  SQLite: the same events, nodes and edges loaded with indexes (the load
+  timed), and the backward slice as a recursive CTE from the same nodes.
+
+Prints a table and writes bench/results.json.
+"""
+import argparse
+import hashlib
+import json
+import os
+import random
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCH = os.path.join(ROOT, "bench")
+DATA = os.path.join(BENCH, "data")
+WORK = os.path.join(DATA, "work")
+MiB = 1024 * 1024
+SLOW = 90  # seconds: a measurement whose run takes longer is not repeated (--slow)
+
+
+def log(msg):
+    print("bench: " + msg, file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------- processes
+
+class Run:
+    """One finished child process."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+def _status_kb(pid, keys):
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            out = {}
+            for line in f:
+                k, _, v = line.partition(":")
+                if k in keys:
+                    out[k] = int(v.split()[0])
+            return out
+    except (OSError, ValueError):
+        return None
+
+
+def run(cmd, stdout=None, stdin=None, timeout=1800, sample=True, check=True):
+    """Runs cmd; returns wall seconds, cpu seconds, ru_maxrss (bytes),
+    sampled peaks of RssAnon/RssFile (bytes), exit status, stdout text
+    (when stdout is None), stderr text."""
+    err = tempfile.TemporaryFile()
+    out = tempfile.TemporaryFile() if stdout is None else stdout
+    fin = open(stdin, "rb") if isinstance(stdin, str) else subprocess.DEVNULL
+    peaks = {"RssAnon": 0, "RssFile": 0, "VmRSS": 0}
+    done = threading.Event()
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=fin)
+
+    def sampler():
+        while not done.wait(0.01):
+            s = _status_kb(p.pid, peaks)
+            if s is None:
+                return
+            for k, v in s.items():
+                peaks[k] = max(peaks[k], v)
+            if time.perf_counter() - t0 > timeout:
+                p.kill()
+                return
+
+    th = None
+    if sample:
+        th = threading.Thread(target=sampler, daemon=True)
+        th.start()
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+    done.set()
+    if th:
+        th.join()
+    if fin is not subprocess.DEVNULL:
+        fin.close()
+    err.seek(0)
+    errtext = err.read().decode(errors="replace")
+    text = None
+    if stdout is None:
+        out.seek(0)
+        text = out.read().decode(errors="replace")
+    r = Run(cmd=cmd, wall=wall, cpu=ru.ru_utime + ru.ru_stime, maxrss=ru.ru_maxrss * 1024,
+            anon=peaks["RssAnon"] * 1024, file=peaks["RssFile"] * 1024, rc=p.returncode,
+            out=text, err=errtext)
+    if check and r.rc != 0:
+        raise SystemExit("bench: %s failed (exit %d):\n%s" % (" ".join(cmd), r.rc, errtext[-2000:]))
+    return r
+
+
+def med(xs):
+    return statistics.median(xs) if xs else None
+
+
+def pct(xs, p):
+    """The p-th percentile (nearest rank)."""
+    if not xs:
+        return None
+    s = sorted(xs)
+    k = max(0, min(len(s) - 1, int(round(p / 100.0 * len(s) + 0.5)) - 1))
+    return s[k]
+
+
+def disk_bytes(path):
+    """Allocated size (LMDB files are sparse), of a file and its -lock."""
+    total = 0
+    for p in (path, path + "-lock", path + "-journal", path + "-wal"):
+        try:
+            total += os.stat(p).st_blocks * 512
+        except OSError:
+            pass
+    return total
+
+
+def rm_archive(path):
+    for p in (path, path + "-lock", path + "-journal", path + "-wal", path + "-shm"):
+        try:
+            os.unlink(p)
+        except FileNotFoundError:
+            pass
+
+
+def src_hash(*paths):
+    h = hashlib.sha1()
+    for p in paths:
+        with open(p, "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()[:8]
+
+
+def build_file(path, make, what):
+    """Builds path with make(tmp) unless it exists; atomically."""
+    if os.path.exists(path):
+        return path
+    log("building %s (%s)" % (os.path.relpath(path, ROOT), what))
+    tmp = path + ".tmp"
+    t0 = time.perf_counter()
+    make(tmp)
+    os.replace(tmp, path)
+    log("  %.1f s, %.0f MB" % (time.perf_counter() - t0, os.path.getsize(path) / 1e6))
+    return path
+
+
+def prune(prefix, suffix):
+    """Removes inputs made by an older version of their generator."""
+    for name in os.listdir(DATA):
+        p = os.path.join(DATA, name)
+        if name.startswith(prefix) and not name.endswith(suffix) and os.path.isfile(p):
+            os.unlink(p)
+
+
+# ---------------------------------------------------------------- argusq
+
+class Argusq:
+    def __init__(self, exe):
+        self.exe = exe
+
+    def ingest(self, archive, trace, name, runs, keep=False, first=1):
+        """Ingests trace into a fresh archive runs times; the summary and medians."""
+        rs = []
+        for i in range(first - 1, first - 1 + runs):
+            rm_archive(archive)
+            r = run([self.exe, "-d", archive, "ingest", trace, "--name", name, "--json"])
+            r.size = disk_bytes(archive)
+            r.summary = json.loads(r.out.strip().splitlines()[-1])
+            rs.append(r)
+            log("  ingest %s run %d: %.2f s, %.0f MiB peak RSS" % (name, i + 1, r.wall, r.maxrss / MiB))
+            if r.wall > SLOW:
+                break
+        if not keep:
+            rm_archive(archive)
+        s = rs[-1].summary
+        size_in = os.path.getsize(trace)
+        wall = med([r.wall for r in rs])
+        cpu = med([r.cpu for r in rs])
+        return {
+            "trace": os.path.relpath(trace, ROOT) if trace.startswith(ROOT) else trace,
+            "input_bytes": size_in,
+            "events": s.get("events"),
+            "nodes": s.get("nodes"),
+            "edges": s.get("edges"),
+            "threads": s.get("threads"),
+            "processes": s.get("processes"),
+            "runs": [round(r.wall, 3) for r in rs],
+            "wall_s": wall,
+            "cpu_s": cpu,
+            "events_per_s": s["events"] / wall,
+            "events_per_cpu_s": s["events"] / cpu if cpu else None,
+            "mb_per_s": size_in / 1e6 / wall,
+            "peak_rss_bytes": max(r.maxrss for r in rs),
+            "peak_rss_anon_bytes": max(r.anon for r in rs),
+            "peak_rss_file_bytes": max(r.file for r in rs),
+            "archive_bytes": med([r.size for r in rs]),
+            "archive_bytes_per_event": med([r.size for r in rs]) / max(1, s["events"]),
+        }
+
+    def q(self, archive, stmt, fmt=None, check=True, stdout=None):
+        cmd = [self.exe, "-d", archive]
+        if fmt:
+            cmd += ["--format", fmt]
+        return run(cmd + [stmt], stdout=stdout, sample=False, check=check)
+
+    def script(self, archive, path, fmt=None, stdout=subprocess.DEVNULL):
+        cmd = [self.exe, "-d", archive]
+        if fmt:
+            cmd += ["--format", fmt]
+        return run(cmd + ["-f", path], stdout=stdout, sample=False)
+
+
+# ---------------------------------------------------------------- inputs
+
+def inputs(args):
+    os.makedirs(DATA, exist_ok=True)
+    gen = os.path.join(args.bin, "gen_argus")
+    scale = os.path.join(args.bin, "scale_ftrace")
+    gh = src_hash(os.path.join(BENCH, "gen_argus.c"))
+    sh = src_hash(os.path.join(BENCH, "scale_ftrace.c"))
+    small_n = max(10000, args.events // 10)
+
+    def argus(n):
+        return build_file(os.path.join(DATA, "argus-%d-%s.trace" % (n, gh)),
+                          lambda tmp: run([gen, str(n), tmp], stdout=subprocess.DEVNULL),
+                          "gen_argus %d events" % n)
+
+    big = argus(args.events)
+    small = argus(small_n)
+    prune("argus-", "-%s.trace" % gh)
+
+    xz = os.path.join(args.shared, "traces", "pipeline.txt.xz")
+    dat = os.path.join(args.shared, "traces", "pipeline.dat")
+
+    def unxz(tmp):
+        with open(tmp, "wb") as f:
+            run(["xz", "-dc", xz], stdout=f)
+
+    txt = build_file(os.path.join(DATA, "pipeline.txt"), unxz, "xz -dc pipeline.txt.xz")
+    scaled = build_file(os.path.join(DATA, "pipeline-x%d-%s.txt" % (args.ftrace_copies, sh)),
+                        lambda tmp: run([scale, str(args.ftrace_copies), txt, tmp], stdout=subprocess.DEVNULL),
+                        "pipeline.txt x %d" % args.ftrace_copies)
+    prune("pipeline-x", "-%s.txt" % sh)
+    return {"argus": big, "argus_small": small, "pipeline_txt": txt, "pipeline_dat": dat, "ftrace": scaled}
+
+
+# ---------------------------------------------------------------- SQLite
+
+SQLITE_SLICE = """WITH RECURSIVE s(n, d) AS (
+  SELECT {start}, 0
+  UNION
+  SELECT e.from_node, s.d + 1 FROM edges e JOIN s ON e.to_node = s.n
+  WHERE s.d < {depth} AND e.kind <> 'weak')
+SELECT n.*, min(s.d) AS depth FROM s JOIN nodes n ON n.id = s.n GROUP BY s.n ORDER BY depth, n.id"""
+
+
+def csv_records(f):
+    """Yields the records (as text with their newline) of an RFC 4180 file
+    read line by line: a record continues while its quotes are unbalanced."""
+    buf = ""
+    for line in f:
+        buf += line
+        if buf.count('"') % 2 == 0:
+            yield buf
+            buf = ""
+    if buf:
+        yield buf
+
+
+def export_for_sqlite(aq, archive, d, nnodes):
+    """events.csv, nodes.csv, edges.csv of the archive's trace, from argusq
+    itself; the events get the pid of their thread (from the thread nodes)
+    when the CSV has none.  Returns the column lists and how edges came."""
+    os.makedirs(d, exist_ok=True)
+    nodes_csv = os.path.join(d, "nodes.csv")
+    with open(nodes_csv, "wb") as f:
+        aq.q(archive, "find nodes", fmt="csv", stdout=f)
+    with open(nodes_csv) as f:
+        ncols = f.readline().strip().split(",")
+    ti, pi, ki = ncols.index("tid"), ncols.index("pid"), ncols.index("kind")
+    pid_of = {}
+    with open(nodes_csv) as f:
+        f.readline()
+        for rec in csv_records(f):
+            c = rec.split(",")
+            if len(c) == len(ncols) and c[ki] == "thread":
+                pid_of.setdefault(c[ti], c[pi])
+
+    raw = os.path.join(d, "events.raw.csv")
+    with open(raw, "wb") as f:
+        aq.q(archive, "find events", fmt="csv", stdout=f)
+    events_csv = os.path.join(d, "events.csv")
+    with open(raw) as f:
+        ecols = f.readline().strip().split(",")
+        if "pid" in ecols:
+            f.close()
+            os.replace(raw, events_csv)
+        else:
+            ti = ecols.index("tid")
+            with open(events_csv, "w") as o:
+                o.write(",".join(ecols + ["pid"]) + "\n")
+                for rec in csv_records(f):
+                    tid = rec.split(",", ti + 1)[ti]
+                    o.write(rec.rstrip("\n") + "," + pid_of.get(tid, "") + "\n")
+            ecols.append("pid")
+    if os.path.exists(raw):
+        os.unlink(raw)
+
+    edges_csv = os.path.join(d, "edges.csv")
+    with open(edges_csv, "wb") as f:
+        r = aq.q(archive, "find edges", fmt="csv", stdout=f, check=False)
+    how = "find edges"
+    if r.rc != 0:  # older argusq: every node's in-edges from `show node`
+        how = "show node (no find edges)"
+        log("  `find edges` failed (%s); edges from `show node` of every node" % r.err.strip()[:80])
+        script = os.path.join(d, "shownodes.q")
+        with open(script, "w") as f:
+            for i in range(1, nnodes + 1):
+                f.write("show node %d;\n" % i)
+        out = os.path.join(d, "shownodes.json")
+        with open(out, "wb") as f:
+            aq.script(archive, script, fmt="json", stdout=f)
+        with open(out) as f, open(edges_csv, "w") as o:
+            o.write("from,to,kind,from_event,to_event\n")
+            for line in f:
+                for e in json.loads(line).get("in", []):
+                    o.write("%d,%d,%s,%d,%d\n" % (e["from"], e["to"], e["kind"], e["from_event"], e["to_event"]))
+        os.unlink(script)
+        os.unlink(out)
+    with open(edges_csv) as f:
+        gcols = f.readline().strip().split(",")
+    return {"events": (events_csv, ecols), "nodes": (nodes_csv, ncols), "edges": (edges_csv, gcols)}, how
+
+
+def sqlite_schema(cols):
+    ecols, ncols, gcols = cols["events"][1], cols["nodes"][1], cols["edges"][1]
+    ints = {"id", "ts", "tid", "pid", "node", "cpu", "begin", "end", "duration", "blocked", "events",
+            "from", "to", "from_event", "to_event"}
+    rename = {"from": "from_node", "to": "to_node"}
+
+    def table(name, cs):
+        defs = []
+        for c in cs:
+            col = rename.get(c, c) if name == "edges" else c
+            t = "INTEGER" if c in ints else "TEXT"
+            if c == "id":
+                t = "INTEGER PRIMARY KEY"
+            defs.append('"%s" %s' % (col, t))
+        return 'CREATE TABLE %s(%s);' % (name, ", ".join(defs))
+
+    return "\n".join([table("events", ecols), table("nodes", ncols), table("edges", gcols)])
+
+
+def sqlite_load(cols, db, runs):
+    """The timed load: the sqlite3 shell imports the three CSV files into a
+    fresh database and builds the indexes (events by thread and time,
+    edges by target)."""
+    script = os.path.join(os.path.dirname(db), "load.sql")
+    with open(script, "w") as f:
+        f.write("PRAGMA cache_size=-262144;\n")  # a 256 MiB page cache
+        f.write(sqlite_schema(cols) + "\n")
+        for t in ("events", "nodes", "edges"):
+            f.write(".import --csv --skip 1 '%s' %s\n" % (cols[t][0], t))
+        f.write("CREATE INDEX events_tid_ts ON events(tid, ts);\n")
+        f.write("CREATE INDEX edges_to ON edges(to_node);\n")
+    rs = []
+    for i in range(runs):
+        rm_archive(db)
+        r = run(["sqlite3", "-bail", db], stdin=script, stdout=subprocess.DEVNULL)
+        if r.err.strip():
+            raise SystemExit("bench: sqlite3 load: " + r.err[-2000:])
+        r.size = disk_bytes(db)
+        rs.append(r)
+        log("  sqlite load run %d: %.2f s" % (i + 1, r.wall))
+        if r.wall > SLOW:
+            break
+    return {
+        "runs": [round(r.wall, 3) for r in rs],
+        "wall_s": med([r.wall for r in rs]),
+        "cpu_s": med([r.cpu for r in rs]),
+        "peak_rss_bytes": max(r.maxrss for r in rs),
+        "db_bytes": med([r.size for r in rs]),
+        "settings": "sqlite3 shell .import of CSV, default journal and sync, 256 MiB page cache; "
+                    "indexes events(tid, ts), edges(to_node); nodes and events by INTEGER PRIMARY KEY",
+    }
+
+
+# ---------------------------------------------------------------- main
+
+def count(n):
+    return "%gM" % round(n / 1e6, 2) if n >= 1e6 else "%gk" % round(n / 1e3, 1)
+
+
+def fmt_ms(s):
+    return "-" if s is None else ("%.2f ms" % (s * 1e3) if s < 1 else "%.2f s" % s)
+
+
+def main():
+    global SLOW
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--argusq", default=os.path.join(ROOT, "build", "argusq"))
+    ap.add_argument("--bin", default=os.path.join(ROOT, "build", "bench"), help="gen_argus and scale_ftrace")
+    ap.add_argument("--shared", default=os.path.join(os.path.dirname(ROOT), "shared"))
+    ap.add_argument("--events", type=int, default=19000000)
+    ap.add_argument("--ftrace-copies", type=int, default=18)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--slices", type=int, default=50, help="start nodes for whole-process slices")
+    ap.add_argument("--script-slices", type=int, default=500, help="slices in the in-process script")
+    ap.add_argument("--slow", type=float, default=SLOW,
+                    help="seconds: a run longer than this is not repeated (keeps the bench under 30 minutes)")
+    ap.add_argument("--no-sqlite", action="store_true")
+    ap.add_argument("--out", default=os.path.join(BENCH, "results.json"))
+    args = ap.parse_args()
+    SLOW = args.slow
+    t_start = time.perf_counter()
+    load0 = list(os.getloadavg())  # other work on the machine makes wall times noisy; cpu times less so
+
+    ins = inputs(args)
+    shutil.rmtree(WORK, ignore_errors=True)
+    os.makedirs(WORK)
+    # a copy of the binary: a rebuild during the run must not change it
+    exe = os.path.join(WORK, "argusq")
+    shutil.copy2(args.argusq, exe)
+    aq = Argusq(exe)
+    res = {"config": {"events": args.events, "ftrace_copies": args.ftrace_copies, "runs": args.runs,
+                      "slices": args.slices, "script_slices": args.script_slices,
+                      "cpus": os.cpu_count(), "argusq": os.path.relpath(os.path.abspath(args.argusq), ROOT)}}
+    try:
+        res["config"]["commit"] = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"],
+                                                 capture_output=True, text=True).stdout.strip()
+    except OSError:
+        pass
+
+    # -- ingest: ftrace text at scale
+    log("ingest: ftrace text, %d copies of pipeline.txt" % args.ftrace_copies)
+    res["ftrace_ingest"] = aq.ingest(os.path.join(WORK, "ftrace.db"), ins["ftrace"], "ftrace", args.runs)
+
+    # -- beside trace-cmd report, on pipeline.dat
+    log("peer: trace-cmd report -l of pipeline.dat")
+    peer = {"dat": os.path.relpath(ins["pipeline_dat"], ROOT)}
+    probe = os.path.join(WORK, "probe.db")
+    rm_archive(probe)
+    pr = run([aq.exe, "-d", probe, "ingest", ins["pipeline_dat"], "--name", "probe", "--json"], check=False)
+    rm_archive(probe)
+    same = ins["pipeline_dat"] if pr.rc == 0 else ins["pipeline_txt"]
+    peer["argusq_input"] = "pipeline.dat" if pr.rc == 0 else "pipeline.txt (trace-cmd report -l text; no .dat ingest)"
+    # alternate the two, so that other load on the machine weighs on both alike
+    tr, igs = [], []
+    have_tc = shutil.which("trace-cmd") and os.path.exists(ins["pipeline_dat"])
+    for i in range(args.runs):
+        if have_tc:
+            tr.append(run(["trace-cmd", "report", "-l", "-i", ins["pipeline_dat"]], stdout=subprocess.DEVNULL))
+        igs.append(aq.ingest(os.path.join(WORK, "pipeline.db"), same, "pipeline", 1, first=i + 1))
+    ig = dict(igs[-1])
+    for k in ("wall_s", "cpu_s", "archive_bytes"):
+        ig[k] = med([x[k] for x in igs])
+    for k in ("peak_rss_bytes", "peak_rss_anon_bytes", "peak_rss_file_bytes"):
+        ig[k] = max(x[k] for x in igs)
+    ig["runs"] = [x["runs"][0] for x in igs]
+    ig["events_per_s"] = ig["events"] / ig["wall_s"]
+    ig["events_per_cpu_s"] = ig["events"] / ig["cpu_s"] if ig["cpu_s"] else None
+    ig["mb_per_s"] = ig["input_bytes"] / 1e6 / ig["wall_s"]
+    peer["argusq_ingest"] = ig
+    peer["events"] = ig["events"]
+    if tr:
+        peer["trace_cmd_wall_s"] = med([r.wall for r in tr])
+        peer["trace_cmd_cpu_s"] = med([r.cpu for r in tr])
+        peer["trace_cmd_runs"] = [round(r.wall, 3) for r in tr]
+        peer["trace_cmd_peak_rss_bytes"] = max(r.maxrss for r in tr)
+        peer["trace_cmd_events_per_s"] = ig["events"] / peer["trace_cmd_wall_s"]
+        peer["ratio_argusq_over_trace_cmd"] = ig["wall_s"] / peer["trace_cmd_wall_s"]
+        peer["ratio_argusq_over_trace_cmd_cpu"] = ig["cpu_s"] / peer["trace_cmd_cpu_s"]
+    res["trace_cmd"] = peer
+
+    # -- ingest: Argus format, two sizes (RSS flat as the trace grows)
+    log("ingest: Argus trace, %s events (small)" % os.path.basename(ins["argus_small"]).split("-")[1])
+    res["argus_ingest_small"] = aq.ingest(os.path.join(WORK, "small.db"), ins["argus_small"], "argus-small",
+                                          args.runs)
+    log("ingest: Argus trace, %d events" % args.events)
+    A = os.path.join(WORK, "argus.db")
+    res["argus_ingest"] = aq.ingest(A, ins["argus"], "argus", args.runs, keep=True)
+    nnodes = res["argus_ingest"]["nodes"]
+
+    # -- graph construction: rebuild graph on the big archive
+    log("graph: rebuild graph")
+    rb = []
+    for i in range(args.runs):
+        rb.append(run([aq.exe, "-d", A, "rebuild graph"], stdout=subprocess.DEVNULL))
+        log("  rebuild graph run %d: %.2f s, %.0f MiB peak RSS" % (i + 1, rb[-1].wall, rb[-1].maxrss / MiB))
+        if rb[-1].wall > SLOW:
+            break
+    res["graph_rebuild"] = {"wall_s": med([r.wall for r in rb]), "runs": [round(r.wall, 3) for r in rb],
+                            "peak_rss_bytes": max(r.maxrss for r in rb),
+                            "peak_rss_anon_bytes": max(r.anon for r in rb),
+                            "peak_rss_file_bytes": max(r.file for r in rb),
+                            "share_of_ingest": med([r.wall for r in rb]) / res["argus_ingest"]["wall_s"]}
+
+    # -- slices
+    rng = random.Random(20240601)
+    starts = rng.sample(range(1, nnodes + 1), min(args.slices, nnodes))
+    many = [rng.randint(1, nnodes) for _ in range(args.script_slices)]
+    log("slice: %d whole-process slices, one script of %d" % (len(starts), len(many)))
+    stmt = "slice back from node %d depth 20"
+    run([aq.exe, "-d", A, stmt % starts[0]], stdout=subprocess.DEVNULL, sample=False)  # page cache
+    # first the start nodes once each (their pages touched for the first time
+    # since the archive was written), then all again (warm)
+    first = [aq.q(A, stmt % n, stdout=subprocess.DEVNULL).wall for n in starts]
+    whole = [aq.q(A, stmt % n, stdout=subprocess.DEVNULL).wall for n in starts]
+    spawn = [run(["true"], stdout=subprocess.DEVNULL, sample=False).wall for _ in range(20)]
+    script = os.path.join(WORK, "slices.q")
+    with open(script, "w") as f:
+        f.writelines((stmt % n) + ";\n" for n in many)
+    inproc = [aq.script(A, script).wall / len(many) for _ in range(args.runs)]
+    # what the slices hold (one untimed --json script over the same start nodes)
+    sizes_script = os.path.join(WORK, "sizes.q")
+    with open(sizes_script, "w") as f:
+        f.writelines((stmt % n) + ";\n" for n in starts)
+    sz = aq.script(A, sizes_script, fmt="json", stdout=None)
+    aq_sets = []
+    for line in sz.out.splitlines():
+        d = json.loads(line)
+        aq_sets.append({n["id"] for n in d["nodes"]})
+    res["slice"] = {
+        "start_nodes": starts,
+        "whole_process_p50_s": pct(whole, 50), "whole_process_p99_s": pct(whole, 99),
+        "whole_process_max_s": max(whole), "spawn_true_p50_s": pct(spawn, 50),
+        "first_touch_p50_s": pct(first, 50), "first_touch_p99_s": pct(first, 99),
+        "in_process_mean_s": med(inproc), "in_process_statements": len(many),
+        "nodes_mean": statistics.mean(len(s) for s in aq_sets), "nodes_max": max(len(s) for s in aq_sets),
+    }
+
+    # -- find, match, diagnose
+    log("find, match, diagnose")
+    fstmt = 'find nodes where thread = "ws.main" order by blocked desc limit 1'
+    fr = [aq.q(A, fstmt, fmt="json") for _ in range(max(3, args.runs))]
+    node = json.loads(fr[0].out)["nodes"][0]["id"]
+    q = {"find": {"statement": fstmt, "runs": [r.wall for r in fr]}}
+    for name, s in (("match", "match node %d" % node), ("diagnose", "diagnose node %d" % node)):
+        rs = [aq.q(A, s, stdout=subprocess.DEVNULL) for _ in range(max(3, args.runs))]
+        q[name] = {"statement": s, "runs": [r.wall for r in rs]}
+    for v in q.values():
+        v["p50_s"] = med(v["runs"])
+        v["max_s"] = max(v["runs"])
+        v["runs"] = [round(x, 5) for x in v["runs"]]
+    res["queries"] = q
+
+    # -- SQLite
+    if not args.no_sqlite:
+        log("sqlite: export events, nodes, edges from the archive")
+        sd = os.path.join(WORK, "sqlite")
+        t0 = time.perf_counter()
+        cols, how = export_for_sqlite(aq, A, sd, nnodes)
+        export_s = time.perf_counter() - t0
+        log("  %.1f s" % export_s)
+        db = os.path.join(sd, "bench.sqlite")
+        log("sqlite: load (%d runs)" % args.runs)
+        sq = sqlite_load(cols, db, args.runs)
+        sq["export_s"] = export_s
+        sq["edges_from"] = how
+        sq["csv_bytes"] = sum(os.path.getsize(c[0]) for c in cols.values())
+        log("sqlite: slices")
+        sqlw = []
+        for _ in range(2):  # as for argusq: first touch, then warm
+            sqlw.append([run(["sqlite3", "-readonly", db, SQLITE_SLICE.format(start=n, depth=20)],
+                             stdout=subprocess.DEVNULL, sample=False).wall for n in starts])
+        sqlf, sqlw = sqlw
+        con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+        con.execute("PRAGMA cache_size=-262144")
+        sets, agree = [], 0
+        for n, aset in zip(starts, aq_sets):
+            sset = {row[0] for row in con.execute(SQLITE_SLICE.format(start=n, depth=20))}
+            agree += sset == aset
+        ip = []
+        for n in many:
+            t0 = time.perf_counter()
+            con.execute(SQLITE_SLICE.format(start=n, depth=20)).fetchall()
+            ip.append(time.perf_counter() - t0)
+        con.close()
+        sq.update({"slice_whole_process_p50_s": pct(sqlw, 50), "slice_whole_process_p99_s": pct(sqlw, 99),
+                   "slice_first_touch_p50_s": pct(sqlf, 50), "slice_first_touch_p99_s": pct(sqlf, 99),
+                   "slice_in_process_mean_s": statistics.mean(ip), "slice_in_process_p50_s": pct(ip, 50),
+                   "slice_in_process_p99_s": pct(ip, 99),
+                   "slices_agreeing_with_argusq": "%d/%d" % (agree, len(starts))})
+        sq["ratio_load_over_argusq_ingest"] = sq["wall_s"] / res["argus_ingest"]["wall_s"]
+        sq["ratio_slice_whole_p50"] = sq["slice_whole_process_p50_s"] / res["slice"]["whole_process_p50_s"]
+        sq["ratio_slice_in_process"] = sq["slice_in_process_mean_s"] / res["slice"]["in_process_mean_s"]
+        res["sqlite"] = sq
+
+    res["total_bench_s"] = time.perf_counter() - t_start
+    res["config"]["loadavg_start"] = load0
+    res["config"]["loadavg_end"] = list(os.getloadavg())
+    report(res)
+    with open(args.out, "w") as f:
+        json.dump(res, f, indent=2)
+    log("wrote %s (%.0f s in all)" % (os.path.relpath(args.out, ROOT), res["total_bench_s"]))
+    shutil.rmtree(WORK, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- the table
+
+def report(res):
+    rows = []
+    targets = []
+
+    def row(what, value, target="", ok=None):
+        rows.append((what, value, target, "" if ok is None else ("pass" if ok else "MISS")))
+        if ok is not None:
+            targets.append(ok)
+
+    def ingest_rows(label, r):
+        row("%s: events, nodes, edges" % label, "%d, %d, %d" % (r["events"], r["nodes"], r["edges"]))
+        row("%s: input" % label, "%.0f MB (%s)" % (r["input_bytes"] / 1e6, r["trace"]))
+        row("%s: wall (median of %d)" % (label, len(r["runs"])), "%.2f s (cpu %.2f s)" % (r["wall_s"], r["cpu_s"]))
+        row("%s: throughput" % label, "%.0f events/s, %.1f MB/s (%.0f events/cpu-s)"
+            % (r["events_per_s"], r["mb_per_s"], r["events_per_cpu_s"] or 0))
+        row("%s: peak RSS" % label, "%.0f MiB (anon %.0f, file %.0f)"
+            % (r["peak_rss_bytes"] / MiB, r["peak_rss_anon_bytes"] / MiB, r["peak_rss_file_bytes"] / MiB),
+            "<= 256 MiB", r["peak_rss_bytes"] <= 256 * MiB)
+        row("%s: archive on disk" % label, "%.0f MB (%.0f bytes/event)"
+            % (r["archive_bytes"] / 1e6, r["archive_bytes_per_event"]))
+
+    f = res["ftrace_ingest"]
+    ingest_rows("ftrace text ingest", f)
+    row("ftrace text ingest: >= 1M events/s", "%.2fM events/s" % (f["events_per_s"] / 1e6), ">= 1M/s",
+        f["events_per_s"] >= 1e6)
+    p = res["trace_cmd"]
+    if "trace_cmd_wall_s" in p:
+        a = p["argusq_ingest"]
+        row("trace-cmd report -l pipeline.dat", "%.3f s (cpu %.3f s), %.0f events/s"
+            % (p["trace_cmd_wall_s"], p["trace_cmd_cpu_s"], p["trace_cmd_events_per_s"]))
+        row("argusq ingest of the same trace", "%.3f s (cpu %.3f s), %.0f events/s [%s]"
+            % (a["wall_s"], a["cpu_s"], a["events_per_s"], p["argusq_input"]))
+        row("argusq ingest / trace-cmd report", "%.2fx the time (%.2fx the cpu)"
+            % (p["ratio_argusq_over_trace_cmd"], p["ratio_argusq_over_trace_cmd_cpu"]), "<= 1.00x",
+            p["ratio_argusq_over_trace_cmd"] <= 1.0)
+    s, b = res["argus_ingest_small"], res["argus_ingest"]
+    ingest_rows("Argus ingest %s" % count(s["events"]), s)
+    ingest_rows("Argus ingest %s" % count(b["events"]), b)
+    row("peak RSS, %s vs %s events" % (count(b["events"]), count(s["events"])),
+        "%.0f vs %.0f MiB, x%.2f for x%.1f events (anon %.0f vs %.0f MiB, x%.2f)"
+        % (b["peak_rss_bytes"] / MiB, s["peak_rss_bytes"] / MiB, b["peak_rss_bytes"] / s["peak_rss_bytes"],
+           b["events"] / s["events"], b["peak_rss_anon_bytes"] / MiB, s["peak_rss_anon_bytes"] / MiB,
+           b["peak_rss_anon_bytes"] / max(1, s["peak_rss_anon_bytes"])),
+        "flat (<= 1.25x)", b["peak_rss_bytes"] <= 1.25 * s["peak_rss_bytes"])
+    g = res["graph_rebuild"]
+    row("graph: rebuild graph (median of %d)" % len(g["runs"]),
+        "%.2f s (%.0f%% of ingest), peak RSS %.0f MiB (anon %.0f, file %.0f)"
+        % (g["wall_s"], 100 * g["share_of_ingest"], g["peak_rss_bytes"] / MiB, g["peak_rss_anon_bytes"] / MiB,
+           g["peak_rss_file_bytes"] / MiB))
+    sl = res["slice"]
+    row("slice back depth 20: whole process, first p50 / p99", "%s / %s (each start node's first slice)"
+        % (fmt_ms(sl["first_touch_p50_s"]), fmt_ms(sl["first_touch_p99_s"])), "p99 <= 20 ms",
+        sl["first_touch_p99_s"] <= 0.020)
+    row("slice back depth 20: whole process, again p50 / p99", "%s / %s (max %s; spawning `true`: %s)"
+        % (fmt_ms(sl["whole_process_p50_s"]), fmt_ms(sl["whole_process_p99_s"]), fmt_ms(sl["whole_process_max_s"]),
+           fmt_ms(sl["spawn_true_p50_s"])), "p99 <= 20 ms", sl["whole_process_p99_s"] <= 0.020)
+    row("slice back depth 20: in process", "%s per statement (%d in one script)"
+        % (fmt_ms(sl["in_process_mean_s"]), sl["in_process_statements"]))
+    row("slice size (from %d start nodes)" % len(sl["start_nodes"]), "%.1f nodes mean, %d max" % (sl["nodes_mean"], sl["nodes_max"]))
+    for k, v in res["queries"].items():
+        row("%s (whole process, p50 / max)" % k, "%s / %s" % (fmt_ms(v["p50_s"]), fmt_ms(v["max_s"])))
+    if "sqlite" in res:
+        q = res["sqlite"]
+        row("SQLite load: events+nodes+edges, indexes", "%.2f s (median of %d), %.0f MB db, peak RSS %.0f MiB"
+            % (q["wall_s"], len(q["runs"]), q["db_bytes"] / 1e6, q["peak_rss_bytes"] / MiB))
+        row("SQLite load / argusq ingest (same events)", "%.2fx the time (argusq %.2f s, graph included)"
+            % (q["ratio_load_over_argusq_ingest"], b["wall_s"]), "> 1x", q["ratio_load_over_argusq_ingest"] > 1)
+        row("SQLite slice (recursive CTE): whole process, first p50 / p99", "%s / %s"
+            % (fmt_ms(q["slice_first_touch_p50_s"]), fmt_ms(q["slice_first_touch_p99_s"])))
+        row("SQLite slice (recursive CTE): whole process, again p50 / p99", "%s / %s"
+            % (fmt_ms(q["slice_whole_process_p50_s"]), fmt_ms(q["slice_whole_process_p99_s"])))
+        row("SQLite slice: in process mean (p50 / p99)", "%s (%s / %s)"
+            % (fmt_ms(q["slice_in_process_mean_s"]), fmt_ms(q["slice_in_process_p50_s"]), fmt_ms(q["slice_in_process_p99_s"])))
+        row("SQLite / argusq slice, whole process p50 (again)", "%.2fx" % q["ratio_slice_whole_p50"], "> 1x",
+            q["ratio_slice_whole_p50"] > 1)
+        row("SQLite / argusq slice, in process", "%.2fx" % q["ratio_slice_in_process"], "> 1x",
+            q["ratio_slice_in_process"] > 1)
+        row("SQLite slices with argusq's node set", q["slices_agreeing_with_argusq"])
+        row("SQLite input: exported from argusq", "%.1f s, %.0f MB CSV (edges: %s)"
+            % (q["export_s"], q["csv_bytes"] / 1e6, q["edges_from"]))
+    w = [max(len(r[i]) for r in rows) for i in range(3)]
+    print()
+    print("%-*s  %-*s  %-*s  %s" % (w[0], "measure", w[1], "value", w[2], "target", ""))
+    print("%s  %s  %s  %s" % ("-" * w[0], "-" * w[1], "-" * w[2], "----"))
+    for r in rows:
+        print(("%-*s  %-*s  %-*s  %s" % (w[0], r[0], w[1], r[1], w[2], r[2], r[3])).rstrip())
+    c = res["config"]
+    print("\ntargets: %d pass, %d miss   (%s, %d events, %d runs each, %.0f s; %d cpus, load average %.1f at start, %.1f at end)"
+          % (sum(targets), len(targets) - sum(targets), c.get("commit", "?"), c["events"], c["runs"],
+             res["total_bench_s"], c["cpus"], c["loadavg_start"][0], c["loadavg_end"][0]))
+    res["targets"] = {"pass": sum(targets), "miss": len(targets) - sum(targets),
+                      "rows": [dict(zip(("measure", "value", "target", "result"), r)) for r in rows if r[3]]}
+
+
+if __name__ == "__main__":
+    main()
