@@ -114,12 +114,13 @@ static const struct {
     {"traces", "traces\n  List the traces in the archive: name, events, nodes, edges, threads, span.\n"},
     {"use", "use trace \"NAME\"\n  Make NAME the current trace of this session.\n"},
     {"find",
-     "find nodes|events [where EXPR] [order by FIELD [asc|desc]] [limit K] [in trace \"NAME\"]\n"
+     "find nodes|events|edges [where EXPR] [order by FIELD [asc|desc]] [limit K] [in trace \"NAME\"]\n"
      "  EXPR: comparisons (= != < <= > >=), and, or, not, ( ), FIELD [not] in (...).\n"
      "  Literals: \"strings\", 42, 0x2a, -110, durations 300ms 1.5us 2s.\n"
      "  Node fields: id tid pid proc thread begin end duration blocked events kind cpu.\n"
      "  Event fields: id ts tid pid type node event cpu phase, the object (target, timer,\n"
      "  block, port, addr, nr, irq) and any attribute (name, ret, reason, func, ...).\n"
+     "  Edge fields: from to kind from_event to_event.\n"
      "  e.g. find nodes where thread = \"ui-main\" order by blocked desc limit 1\n"},
     {"slice",
      "slice back|forward from node N [depth D] [via KIND, ...] [with weak] [in trace \"NAME\"]\n"
