@@ -58,6 +58,34 @@ static int get(db_reader *r, int dbi, const unsigned char *k, size_t klen, MDB_v
     return rc ? db_lmdb_fail(err, rc, "read") : 1;
 }
 
+/* A fixed-size record: the stored length is checked before it is copied. */
+static int get_record(db_reader *r, int dbi, const unsigned char *k, size_t klen, void *out, size_t size,
+                      const char *what, uint64_t id, db_error *err)
+{
+    MDB_val v;
+    int got = get(r, dbi, k, klen, &v, err);
+    if (got == 1) {
+        if (v.mv_size != size)
+            return db_fail(err, -1, "damaged %s %llu", what, (unsigned long long)id);
+        memcpy(out, v.mv_data, size);
+    }
+    return got;
+}
+
+/* A text value, cut to fit buf and NUL-terminated. */
+static int get_text(db_reader *r, int dbi, const unsigned char *k, size_t klen, char *buf, size_t len,
+                    db_error *err)
+{
+    MDB_val v;
+    int got = get(r, dbi, k, klen, &v, err);
+    if (got == 1) {
+        size_t n = v.mv_size < len - 1 ? v.mv_size : len - 1;
+        memcpy(buf, v.mv_data, n);
+        buf[n] = 0;
+    }
+    return got;
+}
+
 int db_get_node(db_reader *r, uint32_t id, db_node *out, db_error *err)
 {
     return db_get_node_of(r, r->info.id, id, out, err);
@@ -80,14 +108,7 @@ int db_get_thread(db_reader *r, uint32_t tid, db_thread *out, db_error *err)
     unsigned char k[8];
     memcpy(k, r->tid, 4);
     db_put_be32(k + 4, tid);
-    MDB_val v;
-    int got = get(r, DBI_THREADS, k, 8, &v, err);
-    if (got == 1) {
-        if (v.mv_size != sizeof *out)
-            return db_fail(err, -1, "damaged thread %u", tid);
-        memcpy(out, v.mv_data, sizeof *out);
-    }
-    return got;
+    return get_record(r, DBI_THREADS, k, 8, out, sizeof *out, "thread", tid, err);
 }
 
 int db_get_symbol(db_reader *r, uint64_t addr, char *name, size_t len, db_error *err)
@@ -95,14 +116,7 @@ int db_get_symbol(db_reader *r, uint64_t addr, char *name, size_t len, db_error 
     unsigned char k[12];
     memcpy(k, r->tid, 4);
     db_put_be64(k + 4, addr);
-    MDB_val v;
-    int got = get(r, DBI_SYMBOLS, k, 12, &v, err);
-    if (got == 1) {
-        size_t n = v.mv_size < len - 1 ? v.mv_size : len - 1;
-        memcpy(name, v.mv_data, n);
-        name[n] = 0;
-    }
-    return got;
+    return get_text(r, DBI_SYMBOLS, k, 12, name, len, err);
 }
 
 int db_scan_rules(db_reader *r, db_rule_cb cb, void *ctx, db_error *err)
@@ -170,14 +184,7 @@ int db_norm_text(db_reader *r, uint32_t hash, char *buf, size_t len, db_error *e
 {
     unsigned char k[4];
     db_put_be32(k, hash);
-    MDB_val v;
-    int got = get(r, DBI_NORMS, k, 4, &v, err);
-    if (got == 1) {
-        size_t n = v.mv_size < len - 1 ? v.mv_size : len - 1;
-        memcpy(buf, v.mv_data, n);
-        buf[n] = 0;
-    }
-    return got;
+    return get_text(r, DBI_NORMS, k, 4, buf, len, err);
 }
 
 int db_get_node_of(db_reader *r, uint32_t trace_id, uint32_t node, db_node *out, db_error *err)
@@ -185,28 +192,14 @@ int db_get_node_of(db_reader *r, uint32_t trace_id, uint32_t node, db_node *out,
     unsigned char k[8];
     db_put_be32(k, trace_id);
     db_put_be32(k + 4, node);
-    MDB_val v;
-    int got = get(r, DBI_NODES, k, 8, &v, err);
-    if (got == 1) {
-        if (v.mv_size != sizeof *out)
-            return db_fail(err, -1, "damaged node %u", node);
-        memcpy(out, v.mv_data, sizeof *out);
-    }
-    return got;
+    return get_record(r, DBI_NODES, k, 8, out, sizeof *out, "node", node, err);
 }
 
 int db_trace_name(db_reader *r, uint32_t trace_id, char *buf, size_t len, db_error *err)
 {
     unsigned char k[4];
     db_put_be32(k, trace_id);
-    MDB_val v;
-    int got = get(r, DBI_TRACE_IDS, k, 4, &v, err);
-    if (got == 1) {
-        size_t n = v.mv_size < len - 1 ? v.mv_size : len - 1;
-        memcpy(buf, v.mv_data, n);
-        buf[n] = 0;
-    }
-    return got;
+    return get_text(r, DBI_TRACE_IDS, k, 4, buf, len, err);
 }
 
 /* ---- scans ---- */
