@@ -1,7 +1,9 @@
 /* ingest/ftrace.c -- the Linux ftrace text reader: the line loop, the
- * thread/process table.  The mapping of each event is in ftrace_map.c and
- * ftrace_sched.c, the field helpers and the attribute buffer in
- * ftrace_fields.c, the line scanners in ftrace_lex.re.
+ * thread/process table, and one event from its canonical pairs to the
+ * sink (shared with the trace.dat reader, tracedat.c).  A line's text
+ * becomes its canonical pairs in ftrace_text.c, the pairs an event in
+ * ftrace_map.c and ftrace_sched.c; the field helpers and the attribute
+ * buffer are in ftrace_fields.c, the line scanners in ftrace_lex.re.
  *
  * Sink call order (what the db writer may rely on):
  *   - sink->proc(pid) comes before the first sink->thread of that pid;
@@ -355,6 +357,57 @@ static const char *lex_error(ftrace_lex_status s)
     }
 }
 
+int ingest_ft_event(ftrace_reader *r, ftrace_line *li, ftrace_ev_kind k)
+{
+    if (li->comm_len > INGEST_NAME_MAX || li->name_len > INGEST_NAME_MAX)
+        return ingest_ft_fail(r, "%s too long (%zu bytes, at most %d)",
+                              li->comm_len > INGEST_NAME_MAX ? "task name" : "event name",
+                              li->comm_len > INGEST_NAME_MAX ? li->comm_len : li->name_len,
+                              INGEST_NAME_MAX);
+    /* at most: the task, a child, and a process entry for each */
+    if (tab_reserve(r, 6) < 0)
+        return -1;
+    if (resolve_task(r, li) < 0)
+        return -1;
+    /* tracefs and trace-cmd merge the CPUs' buffers in time order, so a
+     * thread's time going back means a corrupt or edited file */
+    ftrace_tent *te = tab_find(r, li->tid);
+    if ((te->flags & T_EVENT) && li->ts < te->ts)
+        return ingest_ft_fail(r, "thread %lu: time goes backwards: %llu.%09llu is before %llu.%09llu of %s %llu",
+                              (unsigned long)li->tid, (unsigned long long)(li->ts / 1000000000),
+                              (unsigned long long)(li->ts % 1000000000),
+                              (unsigned long long)(te->ts / 1000000000),
+                              (unsigned long long)(te->ts % 1000000000), r->unit,
+                              (unsigned long long)te->ts_line);
+    te->flags |= T_EVENT;
+    te->ts = li->ts;
+    te->ts_line = r->lineno;
+
+    db_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.id = 0; /* the sink assigns it */
+    ev.ts = li->ts;
+    ev.tid = li->tid;
+    if (!ingest_ft_pid_of(r, li->tid, &ev.pid))
+        ev.pid = li->tid;
+    ev.cpu = li->cpu;
+    ev.name = li->name;
+    ev.type = DB_EV_RAW;
+    ev.phase = DB_PH_NONE;
+    ev.ctx = li->ctx;
+
+    r->alen = 0;
+    int rc = ingest_ft_map(r, k, li, &ev);
+    if (rc < 0)
+        return rc;
+    ev.attrs = r->ab;
+    ev.attrs_len = r->alen;
+    if (r->sink->event && r->sink->event(r->sink->ctx, &ev, r->err, r->errlen) != 0)
+        return sink_failed(r);
+    r->st->events++;
+    return 0;
+}
+
 static int do_line(ftrace_reader *r, char *line, size_t len)
 {
     const char *p = line;
@@ -373,61 +426,21 @@ static int do_line(ftrace_reader *r, char *line, size_t len)
     if (s != FTRACE_LEX_OK)
         return ingest_ft_fail(r, "%s: '%.60s%s'", lex_error(s), p, len > 60 ? "..." : "");
     li.name[li.name_len] = '\0'; /* the ':' after the name; ev.name points here */
-    if (li.comm_len > INGEST_NAME_MAX || li.name_len > INGEST_NAME_MAX)
-        return ingest_ft_fail(r, "%s too long (%zu bytes, at most %d)",
-                              li.comm_len > INGEST_NAME_MAX ? "task name" : "event name",
-                              li.comm_len > INGEST_NAME_MAX ? li.comm_len : li.name_len,
-                              INGEST_NAME_MAX);
-    /* at most: the task, a child, and a process entry for each */
-    if (tab_reserve(r, 6) < 0)
-        return -1;
-    if (resolve_task(r, &li) < 0)
-        return -1;
-    /* tracefs and trace-cmd merge the CPUs' buffers in time order, so a
-     * thread's time going back means a corrupt or edited file */
-    ftrace_tent *te = tab_find(r, li.tid);
-    if ((te->flags & T_EVENT) && li.ts < te->ts)
-        return ingest_ft_fail(r, "thread %lu: time goes backwards: %llu.%09llu is before %llu.%09llu of line %llu",
-                              (unsigned long)li.tid, (unsigned long long)(li.ts / 1000000000),
-                              (unsigned long long)(li.ts % 1000000000),
-                              (unsigned long long)(te->ts / 1000000000),
-                              (unsigned long long)(te->ts % 1000000000), (unsigned long long)te->ts_line);
-    te->flags |= T_EVENT;
-    te->ts = li.ts;
-    te->ts_line = r->lineno;
-
-    db_event ev;
-    memset(&ev, 0, sizeof ev);
-    ev.id = 0; /* the sink assigns it */
-    ev.ts = li.ts;
-    ev.tid = li.tid;
-    if (!ingest_ft_pid_of(r, li.tid, &ev.pid))
-        ev.pid = li.tid;
-    ev.cpu = li.cpu;
-    ev.name = li.name;
-    ev.type = DB_EV_RAW;
-    ev.phase = DB_PH_NONE;
     /* Requirement 4: the third flag is the context: h/H hardirq (H: in a
      * softirq), z/Z NMI, s softirq; no flag column: unknown. */
     if (!li.flags)
-        ev.ctx = DB_CTX_UNKNOWN;
+        li.ctx = DB_CTX_UNKNOWN;
     else if (strchr("hHzZ", li.flags[2]))
-        ev.ctx = DB_CTX_HARDIRQ;
+        li.ctx = DB_CTX_HARDIRQ;
     else if (li.flags[2] == 's')
-        ev.ctx = DB_CTX_SOFTIRQ;
+        li.ctx = DB_CTX_SOFTIRQ;
     else
-        ev.ctx = DB_CTX_THREAD;
-
-    r->alen = 0;
-    r->nkv = -1;
-    if (ingest_ft_map(r, &li, &ev) < 0)
-        return -1;
-    ev.attrs = r->ab;
-    ev.attrs_len = r->alen;
-    if (r->sink->event && r->sink->event(r->sink->ctx, &ev, r->err, r->errlen) != 0)
-        return sink_failed(r);
-    r->st->events++;
-    return 0;
+        li.ctx = DB_CTX_THREAD;
+    ftrace_ev_kind k = ingest_ftrace_lex_event(li.name);
+    int rc = ingest_ft_text_pairs(r, k, &li);
+    if (rc == 0)
+        rc = ingest_ft_event(r, &li, k);
+    return rc == FTRACE_BAD_FIELDS ? ingest_ft_bad_fields(r, &li) : rc;
 }
 
 int ingest_ft_reader_init(ftrace_reader *r, const char *path, const ingest_sink *sink,
@@ -439,6 +452,7 @@ int ingest_ft_reader_init(ftrace_reader *r, const char *path, const ingest_sink 
     r->st = st;
     r->err = err;
     r->errlen = errlen;
+    r->unit = "line";
     r->acap = 65536;
     r->ab = malloc(r->acap);
     if (!r->ab)

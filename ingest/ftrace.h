@@ -85,6 +85,7 @@ typedef struct ftrace_line {
     const char *fields; /* field text, NUL-terminated at the end of the line */
     size_t fields_len;  /* without trailing blanks */
     ftrace_form form;
+    uint8_t ctx; /* db_ctx: from the flag column (the reader sets it) */
 } ftrace_line;
 
 ftrace_lex_status ingest_ftrace_lex_line(char *line, ftrace_line *out);
@@ -139,15 +140,48 @@ typedef struct ftrace_kv {
  * first pair, or more than max pairs). */
 int ingest_ftrace_lex_kv(const char *text, ftrace_kv *kv, int max);
 
-/* ---- the reader (ftrace.c: lines and the thread table; ftrace_fields.c:
- * field helpers and attributes; ftrace_map.c, ftrace_sched.c: one ftrace
- * event -> one db_event) ---- */
+/* ---- the reader (ftrace.c: lines and the thread table; ftrace_text.c:
+ * an event's text to its canonical pairs; ftrace_fields.c: field helpers
+ * and attributes; ftrace_map.c, ftrace_sched.c: canonical pairs -> one
+ * db_event) ----
+ *
+ * The canonical pairs.  One ftrace event reaches argusq in several forms:
+ * tracefs text, `trace-cmd report` text printed with or without
+ * libtraceevent's plugins (`bash:4122 [120] CPU:001` or `comm=bash
+ * pid=4122 prio=120 target_cpu=001`), and a trace.dat record's binary
+ * fields.  Every form is first turned into the same key=value pairs in
+ * r->kv -- the keys the kernel's own print format uses, or the field
+ * names where it prints none -- and only those pairs are mapped, so an
+ * event gives the same db_event and attributes whatever form it came in:
+ *
+ *   raw_syscalls sys_enter   id args          sys_exit  id ret
+ *   syscalls sys_enter_NAME  args             sys_exit_NAME ret
+ *   sched_switch             prev_comm prev_pid prev_prio prev_state
+ *                            next_comm next_pid next_prio
+ *   sched_wakeup(_new), sched_waking   comm pid prio target_cpu
+ *   sched_process_fork       comm pid child_comm child_pid
+ *   sched_process_exec       filename pid old_pid
+ *   task_newtask             pid comm clone_flags oom_score_adj
+ *   task_rename              pid oldcomm newcomm oom_score_adj
+ *   irq_handler_entry/exit   irq name / irq ret;  softirq_*  vec action
+ *   hrtimer_*                hrtimer function expires softexpires now
+ *   workqueue_*              work function workqueue req_cpu cpu
+ *   print, tracing_mark_write   buf
+ *   anything else            the pairs of its text, or raw= the text
+ *
+ * prev_state is in the kernel's letters (SDTtXZPI), whatever table the
+ * source printed with.  The mapping keeps a fixed set of attributes for
+ * each mapped event, so a pair one form prints and another does not
+ * (hrtimer_start's mode) is not kept. */
 
 /* Reads every remaining line of lb into sink. */
 int ingest_ftrace_read(ingest_lines *lb, const ingest_sink *sink, ingest_stats *st, char *err,
                        size_t errlen);
 
 #define FTRACE_KV_MAX 64
+/* An emitter's "these pairs do not make this event" (no message yet: the
+ * caller says what the source was). */
+#define FTRACE_BAD_FIELDS (-2)
 
 typedef struct ftrace_tent ftrace_tent; /* one slot of the tid table */
 
@@ -157,7 +191,8 @@ typedef struct ftrace_reader {
     ingest_stats *st;
     char *err;
     size_t errlen;
-    uint64_t lineno;
+    uint64_t lineno;  /* the line (text) or record (trace.dat) being read */
+    const char *unit; /* "line" or "record", for messages */
     ftrace_tent *tab; /* tid -> (pid, comm): open addressing, grows */
     size_t tcap, tused;
     char *ab; /* the current event's packed attributes (reused) */
@@ -166,8 +201,9 @@ typedef struct ftrace_reader {
     size_t nsc;
     uint32_t last_child; /* child of the last task_newtask */
     bool have_last_child;
-    ftrace_kv kv[FTRACE_KV_MAX]; /* key=value pairs of the current fields */
-    int nkv;                     /* -1: the fields are not in key=value form */
+    ftrace_kv kv[FTRACE_KV_MAX]; /* the current event's canonical pairs */
+    int nkv;                     /* -1: the text is not in key=value form */
+    char state[32];              /* prev_state translated to kernel letters */
     /* tid -> tgid for lines without a TGID column (a trace.dat recorded by
      * argusq record keeps tracefs's saved_tgids beside it): sorted pairs */
     const uint32_t (*tgids)[2];
@@ -240,6 +276,13 @@ static inline bool ingest_ft_lit(const char **pp, const char *e, const char *s)
     return true;
 }
 
+/* Numbers as text at b (room for 24 bytes; no NUL), without printf's
+ * cost on the per-event path; return the length.  hex: lowercase, no 0x,
+ * at least min digits (zero-padded). */
+size_t ingest_fmt_u64(char *b, uint64_t v);
+size_t ingest_fmt_i64(char *b, int64_t v);
+size_t ingest_fmt_hex(char *b, uint64_t v, int min);
+
 /* Numbers over [p, p + n): decimal, and hex with or without 0x. */
 bool ingest_ft_dec_u64(const char *p, size_t n, uint64_t *out);
 bool ingest_ft_dec_u32(const char *p, size_t n, uint32_t *out);
@@ -251,32 +294,50 @@ void ingest_ft_parse_kv(ftrace_reader *r, const char *text);
 const ftrace_kv *ingest_ft_kv_get(const ftrace_reader *r, const char *key);
 bool ingest_ft_kv_u32(const ftrace_reader *r, const char *key, uint32_t *out);
 bool ingest_ft_kv_hex(const ftrace_reader *r, const char *key, uint64_t *out);
+bool ingest_ft_kv_i64(const ftrace_reader *r, const char *key, int64_t *out);
 /* attribute attr = the value of pair key, if there is one */
 int ingest_ft_attr_kv(ftrace_reader *r, const char *attr, const char *key);
-/* the pairs when the fields are key=value, else raw= the whole text */
-int ingest_ft_attr_rest(ftrace_reader *r, const ftrace_line *li);
-/* func= a function, without trace-cmd's /0x.. size suffix */
+/* An attribute for each of the NULL-terminated keys that has a pair, in
+ * that order, with the pair's value. */
+int ingest_ft_attr_same(ftrace_reader *r, const char *const *keys);
+/* func= a function: the symbol, without trace-cmd's /0x.. size suffix; an
+ * address when no symbol was known (0x + lowercase hex) */
 int ingest_ft_attr_func(ftrace_reader *r, const char *v, size_t n);
 /* "EVENT: cannot parse fields '...'"; returns -1 */
 int ingest_ft_bad_fields(ftrace_reader *r, const ftrace_line *li);
 
-/* ---- event mapping (ftrace_map.c, ftrace_sched.c) ---- */
+/* ---- canonical pairs (ftrace_text.c) and the mapping (ftrace_map.c,
+ * ftrace_sched.c) ---- */
 
-int ingest_ft_map_switch(ftrace_reader *r, const ftrace_line *li, db_event *ev);
+/* Appends one canonical pair (key: a string that outlives the event);
+ * false when r->kv is full. */
+bool ingest_ft_kv_add(ftrace_reader *r, const char *key, const char *val, size_t vlen);
+
+/* The canonical pairs of an event from its text (li->fields), into r->kv.
+ * Returns 0 or FTRACE_BAD_FIELDS (a mapped event whose text is in no form
+ * this reader knows). */
+int ingest_ft_text_pairs(ftrace_reader *r, ftrace_ev_kind k, const ftrace_line *li);
+
+/* Maps the canonical pairs of event li (kind k) onto ev and the
+ * attributes, declaring the threads and processes the event creates or
+ * renames.  Returns 0, -1 (err set) or FTRACE_BAD_FIELDS. */
+int ingest_ft_map(ftrace_reader *r, ftrace_ev_kind k, const ftrace_line *li, db_event *ev);
+int ingest_ft_map_switch(ftrace_reader *r, db_event *ev);
 /* reason NULL: sched_waking, kept raw */
-int ingest_ft_map_wakeup(ftrace_reader *r, const ftrace_line *li, db_event *ev, const char *reason);
-int ingest_ft_map_newtask(ftrace_reader *r, const ftrace_line *li, const db_event *ev);
-int ingest_ft_map_fork(ftrace_reader *r, const ftrace_line *li, db_event *ev);
-int ingest_ft_map_exec(ftrace_reader *r, const ftrace_line *li);
-int ingest_ft_map_rename(ftrace_reader *r, const ftrace_line *li);
+int ingest_ft_map_wakeup(ftrace_reader *r, db_event *ev, const char *reason);
+int ingest_ft_map_newtask(ftrace_reader *r, const db_event *ev);
+int ingest_ft_map_fork(ftrace_reader *r, db_event *ev);
+int ingest_ft_map_exec(ftrace_reader *r);
+int ingest_ft_map_rename(ftrace_reader *r);
 
-/* Maps one parsed line onto ev and the attributes, declaring the threads
- * and processes the line creates or renames (ftrace_map.c). */
-int ingest_ft_map(ftrace_reader *r, ftrace_line *li, db_event *ev);
+/* One event whose canonical pairs are in r->kv: declares its task,
+ * checks its thread's time order, maps it and hands it to the sink
+ * (ftrace.c).  li->ctx must be set.  Returns 0, -1 (err set) or
+ * FTRACE_BAD_FIELDS. */
+int ingest_ft_event(ftrace_reader *r, ftrace_line *li, ftrace_ev_kind k);
 
-/* ---- the reader one line at a time (ftrace.c), for sources that make
- * the text themselves (tracedat.c formats each trace.dat record as the
- * `trace-cmd report -l` line of it) ---- */
+/* ---- the reader's state outside the line loop (ftrace.c), for the
+ * trace.dat reader, which shares the thread table and the mapping ---- */
 
 /* Returns 0, or -1 with err set (out of memory). */
 int ingest_ft_reader_init(ftrace_reader *r, const char *path, const ingest_sink *sink,
@@ -289,9 +350,25 @@ void ingest_ft_reader_free(ftrace_reader *r);
 /* ---- the trace.dat reader (tracedat.c) ---- */
 
 /* Reads the trace-cmd binary file at path into sink: every record becomes
- * the event its `trace-cmd report -l` line becomes.  Errors: "PATH: ..."
- * or "PATH: offset N: ..." (N: the record's offset in the file). */
+ * the event its `trace-cmd report` line becomes, read from the record's
+ * fields (tracedat_fields.c), with nanosecond timestamps.  Errors:
+ * "PATH: ..." or "PATH: offset N: ..." (N: the record's offset). */
 int ingest_tracedat_read(const char *path, const ingest_sink *sink, ingest_stats *st, char *err,
                          size_t errlen);
+
+/* A record's fields to its canonical pairs (tracedat_fields.c). */
+struct tep_handle;
+struct tep_event;
+struct tep_record;
+typedef struct dat_fields dat_fields; /* what each event id needs; a value buffer */
+dat_fields *ingest_dat_fields_new(struct tep_handle *tep);
+void ingest_dat_fields_free(dat_fields *df);
+/* The canonical pairs of rec, an event ev, into r->kv (pointing into df,
+ * the record, or tep's symbols: valid until the next call); *kind its
+ * kind.  Returns 0; 1 when the event is not read from fields (the caller
+ * reads its printed text instead); FTRACE_BAD_FIELDS when the record is
+ * too short for its fields; -1 out of memory. */
+int ingest_dat_pairs(dat_fields *df, ftrace_reader *r, struct tep_event *ev, struct tep_record *rec,
+                     ftrace_ev_kind *kind);
 
 #endif

@@ -70,6 +70,41 @@ bool ingest_ft_hex_u64(const char *p, size_t n, uint64_t *out)
     return true;
 }
 
+size_t ingest_fmt_u64(char *b, uint64_t v)
+{
+    char t[20];
+    size_t n = 0;
+    do
+        t[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    for (size_t i = 0; i < n; i++)
+        b[i] = t[n - 1 - i];
+    return n;
+}
+
+size_t ingest_fmt_i64(char *b, int64_t v)
+{
+    if (v >= 0)
+        return ingest_fmt_u64(b, (uint64_t)v);
+    b[0] = '-';
+    return 1 + ingest_fmt_u64(b + 1, 0 - (uint64_t)v);
+}
+
+size_t ingest_fmt_hex(char *b, uint64_t v, int min)
+{
+    static const char digit[] = "0123456789abcdef";
+    char t[16];
+    int n = 0;
+    do
+        t[n++] = digit[v & 15];
+    while ((v >>= 4) != 0);
+    while (n < min && n < 16)
+        t[n++] = '0';
+    for (int i = 0; i < n; i++)
+        b[i] = t[n - 1 - i];
+    return (size_t)n;
+}
+
 /* ---- key=value fields ---- */
 
 void ingest_ft_parse_kv(ftrace_reader *r, const char *text)
@@ -98,18 +133,38 @@ bool ingest_ft_kv_hex(const ftrace_reader *r, const char *key, uint64_t *out)
     return kv && ingest_ft_hex_u64(kv->val, kv->vlen, out);
 }
 
+bool ingest_ft_kv_i64(const ftrace_reader *r, const char *key, int64_t *out)
+{
+    const ftrace_kv *kv = ingest_ft_kv_get(r, key);
+    return kv && ingest_ft_dec_i64(kv->val, kv->vlen, out);
+}
+
+bool ingest_ft_kv_add(ftrace_reader *r, const char *key, const char *val, size_t vlen)
+{
+    if (r->nkv < 0)
+        r->nkv = 0;
+    if (r->nkv == FTRACE_KV_MAX)
+        return false;
+    ftrace_kv *kv = &r->kv[r->nkv++];
+    kv->key = key;
+    kv->klen = strlen(key);
+    kv->val = val;
+    kv->vlen = vlen;
+    return true;
+}
+
 int ingest_ft_attr_kv(ftrace_reader *r, const char *attr, const char *key)
 {
     const ftrace_kv *kv = ingest_ft_kv_get(r, key);
     return kv ? ingest_ft_attr(r, attr, kv->val, kv->vlen) : 0;
 }
 
-/* Pairs when the text is key=value, else raw= the whole text. */
-int ingest_ft_attr_rest(ftrace_reader *r, const ftrace_line *li)
+int ingest_ft_attr_same(ftrace_reader *r, const char *const *keys)
 {
-    if (r->nkv >= 0)
-        return ingest_ft_attr_pairs(r);
-    return ingest_ft_attr(r, "raw", li->fields, li->fields_len);
+    for (; *keys; keys++)
+        if (ingest_ft_attr_kv(r, *keys, *keys) < 0)
+            return -1;
+    return 0;
 }
 
 int ingest_ft_bad_fields(ftrace_reader *r, const ftrace_line *li)
@@ -119,16 +174,18 @@ int ingest_ft_bad_fields(ftrace_reader *r, const ftrace_line *li)
                           li->fields_len > 80 ? "..." : "");
 }
 
-/* trace-cmd prints a function as `sym/0x0` (symbol/size); tracefs as
- * `sym`: keep the symbol so both forms agree. */
+/* trace-cmd's plugins print a function as `sym/0x0` (symbol/offset), the
+ * print format as `sym`: keep the symbol so both forms agree.  Without a
+ * symbol both print the address, the plugins with at least 8 digits. */
 int ingest_ft_attr_func(ftrace_reader *r, const char *v, size_t n)
 {
+    uint64_t addr;
     const char *slash = memchr(v, '/', n);
-    if (slash && (size_t)(v + n - slash) > 3 && slash[1] == '0' && slash[2] == 'x') {
-        uint64_t ignored;
-        if (ingest_ft_hex_u64(slash + 1, (size_t)(v + n - slash - 1), &ignored))
-            n = (size_t)(slash - v);
-    }
+    if (slash && (size_t)(v + n - slash) > 3 && slash[1] == '0' && slash[2] == 'x' &&
+        ingest_ft_hex_u64(slash + 1, (size_t)(v + n - slash - 1), &addr))
+        n = (size_t)(slash - v);
+    if (n > 2 && v[0] == '0' && v[1] == 'x' && ingest_ft_hex_u64(v, n, &addr))
+        return ingest_ft_attr_hex(r, "func", addr);
     return ingest_ft_attr(r, "func", v, n);
 }
 
@@ -167,22 +224,19 @@ int ingest_ft_attr(ftrace_reader *r, const char *key, const char *val, size_t vl
 int ingest_ft_attr_u64(ftrace_reader *r, const char *key, uint64_t v)
 {
     char b[24];
-    int n = snprintf(b, sizeof b, "%llu", (unsigned long long)v);
-    return ingest_ft_attr(r, key, b, (size_t)n);
+    return ingest_ft_attr(r, key, b, ingest_fmt_u64(b, v));
 }
 
 int ingest_ft_attr_i64(ftrace_reader *r, const char *key, int64_t v)
 {
     char b[24];
-    int n = snprintf(b, sizeof b, "%lld", (long long)v);
-    return ingest_ft_attr(r, key, b, (size_t)n);
+    return ingest_ft_attr(r, key, b, ingest_fmt_i64(b, v));
 }
 
 int ingest_ft_attr_hex(ftrace_reader *r, const char *key, uint64_t v)
 {
-    char b[24];
-    int n = snprintf(b, sizeof b, "0x%llx", (unsigned long long)v);
-    return ingest_ft_attr(r, key, b, (size_t)n);
+    char b[24] = "0x";
+    return ingest_ft_attr(r, key, b, 2 + ingest_fmt_hex(b + 2, v, 1));
 }
 
 static bool attr_has(const ftrace_reader *r, const char *key, size_t kl)

@@ -1,5 +1,6 @@
-/* ingest/tracecmd_priv.h -- the few libtracecmd functions argusq needs
- * that Debian's libtracecmd-dev (trace-cmd 3.1.x) does not declare.
+/* ingest/tracecmd_priv.h -- the few libtracecmd functions argusq's
+ * recorder needs that Debian's libtracecmd-dev (trace-cmd 3.1.x) does not
+ * declare.
  *
  * libtracecmd's public header, trace-cmd.h, only reads trace.dat files;
  * writing one (tracecmd_output_*) and the input flags are in trace-cmd's
@@ -13,11 +14,6 @@
 #include <stdbool.h>
 
 #include <trace-cmd.h>
-
-/* ---- reading ---- */
-
-enum { ARGUS_TRACECMD_FL_IN_USECS = 1 << 2 }; /* TRACECMD_FL_IN_USECS */
-unsigned long tracecmd_get_flags(struct tracecmd_input *handle);
 
 /* ---- writing ---- */
 

@@ -1,21 +1,26 @@
 /* ingest/tracedat.c -- trace-cmd's binary trace.dat, read with libtracecmd
  * and libtraceevent.
  *
- * There is one mapping of ftrace events onto the Argus vocabulary, the
- * text reader's (ftrace_map.c, ftrace_sched.c).  This reader therefore
- * prints each record as the line `trace-cmd report -l` prints for it --
- * with the same libraries, the same plugins, records merged across CPUs
- * in the same order, the timestamp rounded to the microsecond the same
- * way -- and hands that line to the text reader.  Ingesting FILE.dat thus
- * stores exactly the events of ingesting `trace-cmd report -l FILE.dat`.
- * Two differences, both in the text's favour of being parseable: the comm
- * column is the whole comm (report -l cuts it to 8 characters, which the
- * text reader otherwise repairs from sched_switch fields), and a newline
- * inside an event's text (a trace_marker write of several lines) becomes
- * a blank instead of breaking the line.
+ * There is one mapping of ftrace events onto the Argus vocabulary
+ * (ftrace_map.c, ftrace_sched.c), fed with an event's canonical pairs
+ * (ftrace.h).  The text reader makes them from a line's text; this reader
+ * makes them from each record's binary fields (tracedat_fields.c), so a
+ * record becomes the event its line in `trace-cmd report` becomes, whether
+ * that report was printed with libtraceevent's plugins or without, and
+ * keeps the record's nanosecond timestamp (report -l prints microseconds).
+ * No plugin is loaded: what a .dat ingests as must not depend on which
+ * plugin packages a machine happens to have.  Events the mapping does not
+ * use keep their text, which libtraceevent prints from the event's own
+ * print format -- the text tracefs shows for them.
+ *
+ * Records come merged across CPUs in time order (tracecmd_iterate_events).
+ * The task's name is the one trace-cmd saved for its pid (the whole comm;
+ * report -l cuts it to 8 characters).  A marker's text of several lines
+ * becomes one line (its newlines blanks).
  *
  * Memory: libtracecmd reads one page per CPU at a time; this reader keeps
- * one trace_seq and one line buffer, reused for every record. */
+ * a value buffer, a trace_seq for the rare printed event, and what each
+ * event id needs, all reused for every record. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,120 +31,131 @@
 #include <trace-cmd.h>
 
 #include "ftrace.h"
-#include "tracecmd_priv.h"
 
 typedef struct dat_reader {
     ftrace_reader fr;
     const char *path;
     struct tep_handle *tep;
-    bool in_usecs;
+    dat_fields *df;
     struct trace_seq s;
-    char *line;
-    size_t cap;
-    uint64_t lineno;
+    uint64_t nrec;
     int rc;
 } dat_reader;
 
-
-/* The text reader says "PATH:LINE: ..."; a record has no line, so say
- * where it is in the file instead: "PATH: offset N: ...". */
+/* The mapping says "PATH:RECORD: ..."; say where the record is in the
+ * file instead: "PATH: offset N: ...". */
 static void reword_error(dat_reader *d, unsigned long long offset)
 {
     char *err = d->fr.err;
     size_t errlen = d->fr.errlen;
     char pre[600], rest[1024];
-    int n = snprintf(pre, sizeof pre, "%s:%llu: ", d->path, (unsigned long long)d->lineno);
+    int n = snprintf(pre, sizeof pre, "%s:%llu: ", d->path, (unsigned long long)d->nrec);
     if (n < 0 || (size_t)n >= sizeof pre || strncmp(err, pre, (size_t)n) != 0)
         return;
     snprintf(rest, sizeof rest, "%s", err + n);
     snprintf(err, errlen, "%s: offset %llu: %s", d->path, offset, rest);
 }
 
-static int feed(dat_reader *d, const char *text, size_t len, unsigned long long offset)
+/* The record's text as its print format has it (no plugins), on one
+ * line, into li->fields. */
+static int print_fields(dat_reader *d, struct tep_record *rec, ftrace_line *li)
 {
-    if (len + 1 > d->cap) {
-        size_t cap = d->cap ? d->cap : 4096;
-        while (cap < len + 1)
-            cap *= 2;
-        char *p = realloc(d->line, cap);
-        if (!p) {
-            ingest_errf(d->fr.err, d->fr.errlen, "%s: offset %llu: out of memory", d->path, offset);
-            return -1;
-        }
-        d->line = p;
-        d->cap = cap;
-    }
-    memcpy(d->line, text, len);
-    d->line[len] = '\0';
-    d->lineno++;
-    d->fr.lineno = d->lineno;
-    if (ingest_ft_reader_line(&d->fr, d->line, len) < 0) {
-        reword_error(d, offset);
+    struct trace_seq *s = &d->s;
+    trace_seq_reset(s);
+    tep_print_event(d->tep, s, rec, "%s", TEP_PRINT_INFO);
+    trace_seq_terminate(s);
+    if (s->state != TRACE_SEQ__GOOD)
         return -1;
-    }
+    size_t len = s->len;
+    while (len && (s->buffer[len - 1] == '\n' || s->buffer[len - 1] == '\r' || s->buffer[len - 1] == ' '))
+        len--;
+    for (size_t i = 0; i < len; i++)
+        if (s->buffer[i] == '\n' || s->buffer[i] == '\r' || s->buffer[i] == '\0')
+            s->buffer[i] = ' ';
+    s->buffer[len] = '\0';
+    li->fields = s->buffer;
+    li->fields_len = len;
     return 0;
 }
 
-/* One record: the lines trace-cmd report -l prints for it. */
+/* trace_flag_type: the context the kernel recorded the event in (the
+ * latency format's h/H/s column; NMI 0x40 runs with HARDIRQ set) */
+static uint8_t record_ctx(dat_reader *d, struct tep_record *rec)
+{
+    int fl = tep_data_flags(d->tep, rec);
+    if (fl < 0)
+        return DB_CTX_UNKNOWN;
+    if (fl & (TRACE_FLAG_HARDIRQ | 0x40))
+        return DB_CTX_HARDIRQ;
+    return (fl & TRACE_FLAG_SOFTIRQ) ? DB_CTX_SOFTIRQ : DB_CTX_THREAD;
+}
+
+static int oom(dat_reader *d, struct tep_record *rec)
+{
+    ingest_errf(d->fr.err, d->fr.errlen, "%s: offset %llu: out of memory", d->path,
+                (unsigned long long)rec->offset);
+    return d->rc = -1;
+}
+
+/* One record: one event (and a skip for a "events dropped" mark). */
 static int on_record(struct tracecmd_input *h, struct tep_record *rec, int cpu, void *ctx)
 {
     (void)h;
     (void)cpu;
     dat_reader *d = ctx;
-    struct trace_seq *s = &d->s;
-    char head[64];
-    int n;
-
-    if (rec->missed_events) { /* a header line: counted as skipped */
-        if (rec->missed_events > 0)
-            n = snprintf(head, sizeof head, "CPU:%d [%lld EVENTS DROPPED]", rec->cpu,
-                         (long long)rec->missed_events);
-        else
-            n = snprintf(head, sizeof head, "CPU:%d [EVENTS DROPPED]", rec->cpu);
-        if (feed(d, head, (size_t)n, rec->offset) < 0)
-            return d->rc = -1;
+    ftrace_reader *r = &d->fr;
+    r->lineno = ++d->nrec;
+    r->st->lines++;
+    if (rec->missed_events) { /* the buffer overflowed before this record */
+        r->st->skipped++;
+        if (r->sink->skip)
+            r->sink->skip(r->sink->ctx);
     }
-
     struct tep_event *ev = tep_find_event_by_record(d->tep, rec);
     if (!ev) {
-        ingest_errf(d->fr.err, d->fr.errlen, "%s: offset %llu: record of unknown event id %d", d->path,
-             (unsigned long long)rec->offset, tep_data_type(d->tep, rec));
+        ingest_errf(r->err, r->errlen, "%s: offset %llu: record of unknown event id %d", d->path,
+                    (unsigned long long)rec->offset, tep_data_type(d->tep, rec));
         return d->rc = -1;
     }
+    ftrace_line li;
+    memset(&li, 0, sizeof li);
     int pid = tep_data_pid(d->tep, rec);
     const char *comm = tep_data_comm_from_pid(d->tep, pid);
     if (!comm || !*comm)
         comm = "<...>";
+    li.comm = comm;
+    li.comm_len = strlen(comm);
+    li.tid = (uint32_t)pid;
+    li.cpu = (uint16_t)rec->cpu;
+    li.ts = rec->ts;
+    li.name = ev->name;
+    li.name_len = strlen(ev->name);
+    li.fields = "";
+    li.ctx = record_ctx(d, rec);
 
-    trace_seq_reset(s);
-    trace_seq_printf(s, "%s-%d %d", comm, pid, rec->cpu);
-    tep_print_event(d->tep, s, rec, "%s", TEP_PRINT_LATENCY);
-    unsigned long long ts = rec->ts;
-    if (d->in_usecs) { /* trace-cmd's " %6.1000d:": microseconds, rounded */
-        unsigned long long us = (ts + 500) / 1000;
-        trace_seq_printf(s, " %llu.%06llu: ", us / 1000000, us % 1000000);
-    } else { /* a counter clock: the raw value, as nanoseconds */
-        trace_seq_printf(s, " %llu.%09llu: ", ts / 1000000000, ts % 1000000000);
+    ftrace_ev_kind k;
+    int rc = ingest_dat_pairs(d->df, r, ev, rec, &k);
+    if (rc == 1) { /* not read from fields: its printed text, as tracefs has it */
+        if (print_fields(d, rec, &li) < 0)
+            return oom(d, rec);
+        rc = ingest_ft_text_pairs(r, k, &li);
+    } else if (rc < 0 && rc != FTRACE_BAD_FIELDS) {
+        return oom(d, rec);
     }
-    trace_seq_printf(s, "%s: ", ev->name);
-    size_t info = s->len;
-    tep_print_event(d->tep, s, rec, "%s", TEP_PRINT_INFO);
-    trace_seq_terminate(s);
-    if (s->state != TRACE_SEQ__GOOD) {
-        ingest_errf(d->fr.err, d->fr.errlen, "%s: offset %llu: out of memory", d->path,
-             (unsigned long long)rec->offset);
+    if (rc == 0)
+        rc = ingest_ft_event(r, &li, k);
+    if (rc == FTRACE_BAD_FIELDS) {
+        if (!*li.fields && print_fields(d, rec, &li) < 0)
+            return oom(d, rec);
+        rc = ingest_ft_bad_fields(r, &li);
+    }
+    if (rc < 0) {
+        reword_error(d, rec->offset);
         return d->rc = -1;
     }
-    size_t len = s->len;
-    while (len > info && (s->buffer[len - 1] == '\n' || s->buffer[len - 1] == '\r'))
-        len--;
-    for (size_t i = info; i < len; i++)
-        if (s->buffer[i] == '\n' || s->buffer[i] == '\r' || s->buffer[i] == '\0')
-            s->buffer[i] = ' ';
-    if (feed(d, s->buffer, len, rec->offset) < 0)
-        return d->rc = -1;
     return 0;
 }
+
 /* PATH.tgids, written by argusq record from tracefs's saved_tgids ("TID
  * TGID" lines): the processes of tasks that existed before the recording,
  * which trace.dat has no table for.  Absent or unreadable: none. */
@@ -211,37 +227,36 @@ int ingest_tracedat_read(const char *path, const ingest_sink *sink, ingest_stats
         ingest_errf(err, errlen, "%s: offset %zu: the file ends inside the trace.dat magic", path, got);
         return -1;
     }
-    struct tracecmd_input *h = tracecmd_open(path, 0);
+    struct tracecmd_input *h = tracecmd_open(path, TRACECMD_FL_LOAD_NO_PLUGINS);
     if (!h) {
         ingest_errf(err, errlen, "%s: cannot read the trace.dat headers and sections: the file is cut short "
              "or corrupt", path);
         return -1;
     }
     d.tep = tracecmd_get_tep(h);
-    d.in_usecs = (tracecmd_get_flags(h) & ARGUS_TRACECMD_FL_IN_USECS) != 0;
-    if (ingest_ft_reader_init(&d.fr, path, sink, st, err, errlen) < 0) {
+    d.df = ingest_dat_fields_new(d.tep);
+    if (!d.df || ingest_ft_reader_init(&d.fr, path, sink, st, err, errlen) < 0) {
+        if (!d.df)
+            ingest_errf(err, errlen, "%s: out of memory", path);
+        ingest_dat_fields_free(d.df);
         tracecmd_close(h);
         ingest_ft_reader_free(&d.fr);
         return -1;
     }
+    d.fr.unit = "record";
     uint32_t(*tgids)[2] = NULL;
     d.fr.ntgids = load_tgids(path, &tgids);
     d.fr.tgids = (const uint32_t(*)[2])tgids;
     trace_seq_init(&d.s);
-    char cpus[32];
-    int n = snprintf(cpus, sizeof cpus, "cpus=%d", tep_get_cpus(d.tep));
-    int rc = feed(&d, cpus, (size_t)n, 0);
-    if (rc == 0) {
-        int r = tracecmd_iterate_events(h, NULL, 0, on_record, &d);
-        rc = d.rc;
-        if (rc == 0 && r < 0) {
-            ingest_errf(err, errlen, "%s: cannot read the trace data (cut short or corrupt)", path);
-            rc = -1;
-        }
+    int r = tracecmd_iterate_events(h, NULL, 0, on_record, &d);
+    int rc = d.rc;
+    if (rc == 0 && r < 0) {
+        ingest_errf(err, errlen, "%s: cannot read the trace data (cut short or corrupt)", path);
+        rc = -1;
     }
     trace_seq_destroy(&d.s);
-    free(d.line);
     free(tgids);
+    ingest_dat_fields_free(d.df);
     ingest_ft_reader_free(&d.fr);
     tracecmd_close(h);
     return rc;

@@ -568,6 +568,57 @@ static void test_three_forms(void **state)
     }
 }
 
+/* `trace-cmd report` prints an event through libtraceevent's plugins when
+ * the machine has them (package libtraceevent1-plugin), else through the
+ * kernel's print format: both texts of one event give the same event,
+ * attributes byte for byte (lines from tests/traces/lockchain-anomaly.txt
+ * and lockchain-anomaly-noplugin.txt).  The plugin's extra `/0x0` and the
+ * print format's extra `mode=` and `was_armed=` are not kept. */
+static void test_plugin_forms_same_event(void **state)
+{
+    (void)state;
+    static const char *const pairs[][2] = {
+        {"bash:4120 [120] S ==> lockchain:4122 [120]",
+         "prev_comm=bash prev_pid=4120 prev_prio=120 prev_state=S ==> next_comm=lockchain next_pid=4122 "
+         "next_prio=120"},
+        {"bash:4122 [120] CPU:001", "comm=bash pid=4122 prio=120 target_cpu=001"},
+        {"hrtimer=0xffffc900031cfb80 function=hrtimer_wakeup/0x0 expires=1088998322387 "
+         "softexpires=1088998272387",
+         "hrtimer=0xffffc900031cfb80 function=hrtimer_wakeup expires=1088998322387 softexpires=1088998272387 "
+         "mode=0x1 was_armed=0"},
+        {"hrtimer=0xffff888627d1c6f8 now=1088968016703 function=tick_nohz_handler/0x0",
+         "hrtimer=0xffff888627d1c6f8 function=tick_nohz_handler now=1088968016703"},
+    };
+    static const char *const events[][3] = {
+        {"sched_switch", NULL}, {"sched_wakeup_new", "sched_wakeup", "sched_waking"},
+        {"hrtimer_start", NULL}, {"hrtimer_expire_entry", NULL}};
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        for (int k = 0; k < 3 && events[i][k]; k++) {
+            one o[2];
+            for (int f = 0; f < 2; f++) {
+                char text[512];
+                snprintf(text, sizeof text, "cpus=2\n    bash-4120    1d..2.  1088.968096: %s: %s\n",
+                         events[i][k], pairs[i][f]);
+                o[f] = ingest_text(text);
+                assert_int_equal(o[f].r->nev, 1);
+            }
+            const db_event *a = &o[0].e->ev, *b = &o[1].e->ev;
+            assert_int_equal(a->type, b->type);
+            assert_int_equal(a->obj, b->obj);
+            assert_true(a->type != DB_EV_RAW || strcmp(events[i][k], "sched_waking") == 0);
+            if (a->attrs_len != b->attrs_len || memcmp(o[0].e->attrs, o[1].e->attrs, a->attrs_len) != 0)
+                fail_msg("%s: the plugin's and the print format's texts give other attributes", events[i][k]);
+            rec_free(o[0].r);
+            rec_free(o[1].r);
+        }
+    }
+    /* the plugin never prints the "+" of a preempted task (R+): that much
+     * of the kernel's text is lost in the plugin's */
+    one o = ingest_text("cpus=2\n  x-1 1d..2. 5.000001: sched_switch: x:1 [120] R ==> y:2 [120]\n");
+    assert_attr(o.e, "state", "R");
+    rec_free(o.r);
+}
+
 /* trace-cmd's plugin prints TASK_IDLE as W and swaps X/Z: state= and
  * reason= use the kernel's letters. */
 static void test_switch_states(void **state)
@@ -850,6 +901,7 @@ int main(void)
         cmocka_unit_test(test_counts),        cmocka_unit_test(test_lockchain_txt),
         cmocka_unit_test(test_lockchain_raw), cmocka_unit_test(test_ipcdaemon_raw),
         cmocka_unit_test(test_three_forms),   cmocka_unit_test(test_switch_states),
+        cmocka_unit_test(test_plugin_forms_same_event),
         cmocka_unit_test(test_comm_forms),    cmocka_unit_test(test_misc_events),
         cmocka_unit_test(test_errors),        cmocka_unit_test(test_sink_error),
         cmocka_unit_test(test_streaming),     cmocka_unit_test(test_detect),

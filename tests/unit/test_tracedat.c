@@ -1,7 +1,10 @@
 /* tests/unit/test_tracedat.c -- the trace.dat reader (ingest/tracedat.c):
  * tests/traces/lockchain-anomaly.dat must give exactly the events of its
- * `trace-cmd report -l` text, tests/traces/lockchain-anomaly.txt; cut and
- * garbage files must fail with the file's name and a non-zero status. */
+ * `trace-cmd report -l` text in both print forms -- printed with
+ * libtraceevent's plugins (lockchain-anomaly.txt) and without
+ * (lockchain-anomaly-noplugin.txt) -- but with the records' nanosecond
+ * timestamps where the text has microseconds; cut and garbage files must
+ * fail with the file's name and a non-zero status. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +21,7 @@
 
 #define DAT "tests/traces/lockchain-anomaly.dat"
 #define TXT "tests/traces/lockchain-anomaly.txt"
+#define TXT_NOPLUGIN "tests/traces/lockchain-anomaly-noplugin.txt"
 
 /* ---- a sink that keeps every event and the last name of every thread ---- */
 
@@ -121,55 +125,96 @@ static unsigned char *slurp(const char *path, size_t *len)
 
 /* ---- tests ---- */
 
-static void test_same_events_as_report(void **state)
+static void free_rec(rec *r)
 {
-    (void)state;
-    rec *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
-    assert_non_null(a);
+    free(r->ev);
+    free(r);
+}
+
+/* The .dat's events against those of one report text of it. */
+static void same_events_as(const rec *a, const ingest_stats *sa, const char *txt)
+{
+    rec *b = calloc(1, sizeof *b);
     assert_non_null(b);
     char err[512] = "";
-    ingest_format fa, fb;
-    ingest_stats sa, sb;
-    if (run(a, DAT, &fa, &sa, err, sizeof err) != 0)
+    ingest_format fb;
+    ingest_stats sb;
+    if (run(b, txt, &fb, &sb, err, sizeof err) != 0)
         fail_msg("%s", err);
-    if (run(b, TXT, &fb, &sb, err, sizeof err) != 0)
-        fail_msg("%s", err);
-    assert_int_equal(fa, INGEST_TRACE_DAT);
-    assert_string_equal(ingest_format_name(fa), "trace-dat");
     assert_int_equal(fb, INGEST_TRACE_CMD_REPORT);
-    assert_int_equal(a->nev, 1105);
     assert_int_equal(a->nev, b->nev);
-    assert_int_equal(sa.events, sb.events);
-    assert_int_equal(sa.skipped, sb.skipped); /* the cpus=2 header */
-    assert_int_equal(a->skips, b->skips);
-    assert_int_equal(a->order_errors, 0);
+    assert_int_equal(sa->events, sb.events);
+    assert_int_equal(sb.skipped, 1); /* the text's cpus=2 header: no event, no line in a .dat */
+    assert_int_equal(sa->skipped, 0);
     for (size_t i = 0; i < a->nev; i++) {
         const ev_copy *x = &a->ev[i], *y = &b->ev[i];
-        if (x->ev.ts != y->ev.ts || x->ev.tid != y->ev.tid || x->ev.pid != y->ev.pid ||
+        /* report -l prints microseconds, rounded */
+        if ((x->ev.ts + 500) / 1000 * 1000 != y->ev.ts || x->ev.tid != y->ev.tid || x->ev.pid != y->ev.pid ||
             x->ev.cpu != y->ev.cpu || x->ev.type != y->ev.type || x->ev.phase != y->ev.phase ||
             x->ev.ctx != y->ev.ctx || x->ev.obj != y->ev.obj || x->ev.val != y->ev.val ||
             strcmp(x->name, y->name) != 0 || x->ev.attrs_len != y->ev.attrs_len ||
             memcmp(x->attrs, y->attrs, x->ev.attrs_len) != 0)
-            fail_msg("event %zu differs: %s at %llu on %u (dat) / %s at %llu on %u (txt)", i + 1, x->name,
-                     (unsigned long long)x->ev.ts, x->ev.tid, y->name, (unsigned long long)y->ev.ts,
+            fail_msg("%s: event %zu differs: %s at %llu on %u (dat) / %s at %llu on %u (txt)", txt, i + 1,
+                     x->name, (unsigned long long)x->ev.ts, x->ev.tid, y->name, (unsigned long long)y->ev.ts,
                      y->ev.tid);
     }
     /* the same threads in the same processes; report -l cuts the comm
      * column to 8 characters, the binary file has it whole */
     assert_int_equal(a->nth, b->nth);
     for (size_t i = 0; i < b->nth; i++) {
-        th_copy *t = find_thread(a, b->th[i].tid);
+        const th_copy *t = NULL;
+        for (size_t j = 0; j < a->nth; j++)
+            if (a->th[j].tid == b->th[i].tid)
+                t = &a->th[j];
         assert_non_null(t);
         assert_int_equal(t->pid, b->th[i].pid);
         assert_int_equal(strncmp(t->name, b->th[i].name, strlen(b->th[i].name)), 0);
     }
+    free_rec(b);
+}
+
+static void test_same_events_as_report(void **state)
+{
+    (void)state;
+    rec *a = calloc(1, sizeof *a);
+    assert_non_null(a);
+    char err[512] = "";
+    ingest_format fa;
+    ingest_stats sa;
+    if (run(a, DAT, &fa, &sa, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    assert_int_equal(fa, INGEST_TRACE_DAT);
+    assert_string_equal(ingest_format_name(fa), "trace-dat");
+    assert_int_equal(a->nev, 1105);
+    assert_int_equal(a->order_errors, 0);
+    same_events_as(a, &sa, TXT);
+    same_events_as(a, &sa, TXT_NOPLUGIN);
     th_copy *sealed = find_thread(a, 1528);
     assert_non_null(sealed);
     assert_string_equal(sealed->name, "memfd:sealed-91");
-    free(a->ev);
-    free(b->ev);
-    free(a);
-    free(b);
+    free_rec(a);
+}
+
+/* The records' own timestamps, not the text's microseconds: the first
+ * event is sys_exit at 1088.966940 in the text. */
+static void test_nanoseconds(void **state)
+{
+    (void)state;
+    rec *a = calloc(1, sizeof *a);
+    assert_non_null(a);
+    char err[512] = "";
+    if (run(a, DAT, NULL, NULL, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    size_t sub_us = 0;
+    for (size_t i = 0; i < a->nev; i++) {
+        sub_us += a->ev[i].ev.ts % 1000 != 0;
+        if (i)
+            assert_true(a->ev[i].ev.ts >= a->ev[i - 1].ev.ts);
+    }
+    assert_true(a->ev[0].ev.ts / 1000 == 1088966939 || a->ev[0].ev.ts / 1000 == 1088966940);
+    assert_true(a->ev[0].ev.ts != 1088966940000ull);
+    assert_true(sub_us > a->nev * 9 / 10); /* one in 1000 may fall on a whole microsecond */
+    free_rec(a);
 }
 
 static void test_detect(void **state)
@@ -230,6 +275,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_events_as_report),
+        cmocka_unit_test(test_nanoseconds),
         cmocka_unit_test(test_detect),
         cmocka_unit_test(test_cut_and_garbage),
         cmocka_unit_test(test_missing_file),
