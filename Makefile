@@ -40,7 +40,7 @@ GEN_C   := $(patsubst grammar/%.y,$(GEN)/%.c,$(Y_SRC)) \
            $(patsubst %.re,$(GEN)/%.c,$(notdir $(RE_SRC))) $(GEN)/syscalls.c
 GEN_H   := $(patsubst grammar/%.y,$(GEN)/%.h,$(Y_SRC))
 INC     = -I. -I$(GEN) $(TRACE_CFLAGS)
-LIBS    = -llmdb -ledit $(TRACE_LIBS)
+LIBS    = -llmdb -ledit $(TRACE_LIBS) -pthread
 TEST_SRC := $(wildcard tests/unit/test_*.c)
 
 # object lists: optimized build in build/obj, sanitizer build in build/san

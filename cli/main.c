@@ -311,7 +311,15 @@ static int cmd_ingest(const options *o)
     sc.g = graph_begin(w, rules, nrules, &de);
     if (!sc.g)
         snprintf(err, sizeof err, "%s", de.msg);
-    if (!sc.g || ingest_file(o->file, &sink, &fmt, &st, err, sizeof err)) {
+    /* two cores: the reader in a second thread, graph and archive here
+     * (ARGUSQ_THREADS=1: one thread; the archive is the same) */
+    const char *threads = getenv("ARGUSQ_THREADS");
+    int irc = -1;
+    if (sc.g)
+        irc = threads && strcmp(threads, "1") == 0
+                  ? ingest_file(o->file, &sink, &fmt, &st, err, sizeof err)
+                  : ingest_file_threaded(o->file, &sink, &fmt, &st, err, sizeof err);
+    if (irc) {
         progress_end(&pg);
         /* the message quotes the bad line: a hostile file must not send
          * escape sequences to the terminal */

@@ -113,6 +113,7 @@ typedef enum ftrace_ev_kind {
     FTRACE_EV_IRQ_EXIT,
     FTRACE_EV_SOFTIRQ_ENTRY,
     FTRACE_EV_SOFTIRQ_EXIT,
+    FTRACE_EV_SOFTIRQ_RAISE, /* kept raw: a known layout for the .dat reader */
     FTRACE_EV_HRTIMER_START,
     FTRACE_EV_HRTIMER_CANCEL,
     FTRACE_EV_HRTIMER_EXPIRE_ENTRY,
@@ -222,7 +223,7 @@ int ingest_vfail(char *err, size_t errlen, const char *path, uint64_t line, cons
 void ingest_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* A sink stopped the read: keep its message, with "PATH:LINE: " in front
- * unless the sink wrote that already.  Returns -1. */
+ * unless it names the file already ("PATH:...").  Returns -1. */
 int ingest_sink_failed(char *err, size_t errlen, const char *path, uint64_t line);
 char *ingest_attr_reserve(char **ab, size_t alen, size_t *acap, size_t need);
 
@@ -363,12 +364,13 @@ struct tep_record;
 typedef struct dat_fields dat_fields; /* what each event id needs; a value buffer */
 dat_fields *ingest_dat_fields_new(struct tep_handle *tep);
 void ingest_dat_fields_free(dat_fields *df);
-/* The canonical pairs of rec, an event ev, into r->kv (pointing into df,
- * the record, or tep's symbols: valid until the next call); *kind its
+/* The canonical pairs of rec into r->kv (pointing into df, the record, or
+ * tep's symbols: valid until the next call); *ev its event, *kind its
  * kind.  Returns 0; 1 when the event is not read from fields (the caller
- * reads its printed text instead); FTRACE_BAD_FIELDS when the record is
- * too short for its fields; -1 out of memory. */
-int ingest_dat_pairs(dat_fields *df, ftrace_reader *r, struct tep_event *ev, struct tep_record *rec,
+ * reads its printed text instead); 2 when the record's event id is not in
+ * the file's formats; FTRACE_BAD_FIELDS when the record is too short for
+ * its fields; -1 out of memory. */
+int ingest_dat_pairs(dat_fields *df, ftrace_reader *r, struct tep_record *rec, struct tep_event **ev,
                      ftrace_ev_kind *kind);
 
 #endif

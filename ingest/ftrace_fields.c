@@ -272,14 +272,15 @@ int ingest_sink_failed(char *err, size_t errlen, const char *path, uint64_t line
     int n = snprintf(pre, sizeof pre, "%s:%llu: ", path, (unsigned long long)line);
     if (n < 0 || (size_t)n >= sizeof pre || errlen == 0)
         return -1;
-    size_t pl = (size_t)n, el = strnlen(err, errlen);
+    size_t pl = (size_t)n, el = strnlen(err, errlen), fl = strlen(path);
     if (el == errlen)
         el = errlen - 1;
     if (el == 0) {
         snprintf(err, errlen, "%sthe sink stopped the read", pre);
         return -1;
     }
-    if ((el >= pl && memcmp(err, pre, pl) == 0) || pl >= errlen)
+    /* a message that names the file already (the ingest pipe's) is kept */
+    if ((el > fl && memcmp(err, path, fl) == 0 && err[fl] == ':') || pl >= errlen)
         return -1;
     if (el > errlen - 1 - pl)
         el = errlen - 1 - pl;

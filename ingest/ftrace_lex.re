@@ -232,6 +232,7 @@ ftrace_ev_kind ingest_ftrace_lex_event(const char *name)
         "irq_handler_exit" end        { return FTRACE_EV_IRQ_EXIT; }
         "softirq_entry" end           { return FTRACE_EV_SOFTIRQ_ENTRY; }
         "softirq_exit" end            { return FTRACE_EV_SOFTIRQ_EXIT; }
+        "softirq_raise" end           { return FTRACE_EV_SOFTIRQ_RAISE; }
         "hrtimer_start" end           { return FTRACE_EV_HRTIMER_START; }
         "hrtimer_cancel" end          { return FTRACE_EV_HRTIMER_CANCEL; }
         "hrtimer_expire_entry" end    { return FTRACE_EV_HRTIMER_EXPIRE_ENTRY; }

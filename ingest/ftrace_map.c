@@ -256,6 +256,7 @@ int ingest_ft_map(ftrace_reader *r, ftrace_ev_kind k, const ftrace_line *li, db_
     case FTRACE_EV_MARKER:
         return map_marker(r, ev);
     case FTRACE_EV_PROCESS_EXIT: /* raw; the thread stays in the table */
+    case FTRACE_EV_SOFTIRQ_RAISE:
     case FTRACE_EV_OTHER:
         break;
     }

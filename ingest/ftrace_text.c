@@ -212,6 +212,7 @@ int ingest_ft_text_pairs(ftrace_reader *r, ftrace_ev_kind k, const ftrace_line *
         return 0;
     case FTRACE_EV_OTHER:
     case FTRACE_EV_PROCESS_EXIT:
+    case FTRACE_EV_SOFTIRQ_RAISE:
         ingest_ft_parse_kv(r, p);
         if (r->nkv < 0)
             ingest_ft_kv_add(r, "raw", p, li->fields_len);

@@ -75,6 +75,17 @@ ingest_format ingest_detect(const char *buf, size_t len);
 int ingest_file(const char *path, const ingest_sink *sink, ingest_format *format, ingest_stats *st,
                 char *err, size_t errlen);
 
+/* ---- two cores (pipe.c) ----
+ *
+ * ingest_file with the reader in a second thread: it parses the file while
+ * the calling thread makes the same sink calls, in the same order, from
+ * bounded batches (a few MiB), so the sink sees what ingest_file would
+ * have shown it and runs only in the calling thread.  A call the sink
+ * refuses stops the reader; the message then names the file but no line
+ * ("PATH: message").  Without a second thread it is ingest_file. */
+int ingest_file_threaded(const char *path, const ingest_sink *sink, ingest_format *format, ingest_stats *st,
+                         char *err, size_t errlen);
+
 /* ---- recording (record.c, record_watch.c) ----
  *
  * `argusq record`: sets up tracefs with libtracefs (the events the ftrace

@@ -111,8 +111,10 @@ static int on_record(struct tracecmd_input *h, struct tep_record *rec, int cpu, 
         if (r->sink->skip)
             r->sink->skip(r->sink->ctx);
     }
-    struct tep_event *ev = tep_find_event_by_record(d->tep, rec);
-    if (!ev) {
+    struct tep_event *ev = NULL;
+    ftrace_ev_kind k = FTRACE_EV_OTHER;
+    int rc = ingest_dat_pairs(d->df, r, rec, &ev, &k);
+    if (rc == 2) {
         ingest_errf(r->err, r->errlen, "%s: offset %llu: record of unknown event id %d", d->path,
                     (unsigned long long)rec->offset, tep_data_type(d->tep, rec));
         return d->rc = -1;
@@ -133,8 +135,6 @@ static int on_record(struct tracecmd_input *h, struct tep_record *rec, int cpu, 
     li.fields = "";
     li.ctx = record_ctx(d, rec);
 
-    ftrace_ev_kind k;
-    int rc = ingest_dat_pairs(d->df, r, ev, rec, &k);
     if (rc == 1) { /* not read from fields: its printed text, as tracefs has it */
         if (print_fields(d, rec, &li) < 0)
             return oom(d, rec);

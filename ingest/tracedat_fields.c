@@ -115,6 +115,7 @@ static const dat_col *cols_of(ftrace_ev_kind k)
         return c_irq_exit;
     case FTRACE_EV_SOFTIRQ_ENTRY:
     case FTRACE_EV_SOFTIRQ_EXIT:
+    case FTRACE_EV_SOFTIRQ_RAISE:
         return c_softirq;
     case FTRACE_EV_HRTIMER_START:
     case FTRACE_EV_HRTIMER_CANCEL:
@@ -139,6 +140,7 @@ static const dat_col *cols_of(ftrace_ev_kind k)
 
 /* What one event id needs, worked out on its first record. */
 typedef struct dat_evinfo {
+    struct tep_event *ev; /* NULL: no such event id */
     bool seen;
     bool direct; /* read from fields (else from its printed text) */
     ftrace_ev_kind kind;
@@ -148,10 +150,19 @@ typedef struct dat_evinfo {
     struct tep_format_field *sc_nr;            /* syscalls:*: __syscall_nr */
 } dat_evinfo;
 
+/* tep_find_function bisects every symbol of the kernel; a trace calls
+ * few functions (timer callbacks, work functions) very often */
+#define DAT_FUNC_CACHE 256
+
 struct dat_fields {
     struct tep_handle *tep;
     dat_evinfo *info; /* indexed by event id */
     size_t ninfo;
+    struct {
+        unsigned long long addr;
+        const char *name; /* tep's; NULL: no symbol (or an empty slot) */
+        bool used;
+    } fn[DAT_FUNC_CACHE];
     char *vbuf; /* the current record's formatted values */
     size_t vcap, vlen;
 };
@@ -232,11 +243,11 @@ static bool sym_value(const struct tep_print_flag_sym *s, unsigned long long *v)
     return end != s->value && *end == '\0';
 }
 
-static dat_evinfo *info_of(dat_fields *df, struct tep_event *ev)
+static dat_evinfo *info_of(dat_fields *df, int eid)
 {
-    if (ev->id < 0)
+    if (eid < 0 || eid > 65535) /* common_type is 16 bits */
         return NULL;
-    size_t id = (size_t)ev->id;
+    size_t id = (size_t)eid;
     if (id >= df->ninfo) {
         size_t n = df->ninfo ? df->ninfo : 64;
         while (n <= id)
@@ -252,6 +263,9 @@ static dat_evinfo *info_of(dat_fields *df, struct tep_event *ev)
     if (in->seen)
         return in;
     in->seen = true;
+    struct tep_event *ev = in->ev = tep_find_event(df->tep, eid);
+    if (!ev)
+        return in;
     in->kind = ingest_ftrace_lex_event(ev->name);
     if (in->kind == FTRACE_EV_SYSCALLS_ENTER || in->kind == FTRACE_EV_SYSCALLS_EXIT) {
         in->sc_nr = tep_find_field(ev, "__syscall_nr");
@@ -482,7 +496,13 @@ static bool col_value(dat_fields *df, const rec_view *rv, const dat_col *c, cons
         *val = vnum(df, n, v, 16, false, "", 1);
         return true;
     case DF_FUNC: {
-        const char *fn = tep_find_function(df->tep, v);
+        size_t slot = (size_t)((v >> 4) * 0x9e3779b97f4a7c15ull >> 56) % DAT_FUNC_CACHE;
+        if (!df->fn[slot].used || df->fn[slot].addr != v) {
+            df->fn[slot].addr = v;
+            df->fn[slot].name = tep_find_function(df->tep, v);
+            df->fn[slot].used = true;
+        }
+        const char *fn = df->fn[slot].name;
         if (fn) {
             *val = fn;
             *n = strlen(fn);
@@ -554,12 +574,16 @@ static int syscall_pairs(dat_fields *df, ftrace_reader *r, const dat_evinfo *in,
     return 0;
 }
 
-int ingest_dat_pairs(dat_fields *df, ftrace_reader *r, struct tep_event *ev, struct tep_record *rec,
+int ingest_dat_pairs(dat_fields *df, ftrace_reader *r, struct tep_record *rec, struct tep_event **evp,
                      ftrace_ev_kind *kind)
 {
-    dat_evinfo *in = info_of(df, ev);
+    dat_evinfo *in = info_of(df, tep_data_type(df->tep, rec));
     if (!in)
         return -1;
+    *evp = in->ev;
+    if (!in->ev)
+        return 2;
+    struct tep_event *ev = in->ev;
     *kind = in->kind;
     if (!in->direct)
         return 1;

@@ -124,6 +124,31 @@ class TraceDatFields(ArchiveCase):
         self.assertTrue(all(e["type"] == "raw" for e in sw if e["state"] in ("R", "R+")))
 
 
+class TwoCores(ArchiveCase):
+    """ingest reads the file in a second thread while this one builds the
+    graph and writes the archive (ingest/pipe.c); ARGUSQ_THREADS=1 keeps
+    it in one.  Both give the same trace, event for event."""
+
+    def test_threaded_ingest_is_the_single_threaded_one(self):
+        files = [trace("lockchain-anomaly.dat"), trace("lockchain-anomaly.txt"), trace("markers.trace")]
+        big = os.path.join(ROOT, "..", "shared", "traces", "pipeline.dat")
+        if os.path.exists(big):  # many batches through the queue
+            files.append(big)
+        for i, path in enumerate(files):
+            with self.subTest(file=os.path.basename(path)):
+                a = self.ingest(path, name=f"two{i}")
+                p = self.run_argusq("ingest", path, "--name", f"one{i}", "--json",
+                                    env={"ARGUSQ_THREADS": "1"})
+                self.assertEqual(p.returncode, 0, p.stderr)
+                b = json.loads(p.stdout)
+                for k in ("events", "threads", "processes", "nodes", "edges", "skipped"):
+                    self.assertEqual(a[k], b[k], k)
+                for what in ("events", "nodes", "edges"):
+                    x = self.run_argusq("--json", f'find {what} in trace "two{i}"').stdout
+                    y = self.run_argusq("--json", f'find {what} in trace "one{i}"').stdout
+                    self.assertEqual(x, y, what)
+
+
 def slice_from_ui_main(case, lo=250_000_000, hi=330_000_000):
     """The reference analysis: ui-main's longest wait, sliced back, reaches
     worker (wakeup) and hog (wakeup on unlock)."""

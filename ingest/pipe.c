@@ -1,0 +1,382 @@
+/* ingest/pipe.c -- the reader in another thread: it parses while the
+ * calling thread builds the graph and writes the archive, so an ingest
+ * uses two cores.  The sink stays in the calling thread because LMDB's
+ * write transactions belong to the thread that began them.
+ *
+ * The front sink the reader calls copies each call (event, thread,
+ * process, symbol, skip, progress) into a batch; a full batch goes through
+ * a bounded queue to the calling thread, which makes the same calls, in
+ * the same order, on the back sink.  The back sink therefore sees exactly what it
+ * would have seen without the pipe -- readers never read back what a sink
+ * wrote into an event -- and the archive is byte for byte the same.
+ *
+ * Memory: PIPE_BATCHES batches of PIPE_BATCH bytes (a batch grows only for
+ * a call larger than that), whatever the trace's size.
+ *
+ * Failure: when the back sink refuses a call, the consumer keeps its
+ * message, discards what follows, and every later front call fails with
+ * "PATH: message", which the reader passes on (ingest_sink_failed keeps a
+ * message that names the file).  The failing event is behind the reader by
+ * at most the queue, so the message names the file, not a line. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ingest.h"
+
+#define PIPE_BATCHES 4
+#define PIPE_BATCH ((size_t)1 << 20)
+
+enum { C_PROC = 1, C_THREAD, C_SYMBOL, C_EVENT, C_SKIP, C_PROGRESS };
+
+typedef struct batch {
+    char *buf;
+    size_t len, cap;
+} batch;
+
+typedef struct ingest_pipe {
+    ingest_sink back;
+    const char *path;
+    pthread_mutex_t mu;
+    pthread_cond_t cv_full, cv_free;
+    batch b[PIPE_BATCHES];
+    size_t head, count; /* the ready batches: b[head .. head + count) */
+    size_t cur;         /* the batch the reader fills: b[(head + count) % N] when
+                         * the queue is not full */
+    bool done;          /* the reader has handed over everything */
+    atomic_bool failed; /* the back sink refused a call */
+    char err[1024];     /* its message */
+    /* the reader's side */
+    ingest_sink front;
+    ingest_format format;
+    ingest_stats st;
+    int rc;
+    char rerr[1024];
+} ingest_pipe;
+
+/* ---- the consumer ---- */
+
+static size_t rd(const char *p, void *dst, size_t n)
+{
+    memcpy(dst, p, n);
+    return n;
+}
+
+/* Makes the calls of one batch on the back sink; 0, or -1 (p->err set). */
+static int replay(ingest_pipe *p, const batch *b)
+{
+    const ingest_sink *s = &p->back;
+    char err[1024] = "";
+    const char *q = b->buf, *end = b->buf + b->len;
+    while (q < end) {
+        int rc = 0;
+        uint8_t tag = (uint8_t)*q++;
+        switch (tag) {
+        case C_PROC: {
+            uint32_t pid, n;
+            q += rd(q, &pid, 4);
+            q += rd(q, &n, 4);
+            if (s->proc)
+                rc = s->proc(s->ctx, pid, q, err, sizeof err);
+            q += n + 1;
+            break;
+        }
+        case C_THREAD: {
+            db_thread t;
+            q += rd(q, &t, sizeof t);
+            if (s->thread)
+                rc = s->thread(s->ctx, &t, err, sizeof err);
+            break;
+        }
+        case C_SYMBOL: {
+            uint64_t addr;
+            uint32_t n;
+            q += rd(q, &addr, 8);
+            q += rd(q, &n, 4);
+            if (s->symbol)
+                rc = s->symbol(s->ctx, addr, q, err, sizeof err);
+            q += n + 1;
+            break;
+        }
+        case C_EVENT: {
+            db_event ev;
+            uint32_t nl;
+            q += rd(q, &ev, sizeof ev);
+            q += rd(q, &nl, 4);
+            ev.name = q;
+            q += nl + 1;
+            ev.attrs = q;
+            q += ev.attrs_len;
+            if (s->event)
+                rc = s->event(s->ctx, &ev, err, sizeof err);
+            break;
+        }
+        case C_SKIP:
+            if (s->skip)
+                s->skip(s->ctx);
+            break;
+        case C_PROGRESS: {
+            uint64_t done, total;
+            q += rd(q, &done, 8);
+            q += rd(q, &total, 8);
+            if (s->progress)
+                s->progress(s->ctx, done, total);
+            break;
+        }
+        default:
+            rc = -1;
+            snprintf(err, sizeof err, "internal error: bad call %u in the ingest pipe", tag);
+            break;
+        }
+        if (rc != 0) {
+            snprintf(p->err, sizeof p->err, "%s", err[0] ? err : "the archive refused an event");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The calling thread: every batch, in order, until the reader is done;
+ * after a refusal the rest is discarded (the reader stops at its next
+ * call). */
+static void consume(ingest_pipe *p)
+{
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (p->count == 0 && !p->done)
+            pthread_cond_wait(&p->cv_full, &p->mu);
+        if (p->count == 0)
+            break;
+        batch *b = &p->b[p->head];
+        pthread_mutex_unlock(&p->mu);
+        if (!atomic_load(&p->failed) && replay(p, b) < 0)
+            atomic_store(&p->failed, true);
+        b->len = 0;
+        pthread_mutex_lock(&p->mu);
+        p->head = (p->head + 1) % PIPE_BATCHES;
+        p->count--;
+        pthread_cond_signal(&p->cv_free);
+    }
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* ---- the front sink (the reader's thread) ---- */
+
+/* Hands the current batch to the consumer and takes a free one. */
+static void hand_over(ingest_pipe *p)
+{
+    pthread_mutex_lock(&p->mu);
+    p->count++;
+    pthread_cond_signal(&p->cv_full);
+    while (p->count == PIPE_BATCHES) /* every batch is the consumer's */
+        pthread_cond_wait(&p->cv_free, &p->mu);
+    p->cur = (p->head + p->count) % PIPE_BATCHES;
+    pthread_mutex_unlock(&p->mu);
+}
+
+static int failed(ingest_pipe *p, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "%s: %s", p->path, p->err);
+    return -1;
+}
+
+/* Room for n bytes in the current batch: a full batch is handed over
+ * first.  NULL when out of memory. */
+static char *room(ingest_pipe *p, size_t n)
+{
+    batch *b = &p->b[p->cur];
+    if (b->len && b->len + n > b->cap) {
+        hand_over(p);
+        b = &p->b[p->cur];
+    }
+    if (b->len + n > b->cap) { /* one call larger than a batch */
+        size_t cap = b->cap;
+        while (b->len + n > cap)
+            cap *= 2;
+        char *nb = realloc(b->buf, cap);
+        if (!nb)
+            return NULL;
+        b->buf = nb;
+        b->cap = cap;
+    }
+    char *q = b->buf + b->len;
+    b->len += n;
+    return q;
+}
+
+static char *wr(char *q, const void *src, size_t n)
+{
+    memcpy(q, src, n);
+    return q + n;
+}
+
+static int oom(char *err, size_t errlen)
+{
+    snprintf(err, errlen, "out of memory (ingest pipe)");
+    return -1;
+}
+
+static int f_proc(void *ctx, uint32_t pid, const char *name, char *err, size_t errlen)
+{
+    ingest_pipe *p = ctx;
+    if (atomic_load_explicit(&p->failed, memory_order_relaxed))
+        return failed(p, err, errlen);
+    uint32_t n = (uint32_t)strlen(name);
+    char *q = room(p, 1 + 4 + 4 + n + 1);
+    if (!q)
+        return oom(err, errlen);
+    *q++ = C_PROC;
+    q = wr(q, &pid, 4);
+    q = wr(q, &n, 4);
+    memcpy(q, name, n + 1);
+    return 0;
+}
+
+static int f_thread(void *ctx, const db_thread *t, char *err, size_t errlen)
+{
+    ingest_pipe *p = ctx;
+    if (atomic_load_explicit(&p->failed, memory_order_relaxed))
+        return failed(p, err, errlen);
+    char *q = room(p, 1 + sizeof *t);
+    if (!q)
+        return oom(err, errlen);
+    *q++ = C_THREAD;
+    wr(q, t, sizeof *t);
+    return 0;
+}
+
+static int f_symbol(void *ctx, uint64_t addr, const char *name, char *err, size_t errlen)
+{
+    ingest_pipe *p = ctx;
+    if (atomic_load_explicit(&p->failed, memory_order_relaxed))
+        return failed(p, err, errlen);
+    uint32_t n = (uint32_t)strlen(name);
+    char *q = room(p, 1 + 8 + 4 + n + 1);
+    if (!q)
+        return oom(err, errlen);
+    *q++ = C_SYMBOL;
+    q = wr(q, &addr, 8);
+    q = wr(q, &n, 4);
+    memcpy(q, name, n + 1);
+    return 0;
+}
+
+static int f_event(void *ctx, db_event *ev, char *err, size_t errlen)
+{
+    ingest_pipe *p = ctx;
+    if (atomic_load_explicit(&p->failed, memory_order_relaxed))
+        return failed(p, err, errlen);
+    const char *name = ev->name ? ev->name : "";
+    uint32_t nl = (uint32_t)strlen(name);
+    char *q = room(p, 1 + sizeof *ev + 4 + nl + 1 + ev->attrs_len);
+    if (!q)
+        return oom(err, errlen);
+    *q++ = C_EVENT;
+    q = wr(q, ev, sizeof *ev);
+    q = wr(q, &nl, 4);
+    q = wr(q, name, nl + 1);
+    if (ev->attrs_len)
+        memcpy(q, ev->attrs, ev->attrs_len);
+    return 0;
+}
+
+static void f_skip(void *ctx)
+{
+    ingest_pipe *p = ctx;
+    char *q = room(p, 1);
+    if (q)
+        *q = C_SKIP;
+}
+
+static void f_progress(void *ctx, uint64_t done, uint64_t total)
+{
+    ingest_pipe *p = ctx;
+    char *q = room(p, 1 + 16);
+    if (!q)
+        return;
+    *q++ = C_PROGRESS;
+    q = wr(q, &done, 8);
+    wr(q, &total, 8);
+}
+
+/* The reader's thread: the whole file through the front sink, then the
+ * last batch. */
+static void *read_all(void *arg)
+{
+    ingest_pipe *p = arg;
+    p->rc = ingest_file(p->path, &p->front, &p->format, &p->st, p->rerr, sizeof p->rerr);
+    pthread_mutex_lock(&p->mu);
+    if (p->b[p->cur].len)
+        p->count++;
+    p->done = true;
+    pthread_cond_signal(&p->cv_full);
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+int ingest_file_threaded(const char *path, const ingest_sink *back, ingest_format *format, ingest_stats *st,
+                         char *err, size_t errlen)
+{
+    ingest_pipe *p = calloc(1, sizeof *p);
+    pthread_t th;
+    int made = 0;
+    if (!p)
+        return ingest_file(path, back, format, st, err, errlen);
+    p->back = *back;
+    p->path = path;
+    for (int i = 0; i < PIPE_BATCHES; i++) {
+        p->b[i].cap = PIPE_BATCH;
+        if (!(p->b[i].buf = malloc(PIPE_BATCH)))
+            goto alone;
+    }
+    atomic_init(&p->failed, false);
+    p->front = (ingest_sink){.ctx = p,
+                             .proc = back->proc ? f_proc : NULL,
+                             .thread = back->thread ? f_thread : NULL,
+                             .symbol = back->symbol ? f_symbol : NULL,
+                             .event = back->event ? f_event : NULL,
+                             .skip = back->skip ? f_skip : NULL,
+                             .progress = back->progress ? f_progress : NULL};
+    if (pthread_mutex_init(&p->mu, NULL) != 0)
+        goto alone;
+    made = 1;
+    if (pthread_cond_init(&p->cv_full, NULL) != 0)
+        goto alone;
+    made = 2;
+    if (pthread_cond_init(&p->cv_free, NULL) != 0)
+        goto alone;
+    made = 3;
+    if (pthread_create(&th, NULL, read_all, p) != 0)
+        goto alone;
+    consume(p);
+    pthread_join(th, NULL);
+    int rc = p->rc;
+    if (format)
+        *format = p->format;
+    if (st)
+        *st = p->st;
+    if (rc != 0) /* the reader's message (it carries a refusal's too) */
+        snprintf(err, errlen, "%s", p->rerr);
+    else if (atomic_load(&p->failed)) /* refused after the reader's last call */
+        rc = failed(p, err, errlen);
+    pthread_cond_destroy(&p->cv_free);
+    pthread_cond_destroy(&p->cv_full);
+    pthread_mutex_destroy(&p->mu);
+    for (int i = 0; i < PIPE_BATCHES; i++)
+        free(p->b[i].buf);
+    free(p);
+    return rc;
+alone: /* no second thread: the plain path */
+    if (made >= 3)
+        pthread_cond_destroy(&p->cv_free);
+    if (made >= 2)
+        pthread_cond_destroy(&p->cv_full);
+    if (made >= 1)
+        pthread_mutex_destroy(&p->mu);
+    for (int i = 0; i < PIPE_BATCHES; i++)
+        free(p->b[i].buf);
+    free(p);
+    return ingest_file(path, back, format, st, err, errlen);
+}
