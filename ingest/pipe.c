@@ -212,68 +212,63 @@ static char *wr(char *q, const void *src, size_t n)
     return q + n;
 }
 
-static int oom(char *err, size_t errlen)
+/* Room for a call of n bytes after its tag; NULL with err set when the
+ * back sink has refused a call or memory ran out. */
+static char *call(ingest_pipe *p, uint8_t tag, size_t n, char *err, size_t errlen)
 {
-    snprintf(err, errlen, "out of memory (ingest pipe)");
-    return -1;
+    if (atomic_load_explicit(&p->failed, memory_order_relaxed)) {
+        failed(p, err, errlen);
+        return NULL;
+    }
+    char *q = room(p, 1 + n);
+    if (!q) {
+        snprintf(err, errlen, "out of memory (ingest pipe)");
+        return NULL;
+    }
+    *q = (char)tag;
+    return q + 1;
+}
+
+/* a number of `size` bytes, then a string */
+static int call_named(ingest_pipe *p, uint8_t tag, const void *num, size_t size, const char *name, char *err,
+                      size_t errlen)
+{
+    uint32_t n = (uint32_t)strlen(name);
+    char *q = call(p, tag, size + 4 + n + 1, err, errlen);
+    if (!q)
+        return -1;
+    q = wr(q, num, size);
+    q = wr(q, &n, 4);
+    memcpy(q, name, n + 1);
+    return 0;
 }
 
 static int f_proc(void *ctx, uint32_t pid, const char *name, char *err, size_t errlen)
 {
-    ingest_pipe *p = ctx;
-    if (atomic_load_explicit(&p->failed, memory_order_relaxed))
-        return failed(p, err, errlen);
-    uint32_t n = (uint32_t)strlen(name);
-    char *q = room(p, 1 + 4 + 4 + n + 1);
-    if (!q)
-        return oom(err, errlen);
-    *q++ = C_PROC;
-    q = wr(q, &pid, 4);
-    q = wr(q, &n, 4);
-    memcpy(q, name, n + 1);
-    return 0;
-}
-
-static int f_thread(void *ctx, const db_thread *t, char *err, size_t errlen)
-{
-    ingest_pipe *p = ctx;
-    if (atomic_load_explicit(&p->failed, memory_order_relaxed))
-        return failed(p, err, errlen);
-    char *q = room(p, 1 + sizeof *t);
-    if (!q)
-        return oom(err, errlen);
-    *q++ = C_THREAD;
-    wr(q, t, sizeof *t);
-    return 0;
+    return call_named(ctx, C_PROC, &pid, 4, name, err, errlen);
 }
 
 static int f_symbol(void *ctx, uint64_t addr, const char *name, char *err, size_t errlen)
 {
-    ingest_pipe *p = ctx;
-    if (atomic_load_explicit(&p->failed, memory_order_relaxed))
-        return failed(p, err, errlen);
-    uint32_t n = (uint32_t)strlen(name);
-    char *q = room(p, 1 + 8 + 4 + n + 1);
+    return call_named(ctx, C_SYMBOL, &addr, 8, name, err, errlen);
+}
+
+static int f_thread(void *ctx, const db_thread *t, char *err, size_t errlen)
+{
+    char *q = call(ctx, C_THREAD, sizeof *t, err, errlen);
     if (!q)
-        return oom(err, errlen);
-    *q++ = C_SYMBOL;
-    q = wr(q, &addr, 8);
-    q = wr(q, &n, 4);
-    memcpy(q, name, n + 1);
+        return -1;
+    wr(q, t, sizeof *t);
     return 0;
 }
 
 static int f_event(void *ctx, db_event *ev, char *err, size_t errlen)
 {
-    ingest_pipe *p = ctx;
-    if (atomic_load_explicit(&p->failed, memory_order_relaxed))
-        return failed(p, err, errlen);
     const char *name = ev->name ? ev->name : "";
     uint32_t nl = (uint32_t)strlen(name);
-    char *q = room(p, 1 + sizeof *ev + 4 + nl + 1 + ev->attrs_len);
+    char *q = call(ctx, C_EVENT, sizeof *ev + 4 + nl + 1 + ev->attrs_len, err, errlen);
     if (!q)
-        return oom(err, errlen);
-    *q++ = C_EVENT;
+        return -1;
     q = wr(q, ev, sizeof *ev);
     q = wr(q, &nl, 4);
     q = wr(q, name, nl + 1);
@@ -306,6 +301,7 @@ static void f_progress(void *ctx, uint64_t done, uint64_t total)
 static void *read_all(void *arg)
 {
     ingest_pipe *p = arg;
+    pthread_setname_np(pthread_self(), "argusq-read"); /* for top -H, perf */
     p->rc = ingest_file(p->path, &p->front, &p->format, &p->st, p->rerr, sizeof p->rerr);
     pthread_mutex_lock(&p->mu);
     if (p->b[p->cur].len)
