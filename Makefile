@@ -3,6 +3,11 @@
 #   make          build/argusq
 #   make test     unit tests (cmocka) and end-to-end tests, built with ASan+UBSan
 #   make demo     ingest a shipped trace into a fresh archive and print a slice
+#   make test-fresh  (as root) `make demo` and `make test` of the committed HEAD
+#                 in a new minimal Debian 12 root (debootstrap, cached in
+#                 /var/cache/argusq-fresh), where only make and gcc are
+#                 installed: proves DEBS is complete (tests/fresh.sh;
+#                 FRESH_WORKTREE=1 tests the working tree instead)
 #   make bench    performance at the paper's scale (bench/run.py; BENCH_EVENTS=2000000 for a quick run)
 #   make install  build/argusq, its man page and bash completion under
 #                 $(DESTDIR)$(PREFIX) (PREFIX=/usr/local)
@@ -11,10 +16,17 @@
 # A fresh Debian machine has none of the libraries and generators we need:
 # the first build installs them with apt-get (as root, or through sudo);
 # graphviz is for the tests, which check that `--format dot` is valid DOT
-# (and for `--format svg`); man-db and groff-base render the man page.
+# (and for `--format svg`); man-db and groff-base render the man page;
+# python3 runs the end-to-end tests.  `make test-fresh` checks that DEBS
+# is all a fresh machine needs: without any one of them the build or a test
+# fails, except linux-libc-dev (the syscall table's header) and groff-base
+# (man's renderer; the man page test runs groff too), which libc6-dev and
+# man-db also pull in, and valgrind, without which its test is skipped.
 
 CC      ?= cc
 DEBS    := liblmdb-dev lemon re2c libcmocka-dev libedit-dev pkg-config linux-libc-dev graphviz
+# the end-to-end tests (tests/e2e, Python's unittest; json, pty, xml, csv)
+DEBS    += python3
 # trace.dat reading and `argusq record` (ingest/tracedat.c, ingest/record*.c)
 DEBS    += libtracecmd-dev libtracefs-dev libtraceevent-dev
 # recursive (=): pkg-config runs when a recipe needs it, after the deps are installed
@@ -54,9 +66,8 @@ TESTS   := $(patsubst tests/unit/%.c,$(B)/san/tests/%,$(TEST_SRC))
 all: $(B)/argusq
 
 deps: $(B)/.deps
-$(B)/.deps:
-	@mkdir -p $(B)
-	@missing=""; for p in $(DEBS); do \
+# $(call install_debs,PACKAGES): apt-get install those not installed yet
+install_debs = missing=""; for p in $(1); do \
 	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
@@ -64,6 +75,18 @@ $(B)/.deps:
 	  $$SUDO apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null || exit 1; \
 	fi
+
+$(B)/.deps:
+	@mkdir -p $(B)
+	@$(call install_debs,$(DEBS))
+	@touch $@
+
+# make bench's peers and inputs: trace-cmd report (it brings
+# libtraceevent1-plugin, which argusq does not use), the sqlite3 shell,
+# xz for pipeline.txt.xz
+BENCH_DEBS := trace-cmd sqlite3 xz-utils
+$(B)/.bench-deps: | $(B)/.deps
+	@$(call install_debs,$(BENCH_DEBS))
 	@touch $@
 
 # ---- generated sources ----
@@ -132,11 +155,19 @@ test: $(B)/argusq $(B)/san/argusq $(TESTS)
 demo: $(B)/argusq
 	@sh tests/demo.sh $(B)/argusq
 
+# ---- the fresh-machine check (as root): `make demo` and `make test` of the
+# committed HEAD in a new minimal Debian 12 root (debootstrap, cached in
+# /var/cache/argusq-fresh), so a package missing from DEBS shows; see
+# tests/fresh.sh.  FRESH_WORKTREE=1 tests the working tree instead.
+.PHONY: test-fresh
+test-fresh:
+	@bash tests/fresh.sh
+
 # ---- benchmarks: inputs and archives in bench/data/, results in bench/results.json ----
 BENCH_EVENTS ?= 19000000
 BENCH_FTRACE_COPIES ?= 18
 BENCH_RUNS ?= 3
-bench: $(B)/argusq $(B)/bench/gen_argus $(B)/bench/scale_ftrace
+bench: $(B)/argusq $(B)/bench/gen_argus $(B)/bench/scale_ftrace $(B)/.bench-deps
 	python3 bench/run.py --argusq $(B)/argusq --bin $(B)/bench --events $(BENCH_EVENTS) \
 	  --ftrace-copies $(BENCH_FTRACE_COPIES) --runs $(BENCH_RUNS)
 
