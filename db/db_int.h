@@ -96,6 +96,19 @@ int db_event_decode(const void *data, size_t len, uint64_t id, db_event *out);
 void db_edge_key(unsigned char *k, uint32_t trace, uint32_t a, uint32_t b, const db_edge *e);
 void db_edge_from_key(const unsigned char *k, bool in, db_edge *e);
 
+/* keysort.c: a batch's index keys, handed out in key order (table, then
+ * memcmp of the key) at its end.  add: -1 when out of memory or the key
+ * is longer than DB_KEYSORT_MAX.  drain: cb for every key, in order, then
+ * empty; stops at the first non-zero cb (returned), -1 out of memory. */
+#define DB_KEYSORT_MAX 30
+typedef struct db_keysort db_keysort;
+typedef int (*db_keysort_cb)(void *ctx, int dbi, const unsigned char *k, size_t len);
+db_keysort *db_keysort_new(void);
+void db_keysort_free(db_keysort *ks);
+size_t db_keysort_count(const db_keysort *ks);
+int db_keysort_add(db_keysort *ks, int dbi, const unsigned char *k, size_t len);
+int db_keysort_drain(db_keysort *ks, db_keysort_cb cb, void *ctx);
+
 /* trace-prefixed range scans shared by reader.c and writer.c */
 typedef int (*db_key_cb)(void *ctx, const MDB_val *key, const MDB_val *val);
 int db_scan_prefix(MDB_txn *txn, MDB_dbi dbi, const unsigned char *lo, size_t lo_len,

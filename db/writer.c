@@ -48,20 +48,10 @@ struct db_writer {
     size_t map_len;
     MDB_cursor *cur[DBI__COUNT]; /* a write cursor per table, for appends:
                                     mdb_put would set one up every call */
-    struct sorted_key *sk;       /* index keys that do not arrive in order */
-    size_t nsk, csk;
+    db_keysort *ks;              /* index keys that do not arrive in order
+                                    (keysort.c); made on the first */
 };
 
-/* Keys of the thread and object indexes arrive in time order, not key
- * order: inserted one by one they land all over the tree and split pages
- * in half.  They wait here for the end of the batch, then go in sorted:
- * each thread's keys then extend the end of its range, where LMDB splits
- * as it does for an append, leaving full pages. */
-struct sorted_key {
-    uint64_t w[4];      /* the key as big-endian words: compared as numbers */
-    uint8_t dbi, len;
-    unsigned char k[30];
-};
 
 static int grow(unsigned char **buf, size_t *cap, size_t need)
 {
@@ -105,55 +95,35 @@ static int put(db_writer *w, int dbi, const unsigned char *k, size_t klen, const
     return rc ? db_lmdb_fail(err, rc, "write") : 0;
 }
 
-static int sk_cmp(const void *a, const void *b)
-{
-    const struct sorted_key *x = a, *y = b;
-    if (x->dbi != y->dbi)
-        return x->dbi - y->dbi;
-    for (int i = 0; i < 4; i++)
-        if (x->w[i] != y->w[i])
-            return x->w[i] < y->w[i] ? -1 : 1;
-    return 0;
-}
-
+/* Keys of the thread and object indexes arrive in time order, not key
+ * order: they wait for the end of the batch and go in sorted (keysort.c). */
 static int put_later(db_writer *w, int dbi, const unsigned char *k, size_t klen, db_error *err)
 {
-    if (klen > sizeof w->sk->k)
+    if (klen > DB_KEYSORT_MAX)
         return db_fail(err, -1, "index key too long");
-    if (w->nsk == w->csk) {
-        size_t n = w->csk ? w->csk * 2 : 65536;
-        struct sorted_key *p = realloc(w->sk, n * sizeof *p);
-        if (!p)
-            return db_fail_oom(err);
-        w->sk = p;
-        w->csk = n;
-    }
-    struct sorted_key *e = &w->sk[w->nsk++];
-    e->dbi = (uint8_t)dbi;
-    e->len = (uint8_t)klen;
-    memcpy(e->k, k, klen);
-    unsigned char pad[32] = {0};
-    memcpy(pad, k, klen);
-    for (int i = 0; i < 4; i++)
-        e->w[i] = db_get_be64(pad + 8 * i);
+    if ((!w->ks && !(w->ks = db_keysort_new())) || db_keysort_add(w->ks, dbi, k, klen) < 0)
+        return db_fail_oom(err);
     w->ops++;
     return 0;
 }
 
+static int put_sorted(void *ctx, int dbi, const unsigned char *k, size_t len)
+{
+    db_writer *w = ctx;
+    int rc = 0;
+    if (!w->cur[dbi] && (rc = mdb_cursor_open(w->txn, w->a->dbi[dbi], &w->cur[dbi])) != 0)
+        return rc;
+    MDB_val key = {len, (void *)k}, val = {0, ""};
+    return mdb_cursor_put(w->cur[dbi], &key, &val, 0);
+}
+
 static int drain_later(db_writer *w, db_error *err)
 {
-    if (!w->nsk)
+    if (!w->ks || !db_keysort_count(w->ks))
         return 0;
-    qsort(w->sk, w->nsk, sizeof *w->sk, sk_cmp);
-    int rc = 0;
-    for (size_t i = 0; i < w->nsk && !rc; i++) {
-        int dbi = w->sk[i].dbi;
-        if (!w->cur[dbi] && (rc = mdb_cursor_open(w->txn, w->a->dbi[dbi], &w->cur[dbi])) != 0)
-            break;
-        MDB_val key = {w->sk[i].len, w->sk[i].k}, val = {0, ""};
-        rc = mdb_cursor_put(w->cur[dbi], &key, &val, 0);
-    }
-    w->nsk = 0;
+    int rc = db_keysort_drain(w->ks, put_sorted, w);
+    if (rc == -1)
+        return db_fail_oom(err);
     return rc ? db_lmdb_fail(err, rc, "write") : 0;
 }
 
@@ -430,9 +400,8 @@ void db_writer_abort(db_writer *w)
     if (!w)
         return;
     close_cursors(w);
-    free(w->sk);
-    w->sk = NULL;
-    w->nsk = 0;
+    db_keysort_free(w->ks);
+    w->ks = NULL;
     if (w->txn)
         mdb_txn_abort(w->txn);
     w->txn = NULL;
@@ -472,7 +441,7 @@ int db_writer_commit(db_writer *w, db_trace_info *out, db_error *err)
         return ret;
     }
     close(w->lock_fd);
-    free(w->sk);
+    db_keysort_free(w->ks);
     free(w->buf);
     free(w->scan_buf);
     free(w);

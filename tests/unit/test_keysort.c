@@ -1,0 +1,155 @@
+/* tests/unit/test_keysort.c -- db/keysort.c hands a batch's index keys out
+ * in LMDB's order (table, then memcmp of the key) whatever order they came
+ * in: keys of one prefix in time order (the common case, chained), out of
+ * order (an Argus trace out of time order: sorted), several tables, keys
+ * of other lengths, and a second batch after the first. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "db/db_int.h"
+
+typedef struct out_key {
+    int dbi;
+    size_t len;
+    unsigned char k[DB_KEYSORT_MAX];
+} out_key;
+
+typedef struct sink {
+    out_key *k;
+    size_t n, cap;
+    int stop_at; /* return 7 on this key (1-based), 0: never */
+} sink;
+
+static int collect(void *ctx, int dbi, const unsigned char *k, size_t len)
+{
+    sink *s = ctx;
+    assert_true(s->n < s->cap);
+    s->k[s->n].dbi = dbi;
+    s->k[s->n].len = len;
+    memcpy(s->k[s->n].k, k, len);
+    s->n++;
+    return s->stop_at && (int)s->n == s->stop_at ? 7 : 0;
+}
+
+static int lmdb_order(const void *a, const void *b)
+{
+    const out_key *x = a, *y = b;
+    if (x->dbi != y->dbi)
+        return x->dbi < y->dbi ? -1 : 1;
+    size_t n = x->len < y->len ? x->len : y->len;
+    int c = memcmp(x->k, y->k, n);
+    return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+static void be(unsigned char *p, uint64_t v, int n)
+{
+    for (int i = n - 1; i >= 0; i--, v >>= 8)
+        p[i] = (unsigned char)v;
+}
+
+/* A thread index key: trace, tid, ts, id (24 bytes), or an object key
+ * with an 8-byte object (28 bytes), or a time key (20 bytes). */
+static size_t make_key(unsigned char *k, int shape, uint32_t who, uint64_t ts, uint64_t id)
+{
+    be(k, 1, 4);
+    if (shape == 0) {
+        be(k + 4, who, 4);
+        be(k + 8, ts, 8);
+        be(k + 16, id, 8);
+        return 24;
+    }
+    if (shape == 1) {
+        be(k + 4, 0xffff888000000000ull + who * 64ull, 8);
+        be(k + 12, ts, 8);
+        be(k + 20, id, 8);
+        return 28;
+    }
+    be(k + 4, ts, 8);
+    be(k + 12, id, 8);
+    return 20;
+}
+
+static void run_batch(db_keysort *ks, unsigned seed, size_t n, bool in_time_order)
+{
+    out_key *want = calloc(n, sizeof *want);
+    sink s = {calloc(n, sizeof *s.k), 0, n, 0};
+    assert_non_null(want);
+    assert_non_null(s.k);
+    srand(seed);
+    uint64_t ts = 1000;
+    for (size_t i = 0; i < n; i++) {
+        int shape = rand() % 3, dbi = 3 + shape;
+        ts += in_time_order ? (uint64_t)(rand() % 5) : 0;
+        uint64_t t = in_time_order ? ts : (uint64_t)(rand() % 100000);
+        want[i].dbi = dbi;
+        want[i].len = make_key(want[i].k, shape, (uint32_t)(rand() % 37), t, i + 1);
+        assert_int_equal(db_keysort_add(ks, dbi, want[i].k, want[i].len), 0);
+    }
+    assert_int_equal(db_keysort_count(ks), n);
+    assert_int_equal(db_keysort_drain(ks, collect, &s), 0);
+    assert_int_equal(db_keysort_count(ks), 0);
+    qsort(want, n, sizeof *want, lmdb_order);
+    assert_int_equal(s.n, n);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(s.k[i].dbi, want[i].dbi);
+        assert_int_equal(s.k[i].len, want[i].len);
+        assert_memory_equal(s.k[i].k, want[i].k, want[i].len);
+    }
+    free(want);
+    free(s.k);
+}
+
+static void test_in_time_order(void **state)
+{
+    (void)state;
+    db_keysort *ks = db_keysort_new();
+    assert_non_null(ks);
+    run_batch(ks, 1, 50000, true);
+    run_batch(ks, 2, 3000, true); /* a second batch on the same sorter */
+    db_keysort_free(ks);
+}
+
+static void test_out_of_time_order(void **state)
+{
+    (void)state;
+    db_keysort *ks = db_keysort_new();
+    assert_non_null(ks);
+    run_batch(ks, 3, 20000, false);
+    run_batch(ks, 4, 1, false);
+    db_keysort_free(ks);
+}
+
+static void test_callback_stops_the_drain(void **state)
+{
+    (void)state;
+    db_keysort *ks = db_keysort_new();
+    unsigned char k[DB_KEYSORT_MAX];
+    for (int i = 0; i < 10; i++) {
+        size_t len = make_key(k, 0, 5, (uint64_t)(100 - i), (uint64_t)i);
+        assert_int_equal(db_keysort_add(ks, 3, k, len), 0);
+    }
+    sink s = {calloc(10, sizeof *s.k), 0, 10, 4};
+    assert_int_equal(db_keysort_drain(ks, collect, &s), 7);
+    assert_int_equal(s.n, 4);
+    assert_int_equal(db_keysort_count(ks), 0); /* what was left is gone */
+    assert_int_equal(db_keysort_add(ks, 3, k, DB_KEYSORT_MAX + 1), -1);
+    free(s.k);
+    db_keysort_free(ks);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_in_time_order),
+        cmocka_unit_test(test_out_of_time_order),
+        cmocka_unit_test(test_callback_stops_the_drain),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
