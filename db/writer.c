@@ -70,20 +70,26 @@ static int grow(unsigned char **buf, size_t *cap, size_t need)
 
 /* Puts a key, appending when it sorts after the last key this writer put
  * into the same table (every key of a new trace sorts after older traces). */
+/* MDB_APPEND when k is past the last key this writer put in the table (a
+ * new trace's keys are past every older trace's), else 0. */
+static unsigned append_flag(db_writer *w, int dbi, const unsigned char *k, size_t klen)
+{
+    if (klen > IX_KEY_MAX || w->existing)
+        return 0;
+    size_t n = klen < w->last_len[dbi] ? klen : w->last_len[dbi];
+    int cmp = memcmp(k, w->last[dbi], n);
+    if (w->last_len[dbi] && cmp <= 0 && !(cmp == 0 && klen > w->last_len[dbi]))
+        return 0;
+    memcpy(w->last[dbi], k, klen);
+    w->last_len[dbi] = klen;
+    return MDB_APPEND;
+}
+
 static int put(db_writer *w, int dbi, const unsigned char *k, size_t klen, const void *v, size_t vlen,
                db_error *err)
 {
     MDB_val key = {klen, (void *)k}, val = {vlen, (void *)v};
-    unsigned flags = 0;
-    if (klen <= IX_KEY_MAX && !w->existing) {
-        size_t n = klen < w->last_len[dbi] ? klen : w->last_len[dbi];
-        int cmp = memcmp(k, w->last[dbi], n);
-        if (w->last_len[dbi] == 0 || cmp > 0 || (cmp == 0 && klen > w->last_len[dbi])) {
-            flags = MDB_APPEND;
-            memcpy(w->last[dbi], k, klen);
-            w->last_len[dbi] = klen;
-        }
-    }
+    unsigned flags = append_flag(w, dbi, k, klen);
     w->ops++;
     int rc;
     if (flags == MDB_APPEND) {
@@ -114,7 +120,8 @@ static int put_sorted(void *ctx, int dbi, const unsigned char *k, size_t len)
     if (!w->cur[dbi] && (rc = mdb_cursor_open(w->txn, w->a->dbi[dbi], &w->cur[dbi])) != 0)
         return rc;
     MDB_val key = {len, (void *)k}, val = {0, ""};
-    return mdb_cursor_put(w->cur[dbi], &key, &val, 0);
+    /* the first batch of a new trace appends every key */
+    return mdb_cursor_put(w->cur[dbi], &key, &val, append_flag(w, dbi, k, len));
 }
 
 static int drain_later(db_writer *w, db_error *err)
