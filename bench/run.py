@@ -529,6 +529,17 @@ def main():
     res["argus_ingest"] = aq.ingest(A, ins["argus"], "argus", args.runs, keep=True)
     nnodes = res["argus_ingest"]["nodes"]
 
+    # -- the price of crash safety: batches synced (MDB_NOMETASYNC, the
+    # policy) against unsynced batches (ARGUSQ_BATCH_SYNC=0, as before),
+    # one run each, alternated with the runs above
+    log("ingest: Argus trace, %d events, batches unsynced (ARGUSQ_BATCH_SYNC=0)" % args.events)
+    U = os.path.join(WORK, "argus-nosync.db")
+    os.environ["ARGUSQ_BATCH_SYNC"] = "0"
+    try:
+        res["argus_ingest_nosync"] = aq.ingest(U, ins["argus"], "argus", 1)
+    finally:
+        del os.environ["ARGUSQ_BATCH_SYNC"]
+
     # -- graph construction: rebuild graph on the big archive
     log("graph: rebuild graph")
     rb = []
@@ -691,6 +702,11 @@ def report(res):
     s, b = res["argus_ingest_small"], res["argus_ingest"]
     ingest_rows("Argus ingest %s" % count(s["events"]), s)
     ingest_rows("Argus ingest %s" % count(b["events"]), b)
+    u = res.get("argus_ingest_nosync")
+    if u:
+        row("Argus ingest %s: synced batches vs unsynced" % count(b["events"]),
+            "%.2f s vs %.2f s (%+.0f%%): what crash safety costs" % (b["wall_s"], u["wall_s"],
+                                                                 100 * (b["wall_s"] / u["wall_s"] - 1)))
     row("peak RSS, %s vs %s events" % (count(b["events"]), count(s["events"])),
         "%.0f vs %.0f MiB, x%.2f for x%.1f events (anon %.0f vs %.0f MiB, x%.2f)"
         % (b["peak_rss_bytes"] / MiB, s["peak_rss_bytes"] / MiB, b["peak_rss_bytes"] / s["peak_rss_bytes"],

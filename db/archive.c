@@ -1,10 +1,12 @@
 /* db/archive.c -- opening the LMDB environment and reading the catalog. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "db_int.h"
 
@@ -83,9 +85,31 @@ static int check_format(db_archive *a, MDB_txn *txn, db_error *err)
     return 0;
 }
 
+/* A new file's name is in its directory's data, which fsync of the file
+ * does not write: sync the directory too, or a crash right after the
+ * archive (or its lock file) was made can leave it without a name. */
+static void sync_dir_of(const char *path)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+}
+
 db_archive *db_open(const char *path, bool readonly, db_error *err)
 {
     struct stat st;
+    bool created = !readonly && stat(path, &st) != 0;
     if (readonly && stat(path, &st) != 0) {
         db_fail(err, -1, "%s: no such archive (ingest a trace first)", path);
         return NULL;
@@ -132,11 +156,14 @@ db_archive *db_open(const char *path, bool readonly, db_error *err)
         free(a);
         return NULL;
     }
-    /* committing (even a read-only txn) keeps the dbi handles open */
+    /* committing (even a read-only txn) keeps the dbi handles open; a new
+     * archive's first commit (its tables and format) is synced */
     if (!rc)
         rc = mdb_txn_commit(txn);
     else
         mdb_txn_abort(txn);
+    if (!rc && created)
+        sync_dir_of(path);
     if (rc) {
         db_fail(err, -1, "%s: %s", path,
                 rc == MDB_NOTFOUND ? "not an argusq archive" : mdb_strerror(rc));

@@ -42,6 +42,7 @@ struct db_writer {
     bool in_scan;  /* db_writer_scan_time flushes at its own safe points */
     uint64_t ops;  /* puts in the current transaction */
     uint64_t batch_ops; /* DB_BATCH_OPS, or $ARGUSQ_BATCH_OPS (tests) */
+    bool batch_nosync;  /* $ARGUSQ_BATCH_SYNC=0: batches unsynced (make bench) */
     uint64_t last_ts;   /* of the previous event: is the trace in time order? */
     int lock_fd;   /* holds the archive's writer lock */
     void *map;     /* LMDB's map of the archive (trim_map) */
@@ -185,11 +186,19 @@ static int flush(db_writer *w, db_error *err)
     if (drain_later(w, err))
         return -1;
     close_cursors(w);
-    /* a batch needs no fsync of its own: the trace is invisible until the
-     * final commit, whose sync writes every earlier page too */
-    mdb_env_set_flags(w->a->env, MDB_NOSYNC, 1);
+    /* A batch's data pages are synced before its meta page is written;
+     * the meta page itself is synced with the next commit.  A crash can
+     * then undo at most the last batch, never damage what the on-disk
+     * meta points to.  Without any sync (MDB_NOSYNC) a meta page could
+     * reach the disk before the pages it points to, and LMDB would reuse
+     * pages of the snapshot on disk two commits later: a crash of the OS
+     * could destroy the older traces (measured: most crash states
+     * corrupt).  The trace stays hidden until its final commit either way.
+     * $ARGUSQ_BATCH_SYNC=0 is the unsynced policy, for make bench only. */
+    unsigned unsynced = w->batch_nosync ? MDB_NOSYNC : MDB_NOMETASYNC;
+    mdb_env_set_flags(w->a->env, unsynced, 1);
     int rc = mdb_txn_commit(w->txn);
-    mdb_env_set_flags(w->a->env, MDB_NOSYNC, 0);
+    mdb_env_set_flags(w->a->env, unsynced, 0);
     w->txn = NULL;
     if (rc)
         return db_lmdb_fail(err, rc, "commit");
@@ -258,6 +267,8 @@ static db_writer *writer_new(db_archive *a, db_error *err)
     /* tests make batches small to exercise many commits on small traces */
     const char *bo = getenv("ARGUSQ_BATCH_OPS");
     w->batch_ops = bo && atoll(bo) > 0 ? (uint64_t)atoll(bo) : DB_BATCH_OPS;
+    const char *bs = getenv("ARGUSQ_BATCH_SYNC");
+    w->batch_nosync = bs && strcmp(bs, "0") == 0;
     w->lock_fd = open(a->path, O_RDONLY | O_CLOEXEC);
     if (w->lock_fd < 0 || flock(w->lock_fd, LOCK_EX) != 0) {
         db_fail(err, -1, "%s: cannot take the writer lock: %s", a->path, strerror(errno));
