@@ -9,6 +9,9 @@
 #                 installed: proves DEBS is complete (tests/fresh.sh;
 #                 FRESH_WORKTREE=1 tests the working tree instead)
 #   make bench    performance at the paper's scale (bench/run.py; BENCH_EVENTS=2000000 for a quick run)
+#   make crashtest  crash states of an ingest of ../shared/traces/pipeline.dat
+#                 (tests/crash: an LD_PRELOAD write logger and crashgen.py;
+#                 make test runs a short one on a small trace)
 #   make install  build/argusq, its man page and bash completion under
 #                 $(DESTDIR)$(PREFIX) (PREFIX=/usr/local)
 #   make clean
@@ -162,6 +165,29 @@ demo: $(B)/argusq
 .PHONY: test-fresh
 test-fresh:
 	@bash tests/fresh.sh
+
+# ---- crash states (tests/crash): wlog.so, preloaded into an ingest, logs
+# every write and sync of the archive; crashgen.py rebuilds what a power
+# cut at each point of the log could leave on disk and checks each state.
+# make crashtest: thousands of states of a 280k-event ingest in small
+# batches (a few minutes); make test runs a few dozen on a small trace
+# (tests/e2e/test_crash.py) ----
+WLOG := $(B)/crash/wlog.so
+CRASH_TRACE ?= ../shared/traces/pipeline.dat
+CRASH_STATES ?= 3000
+CRASH_BATCH_OPS ?= 2000
+CRASH_SEED ?= 1
+.PHONY: crashtest
+
+$(WLOG): tests/crash/wlog.c | $(B)/.deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) -O2 -g -fPIC -shared -o $@ $< -ldl -pthread
+
+crashtest: $(B)/argusq $(B)/san/argusq $(WLOG)
+	python3 tests/crash/crashgen.py --argusq $(B)/argusq --san $(B)/san/argusq --wlog $(WLOG) \
+	  --trace $(CRASH_TRACE) --states $(CRASH_STATES) --batch-ops $(CRASH_BATCH_OPS) --seed $(CRASH_SEED)
+
+test: $(WLOG)
 
 # ---- benchmarks: inputs and archives in bench/data/, results in bench/results.json ----
 BENCH_EVENTS ?= 19000000

@@ -1,0 +1,65 @@
+"""Crash states of an ingest (tests/crash, the short run of `make
+crashtest`): a power cut at any point of an ingest must leave an archive
+whose older trace answers as before, whose new trace is absent or whole,
+and which takes the next ingest.
+
+The recorded ingest runs the optimized build/argusq under the write logger
+(build/crash/wlog.so, made by `make test`): the writes it logs are
+liblmdb's, the same under either build, and the sanitizer runtime refuses
+to come after a preloaded library.  The sanitizer build ($ARGUSQ, as for
+every e2e test) checks a sample of the crash states."""
+import os
+import re
+import subprocess
+import sys
+import unittest
+
+from common import ARGUSQ, ROOT, trace
+
+CRASHGEN = os.path.join(ROOT, "tests", "crash", "crashgen.py")
+WLOG = os.path.join(ROOT, "build", "crash", "wlog.so")
+OPTIMIZED = os.path.join(ROOT, "build", "argusq")
+SUMMARY = re.compile(r"^crashgen: (\d+) states checked .*: (\d+) corrupt", re.M)
+
+
+def crashgen(*extra):
+    """A few dozen states of a 1,105-event ingest made in batches of 200
+    puts (17 commits): a few seconds."""
+    cmd = [sys.executable, CRASHGEN, "--argusq", OPTIMIZED, "--wlog", WLOG,
+           "--trace", trace("lockchain-anomaly.txt"), "--batch-ops", "200", "--states", "60", "--seed", "1"]
+    if os.path.abspath(ARGUSQ) != os.path.abspath(OPTIMIZED):
+        cmd += ["--san", ARGUSQ, "--san-every", "8"]
+    env = {k: v for k, v in os.environ.items() if k != "ARGUSQ_BATCH_SYNC"}
+    return subprocess.run(cmd + list(extra), capture_output=True, text=True, timeout=600, env=env)
+
+
+class CrashStates(unittest.TestCase):
+    def setUp(self):
+        for f in (WLOG, OPTIMIZED):
+            self.assertTrue(os.path.exists(f), f"{f} is missing: make test builds it")
+
+    def test_no_crash_state_loses_or_damages_a_trace(self):
+        p = crashgen()
+        out = p.stdout + p.stderr
+        self.assertIn("the log replays to the archive exactly", out)
+        m = SUMMARY.search(p.stdout)
+        self.assertTrue(m, out)
+        self.assertGreaterEqual(int(m.group(1)), 30, out)
+        self.assertEqual(int(m.group(2)), 0, out)
+        self.assertEqual(p.returncode, 0, out)
+
+    def test_the_harness_sees_the_damage_of_batches_without_sync(self):
+        # the same log with each batch commit's fdatasync left out -- what
+        # MDB_NOSYNC batches do: states in which a meta page reached the
+        # disk before its pages, or a reused page of the durable snapshot
+        # was overwritten, must be found
+        p = crashgen("--drop-batch-syncs")
+        out = p.stdout + p.stderr
+        m = SUMMARY.search(p.stdout)
+        self.assertTrue(m, out)
+        self.assertGreater(int(m.group(2)), 0, out)
+        self.assertEqual(p.returncode, 1, out)
+
+
+if __name__ == "__main__":
+    unittest.main()
