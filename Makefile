@@ -186,6 +186,8 @@ $(WLOG): tests/crash/wlog.c | $(B)/.deps
 crashtest: $(B)/argusq $(B)/san/argusq $(WLOG)
 	python3 tests/crash/crashgen.py --argusq $(B)/argusq --san $(B)/san/argusq --wlog $(WLOG) \
 	  --trace $(CRASH_TRACE) --states $(CRASH_STATES) --batch-ops $(CRASH_BATCH_OPS) --seed $(CRASH_SEED)
+	python3 tests/crash/crashgen.py --argusq $(B)/argusq --san $(B)/san/argusq --wlog $(WLOG) \
+	  --op rules --states $(CRASH_STATES) --seed $(CRASH_SEED)
 
 test: $(WLOG)
 

@@ -12,6 +12,10 @@ disk, and does argusq cope with every such state?
    size change and sync barrier that the process makes to the archive file.
    Replaying the whole log onto BASE must give the recorded archive byte
    for byte, or the log missed a write and nothing after would mean a thing.
+   With --op rules, what is recorded is instead a rule statement and
+   `rebuild graph` of "kept" (two writes of a committed trace, each one
+   transaction), and every answer of a state may be the one from before or
+   the one from after them.
 3. Crash states: a cut in the log is the moment of the crash.  What is on
    disk then is the durable image (BASE plus every write made durable by a
    barrier before the cut) plus any of the page writes still pending in
@@ -343,11 +347,11 @@ def plan(log, base_size, args):
 
 # ------------------------------------------------------------- running argusq
 
-def run(binary, db, args, cwd, timeout, env):
+def run(binary, db, args, cwd, timeout, env, stdin=None):
     """One argusq process: (returncode or 'timeout', stdout, stderr)."""
     try:
         p = subprocess.run([binary, "-d", db] + args, cwd=cwd, env=env, capture_output=True, text=True,
-                           errors="replace", timeout=timeout)
+                           errors="replace", timeout=timeout, input=stdin)
         return p.returncode, p.stdout, p.stderr
     except subprocess.TimeoutExpired as e:
         out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
@@ -426,6 +430,28 @@ class Questions:
                 raise HarnessError(f"base archive: {name}: {err.strip()}")
             self.answers[name] = digest(out) if dig else out
         self.new_entry = self.new_answer = None
+        # --op rules: what kept answers once the recorded statements are
+        # through; a state may show either snapshot, each answer whole
+        self.after_entry, self.after = None, {}
+        self.ui_main_tid = nodes[0]["tid"]
+
+    def record_after(self, binary, db, cwd):
+        """--op rules: kept's answers after the recorded statements."""
+        traces = self.traces(binary, db, cwd)
+        if traces is None or set(traces) != {"kept"}:
+            raise HarnessError("recorded archive: kept missing or another trace appeared")
+        self.after_entry = traces["kept"]
+        for name, a, dig in self.kept:
+            rc, out, err = run(binary, db, a, cwd, self.timeout, self.env)
+            if rc != 0:
+                raise HarnessError(f"recorded archive: {name}: {err.strip()}")
+            self.after[name] = digest(out) if dig else out
+        if self.after == self.answers:
+            raise HarnessError("recorded statements changed nothing kept answers: no test")
+
+    def same_kept(self, name, out, dig):
+        got = digest(out) if dig else out
+        return got == self.answers[name] or (name in self.after and got == self.after[name])
 
     def traces(self, binary, db, cwd):
         rc, out, _ = run(binary, db, ["--json", "traces"], cwd, self.timeout, self.env)
@@ -473,13 +499,13 @@ class Questions:
                 return None
             if "kept" not in traces:
                 problems.append(("kept-missing", f"traces{when}: {sorted(traces)}"))
-            elif traces["kept"] != self.kept_entry:
+            elif traces["kept"] != self.kept_entry and traces["kept"] != self.after_entry:
                 problems.append(("kept-differs", f"traces{when}: {traces['kept']}"))
             for name, a, dig in self.kept:
                 rc, out, err = ask(name + when, a)
                 if rc != 0:
                     problems.append(("kept-query-failed", f"{name}{when}: {err.strip()[:200]}"))
-                elif (digest(out) if dig else out) != self.answers[name]:
+                elif not self.same_kept(name, out, dig):
                     problems.append(("kept-differs", f"{name}{when}: a different answer"))
             if "new" in traces:
                 if traces["new"] != self.new_entry:
@@ -541,6 +567,9 @@ def main():
     ap.add_argument("--small-trace", default=os.path.join(ROOT, "tests", "traces", "pipechain-normal.txt"),
                     help="ingested into every crash state afterwards")
     ap.add_argument("--batch-ops", type=int, default=2000, help="ARGUSQ_BATCH_OPS of the recorded ingest (2000)")
+    ap.add_argument("--op", choices=("ingest", "rules"), default="ingest",
+                    help="what is recorded: an ingest of --trace (new), or a rule statement and `rebuild graph` "
+                         "of the kept trace (each state must answer as before or as after)")
     ap.add_argument("--states", type=int, default=3000, help="at most this many crash states (3000)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
@@ -591,13 +620,27 @@ def crashgen_in(args, work, argusq, san, small, t0):
     shutil.copyfile(base, rec)
     renv = dict(env, LD_PRELOAD=os.path.abspath(args.wlog), ARGUSQ_WLOG_FILE=rec, ARGUSQ_WLOG_OUT=logp)
     t1 = time.monotonic()
-    rc, out, err = run(argusq, rec, ["ingest", os.path.abspath(args.trace), "--name", "new", "--json"],
-                       work, max(600, args.timeout * 20), renv)
+    if args.op == "rules":
+        # a rule statement and a rebuild of kept's graph under it: two
+        # writes of a committed trace, each one transaction
+        stmts = (f'rule ignore wakeup where tid = {q.ui_main_tid} in trace "kept"; '
+                 f'rebuild graph in trace "kept";')
+        rc, out, err = run(argusq, rec, ["--json", "-f", "-"], work, max(600, args.timeout * 20), renv,
+                           stdin=stmts)
+        what = f"rule statement and rebuild graph of kept ({stmts})"
+    else:
+        rc, out, err = run(argusq, rec, ["ingest", os.path.abspath(args.trace), "--name", "new", "--json"],
+                           work, max(600, args.timeout * 20), renv)
+        what = None
     if rc != 0:
-        raise HarnessError(f"recorded ingest failed ({rc}): {err.strip()}")
+        raise HarnessError(f"recorded {args.op} failed ({rc}): {err.strip()}")
     rec_secs = time.monotonic() - t1
-    events = json.loads(out)["events"]
-    q.record_new(argusq, rec, work)
+    if args.op == "rules":
+        q.record_after(argusq, rec, work)
+    else:
+        events = json.loads(out)["events"]
+        q.record_new(argusq, rec, work)
+        what = f"ingest of {os.path.basename(args.trace)} ({events} events, ARGUSQ_BATCH_OPS={args.batch_ops})"
     log = Log(logp)
     base_size = os.path.getsize(base)
     # the log must be the whole story: replayed onto BASE it is the archive
@@ -615,7 +658,7 @@ def crashgen_in(args, work, argusq, san, small, t0):
     n_meta = sum(log.is_meta_write(i) for i in range(len(log.recs)))
     n_bar = sum(op in "FDS" for op in ops) + sum(1 for r in log.recs if r[0] == "W" and r[1] & WL_DSYNC)
     written = sum(r[3] for r in log.recs if r[0] == "W")
-    say(f"recorded: ingest of {os.path.basename(args.trace)} ({events} events, ARGUSQ_BATCH_OPS={args.batch_ops}) "
+    say(f"recorded: {what} "
         f"in {rec_secs:.1f} s: {len(log.recs)} log records, {n_meta} commits, {n_bar} barriers "
         f"({ops.count('D')} fdatasync, {ops.count('F')} fsync, "
         f"{sum(1 for r in log.recs if r[0] == 'W' and r[1] & WL_DSYNC)} O_DSYNC writes), "

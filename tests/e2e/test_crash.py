@@ -48,6 +48,20 @@ class CrashStates(unittest.TestCase):
         self.assertEqual(int(m.group(2)), 0, out)
         self.assertEqual(p.returncode, 0, out)
 
+    def test_no_crash_state_of_a_rule_and_rebuild_damages_the_trace(self):
+        # a rule statement and `rebuild graph` rewrite a committed trace's
+        # graph: every state answers as before or as after, never a mix
+        # that fails, never a lost trace
+        p = crashgen("--op", "rules")
+        out = p.stdout + p.stderr
+        self.assertIn("rebuild graph", out)
+        self.assertIn("the log replays to the archive exactly", out)
+        m = SUMMARY.search(p.stdout)
+        self.assertTrue(m, out)
+        self.assertGreaterEqual(int(m.group(1)), 20, out)
+        self.assertEqual(int(m.group(2)), 0, out)
+        self.assertEqual(p.returncode, 0, out)
+
     def test_the_harness_sees_the_damage_of_batches_without_sync(self):
         # the same log with each batch commit's fdatasync left out -- what
         # MDB_NOSYNC batches do: states in which a meta page reached the
