@@ -36,6 +36,7 @@
  *   'W' write at off (flags & WL_DSYNC: on an O_DSYNC/O_SYNC fd or with
  *       RWF_DSYNC, so durable when it returns)
  *   'F' fsync, 'D' fdatasync, 'S' sync()/syncfs(): barriers
+ *   'Y' fsync/fdatasync of the target's directory: a new file's name durable
  *   'M' msync of a mapping of the file (flags & WL_SYNC: MS_SYNC, a barrier)
  *   'R' sync_file_range(off, len) (not a barrier: it neither flushes the
  *       drive's cache nor the metadata)
@@ -55,6 +56,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -103,6 +105,9 @@ static int log_fd = -1;
 static dev_t t_dev;
 static ino_t t_ino;
 static int t_known; /* st_dev/st_ino resolved (the file may not exist yet) */
+static dev_t d_dev;   /* the target's directory, whose syncs make a new */
+static ino_t d_ino;   /* file's name durable ('Y' records) */
+static int d_known;
 
 /* mappings of the target, so that an msync can be attributed to it */
 static struct {
@@ -150,6 +155,21 @@ static void init(void)
         return;
     }
     target = t;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", t);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    struct stat st;
+    if (stat(dir, &st) == 0) {
+        d_dev = st.st_dev;
+        d_ino = st.st_ino;
+        d_known = 1;
+    }
 }
 
 static void ensure_init(void) { pthread_once(&once, init); }
@@ -350,8 +370,21 @@ ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int r
 static int barrier(int fd, char op, int (*call)(int))
 {
     ensure_init();
-    if (!is_target(fd))
-        return call(fd);
+    if (!is_target(fd)) {
+        /* the target's directory: its entries (a new archive's name) */
+        struct stat st;
+        if (!target || !d_known || fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_dev != d_dev ||
+            st.st_ino != d_ino)
+            return call(fd);
+        pthread_mutex_lock(&mu);
+        int rc = call(fd);
+        int saved = errno;
+        if (rc == 0)
+            record('Y', 0, fd, 0, 0);
+        pthread_mutex_unlock(&mu);
+        errno = saved;
+        return rc;
+    }
     pthread_mutex_lock(&mu);
     int rc = call(fd);
     int saved = errno;

@@ -10,11 +10,16 @@ to come after a preloaded library.  The sanitizer build ($ARGUSQ, as for
 every e2e test) checks a sample of the crash states."""
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import unittest
 
 from common import ARGUSQ, ROOT, trace
+
+sys.path.insert(0, os.path.join(ROOT, "tests", "crash"))
+import crashgen as cg  # noqa: E402  (the log reader)
 
 CRASHGEN = os.path.join(ROOT, "tests", "crash", "crashgen.py")
 WLOG = os.path.join(ROOT, "build", "crash", "wlog.so")
@@ -73,6 +78,39 @@ class CrashStates(unittest.TestCase):
         self.assertTrue(m, out)
         self.assertGreater(int(m.group(2)), 0, out)
         self.assertEqual(p.returncode, 1, out)
+
+
+class NewArchive(unittest.TestCase):
+    """A new archive's name is in its directory, which fsync of the file
+    does not write: the directory must be synced before the first trace
+    is committed, or a crash right after a successful ingest can leave no
+    archive at all.  The logger records the directory's syncs ('Y')."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="argusq-newarchive-")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def logged_ingest(self, db, name):
+        logp = os.path.join(self.dir, name + ".wlog")
+        env = dict(os.environ, LD_PRELOAD=WLOG, ARGUSQ_WLOG_FILE=db, ARGUSQ_WLOG_OUT=logp)
+        p = subprocess.run([OPTIMIZED, "-d", db, "ingest", trace("lockchain-normal.txt"), "--name", name],
+                           capture_output=True, text=True, env=env, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return cg.Log(logp).recs
+
+    def test_the_directory_is_synced_before_the_first_commit(self):
+        db = os.path.join(self.dir, "argus.db")
+        recs = self.logged_ingest(db, "first")
+        ops = [r[0] for r in recs]
+        self.assertIn("Y", ops)
+        # the trace is committed by its final meta write, on LMDB's O_DSYNC fd
+        final = max(i for i, r in enumerate(recs) if r[0] == "W" and r[1] & cg.WL_DSYNC)
+        self.assertLess(ops.index("Y"), final)
+        # an archive that exists already needs no directory sync
+        recs = self.logged_ingest(db, "second")
+        self.assertNotIn("Y", [r[0] for r in recs])
 
 
 if __name__ == "__main__":
