@@ -462,11 +462,6 @@ int ingest_ft_reader_init(ftrace_reader *r, const char *path, const ingest_sink 
     return 0;
 }
 
-int ingest_ft_reader_line(ftrace_reader *r, char *line, size_t len)
-{
-    r->st->lines++;
-    return do_line(r, line, len);
-}
 
 void ingest_ft_reader_free(ftrace_reader *r)
 {
@@ -492,7 +487,8 @@ int ingest_ftrace_read(ingest_lines *lb, const ingest_sink *sink, ingest_stats *
             break;
         }
         r.lineno = lb->lineno;
-        rc = ingest_ft_reader_line(&r, line, len);
+        r.st->lines++;
+        rc = do_line(&r, line, len);
     }
     ingest_ft_reader_free(&r);
     return rc;

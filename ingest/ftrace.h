@@ -343,9 +343,6 @@ int ingest_ft_event(ftrace_reader *r, ftrace_line *li, ftrace_ev_kind k);
 /* Returns 0, or -1 with err set (out of memory). */
 int ingest_ft_reader_init(ftrace_reader *r, const char *path, const ingest_sink *sink,
                           ingest_stats *st, char *err, size_t errlen);
-/* One NUL-terminated line (changed in place); set r->lineno first.
- * Returns 0, or -1 with err = "PATH:LINENO: ...". */
-int ingest_ft_reader_line(ftrace_reader *r, char *line, size_t len);
 void ingest_ft_reader_free(ftrace_reader *r);
 
 /* ---- the trace.dat reader (tracedat.c) ---- */

@@ -376,14 +376,7 @@ static int barrier(int fd, char op, int (*call)(int))
         if (!target || !d_known || fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_dev != d_dev ||
             st.st_ino != d_ino)
             return call(fd);
-        pthread_mutex_lock(&mu);
-        int rc = call(fd);
-        int saved = errno;
-        if (rc == 0)
-            record('Y', 0, fd, 0, 0);
-        pthread_mutex_unlock(&mu);
-        errno = saved;
-        return rc;
+        op = 'Y';
     }
     pthread_mutex_lock(&mu);
     int rc = call(fd);
