@@ -1,49 +1,8 @@
-/* db/codec.c -- the stored forms of events and edges, and the range scan
- * every index lookup in db/ goes through. */
+/* db/codec.c -- the stored form of edges, and the range scan every index
+ * lookup in db/ goes through (events: evblock.c). */
 #include <string.h>
 
 #include "db_int.h"
-
-size_t db_event_encode(const db_event *ev, unsigned char *buf, size_t cap)
-{
-    /* the name is stored with its NUL so a decoded event can point at it */
-    size_t name_len = ev->name ? strnlen(ev->name, 0xfffe) + 1 : 0;
-    size_t need = sizeof(db_event_rec) + name_len + ev->attrs_len;
-    if (need > cap)
-        return need;
-    db_event_rec r = {
-        .ts = ev->ts, .obj = ev->obj, .val = ev->val, .tid = ev->tid, .pid = ev->pid,
-        .node = ev->node, .attrs_len = (uint32_t)ev->attrs_len, .cpu = ev->cpu,
-        .name_len = (uint16_t)name_len, .type = ev->type, .phase = ev->phase, .ctx = ev->ctx,
-    };
-    memcpy(buf, &r, sizeof r);
-    if (name_len) {
-        memcpy(buf + sizeof r, ev->name, name_len - 1);
-        buf[sizeof r + name_len - 1] = 0;
-    }
-    if (ev->attrs_len)
-        memcpy(buf + sizeof r + name_len, ev->attrs, ev->attrs_len);
-    return need;
-}
-
-/* The decoded event points into data (LMDB's map): valid for the life of
- * the transaction, or until the next write to the same table. */
-int db_event_decode(const void *data, size_t len, uint64_t id, db_event *out)
-{
-    db_event_rec r;
-    if (len < sizeof r)
-        return -1;
-    memcpy(&r, data, sizeof r);
-    if (sizeof r + (size_t)r.name_len + r.attrs_len != len || (r.name_len && ((const char *)data)[sizeof r + r.name_len - 1]))
-        return -1;
-    const char *p = (const char *)data + sizeof r;
-    *out = (db_event){
-        .id = id, .ts = r.ts, .tid = r.tid, .pid = r.pid, .node = r.node, .cpu = r.cpu,
-        .type = r.type, .phase = r.phase, .ctx = r.ctx, .obj = r.obj, .val = r.val,
-        .name = r.name_len ? p : "", .attrs = p + r.name_len, .attrs_len = r.attrs_len,
-    };
-    return 0;
-}
 
 /* Edge keys: trace, a, b, kind, from_event, to_event -- (a, b) is (to, from)
  * in edges_in and (from, to) in edges_out. */

@@ -5,10 +5,12 @@
  *   meta        "format" -> u32, "next_id" -> u32, "latest" -> u32 (the default trace)
  *   traces      name -> db_trace_info                (the catalog)
  *   trace_ids   id -> name
- *   events      id, eid(8) -> packed event record    (file order)
+ *   events      id, eid(8) -> a block of events from eid on (evblock.c)
  *   ev_time     id, ts(8), eid(8) -> ""              (time index, only for a
  *               trace whose ids are not in time order: `unordered`)
- *   ev_thread   id, tid(4), ts(8), eid(8) -> ""      (thread index)
+ *   ev_thread   id, tid(4), ts(8), eid(8) -> uv deltas of the thread's next
+ *               event ids (thread index: a chunk of one thread's events in
+ *               time order, from the key's event on; thrindex.c)
  *   ev_node     (unused: a node's events are a range of ev_thread)
  *   ev_port     id, port(8), ts(8), eid(8) -> ""     (mach_msg dest)
  *   ev_block    id, block(8), ts(8), eid(8) -> ""    (dispatch / runloop block)
@@ -64,23 +66,55 @@ struct db_archive {
     char path[4096];
 };
 
-/* The fixed part of a stored event; name and attrs bytes follow it. */
-typedef struct db_event_rec {
-    uint64_t ts;
-    uint64_t obj;
-    int64_t val;
-    uint32_t tid, pid, node;
-    uint32_t attrs_len;
-    uint16_t cpu;
-    uint16_t name_len;
-    uint8_t type, phase, ctx, pad;
-} db_event_rec;
+/* evblock.c: the events table's blocks.  The encoder takes events in id
+ * order: add returns 0, 1 when the block is full (the event was not
+ * added: write the block, reset, add it again), -1 out of memory.  A
+ * decoded block's events point into its own buffers: valid until the
+ * block is decoded again or freed. */
+#define DB_EVBLOCK_EVENTS 512
+#define DB_EVBLOCK_BYTES 8150 /* with its key, two LMDB overflow pages */
+typedef struct db_evblock_enc db_evblock_enc;
+db_evblock_enc *db_evblock_enc_new(void);
+void db_evblock_enc_free(db_evblock_enc *e);
+void db_evblock_enc_reset(db_evblock_enc *e);
+int db_evblock_enc_add(db_evblock_enc *e, const db_event *ev);
+size_t db_evblock_enc_count(const db_evblock_enc *e);
+uint64_t db_evblock_enc_first(const db_evblock_enc *e);
+const unsigned char *db_evblock_enc_bytes(db_evblock_enc *e, size_t *len);
+
+typedef struct db_evblock_str {
+    uint32_t off, len; /* in sbuf */
+} db_evblock_str;
+
+typedef struct db_evblock {
+    uint64_t first_id;
+    size_t n; /* 0: nothing decoded */
+    db_event *ev;
+    size_t ev_cap;
+    char *sbuf, *text; /* the block's strings; the events' attrs */
+    size_t sbuf_len, sbuf_cap, text_len, text_cap;
+    db_evblock_str *str;
+    size_t nstrs, str_cap;
+    uint32_t *words; /* shapes: name, nkeys, keys (string indexes) */
+    size_t nwords, words_cap;
+    size_t *off; /* per event: name in sbuf, attrs in text */
+    size_t off_cap;
+} db_evblock;
+
+/* 0, or -1 damaged, -2 out of memory */
+int db_evblock_decode(db_evblock *b, uint64_t first_id, const void *data, size_t len);
+int db_evblock_peek(const void *data, size_t len, size_t *n, uint64_t *first_ts);
+const db_event *db_evblock_get(const db_evblock *b, uint64_t id); /* NULL: not in b */
+void db_evblock_free(db_evblock *b);
+/* The block of `trace` holding event `id`, decoded into b unless b holds
+ * it already: 1, 0 (no such event), -1 (err filled). */
+int db_evblock_load(MDB_txn *txn, MDB_dbi dbi, uint32_t trace, uint64_t id, db_evblock *b, db_error *err);
 
 #define DB_EDGE_KEY_LEN 29
 #define DB_TRACE_INFO_VERSION 3u
 /* The archive's format, kept in meta "format"; an archive of another
  * format is refused with both numbers. */
-#define DB_FORMAT_VERSION 3u
+#define DB_FORMAT_VERSION 4u /* 4: events in blocks, thread index in chunks */
 
 /* archive.c */
 int db_fail(db_error *err, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -90,9 +124,27 @@ int db_catalog_put(db_archive *a, MDB_txn *txn, const db_trace_info *t, bool lat
 int db_clear_trace_txn(db_archive *a, MDB_txn *txn, uint32_t trace, bool graph_only, db_error *err);
 int db_scan_rules_txn(MDB_txn *txn, MDB_dbi dbi, uint32_t trace, db_rule_cb cb, void *ctx, db_error *err);
 
-/* codec.c: event records and edge keys */
-size_t db_event_encode(const db_event *ev, unsigned char *buf, size_t cap);
-int db_event_decode(const void *data, size_t len, uint64_t id, db_event *out);
+/* thrindex.c: the thread index.  add: the event (in arrival order); a
+ * chunk that ends is handed to put (key, value).  flush: every open
+ * chunk.  0, -1 (put failed), -2 out of memory. */
+typedef struct db_thrindex db_thrindex;
+typedef int (*db_thrindex_put)(void *ctx, const unsigned char *k, size_t klen, const void *v, size_t vlen);
+db_thrindex *db_thrindex_new(void);
+void db_thrindex_free(db_thrindex *t);
+int db_thrindex_add(db_thrindex *t, uint32_t trace, uint32_t tid, uint64_t ts, uint64_t id,
+                    db_thrindex_put put, void *ctx);
+int db_thrindex_flush(db_thrindex *t, uint32_t trace, db_thrindex_put put, void *ctx);
+
+/* A chunk's event ids, first to last. */
+typedef struct db_thrchunk {
+    uint64_t first_ts, next;
+    const unsigned char *p, *end;
+    bool started;
+} db_thrchunk;
+void db_thrchunk_begin(db_thrchunk *it, const void *key, size_t klen, const void *val, size_t vlen);
+bool db_thrchunk_next(db_thrchunk *it, uint64_t *id);
+
+/* codec.c: edge keys */
 void db_edge_key(unsigned char *k, uint32_t trace, uint32_t a, uint32_t b, const db_edge *e);
 void db_edge_from_key(const unsigned char *k, bool in, db_edge *e);
 

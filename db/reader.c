@@ -10,6 +10,7 @@ struct db_reader {
     MDB_txn *txn;
     db_trace_info info;
     unsigned char tid[4]; /* the trace id as a key prefix */
+    db_evblock blk;       /* db_get_event's block */
 };
 
 db_reader *db_reader_open(db_archive *a, const char *trace, db_error *err)
@@ -46,6 +47,7 @@ void db_reader_close(db_reader *r)
     if (!r)
         return;
     mdb_txn_abort(r->txn);
+    db_evblock_free(&r->blk);
     free(r);
 }
 
@@ -93,13 +95,9 @@ int db_get_node(db_reader *r, uint32_t id, db_node *out, db_error *err)
 
 int db_get_event(db_reader *r, uint64_t id, db_event *out, db_error *err)
 {
-    unsigned char k[12];
-    memcpy(k, r->tid, 4);
-    db_put_be64(k + 4, id);
-    MDB_val v;
-    int got = get(r, DBI_EVENTS, k, 12, &v, err);
-    if (got == 1 && db_event_decode(v.mv_data, v.mv_size, id, out))
-        return db_fail(err, -1, "damaged event %llu", (unsigned long long)id);
+    int got = db_evblock_load(r->txn, r->a->dbi[DBI_EVENTS], r->info.id, id, &r->blk, err);
+    if (got == 1)
+        *out = *db_evblock_get(&r->blk, id);
     return got;
 }
 
@@ -268,60 +266,119 @@ int db_edges_out(db_reader *r, uint32_t node, db_edge_cb cb, void *ctx, db_error
     return edges(r, DBI_EDGES_OUT, false, node, cb, ctx, err);
 }
 
-/* Index scans: the event id is the last 8 bytes of every index key. */
+/* ---- event scans ----
+ * Each scan decodes blocks into a block of its own, so a callback may
+ * call db_get_event or start another scan on the same reader. */
+
 struct event_scan {
     db_reader *r;
     db_event_cb cb;
     void *ctx;
     db_error *err;
-    bool primary; /* scanning the events table itself */
+    db_evblock blk;
 };
 
-static int event_one(void *p, const MDB_val *k, const MDB_val *v)
+/* The event `id` to the callback (an index names it). */
+static int scan_id(struct event_scan *s, uint64_t id)
+{
+    int got = db_evblock_load(s->r->txn, s->r->a->dbi[DBI_EVENTS], s->r->info.id, id, &s->blk, s->err);
+    if (got <= 0)
+        return got < 0 ? -1 : db_fail(s->err, -1, "index names missing event %llu", (unsigned long long)id);
+    db_event e = *db_evblock_get(&s->blk, id);
+    return s->cb(s->ctx, &e);
+}
+
+/* Index keys that end with the event id. */
+static int index_one(void *p, const MDB_val *k, const MDB_val *v)
+{
+    (void)v;
+    return scan_id(p, db_get_be64((const unsigned char *)k->mv_data + k->mv_size - 8));
+}
+
+/* Every event of the blocks from `from` on, in id order, from event id
+ * `first`; s->cb's non-zero return stops the walk. */
+static int block_one(void *p, const MDB_val *k, const MDB_val *v)
 {
     struct event_scan *s = p;
-    const unsigned char *kb = k->mv_data;
-    uint64_t id = db_get_be64(kb + k->mv_size - 8);
-    db_event e;
-    if (s->primary) {
-        if (db_event_decode(v->mv_data, v->mv_size, id, &e))
-            return db_fail(s->err, -1, "damaged event %llu", (unsigned long long)id);
-    } else {
-        int got = db_get_event(s->r, id, &e, s->err);
-        if (got <= 0)
-            return got < 0 ? -1 : db_fail(s->err, -1, "index names missing event %llu", (unsigned long long)id);
+    if (k->mv_size != 12)
+        return 0;
+    uint64_t first = db_get_be64((const unsigned char *)k->mv_data + 4);
+    int d = db_evblock_decode(&s->blk, first, v->mv_data, v->mv_size);
+    if (d)
+        return d == -2 ? db_fail_oom(s->err)
+                       : db_fail(s->err, -1, "damaged block of events from %llu", (unsigned long long)first);
+    for (size_t i = 0; i < s->blk.n; i++) {
+        db_event e = s->blk.ev[i];
+        int rc = s->cb(s->ctx, &e);
+        if (rc)
+            return rc;
     }
-    return s->cb(s->ctx, &e);
+    return 0;
+}
+
+static int scan_blocks_from(db_reader *r, uint64_t first, db_event_cb cb, void *ctx, db_error *err)
+{
+    struct event_scan s = {r, cb, ctx, err, {0}};
+    unsigned char lo[12];
+    memcpy(lo, r->tid, 4);
+    db_put_be64(lo + 4, first);
+    int rc = db_scan_prefix(r->txn, r->a->dbi[DBI_EVENTS], lo, 12, r->tid, 4, block_one, &s, err);
+    db_evblock_free(&s.blk);
+    return rc;
 }
 
 int db_scan_events(db_reader *r, db_event_cb cb, void *ctx, db_error *err)
 {
-    struct event_scan s = {r, cb, ctx, err, true};
-    return db_scan_prefix(r->txn, r->a->dbi[DBI_EVENTS], r->tid, 4, r->tid, 4, event_one, &s, err);
+    return scan_blocks_from(r, 0, cb, ctx, err);
 }
 
-/* The first event id with ts >= t0 in a trace whose ids follow time: a
- * binary search over the events table (ids 1..events). */
-static int first_at(db_reader *r, uint64_t t0, uint64_t *out, db_error *err)
+/* The first event of the block that holds the last event before t0 (or
+ * the first block), in a trace whose ids follow time: a binary search
+ * over the blocks, reading only their headers. */
+static int block_before(db_reader *r, uint64_t t0, uint64_t *out, db_error *err)
 {
-    uint64_t lo = 1, hi = r->info.events + 1;
-    while (lo < hi) {
+    MDB_cursor *c;
+    int rc = mdb_cursor_open(r->txn, r->a->dbi[DBI_EVENTS], &c);
+    if (rc)
+        return db_lmdb_fail(err, rc, "cursor");
+    uint64_t lo = 1, hi = r->info.events, best = 1;
+    int ret = 0;
+    while (lo <= hi && !ret) {
         uint64_t mid = lo + (hi - lo) / 2;
-        db_event ev;
-        int got = db_get_event(r, mid, &ev, err);
-        if (got <= 0)
-            return got < 0 ? -1 : db_fail(err, -1, "event %llu is missing", (unsigned long long)mid);
-        if (ev.ts < t0)
-            lo = mid + 1;
-        else
-            hi = mid;
+        unsigned char k[12];
+        memcpy(k, r->tid, 4);
+        db_put_be64(k + 4, mid);
+        MDB_val key = {12, k}, v;
+        rc = mdb_cursor_get(c, &key, &v, MDB_SET_RANGE);
+        if (rc == 0 && !(key.mv_size == 12 && memcmp(key.mv_data, k, 12) == 0))
+            rc = mdb_cursor_get(c, &key, &v, MDB_PREV);
+        else if (rc == MDB_NOTFOUND)
+            rc = mdb_cursor_get(c, &key, &v, MDB_LAST);
+        size_t n;
+        uint64_t ts;
+        if (rc || key.mv_size != 12 || memcmp(key.mv_data, r->tid, 4) != 0 ||
+            db_evblock_peek(v.mv_data, v.mv_size, &n, &ts)) {
+            ret = rc && rc != MDB_NOTFOUND ? db_lmdb_fail(err, rc, "read")
+                                           : db_fail(err, -1, "event %llu is missing", (unsigned long long)mid);
+            break;
+        }
+        uint64_t first = db_get_be64((const unsigned char *)key.mv_data + 4);
+        if (ts < t0) {
+            best = first;
+            lo = first + n;
+        } else {
+            if (first <= 1)
+                break;
+            hi = first - 1;
+        }
     }
-    *out = lo;
-    return 0;
+    mdb_cursor_close(c);
+    *out = best;
+    return ret;
 }
 
 struct until {
-    uint64_t t1;
+    uint64_t t0, t1;
     db_event_cb cb;
     void *ctx;
 };
@@ -329,6 +386,8 @@ struct until {
 static int until_one(void *p, const db_event *ev)
 {
     struct until *u = p;
+    if (ev->ts < u->t0)
+        return 0;
     return ev->ts > u->t1 ? 1 : u->cb(u->ctx, ev);
 }
 
@@ -336,14 +395,10 @@ int db_scan_time(db_reader *r, uint64_t t0, uint64_t t1, db_event_cb cb, void *c
 {
     if (!r->info.unordered) { /* the events table is in time order */
         uint64_t first = 1;
-        if (first_at(r, t0, &first, err))
+        if (block_before(r, t0, &first, err))
             return -1;
-        unsigned char lo[12];
-        memcpy(lo, r->tid, 4);
-        db_put_be64(lo + 4, first);
-        struct until u = {t1, cb, ctx};
-        struct event_scan s = {r, until_one, &u, err, true};
-        int rc = db_scan_prefix(r->txn, r->a->dbi[DBI_EVENTS], lo, 12, r->tid, 4, event_one, &s, err);
+        struct until u = {t0, t1, cb, ctx};
+        int rc = scan_blocks_from(r, first, until_one, &u, err);
         return rc == 1 ? 0 : rc; /* 1: stopped past t1 */
     }
     unsigned char lo[12], hi[12];
@@ -351,23 +406,65 @@ int db_scan_time(db_reader *r, uint64_t t0, uint64_t t1, db_event_cb cb, void *c
     memcpy(hi, r->tid, 4);
     db_put_be64(lo + 4, t0);
     db_put_be64(hi + 4, t1);
-    struct event_scan s = {r, cb, ctx, err, false};
-    return db_scan_prefix(r->txn, r->a->dbi[DBI_EV_TIME], lo, 12, hi, 12, event_one, &s, err);
+    struct event_scan s = {r, cb, ctx, err, {0}};
+    int rc = db_scan_prefix(r->txn, r->a->dbi[DBI_EV_TIME], lo, 12, hi, 12, index_one, &s, err);
+    db_evblock_free(&s.blk);
+    return rc;
 }
 
+/* The thread's chunks from the one that may hold t0 (the last that starts
+ * before it) to the last that starts by t1; their events in [t0, t1]. */
 int db_scan_thread(db_reader *r, uint32_t tid, uint64_t t0, uint64_t t1, db_event_cb cb, void *ctx,
                    db_error *err)
 {
-    unsigned char lo[16], hi[16];
-    memcpy(lo, r->tid, 4);
-    db_put_be32(lo + 4, tid);
-    memcpy(hi, lo, 8);
-    db_put_be64(lo + 8, t0);
-    db_put_be64(hi + 8, t1);
-    struct event_scan s = {r, cb, ctx, err, false};
-    return db_scan_prefix(r->txn, r->a->dbi[DBI_EV_THREAD], lo, 16, hi, 16, event_one, &s, err);
+    unsigned char k[24];
+    memcpy(k, r->tid, 4);
+    db_put_be32(k + 4, tid);
+    db_put_be64(k + 8, t0);
+    memset(k + 16, 0, 8);
+    MDB_cursor *c;
+    int rc = mdb_cursor_open(r->txn, r->a->dbi[DBI_EV_THREAD], &c);
+    if (rc)
+        return db_lmdb_fail(err, rc, "cursor");
+    struct event_scan s = {r, cb, ctx, err, {0}};
+    MDB_val key = {24, k}, v;
+    rc = mdb_cursor_get(c, &key, &v, MDB_SET_RANGE);
+    int prev = rc == 0 ? mdb_cursor_get(c, &key, &v, MDB_PREV) : mdb_cursor_get(c, &key, &v, MDB_LAST);
+    if (prev == 0 && !(key.mv_size == 24 && memcmp(key.mv_data, k, 8) == 0))
+        prev = mdb_cursor_get(c, &key, &v, MDB_NEXT); /* another thread's: start after it */
+    else if (prev == MDB_NOTFOUND) { /* nothing before: from the first key */
+        key = (MDB_val){24, k};
+        prev = mdb_cursor_get(c, &key, &v, MDB_SET_RANGE);
+    }
+    int ret = 0;
+    bool past = false; /* an event after t1: done */
+    for (rc = prev; rc == 0 && !ret && !past; rc = mdb_cursor_get(c, &key, &v, MDB_NEXT)) {
+        if (key.mv_size != 24 || memcmp(key.mv_data, k, 8) != 0)
+            break;
+        db_thrchunk it;
+        db_thrchunk_begin(&it, key.mv_data, key.mv_size, v.mv_data, v.mv_size);
+        if (it.first_ts > t1)
+            break;
+        uint64_t id;
+        while (!ret && !past && db_thrchunk_next(&it, &id)) {
+            int got = db_evblock_load(r->txn, r->a->dbi[DBI_EVENTS], r->info.id, id, &s.blk, err);
+            if (got <= 0) {
+                ret = got < 0 ? -1 : db_fail(err, -1, "index names missing event %llu", (unsigned long long)id);
+                break;
+            }
+            db_event e = *db_evblock_get(&s.blk, id);
+            if (e.ts > t1)
+                past = true;
+            else if (e.ts >= t0)
+                ret = cb(ctx, &e);
+        }
+    }
+    mdb_cursor_close(c);
+    db_evblock_free(&s.blk);
+    if (ret || past)
+        return ret;
+    return rc && rc != MDB_NOTFOUND ? db_lmdb_fail(err, rc, "scan") : 0;
 }
-
 /* A node's events lie in its thread's index between its first and last
  * event (an isolated interrupt node under the thread it landed on): that
  * range, filtered by node, is the node's events in time order -- no index
@@ -401,6 +498,8 @@ int db_scan_object(db_reader *r, db_obj_index ix, uint64_t obj, db_event_cb cb, 
     unsigned char k[12];
     memcpy(k, r->tid, 4);
     db_put_be64(k + 4, obj);
-    struct event_scan s = {r, cb, ctx, err, false};
-    return db_scan_prefix(r->txn, r->a->dbi[dbis[ix]], k, 12, k, 12, event_one, &s, err);
+    struct event_scan s = {r, cb, ctx, err, {0}};
+    int rc = db_scan_prefix(r->txn, r->a->dbi[dbis[ix]], k, 12, k, 12, index_one, &s, err);
+    db_evblock_free(&s.blk);
+    return rc;
 }

@@ -10,7 +10,9 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,10 +29,14 @@ struct db_writer {
     db_archive *a;
     MDB_txn *txn;
     db_trace_info info;
-    unsigned char *buf; /* encode scratch */
-    size_t cap;
-    char *scan_buf;     /* copy of name+attrs handed to scan callbacks */
-    size_t scan_cap;
+    db_evblock_enc *enc; /* the block of events being filled (evblock.c) */
+    db_thrindex *thr;    /* the thread index's open chunks (thrindex.c) */
+    int thr_rc;          /* the LMDB error of a chunk's put */
+    db_evblock scanblk;  /* db_writer_scan_time's block */
+    db_evblock patchblk; /* a block being given its events' nodes */
+    struct patch { uint64_t id; uint32_t node; } *patch; /* nodes to set */
+    size_t npatch, patch_cap;
+    bool patch_unsorted;
     /* last key written per table: a larger key is appended (MDB_APPEND),
      * which keeps the B-tree pages full and skips the search */
     unsigned char last[DBI__COUNT][IX_KEY_MAX];
@@ -53,21 +59,6 @@ struct db_writer {
                                     (keysort.c); made on the first */
 };
 
-
-static int grow(unsigned char **buf, size_t *cap, size_t need)
-{
-    if (need <= *cap)
-        return 0;
-    size_t n = *cap ? *cap : 4096;
-    while (n < need)
-        n *= 2;
-    void *p = realloc(*buf, n);
-    if (!p)
-        return -1;
-    *buf = p;
-    *cap = n;
-    return 0;
-}
 
 /* Puts a key, appending when it sorts after the last key this writer put
  * into the same table (every key of a new trace sorts after older traces). */
@@ -135,6 +126,114 @@ static int drain_later(db_writer *w, db_error *err)
     return rc ? db_lmdb_fail(err, rc, "write") : 0;
 }
 
+/* ---- events: blocks, the thread index, nodes set afterwards ---- */
+
+/* Nodes set by a graph pass wait in memory at most this many, then go
+ * into their blocks (a block rewritten once for all of its events when
+ * they come in id order). */
+#define DB_PATCH_MAX (1u << 20)
+
+/* Writes the block being filled, if it holds events. */
+static int put_block(db_writer *w, db_error *err)
+{
+    if (!w->enc || !db_evblock_enc_count(w->enc))
+        return 0;
+    size_t len;
+    const unsigned char *b = db_evblock_enc_bytes(w->enc, &len);
+    unsigned char k[12];
+    db_put_be32(k, w->info.id);
+    db_put_be64(k + 4, db_evblock_enc_first(w->enc));
+    int rc = put(w, DBI_EVENTS, k, sizeof k, b, len, err);
+    db_evblock_enc_reset(w->enc);
+    return rc;
+}
+
+/* Appends an event to the block being filled (a full one is written). */
+static int add_to_block(db_writer *w, const db_event *ev, db_error *err)
+{
+    if (!w->enc && !(w->enc = db_evblock_enc_new()))
+        return db_fail_oom(err);
+    int rc = db_evblock_enc_add(w->enc, ev);
+    if (rc == 1) {
+        if (put_block(w, err))
+            return -1;
+        rc = db_evblock_enc_add(w->enc, ev);
+    }
+    return rc ? db_fail_oom(err) : 0;
+}
+
+static int thr_put(void *ctx, const unsigned char *k, size_t klen, const void *v, size_t vlen)
+{
+    db_writer *w = ctx;
+    MDB_val key = {klen, (void *)k}, val = {vlen, (void *)v};
+    w->ops++;
+    w->thr_rc = mdb_put(w->txn, w->a->dbi[DBI_EV_THREAD], &key, &val, 0);
+    return w->thr_rc ? -1 : 0;
+}
+
+static int thr_fail(db_writer *w, int rc, db_error *err)
+{
+    return rc == -2 ? db_fail_oom(err) : db_lmdb_fail(err, w->thr_rc, "write");
+}
+
+/* Writes back the block in patchblk with its new nodes (re-encoded: it
+ * may come out as two blocks). */
+static int write_patched(db_writer *w, db_error *err)
+{
+    db_evblock *b = &w->patchblk;
+    if (!b->n)
+        return 0;
+    size_t n = b->n;
+    b->n = 0; /* what the archive has from now on */
+    for (size_t i = 0; i < n; i++)
+        if (add_to_block(w, &b->ev[i], err))
+            return -1;
+    return put_block(w, err);
+}
+
+static int cmp_patch(const void *a, const void *b)
+{
+    uint64_t x = ((const struct patch *)a)->id, y = ((const struct patch *)b)->id;
+    return (x > y) - (x < y);
+}
+
+/* Puts the nodes db_writer_set_event_node collected into their blocks. */
+static int apply_patches(db_writer *w, db_error *err)
+{
+    if (!w->npatch)
+        return 0;
+    if (put_block(w, err))
+        return -1;
+    if (w->patch_unsorted)
+        qsort(w->patch, w->npatch, sizeof *w->patch, cmp_patch);
+    for (size_t i = 0; i < w->npatch; i++) {
+        uint64_t id = w->patch[i].id;
+        if (!db_evblock_get(&w->patchblk, id)) {
+            if (write_patched(w, err))
+                return -1;
+            int got = db_evblock_load(w->txn, w->a->dbi[DBI_EVENTS], w->info.id, id, &w->patchblk, err);
+            if (got <= 0)
+                return got < 0 ? -1 : db_fail(err, -1, "event %llu is missing", (unsigned long long)id);
+        }
+        ((db_event *)db_evblock_get(&w->patchblk, id))->node = w->patch[i].node;
+    }
+    w->npatch = 0;
+    w->patch_unsorted = false;
+    return write_patched(w, err);
+}
+
+static void free_events(db_writer *w)
+{
+    db_evblock_enc_free(w->enc);
+    db_thrindex_free(w->thr);
+    db_evblock_free(&w->scanblk);
+    db_evblock_free(&w->patchblk);
+    free(w->patch);
+    w->enc = NULL;
+    w->thr = NULL;
+    w->patch = NULL;
+}
+
 /* Cursors die with their transaction. */
 static void close_cursors(db_writer *w)
 {
@@ -180,10 +279,28 @@ static void trim_map(db_writer *w)
         madvise(w->map, len, MADV_DONTNEED);
 }
 
+/* A commit that failed.  LMDB reports a short write (a disk that filled
+ * up, a file size limit reached mid-page) as EIO: say which it was when
+ * the file system or the limit shows it. */
+static int commit_fail(db_writer *w, int rc, db_error *err)
+{
+    if (rc == EIO) {
+        struct stat st;
+        struct statvfs fs;
+        struct rlimit rl;
+        bool limit = fstat(w->lock_fd, &st) == 0 && getrlimit(RLIMIT_FSIZE, &rl) == 0 &&
+                     rl.rlim_cur != RLIM_INFINITY && (uint64_t)st.st_size + (1u << 20) >= (uint64_t)rl.rlim_cur;
+        bool full = fstatvfs(w->lock_fd, &fs) == 0 && (uint64_t)fs.f_bavail * fs.f_frsize < (1u << 20);
+        if (limit || full)
+            rc = limit ? EFBIG : ENOSPC;
+    }
+    return db_lmdb_fail(err, rc, "commit");
+}
+
 /* Commits the batch so far and starts the next transaction. */
 static int flush(db_writer *w, db_error *err)
 {
-    if (drain_later(w, err))
+    if (put_block(w, err) || apply_patches(w, err) || drain_later(w, err))
         return -1;
     close_cursors(w);
     /* A batch's data pages are synced before its meta page is written;
@@ -201,7 +318,7 @@ static int flush(db_writer *w, db_error *err)
     mdb_env_set_flags(w->a->env, unsynced, 0);
     w->txn = NULL;
     if (rc)
-        return db_lmdb_fail(err, rc, "commit");
+        return commit_fail(w, rc, err);
     w->flushed = true;
     w->ops = 0;
     trim_map(w);
@@ -432,8 +549,7 @@ void db_writer_abort(db_writer *w)
         mdb_txn_abort(w->txn);
     if (w->lock_fd >= 0)
         close(w->lock_fd);
-    free(w->buf);
-    free(w->scan_buf);
+    free_events(w);
     free(w);
 }
 
@@ -444,13 +560,16 @@ int db_writer_commit(db_writer *w, db_trace_info *out, db_error *err)
     if (!w->existing)
         w->info.ingested_at = (uint64_t)time(NULL);
     w->info.state = DB_TRACE_COMPLETE;
-    int ret = drain_later(w, err) || db_catalog_put(w->a, w->txn, &w->info, !w->existing, err);
+    int ret = put_block(w, err) || apply_patches(w, err);
+    if (!ret && w->thr && (ret = db_thrindex_flush(w->thr, w->info.id, thr_put, w)) != 0)
+        ret = thr_fail(w, ret, err);
+    ret = ret || drain_later(w, err) || db_catalog_put(w->a, w->txn, &w->info, !w->existing, err);
     if (!ret) {
         close_cursors(w);
         int rc = mdb_txn_commit(w->txn);
         w->txn = NULL;
         if (rc)
-            ret = db_lmdb_fail(err, rc, "commit");
+            ret = commit_fail(w, rc, err);
     }
     if (!ret && out)
         *out = w->info;
@@ -460,8 +579,7 @@ int db_writer_commit(db_writer *w, db_trace_info *out, db_error *err)
     }
     close(w->lock_fd);
     db_keysort_free(w->ks);
-    free(w->buf);
-    free(w->scan_buf);
+    free_events(w);
     free(w);
     return ret;
 }
@@ -568,41 +686,21 @@ static int time_key(db_writer *w, uint64_t ts, uint64_t id, db_error *err)
 }
 
 /* The trace turned out not to be in time order: index the events stored
- * so far (ids 1..upto, in time order, read back in that order). */
+ * so far (ids 1..upto, read back block by block). */
 static int time_index_from_start(db_writer *w, uint64_t upto, db_error *err)
 {
     w->info.unordered = 1;
     uint64_t next = 1;
     while (next <= upto) {
-        MDB_cursor *c;
-        int rc = mdb_cursor_open(w->txn, w->a->dbi[DBI_EVENTS], &c);
-        if (rc)
-            return db_lmdb_fail(err, rc, "cursor");
-        unsigned char k[12];
-        db_put_be32(k, w->info.id);
-        db_put_be64(k + 4, next);
-        MDB_val key = {12, k}, v;
-        int ret = 0;
-        for (rc = mdb_cursor_get(c, &key, &v, MDB_SET_RANGE); rc == 0 && !ret && next <= upto;
-             rc = mdb_cursor_get(c, &key, &v, MDB_NEXT)) {
-            db_event ev;
-            uint64_t id = key.mv_size == 12 ? db_get_be64((const unsigned char *)key.mv_data + 4) : 0;
-            if (id != next || db_event_decode(v.mv_data, v.mv_size, id, &ev)) {
-                ret = db_fail(err, -1, "event %llu is missing or damaged", (unsigned long long)next);
-                break;
-            }
-            ret = time_key(w, ev.ts, id, err);
-            next++;
-            if (w->ops >= w->batch_ops)
-                break; /* commit, then go on from `next` */
-        }
-        mdb_cursor_close(c);
-        if (ret)
-            return ret;
-        if (next <= upto && flush(w, err))
+        int got = db_evblock_load(w->txn, w->a->dbi[DBI_EVENTS], w->info.id, next, &w->scanblk, err);
+        if (got <= 0)
+            return got < 0 ? -1 : db_fail(err, -1, "event %llu is missing", (unsigned long long)next);
+        const db_event *ev;
+        for (; next <= upto && (ev = db_evblock_get(&w->scanblk, next)) != NULL; next++)
+            if (time_key(w, ev->ts, next, err))
+                return -1;
+        if (next <= upto && w->ops >= w->batch_ops && flush(w, err))
             return -1;
-        if (rc && rc != MDB_NOTFOUND && next <= upto)
-            return db_lmdb_fail(err, rc, "scan");
     }
     return 0;
 }
@@ -612,31 +710,22 @@ int db_writer_event(db_writer *w, db_event *ev, db_error *err)
     if (maybe_flush(w, err))
         return -1;
     ev->id = ++w->info.events;
-    size_t need = db_event_encode(ev, w->buf, w->cap);
-    if (need > w->cap) {
-        if (grow(&w->buf, &w->cap, need))
-            return db_fail(err, -1, "out of memory");
-        db_event_encode(ev, w->buf, w->cap);
-    }
-    unsigned char k[24];
-    db_put_be32(k, w->info.id);
-    db_put_be64(k + 4, ev->id);
-    if (put(w, DBI_EVENTS, k, 12, w->buf, need, err))
-        return -1;
+    w->ops++;
     /* while ids follow time (ftrace always does), the events table is its
      * own time index; the first event out of order starts a real one */
-    if (!w->info.unordered && ev->ts < w->last_ts && time_index_from_start(w, ev->id - 1, err))
+    if (!w->info.unordered && ev->ts < w->last_ts &&
+        (put_block(w, err) || time_index_from_start(w, ev->id - 1, err)))
         return -1;
     w->last_ts = ev->ts;
+    if (add_to_block(w, ev, err))
+        return -1;
     if (w->info.unordered && time_key(w, ev->ts, ev->id, err))
         return -1;
-    unsigned char tk[24];
-    db_put_be32(tk, w->info.id);
-    db_put_be32(tk + 4, ev->tid);
-    db_put_be64(tk + 8, ev->ts);
-    db_put_be64(tk + 16, ev->id);
-    if (put_later(w, DBI_EV_THREAD, tk, 24, err))
-        return -1;
+    if (!w->thr && !(w->thr = db_thrindex_new()))
+        return db_fail_oom(err);
+    int rc = db_thrindex_add(w->thr, w->info.id, ev->tid, ev->ts, ev->id, thr_put, w);
+    if (rc)
+        return thr_fail(w, rc, err);
     int obj_ix = -1;
     switch (ev->type) {
     case DB_EV_MACH_MSG: obj_ix = DBI_EV_PORT; break;
@@ -710,27 +799,24 @@ int db_writer_edge(db_writer *w, const db_edge *e, db_error *err)
     return 0;
 }
 
+/* The node is kept in memory and goes into the event's block later
+ * (apply_patches): rewriting a block per event would cost hundreds of
+ * events' encoding each. */
 int db_writer_set_event_node(db_writer *w, uint64_t event_id, uint32_t node, db_error *err)
 {
-    unsigned char k[12];
-    db_put_be32(k, w->info.id);
-    db_put_be64(k + 4, event_id);
-    MDB_val key = {12, k}, v;
-    int rc = mdb_get(w->txn, w->a->dbi[DBI_EVENTS], &key, &v);
-    if (rc)
-        return db_lmdb_fail(err, rc, "event lookup");
-    if (v.mv_size < sizeof(db_event_rec))
-        return db_fail(err, -1, "damaged event %llu", (unsigned long long)event_id);
-    if (grow(&w->buf, &w->cap, v.mv_size))
-        return db_fail(err, -1, "out of memory");
-    memcpy(w->buf, v.mv_data, v.mv_size);
-    db_event_rec r;
-    memcpy(&r, w->buf, sizeof r);
-    r.node = node;
-    memcpy(w->buf, &r, sizeof r);
-    v.mv_data = w->buf;
-    rc = mdb_put(w->txn, w->a->dbi[DBI_EVENTS], &key, &v, 0);
-    return rc ? db_lmdb_fail(err, rc, "write") : 0;
+    if (w->npatch == w->patch_cap) {
+        size_t c = w->patch_cap ? w->patch_cap * 2 : 4096;
+        void *p = realloc(w->patch, c * sizeof *w->patch);
+        if (!p)
+            return db_fail_oom(err);
+        w->patch = p;
+        w->patch_cap = c;
+    }
+    if (w->npatch && event_id < w->patch[w->npatch - 1].id)
+        w->patch_unsorted = true;
+    w->patch[w->npatch++] = (struct patch){event_id, node};
+    w->ops++;
+    return w->npatch >= DB_PATCH_MAX ? apply_patches(w, err) : 0;
 }
 
 struct scan_ctx {
@@ -740,47 +826,61 @@ struct scan_ctx {
     db_error *err;
 };
 
+/* One event of the time index, by id, to the callback. */
 static int scan_one(void *p, const MDB_val *key, const MDB_val *val)
 {
     (void)val;
     struct scan_ctx *s = p;
     db_writer *w = s->w;
-    const unsigned char *kb = key->mv_data;
-    uint64_t id = db_get_be64(kb + key->mv_size - 8); /* an id ends every key walked */
-    unsigned char k[12];
-    memcpy(k, kb, 4);
-    db_put_be64(k + 4, id);
-    MDB_val ek = {12, k}, ev;
-    int rc = mdb_get(w->txn, w->a->dbi[DBI_EVENTS], &ek, &ev);
-    if (rc)
-        return db_lmdb_fail(s->err, rc, "event lookup");
-    /* the callback may write to the events table, which can move the
-     * record: hand it a private copy */
-    if (grow((unsigned char **)&w->scan_buf, &w->scan_cap, ev.mv_size))
-        return db_fail(s->err, -1, "out of memory");
-    memcpy(w->scan_buf, ev.mv_data, ev.mv_size);
-    db_event e;
-    if (db_event_decode(w->scan_buf, ev.mv_size, id, &e))
-        return db_fail(s->err, -1, "damaged event %llu", (unsigned long long)id);
+    uint64_t id = db_get_be64((const unsigned char *)key->mv_data + key->mv_size - 8);
+    int got = db_evblock_load(w->txn, w->a->dbi[DBI_EVENTS], w->info.id, id, &w->scanblk, s->err);
+    if (got <= 0)
+        return got < 0 ? -1 : db_fail(s->err, -1, "event %llu is missing", (unsigned long long)id);
+    db_event e = *db_evblock_get(&w->scanblk, id);
     return s->cb(s->ctx, &e);
 }
 
-/* Walks the time index.  In a batched writer it commits every
- * DB_BATCH_OPS puts (the callback's writes), then seeks back to the key it
- * stopped at: a cursor does not survive its transaction. */
+/* A trace in time order: its blocks in id order. */
+static int scan_blocks(db_writer *w, db_event_cb cb, void *ctx, db_error *err)
+{
+    for (uint64_t next = 1;;) {
+        int got = db_evblock_load(w->txn, w->a->dbi[DBI_EVENTS], w->info.id, next, &w->scanblk, err);
+        if (got <= 0)
+            return got;
+        const db_event *ev;
+        for (; (ev = db_evblock_get(&w->scanblk, next)) != NULL; next++) {
+            db_event e = *ev; /* the callback may not change the block's copy */
+            int rc = cb(ctx, &e);
+            if (rc)
+                return rc;
+        }
+        if (w->batch && w->ops >= w->batch_ops && flush(w, err))
+            return -1;
+    }
+}
+
+/* Walks the events in time order.  In a batched writer it commits every
+ * DB_BATCH_OPS puts (the callback's writes); the time index's walk then
+ * seeks back to the key it stopped at: a cursor does not survive its
+ * transaction. */
 int db_writer_scan_time(db_writer *w, db_event_cb cb, void *ctx, db_error *err)
 {
-    if (drain_later(w, err)) /* the time keys of this batch */
+    if (put_block(w, err) || apply_patches(w, err) || drain_later(w, err))
         return -1;
-    int table = w->info.unordered ? DBI_EV_TIME : DBI_EVENTS;
-    size_t full = w->info.unordered ? 20 : 12;
+    w->in_scan = true;
+    if (!w->info.unordered) {
+        int rc = scan_blocks(w, cb, ctx, err);
+        w->in_scan = false;
+        return rc;
+    }
+    int table = DBI_EV_TIME;
+    size_t full = 20;
     unsigned char key[20];
     size_t klen = 4;
     db_put_be32(key, w->info.id);
     struct scan_ctx s = {w, cb, ctx, err};
     int ret = 0;
     bool again = true, resumed = false;
-    w->in_scan = true;
     while (again && !ret) {
         again = false;
         MDB_cursor *c;

@@ -19,6 +19,10 @@ typedef struct find_ctx {
     query_table t;
     db_node *nodes;       /* collected rows */
     db_event *events;
+    char *text;           /* collected events' names and attrs */
+    size_t text_len, text_cap;
+    size_t *text_at;      /* where each collected event's text starts */
+    size_t at_cap;
     db_edge *edges;
     size_t len, cap;
     bool oom;
@@ -178,8 +182,48 @@ static int scan_thread_nodes(db_reader *r, const query_stmt *st, find_ctx *c, db
     return rc < 0 ? -1 : 1;
 }
 
-/* Events handed out by a reader point into LMDB's map, which stays valid
- * for the life of the read transaction: collecting them is a shallow copy. */
+/* An event handed out by a reader is valid during the callback only: a
+ * collected one keeps its name and attrs in c->text (pointers are set
+ * when the scan is over and the text no longer moves). */
+static int keep_text(find_ctx *c, const db_event *ev)
+{
+    size_t nl = strlen(ev->name) + 1, need = c->text_len + nl + ev->attrs_len;
+    if (need > c->text_cap) {
+        size_t cap = c->text_cap ? c->text_cap * 2 : 65536;
+        while (cap < need)
+            cap *= 2;
+        void *t = realloc(c->text, cap);
+        if (!t) {
+            c->oom = true;
+            return -1;
+        }
+        c->text = t;
+        c->text_cap = cap;
+    }
+    if (c->at_cap < c->cap) {
+        void *a = realloc(c->text_at, c->cap * sizeof *c->text_at);
+        if (!a) {
+            c->oom = true;
+            return -1;
+        }
+        c->text_at = a;
+        c->at_cap = c->cap;
+    }
+    c->text_at[c->len] = c->text_len;
+    memcpy(c->text + c->text_len, ev->name, nl);
+    memcpy(c->text + c->text_len + nl, ev->attrs, ev->attrs_len);
+    c->text_len = need;
+    return 0;
+}
+
+static void point_text(find_ctx *c)
+{
+    for (size_t i = 0; i < c->len; i++) {
+        c->events[i].name = c->text + c->text_at[i];
+        c->events[i].attrs = c->events[i].name + strlen(c->events[i].name) + 1;
+    }
+}
+
 static int event_cb(void *p, const db_event *ev)
 {
     find_ctx *c = p;
@@ -190,7 +234,7 @@ static int event_cb(void *p, const db_event *ev)
         emit_event(c, ev);
         return enough(c) ? 1 : 0;
     }
-    if (grow(c, sizeof *c->events, (void **)&c->events))
+    if (grow(c, sizeof *c->events, (void **)&c->events) || keep_text(c, ev))
         return -1;
     c->events[c->len++] = *ev;
     return 0;
@@ -365,6 +409,8 @@ int query_exec_find(query_session *s, const query_stmt *st, query_error *err)
     if (rc > 0) /* stopped at the limit */
         rc = 0;
     if (!rc && c.collect && !c.oom) {
+        if (!nodes && !edges)
+            point_text(&c);
         void *rows = nodes ? (void *)c.nodes : edges ? (void *)c.edges : (void *)c.events;
         size_t size = nodes ? sizeof *c.nodes : edges ? sizeof *c.edges : sizeof *c.events;
         if (c.len > 1) /* rows is NULL when nothing was collected (limit 0) */
@@ -397,6 +443,8 @@ int query_exec_find(query_session *s, const query_stmt *st, query_error *err)
     query_table_free(&c.t);
     free(c.nodes);
     free(c.events);
+    free(c.text);
+    free(c.text_at);
     free(c.edges);
     db_reader_close(r);
     return rc;

@@ -1,4 +1,5 @@
-/* tests/unit/test_db.c -- key encoding, record codec, and the archive:
+/* tests/unit/test_db.c -- key encoding, edge keys, and the archive (event
+ * blocks: test_evblock.c):
  * a trace is visible only after commit; an abort leaves nothing. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -35,38 +36,6 @@ static void test_be_keys_sort_numerically(void **state)
     db_put_be32(k, 0x01020304u);
     assert_memory_equal(k, "\x01\x02\x03\x04", 4);
     assert_int_equal(db_get_be32(k), 0x01020304u);
-}
-
-static void test_event_codec_roundtrip(void **state)
-{
-    (void)state;
-    const char attrs[] = "tid=4124\0comm=hog\0";
-    db_event ev = {.ts = 1088969362000, .tid = 0, .pid = 0, .cpu = 1, .type = DB_EV_WAKEUP,
-                   .ctx = DB_CTX_HARDIRQ, .obj = 4124, .val = -110, .name = "sched_wakeup",
-                   .attrs = attrs, .attrs_len = sizeof attrs - 1};
-    unsigned char buf[256];
-    size_t n = db_event_encode(&ev, buf, sizeof buf);
-    assert_true(n < sizeof buf);
-    db_event out;
-    assert_int_equal(db_event_decode(buf, n, 7, &out), 0);
-    assert_int_equal(out.id, 7);
-    assert_int_equal(out.ts, ev.ts);
-    assert_int_equal(out.obj, 4124);
-    assert_int_equal(out.val, -110);
-    assert_int_equal(out.cpu, 1);
-    assert_int_equal(out.ctx, DB_CTX_HARDIRQ);
-    assert_string_equal(out.name, "sched_wakeup");
-    const char *v;
-    size_t vl;
-    assert_true(db_event_attr(&out, "comm", &v, &vl));
-    assert_int_equal(vl, 3);
-    assert_memory_equal(v, "hog", 3);
-    assert_false(db_event_attr(&out, "com", &v, &vl));
-    uint64_t u;
-    assert_true(db_event_attr_u64(&out, "tid", &u));
-    assert_int_equal(u, 4124);
-    /* a truncated record is refused */
-    assert_int_equal(db_event_decode(buf, n - 1, 7, &out), -1);
 }
 
 static void test_edge_key_roundtrip(void **state)
@@ -261,7 +230,6 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_be_keys_sort_numerically),
-        cmocka_unit_test(test_event_codec_roundtrip),
         cmocka_unit_test(test_edge_key_roundtrip),
         cmocka_unit_test(test_names),
         cmocka_unit_test_setup_teardown(test_commit_and_abort, setup, teardown),

@@ -1,0 +1,797 @@
+/* db/evblock.c -- events stored in blocks: the form of the events table.
+ *
+ * One LMDB value holds a run of consecutive events (by id), up to
+ * DB_EVBLOCK_EVENTS of them or two pages of bytes, keyed by the id of the
+ * first.  Per-event keys cost LMDB some 20 bytes of key and node header
+ * each and a B-tree insert; a block costs one of each per hundreds of
+ * events, and lets the encoding share what events repeat:
+ *
+ *   - strings (event names, attribute keys, comm names, state letters)
+ *     are written once per block and referred to by number after that;
+ *   - a "shape" (an event name with its attribute keys, in order) too, so
+ *     a sched_switch repeats only its values;
+ *   - numbers are varints, times deltas against the previous event, the
+ *     process against the thread, the node against the previous event's;
+ *   - an attribute value that is a canonical decimal or 0x-hex number is
+ *     kept as the number, and printed back exactly as it was.
+ *
+ * Every block stands alone (no dictionary outside it), so reading one
+ * event decodes one block, and a damaged block damages only itself.
+ *
+ * Layout: u8 version, uv n, uv first ts, then n events:
+ *   uv shape   (0: a new shape follows: str name, uv type | phase << 5 |
+ *              ctx << 7, uv nkeys, str key...)
+ *   zz ts - previous ts, uv tid, zz pid - tid, uv cpu + 1 (0: none),
+ *   uv zz(node - previous node) << 2 | has_obj | has_val << 1,
+ *   [uv obj] [zz val],
+ *   one value per key: uv h, by h & 3:
+ *     0  a string: h >> 2 is a str's r (0: literal follows)
+ *     1  a decimal number h >> 2
+ *     2  a 0x-hex number, uv follows
+ *     3  the attribute has no '=' (the key is all of it)
+ *   str: uv r; r = 0: uv len and the bytes follow; else string r - 1.
+ * Strings are numbered in order of first appearance: every literal, name,
+ * key and value (a number by its text), until the block has EVB_STR_MAX.
+ * Shapes likewise, up to EVB_SHAPES of at most EVB_SHAPE_KEYS keys.
+ * (uv: LEB128 varint; zz: zigzag varint.) */
+#include <stdlib.h>
+#include <string.h>
+
+#include "db_int.h"
+
+#define EVB_VERSION 1
+#define EVB_HEAD_MAX 21 /* version, n, first ts */
+#define EVB_STR_SLOTS 8192u /* hash slots of the encoder's string table */
+#define EVB_STR_MAX (EVB_STR_SLOTS / 2) /* numbered strings in a block */
+#define EVB_SHAPES 128u /* numbered shapes in a block */
+#define EVB_SHAPE_KEYS 64u /* a shape with more keys is not numbered */
+#define EVB_SHAPE_HEAD 3u /* shape words before the keys: name, tpc, nkeys */
+/* ---- varints ---- */
+
+static unsigned char *uv_put(unsigned char *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (unsigned char)v;
+    return p;
+}
+
+static uint64_t zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+static int64_t unzz(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
+
+typedef struct rd {
+    const unsigned char *p, *end;
+    bool bad;
+} rd;
+
+static uint64_t uv_get(rd *r)
+{
+    uint64_t v = 0;
+    for (unsigned shift = 0; shift < 64; shift += 7) {
+        if (r->p >= r->end) {
+            r->bad = true;
+            return 0;
+        }
+        unsigned char b = *r->p++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return v;
+    }
+    r->bad = true;
+    return 0;
+}
+
+/* ---- encoder ---- */
+
+typedef struct enc_str {
+    uint32_t off, len; /* in sbuf */
+    uint32_t hash;
+} enc_str;
+
+typedef struct enc_shape {
+    uint32_t hash;
+    uint32_t at; /* in words: name, tpc, nkeys, keys... (string numbers) */
+} enc_shape;
+
+struct db_evblock_enc {
+    unsigned char *buf; /* EVB_HEAD_MAX bytes reserved, then the events */
+    size_t len, cap;
+    size_t n;
+    uint64_t first_id, first_ts, prev_ts;
+    uint32_t prev_node;
+    char *sbuf; /* the numbered strings' bytes */
+    size_t sbuf_len, sbuf_cap;
+    enc_str *strs;
+    size_t nstrs, strs_cap;
+    uint32_t slots[EVB_STR_SLOTS]; /* string number + 1; 0 empty */
+    enc_shape *shapes;
+    size_t nshapes, shapes_cap;
+    uint32_t *words;
+    size_t nwords, words_cap;
+    uint32_t shape_slots[2 * EVB_SHAPES]; /* shape number + 1 */
+};
+
+/* Room for `need` elements of `size` bytes in *p (capacity *cap elements). */
+static bool room(void **p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return true;
+    size_t c = *cap ? *cap * 2 : 256;
+    while (c < need)
+        c *= 2;
+    void *q = realloc(*p, c * size);
+    if (!q)
+        return false;
+    *p = q;
+    *cap = c;
+    return true;
+}
+
+db_evblock_enc *db_evblock_enc_new(void)
+{
+    db_evblock_enc *e = calloc(1, sizeof *e);
+    if (!e || !room((void **)&e->buf, &e->cap, 16384, 1)) {
+        free(e);
+        return NULL;
+    }
+    e->len = EVB_HEAD_MAX;
+    return e;
+}
+
+void db_evblock_enc_free(db_evblock_enc *e)
+{
+    if (!e)
+        return;
+    free(e->buf);
+    free(e->sbuf);
+    free(e->strs);
+    free(e->shapes);
+    free(e->words);
+    free(e);
+}
+
+void db_evblock_enc_reset(db_evblock_enc *e)
+{
+    e->len = EVB_HEAD_MAX;
+    e->n = 0;
+    e->nstrs = e->nshapes = e->nwords = e->sbuf_len = 0;
+    memset(e->slots, 0, sizeof e->slots);
+    memset(e->shape_slots, 0, sizeof e->shape_slots);
+}
+
+size_t db_evblock_enc_count(const db_evblock_enc *e) { return e->n; }
+uint64_t db_evblock_enc_first(const db_evblock_enc *e) { return e->first_id; }
+
+static bool put_uv(db_evblock_enc *e, uint64_t v)
+{
+    if (!room((void **)&e->buf, &e->cap, e->len + 10, 1))
+        return false;
+    e->len = (size_t)(uv_put(e->buf + e->len, v) - e->buf);
+    return true;
+}
+
+static bool put_bytes(db_evblock_enc *e, const char *s, size_t n)
+{
+    if (!room((void **)&e->buf, &e->cap, e->len + n, 1))
+        return false;
+    memcpy(e->buf + e->len, s, n);
+    e->len += n;
+    return true;
+}
+
+static uint32_t hash_bytes(const void *p, size_t n)
+{
+    const unsigned char *s = p;
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ s[i]) * 16777619u;
+    return h;
+}
+
+/* The string's number in this block, or -1 (*slot: where it would go). */
+static long str_find(const db_evblock_enc *e, const char *s, size_t n, uint32_t h, uint32_t *slot)
+{
+    uint32_t i = h & (EVB_STR_SLOTS - 1);
+    for (;; i = (i + 1) & (EVB_STR_SLOTS - 1)) {
+        uint32_t v = e->slots[i];
+        if (!v) {
+            *slot = i;
+            return -1;
+        }
+        const enc_str *st = &e->strs[v - 1];
+        if (st->hash == h && st->len == n && memcmp(e->sbuf + st->off, s, n) == 0)
+            return (long)(v - 1);
+    }
+}
+
+/* Numbers the string just written (as the decoder will), while there is
+ * room.  Its number, or UINT32_MAX when the table is full. */
+static bool str_add(db_evblock_enc *e, const char *s, size_t n, uint32_t h, uint32_t slot, uint32_t *num)
+{
+    *num = UINT32_MAX;
+    if (e->nstrs >= EVB_STR_MAX)
+        return true;
+    if (!room((void **)&e->sbuf, &e->sbuf_cap, e->sbuf_len + n, 1) ||
+        !room((void **)&e->strs, &e->strs_cap, e->nstrs + 1, sizeof *e->strs))
+        return false;
+    memcpy(e->sbuf + e->sbuf_len, s, n);
+    e->strs[e->nstrs] = (enc_str){(uint32_t)e->sbuf_len, (uint32_t)n, h};
+    e->sbuf_len += n;
+    e->slots[slot] = (uint32_t)++e->nstrs;
+    *num = (uint32_t)e->nstrs - 1;
+    return true;
+}
+
+/* A str: a reference, or the literal (numbered if there is room). */
+static bool put_str(db_evblock_enc *e, const char *s, size_t n, uint32_t *num)
+{
+    uint32_t h = hash_bytes(s, n), slot;
+    long i = str_find(e, s, n, h, &slot);
+    if (i >= 0) {
+        *num = (uint32_t)i;
+        return put_uv(e, (uint64_t)i + 1);
+    }
+    return put_uv(e, 0) && put_uv(e, n) && put_bytes(e, s, n) && str_add(e, s, n, h, slot, num);
+}
+
+/* An attribute entry "key=value": the key's length, and whether it has '='. */
+static size_t key_len(const char *s, size_t n, bool *has_eq)
+{
+    const char *eq = memchr(s, '=', n);
+    *has_eq = eq != NULL;
+    return eq ? (size_t)(eq - s) : n;
+}
+
+/* Decimal without sign or leading zeros, below 2^62. */
+static bool canon_dec(const char *s, size_t n, uint64_t *out)
+{
+    if (n == 0 || n > 18 || (s[0] == '0' && n > 1))
+        return false;
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        v = v * 10 + (uint64_t)(s[i] - '0');
+    }
+    *out = v;
+    return true;
+}
+
+/* 0x and lowercase hex digits without leading zeros ("0x0" for zero). */
+static bool canon_hex(const char *s, size_t n, uint64_t *out)
+{
+    if (n < 3 || n > 18 || s[0] != '0' || s[1] != 'x' || (s[2] == '0' && n > 3))
+        return false;
+    uint64_t v = 0;
+    for (size_t i = 2; i < n; i++) {
+        char c = s[i];
+        unsigned d;
+        if (c >= '0' && c <= '9')
+            d = (unsigned)(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            d = (unsigned)(c - 'a' + 10);
+        else
+            return false;
+        v = v << 4 | d;
+    }
+    *out = v;
+    return true;
+}
+
+/* The next attribute entry of an event: its text and length. */
+static bool next_attr(const char **p, const char *end, const char **s, size_t *n)
+{
+    if (*p >= end)
+        return false;
+    const char *z = memchr(*p, 0, (size_t)(end - *p));
+    *s = *p;
+    *n = z ? (size_t)(z - *p) : (size_t)(end - *p);
+    *p += *n + 1;
+    return true;
+}
+
+static uint32_t tpc_of(const db_event *ev)
+{
+    return (uint32_t)ev->type | (uint32_t)(ev->phase & 3) << 5 | (uint32_t)(ev->ctx & 3) << 7;
+}
+
+/* The event's shape number when its name and keys are numbered strings
+ * and the shape is numbered; else -1 (the event defines it anew). */
+static long shape_find(const db_evblock_enc *e, const db_event *ev)
+{
+    uint32_t words[EVB_SHAPE_HEAD + EVB_SHAPE_KEYS];
+    size_t nw = EVB_SHAPE_HEAD;
+    uint32_t slot;
+    const char *name = ev->name ? ev->name : "", *p = ev->attrs, *end = ev->attrs + ev->attrs_len, *a;
+    size_t nl = strlen(name), len;
+    long s = str_find(e, name, nl, hash_bytes(name, nl), &slot);
+    if (s < 0)
+        return -1;
+    words[0] = (uint32_t)s;
+    words[1] = tpc_of(ev);
+    while (next_attr(&p, end, &a, &len)) {
+        bool eq;
+        size_t kl = key_len(a, len, &eq);
+        if (nw == EVB_SHAPE_HEAD + EVB_SHAPE_KEYS || (s = str_find(e, a, kl, hash_bytes(a, kl), &slot)) < 0)
+            return -1;
+        words[nw++] = (uint32_t)s;
+    }
+    words[2] = (uint32_t)(nw - EVB_SHAPE_HEAD);
+    uint32_t h = hash_bytes(words, nw * 4);
+    for (uint32_t i = h & (2 * EVB_SHAPES - 1);; i = (i + 1) & (2 * EVB_SHAPES - 1)) {
+        uint32_t v = e->shape_slots[i];
+        if (!v)
+            return -1;
+        const enc_shape *sh = &e->shapes[v - 1];
+        if (sh->hash == h && e->words[sh->at + 2] == words[2] && memcmp(&e->words[sh->at], words, nw * 4) == 0)
+            return (long)(v - 1);
+    }
+}
+
+static bool shape_add(db_evblock_enc *e, const uint32_t *words, size_t nw)
+{
+    if (e->nshapes >= EVB_SHAPES)
+        return true; /* a full table: later events define their shape anew */
+    if (!room((void **)&e->words, &e->words_cap, e->nwords + nw, sizeof *e->words) ||
+        !room((void **)&e->shapes, &e->shapes_cap, e->nshapes + 1, sizeof *e->shapes))
+        return false;
+    uint32_t h = hash_bytes(words, nw * 4);
+    memcpy(e->words + e->nwords, words, nw * 4);
+    e->shapes[e->nshapes] = (enc_shape){h, (uint32_t)e->nwords};
+    e->nwords += nw;
+    uint32_t i = h & (2 * EVB_SHAPES - 1);
+    while (e->shape_slots[i])
+        i = (i + 1) & (2 * EVB_SHAPES - 1);
+    e->shape_slots[i] = (uint32_t)++e->nshapes;
+    return true;
+}
+
+static bool put_shape(db_evblock_enc *e, const db_event *ev)
+{
+    long s = shape_find(e, ev);
+    if (s >= 0)
+        return put_uv(e, (uint64_t)s + 1);
+    uint32_t words[EVB_SHAPE_HEAD + EVB_SHAPE_KEYS];
+    size_t nw = EVB_SHAPE_HEAD, nk = 0, len;
+    const char *name = ev->name ? ev->name : "", *p = ev->attrs, *end = ev->attrs + ev->attrs_len, *a;
+    while (next_attr(&p, end, &a, &len))
+        nk++;
+    if (!put_uv(e, 0) || !put_str(e, name, strlen(name), &words[0]) || !put_uv(e, tpc_of(ev)) ||
+        !put_uv(e, nk))
+        return false;
+    words[1] = tpc_of(ev);
+    words[2] = (uint32_t)nk;
+    bool numbered = words[0] != UINT32_MAX && nk <= EVB_SHAPE_KEYS;
+    for (p = ev->attrs; next_attr(&p, end, &a, &len);) {
+        bool eq;
+        uint32_t num;
+        if (!put_str(e, a, key_len(a, len, &eq), &num))
+            return false;
+        if (nw < EVB_SHAPE_HEAD + EVB_SHAPE_KEYS)
+            words[nw++] = num;
+        numbered = numbered && num != UINT32_MAX;
+    }
+    return !numbered || shape_add(e, words, nw);
+}
+
+/* A value: a reference to the same text earlier in the block, else the
+ * number or the literal, numbered as a string all the same. */
+static bool put_value(db_evblock_enc *e, const char *v, size_t n)
+{
+    uint32_t h = hash_bytes(v, n), slot, num;
+    long i = str_find(e, v, n, h, &slot);
+    if (i >= 0)
+        return put_uv(e, ((uint64_t)i + 1) << 2);
+    uint64_t x;
+    bool ok;
+    if (canon_dec(v, n, &x))
+        ok = put_uv(e, x << 2 | 1);
+    else if (canon_hex(v, n, &x))
+        ok = put_uv(e, 2) && put_uv(e, x);
+    else
+        ok = put_uv(e, 0) && put_uv(e, n) && put_bytes(e, v, n);
+    return ok && str_add(e, v, n, h, slot, &num);
+}
+
+/* Undoes a partly written event: the strings and shapes it numbered. */
+static void rollback(db_evblock_enc *e, size_t len, size_t nstrs, size_t nshapes, size_t nwords, size_t sbuf_len)
+{
+    e->nstrs = nstrs;
+    e->nshapes = nshapes;
+    e->nwords = nwords;
+    e->sbuf_len = sbuf_len;
+    e->len = len;
+    memset(e->slots, 0, sizeof e->slots);
+    for (size_t k = 0; k < e->nstrs; k++) {
+        uint32_t i = e->strs[k].hash & (EVB_STR_SLOTS - 1);
+        while (e->slots[i])
+            i = (i + 1) & (EVB_STR_SLOTS - 1);
+        e->slots[i] = (uint32_t)k + 1;
+    }
+    memset(e->shape_slots, 0, sizeof e->shape_slots);
+    for (size_t k = 0; k < e->nshapes; k++) {
+        uint32_t i = e->shapes[k].hash & (2 * EVB_SHAPES - 1);
+        while (e->shape_slots[i])
+            i = (i + 1) & (2 * EVB_SHAPES - 1);
+        e->shape_slots[i] = (uint32_t)k + 1;
+    }
+}
+
+int db_evblock_enc_add(db_evblock_enc *e, const db_event *ev)
+{
+    if (e->n >= DB_EVBLOCK_EVENTS)
+        return 1;
+    size_t len = e->len, nstrs = e->nstrs, nshapes = e->nshapes, nwords = e->nwords, sl = e->sbuf_len;
+    if (e->n == 0) {
+        e->first_id = ev->id;
+        e->first_ts = e->prev_ts = ev->ts;
+        e->prev_node = 0;
+    }
+    uint64_t nd = zz((int64_t)ev->node - (int64_t)e->prev_node);
+    bool ok = put_shape(e, ev) && put_uv(e, zz((int64_t)(ev->ts - e->prev_ts))) && put_uv(e, ev->tid) &&
+              put_uv(e, zz((int64_t)ev->pid - (int64_t)ev->tid)) &&
+              put_uv(e, ev->cpu == DB_CPU_NONE ? 0 : (uint64_t)ev->cpu + 1) &&
+              put_uv(e, nd << 2 | (ev->obj != 0) | (uint64_t)(ev->val != 0) << 1);
+    if (ok && ev->obj)
+        ok = put_uv(e, ev->obj);
+    if (ok && ev->val)
+        ok = put_uv(e, zz(ev->val));
+    const char *p = ev->attrs, *end = ev->attrs + ev->attrs_len, *a;
+    size_t n;
+    while (ok && next_attr(&p, end, &a, &n)) {
+        bool eq;
+        size_t kl = key_len(a, n, &eq);
+        ok = eq ? put_value(e, a + kl + 1, n - kl - 1) : put_uv(e, 3);
+    }
+    if (!ok) {
+        rollback(e, len, nstrs, nshapes, nwords, sl);
+        return -1;
+    }
+    if (e->n > 0 && e->len > DB_EVBLOCK_BYTES) { /* full: the event starts the next block */
+        rollback(e, len, nstrs, nshapes, nwords, sl);
+        return 1;
+    }
+    e->prev_ts = ev->ts;
+    e->prev_node = ev->node;
+    e->n++;
+    return 0;
+}
+
+const unsigned char *db_evblock_enc_bytes(db_evblock_enc *e, size_t *len)
+{
+    unsigned char head[EVB_HEAD_MAX], *p = head;
+    *p++ = EVB_VERSION;
+    p = uv_put(p, e->n);
+    p = uv_put(p, e->first_ts);
+    size_t hl = (size_t)(p - head);
+    unsigned char *start = e->buf + EVB_HEAD_MAX - hl;
+    memcpy(start, head, hl);
+    *len = e->len - (EVB_HEAD_MAX - hl);
+    return start;
+}
+
+/* ---- decoder ---- */
+
+void db_evblock_free(db_evblock *b)
+{
+    free(b->ev);
+    free(b->sbuf);
+    free(b->text);
+    free(b->str);
+    free(b->words);
+    free(b->off);
+    memset(b, 0, sizeof *b);
+}
+
+int db_evblock_peek(const void *data, size_t len, size_t *n, uint64_t *first_ts)
+{
+    rd r = {data, (const unsigned char *)data + len, false};
+    if (len < 1 || *r.p++ != EVB_VERSION)
+        return -1;
+    *n = (size_t)uv_get(&r);
+    *first_ts = uv_get(&r);
+    return r.bad || *n == 0 || *n > DB_EVBLOCK_EVENTS ? -1 : 0;
+}
+
+/* Decoding one block: where a problem stops it (-1 damaged, -2 memory). */
+typedef struct dec {
+    db_evblock *b;
+    rd r;
+    size_t ntemp; /* this event's strings past the numbered ones */
+    int rc;
+} dec;
+
+static void dec_fail(dec *d, int rc)
+{
+    if (!d->rc)
+        d->rc = rc;
+}
+
+/* A str: its index in b->str.  A literal is copied into sbuf with a NUL
+ * and numbered while the block's table has room, as the encoder did;
+ * past that it lives for the current event only.  *numbered: whether
+ * later events may refer to it. */
+static uint32_t get_str(dec *d, uint64_t ref, bool *numbered)
+{
+    db_evblock *b = d->b;
+    *numbered = true;
+    if (d->rc)
+        return 0;
+    if (ref > 0) {
+        if (ref - 1 >= b->nstrs) {
+            dec_fail(d, -1);
+            return 0;
+        }
+        return (uint32_t)(ref - 1);
+    }
+    uint64_t n = uv_get(&d->r);
+    if (d->r.bad || n > (uint64_t)(d->r.end - d->r.p)) {
+        dec_fail(d, -1);
+        return 0;
+    }
+    size_t idx = b->nstrs < EVB_STR_MAX ? b->nstrs : b->nstrs + d->ntemp;
+    if (!room((void **)&b->sbuf, &b->sbuf_cap, b->sbuf_len + (size_t)n + 1, 1) ||
+        !room((void **)&b->str, &b->str_cap, idx + 1, sizeof *b->str)) {
+        dec_fail(d, -2);
+        return 0;
+    }
+    b->str[idx] = (db_evblock_str){(uint32_t)b->sbuf_len, (uint32_t)n};
+    memcpy(b->sbuf + b->sbuf_len, d->r.p, (size_t)n);
+    b->sbuf[b->sbuf_len + n] = 0;
+    b->sbuf_len += (size_t)n + 1;
+    d->r.p += n;
+    if (b->nstrs < EVB_STR_MAX)
+        b->nstrs++;
+    else {
+        d->ntemp++;
+        *numbered = false;
+    }
+    return (uint32_t)idx;
+}
+
+static void text_put(dec *d, const char *s, size_t n)
+{
+    db_evblock *b = d->b;
+    if (d->rc)
+        return;
+    if (!room((void **)&b->text, &b->text_cap, b->text_len + n, 1)) {
+        dec_fail(d, -2);
+        return;
+    }
+    memcpy(b->text + b->text_len, s, n);
+    b->text_len += n;
+}
+
+static size_t fmt_u64(char *out, uint64_t v, bool hex)
+{
+    char tmp[24];
+    size_t n = 0;
+    do {
+        unsigned dg = hex ? (unsigned)(v & 15) : (unsigned)(v % 10);
+        tmp[n++] = (char)(dg < 10 ? '0' + dg : 'a' + dg - 10);
+        v = hex ? v >> 4 : v / 10;
+    } while (v);
+    size_t k = 0;
+    if (hex) {
+        out[k++] = '0';
+        out[k++] = 'x';
+    }
+    while (n)
+        out[k++] = tmp[--n];
+    return k;
+}
+
+/* A shape: its words' offset in b->words (name, tpc, nkeys, keys). */
+static size_t get_shape(dec *d, size_t *shape_at, size_t *nshapes)
+{
+    db_evblock *b = d->b;
+    uint64_t ref = uv_get(&d->r);
+    if (d->r.bad) {
+        dec_fail(d, -1);
+        return 0;
+    }
+    if (ref > 0) {
+        if (ref - 1 >= *nshapes)
+            dec_fail(d, -1);
+        return d->rc ? 0 : shape_at[ref - 1];
+    }
+    bool numbered, all = true;
+    uint32_t name = get_str(d, uv_get(&d->r), &numbered);
+    all = all && numbered;
+    uint64_t tpc = uv_get(&d->r);
+    uint64_t nk = uv_get(&d->r);
+    if (d->r.bad || nk > (uint64_t)(d->r.end - d->r.p) || (tpc & 31) >= DB_EV__COUNT || tpc >> 9)
+        dec_fail(d, -1);
+    if (d->rc)
+        return 0;
+    size_t at = b->nwords;
+    if (!room((void **)&b->words, &b->words_cap, at + EVB_SHAPE_HEAD + (size_t)nk, sizeof *b->words)) {
+        dec_fail(d, -2);
+        return 0;
+    }
+    b->words[at] = name;
+    b->words[at + 1] = (uint32_t)tpc;
+    b->words[at + 2] = (uint32_t)nk;
+    for (uint64_t k = 0; k < nk && !d->rc; k++) {
+        b->words[at + EVB_SHAPE_HEAD + k] = get_str(d, uv_get(&d->r), &numbered);
+        all = all && numbered;
+    }
+    b->nwords = at + EVB_SHAPE_HEAD + (size_t)nk;
+    if (all && nk <= EVB_SHAPE_KEYS && *nshapes < EVB_SHAPES)
+        shape_at[(*nshapes)++] = at;
+    return at;
+}
+
+/* A number's text, numbered as the encoder numbered it. */
+static void number(dec *d, uint64_t v, bool hex)
+{
+    db_evblock *b = d->b;
+    char num[24];
+    size_t n = fmt_u64(num, v, hex);
+    text_put(d, "=", 1);
+    text_put(d, num, n);
+    if (d->rc || b->nstrs >= EVB_STR_MAX)
+        return;
+    if (!room((void **)&b->sbuf, &b->sbuf_cap, b->sbuf_len + n + 1, 1) ||
+        !room((void **)&b->str, &b->str_cap, b->nstrs + 1, sizeof *b->str)) {
+        dec_fail(d, -2);
+        return;
+    }
+    b->str[b->nstrs++] = (db_evblock_str){(uint32_t)b->sbuf_len, (uint32_t)n};
+    memcpy(b->sbuf + b->sbuf_len, num, n);
+    b->sbuf[b->sbuf_len + n] = 0;
+    b->sbuf_len += n + 1;
+}
+
+/* One attribute value after its key, into the event's text. */
+static void get_value(dec *d)
+{
+    db_evblock *b = d->b;
+    uint64_t h = uv_get(&d->r);
+    bool numbered;
+    if (d->r.bad)
+        dec_fail(d, -1);
+    switch (d->rc ? 4 : h & 3) {
+    case 0: {
+        uint32_t s = get_str(d, h >> 2, &numbered);
+        if (!d->rc) {
+            db_evblock_str v = b->str[s];
+            text_put(d, "=", 1);
+            text_put(d, b->sbuf + v.off, v.len);
+        }
+        break;
+    }
+    case 1:
+        number(d, h >> 2, false);
+        break;
+    case 2: {
+        uint64_t x = uv_get(&d->r);
+        if (d->r.bad)
+            dec_fail(d, -1);
+        else
+            number(d, x, true);
+        break;
+    }
+    case 3:
+        if (h != 3)
+            dec_fail(d, -1);
+        break;
+    default:
+        break;
+    }
+    text_put(d, "", 1);
+}
+
+int db_evblock_decode(db_evblock *b, uint64_t first_id, const void *data, size_t len)
+{
+    b->n = 0;
+    b->first_id = first_id;
+    b->sbuf_len = b->text_len = b->nstrs = b->nwords = 0;
+    size_t n;
+    uint64_t ts;
+    if (db_evblock_peek(data, len, &n, &ts))
+        return -1;
+    dec d = {b, {data, (const unsigned char *)data + len, false}, 0, 0};
+    d.r.p++;
+    uv_get(&d.r);
+    uv_get(&d.r);
+    if (!room((void **)&b->ev, &b->ev_cap, DB_EVBLOCK_EVENTS, sizeof *b->ev) ||
+        !room((void **)&b->off, &b->off_cap, 2 * DB_EVBLOCK_EVENTS, sizeof *b->off))
+        return -2;
+    size_t shape_at[EVB_SHAPES], nshapes = 0;
+    uint32_t node = 0;
+    /* names and attrs as offsets (off) while the buffers may move;
+     * pointers at the end */
+    for (size_t i = 0; i < n && !d.rc; i++) {
+        db_event *ev = &b->ev[i];
+        memset(ev, 0, sizeof *ev);
+        ev->id = first_id + i;
+        d.ntemp = 0;
+        size_t sh = get_shape(&d, shape_at, &nshapes);
+        if (d.rc)
+            break;
+        uint32_t tpc = b->words[sh + 1];
+        ev->type = (uint8_t)(tpc & 31);
+        ev->phase = (uint8_t)((tpc >> 5) & 3);
+        ev->ctx = (uint8_t)((tpc >> 7) & 3);
+        ts += (uint64_t)unzz(uv_get(&d.r));
+        ev->ts = ts;
+        uint64_t tid = uv_get(&d.r);
+        ev->tid = (uint32_t)tid;
+        ev->pid = (uint32_t)((int64_t)tid + unzz(uv_get(&d.r)));
+        uint64_t cpu = uv_get(&d.r);
+        ev->cpu = cpu ? (uint16_t)(cpu - 1) : DB_CPU_NONE;
+        uint64_t nd = uv_get(&d.r);
+        node = (uint32_t)((int64_t)node + unzz(nd >> 2));
+        ev->node = node;
+        if (nd & 1)
+            ev->obj = uv_get(&d.r);
+        if (nd & 2)
+            ev->val = unzz(uv_get(&d.r));
+        if (d.r.bad)
+            dec_fail(&d, -1);
+        if (d.rc)
+            break;
+        b->off[2 * i] = b->str[b->words[sh]].off;
+        b->off[2 * i + 1] = b->text_len;
+        uint32_t nk = b->words[sh + 2];
+        for (uint32_t k = 0; k < nk && !d.rc; k++) {
+            db_evblock_str key = b->str[b->words[sh + EVB_SHAPE_HEAD + k]];
+            text_put(&d, b->sbuf + key.off, key.len);
+            get_value(&d);
+        }
+        ev->attrs_len = b->text_len - b->off[2 * i + 1];
+    }
+    if (!d.rc && d.r.p != d.r.end)
+        dec_fail(&d, -1);
+    if (d.rc)
+        return d.rc;
+    for (size_t i = 0; i < n; i++) {
+        b->ev[i].name = b->sbuf + b->off[2 * i];
+        b->ev[i].attrs = b->text + b->off[2 * i + 1];
+    }
+    b->n = n;
+    return 0;
+}
+
+const db_event *db_evblock_get(const db_evblock *b, uint64_t id)
+{
+    return b->n && id >= b->first_id && id - b->first_id < b->n ? &b->ev[id - b->first_id] : NULL;
+}
+
+int db_evblock_load(MDB_txn *txn, MDB_dbi dbi, uint32_t trace, uint64_t id, db_evblock *b, db_error *err)
+{
+    if (db_evblock_get(b, id))
+        return 1;
+    unsigned char k[12];
+    db_put_be32(k, trace);
+    db_put_be64(k + 4, id);
+    MDB_cursor *c;
+    int rc = mdb_cursor_open(txn, dbi, &c);
+    if (rc)
+        return db_lmdb_fail(err, rc, "cursor");
+    MDB_val key = {12, k}, v;
+    /* the block that starts at id, else the one before the next block */
+    rc = mdb_cursor_get(c, &key, &v, MDB_SET_RANGE);
+    if (rc == 0 && !(key.mv_size == 12 && memcmp(key.mv_data, k, 12) == 0))
+        rc = mdb_cursor_get(c, &key, &v, MDB_PREV);
+    else if (rc == MDB_NOTFOUND)
+        rc = mdb_cursor_get(c, &key, &v, MDB_LAST);
+    int ret = 0;
+    if (rc && rc != MDB_NOTFOUND)
+        ret = db_lmdb_fail(err, rc, "read");
+    else if (rc == 0 && key.mv_size == 12 && memcmp(key.mv_data, k, 4) == 0) {
+        uint64_t first = db_get_be64((const unsigned char *)key.mv_data + 4);
+        int d = db_evblock_decode(b, first, v.mv_data, v.mv_size);
+        if (d == -2)
+            ret = db_fail_oom(err);
+        else if (d)
+            ret = db_fail(err, -1, "damaged block of events from %llu", (unsigned long long)first);
+        else
+            ret = db_evblock_get(b, id) ? 1 : 0;
+    }
+    mdb_cursor_close(c);
+    return ret;
+}

@@ -1,0 +1,181 @@
+/* db/thrindex.c -- the thread index: each thread's events in time order.
+ *
+ * A key per event (trace, tid, ts, id) cost some 35 bytes an event and a
+ * sorted insert.  Here one key starts a chunk of one thread's events and
+ * its value lists the ids of the thread's next events as varint deltas
+ * (a thread's ids only grow: every reader gives a thread's events in
+ * time order, and ids are given in arrival order).  A chunk ends when its
+ * value reaches THR_CHUNK_BYTES, when time would go backwards (then the
+ * next chunk starts at its own time, and order holds chunk by chunk), or
+ * when the writer flushes the chunks (at commit, and when they hold more
+ * than THR_PENDING_MAX bytes in all, so memory stays bounded whatever the
+ * number of threads).  Readers seek a time by the chunk keys and walk the
+ * deltas. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "db_int.h"
+
+#define THR_CHUNK_BYTES 1000u
+#define THR_PENDING_MAX (4u << 20)
+
+typedef struct chunk {
+    uint32_t tid;
+    bool open;
+    uint64_t first_ts, first_id, last_ts, last_id;
+    unsigned char *buf;
+    size_t len, cap;
+} chunk;
+
+struct db_thrindex {
+    chunk *c;
+    size_t n, cap;
+    uint32_t *slot; /* chunk index + 1, by tid hash; 0 empty */
+    size_t nslots;
+    size_t pending; /* bytes in open chunks */
+};
+
+db_thrindex *db_thrindex_new(void) { return calloc(1, sizeof(db_thrindex)); }
+
+void db_thrindex_free(db_thrindex *t)
+{
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->n; i++)
+        free(t->c[i].buf);
+    free(t->c);
+    free(t->slot);
+    free(t);
+}
+
+static size_t slot_of(const db_thrindex *t, uint32_t tid)
+{
+    size_t i = (tid * 2654435761u) & (t->nslots - 1);
+    while (t->slot[i] && t->c[t->slot[i] - 1].tid != tid)
+        i = (i + 1) & (t->nslots - 1);
+    return i;
+}
+
+static chunk *find(db_thrindex *t, uint32_t tid)
+{
+    if (t->nslots && t->slot[slot_of(t, tid)])
+        return &t->c[t->slot[slot_of(t, tid)] - 1];
+    if (t->n == t->cap) {
+        size_t c = t->cap ? t->cap * 2 : 64;
+        void *p = realloc(t->c, c * sizeof *t->c);
+        if (!p)
+            return NULL;
+        t->c = p;
+        t->cap = c;
+    }
+    if ((t->n + 1) * 2 > t->nslots) {
+        size_t ns = t->nslots ? t->nslots * 2 : 128;
+        uint32_t *s = calloc(ns, sizeof *s);
+        if (!s)
+            return NULL;
+        free(t->slot);
+        t->slot = s;
+        t->nslots = ns;
+        for (size_t i = 0; i < t->n; i++)
+            t->slot[slot_of(t, t->c[i].tid)] = (uint32_t)i + 1;
+    }
+    chunk *c = &t->c[t->n];
+    memset(c, 0, sizeof *c);
+    c->tid = tid;
+    t->slot[slot_of(t, tid)] = (uint32_t)++t->n;
+    return c;
+}
+
+static int put_chunk(db_thrindex *t, chunk *c, uint32_t trace, db_thrindex_put put, void *ctx)
+{
+    if (!c->open)
+        return 0;
+    unsigned char k[24];
+    db_put_be32(k, trace);
+    db_put_be32(k + 4, c->tid);
+    db_put_be64(k + 8, c->first_ts);
+    db_put_be64(k + 16, c->first_id);
+    c->open = false;
+    t->pending -= c->len;
+    int rc = put(ctx, k, sizeof k, c->buf, c->len);
+    c->len = 0;
+    return rc;
+}
+
+int db_thrindex_flush(db_thrindex *t, uint32_t trace, db_thrindex_put put, void *ctx)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (put_chunk(t, &t->c[i], trace, put, ctx))
+            return -1;
+    return 0;
+}
+
+int db_thrindex_add(db_thrindex *t, uint32_t trace, uint32_t tid, uint64_t ts, uint64_t id,
+                    db_thrindex_put put, void *ctx)
+{
+    chunk *c = find(t, tid);
+    if (!c)
+        return -2;
+    if (c->open && (c->len + 10 > THR_CHUNK_BYTES || ts < c->last_ts || id <= c->last_id) &&
+        put_chunk(t, c, trace, put, ctx))
+        return -1;
+    if (!c->open) {
+        c->open = true;
+        c->first_ts = c->last_ts = ts;
+        c->first_id = c->last_id = id;
+        return 0;
+    }
+    if (c->len + 10 > c->cap) {
+        size_t n = c->cap ? c->cap * 2 : 32;
+        void *p = realloc(c->buf, n);
+        if (!p)
+            return -2;
+        c->buf = p;
+        c->cap = n;
+    }
+    uint64_t d = id - c->last_id;
+    size_t before = c->len;
+    while (d >= 0x80) {
+        c->buf[c->len++] = (unsigned char)(d | 0x80);
+        d >>= 7;
+    }
+    c->buf[c->len++] = (unsigned char)d;
+    t->pending += c->len - before;
+    c->last_ts = ts;
+    c->last_id = id;
+    if (t->pending > THR_PENDING_MAX)
+        return db_thrindex_flush(t, trace, put, ctx);
+    return 0;
+}
+
+/* ---- reading a chunk ---- */
+
+void db_thrchunk_begin(db_thrchunk *it, const void *key, size_t klen, const void *val, size_t vlen)
+{
+    const unsigned char *k = key;
+    it->first_ts = klen == 24 ? db_get_be64(k + 8) : 0;
+    it->next = klen == 24 ? db_get_be64(k + 16) : 0;
+    it->p = val;
+    it->end = (const unsigned char *)val + vlen;
+    it->started = false;
+}
+
+bool db_thrchunk_next(db_thrchunk *it, uint64_t *id)
+{
+    if (!it->started) {
+        it->started = true;
+        *id = it->next;
+        return it->next != 0;
+    }
+    uint64_t d = 0;
+    for (unsigned shift = 0; it->p < it->end && shift < 64; shift += 7) {
+        unsigned char b = *it->p++;
+        d |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            it->next += d;
+            *id = it->next;
+            return d != 0;
+        }
+    }
+    return false;
+}

@@ -1,0 +1,269 @@
+/* tests/unit/test_evblock.c -- the events table's blocks (db/evblock.c)
+ * and the thread index's chunks (db/thrindex.c): what goes in comes back
+ * byte for byte, full blocks say so, damaged blocks are refused. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "db/db.h"
+#include "db/db_int.h"
+
+/* A deterministic generator of awkward events. */
+static uint64_t rng = 88172645463325252ull;
+static uint64_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+typedef struct owned {
+    db_event ev;
+    char name[32];
+    char attrs[8192];
+} owned;
+
+/* Values of every kind the encoder tells apart: canonical and not. */
+static const char *const values[] = {
+    "0", "7", "4124", "18446744073709551615", "4611686018427387903", "4611686018427387904",
+    "007", "-1", "0x0", "0x1f", "0xffff888100a3c000", "0x00ff", "0xABC", "0x", "S", "R+", "",
+    "bash", "kworker/0:1", "a b c", "=", "x=y", "99999999999999999999",
+};
+static const char *const keys[] = {"comm", "pid", "prio", "state", "", "next_comm", "func", "raw"};
+
+static void random_event(owned *o, uint64_t id, uint64_t *ts)
+{
+    memset(o, 0, sizeof *o);
+    db_event *ev = &o->ev;
+    ev->id = id;
+    *ts += rnd() % 3 == 0 ? 0 : rnd() % 100000;
+    if (rnd() % 50 == 0)
+        *ts -= rnd() % 1000; /* out of order */
+    ev->ts = *ts;
+    ev->tid = (uint32_t)(rnd() % 5 == 0 ? rnd() : rnd() % 40);
+    ev->pid = (uint32_t)(rnd() % 3 == 0 ? ev->tid : rnd());
+    ev->cpu = rnd() % 7 == 0 ? DB_CPU_NONE : (uint16_t)(rnd() % 300);
+    ev->type = (uint8_t)(rnd() % DB_EV__COUNT);
+    ev->phase = (uint8_t)(rnd() % 3);
+    ev->ctx = (uint8_t)(rnd() % 4);
+    ev->obj = rnd() % 2 ? 0 : rnd() % 2 ? rnd() : rnd() % 1000;
+    ev->val = rnd() % 2 ? 0 : (int64_t)rnd();
+    ev->node = (uint32_t)(rnd() % 4 == 0 ? 0 : rnd() % 2 ? rnd() : rnd() % 100);
+    snprintf(o->name, sizeof o->name, "ev%u", (unsigned)(rnd() % 6));
+    ev->name = rnd() % 20 == 0 ? NULL : o->name;
+    size_t n = 0, nattrs = rnd() % 10 == 0 ? 70 + rnd() % 10 : rnd() % 9;
+    for (size_t i = 0; i < nattrs; i++) {
+        int w;
+        if (rnd() % 15 == 0) /* no '=' at all */
+            w = snprintf(o->attrs + n, sizeof o->attrs - n, "flag%u", (unsigned)(rnd() % 3));
+        else if (rnd() % 10 == 0) /* a unique value */
+            w = snprintf(o->attrs + n, sizeof o->attrs - n, "%s=msg %llu", keys[rnd() % 8],
+                         (unsigned long long)rnd());
+        else
+            w = snprintf(o->attrs + n, sizeof o->attrs - n, "%s=%s", keys[rnd() % 8],
+                         values[rnd() % (sizeof values / sizeof values[0])]);
+        n += (size_t)w + 1;
+    }
+    ev->attrs = o->attrs;
+    ev->attrs_len = n;
+}
+
+static void assert_same(const db_event *a, const db_event *b)
+{
+    assert_int_equal(a->id, b->id);
+    assert_int_equal(a->ts, b->ts);
+    assert_int_equal(a->tid, b->tid);
+    assert_int_equal(a->pid, b->pid);
+    assert_int_equal(a->cpu, b->cpu);
+    assert_int_equal(a->type, b->type);
+    assert_int_equal(a->phase, b->phase);
+    assert_int_equal(a->ctx, b->ctx);
+    assert_int_equal(a->obj, b->obj);
+    assert_int_equal(a->val, b->val);
+    assert_int_equal(a->node, b->node);
+    assert_string_equal(a->name ? a->name : "", b->name);
+    assert_int_equal(a->attrs_len, b->attrs_len);
+    assert_memory_equal(a->attrs, b->attrs, a->attrs_len);
+}
+
+/* Thousands of events through blocks of every fill: each decodes to what
+ * went in, attribute text byte for byte. */
+static void test_roundtrip(void **state)
+{
+    (void)state;
+    enum { N = 6000 };
+    owned *evs = calloc(N, sizeof *evs);
+    assert_non_null(evs);
+    uint64_t ts = 1000;
+    for (size_t i = 0; i < N; i++)
+        random_event(&evs[i], i + 1, &ts);
+    db_evblock_enc *e = db_evblock_enc_new();
+    db_evblock b = {0};
+    size_t i = 0, blocks = 0;
+    while (i < N) {
+        db_evblock_enc_reset(e);
+        size_t start = i;
+        int rc = 0;
+        while (i < N && (rc = db_evblock_enc_add(e, &evs[i].ev)) == 0)
+            i++;
+        assert_true(rc == 0 || rc == 1);
+        assert_true(i > start);
+        assert_int_equal(db_evblock_enc_count(e), i - start);
+        assert_int_equal(db_evblock_enc_first(e), start + 1);
+        size_t len;
+        const unsigned char *bytes = db_evblock_enc_bytes(e, &len);
+        /* a full block is within its two pages unless one event is alone */
+        assert_true(len <= DB_EVBLOCK_BYTES + 21 || i - start == 1);
+        assert_int_equal(db_evblock_decode(&b, start + 1, bytes, len), 0);
+        assert_int_equal(b.n, i - start);
+        for (size_t k = start; k < i; k++)
+            assert_same(&evs[k].ev, db_evblock_get(&b, k + 1));
+        assert_null(db_evblock_get(&b, i + 1));
+        assert_null(db_evblock_get(&b, start));
+        blocks++;
+    }
+    assert_true(blocks > 5); /* the test crossed many block boundaries */
+    db_evblock_free(&b);
+    db_evblock_enc_free(e);
+    free(evs);
+}
+
+/* Repetitive events (a sched_switch stream) take a few bytes each. */
+static void test_compact(void **state)
+{
+    (void)state;
+    db_evblock_enc *e = db_evblock_enc_new();
+    char attrs[256];
+    size_t n = 0, len = 0;
+    for (uint64_t i = 1; i <= 300; i++) {
+        int w = snprintf(attrs, sizeof attrs,
+                         "prev_comm=worker%c%s=%llu%cprev_prio=120%cprev_state=S%cnext_comm=ui-main%c"
+                         "next_pid=%llu%cnext_prio=120",
+                         0, "prev_pid", (unsigned long long)(4000 + i % 3), 0, 0, 0, 0,
+                         (unsigned long long)(4100 + i % 5), 0);
+        db_event ev = {.id = i, .ts = 1000000 + i * 1500, .tid = 4000 + (uint32_t)(i % 3), .pid = 4000,
+                       .cpu = (uint16_t)(i % 2), .type = DB_EV_WAIT, .phase = DB_PH_BEGIN,
+                       .node = (uint32_t)(100 + i / 4), .name = "sched_switch", .attrs = attrs,
+                       .attrs_len = (size_t)w + 1};
+        assert_int_equal(db_evblock_enc_add(e, &ev), 0);
+        n++;
+    }
+    db_evblock_enc_bytes(e, &len);
+    assert_true(len / n <= 16); /* the text is some 110 bytes an event */
+    db_evblock_enc_free(e);
+}
+
+/* Truncated or altered blocks are refused or decode to something, never
+ * read outside the value (ASan watches). */
+static void test_damaged(void **state)
+{
+    (void)state;
+    owned *evs = calloc(200, sizeof *evs);
+    uint64_t ts = 5;
+    db_evblock_enc *e = db_evblock_enc_new();
+    size_t n = 0;
+    for (size_t i = 0; i < 200; i++) {
+        random_event(&evs[i], i + 1, &ts);
+        if (db_evblock_enc_add(e, &evs[i].ev))
+            break;
+        n++;
+    }
+    size_t len;
+    const unsigned char *bytes = db_evblock_enc_bytes(e, &len);
+    unsigned char *copy = malloc(len);
+    db_evblock b = {0};
+    for (size_t cut = 0; cut < len; cut += 1 + cut / 16) {
+        memcpy(copy, bytes, cut);
+        assert_int_not_equal(db_evblock_decode(&b, 1, copy, cut), 0);
+    }
+    for (int round = 0; round < 2000; round++) {
+        memcpy(copy, bytes, len);
+        copy[rnd() % len] ^= (unsigned char)(1 + rnd() % 255);
+        int rc = db_evblock_decode(&b, 1, copy, len);
+        assert_true(rc == 0 || rc == -1);
+    }
+    assert_int_equal(db_evblock_decode(&b, 1, bytes, len), 0);
+    assert_int_equal(b.n, n);
+    free(copy);
+    db_evblock_free(&b);
+    db_evblock_enc_free(e);
+    free(evs);
+}
+
+/* ---- the thread index ---- */
+
+typedef struct chunks {
+    size_t n;
+    unsigned char key[64][24];
+    unsigned char val[64][1100];
+    size_t vlen[64];
+} chunks;
+
+static int keep(void *ctx, const unsigned char *k, size_t klen, const void *v, size_t vlen)
+{
+    chunks *c = ctx;
+    assert_int_equal(klen, 24);
+    assert_true(c->n < 64 && vlen <= sizeof c->val[0]);
+    memcpy(c->key[c->n], k, 24);
+    memcpy(c->val[c->n], v, vlen);
+    c->vlen[c->n++] = vlen;
+    return 0;
+}
+
+static void test_thread_chunks(void **state)
+{
+    (void)state;
+    db_thrindex *t = db_thrindex_new();
+    chunks *c = calloc(1, sizeof *c);
+    /* thread 7: ids 1, 3, 5, ... with a step back in time at id 201 */
+    uint64_t ts = 100;
+    for (uint64_t id = 1; id <= 2001; id += 2) {
+        ts = id == 201 ? ts - 50 : ts + 10;
+        assert_int_equal(db_thrindex_add(t, 9, 7, ts, id, keep, c), 0);
+        assert_int_equal(db_thrindex_add(t, 9, 8, ts, id + 1, keep, c), 0);
+    }
+    assert_int_equal(db_thrindex_flush(t, 9, keep, c), 0);
+    assert_int_equal(db_thrindex_flush(t, 9, keep, c), 0); /* nothing twice */
+    uint64_t want7 = 1, want8 = 2, chunks7 = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        assert_int_equal(db_get_be32(c->key[i]), 9);
+        uint32_t tid = db_get_be32(c->key[i] + 4);
+        assert_true(c->vlen[i] <= 1000);
+        db_thrchunk it;
+        db_thrchunk_begin(&it, c->key[i], 24, c->val[i], c->vlen[i]);
+        uint64_t id;
+        if (tid == 7) {
+            chunks7++;
+            /* a chunk never holds the step back: 201 starts one */
+            assert_true(db_get_be64(c->key[i] + 16) <= 199 || db_get_be64(c->key[i] + 16) >= 201);
+        }
+        while (db_thrchunk_next(&it, &id)) {
+            uint64_t *want = tid == 7 ? &want7 : &want8;
+            assert_int_equal(id, *want);
+            *want += 2;
+        }
+    }
+    assert_int_equal(want7, 2003);
+    assert_int_equal(want8, 2004);
+    assert_true(chunks7 >= 2);
+    free(c);
+    db_thrindex_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_roundtrip),
+        cmocka_unit_test(test_compact),
+        cmocka_unit_test(test_damaged),
+        cmocka_unit_test(test_thread_chunks),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
