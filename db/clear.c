@@ -31,21 +31,25 @@ static int clear_table(db_archive *a, MDB_txn *txn, int dbi, uint32_t trace, db_
 }
 
 /* The signature index is keyed by thread key first: the trace's entries
- * are found through nodesig. */
+ * are found through its nodes (a node's name and kind give its key). */
 static int clear_sigs(db_archive *a, MDB_txn *txn, uint32_t trace, db_error *err)
 {
     unsigned char k[4];
     db_put_be32(k, trace);
     MDB_cursor *c;
-    int rc = mdb_cursor_open(txn, a->dbi[DBI_NODESIG], &c);
+    int rc = mdb_cursor_open(txn, a->dbi[DBI_NODES], &c);
     if (rc)
         return db_lmdb_fail(err, rc, "cursor");
     MDB_val key = {4, k}, v;
     for (rc = mdb_cursor_get(c, &key, &v, MDB_SET_RANGE); rc == 0; rc = mdb_cursor_get(c, &key, &v, MDB_NEXT)) {
-        if (key.mv_size != 8 || memcmp(key.mv_data, k, 4) != 0 || v.mv_size < 4)
+        if (key.mv_size != 8 || memcmp(key.mv_data, k, 4) != 0)
             break;
+        db_node n;
+        uint32_t id = db_get_be32((const unsigned char *)key.mv_data + 4);
+        if (db_node_decode(v.mv_data, v.mv_size, id, &n))
+            continue; /* damaged: its signature stays behind, unreachable */
         unsigned char sk[12];
-        memcpy(sk, v.mv_data, 4); /* the thread key, stored big-endian */
+        db_put_be32(sk, db_thread_key(n.thread, n.kind));
         memcpy(sk + 4, key.mv_data, 8);
         MDB_val skey = {12, sk};
         int d = mdb_del(txn, a->dbi[DBI_SIGS], &skey, NULL);

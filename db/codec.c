@@ -75,3 +75,91 @@ int db_scan_rules_txn(MDB_txn *txn, MDB_dbi dbi, uint32_t trace, db_rule_cb cb, 
     struct rule_scan s = {cb, ctx};
     return db_scan_prefix(txn, dbi, k, 4, k, 4, rule_one, &s, err);
 }
+
+/* ---- nodes: varints, then the two names (a node record was 168 bytes
+ * of fixed fields, most of them zero or small) ---- */
+
+static unsigned char *uv(unsigned char *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (unsigned char)v;
+    return p;
+}
+
+static uint64_t uv_read(const unsigned char **p, const unsigned char *end, bool *bad)
+{
+    uint64_t v = 0;
+    for (unsigned shift = 0; shift < 64 && *p < end; shift += 7) {
+        unsigned char b = *(*p)++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return v;
+    }
+    *bad = true;
+    return 0;
+}
+
+static unsigned char *name_put(unsigned char *p, const char *s)
+{
+    size_t n = strnlen(s, DB_NAME_MAX - 1);
+    *p++ = (unsigned char)n;
+    memcpy(p, s, n);
+    return p + n;
+}
+
+size_t db_node_encode(const db_node *n, unsigned char *buf)
+{
+    unsigned char *p = buf;
+    p = uv(p, n->tid);
+    p = uv(p, ((uint64_t)((int64_t)n->pid - (int64_t)n->tid) << 1) ^ (uint64_t)(((int64_t)n->pid - (int64_t)n->tid) >> 63));
+    *p++ = n->kind;
+    p = uv(p, n->cpu == DB_CPU_NONE ? 0 : (uint64_t)n->cpu + 1);
+    p = uv(p, n->begin);
+    p = uv(p, n->end - n->begin);
+    p = uv(p, n->blocked);
+    p = uv(p, n->events);
+    p = uv(p, n->first_event);
+    p = uv(p, n->last_event - n->first_event);
+    p = name_put(p, n->thread);
+    p = name_put(p, n->proc);
+    return (size_t)(p - buf);
+}
+
+static bool name_get(const unsigned char **p, const unsigned char *end, char *out)
+{
+    if (*p >= end || **p >= DB_NAME_MAX || (size_t)(end - *p) < 1u + **p)
+        return false;
+    size_t n = *(*p)++;
+    memcpy(out, *p, n);
+    memset(out + n, 0, DB_NAME_MAX - n);
+    *p += n;
+    return true;
+}
+
+int db_node_decode(const void *data, size_t len, uint32_t id, db_node *out)
+{
+    const unsigned char *p = data, *end = p + len;
+    bool bad = false;
+    memset(out, 0, sizeof *out);
+    out->id = id;
+    uint64_t tid = uv_read(&p, end, &bad), zd = uv_read(&p, end, &bad);
+    out->tid = (uint32_t)tid;
+    out->pid = (uint32_t)((int64_t)tid + ((int64_t)(zd >> 1) ^ -(int64_t)(zd & 1)));
+    if (p >= end)
+        return -1;
+    out->kind = *p++;
+    uint64_t cpu = uv_read(&p, end, &bad);
+    out->cpu = cpu ? (uint16_t)(cpu - 1) : DB_CPU_NONE;
+    out->begin = uv_read(&p, end, &bad);
+    out->end = out->begin + uv_read(&p, end, &bad);
+    out->blocked = uv_read(&p, end, &bad);
+    out->events = (uint32_t)uv_read(&p, end, &bad);
+    out->first_event = uv_read(&p, end, &bad);
+    out->last_event = out->first_event + uv_read(&p, end, &bad);
+    if (bad || out->kind >= DB_NODE__COUNT || !name_get(&p, end, out->thread) || !name_get(&p, end, out->proc))
+        return -1;
+    return p == end ? 0 : -1;
+}

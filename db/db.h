@@ -271,6 +271,11 @@ typedef struct db_sig {
     uint32_t h[DB_SIG_MAX]; /* sorted, distinct */
 } db_sig;
 
+/* The thread key of a node's thread name and kind. */
+uint32_t db_thread_key(const char *thread, int kind);
+
+/* The signature of a node written just before (db_writer_node); its
+ * thread key must be db_thread_key of the node's name and kind. */
 int db_writer_signature(db_writer *w, const db_sig *sig, db_error *err);
 int db_writer_norm(db_writer *w, uint32_t hash, const char *text, db_error *err);
 

@@ -15,7 +15,7 @@
  *   ev_port     id, port(8), ts(8), eid(8) -> ""     (mach_msg dest)
  *   ev_block    id, block(8), ts(8), eid(8) -> ""    (dispatch / runloop block)
  *   ev_timer    id, timer(8), ts(8), eid(8) -> ""    (timer address)
- *   nodes       id, node(4) -> db_node record
+ *   nodes       id, node(4) -> node record (codec.c: varints and names)
  *   edges_in    id, to(4), from(4), kind(1), from_ev(8), to_ev(8) -> ""
  *   edges_out   id, from(4), to(4), kind(1), from_ev(8), to_ev(8) -> ""
  *   threads     id, tid(4) -> db_thread
@@ -23,9 +23,11 @@
  *   symbols     id, addr(8) -> name
  *   rules       id, seq(4) -> rule text (user rules of the graph)
  *   norms       hash(4) -> normalized event text    (one dictionary for all traces)
- *   nodesig     id, node(4) -> thread key(4), hashes(4 each, sorted)
- *   sigs        thread key(4), id, node(4) -> hashes  (the signature index:
- *               the nodes of one thread name and kind, across every trace)
+ *   nodesig     (unused since format 4: a node's thread key is
+ *               db_thread_key of its name and kind)
+ *   sigs        thread key(4), id, node(4) -> hashes (4 each, sorted: the
+ *               signature index, the nodes of one thread name and kind,
+ *               across every trace)
  *
  * An edge is all key: a backward slice is a prefix scan of edges_in. */
 #ifndef ARGUSQ_DB_INT_H
@@ -144,7 +146,11 @@ typedef struct db_thrchunk {
 void db_thrchunk_begin(db_thrchunk *it, const void *key, size_t klen, const void *val, size_t vlen);
 bool db_thrchunk_next(db_thrchunk *it, uint64_t *id);
 
-/* codec.c: edge keys */
+/* codec.c: edge keys; node records (encode: at most DB_NODE_REC_MAX bytes;
+ * decode: 0, or -1 damaged) */
+#define DB_NODE_REC_MAX (10 * 10 + 2 * DB_NAME_MAX)
+size_t db_node_encode(const db_node *n, unsigned char *buf);
+int db_node_decode(const void *data, size_t len, uint32_t id, db_node *out);
 void db_edge_key(unsigned char *k, uint32_t trace, uint32_t a, uint32_t b, const db_edge *e);
 void db_edge_from_key(const unsigned char *k, bool in, db_edge *e);
 

@@ -134,20 +134,27 @@ int db_get_sig(db_reader *r, uint32_t node, db_sig *out, db_error *err)
     return db_get_sig_of(r, r->info.id, node, out, err);
 }
 
+/* The signature index is keyed by thread key: the node's name and kind
+ * give it. */
 int db_get_sig_of(db_reader *r, uint32_t trace_id, uint32_t node, db_sig *out, db_error *err)
 {
-    unsigned char k[8];
-    db_put_be32(k, trace_id);
-    db_put_be32(k + 4, node);
+    db_node n;
+    int got = db_get_node_of(r, trace_id, node, &n, err);
+    if (got <= 0)
+        return got;
+    unsigned char k[12];
+    db_put_be32(k, db_thread_key(n.thread, n.kind));
+    db_put_be32(k + 4, trace_id);
+    db_put_be32(k + 8, node);
     MDB_val v;
-    int got = get(r, DBI_NODESIG, k, 8, &v, err);
+    got = get(r, DBI_SIGS, k, 12, &v, err);
     if (got == 1) {
-        if (v.mv_size < 4 || v.mv_size % 4)
+        if (v.mv_size % 4)
             return db_fail(err, -1, "damaged signature of node %u", node);
         out->trace = trace_id;
         out->node = node;
-        out->thread_key = db_get_be32(v.mv_data);
-        sig_decode((const unsigned char *)v.mv_data + 4, v.mv_size - 4, out);
+        out->thread_key = db_get_be32(k);
+        sig_decode(v.mv_data, v.mv_size, out);
     }
     return got;
 }
@@ -190,7 +197,11 @@ int db_get_node_of(db_reader *r, uint32_t trace_id, uint32_t node, db_node *out,
     unsigned char k[8];
     db_put_be32(k, trace_id);
     db_put_be32(k + 4, node);
-    return get_record(r, DBI_NODES, k, 8, out, sizeof *out, "node", node, err);
+    MDB_val v;
+    int got = get(r, DBI_NODES, k, 8, &v, err);
+    if (got == 1 && db_node_decode(v.mv_data, v.mv_size, node, out))
+        return db_fail(err, -1, "damaged node %u", node);
+    return got;
 }
 
 int db_trace_name(db_reader *r, uint32_t trace_id, char *buf, size_t len, db_error *err)
@@ -209,12 +220,10 @@ struct node_scan {
 
 static int node_one(void *p, const MDB_val *k, const MDB_val *v)
 {
-    (void)k;
     struct node_scan *s = p;
     db_node n;
-    if (v->mv_size != sizeof n)
+    if (k->mv_size != 8 || db_node_decode(v->mv_data, v->mv_size, db_get_be32((const unsigned char *)k->mv_data + 4), &n))
         return 0;
-    memcpy(&n, v->mv_data, sizeof n);
     return s->cb(s->ctx, &n);
 }
 

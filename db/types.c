@@ -1,5 +1,6 @@
 /* db/types.c -- names of the Argus vocabulary, attribute lookup, and the
  * big-endian key encoding that makes memcmp order numeric order. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -146,4 +147,18 @@ uint32_t db_get_be32(const unsigned char *p)
 uint64_t db_get_be64(const unsigned char *p)
 {
     return (uint64_t)db_get_be32(p) << 32 | db_get_be32(p + 4);
+}
+
+/* Counterparts are nodes of a thread with the same name and role: the key
+ * the signature index groups them by (FNV-1a of "NAME/KIND"). */
+uint32_t db_thread_key(const char *thread, int kind)
+{
+    char buf[DB_NAME_MAX + 16];
+    int n = snprintf(buf, sizeof buf, "%s/%s", thread, db_node_kind_name(kind));
+    /* a name from a query may be longer than any stored one: hash what fits */
+    size_t len = n <= 0 ? 0 : (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1;
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)buf[i]) * 16777619u;
+    return h;
 }

@@ -37,6 +37,10 @@ struct db_writer {
     struct patch { uint64_t id; uint32_t node; } *patch; /* nodes to set */
     size_t npatch, patch_cap;
     bool patch_unsorted;
+    unsigned char *nodes; /* node records waiting to go in in id order */
+    size_t nodes_len, nodes_cap;
+    struct nref { uint32_t id, off, len; } *nref;
+    size_t nnref, nref_cap;
     /* last key written per table: a larger key is appended (MDB_APPEND),
      * which keeps the B-tree pages full and skips the search */
     unsigned char last[DBI__COUNT][IX_KEY_MAX];
@@ -222,8 +226,43 @@ static int apply_patches(db_writer *w, db_error *err)
     return write_patched(w, err);
 }
 
+/* ---- nodes ----
+ * A node's id is given when it opens and it is written when it closes, so
+ * ids arrive out of order; put one by one they would split pages in half.
+ * They wait here and go in sorted at the end of the batch (or when
+ * DB_NODES_MAX bytes wait), extending the table as appends do. */
+#define DB_NODES_MAX (16u << 20)
+
+static int cmp_nref(const void *a, const void *b)
+{
+    uint32_t x = ((const struct nref *)a)->id, y = ((const struct nref *)b)->id;
+    return (x > y) - (x < y);
+}
+
+static int put_nodes(db_writer *w, db_error *err)
+{
+    bool sorted = true;
+    for (size_t i = 1; i < w->nnref && sorted; i++)
+        sorted = w->nref[i - 1].id < w->nref[i].id;
+    if (!sorted)
+        qsort(w->nref, w->nnref, sizeof *w->nref, cmp_nref);
+    for (size_t i = 0; i < w->nnref; i++) {
+        unsigned char k[8];
+        db_put_be32(k, w->info.id);
+        db_put_be32(k + 4, w->nref[i].id);
+        if (put(w, DBI_NODES, k, 8, w->nodes + w->nref[i].off, w->nref[i].len, err))
+            return -1;
+    }
+    w->nnref = w->nodes_len = 0;
+    return 0;
+}
+
 static void free_events(db_writer *w)
 {
+    free(w->nodes);
+    free(w->nref);
+    w->nodes = NULL;
+    w->nref = NULL;
     db_evblock_enc_free(w->enc);
     db_thrindex_free(w->thr);
     db_evblock_free(&w->scanblk);
@@ -300,7 +339,7 @@ static int commit_fail(db_writer *w, int rc, db_error *err)
 /* Commits the batch so far and starts the next transaction. */
 static int flush(db_writer *w, db_error *err)
 {
-    if (put_block(w, err) || apply_patches(w, err) || drain_later(w, err))
+    if (put_block(w, err) || apply_patches(w, err) || put_nodes(w, err) || drain_later(w, err))
         return -1;
     close_cursors(w);
     /* A batch's data pages are synced before its meta page is written;
@@ -560,7 +599,7 @@ int db_writer_commit(db_writer *w, db_trace_info *out, db_error *err)
     if (!w->existing)
         w->info.ingested_at = (uint64_t)time(NULL);
     w->info.state = DB_TRACE_COMPLETE;
-    int ret = put_block(w, err) || apply_patches(w, err);
+    int ret = put_block(w, err) || apply_patches(w, err) || put_nodes(w, err);
     if (!ret && w->thr && (ret = db_thrindex_flush(w->thr, w->info.id, thr_put, w)) != 0)
         ret = thr_fail(w, ret, err);
     ret = ret || drain_later(w, err) || db_catalog_put(w->a, w->txn, &w->info, !w->existing, err);
@@ -750,29 +789,42 @@ int db_writer_event(db_writer *w, db_event *ev, db_error *err)
 
 int db_writer_node(db_writer *w, const db_node *n, db_error *err)
 {
-    unsigned char k[8];
-    db_put_be32(k, w->info.id);
-    db_put_be32(k + 4, n->id);
+    if (w->nodes_len + DB_NODE_REC_MAX > w->nodes_cap) {
+        size_t c = w->nodes_cap ? w->nodes_cap * 2 : 65536;
+        void *p = realloc(w->nodes, c);
+        if (!p)
+            return db_fail_oom(err);
+        w->nodes = p;
+        w->nodes_cap = c;
+    }
+    if (w->nnref == w->nref_cap) {
+        size_t c = w->nref_cap ? w->nref_cap * 2 : 4096;
+        void *p = realloc(w->nref, c * sizeof *w->nref);
+        if (!p)
+            return db_fail_oom(err);
+        w->nref = p;
+        w->nref_cap = c;
+    }
+    size_t len = db_node_encode(n, w->nodes + w->nodes_len);
+    w->nref[w->nnref++] = (struct nref){n->id, (uint32_t)w->nodes_len, (uint32_t)len};
+    w->nodes_len += len;
     w->info.nodes++;
-    return put(w, DBI_NODES, k, 8, n, sizeof *n, err);
+    w->ops++;
+    return w->nodes_len > DB_NODES_MAX ? put_nodes(w, err) : 0;
 }
 
 int db_writer_signature(db_writer *w, const db_sig *sig, db_error *err)
 {
-    unsigned char v[4 + 4 * DB_SIG_MAX];
+    unsigned char v[4 * DB_SIG_MAX];
     uint32_t n = sig->n < DB_SIG_MAX ? sig->n : DB_SIG_MAX;
-    db_put_be32(v, sig->thread_key);
     for (uint32_t i = 0; i < n; i++)
-        db_put_be32(v + 4 + 4 * i, sig->h[i]);
+        db_put_be32(v + 4 * i, sig->h[i]);
     unsigned char k[12];
-    db_put_be32(k, w->info.id);
-    db_put_be32(k + 4, sig->node);
-    if (put(w, DBI_NODESIG, k, 8, v, 4 + 4 * n, err))
-        return -1;
     db_put_be32(k, sig->thread_key);
     db_put_be32(k + 4, w->info.id);
     db_put_be32(k + 8, sig->node);
-    MDB_val key = {12, k}, val = {4 * n, v + 4};
+    MDB_val key = {12, k}, val = {4 * n, v};
+    w->ops++;
     int rc = mdb_put(w->txn, w->a->dbi[DBI_SIGS], &key, &val, 0);
     return rc ? db_lmdb_fail(err, rc, "write") : 0;
 }

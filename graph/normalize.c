@@ -24,14 +24,9 @@ uint32_t graph_fnv1a(const void *p, size_t n)
     return h;
 }
 
-/* Counterparts are nodes of a thread with the same name and role. */
-uint32_t graph_thread_key(const char *thread, int kind)
-{
-    char buf[DB_NAME_MAX + 16];
-    int n = snprintf(buf, sizeof buf, "%s/%s", thread, db_node_kind_name(kind));
-    /* a name from a query may be longer than any stored one: hash what fits */
-    return graph_fnv1a(buf, n <= 0 ? 0 : (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
-}
+/* Counterparts are nodes of a thread with the same name and role (the
+ * archive's signature index keys them so: db_thread_key). */
+uint32_t graph_thread_key(const char *thread, int kind) { return db_thread_key(thread, kind); }
 
 static bool attr(const db_event *ev, const char *key, const char **v, int *n)
 {

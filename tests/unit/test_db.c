@@ -38,6 +38,33 @@ static void test_be_keys_sort_numerically(void **state)
     assert_int_equal(db_get_be32(k), 0x01020304u);
 }
 
+/* Node records: varints and names come back whole; damage is refused. */
+static void test_node_record_roundtrip(void **state)
+{
+    (void)state;
+    db_node n = {.id = 77, .tid = 4124, .pid = 4120, .kind = DB_NODE_SOFTIRQ, .cpu = DB_CPU_NONE,
+                 .begin = 1088969362000123, .end = 1088969662000456, .blocked = 300000000, .events = 9,
+                 .first_event = 123456789, .last_event = 123456800};
+    snprintf(n.thread, sizeof n.thread, "%s", "softirq/TIMER with a name of forty-seven chars");
+    snprintf(n.proc, sizeof n.proc, "%s", "");
+    unsigned char buf[DB_NODE_REC_MAX];
+    size_t len = db_node_encode(&n, buf);
+    assert_true(len <= sizeof buf && len < 80);
+    db_node out;
+    assert_int_equal(db_node_decode(buf, len, 77, &out), 0);
+    assert_memory_equal(&out, &n, sizeof n);
+    n.pid = 1; /* a process id below the thread id */
+    n.cpu = 3;
+    len = db_node_encode(&n, buf);
+    assert_int_equal(db_node_decode(buf, len, 77, &out), 0);
+    assert_int_equal(out.pid, 1);
+    assert_int_equal(out.cpu, 3);
+    for (size_t cut = 0; cut < len; cut++)
+        assert_int_equal(db_node_decode(buf, cut, 77, &out), -1);
+    buf[len] = 0;
+    assert_int_equal(db_node_decode(buf, len + 1, 77, &out), -1);
+}
+
 static void test_edge_key_roundtrip(void **state)
 {
     (void)state;
@@ -230,6 +257,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_be_keys_sort_numerically),
+        cmocka_unit_test(test_node_record_roundtrip),
         cmocka_unit_test(test_edge_key_roundtrip),
         cmocka_unit_test(test_names),
         cmocka_unit_test_setup_teardown(test_commit_and_abort, setup, teardown),
