@@ -692,6 +692,9 @@ def report(res):
         row("argusq ingest / trace-cmd report", "%.2fx the time (%.2fx the cpu)"
             % (p["ratio_argusq_over_trace_cmd"], p["ratio_argusq_over_trace_cmd_cpu"]), "<= 0.50x",
             p["ratio_argusq_over_trace_cmd"] <= 0.5)
+        row("archive bytes/event: pipeline.dat (graph, indexes)", "%.0f (the trace.dat %.1f, its text %.0f)"
+            % (a["archive_bytes_per_event"], a["input_bytes"] / max(1, a["events"]),
+               f["input_bytes"] / max(1, f["events"])), "<= 64", a["archive_bytes_per_event"] <= 64)
     dats = res.get("dat_files", [])
     if dats:
         good = [d for d in dats if d["ok"] and d["events"] and d["sub_microsecond"] > d["events"] * 0.9]
@@ -702,6 +705,9 @@ def report(res):
     s, b = res["argus_ingest_small"], res["argus_ingest"]
     ingest_rows("Argus ingest %s" % count(s["events"]), s)
     ingest_rows("Argus ingest %s" % count(b["events"]), b)
+    row("archive bytes/event: Argus %s (graph, indexes)" % count(b["events"]), "%.0f (the Argus text %.0f)"
+        % (b["archive_bytes_per_event"], b["input_bytes"] / max(1, b["events"])), "<= 64",
+        b["archive_bytes_per_event"] <= 64)
     u = res.get("argus_ingest_nosync")
     if u:
         row("Argus ingest %s: synced batches vs unsynced" % count(b["events"]),
