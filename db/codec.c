@@ -120,6 +120,8 @@ size_t db_node_encode(const db_node *n, unsigned char *buf)
     p = uv(p, n->begin);
     p = uv(p, n->end - n->begin);
     p = uv(p, n->blocked);
+    p = uv(p, n->running);
+    p = uv(p, n->runnable);
     p = uv(p, n->events);
     p = uv(p, n->first_event);
     p = uv(p, n->last_event - n->first_event);
@@ -156,6 +158,8 @@ int db_node_decode(const void *data, size_t len, uint32_t id, db_node *out)
     out->begin = uv_read(&p, end, &bad);
     out->end = out->begin + uv_read(&p, end, &bad);
     out->blocked = uv_read(&p, end, &bad);
+    out->running = uv_read(&p, end, &bad);
+    out->runnable = uv_read(&p, end, &bad);
     out->events = (uint32_t)uv_read(&p, end, &bad);
     out->first_event = uv_read(&p, end, &bad);
     out->last_event = out->first_event + uv_read(&p, end, &bad);

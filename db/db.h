@@ -126,6 +126,10 @@ typedef struct db_node {
     uint16_t cpu;          /* for isolated context nodes; else DB_CPU_NONE */
     uint64_t begin, end;   /* ts of first and last event */
     uint64_t blocked;      /* ns the thread waited just before the first event */
+    uint64_t running;      /* ns on a cpu: from its switch-in to the last event,
+                              less preemptions (the span, without scheduler events) */
+    uint64_t runnable;     /* ns runnable but off cpu: from its wakeup to its
+                              switch-in, and preempted inside the node */
     uint32_t events;
     uint64_t first_event, last_event;
     char thread[DB_NAME_MAX];
@@ -142,6 +146,7 @@ typedef enum db_edge_kind {
     DB_EDGE_TIMER,
     DB_EDGE_FLAG,
     DB_EDGE_USER,
+    DB_EDGE_PREEMPT, /* the node's thread was preempted; from the node that took its cpu */
     DB_EDGE__COUNT
 } db_edge_kind;
 

@@ -116,7 +116,8 @@ int db_evblock_load(MDB_txn *txn, MDB_dbi dbi, uint32_t trace, uint64_t id, db_e
 #define DB_TRACE_INFO_VERSION 3u
 /* The archive's format, kept in meta "format"; an archive of another
  * format is refused with both numbers. */
-#define DB_FORMAT_VERSION 4u /* 4: events in blocks, thread index in chunks */
+#define DB_FORMAT_VERSION 5u /* 4: events in blocks, thread index in chunks;
+                                5: nodes' running and runnable */
 
 /* archive.c */
 int db_fail(db_error *err, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -148,7 +149,7 @@ bool db_thrchunk_next(db_thrchunk *it, uint64_t *id);
 
 /* codec.c: edge keys; node records (encode: at most DB_NODE_REC_MAX bytes;
  * decode: 0, or -1 damaged) */
-#define DB_NODE_REC_MAX (10 * 10 + 2 * DB_NAME_MAX)
+#define DB_NODE_REC_MAX (12 * 10 + 2 * DB_NAME_MAX)
 size_t db_node_encode(const db_node *n, unsigned char *buf);
 int db_node_decode(const void *data, size_t len, uint32_t id, db_node *out);
 void db_edge_key(unsigned char *k, uint32_t trace, uint32_t a, uint32_t b, const db_edge *e);

@@ -9,11 +9,24 @@
 
 /* ---- nodes ---- */
 
+/* Isolated contexts run on a cpu, not as a thread (paper/000 1.a). */
+static bool isolated(int kind)
+{
+    return kind == DB_NODE_INTERRUPT || kind == DB_NODE_SOFTIRQ || kind == DB_NODE_TIMER ||
+           kind == DB_NODE_TIMESHARE;
+}
+
 static int node_close(graph_state *g, graph_open *o)
 {
     if (!o->open)
         return 0;
     o->open = false;
+    graph_thread *t = NULL;
+    uint32_t ix;
+    uint64_t slot = o->n.tid == 0 && o->n.cpu != DB_CPU_NONE ? (1ULL << 32) | o->n.cpu : o->n.tid;
+    if (!isolated(o->n.kind) && graph_map_get(&g->tids, slot, &ix))
+        t = g->threads[ix];
+    graph_sched_close(t, o);
     g->st->nodes++;
     return db_writer_node(g->w, &o->n, g->err) || graph_sig_write(g, o) ? -1 : 0;
 }
@@ -247,6 +260,7 @@ static int thread_event(graph_state *g, graph_thread *t, const db_event *ev)
     if (fresh) {
         if (node_close(g, &t->cur) || node_open(g, &t->cur, ev, kind, blocked))
             return -1;
+        graph_sched_open(t, &t->cur, ev);
         t->npeers = 0;
         t->voucher_pid = 0;
     }
@@ -302,6 +316,8 @@ static int on_event(void *p, const db_event *ev)
     if (!s)
         return -1;
     bool irq = ev->ctx == DB_CTX_HARDIRQ || ev->ctx == DB_CTX_SOFTIRQ;
+    if (graph_sched_event(g, ev))
+        return -1;
     /* a receipt is paired with its send before it is given a node: the
      * sender is the peer of the IPC peer-set rule (paper/000 1.d) */
     graph_ipc_match(g, ev);
@@ -365,7 +381,7 @@ graph_builder *graph_begin(db_writer *w, const graph_rule *rules, size_t nrules,
 int graph_event(graph_builder *g, const db_event *ev, uint32_t *node)
 {
     g->last_node = 0;
-    if (on_event(g, ev)) {
+    if (on_event(g, ev) || graph_sched_after(g, ev, g->last_node)) {
         if (!g->err->msg[0])
             db_fail_oom(g->err);
         return -1;

@@ -31,6 +31,8 @@ typedef struct graph_open {
     bool open;
     bool anonymous; /* irq-context events with no entry event seen */
     uint32_t nsig;  /* the node's normal form so far (normalize.c) */
+    uint64_t run_from;    /* sched.c: the switch-in its running counts from */
+    uint64_t runnable_in; /* sched.c: ns preempted inside the node */
     uint32_t sig[DB_SIG_MAX];
 } graph_open;
 
@@ -77,6 +79,17 @@ typedef struct graph_thread {
     bool woken;              /* ...and a wakeup for it was seen */
     uint64_t wait_ev, wait_ts, wake_ev;
     uint32_t wait_node, wake_node;
+    /* sched.c: the thread's CPU state, from sched_switch and wakeups */
+    bool sched;              /* a sched_switch named it */
+    bool on_cpu;
+    uint64_t runnable_since; /* woken or preempted at, 0: not runnable */
+    uint64_t pend_runnable;  /* runnable ns for the node it opens next */
+    uint64_t pend_on;        /* switched in at, before that node's first event */
+    uint64_t preempt_ev;     /* a preemption of another thread's node this */
+    uint32_t preempt_node;   /* thread took the cpu for, waiting for its node */
+    uint32_t preempt_victim; /* ...and that node's thread */
+    uint32_t preempt_last_from, preempt_last_to; /* the last preempt edge into
+                                                    this thread's nodes */
 } graph_thread;
 
 typedef struct graph_state {
@@ -111,6 +124,8 @@ typedef struct graph_state {
     graph_map norm_cache;    /* syscall number -> hash of its normal form */
     const graph_rule *rules;
     size_t nrules;
+    uint32_t preempter;      /* sched.c: the thread switched in by the
+                                current event's preemption, 0 none */
     bool have_match;         /* the send matched to the current recv */
     graph_pend match;
 } graph_state;
@@ -126,6 +141,13 @@ uint32_t graph_voucher_pid(graph_state *g, const graph_thread *t, const db_event
 void graph_edges_free(graph_state *g);
 /* build.c */
 graph_thread *graph_thread_get(graph_state *g, uint32_t tid, uint16_t cpu);
+/* sched.c: running and runnable time of thread nodes.  event: every
+ * event, before it is given a node; open / close: a thread node's. */
+int graph_sched_event(graph_state *g, const db_event *ev);
+int graph_sched_after(graph_state *g, const db_event *ev, uint32_t node);
+void graph_sched_open(graph_thread *t, graph_open *o, const db_event *ev);
+void graph_sched_close(const graph_thread *t, graph_open *o);
+
 /* normalize.c */
 uint32_t graph_fnv1a(const void *p, size_t n);
 bool graph_normalize(graph_state *g, const db_event *ev, char *buf, size_t len);

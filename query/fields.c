@@ -9,9 +9,10 @@
 
 /* ---- node fields ---- */
 enum { NF_ID, NF_TID, NF_PID, NF_PROC, NF_THREAD, NF_BEGIN, NF_END, NF_DURATION, NF_BLOCKED,
-       NF_EVENTS, NF_KIND, NF_CPU, NF__COUNT };
+       NF_EVENTS, NF_KIND, NF_CPU, NF_RUNNING, NF_RUNNABLE, NF__COUNT };
 static const char *const node_fields[NF__COUNT] = {
     "id", "tid", "pid", "proc", "thread", "begin", "end", "duration", "blocked", "events", "kind", "cpu",
+    "running", "runnable",
 };
 
 /* ---- event fields that are not attributes ---- */
@@ -81,7 +82,7 @@ int query_check_field(const query_name *f, query_target target, query_error *err
     if (target == QUERY_TARGET_NODES && field_index(node_fields, NF__COUNT, f->name) < 0)
         return query_fail(err, &f->pos,
                           "unknown field \"%s\" (node fields: id, tid, pid, proc, thread, begin, end, "
-                          "duration, blocked, events, kind, cpu)",
+                          "duration, blocked, running, runnable, events, kind, cpu)",
                           f->name);
     return 0;
 }
@@ -123,6 +124,8 @@ static query_val node_field(const db_node *n, const char *name)
     case NF_EVENTS: return num(n->events);
     case NF_KIND: return str(db_node_kind_name(n->kind));
     case NF_CPU: return n->cpu == DB_CPU_NONE ? (query_val){0} : num(n->cpu);
+    case NF_RUNNING: return num(n->running);
+    case NF_RUNNABLE: return num(n->runnable);
     default: return (query_val){0};
     }
 }

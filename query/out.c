@@ -63,6 +63,7 @@ void query_json_node_open(FILE *f, const db_node *n)
             n->begin, n->end, n->end - n->begin, n->blocked, n->events, db_node_kind_name(n->kind));
     if (n->cpu != DB_CPU_NONE)
         fprintf(f, ",\"cpu\":%u", n->cpu);
+    fprintf(f, ",\"running\":%" PRIu64 ",\"runnable\":%" PRIu64, n->running, n->runnable);
 }
 
 void query_json_edge(FILE *f, const db_edge *e)

@@ -1,0 +1,150 @@
+/* graph/sched.c -- where a thread's time went between its events: on a
+ * CPU, or runnable and waiting for one (issue 13: "the graph records
+ * preemption").
+ *
+ * The paper's nodes say when a thread waited (paper/000 1.b: a wait ends
+ * a node) but not whether, once woken, it got a CPU at once, nor whether
+ * it was preempted while it ran.  Linux says both in sched_switch: the
+ * task switched out (the event's task) with state R or R+ was preempted
+ * and stays runnable; the task switched in (next_pid) ends whatever
+ * runnable stretch it was in.  A wakeup starts one for a sleeping task.
+ *
+ * Every runnable stretch is charged to a node of its thread: the open one
+ * when the thread is inside a node (a preemption), else the next one it
+ * opens (the latency from its wakeup to its first instruction).  A node's
+ * `running` is then its time on a CPU from the switch-in before its first
+ * event to its last event, less what it spent preempted; `runnable` is
+ * the wakeup latency before it plus the preemptions inside it.  A trace
+ * without sched_switch (the paper's macOS traces) leaves runnable 0 and
+ * running the node's span.
+ *
+ * A preemption is also an edge (kind preempt) into the preempted node,
+ * from the node of the thread switched in -- its open node, or the next
+ * one it opens -- so that a slice from a node stretched by contention
+ * reaches the threads that took its CPU.  One edge per pair of nodes: a
+ * thread preempted at every tick by the same node gets one. */
+#include <string.h>
+
+#include "graph_int.h"
+
+static bool preempted(const db_event *ev)
+{
+    const char *v;
+    size_t n;
+    return db_event_attr(ev, "state", &v, &n) && n >= 1 && v[0] == 'R' && (n == 1 || (n == 2 && v[1] == '+'));
+}
+
+/* A stretch of runnable time of t, ending at ts. */
+static void charge(graph_thread *t, uint64_t ts)
+{
+    if (!t->runnable_since || ts < t->runnable_since) {
+        t->runnable_since = 0;
+        return;
+    }
+    uint64_t r = ts - t->runnable_since;
+    t->runnable_since = 0;
+    if (t->cur.open && !t->waiting)
+        t->cur.runnable_in += r;
+    else
+        t->pend_runnable += r;
+}
+
+int graph_sched_event(graph_state *g, const db_event *ev)
+{
+    if (ev->type == DB_EV_WAKEUP) {
+        if (ev->obj > UINT32_MAX)
+            return 0;
+        graph_thread *t = graph_thread_get(g, (uint32_t)ev->obj, DB_CPU_NONE);
+        if (!t)
+            return -1;
+        if (!t->on_cpu && !t->runnable_since)
+            t->runnable_since = ev->ts ? ev->ts : 1;
+        return 0;
+    }
+    if (strcmp(ev->name, "sched_switch") != 0 || ev->obj > UINT32_MAX)
+        return 0;
+    graph_thread *prev = graph_thread_get(g, ev->tid, ev->cpu);
+    if (!prev)
+        return -1;
+    prev->sched = true;
+    prev->on_cpu = false;
+    bool pre = ev->tid != 0 && preempted(ev);
+    prev->runnable_since = pre ? (ev->ts ? ev->ts : 1) : 0;
+    if (ev->obj == 0) /* the cpu goes idle */
+        return 0;
+    if (pre && ev->obj != ev->tid)
+        g->preempter = (uint32_t)ev->obj;
+    graph_thread *next = graph_thread_get(g, (uint32_t)ev->obj, DB_CPU_NONE);
+    if (!next)
+        return -1;
+    next->sched = true;
+    charge(next, ev->ts);
+    next->on_cpu = true;
+    if (!next->cur.open || next->waiting)
+        next->pend_on = ev->ts;
+    return 0;
+}
+
+void graph_sched_open(graph_thread *t, graph_open *o, const db_event *ev)
+{
+    o->n.runnable = t->pend_runnable;
+    o->run_from = t->pend_on && t->pend_on <= ev->ts ? t->pend_on : ev->ts;
+    t->pend_runnable = 0;
+    t->pend_on = 0;
+}
+
+void graph_sched_close(const graph_thread *t, graph_open *o)
+{
+    db_node *n = &o->n;
+    if (!t || !t->sched) {
+        n->running = n->end - n->begin;
+        return;
+    }
+    uint64_t from = o->run_from && o->run_from <= n->begin ? o->run_from : n->begin;
+    uint64_t span = n->end - from;
+    n->running = o->runnable_in < span ? span - o->runnable_in : 0;
+    n->runnable += o->runnable_in;
+}
+
+static int preempt_edge(graph_state *g, graph_thread *victim, uint64_t from_ev, uint32_t from, uint64_t to_ev,
+                        uint32_t to)
+{
+    if (!from || !to || from == to || (victim->preempt_last_from == from && victim->preempt_last_to == to))
+        return 0;
+    victim->preempt_last_from = from;
+    victim->preempt_last_to = to;
+    return graph_edge(g, DB_EDGE_PREEMPT, from_ev, from, to_ev, to);
+}
+
+/* After the event has its node: the preemption it records becomes an
+ * edge, now or when the preempter has a node; and a thread's first event
+ * in a node gives it the node a pending preemption was waiting for. */
+int graph_sched_after(graph_state *g, const db_event *ev, uint32_t node)
+{
+    uint32_t ix;
+    if (ev->ctx == DB_CTX_THREAD || ev->ctx == DB_CTX_UNKNOWN) {
+        graph_thread *t = graph_map_get(&g->tids, ev->tid, &ix) ? g->threads[ix] : NULL;
+        if (t && t->preempt_ev && t->cur.open && t->cur.n.id == node) {
+            uint64_t to_ev = t->preempt_ev;
+            uint32_t to = t->preempt_node;
+            t->preempt_ev = 0;
+            graph_thread *victim = graph_map_get(&g->tids, t->preempt_victim, &ix) ? g->threads[ix] : NULL;
+            if (victim && preempt_edge(g, victim, ev->id, node, to_ev, to))
+                return -1;
+        }
+    }
+    if (!g->preempter)
+        return 0;
+    uint32_t tid = g->preempter;
+    g->preempter = 0;
+    graph_thread *x = graph_thread_get(g, tid, DB_CPU_NONE);
+    graph_thread *victim = graph_thread_get(g, ev->tid, ev->cpu);
+    if (!x || !victim)
+        return -1;
+    if (x->cur.open && !x->waiting)
+        return preempt_edge(g, victim, x->cur.n.last_event, x->cur.n.id, ev->id, node);
+    x->preempt_ev = ev->id;
+    x->preempt_node = node;
+    x->preempt_victim = ev->tid;
+    return 0;
+}
