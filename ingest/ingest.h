@@ -60,6 +60,9 @@ typedef struct ingest_sink {
     /* how far the read is: bytes of the file read so far, of total (0 if
      * unknown); called now and then (every buffer refill), for a progress bar */
     void (*progress)(void *ctx, uint64_t bytes, uint64_t total);
+    /* optional: the reader has made its last call; what it does now is
+     * its own cleanup (the ingest pipe hands its last batch over early) */
+    void (*end)(void *ctx);
 } ingest_sink;
 
 typedef struct ingest_stats {

@@ -296,6 +296,14 @@ static void f_progress(void *ctx, uint64_t done, uint64_t total)
     wr(q, &total, 8);
 }
 
+/* The reader is done but for its cleanup: its last batch goes now. */
+static void f_end(void *ctx)
+{
+    ingest_pipe *p = ctx;
+    if (!atomic_load(&p->failed) && p->b[p->cur].len)
+        hand_over(p);
+}
+
 /* The reader's thread: the whole file through the front sink, then the
  * last batch. */
 static void *read_all(void *arg)
@@ -334,7 +342,8 @@ int ingest_file_threaded(const char *path, const ingest_sink *back, ingest_forma
                              .symbol = back->symbol ? f_symbol : NULL,
                              .event = back->event ? f_event : NULL,
                              .skip = back->skip ? f_skip : NULL,
-                             .progress = back->progress ? f_progress : NULL};
+                             .progress = back->progress ? f_progress : NULL,
+                             .end = f_end};
     if (pthread_mutex_init(&p->mu, NULL) != 0)
         goto alone;
     made = 1;
