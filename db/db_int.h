@@ -11,7 +11,8 @@
  *   ev_thread   id, tid(4), ts(8), eid(8) -> uv deltas of the thread's next
  *               event ids (thread index: a chunk of one thread's events in
  *               time order, from the key's event on; thrindex.c)
- *   ev_node     (unused: a node's events are a range of ev_thread)
+ *   node_thread id, tid(4), begin(8), node(8) -> ""  (a thread's nodes in time
+ *               order: critical paths, scans by thread id)
  *   ev_port     id, port(8), ts(8), eid(8) -> ""     (mach_msg dest)
  *   ev_block    id, block(8), ts(8), eid(8) -> ""    (dispatch / runloop block)
  *   ev_timer    id, timer(8), ts(8), eid(8) -> ""    (timer address)
@@ -44,7 +45,7 @@ enum {
     DBI_EVENTS,
     DBI_EV_TIME,
     DBI_EV_THREAD,
-    DBI_EV_NODE,
+    DBI_NODE_THREAD,
     DBI_EV_PORT,
     DBI_EV_BLOCK,
     DBI_EV_TIMER,
@@ -117,7 +118,7 @@ int db_evblock_load(MDB_txn *txn, MDB_dbi dbi, uint32_t trace, uint64_t id, db_e
 /* The archive's format, kept in meta "format"; an archive of another
  * format is refused with both numbers. */
 #define DB_FORMAT_VERSION 5u /* 4: events in blocks, thread index in chunks;
-                                5: nodes' running and runnable */
+                                5: nodes' running and runnable, node_thread */
 
 /* archive.c */
 int db_fail(db_error *err, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

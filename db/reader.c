@@ -233,6 +233,47 @@ int db_scan_nodes(db_reader *r, db_node_cb cb, void *ctx, db_error *err)
     return db_scan_prefix(r->txn, r->a->dbi[DBI_NODES], r->tid, 4, r->tid, 4, node_one, &s, err);
 }
 
+int db_scan_thread_nodes(db_reader *r, uint32_t tid, uint64_t t0, uint64_t t1, db_node_cb cb, void *ctx,
+                         db_error *err)
+{
+    unsigned char k[24];
+    memcpy(k, r->tid, 4);
+    db_put_be32(k + 4, tid);
+    db_put_be64(k + 8, t0);
+    memset(k + 16, 0, 8);
+    MDB_cursor *c;
+    int rc = mdb_cursor_open(r->txn, r->a->dbi[DBI_NODE_THREAD], &c);
+    if (rc)
+        return db_lmdb_fail(err, rc, "cursor");
+    MDB_val key = {24, k}, v;
+    rc = mdb_cursor_get(c, &key, &v, MDB_SET_RANGE);
+    int at = rc == 0 ? mdb_cursor_get(c, &key, &v, MDB_PREV) : mdb_cursor_get(c, &key, &v, MDB_LAST);
+    if (at == 0 && !(key.mv_size == 24 && memcmp(key.mv_data, k, 8) == 0))
+        at = mdb_cursor_get(c, &key, &v, MDB_NEXT); /* not this thread's: from the next */
+    else if (at == MDB_NOTFOUND) {
+        key = (MDB_val){24, k};
+        at = mdb_cursor_get(c, &key, &v, MDB_SET_RANGE);
+    }
+    int ret = 0;
+    for (rc = at; rc == 0 && !ret; rc = mdb_cursor_get(c, &key, &v, MDB_NEXT)) {
+        const unsigned char *kb = key.mv_data;
+        if (key.mv_size != 24 || memcmp(kb, k, 8) != 0 || db_get_be64(kb + 8) > t1)
+            break;
+        db_node n;
+        int got = db_get_node(r, (uint32_t)db_get_be64(kb + 16), &n, err);
+        if (got < 0)
+            ret = -1;
+        else if (got == 0)
+            ret = db_fail(err, -1, "the thread index names missing node %llu", (unsigned long long)db_get_be64(kb + 16));
+        else
+            ret = cb(ctx, &n);
+    }
+    mdb_cursor_close(c);
+    if (ret)
+        return ret;
+    return rc && rc != MDB_NOTFOUND ? db_lmdb_fail(err, rc, "scan") : 0;
+}
+
 struct edge_scan {
     db_edge_cb cb;
     void *ctx;

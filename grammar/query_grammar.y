@@ -78,12 +78,14 @@
 %token TRACES USE TRACE HELP SHOW NODE EVENTS OF FIND NODES WHERE ORDER BY ASC DESC
        LIMIT SLICE BACK FORWARD FROM DEPTH VIA WITH WEAK
        RULE RULES BOUNDARY CONNECT IGNORE TO ON DROP REBUILD GRAPH BEGIN END SEND RECV
-       MATCH COMPARE PATH DIAGNOSE THREAD AGAINST CHECK FIX AFTER TRANSACTION EDGES EXPORT.
+       MATCH COMPARE PATH DIAGNOSE THREAD AGAINST CHECK FIX AFTER TRANSACTION EDGES EXPORT
+       CRITICAL.
 
 %fallback ID TRACES USE TRACE HELP SHOW NODE EVENTS OF FIND NODES WHERE ORDER BY ASC DESC
              LIMIT SLICE BACK FORWARD FROM DEPTH VIA WITH WEAK
              RULE RULES BOUNDARY CONNECT IGNORE TO ON DROP REBUILD GRAPH BEGIN END SEND RECV
-             MATCH COMPARE PATH DIAGNOSE THREAD AGAINST CHECK FIX AFTER TRANSACTION EDGES EXPORT.
+             MATCH COMPARE PATH DIAGNOSE THREAD AGAINST CHECK FIX AFTER TRANSACTION EDGES EXPORT
+             CRITICAL.
 
 %left OR.
 %left AND.
@@ -240,6 +242,20 @@ stmt(A) ::= CHECK(C) FIX OF THREAD STRING(T) in_trace(I) AFTER TRACE STRING(S). 
     A->thread_name = query_ast_name(ps, &T);
     A->trace = I;
     A->after = query_ast_name(ps, &S);
+}
+/* critical path of node N | of thread "NAME": where the node's period
+ * (its wait and its run) went, every ns to one thread, node and state */
+stmt(A) ::= CRITICAL(C) PATH OF NODE nodeid(N) in_trace(I). {
+    A = query_ast_stmt(ps, QUERY_ST_CRITICAL_PATH, &C);
+    A->node = N.value;
+    A->node_pos = N.pos;
+    A->trace = I;
+}
+stmt(A) ::= CRITICAL(C) PATH OF THREAD STRING(S) in_trace(I). {
+    A = query_ast_stmt(ps, QUERY_ST_CRITICAL_PATH, &C);
+    A->by_thread = true;
+    A->thread_name = query_ast_name(ps, &S);
+    A->trace = I;
 }
 stmt(A) ::= TRANSACTION(T) FROM NODE nodeid(N) depth_opt(P) in_trace(I). {
     A = query_ast_stmt(ps, QUERY_ST_TRANSACTION, &T);

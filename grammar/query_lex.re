@@ -248,6 +248,7 @@ int query_lex_next(query_lexer *lx, query_token *tok, query_error *err)
             'fix'     { code = QTK_FIX; goto done; }
             'after'   { code = QTK_AFTER; goto done; }
             'transaction' { code = QTK_TRANSACTION; goto done; }
+            'critical' { code = QTK_CRITICAL; goto done; }
             'edges'   { code = QTK_EDGES; goto done; }
             'export'  { code = QTK_EXPORT; goto done; }
             'end'     { code = QTK_END; goto done; }

@@ -481,6 +481,15 @@ void query_ast_dump(const query_stmt *st, FILE *out)
         dump_string(st->file.name, st->file.len, out);
         fputc(')', out);
         return;
+    case QUERY_ST_CRITICAL_PATH:
+        fputs("(critical-path", out);
+        if (st->by_thread)
+            fprintf(out, " (thread \"%s\")", st->thread_name.name);
+        else
+            fprintf(out, " %llu", (unsigned long long)st->node);
+        dump_in_trace(st, out);
+        fputc(')', out);
+        return;
     case QUERY_ST_TRANSACTION:
         fprintf(out, "(transaction %llu", (unsigned long long)st->node);
         if (st->has_depth)

@@ -172,6 +172,14 @@ static const struct {
     {"check",
      "check fix of node N | thread \"NAME\" [in trace \"BEFORE\"] after trace \"AFTER\"\n"
      "  Did the anomaly's wait shrink after the fix, and by how much?\n"},
+    {"critical",
+     "critical path of node N [in trace \"T\"]\n"
+     "critical path of thread \"NAME\" [in trace \"T\"]\n"
+     "  Where the node's period went (the wait before it, and its run): every ns to\n"
+     "  one thread, node and state (running, runnable, blocked, timer, io,\n"
+     "  interrupt).  A wait is followed to what ended it, through the threads that\n"
+     "  caused it; preempted time goes to the threads that took the cpu.  `thread`\n"
+     "  picks the node its thread was not running the longest.\n"},
     {"transaction",
      "transaction from node N [depth D]\n"
      "  paper/002's cluster from a user-input root: every connection but wakeups,\n"
@@ -367,6 +375,7 @@ static bool returns_nodes(const query_stmt *st)
     case QUERY_ST_SHOW_NODE:
     case QUERY_ST_TRANSACTION:
     case QUERY_ST_DIAGNOSE:
+    case QUERY_ST_CRITICAL_PATH:
     case QUERY_ST_COMPARE_PATHS: return true;
     case QUERY_ST_FIND: return st->target == QUERY_TARGET_NODES;
     default: return false;
@@ -412,7 +421,7 @@ int query_exec(query_session *s, const query_stmt *st, query_error *err)
         st->kind != QUERY_ST_USE && st->kind != QUERY_ST_EXPORT)
         return query_fail(err, &st->pos,
                           "--format %s draws statements that return nodes: find nodes, show node, slice, "
-                          "transaction, diagnose, compare path",
+                          "transaction, diagnose, critical path, compare path",
                           query_format_name(s->format));
     if (s->format == QUERY_FMT_SVG && returns_nodes(st) && query_need_dot(err))
         return -1;
@@ -435,6 +444,7 @@ int query_exec(query_session *s, const query_stmt *st, query_error *err)
     case QUERY_ST_CHECK_FIX: return query_exec_check_fix(s, st, err);
     case QUERY_ST_TRANSACTION: return query_exec_transaction(s, st, err);
     case QUERY_ST_EXPORT: return exec_export(s, st, err);
+    case QUERY_ST_CRITICAL_PATH: return query_exec_critical(s, st, err);
     }
     return query_fail(err, &st->pos, "unknown statement");
 }

@@ -23,7 +23,7 @@ static int kinds_of(const query_stmt *st, uint32_t *kinds, query_error *err)
         if (k < 0)
             return query_fail(err, &v->pos,
                               "unknown edge kind \"%s\" (kinds: wakeup weak ipc ipc_reply dispatch runloop "
-                              "timer flag user)",
+                              "timer flag user preempt)",
                               v->name);
         *kinds |= 1u << k;
     }

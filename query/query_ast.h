@@ -159,7 +159,8 @@ typedef enum query_stmt_kind {
     QUERY_ST_DIAGNOSE,   /* diagnose node N | thread "NAME" [against trace "T"] -> node or thread_name, against, trace */
     QUERY_ST_CHECK_FIX,  /* check fix of node N | thread "NAME" after trace "T" -> node or thread_name, after, trace */
     QUERY_ST_TRANSACTION, /* transaction from node N [depth D] -> node, depth, trace */
-    QUERY_ST_EXPORT      /* export STMT to "FILE"      -> inner, file */
+    QUERY_ST_EXPORT,     /* export STMT to "FILE"      -> inner, file */
+    QUERY_ST_CRITICAL_PATH /* critical path of node N | of thread "NAME" -> node or thread_name, trace */
 } query_stmt_kind;
 
 /* A user rule (paper/000 §User Interactions), see docs in help "rule". */

@@ -205,6 +205,41 @@ void query_json_suspects(FILE *f, const query_suspect *s, size_t n);
 void query_json_paths(FILE *f, const query_path *normal, const query_path *anomaly);
 void query_text_suspects(FILE *f, const query_suspect *s, size_t n, size_t most);
 
+/* ---- critpath.c: where a node's period went (its critical path) ---- */
+enum {
+    QUERY_CP_RUNNING,   /* the thread was on a cpu */
+    QUERY_CP_RUNNABLE,  /* woken or preempted, off the cpu (to the preempter when known) */
+    QUERY_CP_BLOCKED,   /* waiting, with no cause the graph knows */
+    QUERY_CP_TIMER,     /* a timer ran out (charged to who armed it) */
+    QUERY_CP_IO,        /* a device's completion (interrupt, block / net softirq) */
+    QUERY_CP_INTERRUPT, /* another interrupt or softirq ended the wait */
+    QUERY_CP__COUNT
+};
+
+typedef struct query_cp_part {
+    uint32_t tid, node; /* node 0: the thread had no node there */
+    uint8_t kind;       /* the node's kind */
+    uint8_t state;      /* QUERY_CP_* */
+    char thread[DB_NAME_MAX];
+    uint64_t begin, ns;
+} query_cp_part;
+
+typedef struct query_cp {
+    db_node node;       /* whose period */
+    uint64_t begin, end; /* the period: the wait before the node, and the node */
+    query_cp_part *parts; /* in time order, adding up to end - begin */
+    size_t n, cap;
+} query_cp;
+
+int query_critical_path(db_reader *r, const db_node *n, query_cp *cp, db_error *de);
+void query_cp_free(query_cp *cp);
+const char *query_cp_state_name(int state);
+int query_exec_critical(query_session *s, const query_stmt *st, query_error *err); /* exec_critpath.c */
+/* ns a node's thread was not running: the wait before it, and preempted */
+uint64_t query_not_running(const db_node *n);
+/* The node of thread `name` that was not running the longest (1, 0, -1). */
+int query_worst_step(db_reader *r, uint32_t trace_id, const char *name, db_node *out, db_error *de);
+
 /* ---- errors ---- */
 int query_fail(query_error *err, const query_pos *pos, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

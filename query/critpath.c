@@ -1,0 +1,359 @@
+/* query/critpath.c -- where a thread's time went: the critical path of a
+ * node, every nanosecond of its period given to one (thread, node, state).
+ *
+ * The paper slices backward from an anomaly node (paper/004 §Path
+ * Slicing) and compares paths; what it leaves to the reader is how much
+ * of the wait each node on the slice is responsible for.  This is the
+ * partition the critical-path analyses of Trace Compass and Perfetto and
+ * wPerf's wait-for graphs compute, on the event graph:
+ *
+ *   A thread's timeline over [a, b] is its nodes in time order (the
+ *   node_thread index), each preceded by the wait that ended in it
+ *   (`blocked`).  Inside a node the thread ran (`running`) or was
+ *   preempted (`runnable`: given to the nodes that took its CPU, the
+ *   `preempt` edges into it, in proportion to their running).  A wait is
+ *   followed to what ended it -- the causal edge into the node -- and
+ *   split at the moment of the wakeup: before it the thread was blocked on
+ *   the waker, so that stretch is the waker's timeline over the same
+ *   interval, recursively (what the waker itself ran, waited on, ...);
+ *   after it the thread was runnable, waiting for a CPU.  A wakeup from a
+ *   timer is the timer's: `timer`, charged to the thread that armed it
+ *   (the edge into the timer node); from an interrupt, `io` for the block
+ *   and network softirqs and device interrupts, `interrupt` otherwise.
+ *
+ * Nothing outside [a, b] takes any of it: each recursion is clipped to the
+ * interval of the wait it explains, so the parts add up to the period.
+ * Depth and the number of parts are bounded (CP_DEPTH, CP_PARTS); what is
+ * left past the bound is `blocked` on the thread where the walk stopped. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "query_int.h"
+
+#define CP_DEPTH 24
+#define CP_PARTS 4096
+#define CP_NODES 100000 /* nodes of one thread read for one interval */
+
+static const char *const state_names[QUERY_CP__COUNT] = {
+    [QUERY_CP_RUNNING] = "running", [QUERY_CP_RUNNABLE] = "runnable", [QUERY_CP_BLOCKED] = "blocked",
+    [QUERY_CP_TIMER] = "timer",     [QUERY_CP_IO] = "io",             [QUERY_CP_INTERRUPT] = "interrupt",
+};
+
+const char *query_cp_state_name(int s) { return s >= 0 && s < QUERY_CP__COUNT ? state_names[s] : "?"; }
+
+typedef struct walk {
+    db_reader *r;
+    db_error *de;
+    query_cp *cp;
+    int rc;
+} walk;
+
+static void add_part(walk *w, const db_node *n, int state, uint64_t begin, uint64_t ns)
+{
+    query_cp *cp = w->cp;
+    if (!ns || w->rc)
+        return;
+    if (cp->n && cp->parts[cp->n - 1].node == n->id && cp->parts[cp->n - 1].state == state &&
+        cp->parts[cp->n - 1].begin + cp->parts[cp->n - 1].ns == begin) {
+        cp->parts[cp->n - 1].ns += ns;
+        return;
+    }
+    if (cp->n == cp->cap) {
+        size_t c = cp->cap ? cp->cap * 2 : 64;
+        void *p = realloc(cp->parts, c * sizeof *cp->parts);
+        if (!p) {
+            w->rc = db_fail_oom(w->de);
+            return;
+        }
+        cp->parts = p;
+        cp->cap = c;
+    }
+    query_cp_part *p = &cp->parts[cp->n++];
+    memset(p, 0, sizeof *p);
+    p->tid = n->tid;
+    p->node = n->id;
+    p->kind = n->kind;
+    memcpy(p->thread, n->thread, sizeof p->thread);
+    p->state = (uint8_t)state;
+    p->begin = begin;
+    p->ns = ns;
+}
+
+static bool isolated(int kind)
+{
+    return kind == DB_NODE_INTERRUPT || kind == DB_NODE_SOFTIRQ || kind == DB_NODE_TIMER ||
+           kind == DB_NODE_TIMESHARE;
+}
+
+/* ---- a thread's nodes over an interval ---- */
+
+typedef struct nodes {
+    db_node *v;
+    size_t n, cap;
+    uint64_t a, b;
+    bool oom;
+} nodes;
+
+static int keep_node(void *p, const db_node *n)
+{
+    nodes *l = p;
+    if (isolated(n->kind) || n->end < l->a)
+        return 0;
+    if (l->n == CP_NODES)
+        return 1;
+    if (l->n == l->cap) {
+        size_t c = l->cap ? l->cap * 2 : 16;
+        void *q = realloc(l->v, c * sizeof *l->v);
+        if (!q) {
+            l->oom = true;
+            return -1;
+        }
+        l->v = q;
+        l->cap = c;
+    }
+    l->v[l->n++] = *n;
+    return 0;
+}
+
+/* The causal edge into n that ended its wait: the latest wakeup-like edge
+ * (not weak, not preempt) whose source event precedes n's first event. */
+typedef struct cause {
+    db_edge e;
+    bool found;
+    int rank;
+    db_edge pre[16]; /* preempt edges into the node */
+    int npre;
+} cause;
+
+static int kind_rank(int k)
+{
+    switch (k) {
+    case DB_EDGE_WAKEUP: return 1;
+    case DB_EDGE_IPC:
+    case DB_EDGE_IPC_REPLY: return 2;
+    case DB_EDGE_TIMER:
+    case DB_EDGE_FLAG:
+    case DB_EDGE_DISPATCH:
+    case DB_EDGE_RUNLOOP:
+    case DB_EDGE_USER: return 3;
+    default: return 0;
+    }
+}
+
+static int cause_one(void *p, const db_edge *e)
+{
+    cause *c = p;
+    if (e->kind == DB_EDGE_PREEMPT) {
+        if (c->npre < 16)
+            c->pre[c->npre++] = *e;
+        return 0;
+    }
+    int rank = kind_rank(e->kind);
+    if (!rank)
+        return 0;
+    if (!c->found || rank < c->rank || (rank == c->rank && e->from_event > c->e.from_event)) {
+        c->e = *e;
+        c->found = true;
+        c->rank = rank;
+    }
+    return 0;
+}
+
+static void attribute(walk *w, uint32_t tid, uint64_t a, uint64_t b, int depth);
+
+/* What ended a wait of node k: the stretch [a, b] before the wakeup. */
+static void explain_wait(walk *w, const db_node *k, const cause *c, uint64_t a, uint64_t b, int depth)
+{
+    db_node src;
+    int got = db_get_node(w->r, c->e.from, &src, w->de);
+    if (got < 0) {
+        w->rc = -1;
+        return;
+    }
+    if (!got || depth >= CP_DEPTH || w->cp->n >= CP_PARTS) {
+        add_part(w, k, QUERY_CP_BLOCKED, a, b - a);
+        return;
+    }
+    if (src.kind == DB_NODE_TIMER) { /* the timer's: charged to who armed it */
+        cause armed = {0};
+        if (db_edges_in(w->r, src.id, cause_one, &armed, w->de)) {
+            w->rc = -1;
+            return;
+        }
+        db_node arm;
+        if (armed.found && armed.e.kind == DB_EDGE_TIMER && db_get_node(w->r, armed.e.from, &arm, w->de) == 1)
+            add_part(w, &arm, QUERY_CP_TIMER, a, b - a);
+        else
+            add_part(w, &src, QUERY_CP_TIMER, a, b - a);
+        return;
+    }
+    if (src.kind == DB_NODE_INTERRUPT || src.kind == DB_NODE_SOFTIRQ) {
+        bool io = src.kind == DB_NODE_INTERRUPT || strstr(src.thread, "BLOCK") || strstr(src.thread, "NET_RX");
+        add_part(w, &src, io ? QUERY_CP_IO : QUERY_CP_INTERRUPT, a, b - a);
+        return;
+    }
+    if (src.tid == k->tid || isolated(src.kind)) {
+        add_part(w, &src, QUERY_CP_BLOCKED, a, b - a);
+        return;
+    }
+    /* blocked on another thread: what that thread did meanwhile */
+    attribute(w, src.tid, a, b, depth + 1);
+}
+
+/* The nodes that took the CPU from k during [a, b]: the sources of the
+ * preempt edges into k, and of the preempt edges into those (threads
+ * preempting each other on a contended CPU), that overlap [a, b], but
+ * k's own thread.  Each weighs what it ran of [a, b]: its overlap with
+ * it, times the share of its span it was running. */
+#define CP_TAKERS 16
+
+typedef struct taker {
+    db_node n;
+    double w;
+} taker;
+
+static uint64_t overlap(const db_node *n, uint64_t a, uint64_t b)
+{
+    uint64_t lo = n->begin > a ? n->begin : a, hi = n->end < b ? n->end : b;
+    return hi > lo ? hi - lo : 0;
+}
+
+static void add_takers(walk *w, const cause *c, const db_node *k, uint64_t a, uint64_t b, taker *t, int *nt)
+{
+    for (int i = 0; i < c->npre && *nt < CP_TAKERS; i++) {
+        db_node n;
+        bool dup = false;
+        for (int j = 0; j < *nt; j++)
+            dup = dup || t[j].n.id == c->pre[i].from;
+        if (dup || db_get_node(w->r, c->pre[i].from, &n, w->de) != 1 || n.tid == k->tid)
+            continue;
+        uint64_t ov = overlap(&n, a, b), span = n.end - n.begin;
+        if (!ov)
+            continue;
+        double run = span ? (double)(n.running < span ? n.running : span) / (double)span : 1.0;
+        t[*nt].n = n;
+        t[*nt].w = (double)ov * (run > 0 ? run : 0.01);
+        (*nt)++;
+    }
+}
+
+/* Node k's own span clipped to [a, b]: running, and preempted (given to
+ * the nodes that took the CPU, by weight). */
+static void own_span(walk *w, const db_node *k, const cause *c, uint64_t a, uint64_t b)
+{
+    uint64_t span = k->end - k->begin, len = b - a;
+    uint64_t run = k->running < span ? k->running : span;
+    uint64_t pre = span ? (uint64_t)((double)(span - run) * ((double)len / (double)span)) : 0;
+    if (pre > len)
+        pre = len;
+    taker t[CP_TAKERS];
+    int nt = 0;
+    if (pre) {
+        add_takers(w, c, k, a, b, t, &nt);
+        for (int i = 0, first = nt; i < first && nt < CP_TAKERS; i++) {
+            cause c2 = {0};
+            if (db_edges_in(w->r, t[i].n.id, cause_one, &c2, w->de)) {
+                w->rc = -1;
+                return;
+            }
+            add_takers(w, &c2, k, a, b, t, &nt);
+        }
+    }
+    double weight = 0;
+    for (int i = 0; i < nt; i++)
+        weight += t[i].w;
+    add_part(w, k, QUERY_CP_RUNNING, a, len - pre);
+    uint64_t at = a + (len - pre), left = pre;
+    for (int i = 0; i < nt && left && weight > 0; i++) {
+        uint64_t share = i == nt - 1 ? left : (uint64_t)((double)pre * t[i].w / weight);
+        if (share > left)
+            share = left;
+        add_part(w, &t[i].n, QUERY_CP_RUNNABLE, at, share);
+        at += share;
+        left -= share;
+    }
+    add_part(w, k, QUERY_CP_RUNNABLE, at, left);
+}
+
+/* Thread tid's timeline over [a, b], into parts. */
+static void attribute(walk *w, uint32_t tid, uint64_t a, uint64_t b, int depth)
+{
+    if (w->rc || a >= b)
+        return;
+    nodes l = {.a = a, .b = b};
+    int rc = db_scan_thread_nodes(w->r, tid, a, b, keep_node, &l, w->de);
+    if (rc < 0 || l.oom) {
+        w->rc = l.oom ? db_fail_oom(w->de) : -1;
+        free(l.v);
+        return;
+    }
+    uint64_t pos = a;
+    const db_node *last = NULL;
+    for (size_t i = 0; i < l.n && pos < b && !w->rc; i++) {
+        const db_node *k = &l.v[i];
+        uint64_t gs = k->blocked && k->blocked <= k->begin ? k->begin - k->blocked : k->begin;
+        if (gs > pos) { /* between nodes, no wait recorded: it ran on */
+            uint64_t e = gs < b ? gs : b;
+            add_part(w, last ? last : k, QUERY_CP_RUNNING, pos, e - pos);
+            pos = e;
+        }
+        cause c = {0};
+        if (k->end >= pos && db_edges_in(w->r, k->id, cause_one, &c, w->de)) {
+            w->rc = -1;
+            break;
+        }
+        if (pos < k->begin && pos < b) { /* the wait before k */
+            uint64_t we = k->begin < b ? k->begin : b;
+            uint64_t woke = we;
+            db_event ev;
+            if (c.found && db_get_event(w->r, c.e.from_event, &ev, w->de) == 1 && ev.ts >= pos && ev.ts <= we)
+                woke = ev.ts;
+            if (c.found && woke > pos)
+                explain_wait(w, k, &c, pos, woke, depth);
+            else if (woke > pos)
+                add_part(w, k, QUERY_CP_BLOCKED, pos, woke - pos);
+            add_part(w, k, QUERY_CP_RUNNABLE, woke, we - woke); /* woken, not yet on a cpu */
+            pos = we;
+        }
+        if (pos < b && k->end > pos) {
+            uint64_t e = k->end < b ? k->end : b;
+            own_span(w, k, &c, pos, e);
+            pos = e;
+        }
+        last = k;
+    }
+    if (pos < b && !w->rc) { /* after its last node: waiting, for all we know */
+        if (last)
+            add_part(w, last, QUERY_CP_BLOCKED, pos, b - pos);
+        else {
+            db_node none = {.tid = tid};
+            db_thread th;
+            if (db_get_thread(w->r, tid, &th, w->de) == 1)
+                memcpy(none.thread, th.name, sizeof none.thread);
+            add_part(w, &none, QUERY_CP_BLOCKED, pos, b - pos);
+        }
+    }
+    free(l.v);
+}
+
+int query_critical_path(db_reader *r, const db_node *n, query_cp *cp, db_error *de)
+{
+    memset(cp, 0, sizeof *cp);
+    cp->begin = n->blocked && n->blocked <= n->begin ? n->begin - n->blocked : n->begin;
+    cp->end = n->end > cp->begin ? n->end : cp->begin;
+    cp->node = *n;
+    walk w = {r, de, cp, 0};
+    attribute(&w, n->tid, cp->begin, cp->end, 0);
+    if (w.rc) {
+        query_cp_free(cp);
+        return -1;
+    }
+    return 0;
+}
+
+void query_cp_free(query_cp *cp)
+{
+    free(cp->parts);
+    cp->parts = NULL;
+    cp->n = cp->cap = 0;
+}

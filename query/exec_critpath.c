@@ -1,0 +1,164 @@
+/* query/exec_critpath.c -- `critical path of node N | of thread "NAME"`:
+ * the node's period (the wait before it, and its run) partitioned into
+ * (thread, node, state) parts by critpath.c, printed as rows, JSON, or
+ * drawn (the nodes of the parts, and the edges between them). */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "query_int.h"
+
+/* Time a node's thread was not running: the wait before it and the
+ * preempted part of its span. */
+uint64_t query_not_running(const db_node *n)
+{
+    uint64_t span = n->end - n->begin;
+    return n->blocked + (span > n->running ? span - n->running : 0);
+}
+
+struct worst {
+    db_reader *r;
+    db_node best;
+    bool found;
+    db_error *de;
+};
+
+static int worst_one(void *ctx, const db_sig *c)
+{
+    struct worst *w = ctx;
+    db_node n;
+    int got = db_get_node_of(w->r, c->trace, c->node, &n, w->de);
+    if (got < 0)
+        return -1;
+    if (got && (!w->found || query_not_running(&n) > query_not_running(&w->best))) {
+        w->best = n;
+        w->found = true;
+    }
+    return 0;
+}
+
+int query_worst_step(db_reader *r, uint32_t trace_id, const char *name, db_node *out, db_error *de)
+{
+    struct worst w = {.r = r, .de = de};
+    if (db_scan_sigs(r, graph_thread_key(name, DB_NODE_THREAD), trace_id, worst_one, &w, de))
+        return -1;
+    if (w.found)
+        *out = w.best;
+    return w.found;
+}
+
+static void print_json(query_session *s, const query_cp *cp)
+{
+    FILE *f = s->out;
+    fputs("{\"node\":", f);
+    query_json_node(f, &cp->node, -1);
+    fprintf(f, ",\"period\":{\"begin\":%" PRIu64 ",\"end\":%" PRIu64 ",\"ns\":%" PRIu64 "},\"parts\":[",
+            cp->begin, cp->end, cp->end - cp->begin);
+    for (size_t i = 0; i < cp->n; i++) {
+        const query_cp_part *p = &cp->parts[i];
+        fputs(i ? ",{\"thread\":" : "{\"thread\":", f);
+        query_json_str(f, p->thread, strnlen(p->thread, DB_NAME_MAX));
+        fprintf(f, ",\"tid\":%" PRIu32 ",\"node\":%" PRIu32 ",\"state\":\"%s\",\"begin\":%" PRIu64 ",\"ns\":%" PRIu64 "}",
+                p->tid, p->node, query_cp_state_name(p->state), p->begin, p->ns);
+    }
+    fputs("]}\n", f);
+}
+
+static void print_table(query_session *s, const query_cp *cp)
+{
+    static const char *const heads[] = {"thread", "tid", "node", "state", "begin", "ns", "share"};
+    query_table t;
+    query_table_init(&t, s->format, 7, heads);
+    uint64_t period = cp->end - cp->begin;
+    for (size_t i = 0; i < cp->n; i++) {
+        const query_cp_part *p = &cp->parts[i];
+        query_table_cell(&t, "%s", p->thread);
+        query_table_cell(&t, "%" PRIu32, p->tid);
+        query_table_cell(&t, "%" PRIu32, p->node);
+        query_table_cell(&t, "%s", query_cp_state_name(p->state));
+        query_table_ts(&t, p->begin);
+        query_table_dur(&t, p->ns, false);
+        query_table_cell(&t, "%.1f%%", period ? 100.0 * (double)p->ns / (double)period : 0.0);
+    }
+    if (s->format == QUERY_FMT_TABLE) {
+        char a[32], b[32];
+        query_fmt_ts(a, sizeof a, cp->begin);
+        query_fmt_duration(b, sizeof b, period);
+        fprintf(s->out, "critical path of node %" PRIu32 " (%s): %s from %s\n", cp->node.id, cp->node.thread, b, a);
+    }
+    query_table_print(&t, s->out);
+    query_table_free(&t);
+}
+
+struct in_view {
+    query_view *v;
+    int g;
+};
+
+static int edge_in_view(void *ctx, const db_edge *e)
+{
+    struct in_view *iv = ctx;
+    if (e->kind != DB_EDGE_WEAK && query_view_find(iv->v, iv->g, e->from))
+        query_view_add_edge(iv->v, iv->g, e);
+    return 0;
+}
+
+/* The view: the parts' nodes, the period's node first, and the edges the
+ * walk followed between them (those among the nodes drawn). */
+static int print_view(query_session *s, db_reader *r, const query_cp *cp, query_error *err)
+{
+    query_view v;
+    query_view_init(&v);
+    int g = query_view_group(&v, r, "anomaly");
+    query_view_add_node(&v, g, &cp->node, true);
+    db_error de = {{0}};
+    for (size_t i = 0; i < cp->n; i++) {
+        db_node n;
+        if (cp->parts[i].node && db_get_node(r, cp->parts[i].node, &n, &de) == 1)
+            query_view_add_node(&v, g, &n, false);
+    }
+    query_view_sort(&v);
+    struct in_view iv = {&v, g};
+    for (size_t i = 0, len = v.len; i < len; i++)
+        if (db_edges_in(r, v.nodes[i].n.id, edge_in_view, &iv, &de)) {
+            query_view_free(&v);
+            return query_fail(err, NULL, "%s", de.msg);
+        }
+    int rc = query_view_print(s, &v, err);
+    query_view_free(&v);
+    return rc;
+}
+
+int query_exec_critical(query_session *s, const query_stmt *st, query_error *err)
+{
+    db_reader *r = query_open_trace(s, &st->trace, err);
+    if (!r)
+        return -1;
+    db_error de = {{0}};
+    db_node n;
+    int got = st->by_thread ? query_worst_step(r, db_reader_trace(r)->id, st->thread_name.name, &n, &de)
+                            : st->node > UINT32_MAX ? 0 : db_get_node(r, (uint32_t)st->node, &n, &de);
+    if (got <= 0) {
+        int rc = got < 0 ? query_fail(err, &st->pos, "%s", de.msg)
+                 : st->by_thread ? query_fail(err, &st->thread_name.pos, "no thread named \"%s\" has a node",
+                                              st->thread_name.name)
+                                 : query_fail(err, &st->node_pos, "no node %llu", (unsigned long long)st->node);
+        db_reader_close(r);
+        return rc;
+    }
+    query_cp cp;
+    if (query_critical_path(r, &n, &cp, &de)) {
+        db_reader_close(r);
+        return query_fail(err, &st->pos, "%s", de.msg);
+    }
+    int rc = 0;
+    if (query_view_format(s->format))
+        rc = print_view(s, r, &cp, err);
+    else if (s->format == QUERY_FMT_JSON)
+        print_json(s, &cp);
+    else
+        print_table(s, &cp);
+    query_cp_free(&cp);
+    db_reader_close(r);
+    return rc;
+}
