@@ -166,9 +166,11 @@ static const struct {
     {"diagnose",
      "diagnose node N [against trace \"T\"]\n"
      "diagnose thread \"NAME\" [against trace \"T\"]\n"
-     "  The paper's three steps: classify the anomaly (wait, busy, yield), find its\n"
-     "  normal counterpart (earlier in this trace, or in T), slice both paths and\n"
-     "  compare them; prints ranked suspects.  `thread` picks its longest block.\n"},
+     "  The paper's three steps: classify the anomaly by where its period went (wait,\n"
+     "  busy, runnable, io, yield), find its normal counterpart (earlier in this\n"
+     "  trace, or in T), slice both paths and compare them.  Suspects are ranked by\n"
+     "  the time they took of the period (its critical path) less what they took of\n"
+     "  the counterpart's.  `thread` picks its worst step (longest not running).\n"},
     {"check",
      "check fix of node N | thread \"NAME\" [in trace \"BEFORE\"] after trace \"AFTER\"\n"
      "  Did the anomaly's wait shrink after the fix, and by how much?\n"},

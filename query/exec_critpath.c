@@ -47,13 +47,9 @@ int query_worst_step(db_reader *r, uint32_t trace_id, const char *name, db_node 
     return w.found;
 }
 
-static void print_json(query_session *s, const query_cp *cp)
+void query_json_cp_parts(FILE *f, const query_cp *cp)
 {
-    FILE *f = s->out;
-    fputs("{\"node\":", f);
-    query_json_node(f, &cp->node, -1);
-    fprintf(f, ",\"period\":{\"begin\":%" PRIu64 ",\"end\":%" PRIu64 ",\"ns\":%" PRIu64 "},\"parts\":[",
-            cp->begin, cp->end, cp->end - cp->begin);
+    fputc('[', f);
     for (size_t i = 0; i < cp->n; i++) {
         const query_cp_part *p = &cp->parts[i];
         fputs(i ? ",{\"thread\":" : "{\"thread\":", f);
@@ -61,7 +57,18 @@ static void print_json(query_session *s, const query_cp *cp)
         fprintf(f, ",\"tid\":%" PRIu32 ",\"node\":%" PRIu32 ",\"state\":\"%s\",\"begin\":%" PRIu64 ",\"ns\":%" PRIu64 "}",
                 p->tid, p->node, query_cp_state_name(p->state), p->begin, p->ns);
     }
-    fputs("]}\n", f);
+    fputc(']', f);
+}
+
+static void print_json(query_session *s, const query_cp *cp)
+{
+    FILE *f = s->out;
+    fputs("{\"node\":", f);
+    query_json_node(f, &cp->node, -1);
+    fprintf(f, ",\"period\":{\"begin\":%" PRIu64 ",\"end\":%" PRIu64 ",\"ns\":%" PRIu64 "},\"parts\":",
+            cp->begin, cp->end, cp->end - cp->begin);
+    query_json_cp_parts(f, cp);
+    fputs("}\n", f);
 }
 
 static void print_table(query_session *s, const query_cp *cp)

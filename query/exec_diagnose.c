@@ -2,14 +2,19 @@
  * anomaly, three steps) and `check fix` (paper/001 §Validation of bug fix).
  *
  *   1. classify the anomaly node: a long wait, busy processing, or
- *      repeated yields;
+ *      repeated yields -- and, with the scheduler's view, waiting for a
+ *      cpu (runnable) or for a device (io): where its critical path
+ *      (critpath.c) says the period went;
  *   2. find its normal counterpart: a node like it on the same thread,
  *      earlier in the same trace or in the trace to compare against,
  *      without the anomaly (a short wait, a short run);
  *   3. slice the normal path back from the counterpart (whose first in-edge
  *      is the node that woke it: "the node wakes up the normal node ... is
  *      a target node to perform path slicing on") and the anomaly path back
- *      from the anomaly node, compare them (suspects.c), rank suspects. */
+ *      from the anomaly node, compare them (suspects.c), rank suspects.
+ * Suspects come first by the time they took of the anomaly's period, less
+ * what they took of the counterpart's (attrib.c); the threads the path
+ * comparison alone points at follow. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,14 +34,14 @@ static int count_yields(void *ctx, const db_event *ev)
     return 0;
 }
 
-/* Step 1. */
-static const char *classify(db_reader *r, const db_node *n, db_error *de, int *rc)
+/* Step 1: yields, else where the period went. */
+static const char *classify(db_reader *r, const db_node *n, const query_cp *cp, db_error *de, int *rc)
 {
     int yields = 0;
     *rc = db_scan_node_events(r, n->id, count_yields, &yields, de);
     if (yields >= YIELDS)
         return "yield";
-    return n->blocked >= n->end - n->begin ? "wait" : "busy";
+    return query_cp_kind(cp);
 }
 
 /* The anomaly: node N of the trace, or the longest block of a thread. */
@@ -45,7 +50,8 @@ static int anomaly_node(query_session *s, db_reader *r, const query_stmt *st, db
     db_error de = {{0}};
     int got;
     if (st->by_thread) {
-        got = query_longest_block(r, db_reader_trace(r)->id, st->thread_name.name, n, &de);
+        /* its worst step: the longest not running, waits and preemption alike */
+        got = query_worst_step(r, db_reader_trace(r)->id, st->thread_name.name, n, &de);
         if (got == 0)
             return query_fail(err, &st->thread_name.pos, "no thread named \"%s\" in trace \"%s\"",
                               st->thread_name.name, db_reader_trace(r)->name);
@@ -75,7 +81,7 @@ static int baseline(db_reader *r, const db_node *a, const char *kind, uint32_t t
             if (same && c->end > a->begin)
                 continue; /* "earlier in the same trace" */
             bool normal = strcmp(kind, "busy") == 0 ? (c->end - c->begin) * 2 < a->end - a->begin
-                                                     : c->blocked * 2 < a->blocked;
+                                                     : query_not_running(c) * 2 < query_not_running(a);
             if (!normal || (pass == 0 && !query_similar(&m[i])))
                 continue;
             /* the best score; of equals, the step closest before the anomaly */
@@ -88,16 +94,63 @@ static int baseline(db_reader *r, const db_node *a, const char *kind, uint32_t t
     return found;
 }
 
+/* "Its 283.9ms went to: hog timer 99.8%, ..." -- the breakdown by thread
+ * and state, largest first, the five largest. */
+static void print_breakdown(FILE *f, const query_cp *cp)
+{
+    struct agg {
+        const char *thread;
+        uint32_t tid;
+        int state;
+        uint64_t ns;
+    } top[64];
+    int n = 0;
+    for (size_t i = 0; i < cp->n; i++) {
+        const query_cp_part *p = &cp->parts[i];
+        int j = 0;
+        while (j < n && !(top[j].tid == p->tid && top[j].state == p->state))
+            j++;
+        if (j == n) {
+            if (n == 64)
+                continue;
+            top[n++] = (struct agg){p->thread, p->tid, p->state, 0};
+        }
+        top[j].ns += p->ns;
+    }
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && top[j].ns > top[j - 1].ns; j--) {
+            struct agg x = top[j];
+            top[j] = top[j - 1];
+            top[j - 1] = x;
+        }
+    uint64_t period = cp->end - cp->begin;
+    char d[32];
+    query_fmt_duration(d, sizeof d, period);
+    fprintf(f, "Its %s went to:", d);
+    for (int i = 0; i < n && i < 5; i++)
+        fprintf(f, "%s %s %s %.1f%%", i ? "," : "", top[i].thread, query_cp_state_name(top[i].state),
+                period ? 100.0 * (double)top[i].ns / (double)period : 0.0);
+    fputs(n > 5 ? ", ...\n" : "\n", f);
+}
+
 static void print_text(query_session *s, const db_node *a, const char *kind, const query_match *base,
                        const char *base_trace, const query_suspect *sus, size_t n, const query_path *normal,
-                       const query_path *anomaly)
+                       const query_path *anomaly, const query_cp *cp)
 {
     FILE *f = s->out;
     char bl[32], du[32], ts[32];
     query_fmt_duration(bl, sizeof bl, a->blocked);
     query_fmt_duration(du, sizeof du, a->end - a->begin);
     query_fmt_ts(ts, sizeof ts, a->begin);
-    if (strcmp(kind, "wait") == 0)
+    if (strcmp(kind, "runnable") == 0) {
+        char rn[32];
+        query_fmt_duration(rn, sizeof rn, a->runnable);
+        fprintf(f, "%s (node %" PRIu32 ", %s) was runnable but off the cpu %s of its %s at %s: cpu contention.\n",
+                a->thread, a->id, a->proc, rn, du, ts);
+    } else if (strcmp(kind, "io") == 0)
+        fprintf(f, "%s (node %" PRIu32 ", %s) waited %s before it ran at %s, for devices: i/o.\n", a->thread, a->id,
+                a->proc, bl, ts);
+    else if (strcmp(kind, "wait") == 0)
         fprintf(f, "%s (node %" PRIu32 ", %s) waited %s before it ran at %s: a long wait.\n", a->thread, a->id,
                 a->proc, bl, ts);
     else if (strcmp(kind, "busy") == 0)
@@ -116,6 +169,7 @@ static void print_text(query_session *s, const db_node *a, const char *kind, con
                 anomaly->len);
     } else
         fprintf(f, "No normal counterpart was found; the anomaly path has %zu nodes.\n", anomaly->len);
+    print_breakdown(f, cp);
     if (n == 0) {
         fputs("No other thread was blocked on its path during the anomaly.\n", f);
         return;
@@ -168,6 +222,29 @@ static int self_suspect(db_reader *r, const db_node *a, const char *kind, const 
     return 0;
 }
 
+/* The path comparison's suspects after the ones ranked by time, for the
+ * threads those do not name; their scores stay below. */
+static int merge_suspects(query_suspect **sus, size_t *n, const query_suspect *cmp, size_t ncmp, db_error *de)
+{
+    query_suspect *v = realloc(*sus, (*n + ncmp + 1) * sizeof *v);
+    if (!v)
+        return db_fail_oom(de);
+    *sus = v;
+    size_t first = *n;
+    for (size_t i = 0; i < ncmp; i++) {
+        bool named = false;
+        for (size_t j = 0; j < first && !named; j++)
+            named = v[j].node.tid == cmp[i].node.tid;
+        if (named)
+            continue;
+        v[*n] = cmp[i];
+        if (first && v[*n].score >= 10)
+            v[*n].score = 9.999;
+        (*n)++;
+    }
+    return 0;
+}
+
 int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err)
 {
     uint32_t against = 0;
@@ -185,8 +262,15 @@ int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err
     char base_trace[256] = "";
     int rc = anomaly_node(s, ra, st, &a, err), got = 0;
     const char *kind = "wait";
+    query_cp cpa = {0}, cpn = {0};
+    bool have_cpa = false, have_cpn = false;
     if (!rc) {
-        kind = classify(ra, &a, &de, &rc);
+        if (query_critical_path(ra, &a, &cpa, &de))
+            rc = query_fail(err, NULL, "%s", de.msg);
+        have_cpa = !rc;
+    }
+    if (!rc) {
+        kind = classify(ra, &a, &cpa, &de, &rc);
         if (!rc)
             got = baseline(ra, &a, kind, against ? against : db_reader_trace(ra)->id, &base, &de);
         if (rc || got < 0)
@@ -195,15 +279,22 @@ int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err
     if (!rc && got) {
         if (db_trace_name(ra, base.trace, base_trace, sizeof base_trace, &de) != 1 ||
             !(rn = base.trace == db_reader_trace(ra)->id ? ra : db_reader_open(s->archive, base_trace, &de)) ||
-            query_path_walk(rn, base.n.id, QUERY_WALK_IN, query_causal_kinds(), DIAG_DEPTH, &normal, &de) < 0)
+            query_path_walk(rn, base.n.id, QUERY_WALK_IN, query_causal_kinds(), DIAG_DEPTH, &normal, &de) < 0 ||
+            query_critical_path(rn, &base.n, &cpn, &de))
             rc = query_fail(err, NULL, "%s", de.msg);
+        have_cpn = !rc;
     }
     if (!rc && query_path_walk(ra, a.id, QUERY_WALK_IN, query_causal_kinds(), DIAG_DEPTH, &anomaly, &de) < 0)
         rc = query_fail(err, NULL, "%s", de.msg);
     query_period per = query_period_of(&a);
-    if (!rc && query_compare_paths(ra, rn ? rn : ra, got ? &normal : NULL, &anomaly, &per, &a, &sus, &nsus, &de))
+    query_suspect *cmp = NULL;
+    size_t ncmp = 0;
+    if (!rc && (query_attrib_suspects(ra, &cpa, have_cpn ? &cpn : NULL, &anomaly, &sus, &nsus, &de) ||
+                query_compare_paths(ra, rn ? rn : ra, got ? &normal : NULL, &anomaly, &per, &a, &cmp, &ncmp, &de) ||
+                merge_suspects(&sus, &nsus, cmp, ncmp, &de)))
         rc = query_fail(err, NULL, "%s", de.msg);
-    if (!rc && strcmp(kind, "wait") != 0 && self_suspect(ra, &a, kind, got ? &base : NULL, &sus, &nsus, &de))
+    free(cmp);
+    if (!rc && (strcmp(kind, "busy") == 0 || strcmp(kind, "yield") == 0) && self_suspect(ra, &a, kind, got ? &base : NULL, &sus, &nsus, &de))
         rc = query_fail(err, NULL, "%s", de.msg);
     if (!rc && s->format == QUERY_FMT_JSON) {
         FILE *f = s->out;
@@ -220,12 +311,19 @@ int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err
         fputs(",\"suspects\":", f);
         query_json_suspects(f, sus, nsus);
         query_json_paths(f, got ? &normal : NULL, &anomaly);
+        fprintf(f, ",\"period\":{\"begin\":%" PRIu64 ",\"end\":%" PRIu64 ",\"ns\":%" PRIu64 "},\"breakdown\":",
+                cpa.begin, cpa.end, cpa.end - cpa.begin);
+        query_json_cp_parts(f, &cpa);
         fputs("}\n", f);
     } else if (!rc && query_view_format(s->format))
         rc = query_view_paths(s, ra, &anomaly, got ? rn : NULL, &normal, err);
     else if (!rc)
-        print_text(s, &a, kind, got ? &base : NULL, base_trace, sus, nsus, got ? &normal : NULL, &anomaly);
+        print_text(s, &a, kind, got ? &base : NULL, base_trace, sus, nsus, got ? &normal : NULL, &anomaly, &cpa);
     free(sus);
+    if (have_cpa)
+        query_cp_free(&cpa);
+    if (have_cpn)
+        query_cp_free(&cpn);
     query_path_free(&normal);
     query_path_free(&anomaly);
     if (rn && rn != ra)

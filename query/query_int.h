@@ -190,6 +190,9 @@ typedef struct query_suspect {
     bool on_path;        /* on the anomaly's own causal chain */
     int depth;
     uint64_t overlap;    /* ns blocked during the anomalous period */
+    bool attributed;     /* from the critical path (attrib.c): ns and state */
+    uint64_t ns;         /* ns of the anomalous period it took */
+    int state;           /* QUERY_CP_* it took them in */
     char reason[320];
     char evidence[480];
 } query_suspect;
@@ -237,6 +240,14 @@ const char *query_cp_state_name(int state);
 int query_exec_critical(query_session *s, const query_stmt *st, query_error *err); /* exec_critpath.c */
 /* ns a node's thread was not running: the wait before it, and preempted */
 uint64_t query_not_running(const db_node *n);
+/* attrib.c: the threads of an anomaly's critical path a by the time they
+ * took of it, less what they took of the normal one's (NULL: none);
+ * *out malloc'd.  And the anomaly's kind by where its period went:
+ * "busy", "runnable", "io" or "wait". */
+int query_attrib_suspects(db_reader *r, const query_cp *a, const query_cp *normal, const query_path *anomaly,
+                          query_suspect **out, size_t *len, db_error *de);
+const char *query_cp_kind(const query_cp *cp);
+void query_json_cp_parts(FILE *f, const query_cp *cp); /* exec_critpath.c: [{part}...] */
 /* The node of thread `name` that was not running the longest (1, 0, -1). */
 int query_worst_step(db_reader *r, uint32_t trace_id, const char *name, db_node *out, db_error *de);
 

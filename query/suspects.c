@@ -214,8 +214,12 @@ void query_json_suspects(FILE *f, const query_suspect *s, size_t n)
         query_json_str(f, s[i].reason, strlen(s[i].reason));
         fputs(",\"evidence\":", f);
         query_json_str(f, s[i].evidence, strlen(s[i].evidence));
-        fprintf(f, ",\"score\":%.3f,\"blocked_overlap\":%" PRIu64 ",\"on_anomaly_path\":%s}", s[i].score,
+        fprintf(f, ",\"score\":%.3f,\"blocked_overlap\":%" PRIu64 ",\"on_anomaly_path\":%s", s[i].score,
                 s[i].overlap, s[i].on_path ? "true" : "false");
+        /* what it took of the period, and in which state (a suspect of the
+         * path comparison alone: its blocked overlap) */
+        fprintf(f, ",\"ns\":%" PRIu64 ",\"state\":\"%s\"}", s[i].attributed ? s[i].ns : s[i].overlap,
+                s[i].attributed ? query_cp_state_name(s[i].state) : "blocked");
     }
     fputc(']', f);
 }

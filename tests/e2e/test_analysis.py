@@ -103,7 +103,10 @@ class Lockchain(ArchiveCase):
         out = self.ok('diagnose thread "ui-main" against trace "normal"').stdout
         self.assertIn("a long wait", out)
         self.assertIn("normal counterpart", out)
-        self.assertRegex(out, r"1\. hog .*slept 300\.\dms on a timer it armed itself")
+        # ranked by the time it took of ui-main's wait, the chain named
+        self.assertRegex(out, r"1\. hog .*slept 2\d\d\.\dms on a timer it armed \(node \d+\) "
+                              r"while ui-main waited on it through worker")
+        self.assertRegex(out, r"went to: hog timer 9\d\.\d%")
 
     def test_diagnose_busy_node(self):
         busy = self.json('find nodes where thread = "worker" and duration > 400us order by duration desc limit 1')["nodes"][0]

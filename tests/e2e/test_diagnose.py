@@ -13,9 +13,10 @@ the graph itself (the backward slice) reaches it.
           "normal_path": [NODE...], "anomaly_path": [NODE...]}
     match node N [in trace "T"]  -> {"nodes": [NODE + "score" + "trace"]}, best first
 """
+import subprocess
 import unittest
 
-from common import ArchiveCase, trace
+from common import ARGUSQ, ArchiveCase, trace
 
 NODE_KEYS = {"id", "tid", "pid", "proc", "thread", "begin", "end", "duration", "blocked", "events", "kind"}
 SUSPECT_KEYS = {"node", "thread", "proc", "reason", "evidence"}
@@ -29,6 +30,7 @@ class DiagnoseCase:
     longest wait must pass through (ROOT included)."""
 
     ANOMALY_FILE = NORMAL_FILE = ROOT = None
+    STATE = "timer"
     CHAIN = ()
     MAIN = "ui-main"
 
@@ -74,6 +76,22 @@ class DiagnoseCase:
         top = [s["thread"] for s in d["suspects"][:3]]
         self.assertIn(self.ROOT, top, f"root cause {self.ROOT!r} not among the first three suspects: "
                       f"{[(s['thread'], s['reason']) for s in d['suspects'][:5]]}")
+        # ranked by the time it took of the wait: first, and for its timer
+        first = d["suspects"][0]
+        self.assertEqual((first["thread"], first["state"]), (self.ROOT, self.STATE),
+                         [(s["thread"], s["state"], s["reason"]) for s in d["suspects"][:3]])
+        self.assertGreater(first["ns"], 0.9 * d["period"]["ns"])
+        self.check_breakdown(d)
+
+    def check_breakdown(self, d):
+        """The parts of the breakdown partition the period."""
+        per = d["period"]
+        at = per["begin"]
+        for p in d["breakdown"]:
+            self.assertEqual(p["begin"], at)
+            at += p["ns"]
+        self.assertEqual(at, per["end"])
+        self.assertEqual(per["end"], d["anomaly"]["end"])
 
     def check_baseline_from_normal(self, d):
         b = d["baseline"]
@@ -176,6 +194,46 @@ class Mixchain(DiagnoseCase, ArchiveCase):
     """tests/workloads/mixchain.c: ui-main <-pipe- srv-io <-futex- srv-db <-fcntl lock- compactor <-timer (300 ms)- compactor."""
     ANOMALY_FILE, NORMAL_FILE, ROOT = "mixchain-anomaly.txt", "mixchain-normal.txt", "compactor"
     CHAIN = ("srv-io", "srv-db", "compactor")
+
+
+class CpuContention(ArchiveCase):
+    """tests/workloads/cpucontend.c: no wakeup chain; ui-main's frame 3 is
+    stretched by hog1 and hog2 spinning on its cpu.  diagnose finds the
+    worst step by the time not running (waits and preemption alike), calls
+    it cpu contention, and names the hogs first, with and without the
+    normal run (whose ui-main frames run 40 ms with no contention)."""
+
+    def setUp(self):
+        super().setUp()
+        self.ingest(trace("cpucontend-normal.txt"), name=NORMAL)
+        self.ingest(trace("cpucontend-anomaly.txt"), name=ANOMALY)
+
+    def check(self, d):
+        self.assertEqual(d["kind"], "runnable")
+        self.assertEqual(d["anomaly"]["thread"], "ui-main")
+        self.assertGreater(d["anomaly"]["runnable"], 50 * MS)
+        first = [(s["thread"], s["state"]) for s in d["suspects"][:2]]
+        self.assertEqual(sorted(first), [("hog1", "runnable"), ("hog2", "runnable")],
+                         [(s["thread"], s["state"], s["reason"]) for s in d["suspects"][:4]])
+        for s in d["suspects"][:2]:
+            self.assertIn("ui-main's cpu", s["reason"])
+            self.assertGreater(s["ns"], 20 * MS)
+        DiagnoseCase.check_breakdown(self, d)
+
+    def test_alone(self):
+        self.check(self.json("--trace", ANOMALY, 'diagnose thread "ui-main"'))
+
+    def test_against_normal(self):
+        d = self.json("--trace", ANOMALY, f'diagnose thread "ui-main" against trace "{NORMAL}"')
+        self.check(d)
+        self.assertEqual(d["baseline"]["thread"], "ui-main")
+        self.assertLess(d["baseline"]["runnable"], 10 * MS)
+
+    def test_text(self):
+        out = self.json_text = subprocess.run([ARGUSQ, "-d", self.db, "--trace", ANOMALY, 'diagnose thread "ui-main"'],
+                                              capture_output=True, text=True).stdout
+        self.assertIn("cpu contention", out)
+        self.assertRegex(out, r"1\. hog[12] .*ran \d+\.\dms on ui-main's cpu while ui-main was runnable")
 
 
 if __name__ == "__main__":
