@@ -317,7 +317,8 @@ typedef int (*db_edge_cb)(void *ctx, const db_edge *e);
  * (the walk then returns that value). */
 int db_scan_nodes(db_reader *r, db_node_cb cb, void *ctx, db_error *err);
 /* The nodes of thread tid that begin in [t0, t1], and the last one that
- * begins before t0 (it may still run at t0), in time order. */
+ * begins before t0 (it may still run at t0), in time order: the thread's
+ * own nodes, not the interrupts, softirqs and timers that landed on it. */
 int db_scan_thread_nodes(db_reader *r, uint32_t tid, uint64_t t0, uint64_t t1, db_node_cb cb, void *ctx,
                          db_error *err);
 /* Edges into / out of a node: index lookups (edges by target, by source). */

@@ -11,7 +11,7 @@
  *   ev_thread   id, tid(4), ts(8), eid(8) -> uv deltas of the thread's next
  *               event ids (thread index: a chunk of one thread's events in
  *               time order, from the key's event on; thrindex.c)
- *   node_thread id, tid(4), begin(8), node(8) -> ""  (a thread's nodes in time
+ *   node_thread id, tid(4), begin(8), node(8) -> ""  (a thread's own nodes in time
  *               order: critical paths, scans by thread id)
  *   ev_port     id, port(8), ts(8), eid(8) -> ""     (mach_msg dest)
  *   ev_block    id, block(8), ts(8), eid(8) -> ""    (dispatch / runloop block)

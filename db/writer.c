@@ -805,12 +805,15 @@ int db_writer_node(db_writer *w, const db_node *n, db_error *err)
         w->nref = p;
         w->nref_cap = c;
     }
+    /* the thread's own timeline: not the interrupts that landed on it */
+    bool isolated = n->kind == DB_NODE_INTERRUPT || n->kind == DB_NODE_SOFTIRQ || n->kind == DB_NODE_TIMER ||
+                    n->kind == DB_NODE_TIMESHARE;
     unsigned char tk[24];
     db_put_be32(tk, w->info.id);
     db_put_be32(tk + 4, n->tid);
     db_put_be64(tk + 8, n->begin);
     db_put_be64(tk + 16, n->id);
-    if (put_later(w, DBI_NODE_THREAD, tk, sizeof tk, err))
+    if (!isolated && put_later(w, DBI_NODE_THREAD, tk, sizeof tk, err))
         return -1;
     size_t len = db_node_encode(n, w->nodes + w->nodes_len);
     w->nref[w->nnref++] = (struct nref){n->id, (uint32_t)w->nodes_len, (uint32_t)len};

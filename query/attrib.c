@@ -15,10 +15,14 @@
 
 #include "query_int.h"
 
+#define ON_REQUEST QUERY_CP__COUNT /* running of another thread on its request */
+
 typedef struct tally {
     uint32_t tid;
     char thread[DB_NAME_MAX];
-    uint64_t ns[QUERY_CP__COUNT];
+    uint64_t ns[QUERY_CP__COUNT + 1];
+    char exec[DB_NAME_MAX]; /* ON_REQUEST: the thread that ran, its node */
+    uint32_t exec_node;
     uint64_t total;
     uint32_t node;  /* the node of its largest part */
     uint64_t node_ns;
@@ -55,14 +59,20 @@ static int tally_cp(const query_cp *cp, bool by_name, tallies *out)
 {
     for (size_t i = 0; i < cp->n; i++) {
         const query_cp_part *p = &cp->parts[i];
-        tally *t = tally_of(out, p->tid, p->thread, by_name);
+        bool req = p->state == QUERY_CP_RUNNING && p->for_tid;
+        /* a server's or a worker's run on a request is the requester's */
+        tally *t = req ? tally_of(out, p->for_tid, p->for_thread, by_name) : tally_of(out, p->tid, p->thread, by_name);
         if (!t)
             return -1;
-        t->ns[p->state] += p->ns;
+        t->ns[req ? ON_REQUEST : p->state] += p->ns;
         t->total += p->ns;
         if (p->ns > t->node_ns) {
             t->node_ns = p->ns;
-            t->node = p->node;
+            t->node = req ? p->for_node : p->node;
+            if (req) {
+                memcpy(t->exec, p->thread, DB_NAME_MAX);
+                t->exec_node = p->node;
+            }
         }
     }
     return 0;
@@ -71,7 +81,7 @@ static int tally_cp(const query_cp *cp, bool by_name, tallies *out)
 static int dominant(const tally *t)
 {
     int best = 0;
-    for (int s = 1; s < QUERY_CP__COUNT; s++)
+    for (int s = 1; s <= ON_REQUEST; s++)
         if (t->ns[s] > t->ns[best])
             best = s;
     return best;
@@ -131,6 +141,11 @@ static void reason(query_suspect *s, const tally *t, int state, const db_node *v
     query_fmt_duration(b, sizeof b, base_ns);
     int n;
     switch (state) {
+    case ON_REQUEST:
+        n = snprintf(s->reason, sizeof s->reason,
+                     "its request (node %" PRIu32 ") kept %s running %s (node %" PRIu32 ") while %s waited on %s", t->node,
+                     t->exec, d, t->exec_node, victim->thread, t->exec);
+        break;
     case QUERY_CP_RUNNING:
         n = snprintf(s->reason, sizeof s->reason, "ran %s (node %" PRIu32 ") while %s waited on it%s", d, t->node,
                      victim->thread, via);
@@ -197,7 +212,7 @@ int query_attrib_suspects(db_reader *r, const query_cp *a, const query_cp *norma
         s->node.id = t->node;
         memcpy(s->node.thread, t->thread, DB_NAME_MAX);
         int st = dominant(t);
-        s->state = st;
+        s->state = st == ON_REQUEST ? QUERY_CP_RUNNING : st;
         s->ns = t->total;
         s->attributed = true;
         s->score = 10.0 + 100.0 * (double)more / (double)(period ? period : 1);

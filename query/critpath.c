@@ -21,6 +21,11 @@
  *   (the edge into the timer node); from an interrupt, `io` for the block
  *   and network softirqs and device interrupts, `interrupt` otherwise.
  *
+ * A node's running is on the request of the thread that woke it when that
+ * is another thread than the victim's (a server's loop woken by a client,
+ * a pool's worker by the producer of a job): the part says so (for_*),
+ * and suspects are ranked by it (attrib.c).
+ *
  * Nothing outside [a, b] takes any of it: each recursion is clipped to the
  * interval of the wait it explains, so the parts add up to the period.
  * Depth and the number of parts are bounded (CP_DEPTH, CP_PARTS); what is
@@ -48,22 +53,22 @@ typedef struct walk {
     int rc;
 } walk;
 
-static void add_part(walk *w, const db_node *n, int state, uint64_t begin, uint64_t ns)
+static query_cp_part *add_part(walk *w, const db_node *n, int state, uint64_t begin, uint64_t ns)
 {
     query_cp *cp = w->cp;
     if (!ns || w->rc)
-        return;
+        return NULL;
     if (cp->n && cp->parts[cp->n - 1].node == n->id && cp->parts[cp->n - 1].state == state &&
         cp->parts[cp->n - 1].begin + cp->parts[cp->n - 1].ns == begin) {
         cp->parts[cp->n - 1].ns += ns;
-        return;
+        return &cp->parts[cp->n - 1];
     }
     if (cp->n == cp->cap) {
         size_t c = cp->cap ? cp->cap * 2 : 64;
         void *p = realloc(cp->parts, c * sizeof *cp->parts);
         if (!p) {
             w->rc = db_fail_oom(w->de);
-            return;
+            return NULL;
         }
         cp->parts = p;
         cp->cap = c;
@@ -77,6 +82,7 @@ static void add_part(walk *w, const db_node *n, int state, uint64_t begin, uint6
     p->state = (uint8_t)state;
     p->begin = begin;
     p->ns = ns;
+    return p;
 }
 
 static bool isolated(int kind)
@@ -262,7 +268,15 @@ static void own_span(walk *w, const db_node *k, const cause *c, uint64_t a, uint
     double weight = 0;
     for (int i = 0; i < nt; i++)
         weight += t[i].w;
-    add_part(w, k, QUERY_CP_RUNNING, a, len - pre);
+    query_cp_part *run_part = add_part(w, k, QUERY_CP_RUNNING, a, len - pre);
+    /* on whose request: the thread that woke the node, if not the victim's */
+    db_node req;
+    if (run_part && c->found && kind_rank(c->e.kind) && db_get_node(w->r, c->e.from, &req, w->de) == 1 &&
+        !isolated(req.kind) && req.tid != k->tid && req.tid != w->cp->node.tid) {
+        run_part->for_tid = req.tid;
+        run_part->for_node = req.id;
+        memcpy(run_part->for_thread, req.thread, sizeof run_part->for_thread);
+    }
     uint64_t at = a + (len - pre), left = pre;
     for (int i = 0; i < nt && left && weight > 0; i++) {
         uint64_t share = i == nt - 1 ? left : (uint64_t)((double)pre * t[i].w / weight);

@@ -54,8 +54,14 @@ void query_json_cp_parts(FILE *f, const query_cp *cp)
         const query_cp_part *p = &cp->parts[i];
         fputs(i ? ",{\"thread\":" : "{\"thread\":", f);
         query_json_str(f, p->thread, strnlen(p->thread, DB_NAME_MAX));
-        fprintf(f, ",\"tid\":%" PRIu32 ",\"node\":%" PRIu32 ",\"state\":\"%s\",\"begin\":%" PRIu64 ",\"ns\":%" PRIu64 "}",
+        fprintf(f, ",\"tid\":%" PRIu32 ",\"node\":%" PRIu32 ",\"state\":\"%s\",\"begin\":%" PRIu64 ",\"ns\":%" PRIu64,
                 p->tid, p->node, query_cp_state_name(p->state), p->begin, p->ns);
+        if (p->for_tid) {
+            fputs(",\"for\":{\"thread\":", f);
+            query_json_str(f, p->for_thread, strnlen(p->for_thread, DB_NAME_MAX));
+            fprintf(f, ",\"tid\":%" PRIu32 ",\"node\":%" PRIu32 "}", p->for_tid, p->for_node);
+        }
+        fputc('}', f);
     }
     fputc(']', f);
 }
@@ -73,9 +79,9 @@ static void print_json(query_session *s, const query_cp *cp)
 
 static void print_table(query_session *s, const query_cp *cp)
 {
-    static const char *const heads[] = {"thread", "tid", "node", "state", "begin", "ns", "share"};
+    static const char *const heads[] = {"thread", "tid", "node", "state", "begin", "ns", "share", "for"};
     query_table t;
-    query_table_init(&t, s->format, 7, heads);
+    query_table_init(&t, s->format, 8, heads);
     uint64_t period = cp->end - cp->begin;
     for (size_t i = 0; i < cp->n; i++) {
         const query_cp_part *p = &cp->parts[i];
@@ -86,6 +92,10 @@ static void print_table(query_session *s, const query_cp *cp)
         query_table_ts(&t, p->begin);
         query_table_dur(&t, p->ns, false);
         query_table_cell(&t, "%.1f%%", period ? 100.0 * (double)p->ns / (double)period : 0.0);
+        if (p->for_tid)
+            query_table_cell(&t, "%s (node %" PRIu32 ")", p->for_thread, p->for_node);
+        else
+            query_table_cell(&t, "%s", s->format == QUERY_FMT_CSV ? "" : "-");
     }
     if (s->format == QUERY_FMT_TABLE) {
         char a[32], b[32];

@@ -225,6 +225,10 @@ typedef struct query_cp_part {
     uint8_t state;      /* QUERY_CP_* */
     char thread[DB_NAME_MAX];
     uint64_t begin, ns;
+    /* running on another thread's request: the thread that woke the node
+     * (a client of a server loop, a producer of a pool's job); 0 none */
+    uint32_t for_tid, for_node;
+    char for_thread[DB_NAME_MAX];
 } query_cp_part;
 
 typedef struct query_cp {

@@ -66,9 +66,9 @@ class CriticalPathCase:
     def test_table_csv_and_views(self):
         out = self.q_text(["--trace", "t", f'critical path of thread "{self.MAIN}"'])
         self.assertIn("critical path of node", out)
-        self.assertRegex(out, r"thread +tid +node +state +begin +ns +share")
+        self.assertRegex(out, r"thread +tid +node +state +begin +ns +share +for")
         csv = self.q_text(["--trace", "t", "--format", "csv", f'critical path of thread "{self.MAIN}"'])
-        self.assertEqual(csv.splitlines()[0], "thread,tid,node,state,begin,ns,share")
+        self.assertEqual(csv.splitlines()[0], "thread,tid,node,state,begin,ns,share,for")
         dot = self.q_text(["--trace", "t", "--format", "dot", f'critical path of thread "{self.MAIN}"'])
         self.assertIn("digraph", dot)
 

@@ -196,6 +196,64 @@ class Mixchain(DiagnoseCase, ArchiveCase):
     CHAIN = ("srv-io", "srv-db", "compactor")
 
 
+class ShapeCase:
+    """A shape of root cause other than a sleeper in a chain of wakeups
+    (issue 13): ANOMALY recorded with `argusq record` (.dat) and as tracefs
+    text (.trace), NORMAL as tracefs text.  diagnose names ROOT first, in
+    STATE, with a reason matching REASON, with and without the normal run,
+    from either recording of the anomaly."""
+    NAME = ROOT = STATE = REASON = None
+    KIND = "wait"
+
+    def run_diagnose(self, anomaly_file, against):
+        self.ingest(trace(f"{self.NAME}-normal.trace"), name=NORMAL)
+        self.ingest(trace(anomaly_file), name=ANOMALY)
+        stmt = 'diagnose thread "ui-main"' + (f' against trace "{NORMAL}"' if against else "")
+        d = self.json("--trace", ANOMALY, stmt)
+        self.assertEqual(d["kind"], self.KIND)
+        first = d["suspects"][0]
+        self.assertEqual((first["thread"], first["state"]), (self.ROOT, self.STATE),
+                         [(s["thread"], s["state"], s["reason"]) for s in d["suspects"][:3]])
+        self.assertGreater(first["ns"], 0.8 * d["period"]["ns"])
+        self.assertRegex(first["reason"], self.REASON)
+        DiagnoseCase.check_breakdown(self, d)
+        return d
+
+    def test_dat_alone(self):
+        self.run_diagnose(f"{self.NAME}-anomaly.dat", False)
+
+    def test_dat_against_normal(self):
+        self.run_diagnose(f"{self.NAME}-anomaly.dat", True)
+
+    def test_text_alone(self):
+        self.run_diagnose(f"{self.NAME}-anomaly.trace", False)
+
+    def test_text_against_normal(self):
+        self.run_diagnose(f"{self.NAME}-anomaly.trace", True)
+
+
+class BusyHolder(ShapeCase, ArchiveCase):
+    """tests/workloads/busyhold.c: ui-main <- helper <- mutex held by holder,
+    which computes 300 ms under it (no system calls, nobody sleeps)."""
+    NAME, ROOT, STATE = "busyhold", "holder", "running"
+    REASON = r"ran \d+\.\dms \(node \d+\) while ui-main waited on it through helper"
+
+
+class ThreadPool(ShapeCase, ArchiveCase):
+    """tests/workloads/threadpool.c: ui-main's job waits behind producer's
+    300 ms job in a one-worker pool (pool-1); the process's main thread
+    waits in pthread_join throughout."""
+    NAME, ROOT, STATE = "threadpool", "producer", "running"
+    REASON = r"its request \(node \d+\) kept pool-1 running \d+\.\dms"
+
+
+class EventLoop(ShapeCase, ArchiveCase):
+    """tests/workloads/eventloop.c: one epoll server thread serves
+    slowclient's 300 ms request just before ui-main's."""
+    NAME, ROOT, STATE = "eventloop", "slowclient", "running"
+    REASON = r"its request \(node \d+\) kept server running \d+\.\dms"
+
+
 class CpuContention(ArchiveCase):
     """tests/workloads/cpucontend.c: no wakeup chain; ui-main's frame 3 is
     stretched by hog1 and hog2 spinning on its cpu.  diagnose finds the
