@@ -147,6 +147,7 @@ typedef enum db_edge_kind {
     DB_EDGE_FLAG,
     DB_EDGE_USER,
     DB_EDGE_PREEMPT, /* the node's thread was preempted; from the node that took its cpu */
+    DB_EDGE_IO,      /* a block request's completion, from the node that submitted it */
     DB_EDGE__COUNT
 } db_edge_kind;
 

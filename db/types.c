@@ -43,6 +43,7 @@ static const char *const edge_kind_names[DB_EDGE__COUNT] = {
     [DB_EDGE_DISPATCH] = "dispatch", [DB_EDGE_RUNLOOP] = "runloop",
     [DB_EDGE_TIMER] = "timer",       [DB_EDGE_FLAG] = "flag",
     [DB_EDGE_USER] = "user",       [DB_EDGE_PREEMPT] = "preempt",
+    [DB_EDGE_IO] = "io",
 };
 
 static const char *name_of(const char *const *names, int n, int i)

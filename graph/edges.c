@@ -102,7 +102,8 @@ static void fifo_free(graph_fifo *f)
 void graph_edges_free(graph_state *g)
 {
     free(g->pend);
-    graph_map *maps[] = {&g->flags, &g->kmsgs, &g->replies, &g->port_owner, &g->vouchers, &g->wakings};
+    graph_map *maps[] = {&g->flags, &g->kmsgs, &g->replies, &g->port_owner, &g->vouchers, &g->wakings,
+                         &g->requests};
     for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++)
         graph_map_free(maps[i]);
     graph_fifo *fifos[] = {&g->timers, &g->dispatch, &g->runloop, &g->ports};
@@ -176,6 +177,47 @@ static int rule_waking(graph_state *g, const db_event *ev, uint32_t node)
     if (strcmp(ev->name, "sched_waking") != 0 || !db_event_attr_u64(ev, "tid", &tid) || tid == 0)
         return 0;
     return graph_pend_keep(g, &g->wakings, tid, ev, node);
+}
+
+/* A block request by device and first sector: the key of its events. */
+static bool block_key(const db_event *ev, uint64_t *key)
+{
+    const char *dev;
+    size_t dl;
+    uint64_t sector;
+    if (!db_event_attr(ev, "dev", &dev, &dl) || !db_event_attr_u64(ev, "sector", &sector))
+        return false;
+    *key = ((uint64_t)graph_fnv1a(dev, dl) << 40) ^ sector;
+    return true;
+}
+
+/* Linux's block layer (issue 13, I/O): a request's completion -- in the
+ * device's interrupt or the block softirq, whatever thread it lands on --
+ * is connected (edge io) to the node that submitted the request: its
+ * first event of block_bio_queue, block_rq_insert, block_rq_issue (a
+ * request issued later from a kworker or from another completion keeps
+ * its submitter), keyed by device and sector; block_rq_complete ends it.
+ * The wakeup the completion then makes joins the waiting thread as usual,
+ * so a wait for a read leads back to whoever issued the read. */
+static int rule_block(graph_state *g, const db_event *ev, uint32_t node)
+{
+    uint64_t key;
+    uint32_t ix;
+    if (strncmp(ev->name, "block_", 6) != 0 || !block_key(ev, &key))
+        return 0;
+    if (strcmp(ev->name, "block_rq_complete") == 0) {
+        if (!graph_map_get(&g->requests, key, &ix))
+            return 0;
+        graph_pend p = g->pend[ix - 1];
+        pend_drop(g, &g->requests, key);
+        return p.node && p.node != node ? graph_edge(g, DB_EDGE_IO, p.ev, p.node, ev->id, node) : 0;
+    }
+    if (graph_map_get(&g->requests, key, &ix))
+        return 0; /* submitted already: keep the first */
+    return strcmp(ev->name, "block_bio_queue") == 0 || strcmp(ev->name, "block_rq_insert") == 0 ||
+                   strcmp(ev->name, "block_rq_issue") == 0
+               ? graph_pend_keep(g, &g->requests, key, ev, node)
+               : 0;
 }
 
 /* paper/000 2.e and the spec's pairing table: each timer_arm -> the next
@@ -403,7 +445,7 @@ int graph_connect(graph_state *g, const db_event *ev, uint32_t node)
     case DB_EV_RUNLOOP_INVOKE: return rule_queue(g, &g->runloop, DB_EDGE_RUNLOOP, false, ev, node);
     case DB_EV_FLAG_WRITE:
     case DB_EV_FLAG_READ: return rule_flag(g, ev, node);
-    case DB_EV_RAW: return rule_waking(g, ev, node);
+    case DB_EV_RAW: return rule_waking(g, ev, node) || rule_block(g, ev, node) ? -1 : 0;
     default: return 0;
     }
 }

@@ -119,6 +119,7 @@ typedef struct graph_state {
     graph_map port_owner;    /* port -> pid that receives on it */
     graph_map vouchers;      /* voucher address -> on_behalf_of pid */
     graph_map wakings;       /* target tid -> the waker's sched_waking (Linux) */
+    graph_map requests;      /* block request (device, sector) -> its submission */
     graph_map *user;         /* per connect rule: hash of key -> latest `a` */
     graph_map norms;         /* normalized-event hashes already in the dictionary */
     graph_map norm_cache;    /* syscall number -> hash of its normal form */

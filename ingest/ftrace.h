@@ -123,6 +123,8 @@ typedef enum ftrace_ev_kind {
     FTRACE_EV_WQ_START,
     FTRACE_EV_WQ_END,
     FTRACE_EV_MARKER, /* tracing_mark_write, print */
+    FTRACE_EV_BLOCK,  /* block_bio_queue, block_rq_insert / issue / complete: kept
+                         raw, their positional text made pairs (ftrace_text.c) */
 } ftrace_ev_kind;
 
 /* name must be NUL-terminated. */

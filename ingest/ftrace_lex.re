@@ -241,6 +241,10 @@ ftrace_ev_kind ingest_ftrace_lex_event(const char *name)
         "workqueue_activate_work" end { return FTRACE_EV_WQ_ACTIVATE; }
         "workqueue_execute_start" end { return FTRACE_EV_WQ_START; }
         "workqueue_execute_end" end   { return FTRACE_EV_WQ_END; }
+        "block_bio_queue" end         { return FTRACE_EV_BLOCK; }
+        "block_rq_insert" end         { return FTRACE_EV_BLOCK; }
+        "block_rq_issue" end          { return FTRACE_EV_BLOCK; }
+        "block_rq_complete" end       { return FTRACE_EV_BLOCK; }
         "tracing_mark_write" end      { return FTRACE_EV_MARKER; }
         "print" end                   { return FTRACE_EV_MARKER; }
         "bpf_trace_printk" end        { return FTRACE_EV_MARKER; }

@@ -173,6 +173,69 @@ static int work(ftrace_reader *r, const char *p, const char *e)
     return 0;
 }
 
+/* The block layer's events print positions, not pairs (their kernel print
+ * formats, which the .dat reader prints too):
+ *   block_bio_queue    MAJ,MIN RWBS SECTOR + NR [COMM]
+ *   block_rq_insert    MAJ,MIN RWBS BYTES (CMD) SECTOR + NR IOPRIO [COMM]
+ *   block_rq_issue     (the same)
+ *   block_rq_complete  MAJ,MIN RWBS (CMD) SECTOR + NR IOPRIO [ERROR]
+ * (IOPRIO since Linux 6.x: `be,0,4`; older kernels print none).  The pairs:
+ * dev, rwbs, bytes, cmd, sector, nr_sector, ioprio, comm or error. */
+static int block(ftrace_reader *r, const char *name, const char *p, const char *e)
+{
+    bool complete = strcmp(name, "block_rq_complete") == 0;
+    const char *w = ingest_ft_skip_blanks(p, e), *we = ingest_ft_word_end(w, e);
+    if (w == we || !memchr(w, ',', (size_t)(we - w)))
+        return FTRACE_BAD_FIELDS;
+    r->nkv = 0;
+    ingest_ft_kv_add(r, "dev", w, (size_t)(we - w));
+    w = ingest_ft_skip_blanks(we, e);
+    we = ingest_ft_word_end(w, e);
+    if (w == we)
+        return FTRACE_BAD_FIELDS;
+    ingest_ft_kv_add(r, "rwbs", w, (size_t)(we - w));
+    w = ingest_ft_skip_blanks(we, e);
+    we = ingest_ft_word_end(w, e);
+    if (w < e && *w != '(' && ingest_ft_skip_blanks(we, e) < e && *ingest_ft_skip_blanks(we, e) == '(') {
+        ingest_ft_kv_add(r, "bytes", w, (size_t)(we - w)); /* insert, issue */
+        w = ingest_ft_skip_blanks(we, e);
+    }
+    if (w < e && *w == '(') { /* (CMD): may be empty */
+        const char *c = memchr(w, ')', (size_t)(e - w));
+        if (!c)
+            return FTRACE_BAD_FIELDS;
+        ingest_ft_kv_add(r, "cmd", w + 1, (size_t)(c - w - 1));
+        w = ingest_ft_skip_blanks(c + 1, e);
+    }
+    we = ingest_ft_word_end(w, e);
+    if (w == we)
+        return FTRACE_BAD_FIELDS;
+    ingest_ft_kv_add(r, "sector", w, (size_t)(we - w));
+    w = ingest_ft_skip_blanks(we, e);
+    if (!ingest_ft_lit(&w, e, "+"))
+        return FTRACE_BAD_FIELDS;
+    w = ingest_ft_skip_blanks(w, e);
+    we = ingest_ft_word_end(w, e);
+    if (w == we)
+        return FTRACE_BAD_FIELDS;
+    ingest_ft_kv_add(r, "nr_sector", w, (size_t)(we - w));
+    w = ingest_ft_skip_blanks(we, e);
+    if (w < e && *w != '[') {
+        we = ingest_ft_word_end(w, e);
+        ingest_ft_kv_add(r, "ioprio", w, (size_t)(we - w));
+        w = ingest_ft_skip_blanks(we, e);
+    }
+    if (w < e && *w == '[') {
+        const char *c = e;
+        while (c > w && c[-1] != ']')
+            c--;
+        if (c <= w + 1)
+            return FTRACE_BAD_FIELDS;
+        ingest_ft_kv_add(r, complete ? "error" : "comm", w + 1, (size_t)(c - 1 - w - 1));
+    }
+    return 0;
+}
+
 int ingest_ft_text_pairs(ftrace_reader *r, ftrace_ev_kind k, const ftrace_line *li)
 {
     const char *p = li->fields, *e = li->fields + li->fields_len;
@@ -204,6 +267,14 @@ int ingest_ft_text_pairs(ftrace_reader *r, ftrace_ev_kind k, const ftrace_line *
     case FTRACE_EV_WQ_START:
     case FTRACE_EV_WQ_END:
         return work(r, p, e);
+    case FTRACE_EV_BLOCK:
+        if (block(r, li->name, p, e) == 0)
+            return 0;
+        r->nkv = -1; /* another layout: its pairs, or its text */
+        ingest_ft_parse_kv(r, p);
+        if (r->nkv < 0)
+            ingest_ft_kv_add(r, "raw", p, li->fields_len);
+        return 0;
     case FTRACE_EV_MARKER:
         /* the print event prints its caller first: `tracing_mark_write: TEXT` */
         if (strcmp(li->name, "print") == 0 && ingest_ft_lit(&p, e, "tracing_mark_write:"))

@@ -58,6 +58,7 @@ static const char default_events[] =
     "timer:hrtimer_start,timer:hrtimer_cancel,timer:hrtimer_expire_entry,timer:hrtimer_expire_exit,"
     "workqueue:workqueue_queue_work,workqueue:workqueue_activate_work,"
     "workqueue:workqueue_execute_start,workqueue:workqueue_execute_end,"
+    "block:block_bio_queue,block:block_rq_insert,block:block_rq_issue,block:block_rq_complete,"
     "raw_syscalls:sys_enter,raw_syscalls:sys_exit";
 
 const char *ingest_record_default_events(void) { return default_events; }

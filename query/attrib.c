@@ -21,6 +21,7 @@ typedef struct tally {
     uint32_t tid;
     char thread[DB_NAME_MAX];
     uint64_t ns[QUERY_CP__COUNT + 1];
+    uint32_t parts[QUERY_CP__COUNT + 1]; /* how many stretches */
     char exec[DB_NAME_MAX]; /* ON_REQUEST: the thread that ran, its node */
     uint32_t exec_node;
     uint64_t total;
@@ -65,6 +66,7 @@ static int tally_cp(const query_cp *cp, bool by_name, tallies *out)
         if (!t)
             return -1;
         t->ns[req ? ON_REQUEST : p->state] += p->ns;
+        t->parts[req ? ON_REQUEST : p->state]++;
         t->total += p->ns;
         if (p->ns > t->node_ns) {
             t->node_ns = p->ns;
@@ -158,10 +160,16 @@ static void reason(query_suspect *s, const tally *t, int state, const db_node *v
         n = snprintf(s->reason, sizeof s->reason, "slept %s on a timer it armed (node %" PRIu32 ") while %s waited on it%s",
                      d, t->node, victim->thread, via);
         break;
-    case QUERY_CP_IO:
-        n = snprintf(s->reason, sizeof s->reason, "%s of device completions (node %" PRIu32 ") ended %s's waits%s", d,
-                     t->node, victim->thread, via);
+    case QUERY_CP_IO: {
+        char r[32] = "";
+        if (t->ns[QUERY_CP_RUNNING] * 5 >= t->total)
+            query_fmt_duration(r, sizeof r, t->ns[QUERY_CP_RUNNING]);
+        n = snprintf(s->reason, sizeof s->reason,
+                     "waited %s for %" PRIu32 " device request%s it issued (node %" PRIu32 ")%s%s%s while %s waited on it%s",
+                     d, t->parts[QUERY_CP_IO], t->parts[QUERY_CP_IO] == 1 ? "" : "s", t->node, r[0] ? ", running " : "", r,
+                     r[0] ? " between them" : "", victim->thread, via);
         break;
+    }
     case QUERY_CP_INTERRUPT:
         n = snprintf(s->reason, sizeof s->reason, "interrupts took %s (node %" PRIu32 ") of %s's period", d, t->node,
                      victim->thread);

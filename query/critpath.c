@@ -18,8 +18,10 @@
  *   interval, recursively (what the waker itself ran, waited on, ...);
  *   after it the thread was runnable, waiting for a CPU.  A wakeup from a
  *   timer is the timer's: `timer`, charged to the thread that armed it
- *   (the edge into the timer node); from an interrupt, `io` for the block
- *   and network softirqs and device interrupts, `interrupt` otherwise.
+ *   (the edge into the timer node); from the completion of a block request,
+ *   `io`, charged to the thread that submitted it (the io edge into the
+ *   completion); from other interrupts, `io` for device interrupts and the
+ *   block and network softirqs, `interrupt` otherwise.
  *
  * A node's running is on the request of the thread that woke it when that
  * is another thread than the victim's (a server's loop woken by a client,
@@ -36,7 +38,7 @@
 #include "query_int.h"
 
 #define CP_DEPTH 24
-#define CP_PARTS 4096
+#define CP_PARTS 65536
 #define CP_NODES 100000 /* nodes of one thread read for one interval */
 
 static const char *const state_names[QUERY_CP__COUNT] = {
@@ -167,6 +169,13 @@ static int cause_one(void *p, const db_edge *e)
 
 static void attribute(walk *w, uint32_t tid, uint64_t a, uint64_t b, int depth);
 
+static int io_one(void *p, const db_edge *e)
+{
+    if (e->kind == DB_EDGE_IO)
+        *(db_edge *)p = *e;
+    return 0;
+}
+
 /* What ended a wait of node k: the stretch [a, b] before the wakeup. */
 static void explain_wait(walk *w, const db_node *k, const cause *c, uint64_t a, uint64_t b, int depth)
 {
@@ -194,8 +203,20 @@ static void explain_wait(walk *w, const db_node *k, const cause *c, uint64_t a, 
         return;
     }
     if (src.kind == DB_NODE_INTERRUPT || src.kind == DB_NODE_SOFTIRQ) {
-        bool io = src.kind == DB_NODE_INTERRUPT || strstr(src.thread, "BLOCK") || strstr(src.thread, "NET_RX");
-        add_part(w, &src, io ? QUERY_CP_IO : QUERY_CP_INTERRUPT, a, b - a);
+        /* a block request's completion: the wait is i/o of whoever
+         * submitted the request (the io edge into the completion) */
+        db_edge io = {0};
+        if (db_edges_in(w->r, src.id, io_one, &io, w->de)) {
+            w->rc = -1;
+            return;
+        }
+        db_node sub;
+        if (io.from && db_get_node(w->r, io.from, &sub, w->de) == 1) {
+            add_part(w, &sub, QUERY_CP_IO, a, b - a);
+            return;
+        }
+        bool dev = src.kind == DB_NODE_INTERRUPT || strstr(src.thread, "BLOCK") || strstr(src.thread, "NET_RX");
+        add_part(w, &src, dev ? QUERY_CP_IO : QUERY_CP_INTERRUPT, a, b - a);
         return;
     }
     if (src.tid == k->tid || isolated(src.kind)) {

@@ -254,6 +254,14 @@ class EventLoop(ShapeCase, ArchiveCase):
     REASON = r"its request \(node \d+\) kept server running \d+\.\dms"
 
 
+class DiskIO(ShapeCase, ArchiveCase):
+    """tests/workloads/diskio.c: ui-main waits on a pipe for process
+    backend, which reads 3000 (the .trace: 1000) random blocks with
+    O_DIRECT; each read's completion is joined to backend's request."""
+    NAME, ROOT, STATE, KIND = "diskio", "backend", "io", "io"
+    REASON = r"waited \d+\.\dms for \d{3,} device requests it issued \(node \d+\)"
+
+
 class CpuContention(ArchiveCase):
     """tests/workloads/cpucontend.c: no wakeup chain; ui-main's frame 3 is
     stretched by hog1 and hog2 spinning on its cpu.  diagnose finds the
