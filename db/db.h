@@ -317,6 +317,9 @@ typedef int (*db_edge_cb)(void *ctx, const db_edge *e);
 /* Every node in id order.  A callback returning non-zero stops the walk
  * (the walk then returns that value). */
 int db_scan_nodes(db_reader *r, db_node_cb cb, void *ctx, db_error *err);
+/* Every thread of the trace (its latest name), by tid. */
+typedef int (*db_thread_cb)(void *ctx, const db_thread *t);
+int db_scan_threads(db_reader *r, db_thread_cb cb, void *ctx, db_error *err);
 /* The nodes of thread tid that begin in [t0, t1], and the last one that
  * begins before t0 (it may still run at t0), in time order: the thread's
  * own nodes, not the interrupts, softirqs and timers that landed on it. */

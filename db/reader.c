@@ -233,6 +233,28 @@ int db_scan_nodes(db_reader *r, db_node_cb cb, void *ctx, db_error *err)
     return db_scan_prefix(r->txn, r->a->dbi[DBI_NODES], r->tid, 4, r->tid, 4, node_one, &s, err);
 }
 
+struct thread_scan {
+    db_thread_cb cb;
+    void *ctx;
+};
+
+static int thread_one(void *p, const MDB_val *k, const MDB_val *v)
+{
+    struct thread_scan *s = p;
+    db_thread t;
+    if (k->mv_size != 8 || v->mv_size != sizeof t)
+        return 0;
+    memcpy(&t, v->mv_data, sizeof t);
+    t.name[DB_NAME_MAX - 1] = 0;
+    return s->cb(s->ctx, &t);
+}
+
+int db_scan_threads(db_reader *r, db_thread_cb cb, void *ctx, db_error *err)
+{
+    struct thread_scan s = {cb, ctx};
+    return db_scan_prefix(r->txn, r->a->dbi[DBI_THREADS], r->tid, 4, r->tid, 4, thread_one, &s, err);
+}
+
 int db_scan_thread_nodes(db_reader *r, uint32_t tid, uint64_t t0, uint64_t t1, db_node_cb cb, void *ctx,
                          db_error *err)
 {

@@ -21,7 +21,20 @@ struct worst {
     db_node best;
     bool found;
     db_error *de;
+    const char *name;
+    uint32_t tids[64];
+    int ntids;
 };
+
+static void consider(struct worst *w, const db_node *n)
+{
+    if (n->kind != DB_NODE_THREAD)
+        return;
+    if (!w->found || query_not_running(n) > query_not_running(&w->best)) {
+        w->best = *n;
+        w->found = true;
+    }
+}
 
 static int worst_one(void *ctx, const db_sig *c)
 {
@@ -30,17 +43,39 @@ static int worst_one(void *ctx, const db_sig *c)
     int got = db_get_node_of(w->r, c->trace, c->node, &n, w->de);
     if (got < 0)
         return -1;
-    if (got && (!w->found || query_not_running(&n) > query_not_running(&w->best))) {
-        w->best = n;
-        w->found = true;
-    }
+    if (got)
+        consider(w, &n);
     return 0;
 }
 
+static int worst_node(void *ctx, const db_node *n)
+{
+    consider(ctx, n);
+    return 0;
+}
+
+static int named(void *ctx, const db_thread *t)
+{
+    struct worst *w = ctx;
+    if (strncmp(t->name, w->name, DB_NAME_MAX) == 0 && w->ntids < 64)
+        w->tids[w->ntids++] = t->tid;
+    return 0;
+}
+
+/* Threads by id: the threads the trace names NAME (their latest name),
+ * each one's own nodes through the node_thread index -- the name a node
+ * kept may be an older or a cut one (a text recording's first node of a
+ * thread has the comm of its creator).  A name no thread has now is
+ * looked up by the nodes' names (the signature index). */
 int query_worst_step(db_reader *r, uint32_t trace_id, const char *name, db_node *out, db_error *de)
 {
-    struct worst w = {.r = r, .de = de};
-    if (db_scan_sigs(r, graph_thread_key(name, DB_NODE_THREAD), trace_id, worst_one, &w, de))
+    struct worst w = {.r = r, .de = de, .name = name};
+    if (trace_id == db_reader_trace(r)->id && db_scan_threads(r, named, &w, de))
+        return -1;
+    for (int i = 0; i < w.ntids; i++)
+        if (db_scan_thread_nodes(r, w.tids[i], 0, UINT64_MAX, worst_node, &w, de))
+            return -1;
+    if (!w.found && db_scan_sigs(r, graph_thread_key(name, DB_NODE_THREAD), trace_id, worst_one, &w, de))
         return -1;
     if (w.found)
         *out = w.best;
