@@ -594,7 +594,8 @@ def main():
     fr = [aq.q(A, fstmt, fmt="json") for _ in range(max(3, args.runs))]
     node = json.loads(fr[0].out)["nodes"][0]["id"]
     q = {"find": {"statement": fstmt, "runs": [r.wall for r in fr]}}
-    for name, s in (("match", "match node %d" % node), ("diagnose", "diagnose node %d" % node)):
+    for name, s in (("match", "match node %d" % node), ("diagnose", "diagnose node %d" % node),
+                    ("critical path", "critical path of node %d" % node)):
         rs = [aq.q(A, s, stdout=subprocess.DEVNULL) for _ in range(max(3, args.runs))]
         q[name] = {"statement": s, "runs": [r.wall for r in rs]}
     for v in q.values():
@@ -735,7 +736,11 @@ def report(res):
         % (fmt_ms(sl["in_process_mean_s"]), sl["in_process_statements"]))
     row("slice size (from %d start nodes)" % len(sl["start_nodes"]), "%.1f nodes mean, %d max" % (sl["nodes_mean"], sl["nodes_max"]))
     for k, v in res["queries"].items():
-        row("%s (whole process, p50 / max)" % k, "%s / %s" % (fmt_ms(v["p50_s"]), fmt_ms(v["max_s"])))
+        if k in ("diagnose", "critical path"):  # issue 13: at 19M events, <= 100 ms each
+            row("%s (whole process, p50 / max)" % k, "%s / %s" % (fmt_ms(v["p50_s"]), fmt_ms(v["max_s"])),
+                "p50 <= 100 ms", v["p50_s"] <= 0.100)
+        else:
+            row("%s (whole process, p50 / max)" % k, "%s / %s" % (fmt_ms(v["p50_s"]), fmt_ms(v["max_s"])))
     if "sqlite" in res:
         q = res["sqlite"]
         row("SQLite load: events+nodes+edges, indexes", "%.2f s (median of %d), %.0f MB db, peak RSS %.0f MiB"
