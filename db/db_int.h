@@ -11,8 +11,9 @@
  *   ev_thread   id, tid(4), ts(8), eid(8) -> uv deltas of the thread's next
  *               event ids (thread index: a chunk of one thread's events in
  *               time order, from the key's event on; thrindex.c)
- *   node_thread id, tid(4), begin(8), node(8) -> ""  (a thread's own nodes in time
- *               order: critical paths, scans by thread id)
+ *   node_thread id, tid(4), begin(8), node(8) -> uv deltas of the thread's next
+ *               node ids (a thread's own nodes in time order, in chunks
+ *               as ev_thread: critical paths, scans by thread id)
  *   ev_port     id, port(8), ts(8), eid(8) -> ""     (mach_msg dest)
  *   ev_block    id, block(8), ts(8), eid(8) -> ""    (dispatch / runloop block)
  *   ev_timer    id, timer(8), ts(8), eid(8) -> ""    (timer address)

@@ -255,6 +255,9 @@ int db_scan_threads(db_reader *r, db_thread_cb cb, void *ctx, db_error *err)
     return db_scan_prefix(r->txn, r->a->dbi[DBI_THREADS], r->tid, 4, r->tid, 4, thread_one, &s, err);
 }
 
+/* The chunk that may hold t0's node (the last that starts before t0),
+ * then the chunks that start by t1; of their nodes, the last that begins
+ * before t0 and those that begin in [t0, t1]. */
 int db_scan_thread_nodes(db_reader *r, uint32_t tid, uint64_t t0, uint64_t t1, db_node_cb cb, void *ctx,
                          db_error *err)
 {
@@ -277,20 +280,42 @@ int db_scan_thread_nodes(db_reader *r, uint32_t tid, uint64_t t0, uint64_t t1, d
         at = mdb_cursor_get(c, &key, &v, MDB_SET_RANGE);
     }
     int ret = 0;
-    for (rc = at; rc == 0 && !ret; rc = mdb_cursor_get(c, &key, &v, MDB_NEXT)) {
-        const unsigned char *kb = key.mv_data;
-        if (key.mv_size != 24 || memcmp(kb, k, 8) != 0 || db_get_be64(kb + 8) > t1)
+    bool have_before = false, past = false;
+    db_node before, n;
+    for (rc = at; rc == 0 && !ret && !past; rc = mdb_cursor_get(c, &key, &v, MDB_NEXT)) {
+        if (key.mv_size != 24 || memcmp(key.mv_data, k, 8) != 0)
             break;
-        db_node n;
-        int got = db_get_node(r, (uint32_t)db_get_be64(kb + 16), &n, err);
-        if (got < 0)
-            ret = -1;
-        else if (got == 0)
-            ret = db_fail(err, -1, "the thread index names missing node %llu", (unsigned long long)db_get_be64(kb + 16));
-        else
+        db_thrchunk it;
+        db_thrchunk_begin(&it, key.mv_data, key.mv_size, v.mv_data, v.mv_size);
+        if (it.first_ts > t1)
+            break;
+        uint64_t id;
+        while (!ret && !past && db_thrchunk_next(&it, &id)) {
+            int got = id > UINT32_MAX ? 0 : db_get_node(r, (uint32_t)id, &n, err);
+            if (got <= 0) {
+                ret = got < 0 ? -1 : db_fail(err, -1, "the thread index names missing node %llu", (unsigned long long)id);
+                break;
+            }
+            if (n.begin < t0) { /* the latest before t0 is handed out first */
+                before = n;
+                have_before = true;
+                continue;
+            }
+            if (n.begin > t1) {
+                past = true;
+                break;
+            }
+            if (have_before) {
+                have_before = false;
+                if ((ret = cb(ctx, &before)) != 0)
+                    break;
+            }
             ret = cb(ctx, &n);
+        }
     }
     mdb_cursor_close(c);
+    if (!ret && have_before)
+        ret = cb(ctx, &before);
     if (ret)
         return ret;
     return rc && rc != MDB_NOTFOUND ? db_lmdb_fail(err, rc, "scan") : 0;

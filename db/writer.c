@@ -31,6 +31,7 @@ struct db_writer {
     db_trace_info info;
     db_evblock_enc *enc; /* the block of events being filled (evblock.c) */
     db_thrindex *thr;    /* the thread index's open chunks (thrindex.c) */
+    db_thrindex *nthr;   /* node_thread's: a thread's nodes, the same way */
     int thr_rc;          /* the LMDB error of a chunk's put */
     db_evblock scanblk;  /* db_writer_scan_time's block */
     db_evblock patchblk; /* a block being given its events' nodes */
@@ -99,6 +100,8 @@ static int put(db_writer *w, int dbi, const unsigned char *k, size_t klen, const
 
 /* Keys of the thread and object indexes arrive in time order, not key
  * order: they wait for the end of the batch and go in sorted (keysort.c). */
+static int drain_later(db_writer *w, db_error *err);
+
 static int put_later(db_writer *w, int dbi, const unsigned char *k, size_t klen, db_error *err)
 {
     if (klen > DB_KEYSORT_MAX)
@@ -106,6 +109,10 @@ static int put_later(db_writer *w, int dbi, const unsigned char *k, size_t klen,
     if ((!w->ks && !(w->ks = db_keysort_new())) || db_keysort_add(w->ks, dbi, k, klen) < 0)
         return db_fail_oom(err);
     w->ops++;
+    /* a writer of one transaction (rules, rebuild) puts them in as it
+     * goes, a batch's worth at a time, so its memory stays bounded too */
+    if (!w->batch && db_keysort_count(w->ks) >= w->batch_ops)
+        return drain_later(w, err);
     return 0;
 }
 
@@ -166,13 +173,22 @@ static int add_to_block(db_writer *w, const db_event *ev, db_error *err)
     return rc ? db_fail_oom(err) : 0;
 }
 
-static int thr_put(void *ctx, const unsigned char *k, size_t klen, const void *v, size_t vlen)
+static int chunk_put(db_writer *w, int dbi, const unsigned char *k, size_t klen, const void *v, size_t vlen)
 {
-    db_writer *w = ctx;
     MDB_val key = {klen, (void *)k}, val = {vlen, (void *)v};
     w->ops++;
-    w->thr_rc = mdb_put(w->txn, w->a->dbi[DBI_EV_THREAD], &key, &val, 0);
+    w->thr_rc = mdb_put(w->txn, w->a->dbi[dbi], &key, &val, 0);
     return w->thr_rc ? -1 : 0;
+}
+
+static int thr_put(void *ctx, const unsigned char *k, size_t klen, const void *v, size_t vlen)
+{
+    return chunk_put(ctx, DBI_EV_THREAD, k, klen, v, vlen);
+}
+
+static int nthr_put(void *ctx, const unsigned char *k, size_t klen, const void *v, size_t vlen)
+{
+    return chunk_put(ctx, DBI_NODE_THREAD, k, klen, v, vlen);
 }
 
 static int thr_fail(db_writer *w, int rc, db_error *err)
@@ -265,6 +281,8 @@ static void free_events(db_writer *w)
     w->nref = NULL;
     db_evblock_enc_free(w->enc);
     db_thrindex_free(w->thr);
+    db_thrindex_free(w->nthr);
+    w->nthr = NULL;
     db_evblock_free(&w->scanblk);
     db_evblock_free(&w->patchblk);
     free(w->patch);
@@ -521,6 +539,13 @@ db_writer *db_writer_open(db_archive *a, const char *trace, db_error *err)
 
 int db_writer_clear_graph(db_writer *w, db_error *err)
 {
+    /* what an abandoned graph pass left waiting goes in first, so that
+     * the clearing deletes it too */
+    int rc;
+    if (put_block(w, err) || apply_patches(w, err) || put_nodes(w, err) || drain_later(w, err))
+        return -1;
+    if (w->nthr && (rc = db_thrindex_flush(w->nthr, w->info.id, nthr_put, w)) != 0)
+        return thr_fail(w, rc, err);
     if (db_clear_trace_txn(w->a, w->txn, w->info.id, true, err))
         return -1;
     w->info.nodes = w->info.edges = 0;
@@ -601,6 +626,8 @@ int db_writer_commit(db_writer *w, db_trace_info *out, db_error *err)
     w->info.state = DB_TRACE_COMPLETE;
     int ret = put_block(w, err) || apply_patches(w, err) || put_nodes(w, err);
     if (!ret && w->thr && (ret = db_thrindex_flush(w->thr, w->info.id, thr_put, w)) != 0)
+        ret = thr_fail(w, ret, err);
+    if (!ret && w->nthr && (ret = db_thrindex_flush(w->nthr, w->info.id, nthr_put, w)) != 0)
         ret = thr_fail(w, ret, err);
     ret = ret || drain_later(w, err) || db_catalog_put(w->a, w->txn, &w->info, !w->existing, err);
     if (!ret) {
@@ -808,13 +835,13 @@ int db_writer_node(db_writer *w, const db_node *n, db_error *err)
     /* the thread's own timeline: not the interrupts that landed on it */
     bool isolated = n->kind == DB_NODE_INTERRUPT || n->kind == DB_NODE_SOFTIRQ || n->kind == DB_NODE_TIMER ||
                     n->kind == DB_NODE_TIMESHARE;
-    unsigned char tk[24];
-    db_put_be32(tk, w->info.id);
-    db_put_be32(tk + 4, n->tid);
-    db_put_be64(tk + 8, n->begin);
-    db_put_be64(tk + 16, n->id);
-    if (!isolated && put_later(w, DBI_NODE_THREAD, tk, sizeof tk, err))
-        return -1;
+    if (!isolated) { /* chunks of (begin, id), as the thread index's */
+        if (!w->nthr && !(w->nthr = db_thrindex_new()))
+            return db_fail_oom(err);
+        int rc = db_thrindex_add(w->nthr, w->info.id, n->tid, n->begin, n->id, nthr_put, w);
+        if (rc)
+            return thr_fail(w, rc, err);
+    }
     size_t len = db_node_encode(n, w->nodes + w->nodes_len);
     w->nref[w->nnref++] = (struct nref){n->id, (uint32_t)w->nodes_len, (uint32_t)len};
     w->nodes_len += len;
@@ -850,12 +877,15 @@ int db_writer_norm(db_writer *w, uint32_t hash, const char *text, db_error *err)
 
 int db_writer_edge(db_writer *w, const db_edge *e, db_error *err)
 {
+    /* by target and by source: neither in key order as edges come (a
+     * wakeup joins an old node to a new one), so they go in sorted at the
+     * end of the batch, filling pages as appends do */
     unsigned char k[DB_EDGE_KEY_LEN];
     db_edge_key(k, w->info.id, e->to, e->from, e);
-    if (put(w, DBI_EDGES_IN, k, sizeof k, "", 0, err))
+    if (put_later(w, DBI_EDGES_IN, k, sizeof k, err))
         return -1;
     db_edge_key(k, w->info.id, e->from, e->to, e);
-    if (put(w, DBI_EDGES_OUT, k, sizeof k, "", 0, err))
+    if (put_later(w, DBI_EDGES_OUT, k, sizeof k, err))
         return -1;
     w->info.edges++;
     return 0;
