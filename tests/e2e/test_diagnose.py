@@ -295,6 +295,11 @@ class CpuContention(ArchiveCase):
         self.assertEqual(d["baseline"]["thread"], "ui-main")
         self.assertLess(d["baseline"]["runnable"], 10 * MS)
 
+    def test_argusq_record_against_normal(self):
+        """A second run of the anomaly, recorded with `argusq record`."""
+        self.ingest(trace("cpucontend-anomaly.dat"), name="dat")
+        self.check(self.json("--trace", "dat", f'diagnose thread "ui-main" against trace "{NORMAL}"'))
+
     def test_text(self):
         out = self.json_text = subprocess.run([ARGUSQ, "-d", self.db, "--trace", ANOMALY, 'diagnose thread "ui-main"'],
                                               capture_output=True, text=True).stdout
