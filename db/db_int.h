@@ -110,6 +110,9 @@ int db_evblock_decode(db_evblock *b, uint64_t first_id, const void *data, size_t
 int db_evblock_peek(const void *data, size_t len, size_t *n, uint64_t *first_ts);
 const db_event *db_evblock_get(const db_evblock *b, uint64_t id); /* NULL: not in b */
 void db_evblock_free(db_evblock *b);
+/* Positions c at the last key <= *key (memcmp order): 0, MDB_NOTFOUND
+ * (none), or an LMDB error; key and v are then the key found. */
+int db_cursor_at_or_before(MDB_cursor *c, MDB_val *key, MDB_val *v);
 /* The block of `trace` holding event `id`, decoded into b unless b holds
  * it already: 1, 0 (no such event), -1 (err filled). */
 int db_evblock_load(MDB_txn *txn, MDB_dbi dbi, uint32_t trace, uint64_t id, db_evblock *b, db_error *err);

@@ -761,6 +761,15 @@ const db_event *db_evblock_get(const db_evblock *b, uint64_t id)
     return b->n && id >= b->first_id && id - b->first_id < b->n ? &b->ev[id - b->first_id] : NULL;
 }
 
+int db_cursor_at_or_before(MDB_cursor *c, MDB_val *key, MDB_val *v)
+{
+    MDB_val want = *key;
+    int rc = mdb_cursor_get(c, key, v, MDB_SET_RANGE);
+    if (rc == 0 && !(key->mv_size == want.mv_size && memcmp(key->mv_data, want.mv_data, want.mv_size) == 0))
+        return mdb_cursor_get(c, key, v, MDB_PREV);
+    return rc == MDB_NOTFOUND ? mdb_cursor_get(c, key, v, MDB_LAST) : rc;
+}
+
 int db_evblock_load(MDB_txn *txn, MDB_dbi dbi, uint32_t trace, uint64_t id, db_evblock *b, db_error *err)
 {
     if (db_evblock_get(b, id))
@@ -774,11 +783,7 @@ int db_evblock_load(MDB_txn *txn, MDB_dbi dbi, uint32_t trace, uint64_t id, db_e
         return db_lmdb_fail(err, rc, "cursor");
     MDB_val key = {12, k}, v;
     /* the block that starts at id, else the one before the next block */
-    rc = mdb_cursor_get(c, &key, &v, MDB_SET_RANGE);
-    if (rc == 0 && !(key.mv_size == 12 && memcmp(key.mv_data, k, 12) == 0))
-        rc = mdb_cursor_get(c, &key, &v, MDB_PREV);
-    else if (rc == MDB_NOTFOUND)
-        rc = mdb_cursor_get(c, &key, &v, MDB_LAST);
+    rc = db_cursor_at_or_before(c, &key, &v);
     int ret = 0;
     if (rc && rc != MDB_NOTFOUND)
         ret = db_lmdb_fail(err, rc, "read");

@@ -255,34 +255,36 @@ int db_scan_threads(db_reader *r, db_thread_cb cb, void *ctx, db_error *err)
     return db_scan_prefix(r->txn, r->a->dbi[DBI_THREADS], r->tid, 4, r->tid, 4, thread_one, &s, err);
 }
 
-/* The chunk that may hold t0's node (the last that starts before t0),
- * then the chunks that start by t1; of their nodes, the last that begins
- * before t0 and those that begin in [t0, t1]. */
-int db_scan_thread_nodes(db_reader *r, uint32_t tid, uint64_t t0, uint64_t t1, db_node_cb cb, void *ctx,
-                         db_error *err)
+/* ---- chunked thread indexes (ev_thread, node_thread; thrindex.c) ----
+ * A thread's ids in time order, from the chunk that may hold t0 (the last
+ * that starts before it) to the last that starts by t1.  The callback
+ * sets *past once it has seen past t1; a non-zero return stops the walk
+ * and is returned. */
+typedef int (*chunk_id_cb)(void *ctx, uint64_t id, bool *past);
+
+static int walk_chunks(db_reader *r, int dbi, uint32_t tid, uint64_t t0, uint64_t t1, chunk_id_cb cb, void *ctx,
+                       db_error *err)
 {
     unsigned char k[24];
     memcpy(k, r->tid, 4);
     db_put_be32(k + 4, tid);
     db_put_be64(k + 8, t0);
-    memset(k + 16, 0, 8);
+    memset(k + 16, 0, 8); /* no id is 0: the last chunk that starts before t0 */
     MDB_cursor *c;
-    int rc = mdb_cursor_open(r->txn, r->a->dbi[DBI_NODE_THREAD], &c);
+    int rc = mdb_cursor_open(r->txn, r->a->dbi[dbi], &c);
     if (rc)
         return db_lmdb_fail(err, rc, "cursor");
     MDB_val key = {24, k}, v;
-    rc = mdb_cursor_get(c, &key, &v, MDB_SET_RANGE);
-    int at = rc == 0 ? mdb_cursor_get(c, &key, &v, MDB_PREV) : mdb_cursor_get(c, &key, &v, MDB_LAST);
-    if (at == 0 && !(key.mv_size == 24 && memcmp(key.mv_data, k, 8) == 0))
-        at = mdb_cursor_get(c, &key, &v, MDB_NEXT); /* not this thread's: from the next */
-    else if (at == MDB_NOTFOUND) {
+    rc = db_cursor_at_or_before(c, &key, &v);
+    if (rc == 0 && !(key.mv_size == 24 && memcmp(key.mv_data, k, 8) == 0))
+        rc = mdb_cursor_get(c, &key, &v, MDB_NEXT); /* another thread's: start after it */
+    else if (rc == MDB_NOTFOUND) { /* nothing before: from the first key */
         key = (MDB_val){24, k};
-        at = mdb_cursor_get(c, &key, &v, MDB_SET_RANGE);
+        rc = mdb_cursor_get(c, &key, &v, MDB_SET_RANGE);
     }
     int ret = 0;
-    bool have_before = false, past = false;
-    db_node before, n;
-    for (rc = at; rc == 0 && !ret && !past; rc = mdb_cursor_get(c, &key, &v, MDB_NEXT)) {
+    bool past = false;
+    for (; rc == 0 && !ret && !past; rc = mdb_cursor_get(c, &key, &v, MDB_NEXT)) {
         if (key.mv_size != 24 || memcmp(key.mv_data, k, 8) != 0)
             break;
         db_thrchunk it;
@@ -290,35 +292,60 @@ int db_scan_thread_nodes(db_reader *r, uint32_t tid, uint64_t t0, uint64_t t1, d
         if (it.first_ts > t1)
             break;
         uint64_t id;
-        while (!ret && !past && db_thrchunk_next(&it, &id)) {
-            int got = id > UINT32_MAX ? 0 : db_get_node(r, (uint32_t)id, &n, err);
-            if (got <= 0) {
-                ret = got < 0 ? -1 : db_fail(err, -1, "the thread index names missing node %llu", (unsigned long long)id);
-                break;
-            }
-            if (n.begin < t0) { /* the latest before t0 is handed out first */
-                before = n;
-                have_before = true;
-                continue;
-            }
-            if (n.begin > t1) {
-                past = true;
-                break;
-            }
-            if (have_before) {
-                have_before = false;
-                if ((ret = cb(ctx, &before)) != 0)
-                    break;
-            }
-            ret = cb(ctx, &n);
-        }
+        while (!ret && !past && db_thrchunk_next(&it, &id))
+            ret = cb(ctx, id, &past);
     }
     mdb_cursor_close(c);
-    if (!ret && have_before)
-        ret = cb(ctx, &before);
-    if (ret)
+    if (ret || past)
         return ret;
     return rc && rc != MDB_NOTFOUND ? db_lmdb_fail(err, rc, "scan") : 0;
+}
+
+/* Of the thread's nodes, the last that begins before t0 is handed out
+ * first, then those that begin in [t0, t1]. */
+struct tnode_scan {
+    db_reader *r;
+    uint64_t t0, t1;
+    db_node_cb cb;
+    void *ctx;
+    db_error *err;
+    bool have_before;
+    db_node before;
+};
+
+static int tnode_one(void *p, uint64_t id, bool *past)
+{
+    struct tnode_scan *s = p;
+    db_node n;
+    int got = id > UINT32_MAX ? 0 : db_get_node(s->r, (uint32_t)id, &n, s->err);
+    if (got <= 0)
+        return got < 0 ? -1 : db_fail(s->err, -1, "the thread index names missing node %llu", (unsigned long long)id);
+    if (n.begin < s->t0) {
+        s->before = n;
+        s->have_before = true;
+        return 0;
+    }
+    if (n.begin > s->t1) {
+        *past = true;
+        return 0;
+    }
+    if (s->have_before) {
+        s->have_before = false;
+        int rc = s->cb(s->ctx, &s->before);
+        if (rc)
+            return rc;
+    }
+    return s->cb(s->ctx, &n);
+}
+
+int db_scan_thread_nodes(db_reader *r, uint32_t tid, uint64_t t0, uint64_t t1, db_node_cb cb, void *ctx,
+                         db_error *err)
+{
+    struct tnode_scan s = {r, t0, t1, cb, ctx, err, false, {0}};
+    int rc = walk_chunks(r, DBI_NODE_THREAD, tid, t0, t1, tnode_one, &s, err);
+    if (!rc && s.have_before)
+        rc = cb(ctx, &s.before);
+    return rc;
 }
 
 struct edge_scan {
@@ -446,11 +473,7 @@ static int block_before(db_reader *r, uint64_t t0, uint64_t *out, db_error *err)
         memcpy(k, r->tid, 4);
         db_put_be64(k + 4, mid);
         MDB_val key = {12, k}, v;
-        rc = mdb_cursor_get(c, &key, &v, MDB_SET_RANGE);
-        if (rc == 0 && !(key.mv_size == 12 && memcmp(key.mv_data, k, 12) == 0))
-            rc = mdb_cursor_get(c, &key, &v, MDB_PREV);
-        else if (rc == MDB_NOTFOUND)
-            rc = mdb_cursor_get(c, &key, &v, MDB_LAST);
+        rc = db_cursor_at_or_before(c, &key, &v);
         size_t n;
         uint64_t ts;
         if (rc || key.mv_size != 12 || memcmp(key.mv_data, r->tid, 4) != 0 ||
@@ -509,59 +532,36 @@ int db_scan_time(db_reader *r, uint64_t t0, uint64_t t1, db_event_cb cb, void *c
     return rc;
 }
 
-/* The thread's chunks from the one that may hold t0 (the last that starts
- * before it) to the last that starts by t1; their events in [t0, t1]. */
+/* The thread's events in [t0, t1], through its chunks. */
+struct tev_scan {
+    struct event_scan s;
+    uint64_t t0, t1;
+};
+
+static int tev_one(void *p, uint64_t id, bool *past)
+{
+    struct tev_scan *t = p;
+    db_reader *r = t->s.r;
+    int got = db_evblock_load(r->txn, r->a->dbi[DBI_EVENTS], r->info.id, id, &t->s.blk, t->s.err);
+    if (got <= 0)
+        return got < 0 ? -1 : db_fail(t->s.err, -1, "index names missing event %llu", (unsigned long long)id);
+    db_event e = *db_evblock_get(&t->s.blk, id);
+    if (e.ts > t->t1) {
+        *past = true;
+        return 0;
+    }
+    return e.ts >= t->t0 ? t->s.cb(t->s.ctx, &e) : 0;
+}
+
 int db_scan_thread(db_reader *r, uint32_t tid, uint64_t t0, uint64_t t1, db_event_cb cb, void *ctx,
                    db_error *err)
 {
-    unsigned char k[24];
-    memcpy(k, r->tid, 4);
-    db_put_be32(k + 4, tid);
-    db_put_be64(k + 8, t0);
-    memset(k + 16, 0, 8);
-    MDB_cursor *c;
-    int rc = mdb_cursor_open(r->txn, r->a->dbi[DBI_EV_THREAD], &c);
-    if (rc)
-        return db_lmdb_fail(err, rc, "cursor");
-    struct event_scan s = {r, cb, ctx, err, {0}};
-    MDB_val key = {24, k}, v;
-    rc = mdb_cursor_get(c, &key, &v, MDB_SET_RANGE);
-    int prev = rc == 0 ? mdb_cursor_get(c, &key, &v, MDB_PREV) : mdb_cursor_get(c, &key, &v, MDB_LAST);
-    if (prev == 0 && !(key.mv_size == 24 && memcmp(key.mv_data, k, 8) == 0))
-        prev = mdb_cursor_get(c, &key, &v, MDB_NEXT); /* another thread's: start after it */
-    else if (prev == MDB_NOTFOUND) { /* nothing before: from the first key */
-        key = (MDB_val){24, k};
-        prev = mdb_cursor_get(c, &key, &v, MDB_SET_RANGE);
-    }
-    int ret = 0;
-    bool past = false; /* an event after t1: done */
-    for (rc = prev; rc == 0 && !ret && !past; rc = mdb_cursor_get(c, &key, &v, MDB_NEXT)) {
-        if (key.mv_size != 24 || memcmp(key.mv_data, k, 8) != 0)
-            break;
-        db_thrchunk it;
-        db_thrchunk_begin(&it, key.mv_data, key.mv_size, v.mv_data, v.mv_size);
-        if (it.first_ts > t1)
-            break;
-        uint64_t id;
-        while (!ret && !past && db_thrchunk_next(&it, &id)) {
-            int got = db_evblock_load(r->txn, r->a->dbi[DBI_EVENTS], r->info.id, id, &s.blk, err);
-            if (got <= 0) {
-                ret = got < 0 ? -1 : db_fail(err, -1, "index names missing event %llu", (unsigned long long)id);
-                break;
-            }
-            db_event e = *db_evblock_get(&s.blk, id);
-            if (e.ts > t1)
-                past = true;
-            else if (e.ts >= t0)
-                ret = cb(ctx, &e);
-        }
-    }
-    mdb_cursor_close(c);
-    db_evblock_free(&s.blk);
-    if (ret || past)
-        return ret;
-    return rc && rc != MDB_NOTFOUND ? db_lmdb_fail(err, rc, "scan") : 0;
+    struct tev_scan t = {{r, cb, ctx, err, {0}}, t0, t1};
+    int rc = walk_chunks(r, DBI_EV_THREAD, tid, t0, t1, tev_one, &t, err);
+    db_evblock_free(&t.s.blk);
+    return rc;
 }
+
 /* A node's events lie in its thread's index between its first and last
  * event (an isolated interrupt node under the thread it landed on): that
  * range, filtered by node, is the node's events in time order -- no index

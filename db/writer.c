@@ -833,8 +833,7 @@ int db_writer_node(db_writer *w, const db_node *n, db_error *err)
         w->nref_cap = c;
     }
     /* the thread's own timeline: not the interrupts that landed on it */
-    bool isolated = n->kind == DB_NODE_INTERRUPT || n->kind == DB_NODE_SOFTIRQ || n->kind == DB_NODE_TIMER ||
-                    n->kind == DB_NODE_TIMESHARE;
+    bool isolated = db_node_kind_isolated(n->kind);
     if (!isolated) { /* chunks of (begin, id), as the thread index's */
         if (!w->nthr && !(w->nthr = db_thrindex_new()))
             return db_fail_oom(err);

@@ -9,13 +9,6 @@
 
 /* ---- nodes ---- */
 
-/* Isolated contexts run on a cpu, not as a thread (paper/000 1.a). */
-static bool isolated(int kind)
-{
-    return kind == DB_NODE_INTERRUPT || kind == DB_NODE_SOFTIRQ || kind == DB_NODE_TIMER ||
-           kind == DB_NODE_TIMESHARE;
-}
-
 static int node_close(graph_state *g, graph_open *o)
 {
     if (!o->open)
@@ -24,7 +17,7 @@ static int node_close(graph_state *g, graph_open *o)
     graph_thread *t = NULL;
     uint32_t ix;
     uint64_t slot = o->n.tid == 0 && o->n.cpu != DB_CPU_NONE ? (1ULL << 32) | o->n.cpu : o->n.tid;
-    if (!isolated(o->n.kind) && graph_map_get(&g->tids, slot, &ix))
+    if (!db_node_kind_isolated(o->n.kind) && graph_map_get(&g->tids, slot, &ix))
         t = g->threads[ix];
     graph_sched_close(t, o);
     g->st->nodes++;

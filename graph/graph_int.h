@@ -127,6 +127,8 @@ typedef struct graph_state {
     size_t nrules;
     uint32_t preempter;      /* sched.c: the thread switched in by the
                                 current event's preemption, 0 none */
+    uint32_t preempts_owed;  /* sched.c: threads with a preempt edge to give
+                                (the lookup per event is skipped at 0) */
     bool have_match;         /* the send matched to the current recv */
     graph_pend match;
 } graph_state;

@@ -122,12 +122,13 @@ static int preempt_edge(graph_state *g, graph_thread *victim, uint64_t from_ev, 
 int graph_sched_after(graph_state *g, const db_event *ev, uint32_t node)
 {
     uint32_t ix;
-    if (ev->ctx == DB_CTX_THREAD || ev->ctx == DB_CTX_UNKNOWN) {
+    if (g->preempts_owed && (ev->ctx == DB_CTX_THREAD || ev->ctx == DB_CTX_UNKNOWN)) {
         graph_thread *t = graph_map_get(&g->tids, ev->tid, &ix) ? g->threads[ix] : NULL;
         if (t && t->preempt_ev && t->cur.open && t->cur.n.id == node) {
             uint64_t to_ev = t->preempt_ev;
             uint32_t to = t->preempt_node;
             t->preempt_ev = 0;
+            g->preempts_owed--;
             graph_thread *victim = graph_map_get(&g->tids, t->preempt_victim, &ix) ? g->threads[ix] : NULL;
             if (victim && preempt_edge(g, victim, ev->id, node, to_ev, to))
                 return -1;
@@ -143,6 +144,8 @@ int graph_sched_after(graph_state *g, const db_event *ev, uint32_t node)
         return -1;
     if (x->cur.open && !x->waiting)
         return preempt_edge(g, victim, x->cur.n.last_event, x->cur.n.id, ev->id, node);
+    if (!x->preempt_ev)
+        g->preempts_owed++;
     x->preempt_ev = ev->id;
     x->preempt_node = node;
     x->preempt_victim = ev->tid;

@@ -267,20 +267,17 @@ int ingest_ft_text_pairs(ftrace_reader *r, ftrace_ev_kind k, const ftrace_line *
     case FTRACE_EV_WQ_START:
     case FTRACE_EV_WQ_END:
         return work(r, p, e);
-    case FTRACE_EV_BLOCK:
-        if (block(r, li->name, p, e) == 0)
-            return 0;
-        r->nkv = -1; /* another layout: its pairs, or its text */
-        ingest_ft_parse_kv(r, p);
-        if (r->nkv < 0)
-            ingest_ft_kv_add(r, "raw", p, li->fields_len);
-        return 0;
     case FTRACE_EV_MARKER:
         /* the print event prints its caller first: `tracing_mark_write: TEXT` */
         if (strcmp(li->name, "print") == 0 && ingest_ft_lit(&p, e, "tracing_mark_write:"))
             p = ingest_ft_skip_blanks(p, e);
         ingest_ft_kv_add(r, "buf", p, (size_t)(e - p));
         return 0;
+    case FTRACE_EV_BLOCK:
+        if (block(r, li->name, p, e) == 0)
+            return 0;
+        r->nkv = -1; /* another layout: kept as any other event */
+        /* fall through */
     case FTRACE_EV_OTHER:
     case FTRACE_EV_PROCESS_EXIT:
     case FTRACE_EV_SOFTIRQ_RAISE:

@@ -87,11 +87,7 @@ static query_cp_part *add_part(walk *w, const db_node *n, int state, uint64_t be
     return p;
 }
 
-static bool isolated(int kind)
-{
-    return kind == DB_NODE_INTERRUPT || kind == DB_NODE_SOFTIRQ || kind == DB_NODE_TIMER ||
-           kind == DB_NODE_TIMESHARE;
-}
+static bool isolated(int kind) { return db_node_kind_isolated(kind); }
 
 /* ---- a thread's nodes over an interval ---- */
 
