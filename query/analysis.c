@@ -11,20 +11,26 @@
  * between runs: page faults, an extra timer, a retried syscall). */
 #define QUERY_SIMILAR 0.5
 
+bool query_cand_similar(const query_cand *c)
+{
+    return c->contained || c->score >= QUERY_SIMILAR;
+}
+
 bool query_similar(const query_match *m)
 {
     return m->contained || m->score >= QUERY_SIMILAR;
 }
 
 struct match_scan {
-    db_reader *r;
     const db_sig *sig;
     uint32_t self_trace, self_node;
-    query_match *v;
+    query_cand *v;
     size_t len, cap;
     db_error *de;
 };
 
+/* Scores one candidate from its signature alone; its node is read only if
+ * the caller gets that far down the ranking. */
 static int match_one(void *ctx, const db_sig *c)
 {
     struct match_scan *m = ctx;
@@ -36,56 +42,59 @@ static int match_one(void *ctx, const db_sig *c)
         return 0;
     if (m->len == m->cap) {
         size_t n = m->cap ? m->cap * 2 : 64;
-        query_match *p = realloc(m->v, n * sizeof *p);
+        query_cand *p = realloc(m->v, n * sizeof *p);
         if (!p)
             return db_fail_oom(m->de);
         m->v = p;
         m->cap = n;
     }
-    query_match *out = &m->v[m->len];
-    int got = db_get_node_of(m->r, c->trace, c->node, &out->n, m->de);
-    if (got < 0)
-        return -1;
-    if (got == 0)
-        return 0;
-    out->trace = c->trace;
-    out->score = score;
-    out->contained = contained;
-    m->len++;
+    m->v[m->len++] = (query_cand){.score = score, .trace = c->trace, .node = c->node, .contained = contained};
     return 0;
 }
 
 static int by_score(const void *a, const void *b)
 {
-    const query_match *x = a, *y = b;
+    const query_cand *x = a, *y = b;
     if (x->score != y->score)
         return x->score < y->score ? 1 : -1;
     if (x->contained != y->contained)
         return x->contained ? -1 : 1;
     if (x->trace != y->trace)
         return x->trace < y->trace ? -1 : 1;
-    return (x->n.id > y->n.id) - (x->n.id < y->n.id);
+    return (x->node > y->node) - (x->node < y->node);
 }
 
-int query_find_matches(db_reader *r, const db_node *n, uint32_t trace_id, query_match **out, size_t *len,
-                       db_error *de)
+int query_find_matches(db_reader *r, const db_node *n, uint32_t trace_id, query_cands *out, db_error *de)
 {
     db_sig sig;
-    *out = NULL;
-    *len = 0;
+    *out = (query_cands){0};
     int got = db_get_sig(r, n->id, &sig, de);
     if (got <= 0)
         return got; /* a node without a signature has no counterparts */
-    struct match_scan m = {.r = r, .sig = &sig, .self_trace = db_reader_trace(r)->id, .self_node = n->id, .de = de};
+    struct match_scan m = {.sig = &sig, .self_trace = db_reader_trace(r)->id, .self_node = n->id, .de = de};
     if (db_scan_sigs(r, sig.thread_key, trace_id, match_one, &m, de)) {
         free(m.v);
         return -1;
     }
     if (m.len)
         qsort(m.v, m.len, sizeof *m.v, by_score);
-    *out = m.v;
-    *len = m.len;
+    out->v = m.v;
+    out->len = m.len;
     return 0;
+}
+
+int query_cand_node(db_reader *r, const query_cand *c, query_match *out, db_error *de)
+{
+    out->trace = c->trace;
+    out->score = c->score;
+    out->contained = c->contained;
+    return db_get_node_of(r, c->trace, c->node, &out->n, de);
+}
+
+void query_cands_free(query_cands *c)
+{
+    free(c->v);
+    *c = (query_cands){0};
 }
 
 struct longest {

@@ -42,14 +42,21 @@ int query_exec_match(query_session *s, const query_stmt *st, query_error *err)
     if (!r)
         return -1;
     db_node n;
-    query_match *m = NULL;
-    size_t len = 0;
+    query_cands c = {0};
+    query_match m[MATCH_MAX];
+    size_t k = 0;
     db_error de = {{0}};
     int rc = get_node(r, st->node, &st->node_pos, &n, err);
-    if (!rc && query_find_matches(r, &n, where, &m, &len, &de))
+    if (!rc && query_find_matches(r, &n, where, &c, &de))
         rc = query_fail(err, NULL, "%s", de.msg);
+    /* only the nodes shown are read */
+    for (size_t i = 0; !rc && i < c.len && k < MATCH_MAX; i++) {
+        int got = query_cand_node(r, &c.v[i], &m[k], &de);
+        if (got < 0)
+            rc = query_fail(err, NULL, "%s", de.msg);
+        k += got == 1;
+    }
     if (!rc) {
-        size_t k = len < MATCH_MAX ? len : MATCH_MAX;
         if (s->format == QUERY_FMT_JSON) {
             fputs("{\"nodes\":[", s->out);
             for (size_t i = 0; i < k; i++) {
@@ -82,11 +89,11 @@ int query_exec_match(query_session *s, const query_stmt *st, query_error *err)
             query_table_print(&t, s->out);
             query_table_free(&t);
             if (s->format == QUERY_FMT_TABLE)
-                fprintf(s->out, "%zu nodes like node %" PRIu32 " (%s)%s\n", len, n.id, n.thread,
+                fprintf(s->out, "%zu nodes like node %" PRIu32 " (%s)%s\n", c.len, n.id, n.thread,
                         k ? "; * = one normal form holds the other" : "");
         }
     }
-    free(m);
+    query_cands_free(&c);
     db_reader_close(r);
     return rc;
 }

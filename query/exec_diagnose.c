@@ -65,32 +65,48 @@ static int anomaly_node(query_session *s, db_reader *r, const query_stmt *st, db
     return got < 0 ? query_fail(err, NULL, "%s", de.msg) : 0;
 }
 
-/* Step 2: the most similar node of the thread without the anomaly. */
+static int by_node_desc(const void *x, const void *y)
+{
+    const query_cand *a = x, *b = y;
+    return (a->node < b->node) - (a->node > b->node);
+}
+
+/* Step 2: the most similar node of the thread without the anomaly: the
+ * best score; of equals, in the same trace the step closest before the
+ * anomaly, in another the first.  Candidates come best first, so the
+ * first group of equal scores that holds a normal one decides, and only
+ * the nodes looked at are read. */
 static int baseline(db_reader *r, const db_node *a, const char *kind, uint32_t trace_id, query_match *out,
                     db_error *de)
 {
-    query_match *m;
-    size_t len;
-    if (query_find_matches(r, a, trace_id, &m, &len, de))
+    query_cands m;
+    if (query_find_matches(r, a, trace_id, &m, de))
         return -1;
     bool same = trace_id == db_reader_trace(r)->id;
     int found = 0;
     for (int pass = 0; pass < 2 && !found; pass++) /* similar ones first, then any */
-        for (size_t i = 0; i < len; i++) {
-            const db_node *c = &m[i].n;
-            if (same && c->end > a->begin)
-                continue; /* "earlier in the same trace" */
-            bool normal = strcmp(kind, "busy") == 0 ? (c->end - c->begin) * 2 < a->end - a->begin
-                                                     : query_not_running(c) * 2 < query_not_running(a);
-            if (!normal || (pass == 0 && !query_similar(&m[i])))
-                continue;
-            /* the best score; of equals, the step closest before the anomaly */
-            if (!found || m[i].score > out->score || (m[i].score == out->score && same && c->begin > out->n.begin)) {
-                *out = m[i];
-                found = 1;
+        for (size_t lo = 0, hi; lo < m.len && !found; lo = hi) {
+            for (hi = lo + 1; hi < m.len && m.v[hi].score == m.v[lo].score;)
+                hi++;
+            if (same) /* closest first: ids follow begin order */
+                qsort(m.v + lo, hi - lo, sizeof *m.v, by_node_desc);
+            for (size_t i = lo; i < hi && !found; i++) {
+                const query_cand *c = &m.v[i];
+                if ((pass == 0 && !query_cand_similar(c)) || (same && c->node > a->id))
+                    continue; /* opened after the anomaly */
+                int got = query_cand_node(r, c, out, de);
+                if (got < 0) {
+                    query_cands_free(&m);
+                    return -1;
+                }
+                const db_node *n = &out->n;
+                if (!got || (same && n->end > a->begin))
+                    continue; /* "earlier in the same trace" */
+                found = strcmp(kind, "busy") == 0 ? (n->end - n->begin) * 2 < a->end - a->begin
+                                                  : query_not_running(n) * 2 < query_not_running(a);
             }
         }
-    free(m);
+    query_cands_free(&m);
     return found;
 }
 
@@ -348,18 +364,21 @@ int query_exec_check_fix(query_session *s, const query_stmt *st, query_error *er
     db_node before, after;
     int rc = anomaly_node(s, r, st, &before, err), got = 0;
     if (!rc) {
-        query_match *m;
-        size_t len;
-        if (query_find_matches(r, &before, after_id, &m, &len, &de))
+        query_cands m = {0};
+        if (query_find_matches(r, &before, after_id, &m, &de))
             rc = query_fail(err, NULL, "%s", de.msg);
         /* the most similar nodes (best first), and of those the longest wait */
-        for (size_t i = 0; !rc && i < len && m[i].score >= m[0].score - 0.05; i++)
-            if (query_similar(&m[i]) && (!got || m[i].n.blocked > after.blocked)) {
-                after = m[i].n;
+        for (size_t i = 0; !rc && i < m.len && m.v[i].score >= m.v[0].score - 0.05; i++) {
+            query_match c;
+            int ok = query_cand_similar(&m.v[i]) ? query_cand_node(r, &m.v[i], &c, &de) : 0;
+            if (ok < 0)
+                rc = query_fail(err, NULL, "%s", de.msg);
+            else if (ok && (!got || c.n.blocked > after.blocked)) {
+                after = c.n;
                 got = 1;
             }
-        if (!rc)
-            free(m);
+        }
+        query_cands_free(&m);
         if (!rc && !got && (got = query_longest_block(r, after_id, before.thread, &after, &de)) < 0)
             rc = query_fail(err, NULL, "%s", de.msg);
     }

@@ -106,18 +106,37 @@ void query_path_free(query_path *p);
 uint32_t query_causal_kinds(void);
 
 /* ---- analysis.c: counterparts (paper/004 §Node Comparison) ---- */
+/* A candidate counterpart as the signature index gives it: no node record
+ * read yet (a busy thread has hundreds of thousands of candidates, and a
+ * query looks at a few of them). */
+typedef struct query_cand {
+    double score;   /* |A and B| / |A or B| of the normal forms */
+    uint32_t trace, node;
+    bool contained; /* one normal form holds the other */
+} query_cand;
+
+typedef struct query_cands {
+    query_cand *v; /* malloc'd; query_cands_free */
+    size_t len;
+} query_cands;
+
 typedef struct query_match {
     db_node n;
     uint32_t trace;
-    double score;   /* |A and B| / |A or B| of the normal forms */
-    bool contained; /* one normal form holds the other */
+    double score;
+    bool contained;
 } query_match;
 
 bool query_similar(const query_match *m);
+bool query_cand_similar(const query_cand *c);
 /* The nodes like n (same thread name and kind) in trace_id (0: every
- * trace), best first; *out is malloc'd (free it). */
-int query_find_matches(db_reader *r, const db_node *n, uint32_t trace_id, query_match **out, size_t *len,
-                       db_error *de);
+ * trace), best first: score, then one form holding the other, then trace
+ * and node id.  Node ids follow begin order within a trace (graph/build
+ * numbers segments as they open, in trace order). */
+int query_find_matches(db_reader *r, const db_node *n, uint32_t trace_id, query_cands *out, db_error *de);
+/* The node of candidate c: 1, 0 when it is gone, -1 on error. */
+int query_cand_node(db_reader *r, const query_cand *c, query_match *out, db_error *de);
+void query_cands_free(query_cands *c);
 int query_longest_block(db_reader *r, uint32_t trace_id, const char *name, db_node *out, db_error *de);
 int query_trace_id(query_session *s, const query_name *n, uint32_t *id, query_error *err);
 int query_path_fail(int rc, db_reader *r, const query_stmt *st, const db_error *de, query_error *err);
