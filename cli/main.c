@@ -354,6 +354,15 @@ static int cmd_ingest(const options *o)
         db_close(a);
         return 1;
     }
+    /* what the reader mended rather than refused */
+    if (st.truncated)
+        fprintf(stderr, "argusq: %s:%llu: the file ends inside this line; it is left out, the rest is in\n",
+                o->file, (unsigned long long)st.truncated);
+    if (st.reordered || st.late)
+        fprintf(stderr,
+                "argusq: %s: %llu events were out of time order and were put in order; %llu were too far "
+                "behind to be and are kept at the time of the event before them\n",
+                o->file, (unsigned long long)st.reordered, (unsigned long long)st.late);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     if (o->format == QUERY_FMT_JSON) {
@@ -361,10 +370,12 @@ static int cmd_ingest(const options *o)
         for (const char *p = info.name; *p; p++)
             printf(*p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
         printf("\",\"events\":%llu,\"threads\":%llu,\"processes\":%llu,\"nodes\":%llu,\"edges\":%llu,"
-               "\"skipped\":%llu}\n",
+               "\"skipped\":%llu,\"reordered\":%llu,\"late\":%llu,\"truncated_line\":%llu}\n",
                (unsigned long long)info.events, (unsigned long long)info.threads,
                (unsigned long long)info.processes, (unsigned long long)info.nodes,
-               (unsigned long long)info.edges, (unsigned long long)info.skipped);
+               (unsigned long long)info.edges, (unsigned long long)info.skipped,
+               (unsigned long long)st.reordered, (unsigned long long)st.late,
+               (unsigned long long)st.truncated);
     } else {
         printf("ingested %s as trace \"%s\" into %s (%s, %.2f s)\n", o->file, info.name, o->archive,
                info.format, secs);
@@ -372,6 +383,10 @@ static int cmd_ingest(const options *o)
                (unsigned long long)info.events, (unsigned long long)info.threads,
                (unsigned long long)info.processes, (unsigned long long)info.nodes,
                (unsigned long long)info.edges, (unsigned long long)info.skipped);
+        if (st.reordered || st.late || st.truncated)
+            printf("  %llu events put back in time order, %llu kept late, last line %s\n",
+                   (unsigned long long)st.reordered, (unsigned long long)st.late,
+                   st.truncated ? "cut short and left out" : "whole");
     }
     db_close(a);
     return 0;

@@ -212,8 +212,19 @@ static bool peer_boundary(graph_state *g, const graph_thread *t, const db_event 
 }
 
 /* A thread-context event: the boundary rules of paper/000 part 1. */
-static int thread_event(graph_state *g, graph_thread *t, const db_event *ev)
+static int thread_event(graph_state *g, graph_thread *t, const db_event *ev, bool after_out)
 {
+    /* An event logged under a thread after its own switch-out -- the stack
+     * trace a sched_switch triggers, an old kernel's wakeup printed in the
+     * sleeper's context -- is not the thread running again (it runs when
+     * it is switched in): it ends no wait and belongs to the node the wait
+     * closed (paper/000 1.b). */
+    if (after_out && t->sched && !t->on_cpu && t->waiting && t->wait_node) {
+        g->last_node = t->wait_node;
+        if (g->post_pass && db_writer_set_event_node(g->w, ev->id, t->wait_node, g->err))
+            return -1;
+        return graph_connect(g, ev, t->wait_node);
+    }
     bool fresh = !t->cur.open;
     int kind = t->callout_level == 0 ? DB_NODE_THREAD : t->mig ? DB_NODE_SERVICE : t->callout_kind;
     uint64_t blocked = 0;
@@ -309,8 +320,14 @@ static int on_event(void *p, const db_event *ev)
     if (!s)
         return -1;
     bool irq = ev->ctx == DB_CTX_HARDIRQ || ev->ctx == DB_CTX_SOFTIRQ;
+    /* logged on this cpu right after the switch that took the thread off */
+    bool after_out = per_cpu && s->off && s->off_tid == ev->tid;
     if (graph_sched_event(g, ev))
         return -1;
+    if (per_cpu) {
+        s->off = t->sched && !t->on_cpu && !irq;
+        s->off_tid = ev->tid;
+    }
     /* a receipt is paired with its send before it is given a node: the
      * sender is the peer of the IPC peer-set rule (paper/000 1.d) */
     graph_ipc_match(g, ev);
@@ -352,7 +369,7 @@ static int on_event(void *p, const db_event *ev)
             return -1;
         return node_append(g, &s->s[s->depth - 1], ev);
     }
-    return thread_event(g, t, ev);
+    return thread_event(g, t, ev, after_out);
 }
 
 graph_builder *graph_begin(db_writer *w, const graph_rule *rules, size_t nrules, db_error *err)

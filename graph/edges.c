@@ -122,12 +122,27 @@ void graph_edges_free(graph_state *g)
  * becomes the pending wait that a later wakeup answers. */
 int graph_thread_waits(graph_state *g, graph_thread *t, const db_event *ev, uint32_t node)
 {
+    uint32_t ix;
+    /* Linux traced with sched_waking alone (recent tools enable only it):
+     * the waking that nothing followed is the wakeup */
+    if ((t->waiting || !t->seen) && !t->woken && g->wakings.len && graph_map_get(&g->wakings, t->tid, &ix)) {
+        uint64_t wev = g->pend[ix - 1].ev;
+        uint32_t wnode = g->pend[ix - 1].node;
+        pend_drop(g, &g->wakings, t->tid);
+        if (t->waiting && graph_edge(g, DB_EDGE_WEAK, t->wait_ev, t->wait_node, wev, wnode))
+            return -1;
+        t->woken = true;
+        t->wake_ev = wev;
+        t->wake_node = wnode;
+    }
     if ((t->waiting || !t->seen) && t->woken &&
         graph_edge(g, DB_EDGE_WAKEUP, t->wake_ev, t->wake_node, ev->id, node))
         return -1;
     t->seen = true;
     t->waiting = t->woken = false;
     if (ev->type == DB_EV_WAIT) {
+        if (g->wakings.len) /* a waking from before this wait woke nothing of it */
+            pend_drop(g, &g->wakings, t->tid);
         t->waiting = true;
         t->wait_ev = ev->id;
         t->wait_node = node;
@@ -144,8 +159,12 @@ int graph_thread_waits(graph_state *g, graph_thread *t, const db_event *ev, uint
  * nothing. */
 static int rule_wakeup(graph_state *g, const db_event *ev, uint32_t node)
 {
-    if (ev->obj > UINT32_MAX || (g->nrules && graph_rule_ignores_wakeup(g, ev)))
+    if (ev->obj > UINT32_MAX)
         return 0;
+    if (g->nrules && graph_rule_ignores_wakeup(g, ev)) {
+        pend_drop(g, &g->wakings, ev->obj); /* nor does its waking wake */
+        return 0;
+    }
     /* Linux: the waker is where sched_waking was emitted.  A remote wakeup
      * (through the target cpu's wake list) emits sched_wakeup later, on the
      * target cpu, in whatever runs there -- often idle -- so the waking is

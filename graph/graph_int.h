@@ -43,6 +43,10 @@ typedef struct graph_open {
 typedef struct graph_stack {
     graph_open s[GRAPH_STACK_MAX];
     int depth;
+    /* per cpu: the thread the cpu's latest sched_switch took off, while
+     * every event since has been that thread's (logged in the switch) */
+    bool off;
+    uint32_t off_tid;
 } graph_stack;
 
 /* FIFOs of pending halves, one per key: the head and tail of each list

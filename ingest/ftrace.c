@@ -369,10 +369,11 @@ int ingest_ft_event(ftrace_reader *r, ftrace_line *li, ftrace_ev_kind k)
         return -1;
     if (resolve_task(r, li) < 0)
         return -1;
-    /* tracefs and trace-cmd merge the CPUs' buffers in time order, so a
-     * thread's time going back means a corrupt or edited file */
+    /* trace-cmd merges a .dat's CPU buffers in time order, so there a
+     * thread's time going back means a corrupt file (text goes through the
+     * reorder window instead, which keeps every thread in order) */
     ftrace_tent *te = tab_find(r, li->tid);
-    if ((te->flags & T_EVENT) && li->ts < te->ts)
+    if (r->check_order && (te->flags & T_EVENT) && li->ts < te->ts)
         return ingest_ft_fail(r, "thread %lu: time goes backwards: %llu.%09llu is before %llu.%09llu of %s %llu",
                               (unsigned long)li->tid, (unsigned long long)(li->ts / 1000000000),
                               (unsigned long long)(li->ts % 1000000000),
@@ -408,24 +409,143 @@ int ingest_ft_event(ftrace_reader *r, ftrace_line *li, ftrace_ev_kind k)
     return 0;
 }
 
+/* May lines that are not events continue this event's text?  Free text
+ * may hold newlines (a print or bprint string, an unknown event's text), and
+ * a stack trace prints one frame a line; every other event's text is one
+ * line, so a stray line after it is still an error. */
+static bool may_continue(ftrace_ev_kind k)
+{
+    return k == FTRACE_EV_MARKER || k == FTRACE_EV_STACK || k == FTRACE_EV_OTHER;
+}
+
+/* The event line held back for its continuation lines (r->pend*): its
+ * copy, and the offsets of the columns the lexer found in it. */
+static int pend_hold(ftrace_reader *r, const char *line, size_t len, const ftrace_line *li, ftrace_ev_kind k)
+{
+    if (len + 1 > r->pend_cap) {
+        size_t cap = r->pend_cap ? r->pend_cap : 1024;
+        while (len + 1 > cap)
+            cap *= 2;
+        char *b = realloc(r->pend, cap);
+        if (!b)
+            return ingest_ft_fail(r, "out of memory");
+        r->pend = b;
+        r->pend_cap = cap;
+    }
+    memcpy(r->pend, line, len + 1);
+    r->pend_li = *li;
+    r->pend_comm = (size_t)(li->comm - line);
+    r->pend_flags = li->flags ? (size_t)(li->flags - line) : SIZE_MAX;
+    r->pend_name = (size_t)(li->name - line);
+    r->pend_fields = (size_t)(li->fields - line);
+    r->pend_len = r->pend_fields + li->fields_len;
+    r->pend_kind = k;
+    r->pend_line = r->lineno;
+    r->pending = true;
+    return 0;
+}
+
+/* A continuation line: "\n" and the line, after the held event's text. */
+static int pend_join(ftrace_reader *r, const char *line, size_t len)
+{
+    size_t need = r->pend_len + 1 + len + 1;
+    if (need > INGEST_LINE_MAX)
+        return ingest_ft_fail(r, "event text too long (more than %zu bytes over several lines)", INGEST_LINE_MAX);
+    if (need > r->pend_cap) {
+        size_t cap = r->pend_cap;
+        while (need > cap)
+            cap *= 2;
+        char *b = realloc(r->pend, cap);
+        if (!b)
+            return ingest_ft_fail(r, "out of memory");
+        r->pend = b;
+        r->pend_cap = cap;
+    }
+    r->pend[r->pend_len] = '\n';
+    memcpy(r->pend + r->pend_len + 1, line, len);
+    r->pend_len += 1 + len;
+    r->pend[r->pend_len] = '\0';
+    r->st->joined++;
+    return 0;
+}
+
+/* The held event, whole, to the sink. */
+static int pend_flush(ftrace_reader *r)
+{
+    if (!r->pending)
+        return 0;
+    r->pending = false;
+    ftrace_line li = r->pend_li;
+    li.comm = r->pend + r->pend_comm;
+    li.flags = r->pend_flags == SIZE_MAX ? NULL : r->pend + r->pend_flags;
+    li.name = r->pend + r->pend_name;
+    li.fields = r->pend + r->pend_fields;
+    li.fields_len = r->pend_len - r->pend_fields;
+    while (li.fields_len && (li.fields[li.fields_len - 1] == ' ' || li.fields[li.fields_len - 1] == '\t' ||
+                             li.fields[li.fields_len - 1] == '\n'))
+        li.fields_len--;
+    r->pend[r->pend_fields + li.fields_len] = '\0';
+    uint64_t at = r->lineno;
+    r->lineno = r->pend_line; /* messages name the event's first line */
+    int rc = ingest_ft_text_pairs(r, r->pend_kind, &li);
+    if (rc == 0)
+        rc = ingest_ft_event(r, &li, r->pend_kind);
+    if (rc == FTRACE_BAD_FIELDS)
+        rc = ingest_ft_bad_fields(r, &li);
+    r->lineno = at;
+    return rc;
+}
+
+/* Returns 0, -1 (err set), or FTRACE_BAD_LINE (err set: the line could
+ * be an event line cut short: it matches no line prefix, or its fields
+ * are not those of its event). */
+#define FTRACE_BAD_LINE (-3)
+
 static int do_line(ftrace_reader *r, char *line, size_t len)
 {
     const char *p = line;
     while (*p == ' ' || *p == '\t')
         p++;
-    if (!*p || line[0] == '#') /* comments and blank lines count for nothing */
+    if (!*p) /* blank lines count for nothing */
         return 0;
-    if (ingest_ftrace_lex_header(line)) {
+    ftrace_line li;
+    ftrace_lex_status s = line[0] == '#' || ingest_ftrace_lex_header(line) ? FTRACE_LEX_NOMATCH
+                                                                           : ingest_ftrace_lex_line(line, &li);
+    if (s == FTRACE_LEX_NOMATCH && r->pending && line[0] != '#' && !ingest_ftrace_lex_header(line))
+        return pend_join(r, line, len);
+    if (pend_flush(r) < 0)
+        return -1;
+    if (line[0] == '#') /* comments count for nothing */
+        return 0;
+    if (s == FTRACE_LEX_NOMATCH && ingest_ftrace_lex_header(line)) {
         r->st->skipped++;
         if (r->sink->skip)
             r->sink->skip(r->sink->ctx);
         return 0;
     }
-    ftrace_line li;
-    ftrace_lex_status s = ingest_ftrace_lex_line(line, &li);
-    if (s != FTRACE_LEX_OK)
-        return ingest_ft_fail(r, "%s: '%.60s%s'", lex_error(s), p, len > 60 ? "..." : "");
-    li.name[li.name_len] = '\0'; /* the ':' after the name; ev.name points here */
+    if (s != FTRACE_LEX_OK) { /* a line cut short matches no prefix: the others are bad columns */
+        ingest_ft_fail(r, "%s: '%.60s%s'", lex_error(s), p, len > 60 ? "..." : "");
+        return s == FTRACE_LEX_NOMATCH ? FTRACE_BAD_LINE : -1;
+    }
+    ftrace_ev_kind k;
+    if (li.sys != FTRACE_SYS_NONE) {
+        /* sys_NAME(...) / sys_NAME -> R: the event syscalls:sys_enter_NAME
+         * or sys_exit_NAME, named so as a trace.dat names it */
+        size_t n = li.name_len - 4;
+        if (n > sizeof r->sysname - 11) {
+            ingest_ft_fail(r, "syscall name too long (%zu bytes)", n);
+            return FTRACE_BAD_LINE;
+        }
+        int w = snprintf(r->sysname, sizeof r->sysname, "sys_%s_%.*s", li.sys == FTRACE_SYS_ENTER ? "enter" : "exit",
+                         (int)n, li.name + 4);
+        li.name = r->sysname;
+        li.name_len = (size_t)w;
+        ((char *)li.fields)[li.fields_len] = '\0';
+        k = li.sys == FTRACE_SYS_ENTER ? FTRACE_EV_SYSCALLS_ENTER : FTRACE_EV_SYSCALLS_EXIT;
+    } else {
+        li.name[li.name_len] = '\0'; /* the ':' after the name; ev.name points here */
+        k = ingest_ftrace_lex_event(li.name);
+    }
     /* Requirement 4: the third flag is the context: h/H hardirq (H: in a
      * softirq), z/Z NMI, s softirq; no flag column: unknown. */
     if (!li.flags)
@@ -436,11 +556,16 @@ static int do_line(ftrace_reader *r, char *line, size_t len)
         li.ctx = DB_CTX_SOFTIRQ;
     else
         li.ctx = DB_CTX_THREAD;
-    ftrace_ev_kind k = ingest_ftrace_lex_event(li.name);
+    if (may_continue(k))
+        return pend_hold(r, line, len, &li, k);
     int rc = ingest_ft_text_pairs(r, k, &li);
     if (rc == 0)
         rc = ingest_ft_event(r, &li, k);
-    return rc == FTRACE_BAD_FIELDS ? ingest_ft_bad_fields(r, &li) : rc;
+    if (rc == FTRACE_BAD_FIELDS) {
+        ingest_ft_bad_fields(r, &li);
+        return FTRACE_BAD_LINE;
+    }
+    return rc;
 }
 
 int ingest_ft_reader_init(ftrace_reader *r, const char *path, const ingest_sink *sink,
@@ -468,16 +593,41 @@ void ingest_ft_reader_free(ftrace_reader *r)
     free(r->tab);
     free(r->ab);
     free(r->sc);
+    free(r->pend);
     r->tab = NULL;
     r->ab = NULL;
     r->sc = NULL;
+    r->pend = NULL;
 }
 
+/* Is the rest of the file blank?  (Reads it: only for a line that
+ * failed, whose read ends here either way.) */
+static bool only_blanks_left(ingest_lines *lb)
+{
+    char *line, e[16];
+    size_t len;
+    int n;
+    while ((n = ingest_lines_next(lb, &line, &len, e, sizeof e)) == 1)
+        for (size_t i = 0; i < len; i++)
+            if (line[i] != ' ' && line[i] != '\t')
+                return false;
+    return n == 0;
+}
+
+/* Text: every line through the reorder window.  A last line cut short (a
+ * recorder killed, a disk full mid-write: a line this reader cannot read,
+ * with nothing after it) is left out and reported (st->truncated);
+ * anywhere else a bad line fails the read with its file and line. */
 int ingest_ftrace_read(ingest_lines *lb, const ingest_sink *sink, ingest_stats *st, char *err,
                        size_t errlen)
 {
-    ftrace_reader r;
-    int rc = ingest_ft_reader_init(&r, lb->path, sink, st, err, errlen);
+    ftrace_reader r = {0};
+    ingest_reorder *ro = ingest_reorder_new(sink, st, lb->path, &r.lineno);
+    if (!ro) {
+        ingest_errf(err, errlen, "%s: out of memory", lb->path);
+        return -1;
+    }
+    int rc = ingest_ft_reader_init(&r, lb->path, ingest_reorder_front(ro), st, err, errlen);
     while (rc == 0) {
         char *line;
         size_t len;
@@ -489,7 +639,18 @@ int ingest_ftrace_read(ingest_lines *lb, const ingest_sink *sink, ingest_stats *
         r.lineno = lb->lineno;
         r.st->lines++;
         rc = do_line(&r, line, len);
+        /* a bad last line after events: a trace cut short */
+        if (rc == FTRACE_BAD_LINE && st->events + r.pending > 0 && only_blanks_left(lb)) {
+            st->truncated = r.lineno;
+            rc = 0;
+            break;
+        }
     }
+    if (rc == 0)
+        rc = pend_flush(&r);
+    if (rc == 0)
+        rc = ingest_reorder_finish(ro, err, errlen);
     ingest_ft_reader_free(&r);
-    return rc;
+    ingest_reorder_free(ro);
+    return rc < 0 ? -1 : 0;
 }

@@ -70,6 +70,13 @@ typedef enum ftrace_form {
     FTRACE_FORM_REPORT,      /* trace-cmd report: [CPU], no flags */
 } ftrace_form;
 
+/* The syscalls:* tracepoints' own print forms (no event name printed). */
+typedef enum ftrace_sys_form {
+    FTRACE_SYS_NONE = 0,
+    FTRACE_SYS_ENTER, /* sys_NAME(ARGS): name NAME, fields ARGS */
+    FTRACE_SYS_EXIT,  /* sys_NAME -> RET: name NAME, fields RET */
+} ftrace_sys_form;
+
 typedef struct ftrace_line {
     const char *comm;
     size_t comm_len;
@@ -85,6 +92,7 @@ typedef struct ftrace_line {
     const char *fields; /* field text, NUL-terminated at the end of the line */
     size_t fields_len;  /* without trailing blanks */
     ftrace_form form;
+    uint8_t sys; /* ftrace_sys_form */
     uint8_t ctx; /* db_ctx: from the flag column (the reader sets it) */
 } ftrace_line;
 
@@ -123,6 +131,8 @@ typedef enum ftrace_ev_kind {
     FTRACE_EV_WQ_START,
     FTRACE_EV_WQ_END,
     FTRACE_EV_MARKER, /* tracing_mark_write, print */
+    FTRACE_EV_STACK,  /* kernel_stack, user_stack: `<stack trace>` and a
+                         `=> frame` line per frame (backtrace=) */
     FTRACE_EV_BLOCK,  /* block_bio_queue, block_rq_insert / issue / complete: kept
                          raw, their positional text made pairs (ftrace_text.c) */
 } ftrace_ev_kind;
@@ -207,6 +217,17 @@ typedef struct ftrace_reader {
     ftrace_kv kv[FTRACE_KV_MAX]; /* the current event's canonical pairs */
     int nkv;                     /* -1: the text is not in key=value form */
     char state[32];              /* prev_state translated to kernel letters */
+    char sysname[80];            /* sys_enter_NAME of a `sys_NAME(...)` line */
+    char frames[8192];           /* a stack event's frames (backtrace=) */
+    bool check_order;            /* refuse a thread's time going back (trace.dat) */
+    /* an event line held back for the lines that continue its text */
+    bool pending;
+    char *pend;
+    size_t pend_cap, pend_len;
+    ftrace_line pend_li;
+    size_t pend_comm, pend_flags, pend_name, pend_fields;
+    ftrace_ev_kind pend_kind;
+    uint64_t pend_line;
     /* tid -> tgid for lines without a TGID column (a trace.dat recorded by
      * argusq record keeps tracefs's saved_tgids beside it): sorted pairs */
     const uint32_t (*tgids)[2];
@@ -346,6 +367,46 @@ int ingest_ft_event(ftrace_reader *r, ftrace_line *li, ftrace_ev_kind k);
 int ingest_ft_reader_init(ftrace_reader *r, const char *path, const ingest_sink *sink,
                           ingest_stats *st, char *err, size_t errlen);
 void ingest_ft_reader_free(ftrace_reader *r);
+
+/* ---- sink calls as bytes (calls.c): the ingest pipe and the reorder
+ * window keep calls to make later ---- */
+
+enum { INGEST_C_PROC = 1, INGEST_C_THREAD, INGEST_C_SYMBOL, INGEST_C_EVENT, INGEST_C_SKIP, INGEST_C_PROGRESS };
+
+/* Bytes of a call (tag included), and the call written at q. */
+size_t ingest_call_named_size(size_t num, const char *name); /* proc: num 4, symbol: num 8 */
+void ingest_call_named_put(char *q, uint8_t tag, const void *num, size_t size, const char *name);
+size_t ingest_call_event_size(const db_event *ev);
+void ingest_call_event_put(char *q, const db_event *ev);
+#define INGEST_CALL_THREAD_SIZE (1 + sizeof(db_thread))
+void ingest_call_thread_put(char *q, const db_thread *t);
+#define INGEST_CALL_PROGRESS_SIZE (1 + 16)
+void ingest_call_progress_put(char *q, uint64_t done, uint64_t total);
+/* Makes the calls of [q, q + len) on s; 0, or -1 with err set. */
+int ingest_calls_replay(const char *q, size_t len, const ingest_sink *s, char *err, size_t errlen);
+
+/* ---- the reorder window (reorder.c) ----
+ *
+ * Per-CPU ring buffers merge into one text with small inversions (and
+ * tools append lines of their own: systrace's `0.0: clock_sync`).  The
+ * window holds the last INGEST_REORDER_WINDOW events, each with the
+ * declarations its line made, and hands them on in time order (stable:
+ * equal times keep file order).  An event earlier than one already
+ * handed on cannot be put back: it goes on at that event's time, and is
+ * counted (st->late); one the window put back in place is counted in
+ * st->reordered. */
+#define INGEST_REORDER_WINDOW 4096
+typedef struct ingest_reorder ingest_reorder;
+/* *lineno: the reader's current line, named when back refuses an event.
+ * NULL when out of memory. */
+ingest_reorder *ingest_reorder_new(const ingest_sink *back, ingest_stats *st, const char *path,
+                                   const uint64_t *lineno);
+/* The sink the reader calls (valid while ro lives). */
+const ingest_sink *ingest_reorder_front(ingest_reorder *ro);
+/* Hands on everything held (declarations not followed by their event are
+ * dropped: the line that made them failed).  0, or -1 with err set. */
+int ingest_reorder_finish(ingest_reorder *ro, char *err, size_t errlen);
+void ingest_reorder_free(ingest_reorder *ro);
 
 /* ---- the trace.dat reader (tracedat.c) ---- */
 

@@ -76,85 +76,117 @@ static int parse_ts(const char *p, const char *e, uint64_t *out)
     return 0;
 }
 
+/* The columns of a matched prefix: the start of the CPU column (c0 NULL:
+ * the -l form), the TGID digits, the event name [e0, e1), the rest. */
+static ftrace_lex_status lex_columns(char *start, char *g0, char *g1, char *c0, char *c1, char *e0, char *e1,
+                                     char *rest, ftrace_line *out)
+{
+    /* Only the unambiguous columns are tagged (keeps the DFA
+     * deterministic); flags and timestamp are found from them: the
+     * timestamp is the word before the name, any word between the CPU
+     * column and the timestamp is the flags column. */
+    char *s1 = e0;
+    while (s1[-1] == ' ' || s1[-1] == '\t')
+        s1--;
+    s1--; /* the ':' after the timestamp */
+    char *s0 = s1;
+    while (s0[-1] != ' ' && s0[-1] != '\t')
+        s0--;
+    char *f0 = NULL, *f1 = NULL;
+    uint32_t cpu;
+    bool report_l = !c0;
+    if (report_l) { /* -l: CPU digits glued to the flags */
+        c0 = start;
+        if (g1)
+            for (c0 = g1 + 1; *c0 == ' ' || *c0 == '\t'; c0++) {}
+        for (c1 = c0; *c1 >= '0' && *c1 <= '9'; c1++) {}
+        f0 = c1;
+    } else {
+        f0 = c1 + 1;
+        while (*f0 == ' ' || *f0 == '\t')
+            f0++;
+        if (f0 == s0)
+            f0 = NULL;
+    }
+    if (f0)
+        for (f1 = f0; *f1 != ' ' && *f1 != '\t'; f1++) {}
+    if (report_l)
+        out->form = FTRACE_FORM_REPORT_L;
+    else
+        out->form = (f0 || g0) ? FTRACE_FORM_TRACEFS : FTRACE_FORM_REPORT;
+    out->has_tgid = false;
+    if (g0 && *g0 != '-') {
+        if (parse_u32(g0, g1, &out->tgid) < 0)
+            return FTRACE_LEX_BAD_PID;
+        out->has_tgid = true;
+    }
+    if (parse_u32(c0, c1, &cpu) < 0 || cpu >= 0xffffu)
+        return FTRACE_LEX_BAD_CPU;
+    out->cpu = (uint16_t)cpu;
+    out->flags = f0;
+    out->flags_len = f0 ? (size_t)(f1 - f0) : 0;
+    /* the context is the third flag char (requirement 4); kernels since
+     * 5.14 print a fifth (migrate-disable), some builds more */
+    if (f0 && (out->flags_len < 3 || out->flags_len > 8))
+        return FTRACE_LEX_BAD_FLAGS;
+    if (parse_ts(s0, s1, &out->ts) < 0)
+        return FTRACE_LEX_BAD_TS;
+    out->name = e0;
+    out->name_len = (size_t)(e1 - e0);
+    char *p = rest;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    out->fields = p;
+    char *end = p;
+    while (*end)
+        end++;
+    while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+        end--;
+    out->fields_len = (size_t)(end - p);
+    return FTRACE_LEX_OK;
+}
+
 /* The prefix after comm-PID: optional (TGID), the CPU column, optional
  * flags, the timestamp and the event name.  NOMATCH means "comm-PID does
- * not end here"; the other errors mean it does but a column is bad. */
+ * not end here"; the other errors mean it does but a column is bad.
+ *
+ * The event name is a C identifier, or a number: kernels before 3.10
+ * print trace_marker writes as event `0:` (old Android systrace).  The
+ * syscalls:* tracepoints print no name at all, only their own text:
+ * `sys_read(fd: 3, ...)` on entry and `sys_read -> 0x0` on exit; out->sys
+ * says which, the name is NAME, the fields the arguments or the value. */
 static ftrace_lex_status lex_rest(char *YYCURSOR, ftrace_line *out)
 {
     char *const start = YYCURSOR;
     char *YYMARKER;
     char *g0, *g1, *c0, *c1, *e0, *e1;
     /*!stags:re2c:prefix format = 'char *@@;\n'; */
+    out->sys = FTRACE_SYS_NONE;
     /*!local:re2c:prefix
         tgid = "(" [ \t]* @g0 (dig+ | "-"+) @g1 ")" ws;
         cpub = "[" @c0 dig+ @c1 "]" ws ([^ \t\x00:()[\]]+ ws)?;
         cpul = dig+ [^ \t\x00:0-9] [^ \t\x00:]* ws;
         ts   = [^ \t\x00:]+ ":" ws;
-        name = @e0 [A-Za-z_] [A-Za-z0-9_]* @e1 ":";
+        name = @e0 ([A-Za-z_] [A-Za-z0-9_]* | dig+) @e1 ":";
+        sysenter = "sys_" @e0 [A-Za-z0-9_]+ @e1 "(";
+        sysexit  = "sys_" @e0 [A-Za-z0-9_]+ @e1 ws "->" ws;
 
         tgid? (cpub | cpul) ts name {
-            /* Only the unambiguous columns are tagged (keeps the DFA
-             * deterministic); flags and timestamp are found from them:
-             * the timestamp is the word before "name", any word between
-             * the CPU column and the timestamp is the flags column. */
-            char *s1 = e0;
-            while (s1[-1] == ' ' || s1[-1] == '\t')
-                s1--;
-            s1--; /* the ':' after the timestamp */
-            char *s0 = s1;
-            while (s0[-1] != ' ' && s0[-1] != '\t')
-                s0--;
-            char *f0 = NULL, *f1 = NULL;
-            uint32_t cpu;
-            bool report_l = !c0;
-            if (report_l) { /* -l: CPU digits glued to the flags */
-                c0 = start;
-                if (g1)
-                    for (c0 = g1 + 1; *c0 == ' ' || *c0 == '\t'; c0++) {}
-                for (c1 = c0; *c1 >= '0' && *c1 <= '9'; c1++) {}
-                f0 = c1;
-            } else {
-                f0 = c1 + 1;
-                while (*f0 == ' ' || *f0 == '\t')
-                    f0++;
-                if (f0 == s0)
-                    f0 = NULL;
-            }
-            if (f0)
-                for (f1 = f0; *f1 != ' ' && *f1 != '\t'; f1++) {}
-            if (report_l)
-                out->form = FTRACE_FORM_REPORT_L;
-            else
-                out->form = (f0 || g0) ? FTRACE_FORM_TRACEFS : FTRACE_FORM_REPORT;
-            out->has_tgid = false;
-            if (g0 && *g0 != '-') {
-                if (parse_u32(g0, g1, &out->tgid) < 0)
-                    return FTRACE_LEX_BAD_PID;
-                out->has_tgid = true;
-            }
-            if (parse_u32(c0, c1, &cpu) < 0 || cpu >= 0xffffu)
-                return FTRACE_LEX_BAD_CPU;
-            out->cpu = (uint16_t)cpu;
-            out->flags = f0;
-            out->flags_len = f0 ? (size_t)(f1 - f0) : 0;
-            /* the context is the third flag char (requirement 4) */
-            if (f0 && (out->flags_len < 3 || out->flags_len > 8))
-                return FTRACE_LEX_BAD_FLAGS;
-            if (parse_ts(s0, s1, &out->ts) < 0)
-                return FTRACE_LEX_BAD_TS;
-            out->name = e0;
-            out->name_len = (size_t)(e1 - e0);
-            char *p = YYCURSOR;
-            while (*p == ' ' || *p == '\t')
-                p++;
-            out->fields = p;
-            char *end = p;
-            while (*end)
-                end++;
-            while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
-                end--;
-            out->fields_len = (size_t)(end - p);
-            return FTRACE_LEX_OK;
+            return lex_columns(start, g0, g1, c0, c1, e0, e1, YYCURSOR, out);
+        }
+        tgid? (cpub | cpul) ts sysenter {
+            ftrace_lex_status st = lex_columns(start, g0, g1, c0, c1, e0 - 4, e1, YYCURSOR, out);
+            if (st != FTRACE_LEX_OK || out->fields_len == 0 || out->fields[out->fields_len - 1] != ')')
+                return st == FTRACE_LEX_OK ? FTRACE_LEX_NOMATCH : st;
+            out->sys = FTRACE_SYS_ENTER;
+            out->fields_len--; /* the ')' */
+            return st;
+        }
+        tgid? (cpub | cpul) ts sysexit {
+            ftrace_lex_status st = lex_columns(start, g0, g1, c0, c1, e0 - 4, e1, YYCURSOR, out);
+            if (st == FTRACE_LEX_OK)
+                out->sys = FTRACE_SYS_EXIT;
+            return st;
         }
         * { return FTRACE_LEX_NOMATCH; }
     */
@@ -241,12 +273,15 @@ ftrace_ev_kind ingest_ftrace_lex_event(const char *name)
         "workqueue_activate_work" end { return FTRACE_EV_WQ_ACTIVATE; }
         "workqueue_execute_start" end { return FTRACE_EV_WQ_START; }
         "workqueue_execute_end" end   { return FTRACE_EV_WQ_END; }
+        "kernel_stack" end            { return FTRACE_EV_STACK; }
+        "user_stack" end              { return FTRACE_EV_STACK; }
         "block_bio_queue" end         { return FTRACE_EV_BLOCK; }
         "block_rq_insert" end         { return FTRACE_EV_BLOCK; }
         "block_rq_issue" end          { return FTRACE_EV_BLOCK; }
         "block_rq_complete" end       { return FTRACE_EV_BLOCK; }
         "tracing_mark_write" end      { return FTRACE_EV_MARKER; }
         "print" end                   { return FTRACE_EV_MARKER; }
+        "0" end                       { return FTRACE_EV_MARKER; } /* kernels < 3.10: trace_marker */
         "bpf_trace_printk" end        { return FTRACE_EV_MARKER; }
         * { return FTRACE_EV_OTHER; }
     */

@@ -257,6 +257,7 @@ int ingest_ft_map(ftrace_reader *r, ftrace_ev_kind k, const ftrace_line *li, db_
         return map_marker(r, ev);
     case FTRACE_EV_PROCESS_EXIT: /* raw; the thread stays in the table */
     case FTRACE_EV_SOFTIRQ_RAISE:
+    case FTRACE_EV_STACK: /* raw, backtrace= its frames */
     case FTRACE_EV_BLOCK: /* raw; the graph pairs a request with its completion */
     case FTRACE_EV_OTHER:
         break;

@@ -22,6 +22,46 @@ static int full_comm_kv(ftrace_reader *r, const char *pid_key, const char *comm_
 
 /* ---- scheduler ---- */
 
+/* `trace-cmd report -R` prints prev_state as the kernel's number, whose
+ * bits moved in Linux 4.14 (TASK_REPORT); text says no kernel version, so
+ * the table is told from the value:
+ *   4.14+:  S D T t X Z P I = 0x01 .. 0x80, 0x100 (TASK_REPORT_MAX) preempted
+ *   before: S D T t Z X x K W P N n = 1 .. 2048, and TASK_STATE_MAX (1024,
+ *           2048 or 4096 by version) alone or added: preempted
+ * A value under 0x100 is read with the new table unless it pairs K (128)
+ * with another state (130 = D|K, killable); 0x100 alone is the new
+ * table's preemption (the old W, waking, is never a switched-out state);
+ * anything larger is the old table.  0 is R.  Writes the letters as the
+ * kernel would print them ("D|K", "R+"). */
+static void state_from_number(uint64_t v, char *out, size_t cap)
+{
+    static const char *const newt[] = {"S", "D", "T", "t", "X", "Z", "P", "I"};
+    static const char *const oldt[] = {"S", "D", "T", "t", "Z", "X", "x", "K", "W", "P", "N", "n"};
+    bool old = v > 0x100 || ((v & 0x80) && (v & 0x7f));
+    uint64_t preempt = 0;
+    if (!old)
+        preempt = v & 0x100;
+    else { /* the highest bit, from 1024 up -- but D|N (1026) is TASK_IDLE */
+        uint64_t top = 1024;
+        while (top <= v / 2)
+            top <<= 1;
+        if (v >= 1024 && !(top == 1024 && (v & 2)))
+            preempt = top;
+    }
+    uint64_t bits = v & ~preempt;
+    size_t n = 0;
+    out[0] = '\0';
+    const char *const *t = old ? oldt : newt;
+    size_t nt = old ? sizeof oldt / sizeof *oldt : sizeof newt / sizeof *newt;
+    for (size_t i = 0; i < nt && n + 3 < cap; i++)
+        if (bits & ((uint64_t)1 << i))
+            n += (size_t)snprintf(out + n, cap - n, "%s%s", n ? "|" : "", t[i]);
+    if (n == 0)
+        n = (size_t)snprintf(out, cap, "R");
+    if (preempt && n + 2 < cap)
+        snprintf(out + n, cap - n, "+");
+}
+
 /* sched_switch: prev_state other than R / R+ is a wait of prev (the
  * event's task) with reason S sleep, D io, I idle, else the state text;
  * otherwise a preemption, kept raw (paper/000 1.b: a wait ends the node).
@@ -38,16 +78,23 @@ int ingest_ft_map_switch(ftrace_reader *r, db_event *ev)
     size_t sl = st->vlen < sizeof state ? st->vlen : sizeof state - 1;
     memcpy(state, st->val, sl);
     state[sl] = '\0';
+    uint64_t num;
+    if (sl && state[0] >= '0' && state[0] <= '9' && ingest_ft_dec_u64(state, sl, &num)) {
+        state_from_number(num, state, sizeof state);
+        sl = strlen(state);
+    }
     if (ingest_ft_full_comm(r, next_pid, nc->val, nc->vlen) < 0 || full_comm_kv(r, "prev_pid", "prev_comm") < 0)
         return -1;
 
     bool runnable = strcmp(state, "R") == 0 || strcmp(state, "R+") == 0;
     ev->obj = next_pid;
     if (!runnable) {
+        /* the first state names the wait: D with K (killable) or N
+         * (noload) is still uninterruptible, I/O-like */
         const char *reason = state;
-        if (strcmp(state, "S") == 0)
+        if (state[0] == 'S' && (!state[1] || state[1] == '|'))
             reason = "sleep";
-        else if (strcmp(state, "D") == 0)
+        else if (state[0] == 'D' && (!state[1] || state[1] == '|'))
             reason = "io";
         else if (strcmp(state, "I") == 0)
             reason = "idle";

@@ -236,6 +236,57 @@ static int block(ftrace_reader *r, const char *name, const char *p, const char *
     return 0;
 }
 
+/* kernel_stack / user_stack: `<stack trace >` (or `<user stack trace>`;
+ * a .dat's print format has none), then one `=> FRAME` per line, FRAME a
+ * symbol with its address in parentheses (report text) or without (a
+ * .dat's print format).  The pair: backtrace = the symbols, one a line
+ * (paper vocabulary: a node's backtrace), the same from either form. */
+static int stack(ftrace_reader *r, const char *p, const char *e)
+{
+    const char *q = ingest_ft_skip_blanks(p, e);
+    if (q < e && *q == '<') {
+        const char *h = memchr(q, '>', (size_t)(e - q));
+        if (!h)
+            return FTRACE_BAD_FIELDS;
+        q = h + 1;
+    }
+    char *b = r->frames;
+    size_t n = 0;
+    for (; q < e;) {
+        const char *eol = memchr(q, '\n', (size_t)(e - q));
+        if (!eol)
+            eol = e;
+        const char *f = ingest_ft_skip_blanks(q, eol);
+        if (f < eol) {
+            if (!ingest_ft_lit(&f, eol, "=>"))
+                return FTRACE_BAD_FIELDS;
+            f = ingest_ft_skip_blanks(f, eol);
+            const char *fe = eol;
+            while (fe > f && ingest_ft_blank(fe[-1]))
+                fe--;
+            if (fe > f && fe[-1] == ')') { /* ` (ffffffffa8902e5f)` */
+                const char *o = fe - 1;
+                while (o > f && *o != '(')
+                    o--;
+                if (o > f && ingest_ft_blank(o[-1]))
+                    for (fe = o; fe > f && ingest_ft_blank(fe[-1]);)
+                        fe--;
+            }
+            size_t fl = (size_t)(fe - f);
+            if (n + fl + 1 > sizeof r->frames)
+                break; /* deeper than any kernel prints: the rest is cut */
+            if (n)
+                b[n++] = '\n';
+            memcpy(b + n, f, fl);
+            n += fl;
+        }
+        q = eol + (eol < e);
+    }
+    r->nkv = 0;
+    ingest_ft_kv_add(r, "backtrace", b, n);
+    return 0;
+}
+
 int ingest_ft_text_pairs(ftrace_reader *r, ftrace_ev_kind k, const ftrace_line *li)
 {
     const char *p = li->fields, *e = li->fields + li->fields_len;
@@ -272,6 +323,14 @@ int ingest_ft_text_pairs(ftrace_reader *r, ftrace_ev_kind k, const ftrace_line *
         if (strcmp(li->name, "print") == 0 && ingest_ft_lit(&p, e, "tracing_mark_write:"))
             p = ingest_ft_skip_blanks(p, e);
         ingest_ft_kv_add(r, "buf", p, (size_t)(e - p));
+        return 0;
+    case FTRACE_EV_STACK:
+        if (stack(r, p, e) == 0)
+            return 0;
+        r->nkv = -1;
+        ingest_ft_parse_kv(r, p);
+        if (r->nkv < 0)
+            ingest_ft_kv_add(r, "raw", p, li->fields_len);
         return 0;
     case FTRACE_EV_BLOCK:
         if (block(r, li->name, p, e) == 0)

@@ -12,6 +12,7 @@
 #ifndef ARGUSQ_INGEST_H
 #define ARGUSQ_INGEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -69,6 +70,11 @@ typedef struct ingest_stats {
     uint64_t lines;   /* lines read */
     uint64_t events;  /* events handed to the sink */
     uint64_t skipped; /* lines that were neither events nor headers */
+    uint64_t reordered; /* events put back in time order (reorder window) */
+    uint64_t late;      /* events too far out of order: kept at the time before them */
+    uint64_t joined;    /* lines that continued the event before them */
+    uint64_t truncated; /* the last line, left out because the file ends inside
+                           it (a recorder killed, a full disk); 0: none */
 } ingest_stats;
 
 ingest_format ingest_detect(const char *buf, size_t len);

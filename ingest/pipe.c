@@ -24,12 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ingest.h"
+#include "ftrace.h"
 
 #define PIPE_BATCHES 4
 #define PIPE_BATCH ((size_t)1 << 20)
-
-enum { C_PROC = 1, C_THREAD, C_SYMBOL, C_EVENT, C_SKIP, C_PROGRESS };
 
 typedef struct batch {
     char *buf;
@@ -58,84 +56,14 @@ typedef struct ingest_pipe {
 
 /* ---- the consumer ---- */
 
-static size_t rd(const char *p, void *dst, size_t n)
-{
-    memcpy(dst, p, n);
-    return n;
-}
-
 /* Makes the calls of one batch on the back sink; 0, or -1 (p->err set). */
 static int replay(ingest_pipe *p, const batch *b)
 {
-    const ingest_sink *s = &p->back;
     char err[1024] = "";
-    const char *q = b->buf, *end = b->buf + b->len;
-    while (q < end) {
-        int rc = 0;
-        uint8_t tag = (uint8_t)*q++;
-        switch (tag) {
-        case C_PROC: {
-            uint32_t pid, n;
-            q += rd(q, &pid, 4);
-            q += rd(q, &n, 4);
-            if (s->proc)
-                rc = s->proc(s->ctx, pid, q, err, sizeof err);
-            q += n + 1;
-            break;
-        }
-        case C_THREAD: {
-            db_thread t;
-            q += rd(q, &t, sizeof t);
-            if (s->thread)
-                rc = s->thread(s->ctx, &t, err, sizeof err);
-            break;
-        }
-        case C_SYMBOL: {
-            uint64_t addr;
-            uint32_t n;
-            q += rd(q, &addr, 8);
-            q += rd(q, &n, 4);
-            if (s->symbol)
-                rc = s->symbol(s->ctx, addr, q, err, sizeof err);
-            q += n + 1;
-            break;
-        }
-        case C_EVENT: {
-            db_event ev;
-            uint32_t nl;
-            q += rd(q, &ev, sizeof ev);
-            q += rd(q, &nl, 4);
-            ev.name = q;
-            q += nl + 1;
-            ev.attrs = q;
-            q += ev.attrs_len;
-            if (s->event)
-                rc = s->event(s->ctx, &ev, err, sizeof err);
-            break;
-        }
-        case C_SKIP:
-            if (s->skip)
-                s->skip(s->ctx);
-            break;
-        case C_PROGRESS: {
-            uint64_t done, total;
-            q += rd(q, &done, 8);
-            q += rd(q, &total, 8);
-            if (s->progress)
-                s->progress(s->ctx, done, total);
-            break;
-        }
-        default:
-            rc = -1;
-            snprintf(err, sizeof err, "internal error: bad call %u in the ingest pipe", tag);
-            break;
-        }
-        if (rc != 0) {
-            snprintf(p->err, sizeof p->err, "%s", err[0] ? err : "the archive refused an event");
-            return -1;
-        }
-    }
-    return 0;
+    if (ingest_calls_replay(b->buf, b->len, &p->back, err, sizeof err) == 0)
+        return 0;
+    snprintf(p->err, sizeof p->err, "%s", err);
+    return -1;
 }
 
 /* The calling thread: every batch, in order, until the reader is done;
@@ -206,75 +134,50 @@ static char *room(ingest_pipe *p, size_t n)
     return q;
 }
 
-static char *wr(char *q, const void *src, size_t n)
-{
-    memcpy(q, src, n);
-    return q + n;
-}
-
-/* Room for a call of n bytes after its tag; NULL with err set when the
+/* Room for a call of n bytes (tag included); NULL with err set when the
  * back sink has refused a call or memory ran out. */
-static char *call(ingest_pipe *p, uint8_t tag, size_t n, char *err, size_t errlen)
+static char *call(ingest_pipe *p, size_t n, char *err, size_t errlen)
 {
     if (atomic_load_explicit(&p->failed, memory_order_relaxed)) {
         failed(p, err, errlen);
         return NULL;
     }
-    char *q = room(p, 1 + n);
-    if (!q) {
-        snprintf(err, errlen, "out of memory (ingest pipe)");
-        return NULL;
-    }
-    *q = (char)tag;
-    return q + 1;
-}
-
-/* a number of `size` bytes, then a string */
-static int call_named(ingest_pipe *p, uint8_t tag, const void *num, size_t size, const char *name, char *err,
-                      size_t errlen)
-{
-    uint32_t n = (uint32_t)strlen(name);
-    char *q = call(p, tag, size + 4 + n + 1, err, errlen);
+    char *q = room(p, n);
     if (!q)
-        return -1;
-    q = wr(q, num, size);
-    q = wr(q, &n, 4);
-    memcpy(q, name, n + 1);
-    return 0;
+        snprintf(err, errlen, "out of memory (ingest pipe)");
+    return q;
 }
 
 static int f_proc(void *ctx, uint32_t pid, const char *name, char *err, size_t errlen)
 {
-    return call_named(ctx, C_PROC, &pid, 4, name, err, errlen);
+    char *q = call(ctx, ingest_call_named_size(4, name), err, errlen);
+    if (q)
+        ingest_call_named_put(q, INGEST_C_PROC, &pid, 4, name);
+    return q ? 0 : -1;
 }
 
 static int f_symbol(void *ctx, uint64_t addr, const char *name, char *err, size_t errlen)
 {
-    return call_named(ctx, C_SYMBOL, &addr, 8, name, err, errlen);
+    char *q = call(ctx, ingest_call_named_size(8, name), err, errlen);
+    if (q)
+        ingest_call_named_put(q, INGEST_C_SYMBOL, &addr, 8, name);
+    return q ? 0 : -1;
 }
 
 static int f_thread(void *ctx, const db_thread *t, char *err, size_t errlen)
 {
-    char *q = call(ctx, C_THREAD, sizeof *t, err, errlen);
-    if (!q)
-        return -1;
-    wr(q, t, sizeof *t);
-    return 0;
+    char *q = call(ctx, INGEST_CALL_THREAD_SIZE, err, errlen);
+    if (q)
+        ingest_call_thread_put(q, t);
+    return q ? 0 : -1;
 }
 
 static int f_event(void *ctx, db_event *ev, char *err, size_t errlen)
 {
-    const char *name = ev->name ? ev->name : "";
-    uint32_t nl = (uint32_t)strlen(name);
-    char *q = call(ctx, C_EVENT, sizeof *ev + 4 + nl + 1 + ev->attrs_len, err, errlen);
-    if (!q)
-        return -1;
-    q = wr(q, ev, sizeof *ev);
-    q = wr(q, &nl, 4);
-    q = wr(q, name, nl + 1);
-    if (ev->attrs_len)
-        memcpy(q, ev->attrs, ev->attrs_len);
-    return 0;
+    char *q = call(ctx, ingest_call_event_size(ev), err, errlen);
+    if (q)
+        ingest_call_event_put(q, ev);
+    return q ? 0 : -1;
 }
 
 static void f_skip(void *ctx)
@@ -282,18 +185,15 @@ static void f_skip(void *ctx)
     ingest_pipe *p = ctx;
     char *q = room(p, 1);
     if (q)
-        *q = C_SKIP;
+        *q = INGEST_C_SKIP;
 }
 
 static void f_progress(void *ctx, uint64_t done, uint64_t total)
 {
     ingest_pipe *p = ctx;
-    char *q = room(p, 1 + 16);
-    if (!q)
-        return;
-    *q++ = C_PROGRESS;
-    q = wr(q, &done, 8);
-    wr(q, &total, 8);
+    char *q = room(p, INGEST_CALL_PROGRESS_SIZE);
+    if (q)
+        ingest_call_progress_put(q, done, total);
 }
 
 /* The reader is done but for its cleanup: its last batch goes now. */

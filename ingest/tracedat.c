@@ -56,8 +56,9 @@ static void reword_error(dat_reader *d, unsigned long long offset)
     snprintf(err, errlen, "%s: offset %llu: %s", d->path, offset, rest);
 }
 
-/* The record's text as its print format has it (no plugins), on one
- * line, into li->fields. */
+/* The record's text as its print format has it (no plugins), into
+ * li->fields: newlines inside it stay (a stack's frames, a print's
+ * string), as its `trace-cmd report` text, read back whole, has them. */
 static int print_fields(dat_reader *d, struct tep_record *rec, ftrace_line *li)
 {
     struct trace_seq *s = &d->s;
@@ -70,11 +71,45 @@ static int print_fields(dat_reader *d, struct tep_record *rec, ftrace_line *li)
     while (len && (s->buffer[len - 1] == '\n' || s->buffer[len - 1] == '\r' || s->buffer[len - 1] == ' '))
         len--;
     for (size_t i = 0; i < len; i++)
-        if (s->buffer[i] == '\n' || s->buffer[i] == '\r' || s->buffer[i] == '\0')
+        if (s->buffer[i] == '\r' || s->buffer[i] == '\0')
             s->buffer[i] = ' ';
     s->buffer[len] = '\0';
     li->fields = s->buffer;
     li->fields_len = len;
+    return 0;
+}
+
+/* kernel_stack / user_stack: the print format shows a fixed 8 frames; the
+ * record holds them all (caller[], up to the record's end, ended by 0 or
+ * ULONG_MAX).  Written as `trace-cmd report` prints them, for the text
+ * parser (ftrace_text.c), which makes the backtrace either way.  0, or 1
+ * when the record is not of that shape (the printed text is used). */
+static int stack_fields(dat_reader *d, struct tep_event *ev, struct tep_record *rec, ftrace_line *li)
+{
+    struct tep_format_field *f = tep_find_field(ev, "caller");
+    int lsize = tep_get_long_size(d->tep);
+    if (!f || (lsize != 4 && lsize != 8) || f->offset < 0 || f->offset > rec->size)
+        return 1;
+    struct trace_seq *s = &d->s;
+    trace_seq_reset(s);
+    trace_seq_puts(s, "<stack trace >");
+    const unsigned char *p = (const unsigned char *)rec->data + f->offset,
+                        *end = (const unsigned char *)rec->data + rec->size;
+    for (; p + lsize <= end; p += lsize) {
+        unsigned long long a = tep_read_number(d->tep, p, lsize);
+        if (a == 0 || a == (lsize == 4 ? 0xffffffffull : ~0ull))
+            break;
+        const char *fn = tep_find_function(d->tep, a);
+        if (fn)
+            trace_seq_printf(s, "\n=> %s (%llx)", fn, a);
+        else
+            trace_seq_printf(s, "\n=> 0x%llx", a);
+    }
+    trace_seq_terminate(s);
+    if (s->state != TRACE_SEQ__GOOD)
+        return -1;
+    li->fields = s->buffer;
+    li->fields_len = s->len;
     return 0;
 }
 
@@ -136,7 +171,8 @@ static int on_record(struct tracecmd_input *h, struct tep_record *rec, int cpu, 
     li.ctx = record_ctx(d, rec);
 
     if (rc == 1) { /* not read from fields: its printed text, as tracefs has it */
-        if (print_fields(d, rec, &li) < 0)
+        int got = k == FTRACE_EV_STACK ? stack_fields(d, ev, rec, &li) : 1;
+        if (got < 0 || (got == 1 && print_fields(d, rec, &li) < 0))
             return oom(d, rec);
         rc = ingest_ft_text_pairs(r, k, &li);
     } else if (rc < 0 && rc != FTRACE_BAD_FIELDS) {
@@ -244,6 +280,7 @@ int ingest_tracedat_read(const char *path, const ingest_sink *sink, ingest_stats
         return -1;
     }
     d.fr.unit = "record";
+    d.fr.check_order = true;
     uint32_t(*tgids)[2] = NULL;
     d.fr.ntgids = load_tgids(path, &tgids);
     d.fr.tgids = (const uint32_t(*)[2])tgids;

@@ -456,7 +456,7 @@ static bool col_value(dat_fields *df, const rec_view *rv, const dat_col *c, cons
             l--;
         char *p = df->vbuf + df->vlen;
         for (size_t i = 0; i < l; i++)
-            p[i] = s[i] == '\n' || s[i] == '\r' ? ' ' : s[i];
+            p[i] = s[i] == '\r' ? ' ' : s[i];
         p[l] = '\0';
         df->vlen += l + 1;
         *val = p;

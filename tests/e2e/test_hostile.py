@@ -83,9 +83,22 @@ class HostileTraces(Hostile):
     def test_truncated_text(self):
         with open(trace("lockchain-anomaly.txt"), "rb") as f:
             lines = f.read().split(b"\n")
-        # cut line 300 inside its columns, as a copy that stopped would
-        cut = b"\n".join(lines[:299]) + b"\n" + lines[299][:20]
-        self.refused("cut.txt", cut, line=300)
+        # a bad line with events after it is not a cut: refused, as before
+        bad = b"\n".join(lines[:299]) + b"\n" + lines[299][:20] + b"\n" + b"\n".join(lines[300:])
+        self.refused("middle.txt", bad, line=300)
+        # issue 15: a trace cut inside its last line (a recorder killed, a
+        # full disk) keeps everything before it, and says so: cut in the
+        # line's columns, and in a sched_switch's fields
+        sw = next(i for i in range(200, len(lines)) if b"sched_switch:" in lines[i])
+        for at, keep, name in ((299, 20, "cut.txt"), (sw, lines[sw].index(b" ==> "), "cutfields.txt")):
+            with self.subTest(name=name):
+                cut = b"\n".join(lines[:at]) + b"\n" + lines[at][:keep] + b"\n\n"
+                p = self.run_bytes([b"--json", b"ingest", os.fsencode(self.write(name, cut)), b"--name", name.encode()])
+                self.assertEqual(p.returncode, 0, p.stderr)
+                s = json.loads(p.stdout)
+                self.assertEqual(s["truncated_line"], at + 1)
+                self.assertEqual(s["events"], sum(1 for l in lines[:at] if b": " in l and not l.startswith(b"#")))
+                self.assertIn(f"{name}:{at + 1}: the file ends inside this line".encode(), p.stderr)
 
     def test_truncated_argus(self):
         with open(os.path.join(ROOT, "tests", "fixtures", "ipc-reply.argus"), "rb") as f:
@@ -129,8 +142,9 @@ class HostileTraces(Hostile):
                 self.refused(f"ts{i}.txt", head + f"    bash-4120    1.....  {ts}: sys_exit:   NR 1 = 2\n",
                              line=3, why="timestamp")
         self.refused("pid.txt", head + "    bash-99999999999999999999    1.....  1088.966941: foo: x=1\n", line=3)
-        self.refused("nr.txt", head + "    bash-4120    1.....  1088.966941: sys_exit:   NR 99999999999999999999 = 2\n",
-                     line=3)
+        # in the middle of the file (a bad last line is taken for a trace cut short)
+        self.refused("nr.txt", head + "    bash-4120    1.....  1088.966941: sys_exit:   NR 99999999999999999999 = 2\n"
+                     + "    bash-4120    1.....  1088.966942: sys_exit:   NR 1 = 2\n", line=3)
         argus = '#argus-trace 1\nproc 1 "p"\nthread 1 1 "t"\n'
         self.refused("ts.argus", argus + "18446744073709551616 1 syscall begin nr=1\n", line=4, why="64 bits")
         self.refused("key.argus", argus + "5 1 syscall begin nr=99999999999999999999\n", line=4, why="64 bits")
@@ -151,7 +165,13 @@ class HostileTraces(Hostile):
         # a line of bash-4120 (not its first) dated before the thread's first
         i = [k for k, l in enumerate(lines) if l.lstrip().startswith("bash-4120 ")][5]
         lines[i] = re.sub(r" 1088\.\d+: ", " 1088.000001: ", lines[i], count=1)
-        self.refused("back.txt", "".join(lines), line=i + 1, why="backwards")
+        # issue 15: text is put in order where it can be, and an event too far
+        # behind is kept at the time of the event before it, and reported
+        p = self.run_bytes([b"--json", b"ingest", os.fsencode(self.write("back.txt", "".join(lines)))])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        s = json.loads(p.stdout)
+        self.assertEqual(s["late"], 1)
+        self.assertIn(b"too far behind", p.stderr)
 
     def test_archive_still_takes_a_good_trace(self):
         self.refused("empty.txt", b"")

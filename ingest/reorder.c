@@ -1,0 +1,239 @@
+/* ingest/reorder.c -- the reorder window between a text reader and its
+ * sink (ftrace.h says what it promises).  Each event travels with the
+ * declarations its line made (a rename belongs to the event that showed
+ * it), as one group of sink calls (calls.c); groups wait in time order
+ * and leave, oldest first, once the window is full or the read ends.
+ *
+ * Memory: INGEST_REORDER_WINDOW + 1 groups, each a buffer reused for the
+ * life of the window. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ftrace.h"
+
+typedef struct group {
+    uint64_t ts;
+    uint64_t line; /* of its event, for a message */
+    uint32_t tid;
+    bool decl;         /* holds declarations (proc, thread, symbol) */
+    uint32_t decl_tid; /* the thread its thread() calls declare; 0 none,
+                          UINT32_MAX several */
+    char *buf;
+    size_t len, cap;
+} group;
+
+struct ingest_reorder {
+    ingest_sink back, front;
+    const char *path;
+    const uint64_t *lineno; /* the reader's line */
+    ingest_stats *st;
+    group *g;        /* INGEST_REORDER_WINDOW + 1 groups */
+    group **order;   /* the held groups, oldest first: order[head .. head + n) */
+    size_t head, n;  /* order has room for 2 * (window + 1): compacted at the end */
+    group **free;    /* groups not held */
+    size_t nfree;
+    group *open;     /* the group the current line fills, or NULL */
+    uint64_t out_ts; /* time of the last event handed on */
+    bool out_any;
+};
+
+#define SLOTS (INGEST_REORDER_WINDOW + 1)
+
+static char *room(ingest_reorder *ro, size_t n)
+{
+    if (!ro->open) {
+        ro->open = ro->free[--ro->nfree];
+        ro->open->len = 0;
+        ro->open->decl = false;
+        ro->open->decl_tid = 0;
+    }
+    group *g = ro->open;
+    if (g->len + n > g->cap) {
+        size_t cap = g->cap ? g->cap : 256;
+        while (g->len + n > cap)
+            cap *= 2;
+        char *b = realloc(g->buf, cap);
+        if (!b)
+            return NULL;
+        g->buf = b;
+        g->cap = cap;
+    }
+    char *q = g->buf + g->len;
+    g->len += n;
+    return q;
+}
+
+static int oom(char *err, size_t errlen)
+{
+    snprintf(err, errlen, "out of memory (reorder window)");
+    return -1;
+}
+
+/* The oldest held group to the back sink. */
+static int emit_oldest(ingest_reorder *ro, char *err, size_t errlen)
+{
+    group *g = ro->order[ro->head++];
+    ro->n--;
+    if (ro->n == 0)
+        ro->head = 0;
+    ro->free[ro->nfree++] = g;
+    ro->out_ts = g->ts;
+    ro->out_any = true;
+    if (ingest_calls_replay(g->buf, g->len, &ro->back, err, errlen) == 0)
+        return 0;
+    return ingest_sink_failed(err, errlen, ro->path, g->line); /* the event's line, not the reader's */
+}
+
+static int f_event(void *ctx, db_event *ev, char *err, size_t errlen)
+{
+    ingest_reorder *ro = ctx;
+    if (ro->head + ro->n == 2 * SLOTS) { /* compact */
+        memmove(ro->order, ro->order + ro->head, ro->n * sizeof *ro->order);
+        ro->head = 0;
+    }
+    /* Insertion from the newest end (in a sorted file: no move at all).
+     * Declarations keep their order, and an event does not pass the
+     * declaration of its own thread (declared before its events, with the
+     * pid they carry); stopped there, or behind what has gone on, it goes
+     * on at the time of the event before it. */
+    group **o = ro->order + ro->head;
+    size_t i = ro->n;
+    bool own_decl = ro->open && ro->open->decl;
+    while (i > 0 && o[i - 1]->ts > ev->ts) {
+        const group *h = o[i - 1];
+        if (h->decl && (own_decl || h->decl_tid == ev->tid || h->decl_tid == UINT32_MAX))
+            break;
+        i--;
+    }
+    uint64_t floor = i > 0 ? o[i - 1]->ts : ro->out_any ? ro->out_ts : 0;
+    bool late = ev->ts < floor;
+    if (late) {
+        ev->ts = floor;
+        ro->st->late++;
+    }
+    char *q = room(ro, ingest_call_event_size(ev));
+    if (!q)
+        return oom(err, errlen);
+    ingest_call_event_put(q, ev);
+    group *g = ro->open;
+    ro->open = NULL;
+    g->ts = ev->ts;
+    g->tid = ev->tid;
+    g->line = ro->lineno ? *ro->lineno : 0;
+    if (i < ro->n) {
+        memmove(o + i + 1, o + i, (ro->n - i) * sizeof *o);
+        ro->st->reordered += !late;
+    }
+    o[i] = g;
+    ro->n++;
+    return ro->n == SLOTS ? emit_oldest(ro, err, errlen) : 0;
+}
+
+static int f_proc(void *ctx, uint32_t pid, const char *name, char *err, size_t errlen)
+{
+    ingest_reorder *ro = ctx;
+    char *q = room(ro, ingest_call_named_size(4, name));
+    if (!q)
+        return oom(err, errlen);
+    ingest_call_named_put(q, INGEST_C_PROC, &pid, 4, name);
+    ro->open->decl = true;
+    return 0;
+}
+
+static int f_symbol(void *ctx, uint64_t addr, const char *name, char *err, size_t errlen)
+{
+    ingest_reorder *ro = ctx;
+    char *q = room(ro, ingest_call_named_size(8, name));
+    if (!q)
+        return oom(err, errlen);
+    ingest_call_named_put(q, INGEST_C_SYMBOL, &addr, 8, name);
+    ro->open->decl = true;
+    return 0;
+}
+
+static int f_thread(void *ctx, const db_thread *t, char *err, size_t errlen)
+{
+    ingest_reorder *ro = ctx;
+    char *q = room(ro, INGEST_CALL_THREAD_SIZE);
+    if (!q)
+        return oom(err, errlen);
+    ingest_call_thread_put(q, t);
+    ro->open->decl = true;
+    ro->open->decl_tid = ro->open->decl_tid == 0 || ro->open->decl_tid == t->tid ? t->tid : UINT32_MAX;
+    return 0;
+}
+
+/* skip and progress count lines and bytes, not time: straight on */
+static void f_skip(void *ctx)
+{
+    ingest_reorder *ro = ctx;
+    if (ro->back.skip)
+        ro->back.skip(ro->back.ctx);
+}
+
+static void f_progress(void *ctx, uint64_t done, uint64_t total)
+{
+    ingest_reorder *ro = ctx;
+    if (ro->back.progress)
+        ro->back.progress(ro->back.ctx, done, total);
+}
+
+ingest_reorder *ingest_reorder_new(const ingest_sink *back, ingest_stats *st, const char *path,
+                                   const uint64_t *lineno)
+{
+    ingest_reorder *ro = calloc(1, sizeof *ro);
+    if (!ro)
+        return NULL;
+    ro->g = calloc(SLOTS, sizeof *ro->g);
+    ro->order = malloc(2 * SLOTS * sizeof *ro->order);
+    ro->free = malloc(SLOTS * sizeof *ro->free);
+    if (!ro->g || !ro->order || !ro->free) {
+        ingest_reorder_free(ro);
+        return NULL;
+    }
+    for (size_t i = 0; i < SLOTS; i++)
+        ro->free[ro->nfree++] = &ro->g[SLOTS - 1 - i];
+    ro->back = *back;
+    ro->st = st;
+    ro->path = path;
+    ro->lineno = lineno;
+    ro->front = (ingest_sink){.ctx = ro,
+                              .proc = f_proc,
+                              .thread = f_thread,
+                              .symbol = f_symbol,
+                              .event = f_event,
+                              .skip = back->skip ? f_skip : NULL,
+                              .progress = back->progress ? f_progress : NULL,
+                              .end = NULL}; /* the reader calls finish */
+    return ro;
+}
+
+const ingest_sink *ingest_reorder_front(ingest_reorder *ro)
+{
+    return &ro->front;
+}
+
+int ingest_reorder_finish(ingest_reorder *ro, char *err, size_t errlen)
+{
+    if (ro->open) { /* declarations of a line that made no event */
+        ro->free[ro->nfree++] = ro->open;
+        ro->open = NULL;
+    }
+    while (ro->n)
+        if (emit_oldest(ro, err, errlen) < 0)
+            return -1;
+    return 0;
+}
+
+void ingest_reorder_free(ingest_reorder *ro)
+{
+    if (!ro)
+        return;
+    if (ro->g)
+        for (size_t i = 0; i < SLOTS; i++)
+            free(ro->g[i].buf);
+    free(ro->g);
+    free(ro->order);
+    free(ro->free);
+    free(ro);
+}
