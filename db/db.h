@@ -242,6 +242,8 @@ int db_writer_set_event_node(db_writer *w, uint64_t event_id, uint32_t node, db_
 /* Looks up a thread or process of the trace being written (1, 0, -1). */
 int db_writer_get_thread(db_writer *w, uint32_t tid, db_thread *out, db_error *err);
 int db_writer_get_proc(db_writer *w, uint32_t pid, char *name, size_t len, db_error *err);
+/* The trace's format name ("argus", "ftrace-trace", ...). */
+const char *db_writer_format(const db_writer *w);
 /* Commits the whole trace (it becomes visible) and frees w. */
 int db_writer_commit(db_writer *w, db_trace_info *out, db_error *err);
 void db_writer_abort(db_writer *w); /* nothing of the trace remains */

@@ -192,6 +192,23 @@ int db_norm_text(db_reader *r, uint32_t hash, char *buf, size_t len, db_error *e
     return get_text(r, DBI_NORMS, k, 4, buf, len, err);
 }
 
+/* A node stored without a process name (graph/build.c: its name was a
+ * guess then) is named after its process as the trace left it. */
+static void node_proc(db_reader *r, uint32_t trace_id, db_node *n)
+{
+    if (n->proc[0])
+        return;
+    unsigned char k[8];
+    db_put_be32(k, trace_id);
+    db_put_be32(k + 4, n->pid);
+    MDB_val key = {8, k}, v;
+    if (mdb_get(r->txn, r->a->dbi[DBI_PROCS], &key, &v) == 0) {
+        size_t len = v.mv_size < sizeof n->proc - 1 ? v.mv_size : sizeof n->proc - 1;
+        memcpy(n->proc, v.mv_data, len);
+        n->proc[len] = '\0';
+    }
+}
+
 int db_get_node_of(db_reader *r, uint32_t trace_id, uint32_t node, db_node *out, db_error *err)
 {
     unsigned char k[8];
@@ -201,6 +218,8 @@ int db_get_node_of(db_reader *r, uint32_t trace_id, uint32_t node, db_node *out,
     int got = get(r, DBI_NODES, k, 8, &v, err);
     if (got == 1 && db_node_decode(v.mv_data, v.mv_size, node, out))
         return db_fail(err, -1, "damaged node %u", node);
+    if (got == 1)
+        node_proc(r, trace_id, out);
     return got;
 }
 
@@ -216,6 +235,7 @@ int db_trace_name(db_reader *r, uint32_t trace_id, char *buf, size_t len, db_err
 struct node_scan {
     db_node_cb cb;
     void *ctx;
+    db_reader *r;
 };
 
 static int node_one(void *p, const MDB_val *k, const MDB_val *v)
@@ -224,12 +244,13 @@ static int node_one(void *p, const MDB_val *k, const MDB_val *v)
     db_node n;
     if (k->mv_size != 8 || db_node_decode(v->mv_data, v->mv_size, db_get_be32((const unsigned char *)k->mv_data + 4), &n))
         return 0;
+    node_proc(s->r, db_get_be32(k->mv_data), &n);
     return s->cb(s->ctx, &n);
 }
 
 int db_scan_nodes(db_reader *r, db_node_cb cb, void *ctx, db_error *err)
 {
-    struct node_scan s = {cb, ctx};
+    struct node_scan s = {cb, ctx, r};
     return db_scan_prefix(r->txn, r->a->dbi[DBI_NODES], r->tid, 4, r->tid, 4, node_one, &s, err);
 }
 

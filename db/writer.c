@@ -729,6 +729,8 @@ int db_writer_get_proc(db_writer *w, uint32_t pid, char *name, size_t len, db_er
 
 void db_writer_skip(db_writer *w) { w->info.skipped++; }
 
+const char *db_writer_format(const db_writer *w) { return w->info.format; }
+
 /* An object index key: trace, object, ts, event id. */
 static int put_obj(db_writer *w, int dbi, uint64_t obj, const db_event *ev, db_error *err)
 {

@@ -50,6 +50,16 @@ static int node_open(graph_state *g, graph_open *o, const db_event *ev, int kind
         name_copy(n->thread, th.name, strlen(th.name));
     if (db_writer_get_proc(g->w, ev->pid, n->proc, sizeof n->proc, g->err) < 0)
         return -1;
+    /* A process first seen through one of its threads is named after that
+     * thread until its leader shows up (ftrace text without the leader's
+     * name).  While the name may be such a guess (its leader not seen), the node keeps none and
+     * readers name it after the process as the trace leaves it, so that
+     * every node of a process answers to one name (issue 15). */
+    uint32_t ix;
+    if (g->proc_guess && ev->pid != 0 &&
+        ((ev->tid != ev->pid && !(graph_map_get(&g->tids, ev->pid, &ix) && g->threads[ix]->seen)) ||
+         strcmp(n->proc, "<...>") == 0)) /* tracefs did not know the comm yet */
+        n->proc[0] = '\0';
     return 0;
 }
 
@@ -382,6 +392,9 @@ graph_builder *graph_begin(db_writer *w, const graph_rule *rules, size_t nrules,
     }
     g->w = w;
     g->err = err;
+    /* the Argus format declares every process by name; the others name a
+     * process after whichever of its threads shows first */
+    g->proc_guess = strcmp(db_writer_format(w), "argus") != 0;
     g->st = &g->stats;
     g->rules = rules;
     g->nrules = nrules;

@@ -98,6 +98,7 @@ typedef struct graph_thread {
 
 typedef struct graph_state {
     db_writer *w;
+    bool proc_guess; /* process names may be guesses until the leader shows */
     db_error *err;
     graph_stats *st;
     graph_stats stats;       /* st points here */

@@ -31,7 +31,7 @@ static bool preempted(const db_event *ev)
 {
     const char *v;
     size_t n;
-    return db_event_attr(ev, "state", &v, &n) && n >= 1 && v[0] == 'R' && (n == 1 || (n == 2 && v[1] == '+'));
+    return db_event_attr(ev, "state", &v, &n) && n >= 1 && ((n == 1 && v[0] == 'R') || v[n - 1] == '+');
 }
 
 /* A stretch of runnable time of t, ending at ts. */

@@ -32,7 +32,8 @@ enum {
     T_COL = 4,    /* col holds the hash of the comm column last seen */
     T_PROC = 8,   /* tid is also a declared process id (sink->proc) */
     T_PNAMED = 16, /* that process name came from its leader or an exec */
-    T_EVENT = 32   /* ts, ts_line: the thread's latest event */
+    T_EVENT = 32,  /* ts, ts_line: the thread's latest event */
+    T_FNAME = 64   /* not declared yet; name holds the comm a field gave it */
 };
 
 struct ftrace_tent {
@@ -160,8 +161,8 @@ static int ensure_proc(ftrace_reader *r, uint32_t pid, const char *name, bool le
         return emit_proc(r, 0, "swapper");
     }
     if (!(p->flags & T_PROC)) {
-        if (!leader && (p->flags & T_THREAD) && p->pid == pid) {
-            name = p->name;
+        if (!leader && (((p->flags & T_THREAD) && p->pid == pid) || (p->flags & (T_THREAD | T_FNAME)) == T_FNAME)) {
+            name = p->name; /* the leader's comm, from its lines or a field */
             leader = true;
         }
         p->flags |= T_PROC | (leader ? T_PNAMED : 0);
@@ -230,9 +231,20 @@ int ingest_ft_set_thread(ftrace_reader *r, uint32_t tid, uint32_t pid, const cha
  * name of a declared thread whose name is such a cut. */
 int ingest_ft_full_comm(ftrace_reader *r, uint32_t tid, const char *comm, size_t n)
 {
-    ftrace_tent *t = tab_find(r, tid);
-    if (!t || !(t->flags & T_THREAD))
+    if (tid == 0 || n == 0 || n > INGEST_NAME_MAX || (n == 5 && memcmp(comm, "<...>", 5) == 0))
         return 0;
+    ftrace_tent *t = tab_find(r, tid);
+    if (!t || !(t->flags & T_THREAD)) {
+        /* named before it is seen: the name for a `<...>` comm column */
+        t = t ? t : tab_get(r, tid);
+        copy_name(t->name, comm, n, DB_NAME_MAX - 1);
+        t->flags |= T_FNAME;
+        return 0;
+    }
+    /* tracefs prints `<...>` for a task whose comm it no longer had: the
+     * fields of the same file name it */
+    if (strcmp(t->name, "<...>") == 0)
+        return ingest_ft_set_thread(r, tid, t->pid, comm, n, false);
     size_t nl = strlen(t->name);
     if (nl != 8 || n <= nl || memcmp(t->name, comm, nl) != 0)
         return 0;
@@ -281,6 +293,10 @@ static int resolve_task(ftrace_reader *r, const ftrace_line *li)
         if (!unknown) {
             t->flags |= T_COL;
             t->col = h;
+        } else if (t->flags & T_FNAME) { /* a field named it already */
+            char nm[DB_NAME_MAX];
+            memcpy(nm, t->name, sizeof nm);
+            return ingest_ft_set_thread(r, li->tid, tgid ? tgid : li->tid, nm, strlen(nm), false);
         }
         return ingest_ft_set_thread(r, li->tid, tgid ? tgid : li->tid, li->comm, cl, false);
     }
@@ -364,8 +380,9 @@ int ingest_ft_event(ftrace_reader *r, ftrace_line *li, ftrace_ev_kind k)
                               li->comm_len > INGEST_NAME_MAX ? "task name" : "event name",
                               li->comm_len > INGEST_NAME_MAX ? li->comm_len : li->name_len,
                               INGEST_NAME_MAX);
-    /* at most: the task, a child, and a process entry for each */
-    if (tab_reserve(r, 6) < 0)
+    /* at most: the task, a child, and a process entry for each, and two
+     * tasks only named in fields (a switch's next, a wakeup's target) */
+    if (tab_reserve(r, 8) < 0)
         return -1;
     if (resolve_task(r, li) < 0)
         return -1;

@@ -86,7 +86,8 @@ int ingest_ft_map_switch(ftrace_reader *r, db_event *ev)
     if (ingest_ft_full_comm(r, next_pid, nc->val, nc->vlen) < 0 || full_comm_kv(r, "prev_pid", "prev_comm") < 0)
         return -1;
 
-    bool runnable = strcmp(state, "R") == 0 || strcmp(state, "R+") == 0;
+    /* R, or any state with the preempted mark: still on the run queue */
+    bool runnable = strcmp(state, "R") == 0 || (sl && state[sl - 1] == '+');
     ev->obj = next_pid;
     if (!runnable) {
         /* the first state names the wait: D with K (killable) or N

@@ -16,8 +16,9 @@ typedef struct group {
     uint64_t line; /* of its event, for a message */
     uint32_t tid;
     bool decl;         /* holds declarations (proc, thread, symbol) */
-    uint32_t decl_tid; /* the thread its thread() calls declare; 0 none,
-                          UINT32_MAX several */
+    uint32_t decl_tid; /* 1 + the thread its thread() calls declare, and */
+    uint32_t decl_pid; /* 1 + the process of its proc() and thread() calls:
+                          0 none, UINT32_MAX several */
     char *buf;
     size_t len, cap;
 } group;
@@ -45,7 +46,7 @@ static char *room(ingest_reorder *ro, size_t n)
         ro->open = ro->free[--ro->nfree];
         ro->open->len = 0;
         ro->open->decl = false;
-        ro->open->decl_tid = 0;
+        ro->open->decl_tid = ro->open->decl_pid = 0;
     }
     group *g = ro->open;
     if (g->len + n > g->cap) {
@@ -84,6 +85,29 @@ static int emit_oldest(ingest_reorder *ro, char *err, size_t errlen)
     return ingest_sink_failed(err, errlen, ro->path, g->line); /* the event's line, not the reader's */
 }
 
+static void note(uint32_t *slot, uint32_t id)
+{
+    *slot = *slot == 0 || *slot == id ? id : UINT32_MAX;
+}
+
+static bool same(uint32_t a, uint32_t b)
+{
+    return a && b && (a == b || a == UINT32_MAX || b == UINT32_MAX);
+}
+
+/* May the event of thread tid, with the declarations of its line (own,
+ * or NULL), not go before held group h?  A thread is declared before its
+ * events, a process before its threads, and a rename stays where it was
+ * among the declarations of the same thread or process. */
+static bool depends(const group *own, const group *h, uint32_t tid)
+{
+    if (!h->decl)
+        return false;
+    if (same(h->decl_tid, tid + 1))
+        return true;
+    return own && own->decl && (same(h->decl_pid, own->decl_pid) || same(h->decl_tid, own->decl_tid));
+}
+
 static int f_event(void *ctx, db_event *ev, char *err, size_t errlen)
 {
     ingest_reorder *ro = ctx;
@@ -98,13 +122,9 @@ static int f_event(void *ctx, db_event *ev, char *err, size_t errlen)
      * on at the time of the event before it. */
     group **o = ro->order + ro->head;
     size_t i = ro->n;
-    bool own_decl = ro->open && ro->open->decl;
-    while (i > 0 && o[i - 1]->ts > ev->ts) {
-        const group *h = o[i - 1];
-        if (h->decl && (own_decl || h->decl_tid == ev->tid || h->decl_tid == UINT32_MAX))
-            break;
+    const group *own = ro->open;
+    while (i > 0 && o[i - 1]->ts > ev->ts && !depends(own, o[i - 1], ev->tid))
         i--;
-    }
     uint64_t floor = i > 0 ? o[i - 1]->ts : ro->out_any ? ro->out_ts : 0;
     bool late = ev->ts < floor;
     if (late) {
@@ -137,6 +157,7 @@ static int f_proc(void *ctx, uint32_t pid, const char *name, char *err, size_t e
         return oom(err, errlen);
     ingest_call_named_put(q, INGEST_C_PROC, &pid, 4, name);
     ro->open->decl = true;
+    note(&ro->open->decl_pid, pid + 1);
     return 0;
 }
 
@@ -159,7 +180,8 @@ static int f_thread(void *ctx, const db_thread *t, char *err, size_t errlen)
         return oom(err, errlen);
     ingest_call_thread_put(q, t);
     ro->open->decl = true;
-    ro->open->decl_tid = ro->open->decl_tid == 0 || ro->open->decl_tid == t->tid ? t->tid : UINT32_MAX;
+    note(&ro->open->decl_tid, t->tid + 1);
+    note(&ro->open->decl_pid, t->pid + 1);
     return 0;
 }
 

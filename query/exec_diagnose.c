@@ -41,6 +41,10 @@ static const char *classify(db_reader *r, const db_node *n, const query_cp *cp, 
     *rc = db_scan_node_events(r, n->id, count_yields, &yields, de);
     if (yields >= YIELDS)
         return "yield";
+    /* nothing held it up: it did not wait, and took no time (issue 15:
+     * a node of one event is no "long wait" of 0ns) */
+    if (n->blocked == 0 && n->runnable == 0 && n->end == n->begin)
+        return "none";
     return query_cp_kind(cp);
 }
 
@@ -166,6 +170,11 @@ static void print_text(query_session *s, const db_node *a, const char *kind, con
     } else if (strcmp(kind, "io") == 0)
         fprintf(f, "%s (node %" PRIu32 ", %s) waited %s before it ran at %s, for devices: i/o.\n", a->thread, a->id,
                 a->proc, bl, ts);
+    else if (strcmp(kind, "none") == 0)
+        fprintf(f, "%s (node %" PRIu32 ", %s) neither waited nor took any time at %s: nothing held it up.\n",
+                a->thread, a->id, a->proc, ts);
+    else if (strcmp(kind, "wait") == 0 && a->blocked == 0)
+        fprintf(f, "%s (node %" PRIu32 ", %s) did not wait before it ran at %s.\n", a->thread, a->id, a->proc, ts);
     else if (strcmp(kind, "wait") == 0)
         fprintf(f, "%s (node %" PRIu32 ", %s) waited %s before it ran at %s: a long wait.\n", a->thread, a->id,
                 a->proc, bl, ts);

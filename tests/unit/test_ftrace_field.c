@@ -1,0 +1,262 @@
+/* tests/unit/test_ftrace_field.c -- the ftrace text reader on what other
+ * people's machines write (issue 15), one cause a test, on minimal lines
+ * written here after the files of ../shared/foreign. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "db/db.h"
+#include "ingest/ftrace.h"
+#include "ingest/ingest.h"
+
+#include "ftrace_rec.h"
+
+/* Ingests text, expecting success; the stats too. */
+static rec *ingest_stats_of(const char *text, ingest_stats *st)
+{
+    char *path = write_temp(text);
+    rec *r = rec_new(true);
+    char err[512];
+    if (run(r, path, NULL, st, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    unlink(path);
+    free(path);
+    return r;
+}
+
+static void expect_refused(const char *text, const char *where, const char *why)
+{
+    char *path = write_temp(text);
+    rec *r = rec_new(false);
+    char err[512] = "";
+    assert_int_equal(run(r, path, NULL, NULL, err, sizeof err), -1);
+    if (!strstr(err, where) || !strstr(err, why))
+        fail_msg("error '%s' lacks '%s' / '%s'", err, where, why);
+    unlink(path);
+    free(path);
+    rec_free(r);
+}
+
+/* 1. syscalls:* print no event name, only `sys_NAME(args)` and
+ * `sys_NAME -> ret` (tc-ftrace_syscalls.txt); as the first line too. */
+static void test_syscall_print_forms(void **state)
+{
+    (void)state;
+    ingest_stats st;
+    rec *r = ingest_stats_of("           <...>-4083  [004] ....   395.705679: sys_ioctl(fd: ff, cmd: 5410, arg: 7ffe)\n"
+                             "           <...>-4083  [004] ....   395.705680: sys_ioctl -> 0xfffffffffffffff5\n",
+                             &st);
+    assert_int_equal(r->nev, 2);
+    assert_string_equal(r->ev[0].name, "sys_enter_ioctl");
+    assert_int_equal(r->ev[0].ev.type, DB_EV_SYSCALL);
+    assert_int_equal(r->ev[0].ev.phase, DB_PH_BEGIN);
+    assert_attr(&r->ev[0], "name", "ioctl");
+    assert_attr(&r->ev[0], "args", "fd: ff, cmd: 5410, arg: 7ffe");
+    assert_attr(&r->ev[0], "nr", "16"); /* x86-64 ioctl */
+    assert_string_equal(r->ev[1].name, "sys_exit_ioctl");
+    assert_int_equal(r->ev[1].ev.phase, DB_PH_END);
+    assert_int_equal(r->ev[1].ev.val, -11);
+    rec_free(r);
+}
+
+/* 3. kernels before 3.10 print trace_marker writes as event `0:`
+ * (catapult-android_systrace.txt). */
+static void test_marker_event_zero(void **state)
+{
+    (void)state;
+    one o = ingest_text("    hwc_eventmon-336   [000] 50260.929925: 0: C|124|VSYNC|1\n");
+    assert_string_equal(o.e->name, "0");
+    assert_attr(o.e, "buf", "C|124|VSYNC|1");
+    rec_free(o.r);
+}
+
+/* 2. one event, several lines: a print whose string holds newlines, an
+ * unknown event's text (perfetto-bad_print.txt), a stack trace's frames. */
+static void test_multiline_events(void **state)
+{
+    (void)state;
+    ingest_stats st;
+    rec *r = ingest_stats_of("  <...>-882 (882) [003] .... 10.771186: event: event: abc xyz =0x34\n"
+                             "some = 000, other = 0x4\n"
+                             "xyz = 0x0\n"
+                             "  a-1 (1) [000] .... 10.771242: tracing_mark_write: B|1|x\n"
+                             "  a-1 (1) [000] .... 10.771243: print: tracing_mark_write: one\n"
+                             "two\n"
+                             "  a-1 (1) [000] .... 10.771250: kernel_stack: <stack trace >\n"
+                             "=> try_to_wake_up (ffffffffa8902e5f)\n"
+                             "=> __wake_up (ffffffffa89259c3)\n"
+                             "  a-1 (1) [000] .... 10.771251: sys_exit: NR 1 = 0\n",
+                             &st);
+    assert_int_equal(r->nev, 5);
+    assert_int_equal(st.events, 5);
+    assert_int_equal(st.joined, 5);
+    assert_attr(&r->ev[0], "raw", "event: abc xyz =0x34\nsome = 000, other = 0x4\nxyz = 0x0");
+    assert_attr(&r->ev[2], "buf", "one\ntwo");
+    assert_attr(&r->ev[3], "backtrace", "try_to_wake_up\n__wake_up");
+    rec_free(r);
+    /* after an event whose text is one line, a stray line is still an error */
+    expect_refused("  a-1 [000] 1.000001: sys_exit: NR 1 = 0\nnot an event\n  a-1 [000] 1.000002: sys_exit: NR 1 = 0\n",
+                   ":2: ", "not an ftrace event line");
+}
+
+/* 4. out of order: put back in place within the window; an event too
+ * far behind is kept at the time of the event before it, and counted. */
+static void test_reorder_window(void **state)
+{
+    (void)state;
+    ingest_stats st;
+    rec *r = ingest_stats_of("  a-1 [006] 7115.449594: sys_exit: NR 1 = 0\n"
+                             "  b-2 [006] 7115.449811: sys_exit: NR 1 = 0\n"
+                             "  c-3 [005] 7115.449809: sys_exit: NR 1 = 0\n"
+                             "  b-2 [006] 7115.449900: sys_exit: NR 1 = 0\n",
+                             &st);
+    assert_int_equal(r->nev, 4);
+    assert_int_equal(r->ev[1].ev.tid, 3); /* 449809 before 449811 */
+    assert_int_equal(r->ev[2].ev.tid, 2);
+    assert_int_equal(st.reordered, 1);
+    assert_int_equal(st.late, 0);
+    for (size_t i = 1; i < r->nev; i++)
+        assert_true(r->ev[i].ev.ts >= r->ev[i - 1].ev.ts);
+    assert_int_equal(r->order_errors, 0);
+    rec_free(r);
+    /* systrace's synthetic last line, at 0.0: put first */
+    r = ingest_stats_of("  a-1 [000] 50.000001: sys_exit: NR 1 = 0\n"
+                        "  dummy-0000 [000] 0.0: 0: trace_event_clock_sync: parent_ts=0.0\n",
+                        &st);
+    assert_int_equal(r->nev, 2);
+    assert_int_equal(st.reordered, 1);
+    assert_int_equal(r->ev[0].ev.ts, 0);
+    assert_int_equal(r->order_errors, 0);
+    rec_free(r);
+    /* an event before its own thread's declaration cannot go there: it is
+     * kept late, at the time of the event before it */
+    r = ingest_stats_of("  a-1 [000] 50.000001: sys_exit: NR 1 = 0\n"
+                        "  a-1 [001] 40.000001: sys_exit: NR 1 = 0\n",
+                        &st);
+    assert_int_equal(r->nev, 2);
+    assert_int_equal(st.late, 1);
+    assert_int_equal(st.reordered, 0);
+    assert_int_equal(r->ev[1].ev.ts, 50000001000ull);
+    assert_int_equal(r->order_errors, 0);
+    rec_free(r);
+}
+
+/* 5. a trace cut inside its last line keeps what came before */
+static void test_cut_last_line(void **state)
+{
+    (void)state;
+    ingest_stats st;
+    rec *r = ingest_stats_of("  a-1 [000] 1.000001: sys_exit: NR 1 = 0\n"
+                             "  a-1 [000] 1.000002: sched_switch: prev_comm=a prev_pid=1\n\n",
+                             &st);
+    assert_int_equal(r->nev, 1);
+    assert_int_equal(st.truncated, 2);
+    rec_free(r);
+    r = ingest_stats_of("  a-1 [000] 1.000001: sys_exit: NR 1 = 0\n  a-1 [00", &st);
+    assert_int_equal(r->nev, 1);
+    assert_int_equal(st.truncated, 2);
+    rec_free(r);
+    /* no event before it: nothing was cut, the file is bad */
+    expect_refused("cpus=2\n  a-1 [00\n", ":2: ", "not an ftrace event line");
+    /* a bad column is no cut */
+    expect_refused("  a-1 [000] 1.000001: sys_exit: NR 1 = 0\n  a-1 [000] 1.0000011234: sys_exit: NR 1 = 0\n", ":2: ",
+                   "bad timestamp");
+}
+
+/* 8. `trace-cmd report -R` prints prev_state as a number, whose bits
+ * depend on the kernel (lisa-trace_txt.txt, trappy-trace_idle_unsorted). */
+static void test_numeric_prev_state(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *num, *letters, *reason; /* reason NULL: not a wait */
+    } cases[] = {
+        {"0", "R", NULL},     {"4096", "R+", NULL}, {"256", "R+", NULL}, {"1", "S", "sleep"},
+        {"2", "D", "io"},     {"130", "D|K", "io"}, {"128", "I", "idle"}, {"64", "P", "P"},
+        {"1026", "D|N", "io"}, {"2049", "S+", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char line[256];
+        snprintf(line, sizeof line,
+                 "  x-5 [001] 6.000001: sched_switch: prev_comm=x prev_pid=5 prev_prio=120 prev_state=%s "
+                 "next_comm=y next_pid=6 next_prio=120\n",
+                 cases[i].num);
+        one o = ingest_text(line);
+        assert_attr(o.e, "state", cases[i].letters);
+        if (cases[i].reason) {
+            assert_int_equal(o.e->ev.type, DB_EV_WAIT);
+            assert_attr(o.e, "reason", cases[i].reason);
+        } else {
+            assert_int_equal(o.e->ev.type, DB_EV_RAW);
+        }
+        rec_free(o.r);
+    }
+}
+
+/* 10, 11. `<...>` is a name tracefs no longer had: a field of the same
+ * file names the task (tc-trace-android-sched-irq.txt); a process is
+ * named after its leader when a field names the leader first. */
+static void test_names_from_fields(void **state)
+{
+    (void)state;
+    ingest_stats st;
+    rec *r = ingest_stats_of("  <...>-1252 [000] dNh2 108.255501: sched_wakeup: comm=x pid=9 prio=1 target_cpu=000\n"
+                             "  <...>-1252 [000] d..3 108.255517: sched_switch: prev_comm=logd.auditd prev_pid=1252 "
+                             "prev_prio=130 prev_state=R+ ==> next_comm=EventThread next_pid=1338 next_prio=97\n"
+                             "  <...>-1338 (600) [000] .... 108.255600: sys_exit: NR 1 = 0\n"
+                             "  w-7 [000] .... 108.255700: sched_wakeup: comm=surfaceflinger pid=600 prio=1 "
+                             "target_cpu=000\n"
+                             "  binder-601 (600) [000] .... 108.255800: sys_exit: NR 1 = 0\n",
+                             &st);
+    assert_string_equal(find_thread(r, 1252)->name, "logd.auditd");
+    assert_string_equal(find_thread(r, 1338)->name, "EventThread");
+    int p = find_proc(r, 600);
+    assert_true(p >= 0);
+    /* 600 was named by 1338's line first (a guess); the wakeup's field
+     * names the leader, and 601's process is declared then by it */
+    assert_int_equal(r->order_errors, 0);
+    rec_free(r);
+}
+
+/* The flag column in its layouts: 4 flags (irqs-off, need-resched,
+ * hardirq/softirq, preempt-depth), 5 since Linux 5.14 (migrate-disable),
+ * none at all (irq-info off), each with the context in the third. */
+static void test_flag_layouts(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *flags;
+        int ctx;
+    } cases[] = {
+        {"d..2", DB_CTX_THREAD}, {"dNh2", DB_CTX_HARDIRQ}, {"d.s4", DB_CTX_SOFTIRQ}, {"....", DB_CTX_THREAD},
+        {"d..2.", DB_CTX_THREAD}, {"dNh1.", DB_CTX_HARDIRQ}, {"..s.1", DB_CTX_SOFTIRQ}, {"d.H3.", DB_CTX_HARDIRQ},
+        {"dnz1.", DB_CTX_HARDIRQ}, {"", DB_CTX_UNKNOWN},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char line[160];
+        snprintf(line, sizeof line, "  a-1 (1) [002] %s%s 5.000001: sys_exit: NR 1 = 0\n", cases[i].flags,
+                 cases[i].flags[0] ? "" : " ");
+        one o = ingest_text(line);
+        assert_int_equal(o.e->ev.ctx, cases[i].ctx);
+        assert_int_equal(o.e->ev.cpu, 2);
+        rec_free(o.r);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_syscall_print_forms), cmocka_unit_test(test_marker_event_zero),
+        cmocka_unit_test(test_multiline_events),    cmocka_unit_test(test_reorder_window),
+        cmocka_unit_test(test_cut_last_line),       cmocka_unit_test(test_numeric_prev_state),
+        cmocka_unit_test(test_names_from_fields),   cmocka_unit_test(test_flag_layouts),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
