@@ -24,7 +24,7 @@
 #define ARGUSQ_VERSION "0.1.0"
 
 static const char usage[] =
-    "usage: argusq [-d ARCHIVE] ingest FILE [--name NAME] [--rules RULES] [--json]\n"
+    "usage: argusq [-d ARCHIVE] ingest FILE [--name NAME] [--rules RULES] [--arch MACHINE] [--json]\n"
     "       argusq record [-o FILE] [--max-mb N] [--events LIST] [--watch SYMBOL]... -- CMD [ARGS...]\n"
     "       argusq [-d ARCHIVE] [--trace NAME] [--json | --format table|json|csv|dot|svg|perfetto] 'STATEMENT'\n"
     "       argusq [-d ARCHIVE] [--trace NAME] [--json] -f SCRIPT\n"
@@ -50,6 +50,7 @@ typedef struct options {
     const char *script;
     const char *name;
     const char *rules;
+    const char *arch; /* ingest --arch: the machine a text trace was recorded on */
     query_format format;
     bool ingest;
     bool list_traces; /* --list-traces: names, one a line (bash completion) */
@@ -90,6 +91,10 @@ static int parse_args(int argc, char **argv, options *o)
             if (!has_next)
                 return usage_error("missing name after", a);
             o->name = argv[++i];
+        } else if (!strcmp(a, "--arch")) {
+            if (!has_next)
+                return usage_error("missing machine (x86_64) after", a);
+            o->arch = argv[++i];
         } else if (!strcmp(a, "--rules")) {
             if (!has_next)
                 return usage_error("missing rules file after", a);
@@ -297,6 +302,7 @@ static int cmd_ingest(const options *o)
     ingest_sink sink = {.ctx = &sc, .proc = sink_proc, .thread = sink_thread, .symbol = sink_symbol,
                         .event = sink_event, .skip = sink_skip, .progress = sink_progress};
     ingest_stats st = {0};
+    ingest_opts iop = {.arch = o->arch};
     char err[1024] = "";
     graph_stats gs;
     db_trace_info info;
@@ -317,8 +323,8 @@ static int cmd_ingest(const options *o)
     int irc = -1;
     if (sc.g)
         irc = threads && strcmp(threads, "1") == 0
-                  ? ingest_file(o->file, &sink, &fmt, &st, err, sizeof err)
-                  : ingest_file_threaded(o->file, &sink, &fmt, &st, err, sizeof err);
+                  ? ingest_file_opts(o->file, &sink, &iop, &fmt, &st, err, sizeof err)
+                  : ingest_file_threaded(o->file, &sink, &iop, &fmt, &st, err, sizeof err);
     if (irc) {
         progress_end(&pg);
         /* the message quotes the bad line: a hostile file must not send
@@ -358,6 +364,11 @@ static int cmd_ingest(const options *o)
     if (st.truncated)
         fprintf(stderr, "argusq: %s:%llu: the file ends inside this line; it is left out, the rest is in\n",
                 o->file, (unsigned long long)st.truncated);
+    if (st.unnamed)
+        fprintf(stderr,
+                "argusq: %s: %llu syscall events keep their number without a name: the file does not say "
+                "the machine it was recorded on (ingest --arch x86_64 names them)\n",
+                o->file, (unsigned long long)st.unnamed);
     if (st.reordered || st.late)
         fprintf(stderr,
                 "argusq: %s: %llu events were out of time order and were put in order; %llu were too far "

@@ -9,7 +9,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    (void)ingest_detect((const char *)data, size);
+    bool html = ingest_detect((const char *)data, size) == INGEST_SYSTRACE_HTML;
+    ingest_opts opts = {.arch = size % 2 ? "x86_64" : NULL}; /* both namings */
     ingest_lines lb;
     if (fuzz_lines_open(&lb, data, size) < 0)
         return 0;
@@ -17,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     ingest_sink sink = fuzz_sink_make(&s);
     ingest_stats st = {0};
     char err[512] = "";
-    int rc = ingest_ftrace_read(&lb, &sink, &st, err, sizeof err);
+    int rc = ingest_ftrace_read(&lb, &sink, &opts, html, &st, err, sizeof err);
     fuzz_check_error(rc, err);
     if (rc == 0 && st.events != s.events)
         fuzz_fail("stats.events is not the number of event() calls", st.events);

@@ -339,6 +339,8 @@ static int build_syscalls(ftrace_reader *r)
 
 bool ingest_ft_syscall_nr(ftrace_reader *r, const char *name, uint32_t *nr)
 {
+    if (!r->x86_64)
+        return false;
     size_t lo = 0, hi = r->nsc;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -635,9 +637,49 @@ static bool only_blanks_left(ingest_lines *lb)
  * recorder killed, a disk full mid-write: a line this reader cannot read,
  * with nothing after it) is left out and reported (st->truncated);
  * anywhere else a bad line fails the read with its file and line. */
-int ingest_ftrace_read(ingest_lines *lb, const ingest_sink *sink, ingest_stats *st, char *err,
-                       size_t errlen)
+/* Where a line of systrace's HTML page is: outside the trace data, at the
+ * start of a trace-data block (its kind not known yet), in the block of
+ * ftrace text, or in a block of something else (JSON). */
+enum { H_OUT, H_START, H_FTRACE, H_OTHER };
+
+/* The part of an HTML line the ftrace reader should see: NULL for none.
+ * Moves *state along the page; found: an ftrace block was seen. */
+static char *html_part(char *line, int *state, bool *found)
 {
+    static const char open[] = "<script class=\"trace-data\"";
+    if (*state == H_OUT) {
+        char *o = strstr(line, open);
+        if (!o)
+            return NULL;
+        char *gt = strchr(o, '>');
+        if (!gt)
+            return NULL;
+        *state = H_START;
+        line = gt + 1;
+    }
+    char *close = strstr(line, "</script>");
+    if (close)
+        *close = '\0';
+    char *p = line;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (*state == H_START && *p)
+        *state = (*p == '{' || *p == '[') ? H_OTHER : H_FTRACE;
+    int now = *state;
+    if (close)
+        *state = H_OUT;
+    if (now != H_FTRACE)
+        return NULL;
+    *found = true;
+    /* the page indents the block's closing tag: that line is empty */
+    return line;
+}
+
+int ingest_ftrace_read(ingest_lines *lb, const ingest_sink *sink, const ingest_opts *opts, bool html,
+                       ingest_stats *st, char *err, size_t errlen)
+{
+    int hstate = H_OUT;
+    bool hfound = false;
     ftrace_reader r = {0};
     ingest_reorder *ro = ingest_reorder_new(sink, st, lb->path, &r.lineno);
     if (!ro) {
@@ -645,6 +687,7 @@ int ingest_ftrace_read(ingest_lines *lb, const ingest_sink *sink, ingest_stats *
         return -1;
     }
     int rc = ingest_ft_reader_init(&r, lb->path, ingest_reorder_front(ro), st, err, errlen);
+    r.x86_64 = opts && ingest_arch_known(opts->arch); /* text does not say its machine */
     while (rc == 0) {
         char *line;
         size_t len;
@@ -655,6 +698,14 @@ int ingest_ftrace_read(ingest_lines *lb, const ingest_sink *sink, ingest_stats *
         }
         r.lineno = lb->lineno;
         r.st->lines++;
+        if (html) {
+            char *part = html_part(line, &hstate, &hfound);
+            if (!part)
+                continue;
+            len -= (size_t)(part - line);
+            len = strlen(part) < len ? strlen(part) : len;
+            line = part;
+        }
         rc = do_line(&r, line, len);
         /* a bad last line after events: a trace cut short */
         if (rc == FTRACE_BAD_LINE && st->events + r.pending > 0 && only_blanks_left(lb)) {
@@ -665,6 +716,11 @@ int ingest_ftrace_read(ingest_lines *lb, const ingest_sink *sink, ingest_stats *
     }
     if (rc == 0)
         rc = pend_flush(&r);
+    if (rc == 0 && html && !hfound) {
+        ingest_errf(err, errlen, "%s: a systrace page without ftrace text (no <script class=\"trace-data\"> holds any)",
+                    lb->path);
+        rc = -1;
+    }
     if (rc == 0)
         rc = ingest_reorder_finish(ro, err, errlen);
     ingest_ft_reader_free(&r);

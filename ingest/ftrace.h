@@ -188,8 +188,10 @@ int ingest_ftrace_lex_kv(const char *text, ftrace_kv *kv, int max);
  * (hrtimer_start's mode) is not kept. */
 
 /* Reads every remaining line of lb into sink. */
-int ingest_ftrace_read(ingest_lines *lb, const ingest_sink *sink, ingest_stats *st, char *err,
-                       size_t errlen);
+/* html: the file is systrace's HTML page, whose ftrace text is the body
+ * of a <script class="trace-data"> element (the others hold JSON). */
+int ingest_ftrace_read(ingest_lines *lb, const ingest_sink *sink, const ingest_opts *opts, bool html,
+                       ingest_stats *st, char *err, size_t errlen);
 
 #define FTRACE_KV_MAX 64
 /* An emitter's "these pairs do not make this event" (no message yet: the
@@ -220,6 +222,7 @@ typedef struct ftrace_reader {
     char sysname[80];            /* sys_enter_NAME of a `sys_NAME(...)` line */
     char frames[8192];           /* a stack event's frames (backtrace=) */
     bool check_order;            /* refuse a thread's time going back (trace.dat) */
+    bool x86_64;                 /* the trace's machine: the syscall table names numbers */
     /* an event line held back for the lines that continue its text */
     bool pending;
     char *pend;
@@ -269,7 +272,8 @@ int ingest_ft_rename_proc(ftrace_reader *r, uint32_t pid, const char *name, size
 int ingest_ft_full_comm(ftrace_reader *r, uint32_t tid, const char *comm, size_t n);
 /* The process of a declared thread; false if tid is not declared. */
 bool ingest_ft_pid_of(ftrace_reader *r, uint32_t tid, uint32_t *pid);
-/* Syscall number of a name in the x86-64 table. */
+/* Syscall number of a name in the x86-64 table (false unless the trace is
+ * of an x86-64 machine). */
 bool ingest_ft_syscall_nr(ftrace_reader *r, const char *name, uint32_t *nr);
 
 /* ---- field text helpers (ftrace_fields.c) ---- */

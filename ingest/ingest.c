@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "argus.h"
@@ -28,6 +29,8 @@ const char *ingest_format_name(ingest_format f)
         return "argus";
     case INGEST_TRACE_DAT:
         return "trace-dat";
+    case INGEST_SYSTRACE_HTML:
+        return "systrace-html";
     case INGEST_UNKNOWN:
         break;
     }
@@ -156,6 +159,13 @@ ingest_format ingest_detect(const char *buf, size_t len)
     /* trace-cmd's magic; a file cut inside it is still meant as one */
     if (len >= 3 && memcmp(buf, "\x17\x08\x44tracing", len < 10 ? len : 10) == 0)
         return INGEST_TRACE_DAT;
+    /* systrace's page: <!DOCTYPE html> or <html> first (a BOM, blanks before) */
+    size_t h = len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+    while (h < len && (buf[h] == ' ' || buf[h] == '\t' || buf[h] == '\r' || buf[h] == '\n'))
+        h++;
+    if ((len - h >= 14 && strncasecmp(buf + h, "<!DOCTYPE html", 14) == 0) ||
+        (len - h >= 5 && strncasecmp(buf + h, "<html", 5) == 0))
+        return INGEST_SYSTRACE_HTML;
     for (int n = 0; pos < len && n < 256; n++) {
         const char *s = buf + pos;
         const char *nl = memchr(s, '\n', len - pos);
@@ -198,8 +208,19 @@ ingest_format ingest_detect(const char *buf, size_t len)
     return comments ? INGEST_FTRACE_TRACE : INGEST_UNKNOWN;
 }
 
+bool ingest_arch_known(const char *arch)
+{
+    return arch && (strcmp(arch, "x86_64") == 0 || strcmp(arch, "x86-64") == 0 || strcmp(arch, "amd64") == 0);
+}
+
 int ingest_file(const char *path, const ingest_sink *sink, ingest_format *format, ingest_stats *st,
                 char *err, size_t errlen)
+{
+    return ingest_file_opts(path, sink, NULL, format, st, err, errlen);
+}
+
+int ingest_file_opts(const char *path, const ingest_sink *sink, const ingest_opts *opts, ingest_format *format,
+                     ingest_stats *st, char *err, size_t errlen)
 {
     ingest_stats local;
     char errbuf[512];
@@ -234,7 +255,8 @@ int ingest_file(const char *path, const ingest_sink *sink, ingest_format *format
     switch (f) {
     case INGEST_FTRACE_TRACE:
     case INGEST_TRACE_CMD_REPORT:
-        rc = ingest_ftrace_read(&lb, sink, st, err, errlen);
+    case INGEST_SYSTRACE_HTML:
+        rc = ingest_ftrace_read(&lb, sink, opts, f == INGEST_SYSTRACE_HTML, st, err, errlen);
         break;
     case INGEST_ARGUS:
         rc = ingest_argus_read(&lb, sink, st, err, errlen);

@@ -25,6 +25,7 @@ typedef enum ingest_format {
     INGEST_TRACE_CMD_REPORT,  /* `trace-cmd report`, with or without -l */
     INGEST_ARGUS,             /* the Argus trace format (#argus-trace 1) */
     INGEST_TRACE_DAT,         /* trace-cmd's binary trace.dat ("\x17\x08\x44tracing") */
+    INGEST_SYSTRACE_HTML,     /* Android systrace: ftrace text in <script class="trace-data"> */
 } ingest_format;
 
 const char *ingest_format_name(ingest_format f); /* "ftrace-trace", ... */
@@ -73,16 +74,31 @@ typedef struct ingest_stats {
     uint64_t reordered; /* events put back in time order (reorder window) */
     uint64_t late;      /* events too far out of order: kept at the time before them */
     uint64_t joined;    /* lines that continued the event before them */
+    uint64_t unnamed;   /* raw syscall events whose number was left unnamed:
+                           the machine's syscall table is not known */
     uint64_t truncated; /* the last line, left out because the file ends inside
                            it (a recorder killed, a full disk); 0: none */
 } ingest_stats;
 
+/* What a file does not say about itself. */
+typedef struct ingest_opts {
+    /* the machine a text trace was recorded on ("x86_64"): its syscall
+     * table names raw syscall numbers.  NULL: unknown, numbers are kept
+     * without names (a .dat says its machine itself) */
+    const char *arch;
+} ingest_opts;
+
 ingest_format ingest_detect(const char *buf, size_t len);
 
 /* Reads path (format detected from its content) into sink.
- * Returns 0, or -1 with err = "PATH:LINE: message". */
+ * Returns 0, or -1 with err = "PATH:LINE: message".  opts may be NULL. */
+int ingest_file_opts(const char *path, const ingest_sink *sink, const ingest_opts *opts, ingest_format *format,
+                     ingest_stats *st, char *err, size_t errlen);
+/* ingest_file_opts without options */
 int ingest_file(const char *path, const ingest_sink *sink, ingest_format *format, ingest_stats *st,
                 char *err, size_t errlen);
+/* Does arch name a machine whose syscall table argusq has (x86_64)? */
+bool ingest_arch_known(const char *arch);
 
 /* ---- two cores (pipe.c) ----
  *
@@ -92,8 +108,8 @@ int ingest_file(const char *path, const ingest_sink *sink, ingest_format *format
  * have shown it and runs only in the calling thread.  A call the sink
  * refuses stops the reader; the message then names the file but no line
  * ("PATH: message").  Without a second thread it is ingest_file. */
-int ingest_file_threaded(const char *path, const ingest_sink *sink, ingest_format *format, ingest_stats *st,
-                         char *err, size_t errlen);
+int ingest_file_threaded(const char *path, const ingest_sink *sink, const ingest_opts *opts, ingest_format *format,
+                         ingest_stats *st, char *err, size_t errlen);
 
 /* ---- recording (record.c, record_watch.c) ----
  *

@@ -37,6 +37,7 @@ typedef struct batch {
 typedef struct ingest_pipe {
     ingest_sink back;
     const char *path;
+    const ingest_opts *opts;
     pthread_mutex_t mu;
     pthread_cond_t cv_full, cv_free;
     batch b[PIPE_BATCHES];
@@ -210,7 +211,7 @@ static void *read_all(void *arg)
 {
     ingest_pipe *p = arg;
     pthread_setname_np(pthread_self(), "argusq-read"); /* for top -H, perf */
-    p->rc = ingest_file(p->path, &p->front, &p->format, &p->st, p->rerr, sizeof p->rerr);
+    p->rc = ingest_file_opts(p->path, &p->front, p->opts, &p->format, &p->st, p->rerr, sizeof p->rerr);
     pthread_mutex_lock(&p->mu);
     if (p->b[p->cur].len)
         p->count++;
@@ -220,16 +221,17 @@ static void *read_all(void *arg)
     return NULL;
 }
 
-int ingest_file_threaded(const char *path, const ingest_sink *back, ingest_format *format, ingest_stats *st,
-                         char *err, size_t errlen)
+int ingest_file_threaded(const char *path, const ingest_sink *back, const ingest_opts *opts, ingest_format *format,
+                         ingest_stats *st, char *err, size_t errlen)
 {
     ingest_pipe *p = calloc(1, sizeof *p);
     pthread_t th;
     int made = 0;
     if (!p)
-        return ingest_file(path, back, format, st, err, errlen);
+        return ingest_file_opts(path, back, opts, format, st, err, errlen);
     p->back = *back;
     p->path = path;
+    p->opts = opts;
     for (int i = 0; i < PIPE_BATCHES; i++) {
         p->b[i].cap = PIPE_BATCH;
         if (!(p->b[i].buf = malloc(PIPE_BATCH)))
@@ -283,5 +285,5 @@ alone: /* no second thread: the plain path */
     for (int i = 0; i < PIPE_BATCHES; i++)
         free(p->b[i].buf);
     free(p);
-    return ingest_file(path, back, format, st, err, errlen);
+    return ingest_file_opts(path, back, opts, format, st, err, errlen);
 }

@@ -36,6 +36,7 @@ typedef struct dat_reader {
     ftrace_reader fr;
     const char *path;
     struct tep_handle *tep;
+    const char *uname; /* the recording machine's, or NULL */
     dat_fields *df;
     struct trace_seq s;
     uint64_t nrec;
@@ -54,6 +55,27 @@ static void reword_error(dat_reader *d, unsigned long long offset)
         return;
     snprintf(rest, sizeof rest, "%s", err + n);
     snprintf(err, errlen, "%s: offset %llu: %s", d->path, offset, rest);
+}
+
+/* The file's uname option, as `uname -a` printed it when it was recorded
+ * (libtracecmd keeps it, but its header does not declare the call). */
+const char *tracecmd_get_uname(struct tracecmd_input *handle);
+
+/* Is the last word of uname (the machine) x86-64, whose syscall table
+ * names raw syscall numbers?  No uname: not known. */
+static bool uname_machine_x86_64(const char *uname)
+{
+    if (!uname)
+        return false;
+    const char *e = uname + strlen(uname);
+    while (e > uname && (e[-1] == ' ' || e[-1] == '\n'))
+        e--;
+    const char *w = e;
+    while (w > uname && w[-1] != ' ')
+        w--;
+    char m[32];
+    snprintf(m, sizeof m, "%.*s", (int)(e - w), w);
+    return ingest_arch_known(m);
 }
 
 /* The record's text as its print format has it (no plugins), into
@@ -270,6 +292,7 @@ int ingest_tracedat_read(const char *path, const ingest_sink *sink, ingest_stats
         return -1;
     }
     d.tep = tracecmd_get_tep(h);
+    d.uname = tracecmd_get_uname(h);
     d.df = ingest_dat_fields_new(d.tep);
     if (!d.df || ingest_ft_reader_init(&d.fr, path, sink, st, err, errlen) < 0) {
         if (!d.df)
@@ -280,6 +303,7 @@ int ingest_tracedat_read(const char *path, const ingest_sink *sink, ingest_stats
         return -1;
     }
     d.fr.unit = "record";
+    d.fr.x86_64 = uname_machine_x86_64(d.uname);
     d.fr.check_order = true;
     uint32_t(*tgids)[2] = NULL;
     d.fr.ntgids = load_tgids(path, &tgids);

@@ -6,8 +6,8 @@ argusq=$1
 db=build/demo.db
 trace=tests/traces/lockchain-anomaly.txt
 rm -f "$db" "$db-lock"
-echo "\$ argusq -d $db ingest $trace"
-"$argusq" -d "$db" ingest "$trace"
+echo "\$ argusq -d $db ingest $trace --arch x86_64   # recorded on an x86-64 machine; text does not say"
+"$argusq" -d "$db" ingest "$trace" --arch x86_64
 q='find nodes where thread = "ui-main" order by blocked desc limit 1'
 echo
 echo "\$ argusq -d $db '$q'"

@@ -144,5 +144,52 @@ class ForeignGraph(ArchiveCase):
         self.assertNotIn("long wait", out)
 
 
+class ForeignForms(ArchiveCase):
+    def setUp(self):
+        if not os.path.isdir(FOREIGN):
+            self.skipTest(f"{FOREIGN} is not there (../shared beside the project)")
+        super().setUp()
+
+    def test_systrace_html_page(self):
+        """Android developers have systrace's HTML page: its ftrace text is in a
+        <script class="trace-data"> element (another one holds JSON)."""
+        with open(os.path.join(FOREIGN, "catapult-atrace_data.txt")) as f:
+            text = f.read()
+        page = os.path.join(self.dir, "trace.html")
+        with open(page, "w") as f:
+            f.write('<!DOCTYPE html>\n<html>\n<head>\n<title>Android System Trace</title>\n'
+                    '<script>var viewer = "JavaScript of the trace viewer";</script>\n</head>\n<body>\n'
+                    '  <script class="trace-data" type="application/text">{"traceEvents": []}</script>\n'
+                    '<!-- BEGIN TRACE -->\n  <script class="trace-data" type="application/text">\n'
+                    + text + '  </script>\n<!-- END TRACE -->\n</body>\n</html>\n')
+        h = self.ingest(page, name="html")
+        t = self.ingest(os.path.join(FOREIGN, "catapult-atrace_data.txt"), name="text")
+        for k in ("events", "threads", "processes", "nodes", "edges"):
+            self.assertEqual(h[k], t[k], k)
+        self.assertEqual(self.json("traces")["traces"][0]["format"], "systrace-html")
+        empty = os.path.join(self.dir, "empty.html")
+        with open(empty, "w") as f:
+            f.write("<html><body>no trace here</body></html>\n")
+        p = self.run_argusq("ingest", empty)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("without ftrace text", p.stderr)
+
+    def test_syscall_numbers_are_named_only_for_a_known_machine(self):
+        """NR 240 is futex on 32-bit ARM and mq_open on x86-64: text does not say
+        its machine, so numbers stay unnamed unless --arch says it."""
+        arm = os.path.join(FOREIGN, "tc-trace-android-sched-irq-syscall.txt")
+        p = self.run_argusq("--json", "ingest", arm, "--name", "arm")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("--arch", p.stderr)
+        evs = self.json("--trace", "arm", 'find events where type = "syscall"')["events"]
+        self.assertGreater(len(evs), 50)
+        self.assertFalse([e for e in evs if "name" in e], "no name from another machine's table")
+        self.assertTrue(all("nr" in e for e in evs if e["event"] == "sys_enter"))
+        mine = os.path.join(ROOT, "tests", "traces", "lockchain-anomaly.txt")
+        self.json("ingest", mine, "--name", "x86", "--arch", "x86_64")
+        names = {e.get("name") for e in self.json("--trace", "x86", 'find events where type = "syscall"')["events"]}
+        self.assertIn("futex", names)
+
+
 if __name__ == "__main__":
     unittest.main()

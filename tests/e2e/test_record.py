@@ -10,7 +10,7 @@ import time
 import shutil
 import subprocess
 
-from common import ROOT, ArchiveCase, trace
+from common import ROOT, ArchiveCase, trace, arch_of
 
 WORKLOADS = os.path.join(ROOT, "tests", "workloads")
 INCLUDE = os.path.join(ROOT, "include")
@@ -137,7 +137,7 @@ class TwoCores(ArchiveCase):
         for i, path in enumerate(files):
             with self.subTest(file=os.path.basename(path)):
                 a = self.ingest(path, name=f"two{i}")
-                p = self.run_argusq("ingest", path, "--name", f"one{i}", "--json",
+                p = self.run_argusq("ingest", path, "--name", f"one{i}", "--json", *arch_of(path),
                                     env={"ARGUSQ_THREADS": "1"})
                 self.assertEqual(p.returncode, 0, p.stderr)
                 b = json.loads(p.stdout)

@@ -14,7 +14,7 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 
-from common import ARGUSQ, ROOT, ArchiveCase, trace
+from common import ARGUSQ, ROOT, ArchiveCase, trace, arch_of
 
 UI = 'find nodes where thread = "ui-main" order by blocked desc limit 1'
 MAN = os.path.join(ROOT, "doc", "argusq.1")
@@ -350,7 +350,7 @@ class Manual(ArchiveCase):
 
 class Progress(ArchiveCase):
     def ingest_on_pty(self, path):
-        return self.on_pty("-d", self.db, "ingest", path, "--name", "p")
+        return self.on_pty("-d", self.db, "ingest", path, "--name", "p", *arch_of(path))
 
     def on_pty(self, *args):
         master, slave = pty.openpty()
@@ -400,7 +400,7 @@ class Progress(ArchiveCase):
         self.assertNotIn(" ev/s", p.stderr)  # no bar without a terminal
 
     def test_nothing_without_a_terminal(self):
-        p = self.run_argusq("ingest", trace("lockchain-anomaly.txt"))
+        p = self.run_argusq("ingest", trace("lockchain-anomaly.txt"), *arch_of(trace("lockchain-anomaly.txt")))
         self.assertEqual(p.returncode, 0)
         self.assertEqual(p.stderr, "")
         self.assertIn("ingested", p.stdout)

@@ -133,7 +133,9 @@ static inline void rec_free(rec *r)
 static inline int run(rec *r, const char *path, ingest_format *fmt, ingest_stats *st, char *err, size_t errlen)
 {
     ingest_sink s = {.ctx = r, .proc = on_proc, .thread = on_thread, .event = on_event, .skip = on_skip};
-    return ingest_file(path, &s, fmt, st, err, errlen);
+    /* the text traces of tests/traces were recorded on x86-64 */
+    ingest_opts o = {.arch = "x86_64"};
+    return ingest_file_opts(path, &s, &o, fmt, st, err, errlen);
 }
 
 static inline const rec_event *find_event(const rec *r, uint64_t ts, const char *name)

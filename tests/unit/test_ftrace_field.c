@@ -225,6 +225,35 @@ static void test_names_from_fields(void **state)
     rec_free(r);
 }
 
+/* 9. text does not say its machine: a raw syscall keeps its number and
+ * gets no name unless the machine is given (NR 240: futex on 32-bit ARM,
+ * mq_open on x86-64). */
+static void test_syscall_names_need_the_machine(void **state)
+{
+    (void)state;
+    char *path = write_temp("  a-1 [000] 1.000001: sys_enter: NR 240 (a1, 81, 2, 0, 0, 0)\n");
+    rec *r = rec_new(true);
+    ingest_sink s = {.ctx = r, .proc = on_proc, .thread = on_thread, .event = on_event};
+    ingest_stats st;
+    char err[256];
+    assert_int_equal(ingest_file(path, &s, NULL, &st, err, sizeof err), 0);
+    assert_int_equal(r->ev[0].ev.obj, 240);
+    assert_attr(&r->ev[0], "nr", "240");
+    db_event ev = r->ev[0].ev;
+    ev.attrs = r->ev[0].attrs;
+    const char *v;
+    size_t n;
+    assert_false(db_event_attr(&ev, "name", &v, &n));
+    assert_int_equal(st.unnamed, 1);
+    rec_free(r);
+    r = rec_new(true);
+    assert_int_equal(run(r, path, NULL, &st, err, sizeof err), 0); /* x86_64 */
+    assert_attr(&r->ev[0], "name", "mq_open");
+    rec_free(r);
+    unlink(path);
+    free(path);
+}
+
 /* The flag column in its layouts: 4 flags (irqs-off, need-resched,
  * hardirq/softirq, preempt-depth), 5 since Linux 5.14 (migrate-disable),
  * none at all (irq-info off), each with the context in the third. */
@@ -257,6 +286,7 @@ int main(void)
         cmocka_unit_test(test_multiline_events),    cmocka_unit_test(test_reorder_window),
         cmocka_unit_test(test_cut_last_line),       cmocka_unit_test(test_numeric_prev_state),
         cmocka_unit_test(test_names_from_fields),   cmocka_unit_test(test_flag_layouts),
+        cmocka_unit_test(test_syscall_names_need_the_machine),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -95,7 +95,9 @@ static void on_skip(void *ctx) { ((rec *)ctx)->skips++; }
 static int run(rec *r, const char *path, ingest_format *fmt, ingest_stats *st, char *err, size_t errlen)
 {
     ingest_sink s = {.ctx = r, .thread = on_thread, .event = on_event, .skip = on_skip};
-    return ingest_file(path, &s, fmt, st, err, errlen);
+    /* the text traces of tests/traces were recorded on x86-64 */
+    ingest_opts o = {.arch = "x86_64"};
+    return ingest_file_opts(path, &s, &o, fmt, st, err, errlen);
 }
 
 static char *write_temp(const void *data, size_t n)
