@@ -22,7 +22,9 @@ Measures (medians over --runs runs, each ingest into a fresh archive):
 Prints a table and writes bench/results.json.
 """
 import argparse
+import csv
 import hashlib
+import io
 import json
 import os
 import random
@@ -513,7 +515,8 @@ def main():
             row = {"file": sub + "/" + f, "ok": r.rc == 0}
             if r.rc == 0:
                 q = run([aq.exe, "-d", db, "--format", "csv", "find events"])
-                ts = [int(line.split(",")[1]) for line in q.out.splitlines()[1:] if line]
+                # a value may hold line breaks (a stack trace): read the CSV as CSV
+                ts = [int(row[1]) for row in list(csv.reader(io.StringIO(q.out)))[1:] if row]
                 row["events"] = len(ts)
                 row["sub_microsecond"] = sum(t % 1000 != 0 for t in ts)
             rm_archive(db)

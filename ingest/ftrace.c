@@ -439,18 +439,26 @@ static bool may_continue(ftrace_ev_kind k)
 
 /* The event line held back for its continuation lines (r->pend*): its
  * copy, and the offsets of the columns the lexer found in it. */
+/* Room for need bytes in the held line's buffer (its content kept). */
+static int pend_room(ftrace_reader *r, size_t need)
+{
+    if (need <= r->pend_cap)
+        return 0;
+    size_t cap = r->pend_cap ? r->pend_cap : 1024;
+    while (need > cap)
+        cap *= 2;
+    char *b = realloc(r->pend, cap);
+    if (!b)
+        return ingest_ft_fail(r, "out of memory");
+    r->pend = b;
+    r->pend_cap = cap;
+    return 0;
+}
+
 static int pend_hold(ftrace_reader *r, const char *line, size_t len, const ftrace_line *li, ftrace_ev_kind k)
 {
-    if (len + 1 > r->pend_cap) {
-        size_t cap = r->pend_cap ? r->pend_cap : 1024;
-        while (len + 1 > cap)
-            cap *= 2;
-        char *b = realloc(r->pend, cap);
-        if (!b)
-            return ingest_ft_fail(r, "out of memory");
-        r->pend = b;
-        r->pend_cap = cap;
-    }
+    if (pend_room(r, len + 1) < 0)
+        return -1;
     memcpy(r->pend, line, len + 1);
     r->pend_li = *li;
     r->pend_comm = (size_t)(li->comm - line);
@@ -470,16 +478,8 @@ static int pend_join(ftrace_reader *r, const char *line, size_t len)
     size_t need = r->pend_len + 1 + len + 1;
     if (need > INGEST_LINE_MAX)
         return ingest_ft_fail(r, "event text too long (more than %zu bytes over several lines)", INGEST_LINE_MAX);
-    if (need > r->pend_cap) {
-        size_t cap = r->pend_cap;
-        while (need > cap)
-            cap *= 2;
-        char *b = realloc(r->pend, cap);
-        if (!b)
-            return ingest_ft_fail(r, "out of memory");
-        r->pend = b;
-        r->pend_cap = cap;
-    }
+    if (pend_room(r, need) < 0)
+        return -1;
     r->pend[r->pend_len] = '\n';
     memcpy(r->pend + r->pend_len + 1, line, len);
     r->pend_len += 1 + len;

@@ -218,6 +218,28 @@ void query_table_cell(query_table *t, const char *fmt, ...)
         t->oom = true;
         return;
     }
+    /* a table is for a terminal: a value's line breaks and tabs (a stack
+     * trace, a print's text) are shown as \n, \t, not made */
+    if (!t->csv && s[strcspn(s, "\n\r\t")]) {
+        size_t n = strlen(s);
+        char *e = malloc(2 * n + 1), *q = e;
+        if (!e) {
+            free(s);
+            t->oom = true;
+            return;
+        }
+        for (const char *p = s; *p; p++) {
+            const char *esc = *p == '\n' ? "\\n" : *p == '\r' ? "\\r" : *p == '\t' ? "\\t" : NULL;
+            if (esc) {
+                memcpy(q, esc, 2);
+                q += 2;
+            } else
+                *q++ = *p;
+        }
+        *q = '\0';
+        free(s);
+        s = e;
+    }
     t->cells[t->ncells++] = s;
 }
 

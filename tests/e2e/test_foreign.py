@@ -124,6 +124,12 @@ class ForeignGraph(ArchiveCase):
         self.assertEqual(w["blocked"], 100020000)
         st = self.json('find events where event = "kernel_stack"')["events"][0]
         self.assertEqual(st["backtrace"], "schedule\ndo_epoll_wait")
+        # a table shows the line break, one row an event; CSV quotes it
+        table = self.ok('find events where event = "kernel_stack"').stdout.splitlines()
+        self.assertEqual(len(table), 2)
+        self.assertIn("backtrace=schedule\\ndo_epoll_wait", table[1])
+        csv_out = self.ok("--format", "csv", 'find events where event = "kernel_stack"').stdout
+        self.assertIn('"backtrace=schedule\ndo_epoll_wait"', csv_out)
         # sched_waking without sched_wakeup: the waking is the wakeup
         edges = self.json('find edges where kind = "wakeup"')["edges"]
         self.assertEqual([(e["to"]) for e in edges], [w["id"]])
