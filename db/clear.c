@@ -64,7 +64,7 @@ static int clear_sigs(db_archive *a, MDB_txn *txn, uint32_t trace, db_error *err
 
 int db_clear_trace_txn(db_archive *a, MDB_txn *txn, uint32_t trace, bool graph_only, db_error *err)
 {
-    static const int graph[] = {DBI_NODES, DBI_EDGES_IN, DBI_EDGES_OUT, DBI_NODE_THREAD, DBI_NODESIG};
+    static const int graph[] = {DBI_NODES, DBI_EDGES_IN, DBI_EDGES_OUT, DBI_NODE_THREAD, DBI_NODETOP};
     static const int rest[] = {DBI_EVENTS, DBI_EV_TIME, DBI_EV_THREAD, DBI_EV_PORT, DBI_EV_BLOCK,
                                DBI_EV_TIMER, DBI_THREADS, DBI_PROCS, DBI_SYMBOLS, DBI_RULES};
     if (clear_sigs(a, txn, trace, err))

@@ -282,6 +282,19 @@ typedef struct db_sig {
     uint32_t h[DB_SIG_MAX]; /* sorted, distinct */
 } db_sig;
 
+/* ---- each thread's top nodes (db/nodetop.c) ----
+ * Per thread key (name and kind), the DB_TOP_MAX nodes with the longest
+ * wait before them (DB_TOP_BLOCKED) and the longest span
+ * (DB_TOP_DURATION), largest first, ties by id. */
+#define DB_TOP_MAX 128
+enum { DB_TOP_BLOCKED = 0, DB_TOP_DURATION, DB_TOP__COUNT };
+typedef struct db_top {
+    uint32_t total; /* nodes of the thread key; == n: the list is all of them */
+    uint32_t n;
+    uint64_t v[DB_TOP_MAX];
+    uint32_t id[DB_TOP_MAX];
+} db_top;
+
 /* The thread key of a node's thread name and kind. */
 uint32_t db_thread_key(const char *thread, int kind);
 
@@ -314,6 +327,9 @@ int db_scan_sigs(db_reader *r, uint32_t thread_key, uint32_t trace_id, db_sig_cb
 int db_norm_text(db_reader *r, uint32_t hash, char *buf, size_t len, db_error *err); /* 1, 0, -1 */
 /* A node of any committed trace, and the name of a trace id (1, 0, -1). */
 int db_get_node_of(db_reader *r, uint32_t trace_id, uint32_t node, db_node *out, db_error *err);
+/* A thread key's top nodes (db_top): 1 found, 0 none (no node of that
+ * key, or an archive written before the lists), -1 error. */
+int db_get_top(db_reader *r, uint32_t thread_key, int field, db_top *out, db_error *err);
 int db_trace_name(db_reader *r, uint32_t trace_id, char *buf, size_t len, db_error *err);
 
 typedef int (*db_node_cb)(void *ctx, const db_node *n);

@@ -58,7 +58,7 @@ enum {
     DBI_SYMBOLS,
     DBI_RULES,
     DBI_NORMS,
-    DBI_NODESIG,
+    DBI_NODETOP, /* LMDB name "nodesig" (its first use): db/nodetop.c */
     DBI_SIGS,
     DBI__COUNT
 };
@@ -142,6 +142,16 @@ void db_thrindex_free(db_thrindex *t);
 int db_thrindex_add(db_thrindex *t, uint32_t trace, uint32_t tid, uint64_t ts, uint64_t id,
                     db_thrindex_put put, void *ctx);
 int db_thrindex_flush(db_thrindex *t, uint32_t trace, db_thrindex_put put, void *ctx);
+
+/* ---- each thread's top nodes while a graph is written (nodetop.c) ---- */
+typedef db_thrindex_put db_put_fn;
+typedef struct db_nodetop db_nodetop;
+db_nodetop *db_nodetop_new(void);
+void db_nodetop_free(db_nodetop *t);
+int db_nodetop_add(db_nodetop *t, const db_node *n); /* 0, -1 out of memory */
+/* One put per thread key and field; 0, or what put returned. */
+int db_nodetop_flush(db_nodetop *t, uint32_t trace, db_put_fn put, void *ctx);
+int db_nodetop_decode(const void *data, size_t len, db_top *out); /* 0, -1 damaged */
 
 /* A chunk's event ids, first to last. */
 typedef struct db_thrchunk {

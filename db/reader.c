@@ -223,6 +223,19 @@ int db_get_node_of(db_reader *r, uint32_t trace_id, uint32_t node, db_node *out,
     return got;
 }
 
+int db_get_top(db_reader *r, uint32_t thread_key, int field, db_top *out, db_error *err)
+{
+    unsigned char k[9];
+    memcpy(k, r->tid, 4);
+    db_put_be32(k + 4, thread_key);
+    k[8] = (unsigned char)field;
+    MDB_val v;
+    int got = get(r, DBI_NODETOP, k, sizeof k, &v, err);
+    if (got == 1 && db_nodetop_decode(v.mv_data, v.mv_size, out))
+        return db_fail(err, -1, "damaged top nodes of thread key %u", thread_key);
+    return got;
+}
+
 int db_trace_name(db_reader *r, uint32_t trace_id, char *buf, size_t len, db_error *err)
 {
     unsigned char k[4];

@@ -32,6 +32,7 @@ struct db_writer {
     db_evblock_enc *enc; /* the block of events being filled (evblock.c) */
     db_thrindex *thr;    /* the thread index's open chunks (thrindex.c) */
     db_thrindex *nthr;   /* node_thread's: a thread's nodes, the same way */
+    db_nodetop *top;     /* each thread key's longest waits and runs (nodetop.c) */
     int thr_rc;          /* the LMDB error of a chunk's put */
     db_evblock scanblk;  /* db_writer_scan_time's block */
     db_evblock patchblk; /* a block being given its events' nodes */
@@ -191,6 +192,11 @@ static int nthr_put(void *ctx, const unsigned char *k, size_t klen, const void *
     return chunk_put(ctx, DBI_NODE_THREAD, k, klen, v, vlen);
 }
 
+static int top_put(void *ctx, const unsigned char *k, size_t klen, const void *v, size_t vlen)
+{
+    return chunk_put(ctx, DBI_NODETOP, k, klen, v, vlen);
+}
+
 static int thr_fail(db_writer *w, int rc, db_error *err)
 {
     return rc == -2 ? db_fail_oom(err) : db_lmdb_fail(err, w->thr_rc, "write");
@@ -283,6 +289,8 @@ static void free_events(db_writer *w)
     db_thrindex_free(w->thr);
     db_thrindex_free(w->nthr);
     w->nthr = NULL;
+    db_nodetop_free(w->top);
+    w->top = NULL;
     db_evblock_free(&w->scanblk);
     db_evblock_free(&w->patchblk);
     free(w->patch);
@@ -548,6 +556,8 @@ int db_writer_clear_graph(db_writer *w, db_error *err)
         return thr_fail(w, rc, err);
     if (db_clear_trace_txn(w->a, w->txn, w->info.id, true, err))
         return -1;
+    db_nodetop_free(w->top); /* the lists of the graph cleared */
+    w->top = NULL;
     w->info.nodes = w->info.edges = 0;
     return 0;
 }
@@ -628,6 +638,8 @@ int db_writer_commit(db_writer *w, db_trace_info *out, db_error *err)
     if (!ret && w->thr && (ret = db_thrindex_flush(w->thr, w->info.id, thr_put, w)) != 0)
         ret = thr_fail(w, ret, err);
     if (!ret && w->nthr && (ret = db_thrindex_flush(w->nthr, w->info.id, nthr_put, w)) != 0)
+        ret = thr_fail(w, ret, err);
+    if (!ret && w->top && (ret = db_nodetop_flush(w->top, w->info.id, top_put, w)) != 0)
         ret = thr_fail(w, ret, err);
     ret = ret || drain_later(w, err) || db_catalog_put(w->a, w->txn, &w->info, !w->existing, err);
     if (!ret) {
@@ -843,6 +855,8 @@ int db_writer_node(db_writer *w, const db_node *n, db_error *err)
         if (rc)
             return thr_fail(w, rc, err);
     }
+    if ((!w->top && !(w->top = db_nodetop_new())) || db_nodetop_add(w->top, n))
+        return db_fail_oom(err);
     size_t len = db_node_encode(n, w->nodes + w->nodes_len);
     w->nref[w->nnref++] = (struct nref){n->id, (uint32_t)w->nodes_len, (uint32_t)len};
     w->nodes_len += len;

@@ -52,16 +52,45 @@ static int match_one(void *ctx, const db_sig *c)
     return 0;
 }
 
-static int by_score(const void *a, const void *b)
+/* Does x rank before y? */
+static bool better(const query_cand *x, const query_cand *y)
 {
-    const query_cand *x = a, *y = b;
     if (x->score != y->score)
-        return x->score < y->score ? 1 : -1;
+        return x->score > y->score;
     if (x->contained != y->contained)
-        return x->contained ? -1 : 1;
+        return x->contained;
     if (x->trace != y->trace)
-        return x->trace < y->trace ? -1 : 1;
-    return (x->node > y->node) - (x->node < y->node);
+        return x->trace < y->trace;
+    return x->node < y->node;
+}
+
+static void sift_down(query_cand *v, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && better(&v[l], &v[m]))
+            m = l;
+        if (r < n && better(&v[r], &v[m]))
+            m = r;
+        if (m == i)
+            return;
+        query_cand x = v[i];
+        v[i] = v[m];
+        v[m] = x;
+        i = m;
+    }
+}
+
+bool query_cands_next(query_cands *c, query_cand *out)
+{
+    if (c->heap == 0)
+        return false;
+    query_cand best = c->v[0];
+    c->v[0] = c->v[--c->heap];
+    c->v[c->heap] = best;
+    sift_down(c->v, c->heap, 0);
+    *out = best;
+    return true;
 }
 
 int query_find_matches(db_reader *r, const db_node *n, uint32_t trace_id, query_cands *out, db_error *de)
@@ -76,10 +105,10 @@ int query_find_matches(db_reader *r, const db_node *n, uint32_t trace_id, query_
         free(m.v);
         return -1;
     }
-    if (m.len)
-        qsort(m.v, m.len, sizeof *m.v, by_score);
+    for (size_t i = m.len / 2; i-- > 0;) /* a heap, in linear time */
+        sift_down(m.v, m.len, i);
     out->v = m.v;
-    out->len = m.len;
+    out->len = out->heap = m.len;
     return 0;
 }
 

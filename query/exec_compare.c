@@ -50,8 +50,9 @@ int query_exec_match(query_session *s, const query_stmt *st, query_error *err)
     if (!rc && query_find_matches(r, &n, where, &c, &de))
         rc = query_fail(err, NULL, "%s", de.msg);
     /* only the nodes shown are read */
-    for (size_t i = 0; !rc && i < c.len && k < MATCH_MAX; i++) {
-        int got = query_cand_node(r, &c.v[i], &m[k], &de);
+    query_cand cd;
+    while (!rc && k < MATCH_MAX && query_cands_next(&c, &cd)) {
+        int got = query_cand_node(r, &cd, &m[k], &de);
         if (got < 0)
             rc = query_fail(err, NULL, "%s", de.msg);
         k += got == 1;

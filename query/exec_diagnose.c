@@ -69,17 +69,46 @@ static int anomaly_node(query_session *s, db_reader *r, const query_stmt *st, db
     return got < 0 ? query_fail(err, NULL, "%s", de.msg) : 0;
 }
 
-static int by_node_desc(const void *x, const void *y)
+/* One group of equal scores, v[lo .. hi), the better at the higher index:
+ * its normal node, if any (pass 0: among the similar ones only).  In the
+ * same trace the step closest before the anomaly (ids follow begin
+ * order: the largest id below the anomaly's first), in another the best
+ * ranked.  1 found (out), 0 not, -1 error. */
+static int pick(db_reader *r, const db_node *a, const char *kind, bool same, bool similar_only, query_cand *v,
+                size_t lo, size_t hi, query_match *out, db_error *de)
 {
-    const query_cand *a = x, *b = y;
-    return (a->node < b->node) - (a->node > b->node);
+    uint32_t bound = a->id; /* same trace: ids below it, largest first */
+    for (size_t tries = 0, i = hi; tries < hi - lo; tries++) {
+        const query_cand *c = NULL;
+        if (same) {
+            for (size_t j = lo; j < hi; j++)
+                if (v[j].node < bound && (!c || v[j].node > c->node))
+                    c = &v[j];
+            if (!c)
+                return 0;
+            bound = c->node;
+        } else
+            c = &v[--i];
+        if (similar_only && !query_cand_similar(c))
+            continue;
+        int got = query_cand_node(r, c, out, de);
+        if (got < 0)
+            return -1;
+        const db_node *n = &out->n;
+        if (!got || (same && n->end > a->begin))
+            continue; /* "earlier in the same trace" */
+        if (strcmp(kind, "busy") == 0 ? (n->end - n->begin) * 2 < a->end - a->begin
+                                      : query_not_running(n) * 2 < query_not_running(a))
+            return 1;
+    }
+    return 0;
 }
 
 /* Step 2: the most similar node of the thread without the anomaly: the
- * best score; of equals, in the same trace the step closest before the
- * anomaly, in another the first.  Candidates come best first, so the
- * first group of equal scores that holds a normal one decides, and only
- * the nodes looked at are read. */
+ * best score (a similar one if there is), and of equals the one pick()
+ * prefers.  Candidates are handed out best first, so the first group of
+ * equal scores that holds a normal one decides, and only the nodes looked
+ * at are read. */
 static int baseline(db_reader *r, const db_node *a, const char *kind, uint32_t trace_id, query_match *out,
                     db_error *de)
 {
@@ -88,28 +117,26 @@ static int baseline(db_reader *r, const db_node *a, const char *kind, uint32_t t
         return -1;
     bool same = trace_id == db_reader_trace(r)->id;
     int found = 0;
-    for (int pass = 0; pass < 2 && !found; pass++) /* similar ones first, then any */
-        for (size_t lo = 0, hi; lo < m.len && !found; lo = hi) {
-            for (hi = lo + 1; hi < m.len && m.v[hi].score == m.v[lo].score;)
-                hi++;
-            if (same) /* closest first: ids follow begin order */
-                qsort(m.v + lo, hi - lo, sizeof *m.v, by_node_desc);
-            for (size_t i = lo; i < hi && !found; i++) {
-                const query_cand *c = &m.v[i];
-                if ((pass == 0 && !query_cand_similar(c)) || (same && c->node > a->id))
-                    continue; /* opened after the anomaly */
-                int got = query_cand_node(r, c, out, de);
-                if (got < 0) {
-                    query_cands_free(&m);
-                    return -1;
-                }
-                const db_node *n = &out->n;
-                if (!got || (same && n->end > a->begin))
-                    continue; /* "earlier in the same trace" */
-                found = strcmp(kind, "busy") == 0 ? (n->end - n->begin) * 2 < a->end - a->begin
-                                                  : query_not_running(n) * 2 < query_not_running(a);
-            }
-        }
+    /* pass 0, the similar ones: group by group as they come out (each
+     * lands at v[m.heap], below the ones out before it) */
+    query_cand c;
+    bool have = query_cands_next(&m, &c);
+    while (have && !found) {
+        double score = c.score;
+        size_t hi = m.heap + 1;
+        while ((have = query_cands_next(&m, &c)) && c.score == score)
+            ;
+        size_t lo = have ? m.heap + 1 : m.heap; /* c, when there is one, opens the next group */
+        found = pick(r, a, kind, same, true, m.v, lo, hi, out, de);
+    }
+    /* pass 1, any: all are out now, sorted with the best last */
+    for (size_t hi = m.len; !found && hi > 0;) {
+        size_t lo = hi - 1;
+        while (lo > 0 && m.v[lo - 1].score == m.v[hi - 1].score)
+            lo--;
+        found = pick(r, a, kind, same, false, m.v, lo, hi, out, de);
+        hi = lo;
+    }
     query_cands_free(&m);
     return found;
 }
@@ -377,9 +404,13 @@ int query_exec_check_fix(query_session *s, const query_stmt *st, query_error *er
         if (query_find_matches(r, &before, after_id, &m, &de))
             rc = query_fail(err, NULL, "%s", de.msg);
         /* the most similar nodes (best first), and of those the longest wait */
-        for (size_t i = 0; !rc && i < m.len && m.v[i].score >= m.v[0].score - 0.05; i++) {
+        query_cand cd;
+        double best = 0;
+        for (bool first = true; !rc && query_cands_next(&m, &cd) && (first || cd.score >= best - 0.05); first = false) {
+            if (first)
+                best = cd.score;
             query_match c;
-            int ok = query_cand_similar(&m.v[i]) ? query_cand_node(r, &m.v[i], &c, &de) : 0;
+            int ok = query_cand_similar(&cd) ? query_cand_node(r, &cd, &c, &de) : 0;
             if (ok < 0)
                 rc = query_fail(err, NULL, "%s", de.msg);
             else if (ok && (!got || c.n.blocked > after.blocked)) {

@@ -153,6 +153,64 @@ static int cmp_id(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static uint64_t top_value(const db_node *n, int field)
+{
+    return field == DB_TOP_BLOCKED ? n->blocked : n->end - n->begin;
+}
+
+/* `... order by blocked|duration desc limit K`: the thread's top lists
+ * (db/nodetop.c) hold the nodes with the largest values; when K rows that
+ * pass the where clause are larger than every value a list left out, they
+ * are the answer, whatever the nodes not read.  1 answered, 0 not (the
+ * caller reads every node of the thread), -1 error. */
+static int top_thread_nodes(db_reader *r, const query_stmt *st, find_ctx *c, const char *thread,
+                            const char *kind, db_error *de)
+{
+    int field = !st->has_order || !st->order_desc || !st->has_limit || st->limit == 0 || st->limit > DB_TOP_MAX ? -1
+                : strcasecmp(st->order_by.name, "blocked") == 0                                               ? DB_TOP_BLOCKED
+                : strcasecmp(st->order_by.name, "duration") == 0                                              ? DB_TOP_DURATION
+                                                                                                              : -1;
+    if (field < 0)
+        return 0;
+    uint32_t ids[DB_TOP_MAX * DB_NODE__COUNT];
+    size_t nids = 0, lists = 0;
+    uint64_t floor = 0; /* every node left out of a list is <= floor */
+    bool cut = false;
+    db_top top;
+    for (int k = 0; k < DB_NODE__COUNT; k++) {
+        if (kind && strcmp(kind, db_node_kind_name(k)) != 0)
+            continue;
+        int got = db_get_top(r, graph_thread_key(thread, k), field, &top, de);
+        if (got < 0)
+            return -1;
+        if (got == 0)
+            continue;
+        lists++;
+        if (top.total > top.n && top.n && (!cut || top.v[top.n - 1] > floor)) {
+            floor = top.v[top.n - 1];
+            cut = true;
+        }
+        for (uint32_t i = 0; i < top.n; i++)
+            ids[nids++] = top.id[i];
+    }
+    if (lists == 0) /* an archive from before the lists: read them all */
+        return 0;
+    qsort(ids, nids, sizeof *ids, cmp_id);
+    for (size_t i = 0; i < nids; i++) {
+        db_node n;
+        int got = db_get_node(r, ids[i], &n, de);
+        if (got < 0 || (got && node_cb(c, &n) < 0))
+            return -1;
+    }
+    size_t above = 0;
+    for (size_t i = 0; i < c->len; i++)
+        above += !cut || top_value(&c->nodes[i], field) > floor;
+    if (above >= st->limit)
+        return 1;
+    c->len = 0; /* too few above what the lists left out: read them all */
+    return 0;
+}
+
 /* 1: answered through the index; 0: the clause allows no index; -1 error */
 static int scan_thread_nodes(db_reader *r, const query_stmt *st, find_ctx *c, db_error *de)
 {
@@ -160,6 +218,9 @@ static int scan_thread_nodes(db_reader *r, const query_stmt *st, find_ctx *c, db
     if (!st->where || !str_conjunct(st->where, "thread", &thread))
         return 0;
     str_conjunct(st->where, "kind", &kind);
+    int top = c->collect ? top_thread_nodes(r, st, c, thread, kind, de) : 0;
+    if (top)
+        return top;
     sig_nodes s = {.r = r, .de = de};
     for (int k = 0; k < DB_NODE__COUNT; k++) {
         if (kind && strcmp(kind, db_node_kind_name(k)) != 0)
@@ -275,6 +336,10 @@ static int row_cmp(const void *a, const void *b, void *p)
     int r = query_val_cmp(&va, &vb, &ok);
     if (!ok) /* rows without the field sort last */
         r = (va.t == QV_NONE) - (vb.t == QV_NONE);
+    if (r == 0) { /* equals keep id order, however the rows were read */
+        uint64_t x = ra.node ? ra.node->id : ra.ev ? ra.ev->id : 0, y = rb.node ? rb.node->id : rb.ev ? rb.ev->id : 0;
+        return (x > y) - (x < y);
+    }
     return c->st->order_desc ? -r : r;
 }
 

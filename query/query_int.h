@@ -118,6 +118,7 @@ typedef struct query_cand {
 typedef struct query_cands {
     query_cand *v; /* malloc'd; query_cands_free */
     size_t len;
+    size_t heap; /* v[0 .. heap): not handed out yet, a heap of the best */
 } query_cands;
 
 typedef struct query_match {
@@ -130,10 +131,17 @@ typedef struct query_match {
 bool query_similar(const query_match *m);
 bool query_cand_similar(const query_cand *c);
 /* The nodes like n (same thread name and kind) in trace_id (0: every
- * trace), best first: score, then one form holding the other, then trace
- * and node id.  Node ids follow begin order within a trace (graph/build
- * numbers segments as they open, in trace order). */
+ * trace), ranked best first -- score, then one form holding the other,
+ * then trace and node id -- but handed out one at a time by
+ * query_cands_next: a busy thread has hundreds of thousands and a query
+ * wants a few, so they are not sorted all (a heap).  Node ids follow begin
+ * order within a trace (graph/build numbers segments as they open). */
 int query_find_matches(db_reader *r, const db_node *n, uint32_t trace_id, query_cands *out, db_error *de);
+/* The next best candidate, false when none is left.  A candidate handed
+ * out moves to v[heap] (the heap shrinks by one): handed-out ones lie in
+ * v[heap .. len), the later ones at lower indexes; when all are out, v is
+ * sorted, the best last. */
+bool query_cands_next(query_cands *c, query_cand *out);
 /* The node of candidate c: 1, 0 when it is gone, -1 on error. */
 int query_cand_node(db_reader *r, const query_cand *c, query_match *out, db_error *de);
 void query_cands_free(query_cands *c);

@@ -14,6 +14,7 @@
 
 #include "db/db.h"
 #include "db/db_int.h"
+#include "db/db_int.h"
 
 static void test_be_keys_sort_numerically(void **state)
 {
@@ -253,6 +254,72 @@ static void test_format_version(void **state)
     assert_null(db_open(path, false, &err));
 }
 
+/* ---- each thread's top nodes (db/nodetop.c) ---- */
+
+typedef struct top_out {
+    unsigned char key[9];
+    db_top top;
+    int puts;
+} top_out;
+
+static int top_capture(void *ctx, const unsigned char *k, size_t klen, const void *v, size_t vlen)
+{
+    top_out *o = ctx;
+    /* keep the one list asked for: field in the last key byte */
+    if (klen == 9 && k[8] == o->key[8]) {
+        memcpy(o->key, k, 9);
+        assert_int_equal(db_nodetop_decode(v, vlen, &o->top), 0);
+    }
+    o->puts++;
+    return 0;
+}
+
+/* The kept nodes are the DB_TOP_MAX largest, largest first, ties by id,
+ * for a thread with many nodes in random order (checked against a sort). */
+static void test_nodetop_keeps_the_largest(void **state)
+{
+    (void)state;
+    enum { N = 1000 };
+    static uint64_t blocked[N + 1];
+    srand(7);
+    db_nodetop *t = db_nodetop_new();
+    assert_non_null(t);
+    for (uint32_t id = 1; id <= N; id++) {
+        db_node n = {.id = id, .kind = DB_NODE_THREAD, .begin = 100, .end = 100 + id % 17};
+        snprintf(n.thread, sizeof n.thread, "worker");
+        n.blocked = blocked[id] = (uint64_t)(rand() % 300); /* many ties */
+        assert_int_equal(db_nodetop_add(t, &n), 0);
+    }
+    top_out o = {.key = {[8] = DB_TOP_BLOCKED}};
+    assert_int_equal(db_nodetop_flush(t, 5, top_capture, &o), 0);
+    assert_int_equal(o.puts, 2); /* one key: two fields */
+    assert_int_equal(db_get_be32(o.key), 5);
+    assert_int_equal(db_get_be32(o.key + 4), db_thread_key("worker", DB_NODE_THREAD));
+    assert_int_equal(o.top.total, N);
+    assert_int_equal(o.top.n, DB_TOP_MAX);
+    /* the expected order: value desc, id asc */
+    uint32_t want[N];
+    for (uint32_t i = 0; i < N; i++)
+        want[i] = i + 1;
+    for (uint32_t i = 1; i < N; i++) /* insertion sort: small N */
+        for (uint32_t j = i; j > 0; j--) {
+            uint32_t a = want[j - 1], b = want[j];
+            if (blocked[a] > blocked[b] || (blocked[a] == blocked[b] && a < b))
+                break;
+            want[j - 1] = b;
+            want[j] = a;
+        }
+    for (uint32_t i = 0; i < DB_TOP_MAX; i++) {
+        assert_int_equal(o.top.id[i], want[i]);
+        assert_int_equal(o.top.v[i], blocked[want[i]]);
+    }
+    db_nodetop_free(t);
+    /* a damaged value is refused */
+    db_top x;
+    unsigned char bad[7] = {0};
+    assert_int_equal(db_nodetop_decode(bad, sizeof bad, &x), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -260,6 +327,7 @@ int main(void)
         cmocka_unit_test(test_node_record_roundtrip),
         cmocka_unit_test(test_edge_key_roundtrip),
         cmocka_unit_test(test_names),
+        cmocka_unit_test(test_nodetop_keeps_the_largest),
         cmocka_unit_test_setup_teardown(test_commit_and_abort, setup, teardown),
         cmocka_unit_test_setup_teardown(test_format_version, setup, teardown),
     };

@@ -1,0 +1,210 @@
+/* db/nodetop.c -- each thread's nodes with the longest waits and the
+ * longest runs, for `find nodes where thread = X order by blocked|duration
+ * desc limit K` without reading every node of a busy thread (issue 16:
+ * 228,767 nodes of ws.main at 19M events took half a second).
+ *
+ * While a trace's graph is written, a bounded min-heap per (thread key,
+ * field) keeps the DB_TOP_MAX nodes with the largest value; the writer
+ * puts each as one value at commit:
+ *
+ *   key   trace(4) thread_key(4) field(1)
+ *   value total(4) then, largest first (ties: smaller id first),
+ *         value(8) id(4) for each kept node -- all big-endian
+ *
+ * total is how many nodes the thread key has: when it equals the number
+ * kept, the list is every node of it.  Memory: 12 bytes a kept node, at
+ * most DB_TOP_MAX of them per thread key and field. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "db_int.h"
+
+typedef struct top_ent {
+    uint64_t v;
+    uint32_t id;
+} top_ent;
+
+typedef struct top_list {
+    uint32_t key;
+    uint32_t total;
+    top_ent *heap[DB_TOP__COUNT]; /* min-heaps by (v, -id) */
+    uint32_t n[DB_TOP__COUNT], cap[DB_TOP__COUNT];
+} top_list;
+
+struct db_nodetop {
+    top_list *l;
+    size_t n, cap;
+    uint32_t *slot; /* list index + 1, by key hash; 0 empty */
+    size_t nslots;
+};
+
+db_nodetop *db_nodetop_new(void) { return calloc(1, sizeof(db_nodetop)); }
+
+void db_nodetop_free(db_nodetop *t)
+{
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->n; i++)
+        for (int f = 0; f < DB_TOP__COUNT; f++)
+            free(t->l[i].heap[f]);
+    free(t->l);
+    free(t->slot);
+    free(t);
+}
+
+/* "a ranks below b": the smaller value, or of equals the larger id (a
+ * full scan sorted by value keeps the smaller id first) */
+static bool below(const top_ent *a, const top_ent *b)
+{
+    return a->v < b->v || (a->v == b->v && a->id > b->id);
+}
+
+static void sift_up(top_ent *h, uint32_t i)
+{
+    while (i > 0) {
+        uint32_t p = (i - 1) / 2;
+        if (!below(&h[i], &h[p]))
+            break;
+        top_ent x = h[i];
+        h[i] = h[p];
+        h[p] = x;
+        i = p;
+    }
+}
+
+static void sift_down(top_ent *h, uint32_t n, uint32_t i)
+{
+    for (;;) {
+        uint32_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && below(&h[l], &h[m]))
+            m = l;
+        if (r < n && below(&h[r], &h[m]))
+            m = r;
+        if (m == i)
+            return;
+        top_ent x = h[i];
+        h[i] = h[m];
+        h[m] = x;
+        i = m;
+    }
+}
+
+static size_t slot_of(const db_nodetop *t, uint32_t key)
+{
+    size_t i = (key * 2654435761u) & (t->nslots - 1);
+    while (t->slot[i] && t->l[t->slot[i] - 1].key != key)
+        i = (i + 1) & (t->nslots - 1);
+    return i;
+}
+
+static top_list *list_of(db_nodetop *t, uint32_t key)
+{
+    if (t->nslots && t->slot[slot_of(t, key)])
+        return &t->l[t->slot[slot_of(t, key)] - 1];
+    if (t->n == t->cap) {
+        size_t c = t->cap ? t->cap * 2 : 64;
+        void *p = realloc(t->l, c * sizeof *t->l);
+        if (!p)
+            return NULL;
+        t->l = p;
+        t->cap = c;
+    }
+    if ((t->n + 1) * 2 > t->nslots) {
+        size_t ns = t->nslots ? t->nslots * 2 : 128;
+        uint32_t *s = calloc(ns, sizeof *s);
+        if (!s)
+            return NULL;
+        free(t->slot);
+        t->slot = s;
+        t->nslots = ns;
+        for (size_t i = 0; i < t->n; i++)
+            t->slot[slot_of(t, t->l[i].key)] = (uint32_t)i + 1;
+    }
+    top_list *l = &t->l[t->n];
+    memset(l, 0, sizeof *l);
+    l->key = key;
+    t->slot[slot_of(t, key)] = (uint32_t)++t->n;
+    return l;
+}
+
+static int keep(top_list *l, int f, uint64_t v, uint32_t id)
+{
+    top_ent e = {v, id};
+    if (l->n[f] == DB_TOP_MAX) { /* full: replace the lowest if e ranks above it */
+        if (!below(&l->heap[f][0], &e))
+            return 0;
+        l->heap[f][0] = e;
+        sift_down(l->heap[f], l->n[f], 0);
+        return 0;
+    }
+    if (l->n[f] == l->cap[f]) {
+        uint32_t c = l->cap[f] ? l->cap[f] * 4 : 4;
+        if (c > DB_TOP_MAX)
+            c = DB_TOP_MAX;
+        void *p = realloc(l->heap[f], c * sizeof *l->heap[f]);
+        if (!p)
+            return -1;
+        l->heap[f] = p;
+        l->cap[f] = c;
+    }
+    l->heap[f][l->n[f]] = e;
+    sift_up(l->heap[f], l->n[f]++);
+    return 0;
+}
+
+int db_nodetop_add(db_nodetop *t, const db_node *n)
+{
+    top_list *l = list_of(t, db_thread_key(n->thread, n->kind));
+    if (!l)
+        return -1;
+    l->total++;
+    if (keep(l, DB_TOP_BLOCKED, n->blocked, n->id) || keep(l, DB_TOP_DURATION, n->end - n->begin, n->id))
+        return -1;
+    return 0;
+}
+
+static int by_rank(const void *a, const void *b)
+{
+    const top_ent *x = a, *y = b;
+    return below(x, y) ? 1 : below(y, x) ? -1 : 0;
+}
+
+int db_nodetop_flush(db_nodetop *t, uint32_t trace, db_put_fn put, void *ctx)
+{
+    unsigned char *v = malloc(4 + 12 * (size_t)DB_TOP_MAX);
+    if (!v)
+        return -2; /* as the thread index says out of memory */
+    int rc = 0;
+    for (size_t i = 0; i < t->n && rc == 0; i++) {
+        top_list *l = &t->l[i];
+        for (int f = 0; f < DB_TOP__COUNT && rc == 0; f++) {
+            qsort(l->heap[f], l->n[f], sizeof *l->heap[f], by_rank);
+            db_put_be32(v, l->total);
+            for (uint32_t j = 0; j < l->n[f]; j++) {
+                db_put_be64(v + 4 + 12 * j, l->heap[f][j].v);
+                db_put_be32(v + 4 + 12 * j + 8, l->heap[f][j].id);
+            }
+            unsigned char k[9];
+            db_put_be32(k, trace);
+            db_put_be32(k + 4, l->key);
+            k[8] = (unsigned char)f;
+            rc = put(ctx, k, sizeof k, v, 4 + 12 * (size_t)l->n[f]);
+        }
+    }
+    free(v);
+    return rc;
+}
+
+int db_nodetop_decode(const void *data, size_t len, db_top *out)
+{
+    const unsigned char *p = data;
+    if (len < 4 || (len - 4) % 12 || (len - 4) / 12 > DB_TOP_MAX)
+        return -1;
+    out->total = db_get_be32(p);
+    out->n = (uint32_t)((len - 4) / 12);
+    for (uint32_t j = 0; j < out->n; j++) {
+        out->v[j] = db_get_be64(p + 4 + 12 * j);
+        out->id[j] = db_get_be32(p + 4 + 12 * j + 8);
+    }
+    return 0;
+}
