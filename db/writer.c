@@ -58,6 +58,7 @@ struct db_writer {
     uint64_t last_ts;   /* of the previous event: is the trace in time order? */
     int lock_fd;   /* holds the archive's writer lock */
     void *map;     /* LMDB's map of the archive (trim_map) */
+    uint64_t untrimmed; /* bytes of pages touched since the map was last trimmed */
     size_t map_len;
     MDB_cursor *cur[DBI__COUNT]; /* a write cursor per table, for appends:
                                     mdb_put would set one up every call */
@@ -83,9 +84,12 @@ static unsigned append_flag(db_writer *w, int dbi, const unsigned char *k, size_
     return MDB_APPEND;
 }
 
+static void trim_every(db_writer *w, size_t vlen);
+
 static int put(db_writer *w, int dbi, const unsigned char *k, size_t klen, const void *v, size_t vlen,
                db_error *err)
 {
+    trim_every(w, vlen);
     MDB_val key = {klen, (void *)k}, val = {vlen, (void *)v};
     unsigned flags = append_flag(w, dbi, k, klen);
     w->ops++;
@@ -121,6 +125,7 @@ static int put_sorted(void *ctx, int dbi, const unsigned char *k, size_t len)
 {
     db_writer *w = ctx;
     int rc = 0;
+    trim_every(w, len);
     if (!w->cur[dbi] && (rc = mdb_cursor_open(w->txn, w->a->dbi[dbi], &w->cur[dbi])) != 0)
         return rc;
     MDB_val key = {len, (void *)k}, val = {0, ""};
@@ -176,6 +181,7 @@ static int add_to_block(db_writer *w, const db_event *ev, db_error *err)
 
 static int chunk_put(db_writer *w, int dbi, const unsigned char *k, size_t klen, const void *v, size_t vlen)
 {
+    trim_every(w, vlen);
     MDB_val key = {klen, (void *)k}, val = {vlen, (void *)v};
     w->ops++;
     w->thr_rc = mdb_put(w->txn, w->a->dbi[dbi], &key, &val, 0);
@@ -237,6 +243,7 @@ static int apply_patches(db_writer *w, db_error *err)
         if (!db_evblock_get(&w->patchblk, id)) {
             if (write_patched(w, err))
                 return -1;
+            trim_every(w, DB_EVBLOCK_BYTES);
             int got = db_evblock_load(w->txn, w->a->dbi[DBI_EVENTS], w->info.id, id, &w->patchblk, err);
             if (got <= 0)
                 return got < 0 ? -1 : db_fail(err, -1, "event %llu is missing", (unsigned long long)id);
@@ -342,6 +349,27 @@ static void trim_map(db_writer *w)
     len -= len % (size_t)(page > 0 ? page : 4096);
     if (len)
         madvise(w->map, len, MADV_DONTNEED);
+}
+
+/* Within a batch too, and in the final commit's flushes: the pages a
+ * batch reads (index pages all over the file as keys go in, the event
+ * blocks it rewrites with their nodes) would otherwise pile up until its
+ * commit -- 150 MB and more between two commits at the paper's scale.
+ * Each put is counted as a page it reads on the way to its leaf and twice
+ * its value (a value read back, as a patched block is, and written);
+ * past DB_TRIM_BYTES the mapping goes.  Dropping the mapping of the
+ * read-only map under a live write transaction is safe: its dirty pages
+ * are its own memory, and a clean page read again faults back in from
+ * the page cache, unchanged. */
+#define DB_TRIM_BYTES (32u << 20)
+
+static void trim_every(db_writer *w, size_t vlen)
+{
+    w->untrimmed += 4096 + 2 * (uint64_t)vlen;
+    if (w->untrimmed >= DB_TRIM_BYTES) {
+        trim_map(w);
+        w->untrimmed = 0;
+    }
 }
 
 /* A commit that failed.  LMDB reports a short write (a disk that filled
@@ -877,6 +905,7 @@ int db_writer_signature(db_writer *w, const db_sig *sig, db_error *err)
     db_put_be32(k + 8, sig->node);
     MDB_val key = {12, k}, val = {4 * n, v};
     w->ops++;
+    trim_every(w, 4 * n);
     int rc = mdb_put(w->txn, w->a->dbi[DBI_SIGS], &key, &val, 0);
     return rc ? db_lmdb_fail(err, rc, "write") : 0;
 }
