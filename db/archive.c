@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "db_int.h"
@@ -106,6 +108,30 @@ static void sync_dir_of(const char *path)
     }
 }
 
+/* LMDB tells its map's address only for MDB_FIXEDMAP: find the mapping of
+ * the archive file (offset 0) in /proc/self/maps.  Not found: no trim. */
+static void find_map(db_archive *a)
+{
+    int fd;
+    struct stat st;
+    if (mdb_env_get_fd(a->env, &fd) || fstat(fd, &st))
+        return;
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[4096];
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned long lo, hi, off, ino;
+        unsigned maj, min;
+        if (sscanf(line, "%lx-%lx %*s %lx %x:%x %lu", &lo, &hi, &off, &maj, &min, &ino) == 6 && off == 0 &&
+            ino == (unsigned long)st.st_ino && makedev(maj, min) == st.st_dev && hi - lo > 8192) {
+            a->map = (void *)lo;
+            a->map_len = hi - lo;
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+}
+
 db_archive *db_open(const char *path, bool readonly, db_error *err)
 {
     struct stat st;
@@ -171,7 +197,21 @@ db_archive *db_open(const char *path, bool readonly, db_error *err)
         free(a);
         return NULL;
     }
+    find_map(a);
     return a;
+}
+
+void db_archive_trim(db_archive *a)
+{
+    int fd;
+    struct stat st;
+    if (!a->map || mdb_env_get_fd(a->env, &fd) || fstat(fd, &st))
+        return;
+    size_t len = (size_t)st.st_size < a->map_len ? (size_t)st.st_size : a->map_len;
+    long page = sysconf(_SC_PAGESIZE);
+    len -= len % (size_t)(page > 0 ? page : 4096);
+    if (len)
+        madvise(a->map, len, MADV_DONTNEED);
 }
 
 void db_close(db_archive *a)

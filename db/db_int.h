@@ -68,7 +68,17 @@ struct db_archive {
     MDB_dbi dbi[DBI__COUNT];
     bool readonly;
     char path[4096];
+    void *map; /* LMDB's map of the file, found at open (db_archive_trim) */
+    size_t map_len;
 };
+
+/* LMDB's map is read-only shared memory over the archive: every page a
+ * writer or a long scan reads stays mapped, so the process's resident set
+ * grows with the archive although the pages are only page cache.  This
+ * unmaps them all (they stay cached, and fault back in when read again);
+ * safe under live transactions, whose dirty pages are their own memory.
+ * A no-op when the map was not found. */
+void db_archive_trim(db_archive *a);
 
 /* evblock.c: the events table's blocks.  The encoder takes events in id
  * order: add returns 0, 1 when the block is full (the event was not

@@ -162,7 +162,14 @@ int db_get_sig_of(db_reader *r, uint32_t trace_id, uint32_t node, db_sig *out, d
 struct sig_scan {
     db_sig_cb cb;
     void *ctx;
+    db_reader *r;
+    unsigned n;
 };
+
+/* A long scan unmaps what it has read every so often (db_archive_trim):
+ * a busy thread's signatures lie on pages all over the table, and the
+ * kernel maps their neighbours too -- 250 MB for one `match` at 19M. */
+#define DB_SCAN_TRIM 16384u
 
 static int sig_one(void *p, const MDB_val *k, const MDB_val *v)
 {
@@ -172,6 +179,8 @@ static int sig_one(void *p, const MDB_val *k, const MDB_val *v)
     const unsigned char *kb = k->mv_data;
     db_sig sig = {.thread_key = db_get_be32(kb), .trace = db_get_be32(kb + 4), .node = db_get_be32(kb + 8)};
     sig_decode(v->mv_data, v->mv_size, &sig);
+    if (++s->n % DB_SCAN_TRIM == 0)
+        db_archive_trim(s->r->a);
     return s->cb(s->ctx, &sig);
 }
 
@@ -180,7 +189,7 @@ int db_scan_sigs(db_reader *r, uint32_t thread_key, uint32_t trace_id, db_sig_cb
     unsigned char k[8];
     db_put_be32(k, thread_key);
     db_put_be32(k + 4, trace_id);
-    struct sig_scan s = {cb, ctx};
+    struct sig_scan s = {cb, ctx, r, 0};
     return db_scan_prefix(r->txn, r->a->dbi[DBI_SIGS], k, trace_id ? 8 : 4, k, trace_id ? 8 : 4, sig_one, &s,
                           err);
 }

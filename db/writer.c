@@ -57,9 +57,7 @@ struct db_writer {
     bool batch_nosync;  /* $ARGUSQ_BATCH_SYNC=0: batches unsynced (make bench) */
     uint64_t last_ts;   /* of the previous event: is the trace in time order? */
     int lock_fd;   /* holds the archive's writer lock */
-    void *map;     /* LMDB's map of the archive (trim_map) */
     uint64_t untrimmed; /* bytes of pages touched since the map was last trimmed */
-    size_t map_len;
     MDB_cursor *cur[DBI__COUNT]; /* a write cursor per table, for appends:
                                     mdb_put would set one up every call */
     db_keysort *ks;              /* index keys that do not arrive in order
@@ -316,39 +314,11 @@ static void close_cursors(db_writer *w)
         }
 }
 
-/* LMDB's map is read-only shared memory over the archive: every page an
- * ingest touches stays mapped, so the process's resident set grows with
- * the trace although the pages are only page cache.  After each batch the
- * mapping is dropped (the pages stay cached, and fault back in when read),
+/* After each batch the pages the batch read are unmapped (db_archive_trim),
  * which keeps a long ingest's memory flat. */
 static void trim_map(db_writer *w)
 {
-    struct stat st;
-    if (fstat(w->lock_fd, &st))
-        return;
-    if (!w->map) { /* LMDB tells its map's address only for MDB_FIXEDMAP */
-        FILE *f = fopen("/proc/self/maps", "r");
-        char line[4096];
-        while (f && fgets(line, sizeof line, f)) {
-            unsigned long lo, hi, off, ino;
-            unsigned maj, min;
-            if (sscanf(line, "%lx-%lx %*s %lx %x:%x %lu", &lo, &hi, &off, &maj, &min, &ino) == 6 && off == 0 &&
-                ino == (unsigned long)st.st_ino && makedev(maj, min) == st.st_dev) {
-                w->map = (void *)lo;
-                w->map_len = hi - lo;
-                break;
-            }
-        }
-        if (f)
-            fclose(f);
-        if (!w->map)
-            return;
-    }
-    size_t len = (size_t)st.st_size < w->map_len ? (size_t)st.st_size : w->map_len;
-    long page = sysconf(_SC_PAGESIZE);
-    len -= len % (size_t)(page > 0 ? page : 4096);
-    if (len)
-        madvise(w->map, len, MADV_DONTNEED);
+    db_archive_trim(w->a);
 }
 
 /* Within a batch too, and in the final commit's flushes: the pages a
