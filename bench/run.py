@@ -671,7 +671,7 @@ def main():
     for name, s in (("match", "match node %d" % node), ("diagnose", "diagnose node %d" % node),
                     ("critical path", "critical path of node %d" % node)):
         rs = [aq.q(A, s, stdout=subprocess.DEVNULL) for _ in range(max(3, args.runs))]
-        q[name] = {"statement": s, "runs": [r.wall for r in rs]}
+        q[name] = {"statement": s, "runs": [r.wall for r in rs], "peak_rss_bytes": max(r.maxrss for r in rs)}
     for v in q.values():
         v["p50_s"] = med(v["runs"])
         v["max_s"] = max(v["runs"])
@@ -831,6 +831,10 @@ def report(res):
                 "p50 <= %d ms" % round(limits[k] * 1000), v["p50_s"] <= limits[k])
         else:
             row("%s (whole process, p50 / max)" % k, "%s / %s" % (fmt_ms(v["p50_s"]), fmt_ms(v["max_s"])))
+    for k, v in res["queries"].items():  # issue 16: <= 256 MiB for diagnose and critical path
+        if "peak_rss_bytes" in v and k in ("match", "diagnose", "critical path"):
+            row("%s: peak RSS" % k, "%.0f MiB" % (v["peak_rss_bytes"] / MiB), "<= 256 MiB",
+                v["peak_rss_bytes"] <= 256 * MiB)
     if "sqlite" in res:
         q = res["sqlite"]
         row("SQLite load: events+nodes+edges, indexes", "%.2f s (median of %d), %.0f MB db, peak RSS %.0f MiB"

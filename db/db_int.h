@@ -153,6 +153,15 @@ int db_thrindex_add(db_thrindex *t, uint32_t trace, uint32_t tid, uint64_t ts, u
                     db_thrindex_put put, void *ctx);
 int db_thrindex_flush(db_thrindex *t, uint32_t trace, db_thrindex_put put, void *ctx);
 
+/* ---- a 32-bit key to an index of the caller's array (slots.c) ---- */
+typedef struct db_slots {
+    uint32_t *key, *ix; /* ix: index + 1, 0 for an empty slot */
+    size_t n, used;
+} db_slots;
+long db_slots_get(const db_slots *s, uint32_t key); /* the index, or -1 */
+int db_slots_put(db_slots *s, uint32_t key, uint32_t index); /* 0, -1 out of memory */
+void db_slots_free(db_slots *s);
+
 /* ---- each thread's top nodes while a graph is written (nodetop.c) ---- */
 typedef db_thrindex_put db_put_fn;
 typedef struct db_nodetop db_nodetop;

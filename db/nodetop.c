@@ -34,8 +34,7 @@ typedef struct top_list {
 struct db_nodetop {
     top_list *l;
     size_t n, cap;
-    uint32_t *slot; /* list index + 1, by key hash; 0 empty */
-    size_t nslots;
+    db_slots slots; /* thread key -> list */
 };
 
 db_nodetop *db_nodetop_new(void) { return calloc(1, sizeof(db_nodetop)); }
@@ -48,7 +47,7 @@ void db_nodetop_free(db_nodetop *t)
         for (int f = 0; f < DB_TOP__COUNT; f++)
             free(t->l[i].heap[f]);
     free(t->l);
-    free(t->slot);
+    db_slots_free(&t->slots);
     free(t);
 }
 
@@ -89,18 +88,11 @@ static void sift_down(top_ent *h, uint32_t n, uint32_t i)
     }
 }
 
-static size_t slot_of(const db_nodetop *t, uint32_t key)
-{
-    size_t i = (key * 2654435761u) & (t->nslots - 1);
-    while (t->slot[i] && t->l[t->slot[i] - 1].key != key)
-        i = (i + 1) & (t->nslots - 1);
-    return i;
-}
-
 static top_list *list_of(db_nodetop *t, uint32_t key)
 {
-    if (t->nslots && t->slot[slot_of(t, key)])
-        return &t->l[t->slot[slot_of(t, key)] - 1];
+    long i = db_slots_get(&t->slots, key);
+    if (i >= 0)
+        return &t->l[i];
     if (t->n == t->cap) {
         size_t c = t->cap ? t->cap * 2 : 64;
         void *p = realloc(t->l, c * sizeof *t->l);
@@ -109,21 +101,11 @@ static top_list *list_of(db_nodetop *t, uint32_t key)
         t->l = p;
         t->cap = c;
     }
-    if ((t->n + 1) * 2 > t->nslots) {
-        size_t ns = t->nslots ? t->nslots * 2 : 128;
-        uint32_t *s = calloc(ns, sizeof *s);
-        if (!s)
-            return NULL;
-        free(t->slot);
-        t->slot = s;
-        t->nslots = ns;
-        for (size_t i = 0; i < t->n; i++)
-            t->slot[slot_of(t, t->l[i].key)] = (uint32_t)i + 1;
-    }
-    top_list *l = &t->l[t->n];
+    if (db_slots_put(&t->slots, key, (uint32_t)t->n))
+        return NULL;
+    top_list *l = &t->l[t->n++];
     memset(l, 0, sizeof *l);
     l->key = key;
-    t->slot[slot_of(t, key)] = (uint32_t)++t->n;
     return l;
 }
 

@@ -30,8 +30,7 @@ typedef struct chunk {
 struct db_thrindex {
     chunk *c;
     size_t n, cap;
-    uint32_t *slot; /* chunk index + 1, by tid hash; 0 empty */
-    size_t nslots;
+    db_slots slots; /* tid -> chunk */
     size_t pending; /* bytes in open chunks */
 };
 
@@ -44,22 +43,15 @@ void db_thrindex_free(db_thrindex *t)
     for (size_t i = 0; i < t->n; i++)
         free(t->c[i].buf);
     free(t->c);
-    free(t->slot);
+    db_slots_free(&t->slots);
     free(t);
-}
-
-static size_t slot_of(const db_thrindex *t, uint32_t tid)
-{
-    size_t i = (tid * 2654435761u) & (t->nslots - 1);
-    while (t->slot[i] && t->c[t->slot[i] - 1].tid != tid)
-        i = (i + 1) & (t->nslots - 1);
-    return i;
 }
 
 static chunk *find(db_thrindex *t, uint32_t tid)
 {
-    if (t->nslots && t->slot[slot_of(t, tid)])
-        return &t->c[t->slot[slot_of(t, tid)] - 1];
+    long i = db_slots_get(&t->slots, tid);
+    if (i >= 0)
+        return &t->c[i];
     if (t->n == t->cap) {
         size_t c = t->cap ? t->cap * 2 : 64;
         void *p = realloc(t->c, c * sizeof *t->c);
@@ -68,21 +60,11 @@ static chunk *find(db_thrindex *t, uint32_t tid)
         t->c = p;
         t->cap = c;
     }
-    if ((t->n + 1) * 2 > t->nslots) {
-        size_t ns = t->nslots ? t->nslots * 2 : 128;
-        uint32_t *s = calloc(ns, sizeof *s);
-        if (!s)
-            return NULL;
-        free(t->slot);
-        t->slot = s;
-        t->nslots = ns;
-        for (size_t i = 0; i < t->n; i++)
-            t->slot[slot_of(t, t->c[i].tid)] = (uint32_t)i + 1;
-    }
-    chunk *c = &t->c[t->n];
+    if (db_slots_put(&t->slots, tid, (uint32_t)t->n))
+        return NULL;
+    chunk *c = &t->c[t->n++];
     memset(c, 0, sizeof *c);
     c->tid = tid;
-    t->slot[slot_of(t, tid)] = (uint32_t)++t->n;
     return c;
 }
 

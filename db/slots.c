@@ -1,0 +1,64 @@
+/* db/slots.c -- open addressing from a 32-bit key to the index of an
+ * element in the caller's own array (the thread index's chunks, the top
+ * lists' threads): linear probing, at most half full, keys kept in the
+ * slots so that growing needs nothing of the caller. */
+#include <stdlib.h>
+
+#include "db_int.h"
+
+static size_t home(uint32_t key, size_t n)
+{
+    return (key * 2654435761u) & (n - 1);
+}
+
+long db_slots_get(const db_slots *s, uint32_t key)
+{
+    if (!s->n)
+        return -1;
+    for (size_t i = home(key, s->n);; i = (i + 1) & (s->n - 1)) {
+        if (!s->ix[i])
+            return -1;
+        if (s->key[i] == key)
+            return (long)s->ix[i] - 1;
+    }
+}
+
+static void place(uint32_t *keys, uint32_t *ix, size_t n, uint32_t key, uint32_t v)
+{
+    size_t i = home(key, n);
+    while (ix[i])
+        i = (i + 1) & (n - 1);
+    keys[i] = key;
+    ix[i] = v;
+}
+
+int db_slots_put(db_slots *s, uint32_t key, uint32_t index)
+{
+    if ((s->used + 1) * 2 > s->n) {
+        size_t n = s->n ? s->n * 2 : 128;
+        uint32_t *keys = malloc(n * sizeof *keys), *ix = calloc(n, sizeof *ix);
+        if (!keys || !ix) {
+            free(keys);
+            free(ix);
+            return -1;
+        }
+        for (size_t i = 0; i < s->n; i++)
+            if (s->ix[i])
+                place(keys, ix, n, s->key[i], s->ix[i]);
+        free(s->key);
+        free(s->ix);
+        s->key = keys;
+        s->ix = ix;
+        s->n = n;
+    }
+    place(s->key, s->ix, s->n, key, index + 1);
+    s->used++;
+    return 0;
+}
+
+void db_slots_free(db_slots *s)
+{
+    free(s->key);
+    free(s->ix);
+    *s = (db_slots){0};
+}
