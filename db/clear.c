@@ -5,6 +5,10 @@
 
 #include "db_int.h"
 
+/* Clearing a big graph reads most of its tables: what it has read is
+ * unmapped every so often (db_archive_trim), 1.8 GB otherwise at 19M. */
+#define CLEAR_TRIM 16384u
+
 /* Deletes every key of `trace` in one table (keys start with the id). */
 static int clear_table(db_archive *a, MDB_txn *txn, int dbi, uint32_t trace, db_error *err)
 {
@@ -15,6 +19,7 @@ static int clear_table(db_archive *a, MDB_txn *txn, int dbi, uint32_t trace, db_
     if (rc)
         return db_lmdb_fail(err, rc, "cursor");
     MDB_val key, v;
+    unsigned n = 0;
     /* seek again after each delete: a cursor left past the last key by a
      * delete cannot be read from */
     for (;;) {
@@ -25,6 +30,8 @@ static int clear_table(db_archive *a, MDB_txn *txn, int dbi, uint32_t trace, db_
             break;
         if ((rc = mdb_cursor_del(c, 0)) != 0)
             break;
+        if (++n % CLEAR_TRIM == 0)
+            db_archive_trim(a);
     }
     mdb_cursor_close(c);
     return rc && rc != MDB_NOTFOUND ? db_lmdb_fail(err, rc, "delete") : 0;
@@ -41,6 +48,7 @@ static int clear_sigs(db_archive *a, MDB_txn *txn, uint32_t trace, db_error *err
     if (rc)
         return db_lmdb_fail(err, rc, "cursor");
     MDB_val key = {4, k}, v;
+    unsigned nd = 0;
     for (rc = mdb_cursor_get(c, &key, &v, MDB_SET_RANGE); rc == 0; rc = mdb_cursor_get(c, &key, &v, MDB_NEXT)) {
         if (key.mv_size != 8 || memcmp(key.mv_data, k, 4) != 0)
             break;
@@ -53,6 +61,8 @@ static int clear_sigs(db_archive *a, MDB_txn *txn, uint32_t trace, db_error *err
         memcpy(sk + 4, key.mv_data, 8);
         MDB_val skey = {12, sk};
         int d = mdb_del(txn, a->dbi[DBI_SIGS], &skey, NULL);
+        if (++nd % CLEAR_TRIM == 0)
+            db_archive_trim(a);
         if (d && d != MDB_NOTFOUND) {
             rc = d;
             break;

@@ -770,6 +770,7 @@ static int time_index_from_start(db_writer *w, uint64_t upto, db_error *err)
     w->info.unordered = 1;
     uint64_t next = 1;
     while (next <= upto) {
+        trim_every(w, DB_EVBLOCK_BYTES); /* a graph pass reads every block */
         int got = db_evblock_load(w->txn, w->a->dbi[DBI_EVENTS], w->info.id, next, &w->scanblk, err);
         if (got <= 0)
             return got < 0 ? -1 : db_fail(err, -1, "event %llu is missing", (unsigned long long)next);
@@ -939,6 +940,8 @@ static int scan_one(void *p, const MDB_val *key, const MDB_val *val)
     struct scan_ctx *s = p;
     db_writer *w = s->w;
     uint64_t id = db_get_be64((const unsigned char *)key->mv_data + key->mv_size - 8);
+    if (!db_evblock_get(&w->scanblk, id)) /* a block read, not the one in hand */
+        trim_every(w, DB_EVBLOCK_BYTES);
     int got = db_evblock_load(w->txn, w->a->dbi[DBI_EVENTS], w->info.id, id, &w->scanblk, s->err);
     if (got <= 0)
         return got < 0 ? -1 : db_fail(s->err, -1, "event %llu is missing", (unsigned long long)id);
@@ -950,6 +953,7 @@ static int scan_one(void *p, const MDB_val *key, const MDB_val *val)
 static int scan_blocks(db_writer *w, db_event_cb cb, void *ctx, db_error *err)
 {
     for (uint64_t next = 1;;) {
+        trim_every(w, DB_EVBLOCK_BYTES); /* a graph pass reads every block */
         int got = db_evblock_load(w->txn, w->a->dbi[DBI_EVENTS], w->info.id, next, &w->scanblk, err);
         if (got <= 0)
             return got;
