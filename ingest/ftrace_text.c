@@ -181,6 +181,18 @@ static int work(ftrace_reader *r, const char *p, const char *e)
  *   block_rq_complete  MAJ,MIN RWBS (CMD) SECTOR + NR IOPRIO [ERROR]
  * (IOPRIO since Linux 6.x: `be,0,4`; older kernels print none).  The pairs:
  * dev, rwbs, bytes, cmd, sector, nr_sector, ioprio, comm or error. */
+/* The word at *w (after blanks) as pair key; *w moves past it.  False
+ * when there is no word. */
+static bool word_pair(ftrace_reader *r, const char *key, const char **w, const char *e)
+{
+    const char *s = ingest_ft_skip_blanks(*w, e), *we = ingest_ft_word_end(s, e);
+    if (s == we)
+        return false;
+    ingest_ft_kv_add(r, key, s, (size_t)(we - s));
+    *w = we;
+    return true;
+}
+
 static int block(ftrace_reader *r, const char *name, const char *p, const char *e)
 {
     bool complete = strcmp(name, "block_rq_complete") == 0;
@@ -188,13 +200,9 @@ static int block(ftrace_reader *r, const char *name, const char *p, const char *
     if (w == we || !memchr(w, ',', (size_t)(we - w)))
         return FTRACE_BAD_FIELDS;
     r->nkv = 0;
-    ingest_ft_kv_add(r, "dev", w, (size_t)(we - w));
-    w = ingest_ft_skip_blanks(we, e);
-    we = ingest_ft_word_end(w, e);
-    if (w == we)
+    if (!word_pair(r, "dev", &w, e) || !word_pair(r, "rwbs", &w, e))
         return FTRACE_BAD_FIELDS;
-    ingest_ft_kv_add(r, "rwbs", w, (size_t)(we - w));
-    w = ingest_ft_skip_blanks(we, e);
+    w = ingest_ft_skip_blanks(w, e);
     we = ingest_ft_word_end(w, e);
     if (w < e && *w != '(' && ingest_ft_skip_blanks(we, e) < e && *ingest_ft_skip_blanks(we, e) == '(') {
         ingest_ft_kv_add(r, "bytes", w, (size_t)(we - w)); /* insert, issue */
@@ -207,23 +215,15 @@ static int block(ftrace_reader *r, const char *name, const char *p, const char *
         ingest_ft_kv_add(r, "cmd", w + 1, (size_t)(c - w - 1));
         w = ingest_ft_skip_blanks(c + 1, e);
     }
-    we = ingest_ft_word_end(w, e);
-    if (w == we)
-        return FTRACE_BAD_FIELDS;
-    ingest_ft_kv_add(r, "sector", w, (size_t)(we - w));
-    w = ingest_ft_skip_blanks(we, e);
-    if (!ingest_ft_lit(&w, e, "+"))
+    if (!word_pair(r, "sector", &w, e))
         return FTRACE_BAD_FIELDS;
     w = ingest_ft_skip_blanks(w, e);
-    we = ingest_ft_word_end(w, e);
-    if (w == we)
+    if (!ingest_ft_lit(&w, e, "+") || !word_pair(r, "nr_sector", &w, e))
         return FTRACE_BAD_FIELDS;
-    ingest_ft_kv_add(r, "nr_sector", w, (size_t)(we - w));
-    w = ingest_ft_skip_blanks(we, e);
+    w = ingest_ft_skip_blanks(w, e);
     if (w < e && *w != '[') {
-        we = ingest_ft_word_end(w, e);
-        ingest_ft_kv_add(r, "ioprio", w, (size_t)(we - w));
-        w = ingest_ft_skip_blanks(we, e);
+        word_pair(r, "ioprio", &w, e);
+        w = ingest_ft_skip_blanks(w, e);
     }
     if (w < e && *w == '[') {
         const char *c = e;

@@ -16,11 +16,6 @@ bool query_cand_similar(const query_cand *c)
     return c->contained || c->score >= QUERY_SIMILAR;
 }
 
-bool query_similar(const query_match *m)
-{
-    return m->contained || m->score >= QUERY_SIMILAR;
-}
-
 struct match_scan {
     const db_sig *sig;
     uint32_t self_trace, self_node;

@@ -128,7 +128,6 @@ typedef struct query_match {
     bool contained;
 } query_match;
 
-bool query_similar(const query_match *m);
 bool query_cand_similar(const query_cand *c);
 /* The nodes like n (same thread name and kind) in trace_id (0: every
  * trace), ranked best first -- score, then one form holding the other,

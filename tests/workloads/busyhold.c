@@ -10,17 +10,11 @@
 #include <time.h>
 #include <sys/prctl.h>
 
+#include "timing.h"
+
 static pthread_mutex_t M = PTHREAD_MUTEX_INITIALIZER, q = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t req_cv = PTHREAD_COND_INITIALIZER, done_cv = PTHREAD_COND_INITIALIZER;
 static volatile int req, done, quit, anomaly, iter;
-static volatile unsigned long sink;
-static double loops_per_us;
-
-static void msleep(long ms) { struct timespec t = {ms / 1000, (ms % 1000) * 1000000L}; nanosleep(&t, 0); }
-static long now_us(void) { struct timespec a; clock_gettime(CLOCK_MONOTONIC, &a); return a.tv_sec * 1000000L + a.tv_nsec / 1000; }
-static void loop(unsigned long n) { for (unsigned long i = 0; i < n; i++) sink += i; }
-static void calibrate(void) { long t = now_us(); loop(20000000); loops_per_us = 20000000.0 / (double)(now_us() - t); }
-static void work(long us) { loop((unsigned long)(us * loops_per_us)); }
 
 static void *holder(void *x) {
   (void)x; prctl(PR_SET_NAME, "holder");

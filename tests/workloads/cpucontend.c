@@ -15,18 +15,13 @@
 #include <unistd.h>
 #include <sys/prctl.h>
 
+#include "timing.h"
+
 static volatile int quit, frame = -1, anomaly;
 
-static void msleep(long ms) { struct timespec t = {ms / 1000, (ms % 1000) * 1000000L}; nanosleep(&t, 0); }
-static long now_us(void) { struct timespec a; clock_gettime(CLOCK_MONOTONIC, &a); return a.tv_sec * 1000000L + a.tv_nsec / 1000; }
 /* busy for `us` of CPU time: a loop calibrated before the threads start
  * (a CPU-time clock would cost a system call per check), so preemption
  * stretches it */
-static volatile unsigned long sink;
-static double loops_per_us;
-static void loop(unsigned long n) { for (unsigned long i = 0; i < n; i++) sink += i; }
-static void calibrate(void) { long t = now_us(); loop(20000000); loops_per_us = 20000000.0 / (double)(now_us() - t); }
-static void work(long us) { loop((unsigned long)(us * loops_per_us)); }
 static void pin0(void) { cpu_set_t s; CPU_ZERO(&s); CPU_SET(0, &s); sched_setaffinity(0, sizeof s, &s); }
 
 static void *hog(void *name) {

@@ -17,15 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
-static volatile unsigned long sink;
-static double loops_per_us;
-static volatile int *shared; /* [0]: ui-main's iteration, for slowclient */
+#include "timing.h"
 
-static void msleep(long ms) { struct timespec t = {ms / 1000, (ms % 1000) * 1000000L}; nanosleep(&t, 0); }
-static long now_us(void) { struct timespec a; clock_gettime(CLOCK_MONOTONIC, &a); return a.tv_sec * 1000000L + a.tv_nsec / 1000; }
-static void loop(unsigned long n) { for (unsigned long i = 0; i < n; i++) sink += i; }
-static void calibrate(void) { long t = now_us(); loop(20000000); loops_per_us = 20000000.0 / (double)(now_us() - t); }
-static void work(long us) { loop((unsigned long)(us * loops_per_us)); }
+static volatile int *shared; /* [0]: ui-main's iteration, for slowclient */
 
 static void server(int a, int b) {
   prctl(PR_SET_NAME, "server");
