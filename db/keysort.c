@@ -1,45 +1,43 @@
 /* db/keysort.c -- the index keys of a batch, handed out in key order.
  *
- * The thread, object and time indexes get their keys in event order, not
- * key order; inserted one by one they would land all over the tree and
- * split pages in half, so the writer keeps a batch's keys here and puts
- * them in sorted at its end: each thread's keys then extend the end of its
- * range, where LMDB splits as it does for an append, leaving full pages.
+ * The thread, object, time and edge indexes get their keys in event
+ * order, not key order; inserted one by one they would land all over the
+ * tree and split pages in half, so the writer keeps a batch's keys here
+ * and puts them in sorted at its end: each range then grows at its end,
+ * where LMDB splits as it does for an append, leaving full pages.
  *
- * Every such key ends in (ts, id), 16 bytes, and within one thread or one
- * object the events arrive in time order (the ftrace reader checks it per
- * thread), so the keys of one prefix -- table and key minus (ts, id) --
- * already come sorted.  Sorting a batch is therefore grouping: keys are
- * chained per prefix in arrival order, the few prefixes are sorted, and
- * only a prefix whose keys did not arrive in order (an Argus trace out of
- * time order) is sorted on its own.  A batch of 600,000 keys took a
- * general sort of 64-byte records over 50 ms; this is linear. */
+ * The sort is a radix sort, linear in the keys: each key is reduced to
+ * (table, its first 12 bytes) as two integers -- the trace id and the
+ * node, object or time after it, which is all that tells most keys apart
+ * -- and those are sorted least significant byte first, skipping the
+ * bytes every key shares (the trace id, the high bytes of node ids).
+ * Being stable, it leaves keys that tie on those 12 bytes (the keys of
+ * one object or one node pair) in arrival order, which is their time
+ * order, so the rest of the key only has to be compared when a run of
+ * ties is out of order (an Argus trace out of time order).  A comparison
+ * sort of the 12 million edge keys of a 19M-event trace, each its own
+ * node pair, was the largest cost of an ingest. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "db_int.h"
-
-#define KS_SUFFIX 16 /* ts, id */
 
 typedef struct ks_key {
     uint8_t dbi, len;
     unsigned char k[DB_KEYSORT_MAX];
 } ks_key;
 
-typedef struct ks_group {
-    uint32_t first, last; /* chain through next[] in arrival order */
-    uint32_t count;
-    bool unordered;
-    bool used;
-} ks_group;
+/* a key reduced to what the radix sort looks at */
+typedef struct ks_rec {
+    uint64_t hi, lo; /* table << 32 | bytes 0-3; bytes 4-11 (zero-padded) */
+    uint32_t i;      /* the key */
+} ks_rec;
 
 struct db_keysort {
     ks_key *key;
-    uint32_t *next;
     size_t n, cap;
-    ks_group *grp; /* open addressing on (dbi, prefix) */
-    size_t gcap, ngrp;
-    uint32_t *order; /* scratch: key indices in output order */
+    ks_rec *rec, *tmp; /* scratch of the drain, n each */
+    size_t rcap;
 };
 
 db_keysort *db_keysort_new(void) { return calloc(1, sizeof(db_keysort)); }
@@ -49,9 +47,8 @@ void db_keysort_free(db_keysort *ks)
     if (!ks)
         return;
     free(ks->key);
-    free(ks->next);
-    free(ks->grp);
-    free(ks->order);
+    free(ks->rec);
+    free(ks->tmp);
     free(ks);
 }
 
@@ -67,10 +64,6 @@ int db_keysort_add(db_keysort *ks, int dbi, const unsigned char *k, size_t len)
         if (!nk)
             return -1;
         ks->key = nk;
-        uint32_t *nn = realloc(ks->next, cap * sizeof *nn);
-        if (!nn)
-            return -1;
-        ks->next = nn;
         ks->cap = cap;
     }
     ks_key *e = &ks->key[ks->n++];
@@ -79,8 +72,6 @@ int db_keysort_add(db_keysort *ks, int dbi, const unsigned char *k, size_t len)
     memcpy(e->k, k, len);
     return 0;
 }
-
-static size_t prefix_len(const ks_key *e) { return e->len > KS_SUFFIX ? e->len - KS_SUFFIX : 0; }
 
 /* table first, then the key's bytes (memcmp order: LMDB's order) */
 static int key_cmp(const ks_key *x, const ks_key *y)
@@ -94,109 +85,90 @@ static int key_cmp(const ks_key *x, const ks_key *y)
     return (x->len > y->len) - (x->len < y->len);
 }
 
-static uint64_t prefix_hash(const ks_key *e)
-{
-    uint64_t h = 1469598103934665603ull ^ e->dbi; /* FNV-1a */
-    for (size_t i = 0, n = prefix_len(e); i < n; i++)
-        h = (h ^ e->k[i]) * 1099511628211ull;
-    return h;
-}
-
-static bool same_prefix(const ks_key *x, const ks_key *y)
-{
-    size_t n = prefix_len(x);
-    return x->dbi == y->dbi && n == prefix_len(y) && memcmp(x->k, y->k, n) == 0;
-}
-
-static int grow_groups(db_keysort *ks)
-{
-    size_t cap = ks->gcap ? ks->gcap * 2 : 1024;
-    ks_group *g = calloc(cap, sizeof *g);
-    if (!g)
-        return -1;
-    for (size_t i = 0; i < ks->gcap; i++) {
-        if (!ks->grp[i].used)
-            continue;
-        size_t j = (size_t)prefix_hash(&ks->key[ks->grp[i].first]) & (cap - 1);
-        while (g[j].used)
-            j = (j + 1) & (cap - 1);
-        g[j] = ks->grp[i];
-    }
-    free(ks->grp);
-    ks->grp = g;
-    ks->gcap = cap;
-    return 0;
-}
-
-/* qsort_r comparators; keys: the batch's keys */
-static int group_cmp(const void *a, const void *b, void *keys)
-{
-    const ks_key *k = keys;
-    return key_cmp(&k[((const ks_group *)a)->first], &k[((const ks_group *)b)->first]);
-}
-
 static int index_cmp(const void *a, const void *b, void *keys)
 {
     const ks_key *k = keys;
-    return key_cmp(&k[*(const uint32_t *)a], &k[*(const uint32_t *)b]);
+    return key_cmp(&k[((const ks_rec *)a)->i], &k[((const ks_rec *)b)->i]);
+}
+
+static ks_rec reduce(const ks_key *e, uint32_t i)
+{
+    unsigned char b[12] = {0};
+    memcpy(b, e->k, e->len < 12 ? e->len : 12);
+    return (ks_rec){(uint64_t)e->dbi << 32 | db_get_be32(b), db_get_be64(b + 4), i};
+}
+
+static unsigned digit(const ks_rec *r, int d) /* d: 0..15, least significant first */
+{
+    return (unsigned)((d < 8 ? r->lo >> (8 * d) : r->hi >> (8 * (d - 8))) & 0xff);
+}
+
+/* Sorts ks->rec by (hi, lo), stably; ks->tmp is its scratch. */
+static void radix(db_keysort *ks)
+{
+    size_t n = ks->n;
+    enum { DIGITS = 16 };
+    uint32_t (*count)[256] = calloc(DIGITS, sizeof *count);
+    ks_rec *src = ks->rec, *dst = ks->tmp;
+    if (!count) { /* no room for the counts: the comparison sort will do */
+        qsort_r(src, n, sizeof *src, index_cmp, ks->key);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        for (int d = 0; d < DIGITS; d++)
+            count[d][digit(&src[i], d)]++;
+    for (int d = 0; d < DIGITS; d++) {
+        if (count[d][digit(&src[0], d)] == n)
+            continue; /* every key has the same byte here */
+        uint32_t at = 0;
+        for (int v = 0; v < 256; v++) {
+            uint32_t c = count[d][v];
+            count[d][v] = at;
+            at += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            dst[count[d][digit(&src[i], d)]++] = src[i];
+        ks_rec *t = src;
+        src = dst;
+        dst = t;
+    }
+    free(count);
+    ks->rec = src;
+    ks->tmp = dst;
 }
 
 int db_keysort_drain(db_keysort *ks, db_keysort_cb cb, void *ctx)
 {
     int rc = 0;
-    if (!ks->n)
+    size_t n = ks->n;
+    if (!n)
         return 0;
-    /* chain every key to its prefix's group */
-    if (ks->gcap) {
-        memset(ks->grp, 0, ks->gcap * sizeof *ks->grp);
-        ks->ngrp = 0;
-    }
-    for (uint32_t i = 0; i < ks->n; i++) {
-        const ks_key *e = &ks->key[i];
-        if ((ks->ngrp + 1) * 2 > ks->gcap && grow_groups(ks) < 0) {
+    if (n > ks->rcap) {
+        free(ks->rec);
+        free(ks->tmp);
+        ks->rec = malloc(n * sizeof *ks->rec);
+        ks->tmp = malloc(n * sizeof *ks->tmp);
+        ks->rcap = ks->rec && ks->tmp ? n : 0;
+        if (!ks->rcap) {
             rc = -1;
             goto done;
         }
-        size_t j = (size_t)prefix_hash(e) & (ks->gcap - 1);
-        while (ks->grp[j].used && !same_prefix(&ks->key[ks->grp[j].first], e))
-            j = (j + 1) & (ks->gcap - 1);
-        ks_group *g = &ks->grp[j];
-        ks->next[i] = UINT32_MAX;
-        if (!g->used) {
-            *g = (ks_group){.first = i, .last = i, .count = 1, .used = true};
-            ks->ngrp++;
-            continue;
-        }
-        if (key_cmp(&ks->key[g->last], e) > 0)
-            g->unordered = true;
-        ks->next[g->last] = i;
-        g->last = i;
-        g->count++;
     }
-    /* the groups in key order (packed to the front first) */
-    size_t ng = 0;
-    for (size_t j = 0; j < ks->gcap; j++)
-        if (ks->grp[j].used)
-            ks->grp[ng++] = ks->grp[j];
-    for (size_t j = ng; j < ks->gcap; j++)
-        ks->grp[j].used = false;
-    qsort_r(ks->grp, ng, sizeof *ks->grp, group_cmp, ks->key);
-    uint32_t *order = realloc(ks->order, ks->n * sizeof *order);
-    if (!order) {
-        rc = -1;
-        goto done;
+    for (size_t i = 0; i < n; i++)
+        ks->rec[i] = reduce(&ks->key[i], (uint32_t)i);
+    radix(ks);
+    /* runs that tie on (table, 12 bytes): in arrival order, usually the
+     * order of the rest of the key too */
+    for (size_t s = 0, e; s < n; s = e) {
+        bool sorted = true;
+        for (e = s + 1; e < n && ks->rec[e].hi == ks->rec[s].hi && ks->rec[e].lo == ks->rec[s].lo; e++)
+            if (sorted && key_cmp(&ks->key[ks->rec[e - 1].i], &ks->key[ks->rec[e].i]) > 0)
+                sorted = false;
+        if (!sorted)
+            qsort_r(ks->rec + s, e - s, sizeof *ks->rec, index_cmp, ks->key);
     }
-    ks->order = order;
-    size_t o = 0;
-    for (size_t j = 0; j < ng; j++) {
-        size_t start = o;
-        for (uint32_t i = ks->grp[j].first; i != UINT32_MAX; i = ks->next[i])
-            order[o++] = i;
-        if (ks->grp[j].unordered)
-            qsort_r(order + start, o - start, sizeof *order, index_cmp, ks->key);
-    }
-    for (size_t i = 0; i < o && !rc; i++) {
-        const ks_key *e = &ks->key[order[i]];
+    for (size_t i = 0; i < n && !rc; i++) {
+        const ks_key *e = &ks->key[ks->rec[i].i];
         rc = cb(ctx, e->dbi, e->k, e->len);
     }
 done:

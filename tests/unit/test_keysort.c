@@ -2,7 +2,9 @@
  * in LMDB's order (table, then memcmp of the key) whatever order they came
  * in: keys of one prefix in time order (the common case, chained), out of
  * order (an Argus trace out of time order: sorted), several tables, keys
- * of other lengths, and a second batch after the first. */
+ * of other lengths (edge keys, each its own node pair; keys shorter than
+ * the 12 bytes the radix sort looks at), and a second batch after the
+ * first. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -55,7 +57,9 @@ static void be(unsigned char *p, uint64_t v, int n)
 }
 
 /* A thread index key: trace, tid, ts, id (24 bytes), or an object key
- * with an 8-byte object (28 bytes), or a time key (20 bytes). */
+ * with an 8-byte object (28 bytes), or a time key (20 bytes), or an edge
+ * key (trace, node, node, kind, event, event: 29 bytes), or a short key
+ * of 5 to 11 bytes. */
 static size_t make_key(unsigned char *k, int shape, uint32_t who, uint64_t ts, uint64_t id)
 {
     be(k, 1, 4);
@@ -71,9 +75,23 @@ static size_t make_key(unsigned char *k, int shape, uint32_t who, uint64_t ts, u
         be(k + 20, id, 8);
         return 28;
     }
-    be(k + 4, ts, 8);
-    be(k + 12, id, 8);
-    return 20;
+    if (shape == 2) {
+        be(k + 4, ts, 8);
+        be(k + 12, id, 8);
+        return 20;
+    }
+    if (shape == 3) {
+        be(k + 4, who * 7919u % 100003u, 4);
+        be(k + 8, (uint32_t)(ts % 65537), 4);
+        k[12] = (unsigned char)(id % 3);
+        be(k + 13, ts, 8);
+        be(k + 21, id, 8);
+        return 29;
+    }
+    size_t len = 5 + id % 7;
+    for (size_t i = 4; i < len; i++)
+        k[i] = (unsigned char)(who >> (i % 3));
+    return len;
 }
 
 static void run_batch(db_keysort *ks, unsigned seed, size_t n, bool in_time_order)
@@ -85,11 +103,12 @@ static void run_batch(db_keysort *ks, unsigned seed, size_t n, bool in_time_orde
     srand(seed);
     uint64_t ts = 1000;
     for (size_t i = 0; i < n; i++) {
-        int shape = rand() % 3, dbi = 3 + shape;
+        int shape = rand() % 5, dbi = 3 + shape % 4;
         ts += in_time_order ? (uint64_t)(rand() % 5) : 0;
         uint64_t t = in_time_order ? ts : (uint64_t)(rand() % 100000);
         want[i].dbi = dbi;
-        want[i].len = make_key(want[i].k, shape, (uint32_t)(rand() % 37), t, i + 1);
+        uint32_t who = (uint32_t)(rand() % (shape == 3 ? 100000 : 37));
+        want[i].len = make_key(want[i].k, shape, who, t, i + 1);
         assert_int_equal(db_keysort_add(ks, dbi, want[i].k, want[i].len), 0);
     }
     assert_int_equal(db_keysort_count(ks), n);
