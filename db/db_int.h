@@ -162,6 +162,21 @@ long db_slots_get(const db_slots *s, uint32_t key); /* the index, or -1 */
 int db_slots_put(db_slots *s, uint32_t key, uint32_t index); /* 0, -1 out of memory */
 void db_slots_free(db_slots *s);
 
+/* ---- the writer's threads and processes by id (names.c) ----
+ * A lookup that misses is for the archive to answer; set keeps a copy
+ * (or nothing, past its bound). */
+typedef struct db_names {
+    db_slots thr_ix, proc_ix;
+    db_thread *thr;
+    char (*proc)[DB_NAME_MAX];
+    size_t nthr, thr_cap, nproc, proc_cap;
+} db_names;
+void db_names_free(db_names *c);
+const db_thread *db_names_thread(const db_names *c, uint32_t tid);
+void db_names_set_thread(db_names *c, const db_thread *t);
+const char *db_names_proc(const db_names *c, uint32_t pid);
+void db_names_set_proc(db_names *c, uint32_t pid, const char *name, size_t len);
+
 /* ---- each thread's top nodes while a graph is written (nodetop.c) ---- */
 typedef db_thrindex_put db_put_fn;
 typedef struct db_nodetop db_nodetop;

@@ -62,6 +62,7 @@ struct db_writer {
                                     mdb_put would set one up every call */
     db_keysort *ks;              /* index keys that do not arrive in order
                                     (keysort.c); made on the first */
+    db_names names;              /* threads and processes written or read */
 };
 
 
@@ -298,6 +299,7 @@ static void free_events(db_writer *w)
     w->top = NULL;
     db_evblock_free(&w->scanblk);
     db_evblock_free(&w->patchblk);
+    db_names_free(&w->names);
     free(w->patch);
     w->enc = NULL;
     w->thr = NULL;
@@ -666,12 +668,13 @@ int db_writer_proc(db_writer *w, uint32_t pid, const char *name, db_error *err)
     db_put_be32(k, w->info.id);
     db_put_be32(k + 4, pid);
     MDB_val key = {8, k}, v;
-    int rc = mdb_get(w->txn, w->a->dbi[DBI_PROCS], &key, &v);
+    int rc = db_names_proc(&w->names, pid) ? 0 : mdb_get(w->txn, w->a->dbi[DBI_PROCS], &key, &v);
     if (rc == MDB_NOTFOUND)
         w->info.processes++;
     else if (rc)
         return db_lmdb_fail(err, rc, "read");
     size_t n = strnlen(name, DB_NAME_MAX - 1);
+    db_names_set_proc(&w->names, pid, name, n);
     return put(w, DBI_PROCS, k, 8, name, n, err);
 }
 
@@ -681,7 +684,7 @@ int db_writer_thread(db_writer *w, const db_thread *t, db_error *err)
     db_put_be32(k, w->info.id);
     db_put_be32(k + 4, t->tid);
     MDB_val key = {8, k}, v;
-    int rc = mdb_get(w->txn, w->a->dbi[DBI_THREADS], &key, &v);
+    int rc = db_names_thread(&w->names, t->tid) ? 0 : mdb_get(w->txn, w->a->dbi[DBI_THREADS], &key, &v);
     if (rc == MDB_NOTFOUND)
         w->info.threads++;
     else if (rc)
@@ -694,6 +697,7 @@ int db_writer_thread(db_writer *w, const db_thread *t, db_error *err)
     copy.pid = t->pid;
     copy.flags = t->flags;
     memcpy(copy.name, t->name, strnlen(t->name, DB_NAME_MAX - 1));
+    db_names_set_thread(&w->names, &copy);
     return put(w, DBI_THREADS, k, 8, &copy, sizeof copy, err);
 }
 
@@ -707,6 +711,11 @@ int db_writer_symbol(db_writer *w, uint64_t addr, const char *name, db_error *er
 
 int db_writer_get_thread(db_writer *w, uint32_t tid, db_thread *out, db_error *err)
 {
+    const db_thread *t = db_names_thread(&w->names, tid);
+    if (t) {
+        *out = *t;
+        return 1;
+    }
     unsigned char k[8];
     db_put_be32(k, w->info.id);
     db_put_be32(k + 4, tid);
@@ -717,11 +726,19 @@ int db_writer_get_thread(db_writer *w, uint32_t tid, db_thread *out, db_error *e
     if (rc || v.mv_size != sizeof *out)
         return rc ? db_lmdb_fail(err, rc, "read") : db_fail(err, -1, "damaged thread record");
     memcpy(out, v.mv_data, sizeof *out);
+    db_names_set_thread(&w->names, out);
     return 1;
 }
 
 int db_writer_get_proc(db_writer *w, uint32_t pid, char *name, size_t len, db_error *err)
 {
+    const char *have = db_names_proc(&w->names, pid);
+    if (have) {
+        size_t n = strnlen(have, len - 1);
+        memcpy(name, have, n);
+        name[n] = 0;
+        return 1;
+    }
     unsigned char k[8];
     db_put_be32(k, w->info.id);
     db_put_be32(k + 4, pid);
@@ -731,6 +748,7 @@ int db_writer_get_proc(db_writer *w, uint32_t pid, char *name, size_t len, db_er
         return 0;
     if (rc)
         return db_lmdb_fail(err, rc, "read");
+    db_names_set_proc(&w->names, pid, v.mv_data, v.mv_size);
     size_t n = v.mv_size < len - 1 ? v.mv_size : len - 1;
     memcpy(name, v.mv_data, n);
     name[n] = 0;

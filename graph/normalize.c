@@ -9,7 +9,6 @@
  * (never a pid, a timestamp or an address, which change from run to run),
  * e.g. "syscall:futex", "wakeup:worker", "mach_msg:send:29:WindowServer".
  * A node's signature is the set of the texts' hashes. */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,34 +36,63 @@ static bool attr(const db_event *ev, const char *key, const char **v, int *n)
     return true;
 }
 
+/* The normal form is built piece by piece into the caller's buffer
+ * (cut at its end): snprintf's parsing of a format was a tenth of an
+ * ingest, for the commonest texts of all. */
+typedef struct norm_buf {
+    char *p;
+    size_t len, cap;
+} norm_buf;
+
+static void put_n(norm_buf *b, const char *s, size_t n)
+{
+    if (b->len + n >= b->cap)
+        n = b->cap - 1 - b->len;
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = 0;
+}
+
+static void put_s(norm_buf *b, const char *s) { put_n(b, s, strlen(s)); }
+
+static void put_u64(norm_buf *b, uint64_t v)
+{
+    char d[24];
+    size_t i = sizeof d;
+    do
+        d[--i] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    put_n(b, d + i, sizeof d - i);
+}
+
 /* The name of a thread or of the process of a peer, as the trace says. */
-static void thread_name(graph_state *g, uint64_t tid, char *buf, size_t len)
+static void put_thread(graph_state *g, norm_buf *b, uint64_t tid)
 {
     db_thread t;
     db_error e;
     if (tid <= UINT32_MAX && db_writer_get_thread(g->w, (uint32_t)tid, &t, &e) == 1)
-        snprintf(buf, len, "%s", t.name);
+        put_n(b, t.name, strnlen(t.name, sizeof t.name));
     else
-        snprintf(buf, len, "?");
+        put_s(b, "?");
 }
 
-static void proc_name(graph_state *g, uint32_t pid, char *buf, size_t len)
+static void put_proc(graph_state *g, norm_buf *b, uint32_t pid)
 {
+    char name[DB_NAME_MAX];
     db_error e;
-    if (db_writer_get_proc(g->w, pid, buf, len, &e) != 1)
-        snprintf(buf, len, "?");
+    put_s(b, db_writer_get_proc(g->w, pid, name, sizeof name, &e) == 1 ? name : "?");
 }
 
 /* A function or object named by a symbol, a source name, or nothing. */
-static void func_of(const db_event *ev, char *buf, size_t len)
+static void put_func(norm_buf *b, const db_event *ev)
 {
     const char *v;
     int n;
     if (attr(ev, "func", &v, &n) || attr(ev, "sym", &v, &n) || attr(ev, "class", &v, &n)) {
         const char *slash = memchr(v, '/', (size_t)n); /* "hrtimer_wakeup/0x0" */
-        snprintf(buf, len, ":%.*s", (int)(slash ? slash - v : n), v);
-    } else
-        buf[0] = 0;
+        put_s(b, ":");
+        put_n(b, v, slash ? (size_t)(slash - v) : (size_t)n);
+    }
 }
 
 /* Writes the normalized text of ev into buf; false if the event is left
@@ -74,51 +102,52 @@ bool graph_normalize(graph_state *g, const db_event *ev, char *buf, size_t len)
 {
     const char *v;
     int n;
-    char peer[DB_NAME_MAX], f[80];
-    const char *type = db_evtype_name(ev->type);
+    if (!len)
+        return false;
+    norm_buf b = {buf, 0, len};
+    buf[0] = 0;
     switch (ev->type) {
     case DB_EV_RAW:
     case DB_EV_BACKTRACE: return false;
     case DB_EV_SYSCALL:
+        put_s(&b, "syscall:");
         if (attr(ev, "name", &v, &n))
-            snprintf(buf, len, "syscall:%.*s", n, v);
+            put_n(&b, v, (size_t)n);
         else
-            snprintf(buf, len, "syscall:%llu", (unsigned long long)ev->obj);
+            put_u64(&b, ev->obj);
         return true;
     case DB_EV_WAIT:
-        if (attr(ev, "reason", &v, &n))
-            snprintf(buf, len, "wait:%.*s", n, v);
-        else
-            snprintf(buf, len, "wait");
+        put_s(&b, "wait");
+        if (attr(ev, "reason", &v, &n)) {
+            put_s(&b, ":");
+            put_n(&b, v, (size_t)n);
+        }
         return true;
     case DB_EV_WAKEUP: /* the peer: the thread woken */
-        thread_name(g, ev->obj, peer, sizeof peer);
-        snprintf(buf, len, "wakeup:%s", peer);
+        put_s(&b, "wakeup:");
+        put_thread(g, &b, ev->obj);
         return true;
     case DB_EV_MACH_MSG: {
+        put_s(&b, ev->phase == DB_PH_BEGIN ? "mach_msg:send:" : "mach_msg:recv:");
+        if (attr(ev, "id", &v, &n))
+            put_n(&b, v, (size_t)n);
+        put_s(&b, ":");
         uint32_t pid;
         if (graph_msg_peer(g, ev, &pid))
-            proc_name(g, pid, peer, sizeof peer);
+            put_proc(g, &b, pid);
         else
-            snprintf(peer, sizeof peer, "?");
-        if (!attr(ev, "id", &v, &n)) {
-            v = "";
-            n = 0;
-        }
-        snprintf(buf, len, "mach_msg:%s:%.*s:%s", ev->phase == DB_PH_BEGIN ? "send" : "recv", n, v, peer);
+            put_s(&b, "?");
         return true;
     }
     case DB_EV_RUNLOOP_OBSERVER:
-        if (!attr(ev, "stage", &v, &n)) {
-            v = "";
-            n = 0;
-        }
-        snprintf(buf, len, "runloop_observer:%.*s", n, v);
+        put_s(&b, "runloop_observer:");
+        if (attr(ev, "stage", &v, &n))
+            put_n(&b, v, (size_t)n);
         return true;
     default:
-        func_of(ev, f, sizeof f);
-        snprintf(buf, len, "%s%s%s", type,
-                 ev->phase == DB_PH_BEGIN ? ":begin" : ev->phase == DB_PH_END ? ":end" : "", f);
+        put_s(&b, db_evtype_name(ev->type));
+        put_s(&b, ev->phase == DB_PH_BEGIN ? ":begin" : ev->phase == DB_PH_END ? ":end" : "");
+        put_func(&b, ev);
         return true;
     }
 }

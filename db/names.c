@@ -1,0 +1,76 @@
+/* db/names.c -- the writer's copy of its trace's threads and processes.
+ *
+ * The graph asks for a thread's or a process's name at nearly every
+ * wakeup and message it normalizes (graph/normalize.c); read from the
+ * archive each time, that was a B-tree search per event.  The writer keeps
+ * what it wrote and what it read here, up to DB_NAMES_MAX of each (beyond,
+ * a lookup goes to the archive again), so memory stays bounded on a trace
+ * of a million short-lived threads. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "db_int.h"
+
+#define DB_NAMES_MAX 65536u
+
+void db_names_free(db_names *c)
+{
+    db_slots_free(&c->thr_ix);
+    db_slots_free(&c->proc_ix);
+    free(c->thr);
+    free(c->proc);
+    *c = (db_names){0};
+}
+
+static int grow(void **p, size_t *cap, size_t n, size_t size)
+{
+    if (n < *cap)
+        return 0;
+    size_t c = *cap ? *cap * 2 : 256;
+    void *q = realloc(*p, c * size);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
+const db_thread *db_names_thread(const db_names *c, uint32_t tid)
+{
+    long i = db_slots_get(&c->thr_ix, tid);
+    return i < 0 ? NULL : &c->thr[i];
+}
+
+void db_names_set_thread(db_names *c, const db_thread *t)
+{
+    long i = db_slots_get(&c->thr_ix, t->tid);
+    if (i >= 0) {
+        c->thr[i] = *t;
+        return;
+    }
+    if (c->nthr >= DB_NAMES_MAX || grow((void **)&c->thr, &c->thr_cap, c->nthr, sizeof *c->thr) ||
+        db_slots_put(&c->thr_ix, t->tid, (uint32_t)c->nthr))
+        return; /* not kept: the archive answers */
+    c->thr[c->nthr++] = *t;
+}
+
+const char *db_names_proc(const db_names *c, uint32_t pid)
+{
+    long i = db_slots_get(&c->proc_ix, pid);
+    return i < 0 ? NULL : c->proc[i];
+}
+
+void db_names_set_proc(db_names *c, uint32_t pid, const char *name, size_t len)
+{
+    long i = db_slots_get(&c->proc_ix, pid);
+    if (i < 0) {
+        if (c->nproc >= DB_NAMES_MAX || grow((void **)&c->proc, &c->proc_cap, c->nproc, sizeof *c->proc) ||
+            db_slots_put(&c->proc_ix, pid, (uint32_t)c->nproc))
+            return;
+        i = (long)c->nproc++;
+    }
+    if (len > DB_NAME_MAX - 1)
+        len = DB_NAME_MAX - 1;
+    memcpy(c->proc[i], name, len);
+    c->proc[i][len] = 0;
+}
