@@ -162,6 +162,47 @@ long db_slots_get(const db_slots *s, uint32_t key); /* the index, or -1 */
 int db_slots_put(db_slots *s, uint32_t key, uint32_t index); /* 0, -1 out of memory */
 void db_slots_free(db_slots *s);
 
+/* ---- the writer's thread (wqueue.c) ----
+ * start: NULL when no thread can be had (the writer then works unthreaded).
+ * here: the caller is the thread (a db_writer_* call then runs at once).
+ * begin: runs fn on the thread (it makes the writer and sets its queue).
+ * The calls of the writer's API that return nothing the caller needs are
+ * queued; run calls fn(ctx) on the thread after them (not if one of them
+ * failed: its error instead; run_always: even then).  known_*: what the
+ * front knows of the trace's threads (*absent: no such thread). */
+typedef struct db_wq db_wq;
+db_wq *db_wq_start(void);
+bool db_wq_here(const db_wq *q);
+db_writer *db_wq_begin(db_wq *q, db_writer *(*fn)(db_wq *q, void *ctx), void *ctx);
+int db_wq_run(db_wq *q, int (*fn)(void *ctx), void *ctx, db_error *err);
+int db_wq_run_always(db_wq *q, int (*fn)(void *ctx), void *ctx, db_error *err);
+int db_wq_failed(db_wq *q, db_error *err);
+void db_wq_stop(db_wq *q);
+int db_wq_event(db_wq *q, db_event *ev, db_error *err);
+uint64_t db_wq_next_event_id(const db_wq *q);
+int db_wq_node(db_wq *q, const db_node *n, db_error *err);
+int db_wq_edge(db_wq *q, const db_edge *e, db_error *err);
+int db_wq_signature(db_wq *q, const db_sig *s, db_error *err);
+int db_wq_norm(db_wq *q, uint32_t hash, const char *text, db_error *err);
+int db_wq_proc(db_wq *q, uint32_t pid, const char *name, db_error *err);
+int db_wq_thread(db_wq *q, const db_thread *t, db_error *err);
+int db_wq_symbol(db_wq *q, uint64_t addr, const char *name, db_error *err);
+void db_wq_skip(db_wq *q);
+int db_wq_set_event_node(db_wq *q, uint64_t event_id, uint32_t node, db_error *err);
+const db_thread *db_wq_known_thread(const db_wq *q, uint32_t tid, bool *absent);
+const char *db_wq_known_proc(const db_wq *q, uint32_t pid, bool *absent);
+
+/* the writer's calls that wait for its thread (wsync.c): as db_writer_* */
+int db_wsync_get_thread(db_wq *q, db_writer *w, uint32_t tid, db_thread *out, db_error *err);
+int db_wsync_get_proc(db_wq *q, db_writer *w, uint32_t pid, char *name, size_t len, db_error *err);
+int db_wsync_commit(db_wq *q, db_writer *w, db_trace_info *out, db_error *err);
+void db_wsync_abort(db_wq *q, db_writer *w);
+int db_wsync_clear_graph(db_wq *q, db_writer *w, db_error *err);
+int db_wsync_add_rule(db_wq *q, db_writer *w, const char *text, size_t len, uint32_t *seq, db_error *err);
+int db_wsync_drop_rule(db_wq *q, db_writer *w, uint32_t seq, db_error *err);
+int db_wsync_scan_rules(db_wq *q, db_writer *w, db_rule_cb cb, void *ctx, db_error *err);
+int db_wsync_scan_time(db_wq *q, db_writer *w, db_event_cb cb, void *ctx, db_error *err);
+
 /* ---- the writer's threads and processes by id (names.c) ----
  * A lookup that misses is for the archive to answer; set keeps a copy
  * (or nothing, past its bound). */

@@ -63,7 +63,12 @@ struct db_writer {
     db_keysort *ks;              /* index keys that do not arrive in order
                                     (keysort.c); made on the first */
     db_names names;              /* threads and processes written or read */
+    db_wq *q;                    /* the writer's thread (wqueue.c), or NULL */
 };
+
+/* A call made on a threaded writer from another thread than its own: it
+ * goes through the queue (wqueue.c), and the writer's thread makes it. */
+static bool front(const db_writer *w) { return w->q && !db_wq_here(w->q); }
 
 
 /* Puts a key, appending when it sorts after the last key this writer put
@@ -474,8 +479,8 @@ static db_writer *writer_new(db_archive *a, db_error *err)
     return w;
 }
 
-db_writer *db_writer_begin(db_archive *a, const char *name, const char *format, const char *source,
-                           db_error *err)
+static db_writer *begin_here(db_archive *a, const char *name, const char *format, const char *source,
+                             db_error *err)
 {
     size_t nlen = strlen(name);
     if (nlen == 0 || nlen >= sizeof ((db_trace_info *)0)->name) {
@@ -529,6 +534,37 @@ db_writer *db_writer_begin(db_archive *a, const char *name, const char *format, 
     return w;
 }
 
+struct begin_args {
+    db_archive *a;
+    const char *name, *format, *source;
+    db_error *err;
+};
+
+static db_writer *begin_there(db_wq *q, void *ctx)
+{
+    struct begin_args *b = ctx;
+    db_writer *w = begin_here(b->a, b->name, b->format, b->source, b->err);
+    if (w)
+        w->q = q;
+    return w;
+}
+
+/* A new trace is written by a thread of its own (wqueue.c), unless
+ * $ARGUSQ_WRITER_THREAD=0 or no thread can be had. */
+db_writer *db_writer_begin(db_archive *a, const char *name, const char *format, const char *source,
+                           db_error *err)
+{
+    const char *env = getenv("ARGUSQ_WRITER_THREAD");
+    db_wq *q = env && strcmp(env, "0") == 0 ? NULL : db_wq_start();
+    if (!q)
+        return begin_here(a, name, format, source, err);
+    struct begin_args b = {a, name, format, source, err};
+    db_writer *w = db_wq_begin(q, begin_there, &b);
+    if (!w)
+        db_wq_stop(q);
+    return w;
+}
+
 db_writer *db_writer_open(db_archive *a, const char *trace, db_error *err)
 {
     db_writer *w = writer_new(a, err);
@@ -547,6 +583,8 @@ db_writer *db_writer_open(db_archive *a, const char *trace, db_error *err)
 
 int db_writer_clear_graph(db_writer *w, db_error *err)
 {
+    if (front(w))
+        return db_wsync_clear_graph(w->q, w, err);
     /* what an abandoned graph pass left waiting goes in first, so that
      * the clearing deletes it too */
     int rc;
@@ -575,6 +613,8 @@ static int last_rule_cb(void *ctx, uint32_t seq, const char *text)
 
 int db_writer_add_rule(db_writer *w, const char *text, size_t len, uint32_t *seq, db_error *err)
 {
+    if (front(w))
+        return db_wsync_add_rule(w->q, w, text, len, seq, err);
     struct last_rule l = {0};
     if (db_writer_scan_rules(w, last_rule_cb, &l, err))
         return -1;
@@ -589,6 +629,8 @@ int db_writer_add_rule(db_writer *w, const char *text, size_t len, uint32_t *seq
 
 int db_writer_drop_rule(db_writer *w, uint32_t seq, db_error *err)
 {
+    if (front(w))
+        return db_wsync_drop_rule(w->q, w, seq, err);
     unsigned char k[8];
     db_put_be32(k, w->info.id);
     db_put_be32(k + 4, seq);
@@ -601,6 +643,8 @@ int db_writer_drop_rule(db_writer *w, uint32_t seq, db_error *err)
 
 int db_writer_scan_rules(db_writer *w, db_rule_cb cb, void *ctx, db_error *err)
 {
+    if (front(w))
+        return db_wsync_scan_rules(w->q, w, cb, ctx, err);
     return db_scan_rules_txn(w->txn, w->a->dbi[DBI_RULES], w->info.id, cb, ctx, err);
 }
 
@@ -608,6 +652,10 @@ void db_writer_abort(db_writer *w)
 {
     if (!w)
         return;
+    if (front(w)) {
+        db_wsync_abort(w->q, w);
+        return;
+    }
     close_cursors(w);
     db_keysort_free(w->ks);
     w->ks = NULL;
@@ -629,6 +677,8 @@ void db_writer_abort(db_writer *w)
 
 int db_writer_commit(db_writer *w, db_trace_info *out, db_error *err)
 {
+    if (front(w))
+        return db_wsync_commit(w->q, w, out, err);
     if (w->info.first_ts == UINT64_MAX)
         w->info.first_ts = 0;
     if (!w->existing)
@@ -664,6 +714,8 @@ int db_writer_commit(db_writer *w, db_trace_info *out, db_error *err)
 
 int db_writer_proc(db_writer *w, uint32_t pid, const char *name, db_error *err)
 {
+    if (front(w))
+        return db_wq_proc(w->q, pid, name, err);
     unsigned char k[8];
     db_put_be32(k, w->info.id);
     db_put_be32(k + 4, pid);
@@ -680,6 +732,8 @@ int db_writer_proc(db_writer *w, uint32_t pid, const char *name, db_error *err)
 
 int db_writer_thread(db_writer *w, const db_thread *t, db_error *err)
 {
+    if (front(w))
+        return db_wq_thread(w->q, t, err);
     unsigned char k[8];
     db_put_be32(k, w->info.id);
     db_put_be32(k + 4, t->tid);
@@ -703,6 +757,8 @@ int db_writer_thread(db_writer *w, const db_thread *t, db_error *err)
 
 int db_writer_symbol(db_writer *w, uint64_t addr, const char *name, db_error *err)
 {
+    if (front(w))
+        return db_wq_symbol(w->q, addr, name, err);
     unsigned char k[12];
     db_put_be32(k, w->info.id);
     db_put_be64(k + 4, addr);
@@ -711,6 +767,8 @@ int db_writer_symbol(db_writer *w, uint64_t addr, const char *name, db_error *er
 
 int db_writer_get_thread(db_writer *w, uint32_t tid, db_thread *out, db_error *err)
 {
+    if (front(w))
+        return db_wsync_get_thread(w->q, w, tid, out, err);
     const db_thread *t = db_names_thread(&w->names, tid);
     if (t) {
         *out = *t;
@@ -732,6 +790,8 @@ int db_writer_get_thread(db_writer *w, uint32_t tid, db_thread *out, db_error *e
 
 int db_writer_get_proc(db_writer *w, uint32_t pid, char *name, size_t len, db_error *err)
 {
+    if (front(w))
+        return db_wsync_get_proc(w->q, w, pid, name, len, err);
     const char *have = db_names_proc(&w->names, pid);
     if (have) {
         size_t n = strnlen(have, len - 1);
@@ -755,7 +815,13 @@ int db_writer_get_proc(db_writer *w, uint32_t pid, char *name, size_t len, db_er
     return 1;
 }
 
-void db_writer_skip(db_writer *w) { w->info.skipped++; }
+void db_writer_skip(db_writer *w)
+{
+    if (front(w))
+        db_wq_skip(w->q);
+    else
+        w->info.skipped++;
+}
 
 const char *db_writer_format(const db_writer *w) { return w->info.format; }
 
@@ -770,7 +836,10 @@ static int put_obj(db_writer *w, int dbi, uint64_t obj, const db_event *ev, db_e
     return put_later(w, dbi, k, sizeof k, err);
 }
 
-uint64_t db_writer_next_event_id(const db_writer *w) { return w->info.events + 1; }
+uint64_t db_writer_next_event_id(const db_writer *w)
+{
+    return front(w) ? db_wq_next_event_id(w->q) : w->info.events + 1;
+}
 
 static int time_key(db_writer *w, uint64_t ts, uint64_t id, db_error *err)
 {
@@ -804,6 +873,8 @@ static int time_index_from_start(db_writer *w, uint64_t upto, db_error *err)
 
 int db_writer_event(db_writer *w, db_event *ev, db_error *err)
 {
+    if (front(w))
+        return db_wq_event(w->q, ev, err);
     if (maybe_flush(w, err))
         return -1;
     ev->id = ++w->info.events;
@@ -847,6 +918,8 @@ int db_writer_event(db_writer *w, db_event *ev, db_error *err)
 
 int db_writer_node(db_writer *w, const db_node *n, db_error *err)
 {
+    if (front(w))
+        return db_wq_node(w->q, n, err);
     if (w->nodes_len + DB_NODE_REC_MAX > w->nodes_cap) {
         size_t c = w->nodes_cap ? w->nodes_cap * 2 : 65536;
         void *p = realloc(w->nodes, c);
@@ -884,6 +957,8 @@ int db_writer_node(db_writer *w, const db_node *n, db_error *err)
 
 int db_writer_signature(db_writer *w, const db_sig *sig, db_error *err)
 {
+    if (front(w))
+        return db_wq_signature(w->q, sig, err);
     unsigned char v[4 * DB_SIG_MAX];
     uint32_t n = sig->n < DB_SIG_MAX ? sig->n : DB_SIG_MAX;
     for (uint32_t i = 0; i < n; i++)
@@ -901,6 +976,8 @@ int db_writer_signature(db_writer *w, const db_sig *sig, db_error *err)
 
 int db_writer_norm(db_writer *w, uint32_t hash, const char *text, db_error *err)
 {
+    if (front(w))
+        return db_wq_norm(w->q, hash, text, err);
     unsigned char k[4];
     db_put_be32(k, hash);
     MDB_val key = {4, k}, val = {strnlen(text, 255), (void *)text};
@@ -910,6 +987,8 @@ int db_writer_norm(db_writer *w, uint32_t hash, const char *text, db_error *err)
 
 int db_writer_edge(db_writer *w, const db_edge *e, db_error *err)
 {
+    if (front(w))
+        return db_wq_edge(w->q, e, err);
     /* by target and by source: neither in key order as edges come (a
      * wakeup joins an old node to a new one), so they go in sorted at the
      * end of the batch, filling pages as appends do */
@@ -929,6 +1008,8 @@ int db_writer_edge(db_writer *w, const db_edge *e, db_error *err)
  * events' encoding each. */
 int db_writer_set_event_node(db_writer *w, uint64_t event_id, uint32_t node, db_error *err)
 {
+    if (front(w))
+        return db_wq_set_event_node(w->q, event_id, node, err);
     if (w->npatch == w->patch_cap) {
         size_t c = w->patch_cap ? w->patch_cap * 2 : 4096;
         void *p = realloc(w->patch, c * sizeof *w->patch);
@@ -993,6 +1074,8 @@ static int scan_blocks(db_writer *w, db_event_cb cb, void *ctx, db_error *err)
  * transaction. */
 int db_writer_scan_time(db_writer *w, db_event_cb cb, void *ctx, db_error *err)
 {
+    if (front(w))
+        return db_wsync_scan_time(w->q, w, cb, ctx, err);
     if (put_block(w, err) || apply_patches(w, err) || drain_later(w, err))
         return -1;
     w->in_scan = true;

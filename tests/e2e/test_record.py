@@ -126,8 +126,9 @@ class TraceDatFields(ArchiveCase):
 
 class TwoCores(ArchiveCase):
     """ingest reads the file in a second thread while this one builds the
-    graph and writes the archive (ingest/pipe.c); ARGUSQ_THREADS=1 keeps
-    it in one.  Both give the same trace, event for event."""
+    graph, and a third writes the archive (ingest/pipe.c, db/wqueue.c);
+    ARGUSQ_THREADS=1 and ARGUSQ_WRITER_THREAD=0 keep it all in one.  Both
+    give the same trace, event for event."""
 
     def test_threaded_ingest_is_the_single_threaded_one(self):
         files = [trace("lockchain-anomaly.dat"), trace("lockchain-anomaly.txt"), trace("markers.trace")]
@@ -138,7 +139,7 @@ class TwoCores(ArchiveCase):
             with self.subTest(file=os.path.basename(path)):
                 a = self.ingest(path, name=f"two{i}")
                 p = self.run_argusq("ingest", path, "--name", f"one{i}", "--json", *arch_of(path),
-                                    env={"ARGUSQ_THREADS": "1"})
+                                    env={"ARGUSQ_THREADS": "1", "ARGUSQ_WRITER_THREAD": "0"})
                 self.assertEqual(p.returncode, 0, p.stderr)
                 b = json.loads(p.stdout)
                 for k in ("events", "threads", "processes", "nodes", "edges", "skipped"):

@@ -1,0 +1,546 @@
+/* db/wqueue.c -- the writer's own thread: an ingest's LMDB work (event
+ * blocks, index keys, the sort and puts of each batch, its commit) runs
+ * beside the graph, so that parsing, the graph and the archive each have
+ * a core's worth of time on the machine's cores instead of sharing one.
+ *
+ * LMDB's write transactions belong to the thread that began them (the
+ * writer's lock is a mutex only its owner may unlock), so every LMDB call
+ * of a threaded writer is made on this thread, the transaction's begin and
+ * commit included.  The calls that return nothing the caller needs (an
+ * event, a node, an edge, a signature, ...) are copied into a queue of
+ * byte batches and made there in the same order; the others (commit,
+ * abort, a scan, a lookup the front cannot answer) wait for the queue to
+ * empty and run there too.  The writer's code is the same either way: a
+ * public db_writer_* call made on this thread runs at once, which is also
+ * how a graph pass run by db_writer_scan_time on it writes its nodes.  The
+ * archive is therefore byte for byte what the unthreaded writer makes
+ * ($ARGUSQ_WRITER_THREAD=0 selects it; tests compare the two).
+ *
+ * What the front answers itself: the next event id (it counts the events
+ * it queues) and the trace's threads and processes (it keeps those it
+ * queued: a trace being ingested has no others, up to the names cache's
+ * bound, past which it asks the thread).
+ *
+ * Memory: WQ_BATCHES batches of WQ_BATCH bytes.  Failure: the first call
+ * that fails on the thread keeps its message; the calls queued after it
+ * are dropped, and every later call through the front returns it. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db_int.h"
+
+#define WQ_BATCHES 4
+#define WQ_BATCH ((size_t)1 << 20)
+
+enum {
+    OP_EVENT = 1,
+    OP_NODE,
+    OP_EDGE,
+    OP_SIG,
+    OP_NORM,
+    OP_PROC,
+    OP_THREAD,
+    OP_SYMBOL,
+    OP_SKIP,
+    OP_SET_NODE,
+    OP_CALL,
+};
+
+typedef struct wq_batch {
+    char *buf;
+    size_t len, cap;
+} wq_batch;
+
+typedef int (*wq_fn)(void *arg);
+
+struct db_wq {
+    pthread_t thread;
+    db_writer *w; /* set by the first call, run on the thread */
+    pthread_mutex_t mu;
+    pthread_cond_t cv_ready, cv_free, cv_done;
+    wq_batch b[WQ_BATCHES];
+    size_t head, count; /* ready batches: b[head .. head + count) */
+    size_t calls, done; /* calls queued by the front, made by the thread */
+    bool stop;
+    atomic_bool failed;
+    db_error err; /* the failure, written before failed is set */
+    /* the front's own */
+    uint64_t events;
+    db_names names;
+    bool names_complete; /* a miss means "no such thread" */
+};
+
+/* ---- the thread ---- */
+
+static const char *take(const char **p, void *dst, size_t n)
+{
+    memcpy(dst, *p, n);
+    *p += n;
+    return *p;
+}
+
+static void fail(db_wq *q, const db_error *e)
+{
+    if (atomic_load(&q->failed))
+        return;
+    q->err = *e;
+    atomic_store(&q->failed, true);
+}
+
+/* Makes the calls of one batch. */
+static void replay(db_wq *q, const char *p, const char *end)
+{
+    while (p < end) {
+        uint8_t tag = (uint8_t)*p++;
+        db_error e = {{0}};
+        int rc = 0;
+        bool skip = atomic_load(&q->failed);
+        switch (tag) {
+        case OP_EVENT: {
+            db_event ev;
+            uint32_t nlen;
+            take(&p, &ev, sizeof ev);
+            take(&p, &nlen, sizeof nlen);
+            ev.name = nlen ? p : NULL;
+            p += nlen;
+            ev.attrs = p;
+            p += ev.attrs_len;
+            if (!skip)
+                rc = db_writer_event(q->w, &ev, &e);
+            break;
+        }
+        case OP_NODE: {
+            db_node n;
+            take(&p, &n, sizeof n);
+            if (!skip)
+                rc = db_writer_node(q->w, &n, &e);
+            break;
+        }
+        case OP_EDGE: {
+            db_edge ed;
+            take(&p, &ed, sizeof ed);
+            if (!skip)
+                rc = db_writer_edge(q->w, &ed, &e);
+            break;
+        }
+        case OP_SIG: {
+            db_sig s;
+            take(&p, &s, offsetof(db_sig, h));
+            take(&p, s.h, s.n * sizeof *s.h);
+            if (!skip)
+                rc = db_writer_signature(q->w, &s, &e);
+            break;
+        }
+        case OP_NORM: {
+            uint32_t h;
+            take(&p, &h, sizeof h);
+            if (!skip)
+                rc = db_writer_norm(q->w, h, p, &e);
+            p += strlen(p) + 1;
+            break;
+        }
+        case OP_PROC: {
+            uint32_t pid;
+            take(&p, &pid, sizeof pid);
+            if (!skip)
+                rc = db_writer_proc(q->w, pid, p, &e);
+            p += strlen(p) + 1;
+            break;
+        }
+        case OP_THREAD: {
+            db_thread t;
+            take(&p, &t, sizeof t);
+            if (!skip)
+                rc = db_writer_thread(q->w, &t, &e);
+            break;
+        }
+        case OP_SYMBOL: {
+            uint64_t addr;
+            take(&p, &addr, sizeof addr);
+            if (!skip)
+                rc = db_writer_symbol(q->w, addr, p, &e);
+            p += strlen(p) + 1;
+            break;
+        }
+        case OP_SKIP:
+            if (!skip)
+                db_writer_skip(q->w);
+            break;
+        case OP_SET_NODE: {
+            uint64_t id;
+            uint32_t node;
+            take(&p, &id, sizeof id);
+            take(&p, &node, sizeof node);
+            if (!skip)
+                rc = db_writer_set_event_node(q->w, id, node, &e);
+            break;
+        }
+        case OP_CALL: {
+            wq_fn fn;
+            void *arg;
+            int *out;
+            take(&p, &fn, sizeof fn);
+            take(&p, &arg, sizeof arg);
+            take(&p, &out, sizeof out);
+            *out = fn(arg); /* made even after a failure: an abort must run */
+            pthread_mutex_lock(&q->mu);
+            q->done++;
+            pthread_cond_broadcast(&q->cv_done);
+            pthread_mutex_unlock(&q->mu);
+            break;
+        }
+        default: abort(); /* only this file writes the queue */
+        }
+        if (rc)
+            fail(q, &e);
+    }
+}
+
+static void *run(void *arg)
+{
+    db_wq *q = arg;
+    pthread_setname_np(pthread_self(), "argusq-db"); /* for top -H, perf */
+    pthread_mutex_lock(&q->mu);
+    for (;;) {
+        while (!q->count && !q->stop)
+            pthread_cond_wait(&q->cv_ready, &q->mu);
+        if (!q->count)
+            break;
+        wq_batch *b = &q->b[q->head];
+        pthread_mutex_unlock(&q->mu);
+        replay(q, b->buf, b->buf + b->len);
+        pthread_mutex_lock(&q->mu);
+        b->len = 0;
+        q->head = (q->head + 1) % WQ_BATCHES;
+        q->count--;
+        pthread_cond_signal(&q->cv_free);
+    }
+    pthread_mutex_unlock(&q->mu);
+    return NULL;
+}
+
+/* ---- the front ---- */
+
+db_wq *db_wq_start(void)
+{
+    db_wq *q = calloc(1, sizeof *q);
+    if (!q)
+        return NULL;
+    for (int i = 0; i < WQ_BATCHES; i++)
+        if (!(q->b[i].buf = malloc(WQ_BATCH)))
+            goto fail;
+        else
+            q->b[i].cap = WQ_BATCH;
+    pthread_mutex_init(&q->mu, NULL);
+    pthread_cond_init(&q->cv_ready, NULL);
+    pthread_cond_init(&q->cv_free, NULL);
+    pthread_cond_init(&q->cv_done, NULL);
+    if (pthread_create(&q->thread, NULL, run, q) == 0) {
+        q->names_complete = true;
+        return q;
+    }
+    pthread_mutex_destroy(&q->mu);
+    pthread_cond_destroy(&q->cv_ready);
+    pthread_cond_destroy(&q->cv_free);
+    pthread_cond_destroy(&q->cv_done);
+fail:
+    for (int i = 0; i < WQ_BATCHES; i++)
+        free(q->b[i].buf);
+    free(q);
+    return NULL;
+}
+
+bool db_wq_here(const db_wq *q) { return pthread_equal(pthread_self(), q->thread); }
+
+/* The batch the front fills: the one after the ready ones. */
+static wq_batch *filling(db_wq *q) { return &q->b[(q->head + q->count) % WQ_BATCHES]; }
+
+/* Hands the batch being filled to the thread (waits while all are queued). */
+static void hand_over(db_wq *q)
+{
+    pthread_mutex_lock(&q->mu);
+    q->count++;
+    pthread_cond_signal(&q->cv_ready);
+    while (q->count == WQ_BATCHES)
+        pthread_cond_wait(&q->cv_free, &q->mu);
+    pthread_mutex_unlock(&q->mu);
+}
+
+/* Room for a call of n bytes; NULL when out of memory. */
+static char *room(db_wq *q, size_t n)
+{
+    wq_batch *b = filling(q);
+    if (b->len && b->len + n > b->cap) {
+        hand_over(q);
+        b = filling(q);
+    }
+    if (n > b->cap) { /* a call larger than a batch: this batch grows */
+        char *nb = realloc(b->buf, n);
+        if (!nb)
+            return NULL;
+        b->buf = nb;
+        b->cap = n;
+    }
+    char *p = b->buf + b->len;
+    b->len += n;
+    return p;
+}
+
+static char *put(char *p, const void *src, size_t n)
+{
+    memcpy(p, src, n);
+    return p + n;
+}
+
+/* Room for an op; -1 (err set) once the thread has failed. */
+static char *op(db_wq *q, uint8_t tag, size_t n, db_error *err)
+{
+    if (atomic_load(&q->failed)) {
+        *err = q->err;
+        return NULL;
+    }
+    char *p = room(q, 1 + n);
+    if (!p) {
+        db_fail_oom(err);
+        return NULL;
+    }
+    *p = (char)tag;
+    return p + 1;
+}
+
+int db_wq_event(db_wq *q, db_event *ev, db_error *err)
+{
+    const char *name = ev->name ? ev->name : "";
+    uint32_t nlen = ev->name ? (uint32_t)strlen(name) + 1 : 0;
+    char *p = op(q, OP_EVENT, sizeof *ev + sizeof nlen + nlen + ev->attrs_len, err);
+    if (!p)
+        return -1;
+    ev->id = ++q->events; /* what the thread's writer gives it */
+    p = put(p, ev, sizeof *ev);
+    p = put(p, &nlen, sizeof nlen);
+    p = put(p, name, nlen);
+    if (ev->attrs_len)
+        put(p, ev->attrs, ev->attrs_len);
+    return 0;
+}
+
+uint64_t db_wq_next_event_id(const db_wq *q) { return q->events + 1; }
+
+int db_wq_node(db_wq *q, const db_node *n, db_error *err)
+{
+    char *p = op(q, OP_NODE, sizeof *n, err);
+    return p ? (put(p, n, sizeof *n), 0) : -1;
+}
+
+int db_wq_edge(db_wq *q, const db_edge *e, db_error *err)
+{
+    char *p = op(q, OP_EDGE, sizeof *e, err);
+    return p ? (put(p, e, sizeof *e), 0) : -1;
+}
+
+int db_wq_signature(db_wq *q, const db_sig *s, db_error *err)
+{
+    db_sig c = *s;
+    if (c.n > DB_SIG_MAX)
+        c.n = DB_SIG_MAX;
+    size_t head = offsetof(db_sig, h), body = c.n * sizeof *c.h;
+    char *p = op(q, OP_SIG, head + body, err);
+    if (!p)
+        return -1;
+    put(put(p, &c, head), c.h, body);
+    return 0;
+}
+
+/* An op of a number and a string (NUL included). */
+static int num_text(db_wq *q, uint8_t tag, const void *num, size_t size, const char *s, size_t len, db_error *err)
+{
+    char *p = op(q, tag, size + len + 1, err);
+    if (!p)
+        return -1;
+    p = put(put(p, num, size), s, len);
+    *p = 0;
+    return 0;
+}
+
+int db_wq_norm(db_wq *q, uint32_t hash, const char *text, db_error *err)
+{
+    return num_text(q, OP_NORM, &hash, sizeof hash, text, strnlen(text, 255), err);
+}
+
+int db_wq_proc(db_wq *q, uint32_t pid, const char *name, db_error *err)
+{
+    size_t n = strnlen(name, DB_NAME_MAX - 1);
+    if (num_text(q, OP_PROC, &pid, sizeof pid, name, n, err))
+        return -1;
+    db_names_set_proc(&q->names, pid, name, n);
+    q->names_complete = q->names_complete && db_names_proc(&q->names, pid);
+    return 0;
+}
+
+int db_wq_thread(db_wq *q, const db_thread *t, db_error *err)
+{
+    char *p = op(q, OP_THREAD, sizeof *t, err);
+    if (!p)
+        return -1;
+    db_thread copy; /* as the writer keeps it: name cut, zeroes after */
+    memset(&copy, 0, sizeof copy);
+    copy.tid = t->tid;
+    copy.pid = t->pid;
+    copy.flags = t->flags;
+    memcpy(copy.name, t->name, strnlen(t->name, DB_NAME_MAX - 1));
+    put(p, &copy, sizeof copy);
+    db_names_set_thread(&q->names, &copy);
+    q->names_complete = q->names_complete && db_names_thread(&q->names, t->tid);
+    return 0;
+}
+
+int db_wq_symbol(db_wq *q, uint64_t addr, const char *name, db_error *err)
+{
+    return num_text(q, OP_SYMBOL, &addr, sizeof addr, name, strnlen(name, 255), err);
+}
+
+void db_wq_skip(db_wq *q)
+{
+    db_error e;
+    op(q, OP_SKIP, 0, &e);
+}
+
+int db_wq_set_event_node(db_wq *q, uint64_t event_id, uint32_t node, db_error *err)
+{
+    char *p = op(q, OP_SET_NODE, sizeof event_id + sizeof node, err);
+    return p ? (put(put(p, &event_id, sizeof event_id), &node, sizeof node), 0) : -1;
+}
+
+/* Runs fn(arg) on the thread once everything queued before is done. */
+static int call(db_wq *q, wq_fn fn, void *arg)
+{
+    int rc = -1;
+    int *out = &rc;
+    char *p = room(q, 1 + sizeof fn + sizeof arg + sizeof out);
+    if (!p)
+        return -1; /* the caller's error says out of memory */
+    *p++ = (char)OP_CALL;
+    put(put(put(p, &fn, sizeof fn), &arg, sizeof arg), &out, sizeof out);
+    pthread_mutex_lock(&q->mu);
+    size_t want = ++q->calls;
+    q->count++;
+    pthread_cond_signal(&q->cv_ready);
+    while (q->done < want)
+        pthread_cond_wait(&q->cv_done, &q->mu);
+    /* the thread has made the call: the batch holding it is free again,
+     * or about to be; wait for it so that the front may fill it */
+    while (q->count == WQ_BATCHES)
+        pthread_cond_wait(&q->cv_free, &q->mu);
+    pthread_mutex_unlock(&q->mu);
+    return rc;
+}
+
+/* A call whose errors come back in a db_error: with the queue's failure,
+ * if an earlier queued call failed. */
+static int call_err(db_wq *q, wq_fn fn, void *arg, db_error *err)
+{
+    int rc = call(q, fn, arg);
+    if (rc == -1 && !err->msg[0])
+        db_fail_oom(err);
+    return rc;
+}
+
+int db_wq_failed(db_wq *q, db_error *err)
+{
+    if (!atomic_load(&q->failed))
+        return 0;
+    *err = q->err;
+    return -1;
+}
+
+struct a_begin {
+    db_wq *q;
+    db_writer *(*fn)(db_wq *q, void *ctx);
+    void *ctx;
+    db_writer *w;
+};
+
+static int f_begin(void *p)
+{
+    struct a_begin *a = p;
+    a->w = a->fn(a->q, a->ctx);
+    a->q->w = a->w;
+    return 0;
+}
+
+db_writer *db_wq_begin(db_wq *q, db_writer *(*fn)(db_wq *q, void *ctx), void *ctx)
+{
+    struct a_begin a = {q, fn, ctx, NULL};
+    if (call(q, f_begin, &a))
+        return NULL;
+    return a.w;
+}
+
+struct a_fn {
+    db_wq *q;
+    int (*fn)(void *ctx);
+    void *ctx;
+    db_error *err;
+    bool always;
+};
+
+static int f_any(void *p)
+{
+    struct a_fn *a = p;
+    if (!a->always && db_wq_failed(a->q, a->err))
+        return -1;
+    return a->fn(a->ctx);
+}
+
+/* fn(ctx) on the thread, after what was queued before; unless one of those
+ * failed (its error then), or `always`. */
+static int run_fn(db_wq *q, int (*fn)(void *ctx), void *ctx, db_error *err, bool always)
+{
+    struct a_fn a = {q, fn, ctx, err, always};
+    return call_err(q, f_any, &a, err);
+}
+
+int db_wq_run(db_wq *q, int (*fn)(void *ctx), void *ctx, db_error *err) { return run_fn(q, fn, ctx, err, false); }
+
+int db_wq_run_always(db_wq *q, int (*fn)(void *ctx), void *ctx, db_error *err)
+{
+    return run_fn(q, fn, ctx, err, true);
+}
+
+const db_thread *db_wq_known_thread(const db_wq *q, uint32_t tid, bool *absent)
+{
+    const db_thread *t = db_names_thread(&q->names, tid);
+    *absent = !t && q->names_complete;
+    return t;
+}
+
+const char *db_wq_known_proc(const db_wq *q, uint32_t pid, bool *absent)
+{
+    const char *n = db_names_proc(&q->names, pid);
+    *absent = !n && q->names_complete;
+    return n;
+}
+
+void db_wq_stop(db_wq *q)
+{
+    if (!q)
+        return;
+    pthread_mutex_lock(&q->mu);
+    if (filling(q)->len && q->count < WQ_BATCHES)
+        q->count++; /* what is left (after a failure: skipped) */
+    q->stop = true;
+    pthread_cond_signal(&q->cv_ready);
+    pthread_mutex_unlock(&q->mu);
+    pthread_join(q->thread, NULL);
+    pthread_mutex_destroy(&q->mu);
+    pthread_cond_destroy(&q->cv_ready);
+    pthread_cond_destroy(&q->cv_free);
+    pthread_cond_destroy(&q->cv_done);
+    for (int i = 0; i < WQ_BATCHES; i++)
+        free(q->b[i].buf);
+    db_names_free(&q->names);
+    free(q);
+}
