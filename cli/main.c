@@ -150,11 +150,8 @@ static int parse_args(int argc, char **argv, options *o)
  * built after the read from the time index instead. */
 typedef struct sink_ctx {
     db_writer *w;
-    graph_builder *g; /* NULL once the stream left time order */
-    bool rebuild;     /* nodes were written by an abandoned stream build */
-    uint64_t last_ts;
-    db_error *gerr;   /* where the graph builder reports */
-    progress *pg;     /* the bar on a terminal */
+    graph_feed feed; /* events with their nodes into the archive */
+    progress *pg;    /* the bar on a terminal */
 } sink_ctx;
 
 static int sink_fail(const db_error *de, char *err, size_t len)
@@ -178,20 +175,8 @@ static int sink_thread(void *p, const db_thread *t, char *err, size_t len)
 static int sink_event(void *p, db_event *ev, char *err, size_t len)
 {
     sink_ctx *sc = p;
-    db_error de = {{0}};
     progress_event(sc->pg);
-    if (sc->g && ev->ts < sc->last_ts) {
-        graph_abort(sc->g);
-        sc->g = NULL;
-        sc->rebuild = true;
-    }
-    if (sc->g) {
-        sc->last_ts = ev->ts;
-        ev->id = db_writer_next_event_id(sc->w);
-        if (graph_event(sc->g, ev, &ev->node))
-            return sink_fail(sc->gerr, err, len);
-    }
-    return db_writer_event(sc->w, ev, &de) ? sink_fail(&de, err, len) : 0;
+    return graph_feed_event(&sc->feed, ev) ? sink_fail(sc->feed.err, err, len) : 0;
 }
 
 static int sink_symbol(void *p, uint64_t addr, const char *name, char *err, size_t len)
@@ -298,7 +283,7 @@ static int cmd_ingest(const options *o)
     }
     progress pg; /* on stderr, when it is a terminal */
     progress_begin(&pg, "ingest", 0);
-    sink_ctx sc = {.w = w, .gerr = &de, .pg = &pg};
+    sink_ctx sc = {.w = w, .pg = &pg};
     ingest_sink sink = {.ctx = &sc, .proc = sink_proc, .thread = sink_thread, .symbol = sink_symbol,
                         .event = sink_event, .skip = sink_skip, .progress = sink_progress};
     ingest_stats st = {0};
@@ -314,14 +299,14 @@ static int cmd_ingest(const options *o)
         db_close(a);
         return rc;
     }
-    sc.g = graph_begin(w, rules, nrules, &de);
-    if (!sc.g)
+    bool fed = graph_feed_begin(&sc.feed, w, rules, nrules, &de) == 0;
+    if (!fed)
         snprintf(err, sizeof err, "%s", de.msg);
     /* two cores: the reader in a second thread, graph and archive here
      * (ARGUSQ_THREADS=1: one thread; the archive is the same) */
     const char *threads = getenv("ARGUSQ_THREADS");
     int irc = -1;
-    if (sc.g)
+    if (fed)
         irc = threads && strcmp(threads, "1") == 0
                   ? ingest_file_opts(o->file, &sink, &iop, &fmt, &st, err, sizeof err)
                   : ingest_file_threaded(o->file, &sink, &iop, &fmt, &st, err, sizeof err);
@@ -333,17 +318,14 @@ static int cmd_ingest(const options *o)
             if ((unsigned char)*c < 0x20 || *c == 0x7f)
                 *c = '?';
         fprintf(stderr, "argusq: %s\n", err);
-        graph_abort(sc.g);
+        graph_feed_abort(&sc.feed);
         free(rules);
         db_writer_abort(w);
         db_close(a);
         return 1;
     }
     progress_phase(&pg, "building the graph");
-    if (sc.g)
-        rc = graph_end(sc.g, &gs);
-    else
-        rc = (sc.rebuild && db_writer_clear_graph(w, &de)) || graph_build(w, rules, nrules, &gs, &de);
+    rc = graph_feed_end(&sc.feed, &gs);
     free(rules);
     if (rc) {
         progress_end(&pg);

@@ -259,7 +259,10 @@ int db_list_traces(db_archive *a, db_trace_cb cb, void *ctx, db_error *err)
     MDB_txn *txn;
     if (with_read_txn(a, &txn, err))
         return -1;
-    /* trace_ids is in id order, which is ingest order */
+    /* trace_ids is in the order traces were ingested (a rebuilt trace
+     * keeps its place there, under the id it was ingested with) */
+    db_trace_info *all = NULL;
+    size_t n = 0, cap = 0;
     MDB_cursor *c;
     int rc = mdb_cursor_open(txn, a->dbi[DBI_TRACE_IDS], &c), ret = 0;
     MDB_val k, v;
@@ -276,13 +279,26 @@ int db_list_traces(db_archive *a, db_trace_cb cb, void *ctx, db_error *err)
             ret = -1;
             break;
         }
-        if (got && t.state == DB_TRACE_COMPLETE) /* never part of a trace */
-            ret = cb(ctx, &t);
+        if (!got || t.state != DB_TRACE_COMPLETE)
+            continue; /* never part of a trace, or not yet */
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            db_trace_info *m = realloc(all, cap * sizeof *m);
+            if (!m) {
+                ret = db_fail_oom(err);
+                break;
+            }
+            all = m;
+        }
+        all[n++] = t;
     }
     if (rc && rc != MDB_NOTFOUND && !ret)
         ret = db_lmdb_fail(err, rc, "catalog");
     mdb_cursor_close(c);
     mdb_txn_abort(txn);
+    for (size_t i = 0; i < n && !ret; i++)
+        ret = cb(ctx, &all[i]);
+    free(all);
     return ret;
 }
 
@@ -322,8 +338,7 @@ int db_latest_trace(db_archive *a, db_trace_info *out, db_error *err)
     return got;
 }
 
-/* Writes a catalog entry; `latest` makes it the default trace. */
-int db_catalog_put(db_archive *a, MDB_txn *txn, const db_trace_info *t, bool latest, db_error *err)
+int db_catalog_put_entry(db_archive *a, MDB_txn *txn, const db_trace_info *t, db_error *err)
 {
     unsigned char buf[sizeof(uint32_t) + sizeof *t];
     uint32_t ver = DB_TRACE_INFO_VERSION;
@@ -331,11 +346,18 @@ int db_catalog_put(db_archive *a, MDB_txn *txn, const db_trace_info *t, bool lat
     memcpy(buf + sizeof ver, t, sizeof *t);
     MDB_val k = {strlen(t->name), (void *)t->name}, v = {sizeof buf, buf};
     int rc = mdb_put(txn, a->dbi[DBI_TRACES], &k, &v, 0);
+    return rc ? db_lmdb_fail(err, rc, "catalog") : 0;
+}
+
+/* Writes a catalog entry; `latest` makes it the default trace. */
+int db_catalog_put(db_archive *a, MDB_txn *txn, const db_trace_info *t, bool latest, db_error *err)
+{
+    if (db_catalog_put_entry(a, txn, t, err))
+        return -1;
     unsigned char id[4];
     db_put_be32(id, t->id);
     MDB_val ik = {4, id}, iv = {strlen(t->name), (void *)t->name};
-    if (!rc)
-        rc = mdb_put(txn, a->dbi[DBI_TRACE_IDS], &ik, &iv, 0);
+    int rc = mdb_put(txn, a->dbi[DBI_TRACE_IDS], &ik, &iv, 0);
     MDB_val lk = {6, "latest"}, lv = {4, id};
     if (!rc && latest)
         rc = mdb_put(txn, a->dbi[DBI_META], &lk, &lv, 0);

@@ -266,6 +266,16 @@ int db_writer_scan_rules(db_writer *w, db_rule_cb cb, void *ctx, db_error *err);
 typedef int (*db_event_cb)(void *ctx, const db_event *ev);
 int db_writer_scan_time(db_writer *w, db_event_cb cb, void *ctx, db_error *err);
 
+/* `rebuild graph` without one unbounded transaction: a writer of a hidden
+ * copy of the trace (its threads, processes, symbols and rules copied;
+ * events, nodes and edges to be written again, in batches, as an ingest
+ * does), whose commit puts it in the trace's place and deletes the old
+ * copy afterwards, step by step.  Readers see the old graph or the new
+ * one, never a mix; a crash leaves the old one. */
+db_writer *db_writer_rebuild(db_archive *a, const char *trace, db_error *err);
+/* The old copy's events in id order, each once (node as stored there). */
+int db_writer_scan_source(db_writer *w, db_event_cb cb, void *ctx, db_error *err);
+
 /* ---- node signatures (paper/004 §Node Comparison) ----
  * A node's normal form is the set of its distinct normalized events, each
  * a 32-bit hash of a text such as "syscall:futex" or "wakeup:worker"; the

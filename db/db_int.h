@@ -139,7 +139,21 @@ int db_fail(db_error *err, int rc, const char *fmt, ...) __attribute__((format(p
 int db_lmdb_fail(db_error *err, int rc, const char *what);
 int db_catalog_get(db_archive *a, MDB_txn *txn, const char *name, db_trace_info *out, db_error *err);
 int db_catalog_put(db_archive *a, MDB_txn *txn, const db_trace_info *t, bool latest, db_error *err);
+/* The name's entry alone: not the trace_ids entry (the listing's order,
+ * whose id a rebuilt trace keeps) nor the latest mark. */
+int db_catalog_put_entry(db_archive *a, MDB_txn *txn, const db_trace_info *t, db_error *err);
 int db_clear_trace_txn(db_archive *a, MDB_txn *txn, uint32_t trace, bool graph_only, db_error *err);
+/* The same in steps (clear.c): a step deletes at most `budget` keys and
+ * returns 1 while keys are left (commit, then step again with the same
+ * st), 0 when the trace is gone, -1 on error.  st starts as {trace,
+ * graph_only} with the rest zero. */
+typedef struct db_clear {
+    uint32_t trace;
+    bool graph_only;
+    unsigned stage;     /* 0: signatures; then the tables */
+    uint32_t next_node; /* the signatures' resume point */
+} db_clear;
+int db_clear_step(db_archive *a, MDB_txn *txn, db_clear *st, uint64_t budget, db_error *err);
 int db_scan_rules_txn(MDB_txn *txn, MDB_dbi dbi, uint32_t trace, db_rule_cb cb, void *ctx, db_error *err);
 
 /* thrindex.c: the thread index.  add: the event (in arrival order); a

@@ -1,5 +1,6 @@
 /* db/reader.c -- a read snapshot of one committed trace.  Readers never
  * block and are never blocked by an ingest (LMDB MVCC). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,12 @@ struct db_reader {
     db_trace_info info;
     unsigned char tid[4]; /* the trace id as a key prefix */
     db_evblock blk;       /* db_get_event's block */
+    /* the last trace id looked up by visible(): whether a committed trace
+     * has it (a hidden one -- being ingested, or a rebuilt trace's old
+     * copy on its way out -- does not), and its name */
+    uint32_t vis_id;
+    int vis_got;
+    char vis_name[256];
 };
 
 db_reader *db_reader_open(db_archive *a, const char *trace, db_error *err)
@@ -159,11 +166,15 @@ int db_get_sig_of(db_reader *r, uint32_t trace_id, uint32_t node, db_sig *out, d
     return got;
 }
 
+static int visible(db_reader *r, uint32_t id, db_error *err);
+
 struct sig_scan {
     db_sig_cb cb;
     void *ctx;
     db_reader *r;
     unsigned n;
+    bool all;      /* every trace's: only committed ones are handed out */
+    db_error *err;
 };
 
 /* A long scan unmaps what it has read every so often (db_archive_trim):
@@ -178,9 +189,14 @@ static int sig_one(void *p, const MDB_val *k, const MDB_val *v)
         return 0;
     const unsigned char *kb = k->mv_data;
     db_sig sig = {.thread_key = db_get_be32(kb), .trace = db_get_be32(kb + 4), .node = db_get_be32(kb + 8)};
-    sig_decode(v->mv_data, v->mv_size, &sig);
     if (++s->n % DB_SCAN_TRIM == 0)
         db_archive_trim(s->r->a);
+    if (s->all && sig.trace != s->r->info.id) {
+        int vis = visible(s->r, sig.trace, s->err);
+        if (vis <= 0)
+            return vis;
+    }
+    sig_decode(v->mv_data, v->mv_size, &sig);
     return s->cb(s->ctx, &sig);
 }
 
@@ -189,7 +205,7 @@ int db_scan_sigs(db_reader *r, uint32_t thread_key, uint32_t trace_id, db_sig_cb
     unsigned char k[8];
     db_put_be32(k, thread_key);
     db_put_be32(k + 4, trace_id);
-    struct sig_scan s = {cb, ctx, r, 0};
+    struct sig_scan s = {cb, ctx, r, 0, trace_id == 0, err};
     return db_scan_prefix(r->txn, r->a->dbi[DBI_SIGS], k, trace_id ? 8 : 4, k, trace_id ? 8 : 4, sig_one, &s,
                           err);
 }
@@ -245,11 +261,44 @@ int db_get_top(db_reader *r, uint32_t thread_key, int field, db_top *out, db_err
     return got;
 }
 
+/* Whether trace id `id` is a committed trace's (1, 0, -1): the catalog,
+ * by name, walked for it (a few entries; the answer is kept for the next
+ * call, which is mostly about the same id). */
+static int visible(db_reader *r, uint32_t id, db_error *err)
+{
+    if (r->vis_got > 0 && r->vis_id == id)
+        return r->vis_got - 1;
+    MDB_cursor *c;
+    int rc = mdb_cursor_open(r->txn, r->a->dbi[DBI_TRACES], &c), got = 0;
+    if (rc)
+        return db_lmdb_fail(err, rc, "cursor");
+    MDB_val k, v;
+    for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && !got; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+        char name[256];
+        db_trace_info t;
+        if (k.mv_size >= sizeof name)
+            continue;
+        memcpy(name, k.mv_data, k.mv_size);
+        name[k.mv_size] = 0;
+        if (db_catalog_get(r->a, r->txn, name, &t, err) == 1 && t.id == id && t.state == DB_TRACE_COMPLETE) {
+            memcpy(r->vis_name, name, k.mv_size + 1);
+            got = 1;
+        }
+    }
+    mdb_cursor_close(c);
+    if (!got && rc && rc != MDB_NOTFOUND)
+        return db_lmdb_fail(err, rc, "catalog");
+    r->vis_id = id;
+    r->vis_got = got + 1;
+    return got;
+}
+
 int db_trace_name(db_reader *r, uint32_t trace_id, char *buf, size_t len, db_error *err)
 {
-    unsigned char k[4];
-    db_put_be32(k, trace_id);
-    return get_text(r, DBI_TRACE_IDS, k, 4, buf, len, err);
+    int got = visible(r, trace_id, err);
+    if (got == 1)
+        snprintf(buf, len, "%s", r->vis_name);
+    return got;
 }
 
 /* ---- scans ---- */

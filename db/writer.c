@@ -25,6 +25,9 @@ enum { IX_KEY_MAX = 32 };
  * 40 MB of dirty pages, then a commit (make bench: peak RSS). */
 #define DB_BATCH_OPS 600000u
 
+/* Keys deleted per transaction when a hidden trace is deleted (clear.c). */
+#define DB_CLEAR_BUDGET 200000u
+
 struct db_writer {
     db_archive *a;
     MDB_txn *txn;
@@ -64,7 +67,11 @@ struct db_writer {
                                     (keysort.c); made on the first */
     db_names names;              /* threads and processes written or read */
     db_wq *q;                    /* the writer's thread (wqueue.c), or NULL */
+    bool rebuild;                /* db_writer_rebuild: a hidden copy of ... */
+    db_trace_info replaces;      /* ... this trace, which it replaces at commit */
 };
+
+static int scan_blocks(db_writer *w, uint32_t trace, db_event_cb cb, void *ctx, db_error *err);
 
 /* A call made on a threaded writer from another thread than its own: it
  * goes through the queue (wqueue.c), and the writer's thread makes it. */
@@ -425,13 +432,22 @@ static int reclaim(db_writer *w, db_error *err)
     }
     mdb_cursor_close(c);
     for (int i = 0; i < n; i++) {
+        /* in steps, each committed: the trace is hidden all along, and a
+         * big one would otherwise be copied into memory page by page */
+        db_clear st = {.trace = ids[i]};
+        while ((rc = db_clear_step(w->a, w->txn, &st, DB_CLEAR_BUDGET, err)) == 1)
+            if (flush(w, err))
+                return -1;
+        if (rc)
+            return -1;
         unsigned char id[4];
         db_put_be32(id, ids[i]);
-        MDB_val nk = {strlen(names[i]), names[i]}, ik = {4, id};
-        if (db_clear_trace_txn(w->a, w->txn, ids[i], false, err))
-            return -1;
+        MDB_val nk = {strlen(names[i]), names[i]}, ik = {4, id}, iv;
         mdb_del(w->txn, w->a->dbi[DBI_TRACES], &nk, NULL);
-        mdb_del(w->txn, w->a->dbi[DBI_TRACE_IDS], &ik, NULL);
+        /* the id's entry, unless it names another trace now */
+        if (mdb_get(w->txn, w->a->dbi[DBI_TRACE_IDS], &ik, &iv) == 0 && iv.mv_size == nk.mv_size &&
+            memcmp(iv.mv_data, nk.mv_data, nk.mv_size) == 0)
+            mdb_del(w->txn, w->a->dbi[DBI_TRACE_IDS], &ik, NULL);
     }
     return n ? flush(w, err) : 0;
 }
@@ -479,6 +495,23 @@ static db_writer *writer_new(db_archive *a, db_error *err)
     return w;
 }
 
+/* A trace id never given before (ids only grow). */
+static int new_id(db_writer *w, uint32_t *id, db_error *err)
+{
+    uint32_t next = 1;
+    MDB_val k = {7, "next_id"}, v;
+    int rc = mdb_get(w->txn, w->a->dbi[DBI_META], &k, &v);
+    if (rc == 0 && v.mv_size == 4)
+        memcpy(&next, v.mv_data, 4);
+    uint32_t after = next + 1;
+    v = (MDB_val){4, &after};
+    rc = mdb_put(w->txn, w->a->dbi[DBI_META], &k, &v, 0);
+    if (rc)
+        return db_lmdb_fail(err, rc, "write");
+    *id = next;
+    return 0;
+}
+
 static db_writer *begin_here(db_archive *a, const char *name, const char *format, const char *source,
                              db_error *err)
 {
@@ -495,7 +528,6 @@ static db_writer *begin_here(db_archive *a, const char *name, const char *format
     db_writer *w = writer_new(a, err);
     if (!w)
         return NULL;
-    int rc;
     db_trace_info old;
     int got = db_catalog_get(a, w->txn, name, &old, err);
     if (got != 0) {
@@ -505,20 +537,10 @@ static db_writer *begin_here(db_archive *a, const char *name, const char *format
         db_writer_abort(w);
         return NULL;
     }
-    uint32_t next = 1;
-    MDB_val k = {7, "next_id"}, v;
-    rc = mdb_get(w->txn, a->dbi[DBI_META], &k, &v);
-    if (rc == 0 && v.mv_size == 4)
-        memcpy(&next, v.mv_data, 4);
-    uint32_t after = next + 1;
-    v = (MDB_val){4, &after};
-    rc = mdb_put(w->txn, a->dbi[DBI_META], &k, &v, 0);
-    if (rc) {
-        db_lmdb_fail(err, rc, "write");
+    if (new_id(w, &w->info.id, err)) {
         db_writer_abort(w);
         return NULL;
     }
-    w->info.id = next;
     memcpy(w->info.name, name, nlen + 1);
     snprintf(w->info.format, sizeof w->info.format, "%s", format ? format : "");
     snprintf(w->info.source, sizeof w->info.source, "%s", source ? source : "");
@@ -579,6 +601,130 @@ db_writer *db_writer_open(db_archive *a, const char *trace, db_error *err)
         return NULL;
     }
     return w;
+}
+
+/* Copies the keys of trace `from` in one table to the writer's trace
+ * (keys start with the trace id; the rest and the values as they are). */
+static int copy_table(db_writer *w, int dbi, uint32_t from, db_error *err)
+{
+    unsigned char k[4];
+    db_put_be32(k, from);
+    MDB_cursor *c;
+    int rc = mdb_cursor_open(w->txn, w->a->dbi[dbi], &c);
+    if (rc)
+        return db_lmdb_fail(err, rc, "cursor");
+    MDB_val key = {4, k}, v;
+    int ret = 0;
+    for (rc = mdb_cursor_get(c, &key, &v, MDB_SET_RANGE); rc == 0 && !ret;
+         rc = mdb_cursor_get(c, &key, &v, MDB_NEXT)) {
+        if (key.mv_size < 4 || key.mv_size > IX_KEY_MAX || memcmp(key.mv_data, k, 4) != 0)
+            break;
+        unsigned char nk[IX_KEY_MAX];
+        memcpy(nk, key.mv_data, key.mv_size);
+        db_put_be32(nk, w->info.id);
+        /* keys of the new id sort after every other trace's: appended,
+         * which does not disturb this cursor's place */
+        ret = put(w, dbi, nk, key.mv_size, v.mv_data, v.mv_size, err);
+    }
+    mdb_cursor_close(c);
+    if (!ret && rc && rc != MDB_NOTFOUND)
+        ret = db_lmdb_fail(err, rc, "read");
+    return ret;
+}
+
+db_writer *db_writer_rebuild(db_archive *a, const char *trace, db_error *err)
+{
+    db_writer *w = writer_new(a, err);
+    if (!w)
+        return NULL;
+    int got = db_catalog_get(a, w->txn, trace, &w->replaces, err);
+    if (got <= 0 || w->replaces.state != DB_TRACE_COMPLETE) {
+        if (got >= 0)
+            db_fail(err, -1, "no trace named \"%s\" in %s", trace, a->path);
+        db_writer_abort(w);
+        return NULL;
+    }
+    w->rebuild = true;
+    db_trace_info *t = &w->info;
+    *t = w->replaces;
+    if (new_id(w, &t->id, err)) {
+        db_writer_abort(w);
+        return NULL;
+    }
+    /* hidden (a name no user can give) until the commit swaps it in */
+    snprintf(t->name, sizeof t->name, "\001rebuild of %u", w->replaces.id);
+    t->state = DB_TRACE_INGESTING;
+    t->events = t->nodes = t->edges = 0; /* counted again as they are written */
+    t->first_ts = UINT64_MAX;
+    t->last_ts = 0;
+    t->unordered = 0;
+    static const int copied[] = {DBI_THREADS, DBI_PROCS, DBI_SYMBOLS, DBI_RULES};
+    if (db_catalog_put(a, w->txn, t, false, err)) {
+        db_writer_abort(w);
+        return NULL;
+    }
+    for (size_t i = 0; i < sizeof copied / sizeof copied[0]; i++)
+        if (copy_table(w, copied[i], w->replaces.id, err)) {
+            db_writer_abort(w);
+            return NULL;
+        }
+    w->batch = true;
+    return w;
+}
+
+/* At the commit of a rebuild: the new copy takes the trace's name, the
+ * old one becomes a hidden trace that is deleted afterwards, step by step
+ * (reclaim), all in the one last transaction: readers see the old copy or
+ * the new one.  Trace ids name the copies; the listing (trace_ids) keeps
+ * the id the trace was first ingested with, which names it. */
+static int swap_in(db_writer *w, db_error *err)
+{
+    db_trace_info t = w->info, old = w->replaces;
+    unsigned char id[4];
+    db_put_be32(id, t.id);
+    MDB_val hk = {strlen(t.name), t.name}, ik = {4, id};
+    int rc = mdb_del(w->txn, w->a->dbi[DBI_TRACES], &hk, NULL);
+    if (!rc)
+        rc = mdb_del(w->txn, w->a->dbi[DBI_TRACE_IDS], &ik, NULL);
+    if (rc)
+        return db_lmdb_fail(err, rc, "catalog");
+    /* the trace keeps its entry in trace_ids (its place in the listing,
+     * and the latest mark if it has it), which names it */
+    memcpy(t.name, old.name, sizeof t.name);
+    t.ingested_at = old.ingested_at;
+    t.state = DB_TRACE_COMPLETE;
+    snprintf(old.name, sizeof old.name, "\001replaced %u", old.id);
+    old.state = DB_TRACE_INGESTING;
+    if (db_catalog_put_entry(w->a, w->txn, &t, err) || db_catalog_put_entry(w->a, w->txn, &old, err))
+        return -1;
+    w->info = t;
+    return 0;
+}
+
+/* After a rebuild's commit: the old copy goes, in steps.  If this fails
+ * or the process dies, the next writer finishes it (reclaim). */
+static void drop_replaced(db_writer *w)
+{
+    db_error e;
+    if (mdb_txn_begin(w->a->env, NULL, 0, &w->txn))
+        return;
+    if (reclaim(w, &e) == 0 && w->txn)
+        mdb_txn_commit(w->txn);
+    else if (w->txn)
+        mdb_txn_abort(w->txn);
+    w->txn = NULL;
+}
+
+int db_writer_scan_source(db_writer *w, db_event_cb cb, void *ctx, db_error *err)
+{
+    if (front(w))
+        return db_fail(err, -1, "scan_source: not on the writer's thread");
+    if (!w->rebuild)
+        return db_fail(err, -1, "scan_source: not a rebuild");
+    w->in_scan = true;
+    int rc = scan_blocks(w, w->replaces.id, cb, ctx, err);
+    w->in_scan = false;
+    return rc;
 }
 
 int db_writer_clear_graph(db_writer *w, db_error *err)
@@ -691,7 +837,8 @@ int db_writer_commit(db_writer *w, db_trace_info *out, db_error *err)
         ret = thr_fail(w, ret, err);
     if (!ret && w->top && (ret = db_nodetop_flush(w->top, w->info.id, top_put, w)) != 0)
         ret = thr_fail(w, ret, err);
-    ret = ret || drain_later(w, err) || db_catalog_put(w->a, w->txn, &w->info, !w->existing, err);
+    ret = ret || drain_later(w, err) ||
+          (w->rebuild ? swap_in(w, err) : db_catalog_put(w->a, w->txn, &w->info, !w->existing, err));
     if (!ret) {
         close_cursors(w);
         int rc = mdb_txn_commit(w->txn);
@@ -705,6 +852,8 @@ int db_writer_commit(db_writer *w, db_trace_info *out, db_error *err)
         db_writer_abort(w);
         return ret;
     }
+    if (w->rebuild)
+        drop_replaced(w);
     close(w->lock_fd);
     db_keysort_free(w->ks);
     free_events(w);
@@ -1049,11 +1198,11 @@ static int scan_one(void *p, const MDB_val *key, const MDB_val *val)
 }
 
 /* A trace in time order: its blocks in id order. */
-static int scan_blocks(db_writer *w, db_event_cb cb, void *ctx, db_error *err)
+static int scan_blocks(db_writer *w, uint32_t trace, db_event_cb cb, void *ctx, db_error *err)
 {
     for (uint64_t next = 1;;) {
         trim_every(w, DB_EVBLOCK_BYTES); /* a graph pass reads every block */
-        int got = db_evblock_load(w->txn, w->a->dbi[DBI_EVENTS], w->info.id, next, &w->scanblk, err);
+        int got = db_evblock_load(w->txn, w->a->dbi[DBI_EVENTS], trace, next, &w->scanblk, err);
         if (got <= 0)
             return got;
         const db_event *ev;
@@ -1080,7 +1229,7 @@ int db_writer_scan_time(db_writer *w, db_event_cb cb, void *ctx, db_error *err)
         return -1;
     w->in_scan = true;
     if (!w->info.unordered) {
-        int rc = scan_blocks(w, cb, ctx, err);
+        int rc = scan_blocks(w, w->info.id, cb, ctx, err);
         w->in_scan = false;
         return rc;
     }

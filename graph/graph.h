@@ -76,6 +76,24 @@ int graph_event(graph_builder *g, const db_event *ev, uint32_t *node);
 int graph_end(graph_builder *g, graph_stats *st);
 void graph_abort(graph_builder *g);
 
+/* Events into the archive with their nodes (feed.c): the streaming build
+ * while they come in time order, graph_build at the end once they do not.
+ * feed_event assigns ev->id and ev->node and writes the event;
+ * feed_end finishes the graph (graph_end or graph_build).  Errors in err. */
+typedef struct graph_feed {
+    db_writer *w;
+    const graph_rule *rules;
+    size_t nrules;
+    graph_builder *g; /* NULL once the events left time order */
+    bool rebuild;     /* nodes were written by the abandoned stream build */
+    uint64_t last_ts;
+    db_error *err;
+} graph_feed;
+int graph_feed_begin(graph_feed *f, db_writer *w, const graph_rule *rules, size_t nrules, db_error *err);
+int graph_feed_event(graph_feed *f, db_event *ev);
+int graph_feed_end(graph_feed *f, graph_stats *st);
+void graph_feed_abort(graph_feed *f);
+
 /* ---- node comparison (paper/004), normalize.c ---- */
 /* The key of the signature index: a thread name and a node kind (role). */
 uint32_t graph_thread_key(const char *thread, int kind);

@@ -1,8 +1,10 @@
 /* query/exec_rules.c -- user rules (paper/000 §User Interactions) and
  * `rebuild graph`.  A rule is kept with its trace as the statement's text;
  * `rebuild graph` compiles the trace's rules into graph_rule structures
- * and builds the graph again from the stored events, in one write
- * transaction (readers keep seeing the old graph until it commits). */
+ * and builds the graph again from the stored events into a hidden copy of
+ * the trace, in batches as an ingest writes (db_writer_rebuild), which
+ * takes the trace's place when it commits: readers keep seeing the old
+ * graph until then, and memory stays bounded whatever the trace's size. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,15 +263,24 @@ static int exec_drop(query_session *s, const query_stmt *st, query_error *err)
     return 0;
 }
 
-/* Builds the graph of a stored trace again, with its rules: a new graph
- * in one transaction, so readers see the old one or the new one. */
+/* One event of the old copy into the new one, with its new node. */
+static int feed_one(void *ctx, const db_event *ev)
+{
+    db_event e = *ev;
+    return graph_feed_event(ctx, &e);
+}
+
+/* Builds the graph of a stored trace again, with its rules: a new copy
+ * of the trace, swapped in whole when it commits. */
 static int exec_rebuild(query_session *s, const query_stmt *st, query_error *err)
 {
     char name[256];
-    db_writer *w = open_writer(s, st, name, sizeof name, err);
-    if (!w)
+    if (trace_name(s, &st->trace, name, sizeof name, err))
         return -1;
     db_error de = {{0}};
+    db_writer *w = db_writer_rebuild(s->archive, name, &de);
+    if (!w)
+        return query_fail(err, NULL, "%s", de.msg);
     struct rule_set rs = {.err = err};
     if (db_writer_scan_rules(w, compile_stored, &rs, &de)) {
         db_writer_abort(w);
@@ -281,7 +292,12 @@ static int exec_rebuild(query_session *s, const query_stmt *st, query_error *err
     }
     graph_stats gs;
     db_trace_info info;
-    int rc = db_writer_clear_graph(w, &de) || graph_build(w, rs.v, rs.n, &gs, &de);
+    graph_feed feed;
+    int rc = graph_feed_begin(&feed, w, rs.v, rs.n, &de);
+    if (!rc && (db_writer_scan_source(w, feed_one, &feed, &de) || graph_feed_end(&feed, &gs))) {
+        graph_feed_abort(&feed);
+        rc = -1;
+    }
     free(rs.v);
     if (rc) {
         db_writer_abort(w);

@@ -1,0 +1,53 @@
+/* graph/feed.c -- a trace's events into the archive as they come, each
+ * given its node on the way (graph_event) so that it is written once.
+ *
+ * Used by ingest (events from a file) and by `rebuild graph` (events from
+ * the trace's old copy, db_writer_scan_source).  The streaming graph needs
+ * events in time order; the first event that goes back in time ends it:
+ * what it wrote is cleared at the end and the graph is built again from
+ * the stored events in time order (graph_build), as for any trace stored
+ * out of order. */
+#include "graph_int.h"
+
+int graph_feed_begin(graph_feed *f, db_writer *w, const graph_rule *rules, size_t nrules, db_error *err)
+{
+    *f = (graph_feed){.w = w, .rules = rules, .nrules = nrules, .err = err};
+    f->g = graph_begin(w, rules, nrules, err);
+    return f->g ? 0 : -1;
+}
+
+int graph_feed_event(graph_feed *f, db_event *ev)
+{
+    if (f->g && ev->ts < f->last_ts) { /* out of time order: built at the end */
+        graph_abort(f->g);
+        f->g = NULL;
+        f->rebuild = true;
+    }
+    ev->node = 0;
+    if (f->g) {
+        f->last_ts = ev->ts;
+        ev->id = db_writer_next_event_id(f->w);
+        if (graph_event(f->g, ev, &ev->node))
+            return -1;
+    }
+    return db_writer_event(f->w, ev, f->err);
+}
+
+int graph_feed_end(graph_feed *f, graph_stats *st)
+{
+    if (f->g) {
+        graph_builder *g = f->g;
+        f->g = NULL;
+        return graph_end(g, st);
+    }
+    return (f->rebuild && db_writer_clear_graph(f->w, f->err)) ||
+                   graph_build(f->w, f->rules, f->nrules, st, f->err)
+               ? -1
+               : 0;
+}
+
+void graph_feed_abort(graph_feed *f)
+{
+    graph_abort(f->g);
+    f->g = NULL;
+}
