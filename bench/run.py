@@ -811,7 +811,9 @@ def report(res):
     row("graph: rebuild graph (median of %d)" % len(g["runs"]),
         "%.2f s (%.0f%% of ingest), peak RSS %.0f MiB (anon %.0f, file %.0f)"
         % (g["wall_s"], 100 * g["share_of_ingest"], g["peak_rss_bytes"] / MiB, g["peak_rss_anon_bytes"] / MiB,
-           g["peak_rss_file_bytes"] / MiB))
+           g["peak_rss_file_bytes"] / MiB),
+        # issue 16: batched under a shadow copy, bounded like ingest and no slower
+        "<= ingest, <= 256 MiB", g["share_of_ingest"] <= 1.0 and g["peak_rss_bytes"] <= 256 * MiB)
     sl = res["slice"]
     row("slice back depth 20: whole process, first p50 / p99", "%s / %s (each start node's first slice)"
         % (fmt_ms(sl["first_touch_p50_s"]), fmt_ms(sl["first_touch_p99_s"])), "p99 <= 20 ms",
