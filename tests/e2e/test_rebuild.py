@@ -70,9 +70,9 @@ class Rebuild(ArchiveCase):
         self.ingest(trace("lockchain-anomaly.txt"), name="lc")
         self.json("rebuild graph")
         size = os.path.getsize(self.db)
-        for _ in range(4):
+        for _ in range(4):  # a copy left behind per rebuild would pass 2x
             self.json("rebuild graph", env={"ARGUSQ_BATCH_OPS": "2000"})
-        self.assertLessEqual(os.path.getsize(self.db), size * 1.25)
+        self.assertLessEqual(os.path.getsize(self.db), size * 1.5)
 
     def test_a_killed_rebuild_leaves_the_old_graph(self):
         if not os.path.exists(BIG):
@@ -101,13 +101,14 @@ class Rebuild(ArchiveCase):
             self.assertTrue(m["nodes"])
             self.assertTrue(all(x["trace"] in ("big", "lc") for x in m["nodes"]), m)
         self.assertGreater(killed, 0, "the rebuild always finished before the kill")
-        # the next writer deletes what the killed ones left: from then on
-        # the file stops growing (LMDB keeps its high-water mark, and free
-        # pages too scattered for an event block's run of pages may have
-        # raised it once)
+        # the next writer deletes what the killed ones left, and the file
+        # stops growing: a copy left behind per rebuild (some 40% of this
+        # file) would pass 1.5x in three.  (LMDB keeps its high-water mark,
+        # and free pages too scattered for an event block's run of pages
+        # can still raise it a little.)
         self.json('rebuild graph in trace "big"')
         self.assertEqual(self.answers("big"), before)
         size = os.path.getsize(self.db)
         for _ in range(3):
             self.json('rebuild graph in trace "big"')
-        self.assertLessEqual(os.path.getsize(self.db), size * 1.1)
+        self.assertLessEqual(os.path.getsize(self.db), size * 1.5)
