@@ -12,9 +12,12 @@
 
 #include "db_int.h"
 
-/* Clearing a big graph reads most of its tables: what it has read is
- * unmapped every so often (db_archive_trim), 1.8 GB otherwise at 19M. */
-#define CLEAR_TRIM 16384u
+/* Clearing a big trace reads most of its tables: what it has read is
+ * unmapped every so often (db_archive_trim), 1.8 GB otherwise at 19M.
+ * Each delete faults in its leaf, and the kernel maps the pages around
+ * it too (64 KB a fault), so every 1024: some 64 MB at most (every 16384
+ * let the deletion of a 19M-event trace's old copy reach 700 MB). */
+#define CLEAR_TRIM 1024u
 
 /* Deletes the keys of `trace` in one table (keys start with the id), at
  * most *budget of them (counted down); 1 when some are left. */
