@@ -222,7 +222,7 @@ void db_close(db_archive *a)
     free(a);
 }
 
-static int info_decode(const MDB_val *v, db_trace_info *out)
+int db_catalog_decode(const MDB_val *v, db_trace_info *out)
 {
     uint32_t ver;
     if (v->mv_size != sizeof ver + sizeof *out)
@@ -243,7 +243,7 @@ int db_catalog_get(db_archive *a, MDB_txn *txn, const char *name, db_trace_info 
         return 0;
     if (rc)
         return db_lmdb_fail(err, rc, "catalog");
-    if (info_decode(&v, out))
+    if (db_catalog_decode(&v, out))
         return db_fail(err, -1, "%s: catalog entry of trace \"%s\" is damaged", a->path, name);
     return 1;
 }
@@ -261,8 +261,6 @@ int db_list_traces(db_archive *a, db_trace_cb cb, void *ctx, db_error *err)
         return -1;
     /* trace_ids is in the order traces were ingested (a rebuilt trace
      * keeps its place there, under the id it was ingested with) */
-    db_trace_info *all = NULL;
-    size_t n = 0, cap = 0;
     MDB_cursor *c;
     int rc = mdb_cursor_open(txn, a->dbi[DBI_TRACE_IDS], &c), ret = 0;
     MDB_val k, v;
@@ -279,26 +277,13 @@ int db_list_traces(db_archive *a, db_trace_cb cb, void *ctx, db_error *err)
             ret = -1;
             break;
         }
-        if (!got || t.state != DB_TRACE_COMPLETE)
-            continue; /* never part of a trace, or not yet */
-        if (n == cap) {
-            cap = cap ? 2 * cap : 16;
-            db_trace_info *m = realloc(all, cap * sizeof *m);
-            if (!m) {
-                ret = db_fail_oom(err);
-                break;
-            }
-            all = m;
-        }
-        all[n++] = t;
+        if (got && t.state == DB_TRACE_COMPLETE) /* never part of a trace */
+            ret = cb(ctx, &t);
     }
     if (rc && rc != MDB_NOTFOUND && !ret)
         ret = db_lmdb_fail(err, rc, "catalog");
     mdb_cursor_close(c);
     mdb_txn_abort(txn);
-    for (size_t i = 0; i < n && !ret; i++)
-        ret = cb(ctx, &all[i]);
-    free(all);
     return ret;
 }
 

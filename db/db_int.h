@@ -139,6 +139,9 @@ int db_fail(db_error *err, int rc, const char *fmt, ...) __attribute__((format(p
 int db_lmdb_fail(db_error *err, int rc, const char *what);
 int db_catalog_get(db_archive *a, MDB_txn *txn, const char *name, db_trace_info *out, db_error *err);
 int db_catalog_put(db_archive *a, MDB_txn *txn, const db_trace_info *t, bool latest, db_error *err);
+/* A catalog value as read by a cursor: 0, or -1 (damaged, or another
+ * version's). */
+int db_catalog_decode(const MDB_val *v, db_trace_info *out);
 /* The name's entry alone: not the trace_ids entry (the listing's order,
  * whose id a rebuilt trace keeps) nor the latest mark. */
 int db_catalog_put_entry(db_archive *a, MDB_txn *txn, const db_trace_info *t, db_error *err);
@@ -231,6 +234,11 @@ const db_thread *db_names_thread(const db_names *c, uint32_t tid);
 void db_names_set_thread(db_names *c, const db_thread *t);
 const char *db_names_proc(const db_names *c, uint32_t pid);
 void db_names_set_proc(db_names *c, uint32_t pid, const char *name, size_t len);
+/* A thread record as the archive keeps it: the name cut to DB_NAME_MAX - 1
+ * bytes, zeroes after it and in the padding (never the caller's stack). */
+db_thread db_thread_stored(const db_thread *t);
+/* Copies n bytes of a name into buf (len bytes), cut and NUL-terminated. */
+void db_name_copy(char *buf, size_t len, const char *name, size_t n);
 
 /* ---- each thread's top nodes while a graph is written (nodetop.c) ---- */
 typedef db_thrindex_put db_put_fn;

@@ -69,8 +69,24 @@ void db_names_set_proc(db_names *c, uint32_t pid, const char *name, size_t len)
             return;
         i = (long)c->nproc++;
     }
-    if (len > DB_NAME_MAX - 1)
-        len = DB_NAME_MAX - 1;
-    memcpy(c->proc[i], name, len);
-    c->proc[i][len] = 0;
+    db_name_copy(c->proc[i], sizeof c->proc[i], name, len);
+}
+
+void db_name_copy(char *buf, size_t len, const char *name, size_t n)
+{
+    if (n > len - 1)
+        n = len - 1;
+    memcpy(buf, name, n);
+    buf[n] = 0;
+}
+
+db_thread db_thread_stored(const db_thread *t)
+{
+    db_thread copy;
+    memset(&copy, 0, sizeof copy);
+    copy.tid = t->tid;
+    copy.pid = t->pid;
+    copy.flags = t->flags;
+    memcpy(copy.name, t->name, strnlen(t->name, DB_NAME_MAX - 1));
+    return copy;
 }

@@ -262,7 +262,7 @@ int db_get_top(db_reader *r, uint32_t thread_key, int field, db_top *out, db_err
 }
 
 /* Whether trace id `id` is a committed trace's (1, 0, -1): the catalog,
- * by name, walked for it (a few entries; the answer is kept for the next
+ * walked for it (a few entries; the answer is kept for the next
  * call, which is mostly about the same id). */
 static int visible(db_reader *r, uint32_t id, db_error *err)
 {
@@ -274,14 +274,9 @@ static int visible(db_reader *r, uint32_t id, db_error *err)
         return db_lmdb_fail(err, rc, "cursor");
     MDB_val k, v;
     for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && !got; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
-        char name[256];
         db_trace_info t;
-        if (k.mv_size >= sizeof name)
-            continue;
-        memcpy(name, k.mv_data, k.mv_size);
-        name[k.mv_size] = 0;
-        if (db_catalog_get(r->a, r->txn, name, &t, err) == 1 && t.id == id && t.state == DB_TRACE_COMPLETE) {
-            memcpy(r->vis_name, name, k.mv_size + 1);
+        if (db_catalog_decode(&v, &t) == 0 && t.id == id && t.state == DB_TRACE_COMPLETE) {
+            db_name_copy(r->vis_name, sizeof r->vis_name, k.mv_data, k.mv_size);
             got = 1;
         }
     }

@@ -385,12 +385,7 @@ int db_wq_thread(db_wq *q, const db_thread *t, db_error *err)
     char *p = op(q, OP_THREAD, sizeof *t, err);
     if (!p)
         return -1;
-    db_thread copy; /* as the writer keeps it: name cut, zeroes after */
-    memset(&copy, 0, sizeof copy);
-    copy.tid = t->tid;
-    copy.pid = t->pid;
-    copy.flags = t->flags;
-    memcpy(copy.name, t->name, strnlen(t->name, DB_NAME_MAX - 1));
+    db_thread copy = db_thread_stored(t); /* as the writer keeps it */
     put(p, &copy, sizeof copy);
     db_names_set_thread(&q->names, &copy);
     q->names_complete = q->names_complete && db_names_thread(&q->names, t->tid);

@@ -717,9 +717,7 @@ static void drop_replaced(db_writer *w)
 
 int db_writer_scan_source(db_writer *w, db_event_cb cb, void *ctx, db_error *err)
 {
-    if (front(w))
-        return db_fail(err, -1, "scan_source: not on the writer's thread");
-    if (!w->rebuild)
+    if (!w->rebuild) /* a rebuild's writer has no thread of its own */
         return db_fail(err, -1, "scan_source: not a rebuild");
     w->in_scan = true;
     int rc = scan_blocks(w, w->replaces.id, cb, ctx, err);
@@ -892,14 +890,7 @@ int db_writer_thread(db_writer *w, const db_thread *t, db_error *err)
         w->info.threads++;
     else if (rc)
         return db_lmdb_fail(err, rc, "read");
-    /* field by field into zeroes: neither padding nor what follows the
-     * name's NUL (the caller's stack) may reach the file */
-    db_thread copy;
-    memset(&copy, 0, sizeof copy);
-    copy.tid = t->tid;
-    copy.pid = t->pid;
-    copy.flags = t->flags;
-    memcpy(copy.name, t->name, strnlen(t->name, DB_NAME_MAX - 1));
+    db_thread copy = db_thread_stored(t);
     db_names_set_thread(&w->names, &copy);
     return put(w, DBI_THREADS, k, 8, &copy, sizeof copy, err);
 }
@@ -943,9 +934,7 @@ int db_writer_get_proc(db_writer *w, uint32_t pid, char *name, size_t len, db_er
         return db_wsync_get_proc(w->q, w, pid, name, len, err);
     const char *have = db_names_proc(&w->names, pid);
     if (have) {
-        size_t n = strnlen(have, len - 1);
-        memcpy(name, have, n);
-        name[n] = 0;
+        db_name_copy(name, len, have, strlen(have));
         return 1;
     }
     unsigned char k[8];
@@ -958,9 +947,7 @@ int db_writer_get_proc(db_writer *w, uint32_t pid, char *name, size_t len, db_er
     if (rc)
         return db_lmdb_fail(err, rc, "read");
     db_names_set_proc(&w->names, pid, v.mv_data, v.mv_size);
-    size_t n = v.mv_size < len - 1 ? v.mv_size : len - 1;
-    memcpy(name, v.mv_data, n);
-    name[n] = 0;
+    db_name_copy(name, len, v.mv_data, v.mv_size);
     return 1;
 }
 

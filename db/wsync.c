@@ -46,9 +46,7 @@ int db_wsync_get_proc(db_wq *q, db_writer *w, uint32_t pid, char *name, size_t l
     bool absent;
     const char *n = db_wq_known_proc(q, pid, &absent);
     if (n) {
-        size_t k = strnlen(n, len - 1);
-        memcpy(name, n, k);
-        name[k] = 0;
+        db_name_copy(name, len, n, strlen(n));
         return 1;
     }
     if (absent)
