@@ -770,6 +770,9 @@ def report(res):
     ingest_rows("ftrace text ingest", f)
     row("ftrace text ingest: >= 1M events/s", "%.2fM events/s" % (f["events_per_s"] / 1e6), ">= 1M/s",
         f["events_per_s"] >= 1e6)
+    # issue 16: the paper's scale in seconds on two cores
+    row("ftrace text ingest: >= 3M events/s", "%.2fM events/s" % (f["events_per_s"] / 1e6), ">= 3M/s",
+        f["events_per_s"] >= 3e6)
     p = res["trace_cmd"]
     if "trace_cmd_wall_s" in p:
         a = p["argusq_ingest"]
@@ -793,6 +796,9 @@ def report(res):
     s, b = res["argus_ingest_small"], res["argus_ingest"]
     ingest_rows("Argus ingest %s" % count(s["events"]), s)
     ingest_rows("Argus ingest %s" % count(b["events"]), b)
+    # issue 16: 19M events, graph included, in <= 10 s (>= 1.9M events/s)
+    row("Argus ingest %s: >= 1.9M events/s" % count(b["events"]), "%.2fM events/s (%.1f s)"
+        % (b["events_per_s"] / 1e6, b["wall_s"]), ">= 1.9M/s", b["events_per_s"] >= 1.9e6)
     row("archive bytes/event: Argus %s (graph, indexes)" % count(b["events"]), "%.0f (the Argus text %.0f)"
         % (b["archive_bytes_per_event"], b["input_bytes"] / max(1, b["events"])), "<= 64",
         b["archive_bytes_per_event"] <= 64)
@@ -806,7 +812,7 @@ def report(res):
         % (b["peak_rss_bytes"] / MiB, s["peak_rss_bytes"] / MiB, b["peak_rss_bytes"] / s["peak_rss_bytes"],
            b["events"] / s["events"], b["peak_rss_anon_bytes"] / MiB, s["peak_rss_anon_bytes"] / MiB,
            b["peak_rss_anon_bytes"] / max(1, s["peak_rss_anon_bytes"])),
-        "flat (<= 1.25x)", b["peak_rss_bytes"] <= 1.25 * s["peak_rss_bytes"])
+        "flat (<= 1.10x)", b["peak_rss_bytes"] <= 1.10 * s["peak_rss_bytes"])
     g = res["graph_rebuild"]
     row("graph: rebuild graph (median of %d)" % len(g["runs"]),
         "%.2f s (%.0f%% of ingest), peak RSS %.0f MiB (anon %.0f, file %.0f)"
