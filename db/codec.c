@@ -1,11 +1,40 @@
-/* db/codec.c -- the stored form of edges, and the range scan every index
+/* db/codec.c -- the stored form of edges (in blocks) and of nodes, and the range scan every index
  * lookup in db/ goes through (events: evblock.c). */
 #include <string.h>
 
 #include "db_int.h"
 
-/* Edge keys: trace, a, b, kind, from_event, to_event -- (a, b) is (to, from)
- * in edges_in and (from, to) in edges_out. */
+/* (uv: LEB128 varint; zz: zigzag, for differences of either sign) */
+static unsigned char *uv(unsigned char *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (unsigned char)v;
+    return p;
+}
+
+static uint64_t uv_read(const unsigned char **p, const unsigned char *end, bool *bad)
+{
+    uint64_t v = 0;
+    for (unsigned shift = 0; shift < 64 && *p < end; shift += 7) {
+        unsigned char b = *(*p)++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return v;
+    }
+    *bad = true;
+    return 0;
+}
+
+static uint64_t zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+static int64_t unzz(uint64_t u) { return (int64_t)(u >> 1) ^ -(int64_t)(u & 1); }
+
+/* Edge keys as the writer sorts them: trace, a, b, kind, from_event,
+ * to_event -- (a, b) is (to, from) for edges_in and (from, to) for
+ * edges_out.  memcmp order of these keys is the order of edges in a
+ * block, and so the order a node's edges are read in. */
 void db_edge_key(unsigned char *k, uint32_t trace, uint32_t a, uint32_t b, const db_edge *e)
 {
     db_put_be32(k, trace);
@@ -16,14 +45,98 @@ void db_edge_key(unsigned char *k, uint32_t trace, uint32_t a, uint32_t b, const
     db_put_be64(k + 21, e->to_event);
 }
 
-void db_edge_from_key(const unsigned char *k, bool in, db_edge *e)
+void db_edge_rec_from_key(const unsigned char *k, db_edge_rec *r)
 {
-    uint32_t a = db_get_be32(k + 4), b = db_get_be32(k + 8);
-    e->to = in ? a : b;
-    e->from = in ? b : a;
-    e->kind = k[12];
-    e->from_event = db_get_be64(k + 13);
-    e->to_event = db_get_be64(k + 21);
+    r->a = db_get_be32(k + 4);
+    r->b = db_get_be32(k + 8);
+    r->kind = k[12];
+    r->from_event = db_get_be64(k + 13);
+    r->to_event = db_get_be64(k + 21);
+}
+
+void db_edge_from_rec(const db_edge_rec *r, bool in, db_edge *e)
+{
+    e->to = in ? r->a : r->b;
+    e->from = in ? r->b : r->a;
+    e->kind = r->kind;
+    e->from_event = r->from_event;
+    e->to_event = r->to_event;
+}
+
+int db_edge_rec_cmp(const db_edge_rec *x, const db_edge_rec *y)
+{
+    if (x->a != y->a)
+        return x->a < y->a ? -1 : 1;
+    if (x->b != y->b)
+        return x->b < y->b ? -1 : 1;
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    if (x->from_event != y->from_event)
+        return x->from_event < y->from_event ? -1 : 1;
+    if (x->to_event != y->to_event)
+        return x->to_event < y->to_event ? -1 : 1;
+    return 0;
+}
+
+/* ---- edge blocks (format 6) ----
+ * One entry holds the edges of DB_EDGE_BLOCK_NODES consecutive nodes:
+ * key trace, node >> DB_EDGE_BLOCK_SHIFT; value, per edge in db_edge_rec
+ * order: uv a - base (the block's first node), zz b - a, kind, zz
+ * from_event - the previous edge's, zz to_event - from_event.  As one
+ * LMDB entry per edge of 29 key bytes, edges_in and edges_out were 29
+ * bytes per event of the archive (1.9M-event Argus trace) and two puts
+ * per edge; the two nodes of an edge are close in id and its two events
+ * close in time, so an edge is 5 to 8 bytes here. */
+void db_edgeblk_key(unsigned char *k, uint32_t trace, uint32_t node)
+{
+    db_put_be32(k, trace);
+    db_put_be32(k + 4, node >> DB_EDGE_BLOCK_SHIFT);
+}
+
+size_t db_edgeblk_encode(const db_edge_rec *r, size_t n, unsigned char *buf)
+{
+    unsigned char *p = buf;
+    uint64_t prev = 0;
+    for (size_t i = 0; i < n; i++) {
+        p = uv(p, r[i].a & (DB_EDGE_BLOCK_NODES - 1));
+        p = uv(p, zz((int64_t)r[i].b - (int64_t)r[i].a));
+        *p++ = r[i].kind;
+        p = uv(p, zz((int64_t)(r[i].from_event - prev)));
+        p = uv(p, zz((int64_t)(r[i].to_event - r[i].from_event)));
+        prev = r[i].from_event;
+    }
+    return (size_t)(p - buf);
+}
+
+void db_edgeblk_begin(db_edgeblk_it *it, const MDB_val *k, const MDB_val *v)
+{
+    it->p = v->mv_data;
+    it->end = it->p + v->mv_size;
+    it->base = k->mv_size == 8 ? db_get_be32((const unsigned char *)k->mv_data + 4) << DB_EDGE_BLOCK_SHIFT : 0;
+    it->prev = 0;
+    it->bad = k->mv_size != 8;
+}
+
+int db_edgeblk_next(db_edgeblk_it *it, db_edge_rec *r)
+{
+    if (it->bad)
+        return -1;
+    if (it->p >= it->end)
+        return 0;
+    bool bad = false;
+    uint64_t off = uv_read(&it->p, it->end, &bad);
+    int64_t db = unzz(uv_read(&it->p, it->end, &bad));
+    if (bad || off >= DB_EDGE_BLOCK_NODES || it->p >= it->end)
+        return it->bad = true, -1;
+    r->a = it->base + (uint32_t)off;
+    r->b = (uint32_t)((int64_t)r->a + db);
+    r->kind = *it->p++;
+    r->from_event = it->prev + (uint64_t)unzz(uv_read(&it->p, it->end, &bad));
+    r->to_event = r->from_event + (uint64_t)unzz(uv_read(&it->p, it->end, &bad));
+    it->prev = r->from_event;
+    if (bad)
+        return it->bad = true, -1;
+    return 1;
 }
 
 /* Walks keys in [lo, hi] (memcmp order; hi compared on its first hi_len
@@ -79,29 +192,6 @@ int db_scan_rules_txn(MDB_txn *txn, MDB_dbi dbi, uint32_t trace, db_rule_cb cb, 
 /* ---- nodes: varints, then the two names (a node record was 168 bytes
  * of fixed fields, most of them zero or small) ---- */
 
-static unsigned char *uv(unsigned char *p, uint64_t v)
-{
-    while (v >= 0x80) {
-        *p++ = (unsigned char)(v | 0x80);
-        v >>= 7;
-    }
-    *p++ = (unsigned char)v;
-    return p;
-}
-
-static uint64_t uv_read(const unsigned char **p, const unsigned char *end, bool *bad)
-{
-    uint64_t v = 0;
-    for (unsigned shift = 0; shift < 64 && *p < end; shift += 7) {
-        unsigned char b = *(*p)++;
-        v |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80))
-            return v;
-    }
-    *bad = true;
-    return 0;
-}
-
 static unsigned char *name_put(unsigned char *p, const char *s)
 {
     size_t n = strnlen(s, DB_NAME_MAX - 1);
@@ -114,7 +204,7 @@ size_t db_node_encode(const db_node *n, unsigned char *buf)
 {
     unsigned char *p = buf;
     p = uv(p, n->tid);
-    p = uv(p, ((uint64_t)((int64_t)n->pid - (int64_t)n->tid) << 1) ^ (uint64_t)(((int64_t)n->pid - (int64_t)n->tid) >> 63));
+    p = uv(p, zz((int64_t)n->pid - (int64_t)n->tid));
     *p++ = n->kind;
     p = uv(p, n->cpu == DB_CPU_NONE ? 0 : (uint64_t)n->cpu + 1);
     p = uv(p, n->begin);
@@ -149,7 +239,7 @@ int db_node_decode(const void *data, size_t len, uint32_t id, db_node *out)
     out->id = id;
     uint64_t tid = uv_read(&p, end, &bad), zd = uv_read(&p, end, &bad);
     out->tid = (uint32_t)tid;
-    out->pid = (uint32_t)((int64_t)tid + ((int64_t)(zd >> 1) ^ -(int64_t)(zd & 1)));
+    out->pid = (uint32_t)((int64_t)tid + unzz(zd));
     if (p >= end)
         return -1;
     out->kind = *p++;

@@ -18,8 +18,9 @@
  *   ev_block    id, block(8), ts(8), eid(8) -> ""    (dispatch / runloop block)
  *   ev_timer    id, timer(8), ts(8), eid(8) -> ""    (timer address)
  *   nodes       id, node(4) -> node record (codec.c: varints and names)
- *   edges_in    id, to(4), from(4), kind(1), from_ev(8), to_ev(8) -> ""
- *   edges_out   id, from(4), to(4), kind(1), from_ev(8), to_ev(8) -> ""
+ *   edges_in    id, to >> 4 (4) -> the edges into 16 nodes (codec.c: by
+ *               to, from, kind, from_ev, to_ev; varints and deltas)
+ *   edges_out   id, from >> 4 (4) -> the edges out of 16 nodes, as edges_in
  *   threads     id, tid(4) -> db_thread
  *   procs       id, pid(4) -> name
  *   symbols     id, addr(8) -> name
@@ -31,7 +32,7 @@
  *               signature index, the nodes of one thread name and kind,
  *               across every trace)
  *
- * An edge is all key: a backward slice is a prefix scan of edges_in. */
+ * A backward slice reads a node's block of edges_in. */
 #ifndef ARGUSQ_DB_INT_H
 #define ARGUSQ_DB_INT_H
 
@@ -131,8 +132,9 @@ int db_evblock_load(MDB_txn *txn, MDB_dbi dbi, uint32_t trace, uint64_t id, db_e
 #define DB_TRACE_INFO_VERSION 3u
 /* The archive's format, kept in meta "format"; an archive of another
  * format is refused with both numbers. */
-#define DB_FORMAT_VERSION 5u /* 4: events in blocks, thread index in chunks;
-                                5: nodes' running and runnable, node_thread */
+#define DB_FORMAT_VERSION 6u /* 4: events in blocks, thread index in chunks;
+                                5: nodes' running and runnable, node_thread;
+                                6: edges in blocks of 16 nodes */
 
 /* archive.c */
 int db_fail(db_error *err, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -264,8 +266,34 @@ bool db_thrchunk_next(db_thrchunk *it, uint64_t *id);
 #define DB_NODE_REC_MAX (12 * 10 + 2 * DB_NAME_MAX)
 size_t db_node_encode(const db_node *n, unsigned char *buf);
 int db_node_decode(const void *data, size_t len, uint32_t id, db_node *out);
+/* codec.c: edges.  A db_edge_rec is an edge as one table holds it: a is
+ * the node the table is keyed by (to in edges_in, from in edges_out). */
+typedef struct db_edge_rec {
+    uint32_t a, b;
+    uint8_t kind;
+    uint64_t from_event, to_event;
+} db_edge_rec;
+#define DB_EDGE_BLOCK_SHIFT 4
+#define DB_EDGE_BLOCK_NODES (1u << DB_EDGE_BLOCK_SHIFT)
+#define DB_EDGE_REC_MAX 32 /* bytes of one encoded edge, at most */
+/* the writer's sort key of an edge (DB_EDGE_KEY_LEN bytes), and back */
 void db_edge_key(unsigned char *k, uint32_t trace, uint32_t a, uint32_t b, const db_edge *e);
-void db_edge_from_key(const unsigned char *k, bool in, db_edge *e);
+void db_edge_rec_from_key(const unsigned char *k, db_edge_rec *r);
+void db_edge_from_rec(const db_edge_rec *r, bool in, db_edge *e);
+int db_edge_rec_cmp(const db_edge_rec *x, const db_edge_rec *y);
+/* the block key (8 bytes) of a node's edges; a block's value from recs
+ * sorted by db_edge_rec_cmp (buf: DB_EDGE_REC_MAX bytes per rec) */
+void db_edgeblk_key(unsigned char *k, uint32_t trace, uint32_t node);
+size_t db_edgeblk_encode(const db_edge_rec *r, size_t n, unsigned char *buf);
+/* reading a block: next gives 1 (r filled), 0 (end) or -1 (damaged) */
+typedef struct db_edgeblk_it {
+    const unsigned char *p, *end;
+    uint32_t base;
+    uint64_t prev;
+    bool bad;
+} db_edgeblk_it;
+void db_edgeblk_begin(db_edgeblk_it *it, const MDB_val *k, const MDB_val *v);
+int db_edgeblk_next(db_edgeblk_it *it, db_edge_rec *r);
 
 /* keysort.c: a batch's index keys, handed out in key order (table, then
  * memcmp of the key) at its end.  add: -1 when out of memory or the key

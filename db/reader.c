@@ -435,36 +435,58 @@ int db_scan_thread_nodes(db_reader *r, uint32_t tid, uint64_t t0, uint64_t t1, d
     return rc;
 }
 
+/* Edges are stored in blocks of 16 nodes (codec.c).  A node's edges are
+ * the recs of its block with a == node; the callback sees them in the
+ * order a block holds them, as it saw keys in the format before blocks. */
 struct edge_scan {
     db_edge_cb cb;
     void *ctx;
     bool in;
+    bool one;      /* only the edges of node */
+    uint32_t node;
+    db_error *err;
 };
 
-static int edge_one(void *p, const MDB_val *k, const MDB_val *v)
+static int edge_block(void *p, const MDB_val *k, const MDB_val *v)
 {
-    (void)v;
     struct edge_scan *s = p;
-    if (k->mv_size != DB_EDGE_KEY_LEN)
-        return 0;
-    db_edge e;
-    db_edge_from_key(k->mv_data, s->in, &e);
-    return s->cb(s->ctx, &e);
+    db_edgeblk_it it;
+    db_edge_rec rec;
+    int got;
+    db_edgeblk_begin(&it, k, v);
+    while ((got = db_edgeblk_next(&it, &rec)) == 1) {
+        if (s->one && rec.a != s->node) {
+            if (rec.a > s->node)
+                return 0;
+            continue;
+        }
+        db_edge e;
+        db_edge_from_rec(&rec, s->in, &e);
+        int rc = s->cb(s->ctx, &e);
+        if (rc)
+            return rc;
+    }
+    return got < 0 ? db_fail(s->err, -1, "damaged edge block") : 0;
 }
 
 static int edges(db_reader *r, int dbi, bool in, uint32_t node, db_edge_cb cb, void *ctx, db_error *err)
 {
     unsigned char k[8];
-    memcpy(k, r->tid, 4);
-    db_put_be32(k + 4, node);
-    struct edge_scan s = {cb, ctx, in};
-    return db_scan_prefix(r->txn, r->a->dbi[dbi], k, 8, k, 8, edge_one, &s, err);
+    db_edgeblk_key(k, r->info.id, node);
+    MDB_val key = {8, k}, v;
+    int rc = mdb_get(r->txn, r->a->dbi[dbi], &key, &v);
+    if (rc == MDB_NOTFOUND)
+        return 0;
+    if (rc)
+        return db_lmdb_fail(err, rc, "edges");
+    struct edge_scan s = {cb, ctx, in, true, node, err};
+    return edge_block(&s, &key, &v);
 }
 
 int db_scan_edges(db_reader *r, db_edge_cb cb, void *ctx, db_error *err)
 {
-    struct edge_scan s = {cb, ctx, false};
-    return db_scan_prefix(r->txn, r->a->dbi[DBI_EDGES_OUT], r->tid, 4, r->tid, 4, edge_one, &s, err);
+    struct edge_scan s = {cb, ctx, false, false, 0, err};
+    return db_scan_prefix(r->txn, r->a->dbi[DBI_EDGES_OUT], r->tid, 4, r->tid, 4, edge_block, &s, err);
 }
 
 int db_edges_in(db_reader *r, uint32_t node, db_edge_cb cb, void *ctx, db_error *err)

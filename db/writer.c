@@ -65,6 +65,15 @@ struct db_writer {
                                     mdb_put would set one up every call */
     db_keysort *ks;              /* index keys that do not arrive in order
                                     (keysort.c); made on the first */
+    struct eblk {                /* sorted edges of one block, waiting for */
+        db_edge_rec *r;          /* the rest of it ([0] edges_in, [1] out) */
+        size_t n, cap;
+        uint32_t blk;
+    } eb[2];
+    db_edge_rec *emerge;         /* a stored block merged with new edges */
+    size_t emerge_cap;
+    unsigned char *ebuf;         /* a block's value being encoded */
+    size_t ebuf_cap;
     db_names names;              /* threads and processes written or read */
     db_wq *q;                    /* the writer's thread (wqueue.c), or NULL */
     bool rebuild;                /* db_writer_rebuild: a hidden copy of ... */
@@ -82,13 +91,18 @@ static bool front(const db_writer *w) { return w->q && !db_wq_here(w->q); }
  * into the same table (every key of a new trace sorts after older traces). */
 /* MDB_APPEND when k is past the last key this writer put in the table (a
  * new trace's keys are past every older trace's), else 0. */
-static unsigned append_flag(db_writer *w, int dbi, const unsigned char *k, size_t klen)
+static bool past_last(const db_writer *w, int dbi, const unsigned char *k, size_t klen)
 {
     if (klen > IX_KEY_MAX || w->existing)
-        return 0;
+        return false;
     size_t n = klen < w->last_len[dbi] ? klen : w->last_len[dbi];
     int cmp = memcmp(k, w->last[dbi], n);
-    if (w->last_len[dbi] && cmp <= 0 && !(cmp == 0 && klen > w->last_len[dbi]))
+    return !(w->last_len[dbi] && cmp <= 0 && !(cmp == 0 && klen > w->last_len[dbi]));
+}
+
+static unsigned append_flag(db_writer *w, int dbi, const unsigned char *k, size_t klen)
+{
+    if (!past_last(w, dbi, k, klen))
         return 0;
     memcpy(w->last[dbi], k, klen);
     w->last_len[dbi] = klen;
@@ -132,10 +146,119 @@ static int put_later(db_writer *w, int dbi, const unsigned char *k, size_t klen,
     return 0;
 }
 
+/* ---- edges, in blocks of 16 nodes (codec.c) ----
+ * Edge keys come out of the batch's sort in block order; a block's edges
+ * gather here and go in as one entry when the next block starts or the
+ * sort is drained.  A block that an earlier batch (or an older drain of
+ * this one) already wrote is read and merged: a wakeup can join a node
+ * to one of an earlier batch. */
+static bool grow(void **p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return true;
+    size_t c = *cap ? *cap : 64;
+    while (c < need)
+        c *= 2;
+    void *np = realloc(*p, c * size);
+    if (!np)
+        return false;
+    *p = np;
+    *cap = c;
+    return true;
+}
+
+/* appends b's recs after a's n (both sorted) into w->emerge, merged,
+ * once each */
+static size_t merge_recs(db_writer *w, size_t n, const struct eblk *b)
+{
+    db_edge_rec *m = w->emerge;
+    /* the stored recs are m[0..n); the merge is written from the back */
+    size_t i = n, j = b->n, out = n + b->n;
+    while (i || j) {
+        if (!j || (i && db_edge_rec_cmp(&m[i - 1], &b->r[j - 1]) > 0))
+            m[--out] = m[--i];
+        else
+            m[--out] = b->r[--j];
+    }
+    size_t k = 0;
+    for (size_t x = 0; x < n + b->n; x++)
+        if (!k || db_edge_rec_cmp(&m[k - 1], &m[x]))
+            m[k++] = m[x];
+    return k;
+}
+
+static int edges_put(db_writer *w, int side)
+{
+    struct eblk *b = &w->eb[side];
+    if (!b->n)
+        return 0;
+    int dbi = side ? DBI_EDGES_OUT : DBI_EDGES_IN;
+    unsigned char k[8];
+    db_put_be32(k, w->info.id);
+    db_put_be32(k + 4, b->blk);
+    const db_edge_rec *recs = b->r;
+    size_t n = b->n;
+    if (!past_last(w, dbi, k, sizeof k)) {
+        MDB_val key = {sizeof k, k}, v;
+        int rc = mdb_get(w->txn, w->a->dbi[dbi], &key, &v);
+        if (rc && rc != MDB_NOTFOUND)
+            return rc;
+        size_t stored = 0;
+        if (!rc) {
+            db_edgeblk_it it;
+            db_edge_rec r;
+            int got;
+            db_edgeblk_begin(&it, &key, &v);
+            while ((got = db_edgeblk_next(&it, &r)) == 1) {
+                if (!grow((void **)&w->emerge, &w->emerge_cap, stored + 1 + b->n, sizeof r))
+                    return -1;
+                w->emerge[stored++] = r;
+            }
+            if (got < 0)
+                return MDB_CORRUPTED;
+        }
+        if (!grow((void **)&w->emerge, &w->emerge_cap, stored + b->n, sizeof *recs))
+            return -1;
+        n = merge_recs(w, stored, b);
+        recs = w->emerge;
+    }
+    if (!grow((void **)&w->ebuf, &w->ebuf_cap, n * DB_EDGE_REC_MAX, 1))
+        return -1;
+    MDB_val key = {sizeof k, k}, val = {db_edgeblk_encode(recs, n, w->ebuf), w->ebuf};
+    b->n = 0;
+    trim_every(w, val.mv_size);
+    unsigned flags = append_flag(w, dbi, k, sizeof k);
+    if (flags != MDB_APPEND)
+        return mdb_put(w->txn, w->a->dbi[dbi], &key, &val, 0);
+    int rc = w->cur[dbi] ? 0 : mdb_cursor_open(w->txn, w->a->dbi[dbi], &w->cur[dbi]);
+    return rc ? rc : mdb_cursor_put(w->cur[dbi], &key, &val, MDB_APPEND);
+}
+
+static int edge_add(db_writer *w, int dbi, const unsigned char *k)
+{
+    struct eblk *b = &w->eb[dbi == DBI_EDGES_OUT];
+    db_edge_rec r;
+    db_edge_rec_from_key(k, &r);
+    uint32_t blk = r.a >> DB_EDGE_BLOCK_SHIFT;
+    int rc;
+    if (b->n && blk != b->blk && (rc = edges_put(w, dbi == DBI_EDGES_OUT)) != 0)
+        return rc;
+    if (!grow((void **)&b->r, &b->cap, b->n + 1, sizeof r))
+        return -1;
+    b->blk = blk;
+    /* the sort gives equal keys next to each other: an edge stored twice
+     * is one edge, as it was when an edge was a key */
+    if (!b->n || db_edge_rec_cmp(&b->r[b->n - 1], &r))
+        b->r[b->n++] = r;
+    return 0;
+}
+
 static int put_sorted(void *ctx, int dbi, const unsigned char *k, size_t len)
 {
     db_writer *w = ctx;
     int rc = 0;
+    if (dbi == DBI_EDGES_IN || dbi == DBI_EDGES_OUT)
+        return len == DB_EDGE_KEY_LEN ? edge_add(w, dbi, k) : MDB_BAD_VALSIZE;
     trim_every(w, len);
     if (!w->cur[dbi] && (rc = mdb_cursor_open(w->txn, w->a->dbi[dbi], &w->cur[dbi])) != 0)
         return rc;
@@ -149,6 +272,10 @@ static int drain_later(db_writer *w, db_error *err)
     if (!w->ks || !db_keysort_count(w->ks))
         return 0;
     int rc = db_keysort_drain(w->ks, put_sorted, w);
+    if (!rc)
+        rc = edges_put(w, 0);
+    if (!rc)
+        rc = edges_put(w, 1);
     if (rc == -1)
         return db_fail_oom(err);
     return rc ? db_lmdb_fail(err, rc, "write") : 0;
@@ -313,6 +440,15 @@ static void free_events(db_writer *w)
     db_evblock_free(&w->patchblk);
     db_names_free(&w->names);
     free(w->patch);
+    for (int i = 0; i < 2; i++) {
+        free(w->eb[i].r);
+        w->eb[i] = (struct eblk){0};
+    }
+    free(w->emerge);
+    free(w->ebuf);
+    w->emerge = NULL;
+    w->ebuf = NULL;
+    w->emerge_cap = w->ebuf_cap = 0;
     w->enc = NULL;
     w->thr = NULL;
     w->patch = NULL;

@@ -71,13 +71,66 @@ static void test_edge_key_roundtrip(void **state)
     (void)state;
     db_edge e = {.from = 10, .to = 20, .kind = DB_EDGE_TIMER, .from_event = 111, .to_event = 222}, out;
     unsigned char k[DB_EDGE_KEY_LEN];
+    db_edge_rec r;
     db_edge_key(k, 3, e.to, e.from, &e);
-    db_edge_from_key(k, true, &out);
+    db_edge_rec_from_key(k, &r);
+    db_edge_from_rec(&r, true, &out);
     assert_int_equal(out.from, 10);
     assert_int_equal(out.to, 20);
     assert_int_equal(out.kind, DB_EDGE_TIMER);
     assert_int_equal(out.from_event, 111);
     assert_int_equal(out.to_event, 222);
+}
+
+/* A block gives back its edges exactly, in order, whatever the distances
+ * (backward edges, events far apart, the largest ids); a cut or padded
+ * value is damaged, never misread. */
+static void test_edge_block_roundtrip(void **state)
+{
+    (void)state;
+    uint32_t base = 0xfffffff0u; /* the last block of node ids */
+    db_edge_rec in[6] = {
+        {base, 0, DB_EDGE_WAKEUP, UINT64_MAX - 5, 7},
+        {base, base - 1, DB_EDGE_TIMER, 3, UINT64_MAX},
+        {base + 1, base + 15, DB_EDGE_IPC, 1000, 1000},
+        {base + 1, base + 15, DB_EDGE_IPC, 1000, 1001},
+        {base + 9, 1, DB_EDGE_WEAK, 0, 0},
+        {base + 15, UINT32_MAX, DB_EDGE__COUNT - 1, 1ull << 40, (1ull << 40) - 1},
+    };
+    unsigned char buf[6 * DB_EDGE_REC_MAX], k[8];
+    size_t len = db_edgeblk_encode(in, 6, buf);
+    assert_true(len <= sizeof buf);
+    db_edgeblk_key(k, 3, base + 7);
+    assert_int_equal(db_get_be32(k + 4), base >> DB_EDGE_BLOCK_SHIFT);
+    MDB_val key = {8, k}, v = {len, buf};
+    db_edgeblk_it it;
+    db_edge_rec r;
+    db_edgeblk_begin(&it, &key, &v);
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(db_edgeblk_next(&it, &r), 1);
+        assert_int_equal(db_edge_rec_cmp(&r, &in[i]), 0);
+        assert_int_equal(r.from_event, in[i].from_event);
+    }
+    assert_int_equal(db_edgeblk_next(&it, &r), 0);
+    /* cut anywhere: the edges before the cut, then damaged unless the
+     * cut falls between two edges */
+    for (size_t cut = 1; cut < len; cut++) {
+        MDB_val vc = {cut, buf};
+        int got, n = 0;
+        db_edgeblk_begin(&it, &key, &vc);
+        while ((got = db_edgeblk_next(&it, &r)) == 1)
+            n++;
+        assert_true(got == -1 || (got == 0 && n < 6));
+    }
+    /* an offset past the block's 16 nodes */
+    unsigned char bad[8] = {DB_EDGE_BLOCK_NODES, 0, 0, 0, 0};
+    MDB_val vb = {5, bad};
+    db_edgeblk_begin(&it, &key, &vb);
+    assert_int_equal(db_edgeblk_next(&it, &r), -1);
+    /* a key of another length */
+    MDB_val k4 = {4, k};
+    db_edgeblk_begin(&it, &k4, &v);
+    assert_int_equal(db_edgeblk_next(&it, &r), -1);
 }
 
 static void test_names(void **state)
@@ -326,6 +379,7 @@ int main(void)
         cmocka_unit_test(test_be_keys_sort_numerically),
         cmocka_unit_test(test_node_record_roundtrip),
         cmocka_unit_test(test_edge_key_roundtrip),
+        cmocka_unit_test(test_edge_block_roundtrip),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_nodetop_keeps_the_largest),
         cmocka_unit_test_setup_teardown(test_commit_and_abort, setup, teardown),
