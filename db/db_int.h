@@ -14,9 +14,10 @@
  *   node_thread id, tid(4), begin(8), node(8) -> uv deltas of the thread's next
  *               node ids (a thread's own nodes in time order, in chunks
  *               as ev_thread: critical paths, scans by thread id)
- *   ev_port     id, port(8), ts(8), eid(8) -> ""     (mach_msg dest)
- *   ev_block    id, block(8), ts(8), eid(8) -> ""    (dispatch / runloop block)
- *   ev_timer    id, timer(8), ts(8), eid(8) -> ""    (timer address)
+ *   ev_port     id, port(8), ts(8), eid(8) -> uv deltas (mach_msg dest)
+ *   ev_block    id, block(8), ts(8), eid(8) -> uv deltas (dispatch / runloop block)
+ *   ev_timer    id, timer(8), ts(8), eid(8) -> uv deltas (timer address): the
+ *               object indexes, chunked as ev_thread
  *   nodes       id, node(4) -> node record (codec.c: varints and names)
  *   edges_in    id, to >> 4 (4) -> the edges into 16 nodes (codec.c: by
  *               to, from, kind, from_ev, to_ev; varints and deltas)
@@ -134,7 +135,8 @@ int db_evblock_load(MDB_txn *txn, MDB_dbi dbi, uint32_t trace, uint64_t id, db_e
  * format is refused with both numbers. */
 #define DB_FORMAT_VERSION 6u /* 4: events in blocks, thread index in chunks;
                                 5: nodes' running and runnable, node_thread;
-                                6: edges in blocks of 16 nodes */
+                                6: edges in blocks of 16 nodes, object
+                                   indexes in chunks */
 
 /* archive.c */
 int db_fail(db_error *err, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -161,24 +163,27 @@ typedef struct db_clear {
 int db_clear_step(db_archive *a, MDB_txn *txn, db_clear *st, uint64_t budget, db_error *err);
 int db_scan_rules_txn(MDB_txn *txn, MDB_dbi dbi, uint32_t trace, db_rule_cb cb, void *ctx, db_error *err);
 
-/* thrindex.c: the thread index.  add: the event (in arrival order); a
- * chunk that ends is handed to put (key, value).  flush: every open
- * chunk.  0, -1 (put failed), -2 out of memory. */
+/* thrindex.c: the chunked indexes, by thread (ev_thread, node_thread:
+ * keys of 4 bytes) and by object (ev_port, ev_block, ev_timer: 8).  add:
+ * the event (in arrival order) under its key; a chunk that ends is handed
+ * to put (key, value).  flush: every open chunk.  0, -1 (put failed), -2
+ * out of memory. */
 typedef struct db_thrindex db_thrindex;
 typedef int (*db_thrindex_put)(void *ctx, const unsigned char *k, size_t klen, const void *v, size_t vlen);
-db_thrindex *db_thrindex_new(void);
+db_thrindex *db_thrindex_new(unsigned key_bytes);
 void db_thrindex_free(db_thrindex *t);
-int db_thrindex_add(db_thrindex *t, uint32_t trace, uint32_t tid, uint64_t ts, uint64_t id,
+int db_thrindex_add(db_thrindex *t, uint32_t trace, uint64_t key, uint64_t ts, uint64_t id,
                     db_thrindex_put put, void *ctx);
 int db_thrindex_flush(db_thrindex *t, uint32_t trace, db_thrindex_put put, void *ctx);
 
-/* ---- a 32-bit key to an index of the caller's array (slots.c) ---- */
+/* ---- a 64-bit key to an index of the caller's array (slots.c) ---- */
 typedef struct db_slots {
-    uint32_t *key, *ix; /* ix: index + 1, 0 for an empty slot */
+    uint64_t *key;
+    uint32_t *ix; /* index + 1, 0 for an empty slot */
     size_t n, used;
 } db_slots;
-long db_slots_get(const db_slots *s, uint32_t key); /* the index, or -1 */
-int db_slots_put(db_slots *s, uint32_t key, uint32_t index); /* 0, -1 out of memory */
+long db_slots_get(const db_slots *s, uint64_t key); /* the index, or -1 */
+int db_slots_put(db_slots *s, uint64_t key, uint32_t index); /* 0, -1 out of memory */
 void db_slots_free(db_slots *s);
 
 /* ---- the writer's thread (wqueue.c) ----

@@ -349,30 +349,34 @@ int db_scan_threads(db_reader *r, db_thread_cb cb, void *ctx, db_error *err)
  * and is returned. */
 typedef int (*chunk_id_cb)(void *ctx, uint64_t id, bool *past);
 
-static int walk_chunks(db_reader *r, int dbi, uint32_t tid, uint64_t t0, uint64_t t1, chunk_id_cb cb, void *ctx,
-                       db_error *err)
+static int walk_chunks(db_reader *r, int dbi, uint64_t of, unsigned of_bytes, uint64_t t0, uint64_t t1,
+                       chunk_id_cb cb, void *ctx, db_error *err)
 {
-    unsigned char k[24];
+    unsigned char k[28];
+    size_t pre = 4 + of_bytes, klen = pre + 16; /* trace and thread (or object), ts, id */
     memcpy(k, r->tid, 4);
-    db_put_be32(k + 4, tid);
-    db_put_be64(k + 8, t0);
-    memset(k + 16, 0, 8); /* no id is 0: the last chunk that starts before t0 */
+    if (of_bytes == 8)
+        db_put_be64(k + 4, of);
+    else
+        db_put_be32(k + 4, (uint32_t)of);
+    db_put_be64(k + pre, t0);
+    memset(k + pre + 8, 0, 8); /* no id is 0: the last chunk that starts before t0 */
     MDB_cursor *c;
     int rc = mdb_cursor_open(r->txn, r->a->dbi[dbi], &c);
     if (rc)
         return db_lmdb_fail(err, rc, "cursor");
-    MDB_val key = {24, k}, v;
+    MDB_val key = {klen, k}, v;
     rc = db_cursor_at_or_before(c, &key, &v);
-    if (rc == 0 && !(key.mv_size == 24 && memcmp(key.mv_data, k, 8) == 0))
+    if (rc == 0 && !(key.mv_size == klen && memcmp(key.mv_data, k, pre) == 0))
         rc = mdb_cursor_get(c, &key, &v, MDB_NEXT); /* another thread's: start after it */
     else if (rc == MDB_NOTFOUND) { /* nothing before: from the first key */
-        key = (MDB_val){24, k};
+        key = (MDB_val){klen, k};
         rc = mdb_cursor_get(c, &key, &v, MDB_SET_RANGE);
     }
     int ret = 0;
     bool past = false;
     for (; rc == 0 && !ret && !past; rc = mdb_cursor_get(c, &key, &v, MDB_NEXT)) {
-        if (key.mv_size != 24 || memcmp(key.mv_data, k, 8) != 0)
+        if (key.mv_size != klen || memcmp(key.mv_data, k, pre) != 0)
             break;
         db_thrchunk it;
         db_thrchunk_begin(&it, key.mv_data, key.mv_size, v.mv_data, v.mv_size);
@@ -429,7 +433,7 @@ int db_scan_thread_nodes(db_reader *r, uint32_t tid, uint64_t t0, uint64_t t1, d
                          db_error *err)
 {
     struct tnode_scan s = {r, t0, t1, cb, ctx, err, false, {0}};
-    int rc = walk_chunks(r, DBI_NODE_THREAD, tid, t0, t1, tnode_one, &s, err);
+    int rc = walk_chunks(r, DBI_NODE_THREAD, tid, 4, t0, t1, tnode_one, &s, err);
     if (!rc && s.have_before)
         rc = cb(ctx, &s.before);
     return rc;
@@ -666,7 +670,7 @@ int db_scan_thread(db_reader *r, uint32_t tid, uint64_t t0, uint64_t t1, db_even
                    db_error *err)
 {
     struct tev_scan t = {{r, cb, ctx, err, {0}}, t0, t1};
-    int rc = walk_chunks(r, DBI_EV_THREAD, tid, t0, t1, tev_one, &t, err);
+    int rc = walk_chunks(r, DBI_EV_THREAD, tid, 4, t0, t1, tev_one, &t, err);
     db_evblock_free(&t.s.blk);
     return rc;
 }
@@ -697,15 +701,20 @@ int db_scan_node_events(db_reader *r, uint32_t node, db_event_cb cb, void *ctx, 
     return db_scan_thread(r, n.tid, n.begin, n.end, node_filter_one, &f, err);
 }
 
+/* An object's events, through its chunks (thrindex.c): in time order
+ * chunk by chunk, as a thread's. */
+static int obj_one(void *p, uint64_t id, bool *past)
+{
+    (void)past;
+    return scan_id(p, id);
+}
+
 int db_scan_object(db_reader *r, db_obj_index ix, uint64_t obj, db_event_cb cb, void *ctx, db_error *err)
 {
     static const int dbis[] = {[DB_IX_PORT] = DBI_EV_PORT, [DB_IX_BLOCK] = DBI_EV_BLOCK,
                                [DB_IX_TIMER] = DBI_EV_TIMER};
-    unsigned char k[12];
-    memcpy(k, r->tid, 4);
-    db_put_be64(k + 4, obj);
     struct event_scan s = {r, cb, ctx, err, {0}};
-    int rc = db_scan_prefix(r->txn, r->a->dbi[dbis[ix]], k, 12, k, 12, index_one, &s, err);
+    int rc = walk_chunks(r, dbis[ix], obj, 8, 0, UINT64_MAX, obj_one, &s, err);
     db_evblock_free(&s.blk);
     return rc;
 }

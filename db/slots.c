@@ -1,17 +1,17 @@
-/* db/slots.c -- open addressing from a 32-bit key to the index of an
- * element in the caller's own array (the thread index's chunks, the top
- * lists' threads): linear probing, at most half full, keys kept in the
+/* db/slots.c -- open addressing from a 64-bit key to the index of an
+ * element in the caller's own array (the chunks of the thread and object
+ * indexes, the top lists' threads): linear probing, at most half full, keys kept in the
  * slots so that growing needs nothing of the caller. */
 #include <stdlib.h>
 
 #include "db_int.h"
 
-static size_t home(uint32_t key, size_t n)
+static size_t home(uint64_t key, size_t n)
 {
-    return (key * 2654435761u) & (n - 1);
+    return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (n - 1);
 }
 
-long db_slots_get(const db_slots *s, uint32_t key)
+long db_slots_get(const db_slots *s, uint64_t key)
 {
     if (!s->n)
         return -1;
@@ -23,7 +23,7 @@ long db_slots_get(const db_slots *s, uint32_t key)
     }
 }
 
-static void place(uint32_t *keys, uint32_t *ix, size_t n, uint32_t key, uint32_t v)
+static void place(uint64_t *keys, uint32_t *ix, size_t n, uint64_t key, uint32_t v)
 {
     size_t i = home(key, n);
     while (ix[i])
@@ -32,11 +32,12 @@ static void place(uint32_t *keys, uint32_t *ix, size_t n, uint32_t key, uint32_t
     ix[i] = v;
 }
 
-int db_slots_put(db_slots *s, uint32_t key, uint32_t index)
+int db_slots_put(db_slots *s, uint64_t key, uint32_t index)
 {
     if ((s->used + 1) * 2 > s->n) {
         size_t n = s->n ? s->n * 2 : 128;
-        uint32_t *keys = malloc(n * sizeof *keys), *ix = calloc(n, sizeof *ix);
+        uint64_t *keys = malloc(n * sizeof *keys);
+        uint32_t *ix = calloc(n, sizeof *ix);
         if (!keys || !ix) {
             free(keys);
             free(ix);

@@ -35,6 +35,7 @@ struct db_writer {
     db_evblock_enc *enc; /* the block of events being filled (evblock.c) */
     db_thrindex *thr;    /* the thread index's open chunks (thrindex.c) */
     db_thrindex *nthr;   /* node_thread's: a thread's nodes, the same way */
+    db_thrindex *oix[3]; /* the object indexes', by OIX_* */
     db_nodetop *top;     /* each thread key's longest waits and runs (nodetop.c) */
     int thr_rc;          /* the LMDB error of a chunk's put */
     db_evblock scanblk;  /* db_writer_scan_time's block */
@@ -336,6 +337,26 @@ static int nthr_put(void *ctx, const unsigned char *k, size_t klen, const void *
     return chunk_put(ctx, DBI_NODE_THREAD, k, klen, v, vlen);
 }
 
+/* the object indexes: events by port, block and timer address */
+enum { OIX_PORT, OIX_BLOCK, OIX_TIMER, OIX__COUNT };
+
+static int port_put(void *ctx, const unsigned char *k, size_t klen, const void *v, size_t vlen)
+{
+    return chunk_put(ctx, DBI_EV_PORT, k, klen, v, vlen);
+}
+
+static int block_put(void *ctx, const unsigned char *k, size_t klen, const void *v, size_t vlen)
+{
+    return chunk_put(ctx, DBI_EV_BLOCK, k, klen, v, vlen);
+}
+
+static int timer_put(void *ctx, const unsigned char *k, size_t klen, const void *v, size_t vlen)
+{
+    return chunk_put(ctx, DBI_EV_TIMER, k, klen, v, vlen);
+}
+
+static db_thrindex_put const oix_put[OIX__COUNT] = {port_put, block_put, timer_put};
+
 static int top_put(void *ctx, const unsigned char *k, size_t klen, const void *v, size_t vlen)
 {
     return chunk_put(ctx, DBI_NODETOP, k, klen, v, vlen);
@@ -434,6 +455,10 @@ static void free_events(db_writer *w)
     db_thrindex_free(w->thr);
     db_thrindex_free(w->nthr);
     w->nthr = NULL;
+    for (int i = 0; i < OIX__COUNT; i++) {
+        db_thrindex_free(w->oix[i]);
+        w->oix[i] = NULL;
+    }
     db_nodetop_free(w->top);
     w->top = NULL;
     db_evblock_free(&w->scanblk);
@@ -969,6 +994,9 @@ int db_writer_commit(db_writer *w, db_trace_info *out, db_error *err)
         ret = thr_fail(w, ret, err);
     if (!ret && w->nthr && (ret = db_thrindex_flush(w->nthr, w->info.id, nthr_put, w)) != 0)
         ret = thr_fail(w, ret, err);
+    for (int i = 0; i < OIX__COUNT && !ret; i++)
+        if (w->oix[i] && (ret = db_thrindex_flush(w->oix[i], w->info.id, oix_put[i], w)) != 0)
+            ret = thr_fail(w, ret, err);
     if (!ret && w->top && (ret = db_nodetop_flush(w->top, w->info.id, top_put, w)) != 0)
         ret = thr_fail(w, ret, err);
     ret = ret || drain_later(w, err) ||
@@ -1098,14 +1126,12 @@ void db_writer_skip(db_writer *w)
 const char *db_writer_format(const db_writer *w) { return w->info.format; }
 
 /* An object index key: trace, object, ts, event id. */
-static int put_obj(db_writer *w, int dbi, uint64_t obj, const db_event *ev, db_error *err)
+static int put_obj(db_writer *w, int ix, uint64_t obj, const db_event *ev, db_error *err)
 {
-    unsigned char k[28];
-    db_put_be32(k, w->info.id);
-    db_put_be64(k + 4, obj);
-    db_put_be64(k + 12, ev->ts);
-    db_put_be64(k + 20, ev->id);
-    return put_later(w, dbi, k, sizeof k, err);
+    if (!w->oix[ix] && !(w->oix[ix] = db_thrindex_new(8)))
+        return db_fail_oom(err);
+    int rc = db_thrindex_add(w->oix[ix], w->info.id, obj, ev->ts, ev->id, oix_put[ix], w);
+    return rc ? thr_fail(w, rc, err) : 0;
 }
 
 uint64_t db_writer_next_event_id(const db_writer *w)
@@ -1161,21 +1187,21 @@ int db_writer_event(db_writer *w, db_event *ev, db_error *err)
         return -1;
     if (w->info.unordered && time_key(w, ev->ts, ev->id, err))
         return -1;
-    if (!w->thr && !(w->thr = db_thrindex_new()))
+    if (!w->thr && !(w->thr = db_thrindex_new(4)))
         return db_fail_oom(err);
     int rc = db_thrindex_add(w->thr, w->info.id, ev->tid, ev->ts, ev->id, thr_put, w);
     if (rc)
         return thr_fail(w, rc, err);
     int obj_ix = -1;
     switch (ev->type) {
-    case DB_EV_MACH_MSG: obj_ix = DBI_EV_PORT; break;
+    case DB_EV_MACH_MSG: obj_ix = OIX_PORT; break;
     case DB_EV_DISPATCH_ENQUEUE:
     case DB_EV_DISPATCH_INVOKE:
     case DB_EV_RUNLOOP_SUBMIT:
-    case DB_EV_RUNLOOP_INVOKE: obj_ix = DBI_EV_BLOCK; break;
+    case DB_EV_RUNLOOP_INVOKE: obj_ix = OIX_BLOCK; break;
     case DB_EV_TIMER_ARM:
     case DB_EV_TIMER_CANCEL:
-    case DB_EV_TIMER_CALLOUT: obj_ix = DBI_EV_TIMER; break;
+    case DB_EV_TIMER_CALLOUT: obj_ix = OIX_TIMER; break;
     default: break;
     }
     if (obj_ix >= 0 && put_obj(w, obj_ix, ev->obj, ev, err))
@@ -1211,7 +1237,7 @@ int db_writer_node(db_writer *w, const db_node *n, db_error *err)
     /* the thread's own timeline: not the interrupts that landed on it */
     bool isolated = db_node_kind_isolated(n->kind);
     if (!isolated) { /* chunks of (begin, id), as the thread index's */
-        if (!w->nthr && !(w->nthr = db_thrindex_new()))
+        if (!w->nthr && !(w->nthr = db_thrindex_new(4)))
             return db_fail_oom(err);
         int rc = db_thrindex_add(w->nthr, w->info.id, n->tid, n->begin, n->id, nthr_put, w);
         if (rc)

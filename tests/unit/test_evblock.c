@@ -220,7 +220,7 @@ static int keep(void *ctx, const unsigned char *k, size_t klen, const void *v, s
 static void test_thread_chunks(void **state)
 {
     (void)state;
-    db_thrindex *t = db_thrindex_new();
+    db_thrindex *t = db_thrindex_new(4);
     chunks *c = calloc(1, sizeof *c);
     /* thread 7: ids 1, 3, 5, ... with a step back in time at id 201 */
     uint64_t ts = 100;
@@ -257,6 +257,55 @@ static void test_thread_chunks(void **state)
     db_thrindex_free(t);
 }
 
+/* ---- the object indexes: keys of 8 bytes, more keys than are kept ---- */
+
+typedef struct objchunks {
+    size_t n;
+    uint64_t obj[20000], first_id[20000], ids[20000];
+} objchunks;
+
+static int keep_obj(void *ctx, const unsigned char *k, size_t klen, const void *v, size_t vlen)
+{
+    objchunks *c = ctx;
+    assert_int_equal(klen, 28);
+    assert_int_equal(db_get_be32(k), 9);
+    assert_true(c->n < 20000);
+    db_thrchunk it;
+    db_thrchunk_begin(&it, k, klen, v, vlen);
+    uint64_t id, n = 0;
+    while (db_thrchunk_next(&it, &id))
+        n++;
+    c->obj[c->n] = db_get_be64(k + 4);
+    c->first_id[c->n] = db_get_be64(k + 20);
+    c->ids[c->n++] = n;
+    return 0;
+}
+
+static void test_object_chunks(void **state)
+{
+    (void)state;
+    db_thrindex *t = db_thrindex_new(8);
+    objchunks *c = calloc(1, sizeof *c);
+    /* 6000 objects that differ only above bit 32 (a 32-bit key would
+     * merge them), three events each, a flush (a commit) after each
+     * round: past the kept keys, chunks are forgotten and begin again */
+    uint64_t id = 0;
+    for (int round = 0; round < 3; round++) {
+        for (uint64_t o = 0; o < 6000; o++)
+            assert_int_equal(db_thrindex_add(t, 9, (o << 32) | 0xabc, 1000 + id, id + 1, keep_obj, c), 0), id++;
+        assert_int_equal(db_thrindex_flush(t, 9, keep_obj, c), 0);
+    }
+    /* one chunk per object and round, holding that object's event */
+    assert_int_equal(c->n, 18000);
+    for (size_t i = 0; i < c->n; i++) {
+        assert_int_equal(c->obj[i] & 0xffffffffu, 0xabc);
+        assert_int_equal((c->first_id[i] - 1) % 6000, c->obj[i] >> 32);
+        assert_int_equal(c->ids[i], 1);
+    }
+    free(c);
+    db_thrindex_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -264,6 +313,7 @@ int main(void)
         cmocka_unit_test(test_compact),
         cmocka_unit_test(test_damaged),
         cmocka_unit_test(test_thread_chunks),
+        cmocka_unit_test(test_object_chunks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
