@@ -53,19 +53,44 @@ static int clear_table(db_archive *a, MDB_txn *txn, int dbi, uint32_t trace, uin
     return rc && rc != MDB_NOTFOUND ? db_lmdb_fail(err, rc, "delete") : 0;
 }
 
-/* The signature index is keyed by thread key first: the trace's entries
+/* The signature index is keyed by thread key first: the trace's chunks
  * are found through its nodes (a node's name and kind give its key),
- * from node *next on; *next is where the next step resumes. */
+ * from node *next on; *next is where the next step resumes.  A node's
+ * thread key loses all its chunks of the trace at once, and the nodes
+ * after it with the same key find none left. */
+static int clear_sig_key(MDB_cursor *sc, uint32_t tk, uint32_t trace, unsigned *nd, db_archive *a)
+{
+    unsigned char sk[8];
+    db_put_be32(sk, tk);
+    db_put_be32(sk + 4, trace);
+    for (;;) {
+        MDB_val key = {8, sk}, v;
+        int rc = mdb_cursor_get(sc, &key, &v, MDB_SET_RANGE);
+        if (rc)
+            return rc == MDB_NOTFOUND ? 0 : rc;
+        if (key.mv_size < 8 || memcmp(key.mv_data, sk, 8) != 0)
+            return 0;
+        if ((rc = mdb_cursor_del(sc, 0)) != 0)
+            return rc;
+        if (++*nd % CLEAR_TRIM == 0)
+            db_archive_trim(a);
+    }
+}
+
 static int clear_sigs(db_archive *a, MDB_txn *txn, uint32_t trace, uint32_t *next, uint64_t *budget,
                       db_error *err)
 {
     unsigned char k[8];
     db_put_be32(k, trace);
     db_put_be32(k + 4, *next);
-    MDB_cursor *c;
+    MDB_cursor *c, *sc;
     int rc = mdb_cursor_open(txn, a->dbi[DBI_NODES], &c);
     if (rc)
         return db_lmdb_fail(err, rc, "cursor");
+    if ((rc = mdb_cursor_open(txn, a->dbi[DBI_SIGS], &sc)) != 0) {
+        mdb_cursor_close(c);
+        return db_lmdb_fail(err, rc, "cursor");
+    }
     MDB_val key = {8, k}, v;
     unsigned nd = 0;
     for (rc = mdb_cursor_get(c, &key, &v, MDB_SET_RANGE); rc == 0; rc = mdb_cursor_get(c, &key, &v, MDB_NEXT)) {
@@ -74,6 +99,7 @@ static int clear_sigs(db_archive *a, MDB_txn *txn, uint32_t trace, uint32_t *nex
         if (!*budget) {
             *next = db_get_be32((const unsigned char *)key.mv_data + 4);
             mdb_cursor_close(c);
+            mdb_cursor_close(sc);
             return 1;
         }
         --*budget;
@@ -81,19 +107,11 @@ static int clear_sigs(db_archive *a, MDB_txn *txn, uint32_t trace, uint32_t *nex
         uint32_t id = db_get_be32((const unsigned char *)key.mv_data + 4);
         if (db_node_decode(v.mv_data, v.mv_size, id, &n))
             continue; /* damaged: its signature stays behind, unreachable */
-        unsigned char sk[12];
-        db_put_be32(sk, db_thread_key(n.thread, n.kind));
-        memcpy(sk + 4, key.mv_data, 8);
-        MDB_val skey = {12, sk};
-        int d = mdb_del(txn, a->dbi[DBI_SIGS], &skey, NULL);
-        if (++nd % CLEAR_TRIM == 0)
-            db_archive_trim(a);
-        if (d && d != MDB_NOTFOUND) {
-            rc = d;
+        if ((rc = clear_sig_key(sc, db_thread_key(n.thread, n.kind), trace, &nd, a)) != 0)
             break;
-        }
     }
     mdb_cursor_close(c);
+    mdb_cursor_close(sc);
     return rc && rc != MDB_NOTFOUND ? db_lmdb_fail(err, rc, "delete") : 0;
 }
 

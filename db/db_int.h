@@ -29,9 +29,9 @@
  *   norms       hash(4) -> normalized event text    (one dictionary for all traces)
  *   nodesig     (unused since format 4: a node's thread key is
  *               db_thread_key of its name and kind)
- *   sigs        thread key(4), id, node(4) -> hashes (4 each, sorted: the
- *               signature index, the nodes of one thread name and kind,
- *               across every trace)
+ *   sigs        thread key(4), id, node(4) -> a chunk of the signatures of
+ *               nodes from that one on (sigindex.c; the signature index:
+ *               the nodes of one thread name and kind, across every trace)
  *
  * A backward slice reads a node's block of edges_in. */
 #ifndef ARGUSQ_DB_INT_H
@@ -136,7 +136,7 @@ int db_evblock_load(MDB_txn *txn, MDB_dbi dbi, uint32_t trace, uint64_t id, db_e
 #define DB_FORMAT_VERSION 6u /* 4: events in blocks, thread index in chunks;
                                 5: nodes' running and runnable, node_thread;
                                 6: edges in blocks of 16 nodes, object
-                                   indexes in chunks */
+                                   indexes and signatures in chunks */
 
 /* archive.c */
 int db_fail(db_error *err, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -256,6 +256,25 @@ int db_nodetop_add(db_nodetop *t, const db_node *n); /* 0, -1 out of memory */
 /* One put per thread key and field; 0, or what put returned. */
 int db_nodetop_flush(db_nodetop *t, uint32_t trace, db_put_fn put, void *ctx);
 int db_nodetop_decode(const void *data, size_t len, db_top *out); /* 0, -1 damaged */
+
+/* sigindex.c: the signature index in chunks.  add: a node's signature
+ * (nodes of a thread key in any order); flush: every open chunk.  0, -1
+ * (put failed), -2 out of memory.  The chunk holding node N starts in
+ * [N - DB_SIG_SPAN, N]. */
+#define DB_SIG_SPAN 4096u
+typedef struct db_sigindex db_sigindex;
+db_sigindex *db_sigindex_new(void);
+void db_sigindex_free(db_sigindex *s);
+int db_sigindex_add(db_sigindex *s, uint32_t trace, const db_sig *sig, db_put_fn put, void *ctx);
+int db_sigindex_flush(db_sigindex *s, uint32_t trace, db_put_fn put, void *ctx);
+/* A chunk's signatures: next gives 1 (out filled), 0 (end), -1 (damaged). */
+typedef struct db_sigchunk {
+    const unsigned char *p, *end;
+    db_sig sig; /* the last one read */
+    bool bad;
+} db_sigchunk;
+void db_sigchunk_begin(db_sigchunk *it, const MDB_val *k, const MDB_val *v);
+int db_sigchunk_next(db_sigchunk *it, db_sig *out);
 
 /* A chunk's event ids, first to last. */
 typedef struct db_thrchunk {

@@ -129,41 +129,54 @@ int db_scan_rules(db_reader *r, db_rule_cb cb, void *ctx, db_error *err)
     return db_scan_rules_txn(r->txn, r->a->dbi[DBI_RULES], r->info.id, cb, ctx, err);
 }
 
-static void sig_decode(const unsigned char *p, size_t len, db_sig *out)
-{
-    out->n = (uint32_t)(len / 4 < DB_SIG_MAX ? len / 4 : DB_SIG_MAX);
-    for (uint32_t i = 0; i < out->n; i++)
-        out->h[i] = db_get_be32(p + 4 * i);
-}
-
 int db_get_sig(db_reader *r, uint32_t node, db_sig *out, db_error *err)
 {
     return db_get_sig_of(r, r->info.id, node, out, err);
 }
 
 /* The signature index is keyed by thread key: the node's name and kind
- * give it. */
+ * give it.  The chunk that holds the node starts at most DB_SIG_SPAN ids
+ * before it (sigindex.c). */
+struct sig_find {
+    uint32_t node;
+    db_sig *out;
+    bool found;
+    db_error *err;
+};
+
+static int sig_find_one(void *p, const MDB_val *k, const MDB_val *v)
+{
+    struct sig_find *f = p;
+    db_sigchunk it;
+    int got;
+    db_sigchunk_begin(&it, k, v);
+    while ((got = db_sigchunk_next(&it, f->out)) == 1)
+        if (f->out->node >= f->node) {
+            f->found = f->out->node == f->node;
+            if (f->found)
+                return 1;
+            break;
+        }
+    return got < 0 ? db_fail(f->err, -1, "damaged signatures of nodes from %u", it.sig.node) : 0;
+}
+
 int db_get_sig_of(db_reader *r, uint32_t trace_id, uint32_t node, db_sig *out, db_error *err)
 {
     db_node n;
     int got = db_get_node_of(r, trace_id, node, &n, err);
     if (got <= 0)
         return got;
-    unsigned char k[12];
-    db_put_be32(k, db_thread_key(n.thread, n.kind));
-    db_put_be32(k + 4, trace_id);
-    db_put_be32(k + 8, node);
-    MDB_val v;
-    got = get(r, DBI_SIGS, k, 12, &v, err);
-    if (got == 1) {
-        if (v.mv_size % 4)
-            return db_fail(err, -1, "damaged signature of node %u", node);
-        out->trace = trace_id;
-        out->node = node;
-        out->thread_key = db_get_be32(k);
-        sig_decode(v.mv_data, v.mv_size, out);
-    }
-    return got;
+    unsigned char lo[12], hi[12];
+    db_put_be32(lo, db_thread_key(n.thread, n.kind));
+    db_put_be32(lo + 4, trace_id);
+    memcpy(hi, lo, 8);
+    db_put_be32(lo + 8, node > DB_SIG_SPAN ? node - DB_SIG_SPAN : 0);
+    db_put_be32(hi + 8, node);
+    struct sig_find f = {node, out, false, err};
+    int rc = db_scan_prefix(r->txn, r->a->dbi[DBI_SIGS], lo, 12, hi, 12, sig_find_one, &f, err);
+    if (rc < 0)
+        return -1;
+    return f.found ? 1 : 0;
 }
 
 static int visible(db_reader *r, uint32_t id, db_error *err);
@@ -185,19 +198,23 @@ struct sig_scan {
 static int sig_one(void *p, const MDB_val *k, const MDB_val *v)
 {
     struct sig_scan *s = p;
-    if (k->mv_size != 12 || v->mv_size % 4)
-        return 0;
-    const unsigned char *kb = k->mv_data;
-    db_sig sig = {.thread_key = db_get_be32(kb), .trace = db_get_be32(kb + 4), .node = db_get_be32(kb + 8)};
-    if (++s->n % DB_SCAN_TRIM == 0)
-        db_archive_trim(s->r->a);
-    if (s->all && sig.trace != s->r->info.id) {
-        int vis = visible(s->r, sig.trace, s->err);
+    db_sigchunk it;
+    db_sig sig;
+    int got;
+    db_sigchunk_begin(&it, k, v);
+    if (s->all && it.sig.trace != s->r->info.id && !it.bad) {
+        int vis = visible(s->r, it.sig.trace, s->err);
         if (vis <= 0)
             return vis;
     }
-    sig_decode(v->mv_data, v->mv_size, &sig);
-    return s->cb(s->ctx, &sig);
+    while ((got = db_sigchunk_next(&it, &sig)) == 1) {
+        if (++s->n % DB_SCAN_TRIM == 0)
+            db_archive_trim(s->r->a);
+        int rc = s->cb(s->ctx, &sig);
+        if (rc)
+            return rc;
+    }
+    return got < 0 ? db_fail(s->err, -1, "damaged signatures of nodes from %u", it.sig.node) : 0;
 }
 
 int db_scan_sigs(db_reader *r, uint32_t thread_key, uint32_t trace_id, db_sig_cb cb, void *ctx, db_error *err)

@@ -36,6 +36,7 @@ struct db_writer {
     db_thrindex *thr;    /* the thread index's open chunks (thrindex.c) */
     db_thrindex *nthr;   /* node_thread's: a thread's nodes, the same way */
     db_thrindex *oix[3]; /* the object indexes', by OIX_* */
+    db_sigindex *sigs;   /* the signature index's open chunks (sigindex.c) */
     db_nodetop *top;     /* each thread key's longest waits and runs (nodetop.c) */
     int thr_rc;          /* the LMDB error of a chunk's put */
     db_evblock scanblk;  /* db_writer_scan_time's block */
@@ -357,6 +358,11 @@ static int timer_put(void *ctx, const unsigned char *k, size_t klen, const void 
 
 static db_thrindex_put const oix_put[OIX__COUNT] = {port_put, block_put, timer_put};
 
+static int sig_put(void *ctx, const unsigned char *k, size_t klen, const void *v, size_t vlen)
+{
+    return chunk_put(ctx, DBI_SIGS, k, klen, v, vlen);
+}
+
 static int top_put(void *ctx, const unsigned char *k, size_t klen, const void *v, size_t vlen)
 {
     return chunk_put(ctx, DBI_NODETOP, k, klen, v, vlen);
@@ -459,6 +465,8 @@ static void free_events(db_writer *w)
         db_thrindex_free(w->oix[i]);
         w->oix[i] = NULL;
     }
+    db_sigindex_free(w->sigs);
+    w->sigs = NULL;
     db_nodetop_free(w->top);
     w->top = NULL;
     db_evblock_free(&w->scanblk);
@@ -997,6 +1005,8 @@ int db_writer_commit(db_writer *w, db_trace_info *out, db_error *err)
     for (int i = 0; i < OIX__COUNT && !ret; i++)
         if (w->oix[i] && (ret = db_thrindex_flush(w->oix[i], w->info.id, oix_put[i], w)) != 0)
             ret = thr_fail(w, ret, err);
+    if (!ret && w->sigs && (ret = db_sigindex_flush(w->sigs, w->info.id, sig_put, w)) != 0)
+        ret = thr_fail(w, ret, err);
     if (!ret && w->top && (ret = db_nodetop_flush(w->top, w->info.id, top_put, w)) != 0)
         ret = thr_fail(w, ret, err);
     ret = ret || drain_later(w, err) ||
@@ -1257,19 +1267,14 @@ int db_writer_signature(db_writer *w, const db_sig *sig, db_error *err)
 {
     if (front(w))
         return db_wq_signature(w->q, sig, err);
-    unsigned char v[4 * DB_SIG_MAX];
-    uint32_t n = sig->n < DB_SIG_MAX ? sig->n : DB_SIG_MAX;
-    for (uint32_t i = 0; i < n; i++)
-        db_put_be32(v + 4 * i, sig->h[i]);
-    unsigned char k[12];
-    db_put_be32(k, sig->thread_key);
-    db_put_be32(k + 4, w->info.id);
-    db_put_be32(k + 8, sig->node);
-    MDB_val key = {12, k}, val = {4 * n, v};
-    w->ops++;
-    trim_every(w, 4 * n);
-    int rc = mdb_put(w->txn, w->a->dbi[DBI_SIGS], &key, &val, 0);
-    return rc ? db_lmdb_fail(err, rc, "write") : 0;
+    /* chunks of a committed trace are not reopened: a trace's signatures
+     * are written with its graph (ingest, rebuild's new copy) */
+    if (w->existing)
+        return db_fail(err, -1, "signatures are written with their trace's graph");
+    if (!w->sigs && !(w->sigs = db_sigindex_new()))
+        return db_fail_oom(err);
+    int rc = db_sigindex_add(w->sigs, w->info.id, sig, sig_put, w);
+    return rc ? thr_fail(w, rc, err) : 0;
 }
 
 int db_writer_norm(db_writer *w, uint32_t hash, const char *text, db_error *err)

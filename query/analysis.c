@@ -124,6 +124,7 @@ void query_cands_free(query_cands *c)
 struct longest {
     db_reader *r;
     db_node best;
+    uint32_t best_trace;
     bool found;
     db_error *de;
 };
@@ -135,8 +136,13 @@ static int longest_one(void *ctx, const db_sig *c)
     int got = db_get_node_of(l->r, c->trace, c->node, &n, l->de);
     if (got < 0)
         return -1;
-    if (got && (!l->found || n.blocked > l->best.blocked)) {
+    /* ties: the first node by trace and id (the signature index hands
+     * them out chunk by chunk, not strictly in that order) */
+    bool first = l->found && n.blocked == l->best.blocked &&
+                 (c->trace < l->best_trace || (c->trace == l->best_trace && n.id < l->best.id));
+    if (got && (!l->found || n.blocked > l->best.blocked || first)) {
         l->best = n;
+        l->best_trace = c->trace;
         l->found = true;
     }
     return 0;

@@ -30,7 +30,10 @@ static void consider(struct worst *w, const db_node *n)
 {
     if (n->kind != DB_NODE_THREAD)
         return;
-    if (!w->found || query_not_running(n) > query_not_running(&w->best)) {
+    /* ties: the first node (the signature index hands a thread's nodes out
+     * chunk by chunk, not strictly by id) */
+    uint64_t nr = query_not_running(n), br = w->found ? query_not_running(&w->best) : 0;
+    if (!w->found || nr > br || (nr == br && n->id < w->best.id)) {
         w->best = *n;
         w->found = true;
     }

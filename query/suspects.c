@@ -46,7 +46,9 @@ static int scan_thread_node(void *ctx, const db_sig *sig)
         return got;
     uint64_t ov = n.blocked ? overlap(n.begin - n.blocked, n.begin, t->per) : 0;
     t->overlap += ov;
-    if (ov && (!t->have_worst || ov > overlap(t->worst.begin - t->worst.blocked, t->worst.begin, t->per))) {
+    uint64_t wov = t->have_worst ? overlap(t->worst.begin - t->worst.blocked, t->worst.begin, t->per) : 0;
+    /* ties: the first node (signatures come chunk by chunk, not by id) */
+    if (ov && (!t->have_worst || ov > wov || (ov == wov && n.id < t->worst.id))) {
         t->worst = n;
         t->have_worst = true;
     }
