@@ -149,6 +149,7 @@ db_archive *db_open(const char *path, bool readonly, db_error *err)
         db_fail(err, -1, "out of memory");
         return NULL;
     }
+    a->statm_fd = -1;
     strcpy(a->path, path);
     a->readonly = readonly;
     int rc = mdb_env_create(&a->env);
@@ -198,6 +199,7 @@ db_archive *db_open(const char *path, bool readonly, db_error *err)
         return NULL;
     }
     find_map(a);
+    a->statm_fd = readonly ? -1 : open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
     return a;
 }
 
@@ -214,10 +216,26 @@ void db_archive_trim(db_archive *a)
         madvise(a->map, len, MADV_DONTNEED);
 }
 
+uint64_t db_archive_file_rss(const db_archive *a)
+{
+    char buf[128];
+    ssize_t n = a->statm_fd >= 0 ? pread(a->statm_fd, buf, sizeof buf - 1, 0) : -1;
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    unsigned long size, resident, shared;
+    if (sscanf(buf, "%lu %lu %lu", &size, &resident, &shared) != 3)
+        return 0;
+    long page = sysconf(_SC_PAGESIZE);
+    return (uint64_t)shared * (uint64_t)(page > 0 ? page : 4096);
+}
+
 void db_close(db_archive *a)
 {
     if (!a)
         return;
+    if (a->statm_fd >= 0)
+        close(a->statm_fd);
     mdb_env_close(a->env);
     free(a);
 }

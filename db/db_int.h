@@ -72,6 +72,7 @@ struct db_archive {
     char path[4096];
     void *map; /* LMDB's map of the file, found at open (db_archive_trim) */
     size_t map_len;
+    int statm_fd; /* /proc/self/statm, for a writable archive (db_archive_file_rss) */
 };
 
 /* LMDB's map is read-only shared memory over the archive: every page a
@@ -81,6 +82,9 @@ struct db_archive {
  * safe under live transactions, whose dirty pages are their own memory.
  * A no-op when the map was not found. */
 void db_archive_trim(db_archive *a);
+/* Bytes of files the process has mapped in (the archive's map, and the
+ * program's own text): /proc/self/statm's third field; 0 when unknown. */
+uint64_t db_archive_file_rss(const db_archive *a);
 
 /* evblock.c: the events table's blocks.  The encoder takes events in id
  * order: add returns 0, 1 when the block is full (the event was not

@@ -16,9 +16,11 @@
  * The object indexes are the same with a key of 8 bytes: 370 timer
  * addresses had 597 events each in the 1.9M-event Argus trace, and a key
  * per event made ev_timer and ev_port 12 bytes an event of the archive.
- * Objects come and go (a dispatch block is seen three times), so once
- * everything is flushed the chunks are forgotten past THR_KEEP_MAX keys:
- * memory is bounded by the keys between two flushes, not by the trace. */
+ * Objects come and go (a dispatch block is seen three times: 330,000 of
+ * them in the 19M-event trace), so the memory the chunks hold is counted
+ * too: past THR_HELD_MAX every chunk is written and, past THR_KEEP_MAX
+ * keys, forgotten; memory is bounded by the keys between two flushes, not
+ * by the trace. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +29,7 @@
 #define THR_CHUNK_BYTES 1000u
 #define THR_PENDING_MAX (4u << 20)
 #define THR_KEEP_MAX 4096u
+#define THR_HELD_MAX (8u << 20)
 
 typedef struct chunk {
     uint64_t key;
@@ -41,6 +44,7 @@ struct db_thrindex {
     size_t n, cap;
     db_slots slots; /* tid -> chunk */
     size_t pending; /* bytes in open chunks */
+    size_t held;    /* bytes of chunks and their buffers, open or not */
     unsigned key_bytes; /* 4 (a tid) or 8 (an object) */
 };
 
@@ -58,6 +62,7 @@ static void forget(db_thrindex *t)
     for (size_t i = 0; i < t->n; i++)
         free(t->c[i].buf);
     t->n = 0;
+    t->held = 0;
     db_slots_free(&t->slots);
 }
 
@@ -88,6 +93,7 @@ static chunk *find(db_thrindex *t, uint64_t key)
     chunk *c = &t->c[t->n++];
     memset(c, 0, sizeof *c);
     c->key = key;
+    t->held += sizeof *c + 2 * (sizeof(uint64_t) + sizeof(uint32_t)); /* and its slot */
     return c;
 }
 
@@ -115,7 +121,7 @@ int db_thrindex_flush(db_thrindex *t, uint32_t trace, db_thrindex_put put, void 
     for (size_t i = 0; i < t->n; i++)
         if (put_chunk(t, &t->c[i], trace, put, ctx))
             return -1;
-    if (t->n > THR_KEEP_MAX)
+    if (t->n > THR_KEEP_MAX || t->held > THR_HELD_MAX)
         forget(t);
     return 0;
 }
@@ -140,6 +146,7 @@ int db_thrindex_add(db_thrindex *t, uint32_t trace, uint64_t key, uint64_t ts, u
         void *p = realloc(c->buf, n);
         if (!p)
             return -2;
+        t->held += n - c->cap;
         c->buf = p;
         c->cap = n;
     }
@@ -153,7 +160,7 @@ int db_thrindex_add(db_thrindex *t, uint32_t trace, uint64_t key, uint64_t ts, u
     t->pending += c->len - before;
     c->last_ts = ts;
     c->last_id = id;
-    if (t->pending > THR_PENDING_MAX)
+    if (t->pending > THR_PENDING_MAX || t->held > THR_HELD_MAX)
         return db_thrindex_flush(t, trace, put, ctx);
     return 0;
 }

@@ -58,11 +58,14 @@ struct db_writer {
     bool flushed;  /* a batch was committed: an abort must delete it */
     bool in_scan;  /* db_writer_scan_time flushes at its own safe points */
     uint64_t ops;  /* puts in the current transaction */
+    uint64_t touched, appended; /* of them: puts into a page (not at the
+                                   end of a table), bytes appended */
     uint64_t batch_ops; /* DB_BATCH_OPS, or $ARGUSQ_BATCH_OPS (tests) */
     bool batch_nosync;  /* $ARGUSQ_BATCH_SYNC=0: batches unsynced (make bench) */
     uint64_t last_ts;   /* of the previous event: is the trace in time order? */
     int lock_fd;   /* holds the archive's writer lock */
-    uint64_t untrimmed; /* bytes of pages touched since the map was last trimmed */
+    uint64_t untrimmed; /* puts (or bytes of pages touched) since the last trim */
+    uint64_t trim_base; /* the file pages mapped after it (trim_every) */
     MDB_cursor *cur[DBI__COUNT]; /* a write cursor per table, for appends:
                                     mdb_put would set one up every call */
     db_keysort *ks;              /* index keys that do not arrive in order
@@ -113,6 +116,19 @@ static unsigned append_flag(db_writer *w, int dbi, const unsigned char *k, size_
 
 static void trim_every(db_writer *w, size_t vlen);
 
+/* What a batch's dirty pages are guessed from (batch_full): LMDB copies
+ * every page a transaction changes into memory of its own until the
+ * commit, and keeps those buffers for the next.  A put into the middle of
+ * a table dirties a page (an upper bound: two puts can share one); an
+ * append fills pages in turn. */
+static void count_put(db_writer *w, unsigned flags, size_t bytes)
+{
+    if (flags == MDB_APPEND)
+        w->appended += bytes + 10;
+    else
+        w->touched++;
+}
+
 static int put(db_writer *w, int dbi, const unsigned char *k, size_t klen, const void *v, size_t vlen,
                db_error *err)
 {
@@ -121,6 +137,7 @@ static int put(db_writer *w, int dbi, const unsigned char *k, size_t klen, const
     unsigned flags = append_flag(w, dbi, k, klen);
     w->ops++;
     int rc;
+    count_put(w, flags, klen + vlen);
     if (flags == MDB_APPEND) {
         if (!w->cur[dbi] && (rc = mdb_cursor_open(w->txn, w->a->dbi[dbi], &w->cur[dbi])) != 0)
             return db_lmdb_fail(err, rc, "cursor");
@@ -230,6 +247,7 @@ static int edges_put(db_writer *w, int side)
     b->n = 0;
     trim_every(w, val.mv_size);
     unsigned flags = append_flag(w, dbi, k, sizeof k);
+    count_put(w, flags, sizeof k + val.mv_size);
     if (flags != MDB_APPEND)
         return mdb_put(w->txn, w->a->dbi[dbi], &key, &val, 0);
     int rc = w->cur[dbi] ? 0 : mdb_cursor_open(w->txn, w->a->dbi[dbi], &w->cur[dbi]);
@@ -266,7 +284,9 @@ static int put_sorted(void *ctx, int dbi, const unsigned char *k, size_t len)
         return rc;
     MDB_val key = {len, (void *)k}, val = {0, ""};
     /* the first batch of a new trace appends every key */
-    return mdb_cursor_put(w->cur[dbi], &key, &val, append_flag(w, dbi, k, len));
+    unsigned flags = append_flag(w, dbi, k, len);
+    count_put(w, flags, len);
+    return mdb_cursor_put(w->cur[dbi], &key, &val, flags);
 }
 
 static int drain_later(db_writer *w, db_error *err)
@@ -324,6 +344,7 @@ static int chunk_put(db_writer *w, int dbi, const unsigned char *k, size_t klen,
     trim_every(w, vlen);
     MDB_val key = {klen, (void *)k}, val = {vlen, (void *)v};
     w->ops++;
+    count_put(w, 0, klen + vlen);
     w->thr_rc = mdb_put(w->txn, w->a->dbi[dbi], &key, &val, 0);
     return w->thr_rc ? -1 : 0;
 }
@@ -502,22 +523,36 @@ static void close_cursors(db_writer *w)
 static void trim_map(db_writer *w)
 {
     db_archive_trim(w->a);
+    w->trim_base = db_archive_file_rss(w->a);
 }
 
 /* Within a batch too, and in the final commit's flushes: the pages a
  * batch reads (index pages all over the file as keys go in, the event
- * blocks it rewrites with their nodes) would otherwise pile up until its
- * commit -- 150 MB and more between two commits at the paper's scale.
- * Each put is counted as a page it reads on the way to its leaf and twice
- * its value (a value read back, as a patched block is, and written);
- * past DB_TRIM_BYTES the mapping goes.  Dropping the mapping of the
+ * blocks it rewrites with their nodes, a block of edges merged) would
+ * otherwise pile up until its commit -- 150 MB and more between two
+ * commits at the paper's scale.  Every DB_TRIM_EVERY puts the process's
+ * file pages are read from the kernel (db_archive_file_rss: a guess from
+ * the puts missed what reads map), and past DB_TRIM_RSS more than after
+ * the last trim the mapping goes.
+ * Without /proc, each put is counted as a page and twice its value, and
+ * the mapping goes every DB_TRIM_BYTES.  Dropping the mapping of the
  * read-only map under a live write transaction is safe: its dirty pages
  * are its own memory, and a clean page read again faults back in from
  * the page cache, unchanged. */
+#define DB_TRIM_EVERY 128u
+#define DB_TRIM_RSS (8u << 20)
 #define DB_TRIM_BYTES (32u << 20)
 
 static void trim_every(db_writer *w, size_t vlen)
 {
+    if (w->a->statm_fd >= 0) {
+        if (++w->untrimmed % DB_TRIM_EVERY == 0) {
+            uint64_t rss = db_archive_file_rss(w->a);
+            if (rss > w->trim_base + DB_TRIM_RSS)
+                trim_map(w);
+        }
+        return;
+    }
     w->untrimmed += 4096 + 2 * (uint64_t)vlen;
     if (w->untrimmed >= DB_TRIM_BYTES) {
         trim_map(w);
@@ -566,15 +601,27 @@ static int flush(db_writer *w, db_error *err)
     if (rc)
         return commit_fail(w, rc, err);
     w->flushed = true;
-    w->ops = 0;
+    w->ops = w->touched = w->appended = 0;
     trim_map(w);
     rc = mdb_txn_begin(w->a->env, NULL, 0, &w->txn);
     return rc ? db_lmdb_fail(err, rc, "write transaction") : 0;
 }
 
+/* A batch ends after batch_ops puts, or sooner when its dirty pages
+ * (count_put) would pass DB_BATCH_PAGES: as a trace grows, the pages a
+ * batch's scattered puts land on grow with it (41 MB of them at 19M
+ * events against 20 MB at 1.9M), and LMDB keeps the largest batch's
+ * buffers to the end. */
+#define DB_BATCH_PAGES 5000u
+
+static bool batch_full(const db_writer *w)
+{
+    return w->ops >= w->batch_ops || w->touched + w->appended / 4096 >= DB_BATCH_PAGES;
+}
+
 static int maybe_flush(db_writer *w, db_error *err)
 {
-    return w->batch && !w->in_scan && w->ops >= w->batch_ops ? flush(w, err) : 0;
+    return w->batch && !w->in_scan && batch_full(w) ? flush(w, err) : 0;
 }
 
 /* Deletes the traces an interrupted ingest left in the catalog as
@@ -636,6 +683,12 @@ static db_writer *writer_new(db_archive *a, db_error *err)
         return NULL;
     }
     w->a = a;
+    /* A writer's reads land all over the file (a leaf per put), and for
+     * each the kernel would map 64 KB around it: the resident set then
+     * grew by tens of MB between two trims.  Advice for the whole map,
+     * which only this process's writer and readers share. */
+    if (a->map)
+        madvise(a->map, a->map_len, MADV_RANDOM);
     /* tests make batches small to exercise many commits on small traces */
     const char *bo = getenv("ARGUSQ_BATCH_OPS");
     w->batch_ops = bo && atoll(bo) > 0 ? (uint64_t)atoll(bo) : DB_BATCH_OPS;
@@ -1173,7 +1226,7 @@ static int time_index_from_start(db_writer *w, uint64_t upto, db_error *err)
         for (; next <= upto && (ev = db_evblock_get(&w->scanblk, next)) != NULL; next++)
             if (time_key(w, ev->ts, next, err))
                 return -1;
-        if (next <= upto && w->ops >= w->batch_ops && flush(w, err))
+        if (next <= upto && batch_full(w) && flush(w, err))
             return -1;
     }
     return 0;
@@ -1284,7 +1337,12 @@ int db_writer_norm(db_writer *w, uint32_t hash, const char *text, db_error *err)
     unsigned char k[4];
     db_put_be32(k, hash);
     MDB_val key = {4, k}, val = {strnlen(text, 255), (void *)text};
+    /* the dictionary is one table for every trace, keyed by hash: a put
+     * lands anywhere in it */
+    trim_every(w, val.mv_size);
     int rc = mdb_put(w->txn, w->a->dbi[DBI_NORMS], &key, &val, MDB_NOOVERWRITE);
+    if (!rc) /* a form already there changes no page */
+        count_put(w, 0, 4 + val.mv_size);
     return rc && rc != MDB_KEYEXIST ? db_lmdb_fail(err, rc, "write") : 0;
 }
 
@@ -1292,6 +1350,10 @@ int db_writer_edge(db_writer *w, const db_edge *e, db_error *err)
 {
     if (front(w))
         return db_wq_edge(w->q, e, err);
+    /* a batch ends between two edges too: a node that ends can bring
+     * hundreds (the graph's end, a broadcast), and they wait in memory */
+    if (maybe_flush(w, err))
+        return -1;
     /* by target and by source: neither in key order as edges come (a
      * wakeup joins an old node to a new one), so they go in sorted at the
      * end of the batch, filling pages as appends do */
@@ -1366,7 +1428,7 @@ static int scan_blocks(db_writer *w, uint32_t trace, db_event_cb cb, void *ctx, 
             if (rc)
                 return rc;
         }
-        if (w->batch && w->ops >= w->batch_ops && flush(w, err))
+        if (w->batch && batch_full(w) && flush(w, err))
             return -1;
     }
 }
@@ -1414,7 +1476,7 @@ int db_writer_scan_time(db_writer *w, db_event_cb cb, void *ctx, db_error *err)
             klen = full;
             if ((ret = scan_one(&s, &k, &v)) != 0)
                 break;
-            if (w->batch && w->ops >= w->batch_ops) {
+            if (w->batch && batch_full(w)) {
                 again = resumed = true;
                 break;
             }

@@ -422,7 +422,8 @@ void graph_abort(graph_builder *g)
     free(g->threads);
     free(g->cpus);
     graph_map_free(&g->tids);
-    graph_map_free(&g->norms);
+    free(g->norms);
+    g->norms = NULL;
     graph_map_free(&g->norm_cache);
     graph_edges_free(g);
     free(g);

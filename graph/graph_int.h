@@ -126,7 +126,8 @@ typedef struct graph_state {
     graph_map wakings;       /* target tid -> the waker's sched_waking (Linux) */
     graph_map requests;      /* block request (device, sector) -> its submission */
     graph_map *user;         /* per connect rule: hash of key -> latest `a` */
-    graph_map norms;         /* normalized-event hashes already in the dictionary */
+    uint32_t *norms;         /* GRAPH_NORMS_SEEN hashes last put into the dictionary,
+                                by their low bits (normalize.c) */
     graph_map norm_cache;    /* syscall number -> hash of its normal form */
     const graph_rule *rules;
     size_t nrules;
