@@ -854,7 +854,7 @@ static int copy_table(db_writer *w, int dbi, uint32_t from, db_error *err)
     return ret;
 }
 
-db_writer *db_writer_rebuild(db_archive *a, const char *trace, db_error *err)
+static db_writer *rebuild_here(db_archive *a, const char *trace, db_error *err)
 {
     db_writer *w = writer_new(a, err);
     if (!w)
@@ -891,6 +891,36 @@ db_writer *db_writer_rebuild(db_archive *a, const char *trace, db_error *err)
             return NULL;
         }
     w->batch = true;
+    return w;
+}
+
+struct rebuild_args {
+    db_archive *a;
+    const char *trace;
+    db_error *err;
+};
+
+static db_writer *rebuild_there(db_wq *q, void *ctx)
+{
+    struct rebuild_args *b = ctx;
+    db_writer *w = rebuild_here(b->a, b->trace, b->err);
+    if (w)
+        w->q = q;
+    return w;
+}
+
+/* A rebuild's copy is written by a thread of its own too, while the
+ * caller reads the old copy and builds the graph (scan_source). */
+db_writer *db_writer_rebuild(db_archive *a, const char *trace, db_error *err)
+{
+    const char *env = getenv("ARGUSQ_WRITER_THREAD");
+    db_wq *q = env && strcmp(env, "0") == 0 ? NULL : db_wq_start();
+    if (!q)
+        return rebuild_here(a, trace, err);
+    struct rebuild_args b = {a, trace, err};
+    db_writer *w = db_wq_begin(q, rebuild_there, &b);
+    if (!w)
+        db_wq_stop(q);
     return w;
 }
 
@@ -937,10 +967,54 @@ static void drop_replaced(db_writer *w)
     w->txn = NULL;
 }
 
+/* A threaded rebuild reads the old copy on the caller's thread, in a read
+ * transaction of its own, while the writer's thread writes and commits
+ * the new copy: the old one is committed and nothing changes it before
+ * the swap.  The transaction is renewed every SCAN_RENEW blocks, or it
+ * would keep every page the writer's batches free from being reused (the
+ * file would grow by a batch's pages per batch), and the map is trimmed
+ * as the writer's is. */
+#define SCAN_RENEW 64u
+
+static int scan_old(db_writer *w, db_event_cb cb, void *ctx, db_error *err)
+{
+    MDB_txn *rt;
+    int rc = mdb_txn_begin(w->a->env, NULL, MDB_RDONLY, &rt);
+    if (rc)
+        return db_lmdb_fail(err, rc, "read transaction");
+    db_evblock blk = {0};
+    int ret = 0;
+    for (uint64_t next = 1, n = 1; !ret; n++) {
+        if (n % SCAN_RENEW == 0) {
+            mdb_txn_reset(rt);
+            if ((rc = mdb_txn_renew(rt)) != 0) {
+                ret = db_lmdb_fail(err, rc, "read transaction");
+                break;
+            }
+            db_archive_trim(w->a);
+        }
+        int got = db_evblock_load(rt, w->a->dbi[DBI_EVENTS], w->replaces.id, next, &blk, err);
+        if (got <= 0) {
+            ret = got;
+            break;
+        }
+        const db_event *ev;
+        for (; !ret && (ev = db_evblock_get(&blk, next)) != NULL; next++) {
+            db_event e = *ev; /* the callback may not change the block's copy */
+            ret = cb(ctx, &e);
+        }
+    }
+    db_evblock_free(&blk);
+    mdb_txn_abort(rt);
+    return ret;
+}
+
 int db_writer_scan_source(db_writer *w, db_event_cb cb, void *ctx, db_error *err)
 {
-    if (!w->rebuild) /* a rebuild's writer has no thread of its own */
+    if (!w->rebuild)
         return db_fail(err, -1, "scan_source: not a rebuild");
+    if (front(w))
+        return scan_old(w, cb, ctx, err);
     w->in_scan = true;
     int rc = scan_blocks(w, w->replaces.id, cb, ctx, err);
     w->in_scan = false;
