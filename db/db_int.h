@@ -202,6 +202,10 @@ typedef struct db_wq db_wq;
 db_wq *db_wq_start(void);
 bool db_wq_here(const db_wq *q);
 db_writer *db_wq_begin(db_wq *q, db_writer *(*fn)(db_wq *q, void *ctx), void *ctx);
+/* threads and processes the trace has without the queue having carried
+ * them (a rebuild's copies) */
+void db_wq_know_thread(db_wq *q, const db_thread *t);
+void db_wq_know_proc(db_wq *q, uint32_t pid, const char *name);
 int db_wq_run(db_wq *q, int (*fn)(void *ctx), void *ctx, db_error *err);
 int db_wq_run_always(db_wq *q, int (*fn)(void *ctx), void *ctx, db_error *err);
 int db_wq_failed(db_wq *q, db_error *err);

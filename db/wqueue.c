@@ -392,6 +392,23 @@ int db_wq_thread(db_wq *q, const db_thread *t, db_error *err)
     return 0;
 }
 
+/* A trace that starts with threads and processes the queue did not carry
+ * (a rebuild's copy, which copies them on the writer's thread): the front
+ * learns them, so that a miss still means "no such thread". */
+void db_wq_know_thread(db_wq *q, const db_thread *t)
+{
+    db_thread copy = db_thread_stored(t);
+    db_names_set_thread(&q->names, &copy);
+    q->names_complete = q->names_complete && db_names_thread(&q->names, t->tid);
+}
+
+void db_wq_know_proc(db_wq *q, uint32_t pid, const char *name)
+{
+    size_t n = strnlen(name, DB_NAME_MAX - 1);
+    db_names_set_proc(&q->names, pid, name, n);
+    q->names_complete = q->names_complete && db_names_proc(&q->names, pid);
+}
+
 int db_wq_symbol(db_wq *q, uint64_t addr, const char *name, db_error *err)
 {
     return num_text(q, OP_SYMBOL, &addr, sizeof addr, name, strnlen(name, 255), err);

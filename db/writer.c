@@ -894,6 +894,49 @@ static db_writer *rebuild_here(db_archive *a, const char *trace, db_error *err)
     return w;
 }
 
+/* The names the copy starts with, told to the queue's front (the graph
+ * asks it for a thread's name; it answers from what it carried), read
+ * from the old copy in a read transaction of the caller's thread. */
+static int know_one(void *ctx, const MDB_val *k, const MDB_val *v)
+{
+    db_writer *w = ctx;
+    if (k->mv_size != 8)
+        return 0;
+    if (v->mv_size == sizeof(db_thread)) {
+        db_thread t;
+        memcpy(&t, v->mv_data, sizeof t);
+        t.name[DB_NAME_MAX - 1] = 0;
+        db_wq_know_thread(w->q, &t);
+    }
+    return 0;
+}
+
+static int know_proc(void *ctx, const MDB_val *k, const MDB_val *v)
+{
+    db_writer *w = ctx;
+    if (k->mv_size != 8)
+        return 0;
+    char name[DB_NAME_MAX];
+    db_name_copy(name, sizeof name, v->mv_data, v->mv_size);
+    db_wq_know_proc(w->q, db_get_be32((const unsigned char *)k->mv_data + 4), name);
+    return 0;
+}
+
+static int know_names(db_writer *w, db_error *err)
+{
+    MDB_txn *rt;
+    int rc = mdb_txn_begin(w->a->env, NULL, MDB_RDONLY, &rt);
+    if (rc)
+        return db_lmdb_fail(err, rc, "read transaction");
+    unsigned char k[4];
+    db_put_be32(k, w->replaces.id);
+    rc = db_scan_prefix(rt, w->a->dbi[DBI_THREADS], k, 4, k, 4, know_one, w, err);
+    if (!rc)
+        rc = db_scan_prefix(rt, w->a->dbi[DBI_PROCS], k, 4, k, 4, know_proc, w, err);
+    mdb_txn_abort(rt);
+    return rc;
+}
+
 struct rebuild_args {
     db_archive *a;
     const char *trace;
@@ -919,8 +962,14 @@ db_writer *db_writer_rebuild(db_archive *a, const char *trace, db_error *err)
         return rebuild_here(a, trace, err);
     struct rebuild_args b = {a, trace, err};
     db_writer *w = db_wq_begin(q, rebuild_there, &b);
-    if (!w)
+    if (!w) {
         db_wq_stop(q);
+        return NULL;
+    }
+    if (know_names(w, err)) {
+        db_writer_abort(w);
+        return NULL;
+    }
     return w;
 }
 

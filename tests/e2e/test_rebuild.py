@@ -32,11 +32,23 @@ class Rebuild(ArchiveCase):
         self.ingest(trace("lockchain-anomaly.txt"), name="lc")
         self.ingest(trace("markers.trace"), name="last")
         before = self.answers("lc", names=False)
+        named = {n["id"]: n["thread"] for n in self.answers("lc")[1]}
+        ui = self.json(UI + ' in trace "lc"')["nodes"]
         listed = self.json("traces")["traces"]
         default = self.json(UI)["nodes"]  # no `in trace`: the latest, "last" has no ui-main
         rb = self.json('rebuild graph in trace "lc"', env={"ARGUSQ_BATCH_OPS": "700"})
         self.assertEqual(rb["trace"], "lc")
         self.assertEqual(self.answers("lc", names=False), before)
+        # the threads' names reach the graph of the copy (its writer has a
+        # thread of its own, and the names were copied on it); a name can
+        # be longer (what the trace said later), never missing
+        renamed = {n["id"]: n["thread"] for n in self.answers("lc")[1]}
+        self.assertEqual(renamed.keys(), named.keys())
+        for i, name in named.items():
+            self.assertTrue(renamed[i] if name else True, (i, name, renamed[i]))
+        self.assertGreater(sum(renamed[i] == name for i, name in named.items()), len(named) * 0.9)
+        self.assertEqual(self.json(UI + ' in trace "lc"')["nodes"], ui)
+        self.assertTrue(ui)
         # and again: in one batch, the same to the last name
         once = self.answers("lc")
         self.json('rebuild graph in trace "lc"')
@@ -44,6 +56,18 @@ class Rebuild(ArchiveCase):
         # same names, same order, same ingest times, same counts
         self.assertEqual(self.json("traces")["traces"], listed)
         self.assertEqual(self.json(UI)["nodes"], default)
+
+    def test_the_writer_thread_changes_nothing(self):
+        """A rebuild's copy written on a thread of its own (the old copy read
+        on the caller's) is the copy written unthreaded."""
+        self.ingest(trace("lockchain-anomaly.txt"), name="lc")
+        self.ingest(trace("eventloop-anomaly.trace"), name="el")
+        self.json('rebuild graph in trace "lc"', env={"ARGUSQ_WRITER_THREAD": "0"})
+        self.json('rebuild graph in trace "el"', env={"ARGUSQ_WRITER_THREAD": "0", "ARGUSQ_BATCH_OPS": "500"})
+        plain = [self.answers("lc"), self.answers("el")]
+        self.json('rebuild graph in trace "lc"')
+        self.json('rebuild graph in trace "el"', env={"ARGUSQ_BATCH_OPS": "500"})
+        self.assertEqual([self.answers("lc"), self.answers("el")], plain)
 
     def test_the_latest_trace_stays_the_default(self):
         self.ingest(trace("lockchain-normal.txt"), name="old")
