@@ -53,8 +53,9 @@ static const char *name_of(const char *const *names, int n, int i)
 
 static int index_of(const char *const *names, int n, const char *s, size_t len)
 {
-    for (int i = 0; i < n; i++)
-        if (names[i] && strlen(names[i]) == len && memcmp(names[i], s, len) == 0)
+    for (int i = 0; i < n; i++) /* the first byte first: this runs per event */
+        if (names[i] && (len ? names[i][0] == s[0] : !names[i][0]) && strncmp(names[i], s, len) == 0 &&
+            names[i][len] == '\0')
             return i;
     return -1;
 }

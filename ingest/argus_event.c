@@ -96,7 +96,7 @@ static int bad(char *msg, size_t msglen, const char *fmt, ...)
 
 static bool is(const char *s, const char *p, size_t n)
 {
-    return strlen(s) == n && memcmp(s, p, n) == 0;
+    return strncmp(s, p, n) == 0 && s[n] == '\0';
 }
 
 static bool addr_list(const char *p, size_t n)

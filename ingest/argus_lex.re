@@ -133,9 +133,21 @@ done:
 
 size_t ingest_argus_val_text(const argus_val *v, char *dst)
 {
-    if (v->kind == ARGUS_TK_NUM && v->hex) {
-        int n = sprintf(dst, "%s0x%llx", v->neg ? "-" : "", (unsigned long long)v->num);
-        return (size_t)n;
+    if (v->kind == ARGUS_TK_NUM && v->hex) { /* "%s0x%llx", without printf's cost per event */
+        static const char digits[] = "0123456789abcdef";
+        char tmp[16];
+        size_t o = 0, k = 0;
+        uint64_t x = v->num;
+        if (v->neg)
+            dst[o++] = '-';
+        dst[o++] = '0';
+        dst[o++] = 'x';
+        do
+            tmp[k++] = digits[x & 15];
+        while ((x >>= 4) != 0);
+        while (k)
+            dst[o++] = tmp[--k];
+        return o;
     }
     if (v->kind != ARGUS_TK_STR) {
         memcpy(dst, v->p, v->n);

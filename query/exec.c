@@ -150,8 +150,9 @@ static const struct {
      "rebuild graph [in trace \"NAME\"]\n"
      "  Builds the trace's nodes and edges again from its stored events, with its\n"
      "  rules, without re-ingesting: into a hidden copy of the trace, written in\n"
-     "  batches, that takes its place when it commits (readers see the old graph\n"
-     "  until then; a kill leaves it as it was).\n"},
+     "  batches (by a thread of its own while the old copy is read), that takes\n"
+     "  its place when it commits (readers see the old graph until then; a kill\n"
+     "  leaves it as it was).\n"},
     {"match",
      "match node N [in trace \"T\"]\n"
      "  The nodes like node N (of the current trace): same thread name and kind, and a\n"
