@@ -19,6 +19,7 @@
 #include "graph/graph.h"
 #include "ingest/ingest.h"
 #include "query/query.h"
+#include "admin.h"
 #include "progress.h"
 
 #define ARGUSQ_VERSION "0.1.0"
@@ -29,6 +30,11 @@ static const char usage[] =
     "       argusq [-d ARCHIVE] [--trace NAME] [--json | --format table|json|csv|dot|svg|perfetto] 'STATEMENT'\n"
     "       argusq [-d ARCHIVE] [--trace NAME] [--json] -f SCRIPT\n"
     "       argusq [-d ARCHIVE]                      (statements from stdin, or a REPL)\n"
+    "       argusq [-d ARCHIVE] [--json] info | compact | backup FILE\n"
+    "\n"
+    "info: the archive's file, its used and free space, format and contents.  compact: the\n"
+    "archive rewritten without free pages (dropped traces, killed ingests), in its place.\n"
+    "backup FILE: a consistent copy of the archive as last committed, while others use it.\n"
     "\n"
     "ARCHIVE defaults to $ARGUSQ_DB, else ./argus.db.  `argusq help` lists the statements.\n"
     "\n"
@@ -592,8 +598,33 @@ static bool repl_complete(const char *buf, size_t len)
     return len > 5 && strncasecmp(buf, "help ", 5) == 0 && !memchr(buf, '\n', len);
 }
 
+/* A line of the REPL: through libedit, or -- on a terminal that cannot
+ * edit (TERM unset or dumb: an editor's shell buffer, a serial console),
+ * where libedit took Ctrl-D for a character -- read as the terminal's own
+ * line discipline gives it, where Ctrl-D ends the input.  NULL at the end;
+ * the caller frees the line. */
+static char *read_line(const char *prompt, bool edit)
+{
+    if (edit)
+        return readline(prompt);
+    fputs(prompt, stdout);
+    fflush(stdout);
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n = getline(&line, &cap, stdin);
+    if (n < 0) {
+        free(line);
+        return NULL;
+    }
+    if (n > 0 && line[n - 1] == '\n')
+        line[n - 1] = '\0';
+    return line;
+}
+
 static int repl(query_session *s)
 {
+    const char *term = getenv("TERM");
+    bool edit = term && *term && strcmp(term, "dumb") != 0;
     char hist[4096] = "";
     const char *home = getenv("HOME");
     if (home)
@@ -606,7 +637,7 @@ static int repl(query_session *s)
     char *buf = NULL;
     size_t len = 0;
     for (;;) {
-        char *line = readline(len ? "   ...> " : "argusq> ");
+        char *line = read_line(len ? "   ...> " : "argusq> ", edit);
         if (!line)
             break;
         size_t n = strlen(line);
@@ -720,6 +751,18 @@ int main(int argc, char **argv)
     if (o.list_traces) {
         free(o.statement);
         return list_traces(o.archive);
+    }
+    /* the archive's own commands (admin.c) */
+    bool json = o.format == QUERY_FMT_JSON;
+    if (o.statement && (!strcmp(o.statement, "info") || !strcmp(o.statement, "compact"))) {
+        rc = o.statement[0] == 'i' ? cli_info(o.archive, json) : cli_compact(o.archive, json);
+        free(o.statement);
+        return rc;
+    }
+    if (o.statement && (!strcmp(o.statement, "backup") || !strncmp(o.statement, "backup ", 7))) {
+        rc = o.statement[6] ? cli_backup(o.archive, o.statement + 7, json) : usage_error("backup needs a FILE", NULL);
+        free(o.statement);
+        return rc;
     }
     /* statements that change a trace (rules, rebuild graph) need a writable
      * archive; reading works on a read-only one */

@@ -41,7 +41,7 @@ _argusq()
     local opts="-d --db --trace --json --format -f --name --rules --help --version"
     local record_opts="-o --output --max-mb --events --watch --help --"
     local formats="table json csv dot svg perfetto"
-    local statements="traces use help find show events slice rule rules drop rebuild match compare
+    local statements="traces use help find show events slice rule rules drop rename rebuild match compare
         diagnose check transaction export"
     local keywords="nodes events edges where order by asc desc limit in trace from node back forward
         depth via with weak against thread after fix of to path boundary connect ignore wakeup graph
@@ -128,11 +128,12 @@ _argusq()
     fi
     case $cmd in
     "")
-        COMPREPLY=($(compgen -W "ingest record $statements" -- "$cur"))
+        COMPREPLY=($(compgen -W "ingest record info compact backup $statements" -- "$cur"))
         ;;
-    ingest)
+    ingest | backup)
         ((nwords == 1)) && COMPREPLY=($(compgen -f -- "$cur"))
         ;;
+    info | compact) ;;
     record) ;;
     *)
         # statement words: `argusq find nodes where ...` is `argusq 'find nodes where ...'`

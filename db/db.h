@@ -215,6 +215,25 @@ typedef int (*db_trace_cb)(void *ctx, const db_trace_info *t);
 int db_list_traces(db_archive *a, db_trace_cb cb, void *ctx, db_error *err);
 int db_find_trace(db_archive *a, const char *name, db_trace_info *out, db_error *err); /* 1 found, 0 not, -1 error */
 int db_latest_trace(db_archive *a, db_trace_info *out, db_error *err);                  /* 1, 0, -1 */
+/* manage.c: a trace dropped (out: its entry, may be NULL; its space is
+ * free for the next writes when this returns) or renamed; 0 or -1. */
+int db_drop_trace(db_archive *a, const char *name, db_trace_info *out, db_error *err);
+int db_rename_trace(db_archive *a, const char *from, const char *to, db_error *err);
+/* The archive rewritten without free pages (a copy put in its place with
+ * the writer lock held); *before and *after its sizes in bytes.  Other
+ * processes that have it open read the old file until they open it again;
+ * their writers are refused. */
+int db_compact(db_archive *a, uint64_t *before, uint64_t *after, db_error *err);
+/* A consistent copy of the archive (its last commit) into a new file
+ * `path`, while readers and a writer go on. */
+int db_backup(db_archive *a, const char *path, db_error *err);
+/* What an archive holds, for `argusq info`. */
+typedef struct db_archive_info {
+    uint64_t file_bytes, page_size, pages_used, pages_free;
+    uint32_t format;
+    uint64_t traces, events, nodes, edges;
+} db_archive_info;
+int db_info(db_archive *a, db_archive_info *out, db_error *err);
 
 /* ---- writer: one ingest ----
  * An ingest writes in batches of transactions (bounded memory for any size

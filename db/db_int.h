@@ -142,6 +142,18 @@ int db_evblock_load(MDB_txn *txn, MDB_dbi dbi, uint32_t trace, uint64_t id, db_e
                                 6: edges in blocks of 16 nodes, object
                                    indexes and signatures in chunks */
 
+/* writer.c: a writer for catalog changes (manage.c): the writer lock, a
+ * write transaction, leftovers of killed writers deleted; its commit
+ * deletes what the change hid (DB_TRACE_INGESTING entries), in steps. */
+db_writer *db_writer_catalog(db_archive *a, db_error *err);
+MDB_txn *db_writer_txn(db_writer *w);
+int db_writer_catalog_commit(db_writer *w, db_error *err);
+/* the archive's last commit copied into fd (compact: without free pages);
+ * the writer keeps the lock until it is aborted */
+int db_writer_copy(db_writer *w, int fd, bool compact, db_error *err);
+/* manage.c: 0, or -1 with err naming what is wrong with a trace name */
+int db_name_check(const char *name, db_error *err);
+
 /* archive.c */
 int db_fail(db_error *err, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int db_lmdb_fail(db_error *err, int rc, const char *what);

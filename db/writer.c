@@ -665,7 +665,18 @@ static int reclaim(db_writer *w, db_error *err)
             memcmp(iv.mv_data, nk.mv_data, nk.mv_size) == 0)
             mdb_del(w->txn, w->a->dbi[DBI_TRACE_IDS], &ik, NULL);
     }
-    return n ? flush(w, err) : 0;
+    if (!n)
+        return 0;
+    /* LMDB reuses a page two commits after the one that freed it (the
+     * last commit is the snapshot a new reader would get): one more,
+     * small, commit lets the next one -- an ingest's first batch, often
+     * its only one -- write into the space just freed */
+    uint32_t fmt = DB_FORMAT_VERSION;
+    MDB_val fk = {6, "format"}, fv = {4, &fmt};
+    if (flush(w, err))
+        return -1;
+    rc = mdb_put(w->txn, w->a->dbi[DBI_META], &fk, &fv, 0);
+    return rc ? db_lmdb_fail(err, rc, "write") : flush(w, err);
 }
 
 /* A writer with its write transaction, holding the archive's writer lock:
@@ -699,6 +710,18 @@ static db_writer *writer_new(db_archive *a, db_error *err)
         db_fail(err, -1, "%s: cannot take the writer lock: %s", a->path, strerror(errno));
         if (w->lock_fd >= 0)
             close(w->lock_fd);
+        free(w);
+        return NULL;
+    }
+    /* `argusq compact` puts a new file in the archive's place: a process
+     * that opened the old one must not write into it (its writes would
+     * go to a file no one opens again) */
+    struct stat here, there;
+    int envfd;
+    if (mdb_env_get_fd(a->env, &envfd) == 0 && fstat(envfd, &here) == 0 && stat(a->path, &there) == 0 &&
+        (here.st_ino != there.st_ino || here.st_dev != there.st_dev)) {
+        db_fail(err, -1, "%s: the archive was replaced (compacted) since it was opened: open it again", a->path);
+        close(w->lock_fd);
         free(w);
         return NULL;
     }
@@ -737,16 +760,8 @@ static int new_id(db_writer *w, uint32_t *id, db_error *err)
 static db_writer *begin_here(db_archive *a, const char *name, const char *format, const char *source,
                              db_error *err)
 {
-    size_t nlen = strlen(name);
-    if (nlen == 0 || nlen >= sizeof ((db_trace_info *)0)->name) {
-        db_fail(err, -1, "trace name must be 1 to 255 bytes");
+    if (db_name_check(name, err))
         return NULL;
-    }
-    for (size_t i = 0; i < nlen; i++)
-        if ((unsigned char)name[i] < 0x20) {
-            db_fail(err, -1, "trace name may not contain control characters");
-            return NULL;
-        }
     db_writer *w = writer_new(a, err);
     if (!w)
         return NULL;
@@ -763,7 +778,7 @@ static db_writer *begin_here(db_archive *a, const char *name, const char *format
         db_writer_abort(w);
         return NULL;
     }
-    memcpy(w->info.name, name, nlen + 1);
+    memcpy(w->info.name, name, strlen(name) + 1);
     snprintf(w->info.format, sizeof w->info.format, "%s", format ? format : "");
     snprintf(w->info.source, sizeof w->info.source, "%s", source ? source : "");
     w->info.first_ts = UINT64_MAX;
@@ -1162,6 +1177,41 @@ void db_writer_abort(db_writer *w)
         close(w->lock_fd);
     free_events(w);
     free(w);
+}
+
+/* ---- a writer of catalog changes (manage.c) ---- */
+
+db_writer *db_writer_catalog(db_archive *a, db_error *err) { return writer_new(a, err); }
+
+MDB_txn *db_writer_txn(db_writer *w) { return w->txn; }
+
+int db_writer_copy(db_writer *w, int fd, bool compact, db_error *err)
+{
+    /* the catalog writer's transaction holds nothing (leftovers were
+     * deleted and committed when it began): the copy reads the last
+     * commit, and nobody writes while the lock is held */
+    close_cursors(w);
+    if (w->txn)
+        mdb_txn_abort(w->txn);
+    w->txn = NULL;
+    w->flushed = false;
+    int rc = mdb_env_copyfd2(w->a->env, fd, compact ? MDB_CP_COMPACT : 0);
+    return rc ? db_lmdb_fail(err, rc, "copy") : 0;
+}
+
+int db_writer_catalog_commit(db_writer *w, db_error *err)
+{
+    close_cursors(w);
+    int rc = mdb_txn_commit(w->txn);
+    w->txn = NULL;
+    int ret = rc ? commit_fail(w, rc, err) : 0;
+    if (!ret)
+        drop_replaced(w); /* what the change hid goes now, in steps */
+    close(w->lock_fd);
+    db_keysort_free(w->ks);
+    free_events(w);
+    free(w);
+    return ret;
 }
 
 int db_writer_commit(db_writer *w, db_trace_info *out, db_error *err)

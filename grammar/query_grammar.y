@@ -12,6 +12,7 @@
  *   script    ::= [stmt] { ';' [stmt] }
  *   stmt      ::= 'traces'
  *               | 'use' 'trace' STRING
+ *               | 'drop' 'trace' STRING | 'rename' 'trace' STRING 'to' STRING
  *               | 'help' [WORD]                     WORD: any identifier or keyword
  *               | 'show' 'node' N [in_trace]
  *               | 'events' 'of' 'node' N [in_trace]
@@ -79,13 +80,13 @@
        LIMIT SLICE BACK FORWARD FROM DEPTH VIA WITH WEAK
        RULE RULES BOUNDARY CONNECT IGNORE TO ON DROP REBUILD GRAPH BEGIN END SEND RECV
        MATCH COMPARE PATH DIAGNOSE THREAD AGAINST CHECK FIX AFTER TRANSACTION EDGES EXPORT
-       CRITICAL.
+       CRITICAL RENAME.
 
 %fallback ID TRACES USE TRACE HELP SHOW NODE EVENTS OF FIND NODES WHERE ORDER BY ASC DESC
              LIMIT SLICE BACK FORWARD FROM DEPTH VIA WITH WEAK
              RULE RULES BOUNDARY CONNECT IGNORE TO ON DROP REBUILD GRAPH BEGIN END SEND RECV
              MATCH COMPARE PATH DIAGNOSE THREAD AGAINST CHECK FIX AFTER TRANSACTION EDGES EXPORT
-             CRITICAL.
+             CRITICAL RENAME.
 
 %left OR.
 %left AND.
@@ -189,6 +190,16 @@ stmt(A) ::= DROP(D) RULE nodeid(N) in_trace(I). {
     A->node = N.value;
     A->node_pos = N.pos;
     A->trace = I;
+}
+/* keeping an archive: traces dropped and renamed (db/manage.c) */
+stmt(A) ::= DROP(D) TRACE STRING(S). {
+    A = query_ast_stmt(ps, QUERY_ST_DROP_TRACE, &D);
+    A->trace = query_ast_name(ps, &S);
+}
+stmt(A) ::= RENAME(R) TRACE STRING(S) TO STRING(T). {
+    A = query_ast_stmt(ps, QUERY_ST_RENAME_TRACE, &R);
+    A->trace = query_ast_name(ps, &S);
+    A->new_name = query_ast_name(ps, &T);
 }
 stmt(A) ::= REBUILD(R) GRAPH in_trace(I). {
     A = query_ast_stmt(ps, QUERY_ST_REBUILD, &R);

@@ -236,6 +236,7 @@ int query_lex_next(query_lexer *lx, query_token *tok, query_error *err)
             'on'      { code = QTK_ON; goto done; }
             'drop'    { code = QTK_DROP; goto done; }
             'rebuild' { code = QTK_REBUILD; goto done; }
+            'rename'  { code = QTK_RENAME; goto done; }
             'graph'   { code = QTK_GRAPH; goto done; }
             'begin'   { code = QTK_BEGIN; goto done; }
             'match'   { code = QTK_MATCH; goto done; }

@@ -507,6 +507,18 @@ void query_ast_dump(const query_stmt *st, FILE *out)
         dump_in_trace(st, out);
         fputc(')', out);
         return;
+    case QUERY_ST_DROP_TRACE:
+        fputs("(drop-trace ", out);
+        dump_string(st->trace.name, st->trace.len, out);
+        fputc(')', out);
+        return;
+    case QUERY_ST_RENAME_TRACE:
+        fputs("(rename-trace ", out);
+        dump_string(st->trace.name, st->trace.len, out);
+        fputc(' ', out);
+        dump_string(st->new_name.name, st->new_name.len, out);
+        fputc(')', out);
+        return;
     case QUERY_ST_REBUILD:
         fputs("(rebuild-graph", out);
         dump_in_trace(st, out);

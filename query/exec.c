@@ -145,7 +145,13 @@ static const struct {
      "  ignore wakeup: matching wakeups join nothing (a lock used only for mutual\n"
      "  exclusion).  e.g. rule ignore wakeup where tid = 4124\n"},
     {"rules", "rules [in trace \"NAME\"]\n  The trace's user rules, numbered.\n"},
-    {"drop", "drop rule N [in trace \"NAME\"]\n  Removes rule N from the trace (`rebuild graph` applies it).\n"},
+    {"drop",
+     "drop rule N [in trace \"NAME\"]\n  Removes rule N from the trace (`rebuild graph` applies it).\n"
+     "drop trace \"NAME\"\n"
+     "  Deletes the trace: its events, graph and rules.  Its space is free for the next\n"
+     "  ingests at once (`argusq compact` gives it back to the file system).\n"},
+    {"rename",
+     "rename trace \"A\" to \"B\"\n  Gives trace A the name B (not one another trace has).\n"},
     {"rebuild",
      "rebuild graph [in trace \"NAME\"]\n"
      "  Builds the trace's nodes and edges again from its stored events, with its\n"
@@ -450,6 +456,8 @@ int query_exec(query_session *s, const query_stmt *st, query_error *err)
     case QUERY_ST_TRANSACTION: return query_exec_transaction(s, st, err);
     case QUERY_ST_EXPORT: return exec_export(s, st, err);
     case QUERY_ST_CRITICAL_PATH: return query_exec_critical(s, st, err);
+    case QUERY_ST_DROP_TRACE:
+    case QUERY_ST_RENAME_TRACE: return query_exec_trace_stmt(s, st, err);
     }
     return query_fail(err, &st->pos, "unknown statement");
 }

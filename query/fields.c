@@ -87,6 +87,33 @@ int query_check_field(const query_name *f, query_target target, query_error *err
     return 0;
 }
 
+/* `type = dispatch_enqueue`: a word where a value is meant (what sqlite3 or
+ * jq users type first).  Compared with a field whose values are names
+ * (an event's type, phase, state or reason; a node's or edge's kind), a
+ * word that names no field of the target is refused with the quoted
+ * string to write; an event's unknown word would otherwise be an absent
+ * attribute, and the statement would quietly find nothing. */
+static bool known_field(const char *name, query_target target)
+{
+    switch (target) {
+    case QUERY_TARGET_EDGES: return field_index(edge_fields, GF__COUNT, name) >= 0;
+    case QUERY_TARGET_NODES: return field_index(node_fields, NF__COUNT, name) >= 0;
+    default: return query_event_is_fixed_field(name);
+    }
+}
+
+static int bare_word(const query_operand *f, const query_operand *w, query_target target, query_error *err)
+{
+    static const char *const named[] = {"type", "phase", "state", "reason", "kind"};
+    if (f->kind != QUERY_OPD_FIELD || w->kind != QUERY_OPD_FIELD || known_field(w->field.name, target))
+        return 0;
+    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
+        if (strcmp(f->field.name, named[i]) == 0)
+            return query_fail(err, &w->field.pos, "unknown field \"%s\": a value of %s is a string: %s = \"%s\"",
+                              w->field.name, f->field.name, f->field.name, w->field.name);
+    return 0;
+}
+
 int query_check_fields(const query_expr *e, query_target target, query_error *err)
 {
     switch (e->kind) {
@@ -96,6 +123,8 @@ int query_check_fields(const query_expr *e, query_target target, query_error *er
                    ? -1 : 0;
     case QUERY_EX_NOT: return query_check_fields(e->unary.arg, target, err);
     case QUERY_EX_CMP:
+        if (bare_word(&e->cmp.lhs, &e->cmp.rhs, target, err) || bare_word(&e->cmp.rhs, &e->cmp.lhs, target, err))
+            return -1;
         if (e->cmp.lhs.kind == QUERY_OPD_FIELD && query_check_field(&e->cmp.lhs.field, target, err))
             return -1;
         if (e->cmp.rhs.kind == QUERY_OPD_FIELD && query_check_field(&e->cmp.rhs.field, target, err))

@@ -68,4 +68,7 @@ const char *query_stmt_text(const query_stmt *st, size_t *len);
  * the error is about a token of the statement). */
 int query_exec(query_session *s, const query_stmt *st, query_error *err);
 
+/* s (n bytes) as a JSON string, quotes included (out.c) */
+void query_json_str(FILE *f, const char *s, size_t n);
+
 #endif

@@ -160,7 +160,9 @@ typedef enum query_stmt_kind {
     QUERY_ST_CHECK_FIX,  /* check fix of node N | thread "NAME" after trace "T" -> node or thread_name, after, trace */
     QUERY_ST_TRANSACTION, /* transaction from node N [depth D] -> node, depth, trace */
     QUERY_ST_EXPORT,     /* export STMT to "FILE"      -> inner, file */
-    QUERY_ST_CRITICAL_PATH /* critical path of node N | of thread "NAME" -> node or thread_name, trace */
+    QUERY_ST_CRITICAL_PATH, /* critical path of node N | of thread "NAME" -> node or thread_name, trace */
+    QUERY_ST_DROP_TRACE,    /* drop trace "NAME"          -> trace */
+    QUERY_ST_RENAME_TRACE   /* rename trace "A" to "B"    -> trace (A), new_name (B) */
 } query_stmt_kind;
 
 /* A user rule (paper/000 §User Interactions), see docs in help "rule". */
@@ -224,6 +226,9 @@ struct query_stmt {
     const query_name *via;   /* edge kinds as written, unvalidated; NULL/0 when no `via` */
     size_t via_count;
     bool with_weak;          /* `with weak` */
+
+    /* RENAME_TRACE: the new name */
+    query_name new_name;
 
     /* RULE */
     query_rule_kind rule;

@@ -43,7 +43,6 @@ const char *query_event_phase(const db_event *ev); /* "begin", "send", ... or NU
 bool query_event_is_fixed_field(const char *name);
 
 /* ---- output (out.c) ---- */
-void query_json_str(FILE *f, const char *s, size_t n);
 void query_json_node(FILE *f, const db_node *n, int depth); /* depth < 0: none */
 void query_json_node_open(FILE *f, const db_node *n);
 void query_json_edge(FILE *f, const db_edge *e);
@@ -295,5 +294,6 @@ int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err
 int query_exec_check_fix(query_session *s, const query_stmt *st, query_error *err);
 int query_exec_transaction(query_session *s, const query_stmt *st, query_error *err); /* exec_slice.c */
 int query_exec_rule_stmt(query_session *s, const query_stmt *st, query_error *err); /* exec_rules.c */
+int query_exec_trace_stmt(query_session *s, const query_stmt *st, query_error *err); /* exec_traces.c */
 
 #endif

@@ -152,6 +152,50 @@ slice back from node {self.ui['id']} depth 2;   -- two steps
         self.assertIn('find nodes where thread = "ui-main" order by blocked desc limit 1;', hist)
 
 
+    def test_ctrl_d_quits_a_terminal_that_cannot_edit(self):
+        """TERM=dumb (an editor's shell buffer): lines as the terminal gives
+        them, and Ctrl-D on an empty line ends the REPL."""
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.environ["HOME"] = self.dir
+            os.environ["TERM"] = "dumb"
+            os.execv(ARGUSQ, [ARGUSQ, "-d", self.db])
+        self.addCleanup(self.reap, pid)
+        out = b""
+        end = time.time() + 20
+        sent = False
+        while time.time() < end:
+            r, _, _ = select.select([fd], [], [], 0.2)
+            if r:
+                try:
+                    out += os.read(fd, 65536)
+                except OSError:
+                    break
+            if not sent and out.count(b"argusq> ") == 1:
+                os.write(fd, b"traces;\n")
+                sent = True
+            if sent and b"anomaly" in out and out.count(b"argusq> ") == 2:
+                os.write(fd, b"\x04")
+                break
+        self.assertTrue(self.reap(pid, timeout=10), out)
+        self.assertIn(b"anomaly", out)
+
+    def test_a_bare_word_for_a_named_value_is_refused(self):
+        """`type = dispatch_enqueue` (unquoted): an error that says what to
+        write, never quietly nothing."""
+        for stmt, col, field in (("find events where type = wakeup", 26, "type"),
+                                 ("find nodes where kind = timer", 25, "kind"),
+                                 ("find edges where kind = wakeup", 25, "kind"),
+                                 ('find events where tid = 4122 and phase = begin', 42, "phase")):
+            p = self.run_argusq(stmt)
+            self.assertEqual(p.returncode, 1, stmt)
+            word = stmt.split()[-1]
+            self.assertIn(f'query:1:{col}: unknown field "{word}": a value of {field} is a string: '
+                          f'{field} = "{word}"', p.stderr)
+        # quoted, they work; and two fields still compare
+        self.assertTrue(self.json('find events where type = "wakeup" limit 1')["events"])
+        self.assertTrue(self.json("find events where tid = pid limit 1")["events"])
+
     @staticmethod
     def reap(pid, timeout=0):
         """Waits for the REPL to exit; kills it if it has not by then."""

@@ -1,0 +1,12 @@
+/* cli/admin.h -- `argusq compact`, `argusq backup FILE`, `argusq info`:
+ * each returns the process's exit status (0, 1 failed, 2 no archive). */
+#ifndef ARGUSQ_CLI_ADMIN_H
+#define ARGUSQ_CLI_ADMIN_H
+
+#include <stdbool.h>
+
+int cli_compact(const char *archive, bool json);
+int cli_backup(const char *archive, const char *to, bool json);
+int cli_info(const char *archive, bool json);
+
+#endif

@@ -1,0 +1,223 @@
+"""Keeping an archive (db/manage.c, cli/admin.c): `drop trace`, `rename
+trace`, `argusq compact`, `argusq backup`, `argusq info`."""
+import json
+import os
+import pty
+import select
+import subprocess
+import time
+
+from common import ARGUSQ, ROOT, ArchiveCase, trace
+
+BIG = os.path.join(ROOT, "..", "shared", "traces", "pipeline.dat")
+
+
+class Archive(ArchiveCase):
+    def answers(self, name):
+        """Every event, node and edge of a trace, and a match of a busy node."""
+        out = [self.json(f'find {what} in trace "{name}"')[what] for what in ("events", "nodes", "edges")]
+        n = self.json(f'find nodes where thread = "ui-main" order by blocked desc limit 1 in trace "{name}"')
+        if n["nodes"]:  # the node's counterparts in its own trace (named apart)
+            m = self.json("--trace", name, f'match node {n["nodes"][0]["id"]} in trace "{name}"')
+            out.append([{k: v for k, v in x.items() if k != "trace"} for x in m["nodes"]])
+        return out
+
+    def three(self):
+        self.ingest(trace("lockchain-normal.txt"), name="normal")
+        self.ingest(trace("lockchain-anomaly.txt"), name="anomaly")
+        self.ingest(trace("eventloop-anomaly.trace"), name="loop")
+
+    def names(self):
+        return [t["name"] for t in self.json("traces")["traces"]]
+
+    def test_drop_leaves_the_others_as_they_were(self):
+        self.three()
+        before = {n: self.answers(n) for n in ("normal", "anomaly")}
+        info = self.json("info")
+        out = self.json('drop trace "anomaly"')
+        self.assertEqual(out["dropped"], "anomaly")
+        self.assertEqual(out["events"], 1105)
+        self.assertEqual(self.names(), ["normal", "loop"])
+        self.assertEqual(self.answers("normal"), before["normal"])
+        # its events, nodes and signatures are gone: nothing matches in it,
+        # and the space is free at once
+        self.assertEqual(self.run_argusq('find nodes in trace "anomaly"').returncode, 1)
+        after = self.json("info")
+        self.assertEqual(after["traces"], 2)
+        self.assertEqual(after["events"], info["events"] - 1105)
+        self.assertGreater(after["free_pages"], info["free_pages"])
+        m = self.json("--trace", "normal", f'match node {before["normal"][1][5]["id"]}')
+        self.assertTrue(m["nodes"])
+        self.assertTrue(all(x["trace"] != "anomaly" for x in m["nodes"]))
+        # ingested again, under its name: the same answers
+        self.ingest(trace("lockchain-anomaly.txt"), name="anomaly")
+        self.assertEqual(self.answers("anomaly"), before["anomaly"])
+
+    def test_a_dropped_traces_space_is_reused(self):
+        self.ingest(trace("lockchain-normal.txt"), name="normal")
+        self.ingest(BIG, name="big")
+        size = os.path.getsize(self.db)
+        self.json('drop trace "big"')
+        self.assertGreater(self.json("info")["free_pages"] * 4096, size / 2)
+        # in the pages freed (LMDB reuses a page two commits after the one
+        # that freed it: a big ingest's batches do)
+        self.ingest(BIG, name="big again")
+        self.assertLess(os.path.getsize(self.db), size * 1.15)
+
+    def test_dropping_the_latest_makes_the_one_before_the_default(self):
+        self.three()
+        self.json('drop trace "loop"')
+        self.assertEqual(self.json('find nodes where thread = "ui-main" limit 1')["nodes"][0]["proc"], "ui-main")
+        self.json('drop trace "anomaly"')
+        self.json('drop trace "normal"')
+        self.assertEqual(self.names(), [])
+        self.assertEqual(self.json("info")["events"], 0)
+
+    def test_drop_and_rename_errors(self):
+        self.three()
+        p = self.run_argusq('drop trace "nope"')
+        self.assertEqual(p.returncode, 1)
+        self.assertIn('query:1:12: no trace named "nope"', p.stderr)
+        p = self.run_argusq('rename trace "normal" to "loop"')
+        self.assertEqual(p.returncode, 1)
+        self.assertIn('query:1:26: trace "loop" already exists', p.stderr)
+        p = self.run_argusq('rename trace "normal" to "a\\"b\\\\c"')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn('a"b\\c', self.names())
+        self.assertEqual(self.names(), ["a\"b\\c", "anomaly", "loop"])
+
+    def test_rename_keeps_place_default_and_answers(self):
+        self.three()
+        before = self.answers("anomaly")
+        out = self.json('rename trace "anomaly" to "slow run"')
+        self.assertEqual(out, {"renamed": "anomaly", "to": "slow run"})
+        self.assertEqual(self.names(), ["normal", "slow run", "loop"])
+        self.assertEqual(self.answers("slow run"), before)
+        self.assertEqual(self.run_argusq("--trace", "anomaly", "find nodes limit 1").returncode, 1)
+        # the latest stays the default under its new name
+        self.json('rename trace "loop" to "loop2"')
+        self.assertEqual(self.json("find nodes limit 1")["nodes"], self.json('find nodes limit 1 in trace "loop2"')["nodes"])
+        # and a script's session follows the trace it uses
+        p = self.ok("-f", "-", stdin='use trace "normal"; rename trace "normal" to "fast"; find nodes limit 1')
+        self.assertIn("renamed trace", p.stdout)
+        self.assertEqual(self.names(), ["fast", "slow run", "loop2"])
+
+    def test_compact_shrinks_and_keeps_every_answer(self):
+        self.three()
+        self.ingest(BIG, name="big")
+        self.json('drop trace "big"')
+        keep = {n: self.answers(n) for n in ("normal", "anomaly", "loop")}
+        size = os.path.getsize(self.db)
+        out = self.json("compact")
+        self.assertEqual(out["before"], size)
+        self.assertEqual(out["after"], os.path.getsize(self.db))
+        self.assertLess(out["after"], size / 4)
+        self.assertEqual(out["saved"], out["before"] - out["after"])
+        self.assertEqual(self.json("info")["free_pages"], 0)
+        self.assertEqual({n: self.answers(n) for n in keep}, keep)
+        self.assertEqual(self.names(), ["normal", "anomaly", "loop"])
+        # still an archive to write to
+        self.ingest(trace("lockchain-normal.txt"), name="again")
+        self.assertEqual(self.answers("again"), keep["normal"])
+        self.assertFalse([f for f in os.listdir(self.dir) if "compact" in f])
+
+    def test_compact_after_a_killed_ingest(self):
+        self.three()
+        keep = {n: self.answers(n) for n in ("normal", "anomaly", "loop")}
+        p = subprocess.Popen([ARGUSQ, "-d", self.db, "ingest", BIG, "--name", "killed"],
+                             env=dict(os.environ, ARGUSQ_BATCH_OPS="2000"), stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        size = os.path.getsize(self.db)
+        end = time.time() + 60
+        while os.path.getsize(self.db) < size + (2 << 20) and time.time() < end and p.poll() is None:
+            time.sleep(0.02)
+        p.kill()
+        p.wait()
+        out = self.json("compact")
+        self.assertLess(out["after"], out["before"])
+        self.assertEqual(self.names(), ["normal", "anomaly", "loop"])
+        self.assertEqual({n: self.answers(n) for n in keep}, keep)
+
+    def test_backup_during_an_ingest_holds_what_was_committed(self):
+        self.three()
+        keep = {n: self.answers(n) for n in ("normal", "anomaly", "loop")}
+        size = os.path.getsize(self.db)
+        p = subprocess.Popen([ARGUSQ, "-d", self.db, "ingest", BIG, "--name", "big"],
+                             env=dict(os.environ, ARGUSQ_BATCH_OPS="2000"), stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE)
+        # a backup while batches of the new trace are being committed
+        end = time.time() + 60
+        while os.path.getsize(self.db) < size + (1 << 20) and time.time() < end and p.poll() is None:
+            time.sleep(0.02)
+        copy = os.path.join(self.dir, "copy.db")
+        out = self.json("backup", copy)
+        self.assertEqual(out, {"backup": copy, "of": self.db})
+        self.assertEqual(p.wait(), 0, p.stderr.read())
+        self.assertIn("big", self.names())
+        names = [t["name"] for t in json_of(copy, "traces")["traces"]]
+        self.assertEqual(names, ["normal", "anomaly", "loop"])
+        for n in keep:
+            self.assertEqual(json_of(copy, f'find nodes in trace "{n}"')["nodes"], keep[n][1])
+        # a writer on the copy deletes what the ingest had committed of "big"
+        before = json_of(copy, "info")
+        json_of(copy, "ingest", trace("markers.trace"), "--name", "m")
+        after = json_of(copy, "info")
+        self.assertEqual(after["traces"], 4)
+        self.assertGreater(after["free_pages"], before["free_pages"])
+        self.assertEqual(self.run_argusq("backup", copy).returncode, 1)  # never over a file
+
+    def test_info(self):
+        self.three()
+        i = self.json("info")
+        self.assertEqual(i["format"], 6)
+        self.assertEqual(i["traces"], 3)
+        ts = self.json("traces")["traces"]
+        self.assertEqual(i["events"], sum(t["events"] for t in ts))
+        self.assertEqual(i["nodes"], sum(t["nodes"] for t in ts))
+        self.assertEqual(i["edges"], sum(t["edges"] for t in ts))
+        self.assertEqual(i["file_bytes"], os.path.getsize(self.db))
+        self.assertEqual(i["file_bytes"], i["pages"] * i["page_size"])
+        self.assertLessEqual(i["used_bytes"], i["file_bytes"])
+        p = self.ok("info")
+        self.assertIn("format       6", p.stdout)
+        self.assertEqual(self.run_argusq("info", db=False, env={"ARGUSQ_DB": os.path.join(self.dir, "none.db")}).returncode, 2)
+
+    def test_a_writer_opened_before_a_compact_is_refused(self):
+        self.three()
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.environ["TERM"] = "dumb"
+            os.environ["HOME"] = self.dir
+            os.execv(ARGUSQ, [ARGUSQ, "-d", self.db])
+        out = b""
+
+        def read_until(marker, timeout=20):
+            nonlocal out
+            end = time.time() + timeout
+            while marker not in out and time.time() < end:
+                r, _, _ = select.select([fd], [], [], 0.2)
+                if r:
+                    try:
+                        out += os.read(fd, 65536)
+                    except OSError:
+                        break
+            return marker in out
+
+        try:
+            self.assertTrue(read_until(b"argusq> "))
+            self.json("compact")
+            os.write(fd, b'drop trace "loop";\n')
+            self.assertTrue(read_until(b"compacted"), out)
+            self.assertIn(b"open it again", out)
+        finally:
+            os.close(fd)
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+        self.assertEqual(self.names(), ["normal", "anomaly", "loop"])
+
+
+def json_of(db, *args):
+    """argusq --json on another archive than the test's."""
+    p = subprocess.run([ARGUSQ, "-d", db, "--json"] + list(args), capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout.strip().splitlines()[-1])
