@@ -166,7 +166,7 @@ int db_catalog_decode(const MDB_val *v, db_trace_info *out);
  * whose id a rebuilt trace keeps) nor the latest mark. */
 int db_catalog_put_entry(db_archive *a, MDB_txn *txn, const db_trace_info *t, db_error *err);
 int db_clear_trace_txn(db_archive *a, MDB_txn *txn, uint32_t trace, bool graph_only, db_error *err);
-/* The same in steps (clear.c): a step deletes at most `budget` keys and
+/* The same in steps (clear.c): a step deletes keys for at most `budget` bytes of leaf entries and
  * returns 1 while keys are left (commit, then step again with the same
  * st), 0 when the trace is gone, -1 on error.  st starts as {trace,
  * graph_only} with the rest zero. */
@@ -174,7 +174,7 @@ typedef struct db_clear {
     uint32_t trace;
     bool graph_only;
     unsigned stage;     /* 0: signatures; then the tables */
-    uint32_t next_node; /* the signatures' resume point */
+    uint32_t next_tk;   /* the signatures' resume point: a thread key */
 } db_clear;
 int db_clear_step(db_archive *a, MDB_txn *txn, db_clear *st, uint64_t budget, db_error *err);
 int db_scan_rules_txn(MDB_txn *txn, MDB_dbi dbi, uint32_t trace, db_rule_cb cb, void *ctx, db_error *err);

@@ -26,7 +26,7 @@ enum { IX_KEY_MAX = 32 };
 #define DB_BATCH_OPS 600000u
 
 /* Keys deleted per transaction when a hidden trace is deleted (clear.c). */
-#define DB_CLEAR_BUDGET 200000u
+#define DB_CLEAR_BUDGET (8u << 20) /* bytes of leaf entries a step deletes (clear.c) */
 
 struct db_writer {
     db_archive *a;
@@ -39,6 +39,9 @@ struct db_writer {
     db_sigindex *sigs;   /* the signature index's open chunks (sigindex.c) */
     db_nodetop *top;     /* each thread key's longest waits and runs (nodetop.c) */
     int thr_rc;          /* the LMDB error of a chunk's put */
+    bool final_flush;    /* the commit writes every open chunk (chunk_put) */
+    bool thr_failed;     /* ... and a batch's commit failed there: thr_err */
+    db_error thr_err;
     db_evblock scanblk;  /* db_writer_scan_time's block */
     db_evblock patchblk; /* a block being given its events' nodes */
     struct patch { uint64_t id; uint32_t node; } *patch; /* nodes to set */
@@ -339,6 +342,9 @@ static int add_to_block(db_writer *w, const db_event *ev, db_error *err)
     return rc ? db_fail_oom(err) : 0;
 }
 
+static int flush(db_writer *w, db_error *err);
+static bool batch_ends(const db_writer *w);
+
 static int chunk_put(db_writer *w, int dbi, const unsigned char *k, size_t klen, const void *v, size_t vlen)
 {
     trim_every(w, vlen);
@@ -346,7 +352,17 @@ static int chunk_put(db_writer *w, int dbi, const unsigned char *k, size_t klen,
     w->ops++;
     count_put(w, 0, klen + vlen);
     w->thr_rc = mdb_put(w->txn, w->a->dbi[dbi], &key, &val, 0);
-    return w->thr_rc ? -1 : 0;
+    if (w->thr_rc)
+        return -1;
+    /* The commit writes every open chunk of every index, each a put into
+     * the middle of its table: batches end between them, or that last
+     * transaction's copies of the pages it changes -- which LMDB keeps to
+     * the end -- grow with the tables (66 MB more at 19M events). */
+    if (w->final_flush && batch_ends(w) && flush(w, &w->thr_err)) {
+        w->thr_failed = true;
+        return -1;
+    }
+    return 0;
 }
 
 static int thr_put(void *ctx, const unsigned char *k, size_t klen, const void *v, size_t vlen)
@@ -391,6 +407,10 @@ static int top_put(void *ctx, const unsigned char *k, size_t klen, const void *v
 
 static int thr_fail(db_writer *w, int rc, db_error *err)
 {
+    if (w->thr_failed) {
+        *err = w->thr_err;
+        return -1;
+    }
     return rc == -2 ? db_fail_oom(err) : db_lmdb_fail(err, w->thr_rc, "write");
 }
 
@@ -619,9 +639,14 @@ static bool batch_full(const db_writer *w)
     return w->ops >= w->batch_ops || w->touched + w->appended / 4096 >= DB_BATCH_PAGES;
 }
 
+static bool batch_ends(const db_writer *w)
+{
+    return w->batch && !w->in_scan && w->txn && batch_full(w);
+}
+
 static int maybe_flush(db_writer *w, db_error *err)
 {
-    return w->batch && !w->in_scan && batch_full(w) ? flush(w, err) : 0;
+    return batch_ends(w) ? flush(w, err) : 0;
 }
 
 /* Deletes the traces an interrupted ingest left in the catalog as
@@ -1223,6 +1248,7 @@ int db_writer_commit(db_writer *w, db_trace_info *out, db_error *err)
     if (!w->existing)
         w->info.ingested_at = (uint64_t)time(NULL);
     w->info.state = DB_TRACE_COMPLETE;
+    w->final_flush = true;
     int ret = put_block(w, err) || apply_patches(w, err) || put_nodes(w, err);
     if (!ret && w->thr && (ret = db_thrindex_flush(w->thr, w->info.id, thr_put, w)) != 0)
         ret = thr_fail(w, ret, err);
