@@ -146,7 +146,9 @@ int ingest_ft_map_newtask(ftrace_reader *r, const db_event *ev)
     if (!comm || !ingest_ft_kv_u32(r, "pid", &child) || !ingest_ft_kv_hex(r, "clone_flags", &flags))
         return FTRACE_BAD_FIELDS;
     uint32_t pid = (flags & CLONE_THREAD_FLAG) ? ev->pid : child;
-    if (ingest_ft_set_thread(r, child, pid, comm->val, comm->vlen, true) < 0)
+    /* a task never creates itself: a line that says so (damaged) declares
+     * nothing, and its own task keeps the process its line gave it */
+    if (child != ev->tid && ingest_ft_set_thread(r, child, pid, comm->val, comm->vlen, true) < 0)
         return -1;
     r->last_child = child;
     r->have_last_child = true;
@@ -164,7 +166,7 @@ int ingest_ft_map_fork(ftrace_reader *r, db_event *ev)
     const ftrace_kv *cc = ingest_ft_kv_get(r, "child_comm");
     if (!cc || !ingest_ft_kv_u32(r, "child_pid", &child))
         return FTRACE_BAD_FIELDS;
-    if (!(r->have_last_child && r->last_child == child) &&
+    if (!(r->have_last_child && r->last_child == child) && child != ev->tid &&
         ingest_ft_set_thread(r, child, child, cc->val, cc->vlen, true) < 0)
         return -1;
     r->have_last_child = false;
