@@ -1,9 +1,12 @@
 """Helpers for the end-to-end tests: run the argusq binary for real."""
 import json
 import os
+import pty
+import select
 import shutil
 import subprocess
 import tempfile
+import time
 import unittest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -58,6 +61,37 @@ class ArchiveCase(unittest.TestCase):
     def ingest(self, path, name=None):
         args = ["ingest", path, "--json"] + (["--name", name] if name else []) + arch_of(path)
         return self.json(*args)
+
+
+class Repl:
+    """argusq's REPL on a pseudo-terminal: out is all it wrote so far."""
+
+    def __init__(self, db, env):
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:
+            os.environ.update(env)
+            os.execv(ARGUSQ, [ARGUSQ, "-d", db])
+        self.out = b""
+
+    def read_until(self, marker, timeout=20, start=0):
+        """Reads until marker is in out[start:] (True), or timeout seconds pass."""
+        end = time.time() + timeout
+        while marker not in self.out[start:] and time.time() < end:
+            r, _, _ = select.select([self.fd], [], [], 0.2)
+            if r:
+                try:
+                    self.out += os.read(self.fd, 65536)
+                except OSError:
+                    break
+        return marker in self.out[start:]
+
+    def write(self, data):
+        os.write(self.fd, data)
+
+    def kill(self):
+        os.close(self.fd)
+        os.kill(self.pid, 9)
+        os.waitpid(self.pid, 0)
 
 
 def count_event_lines(path):

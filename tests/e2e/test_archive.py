@@ -2,12 +2,10 @@
 trace`, `argusq compact`, `argusq backup`, `argusq info`."""
 import json
 import os
-import pty
-import select
 import subprocess
 import time
 
-from common import ARGUSQ, ArchiveCase, trace
+from common import ARGUSQ, ArchiveCase, Repl, trace
 
 # the largest trace of the repo's own, written in many small batches (so
 # that a test sees many commits, as a big trace's ingest makes)
@@ -191,35 +189,15 @@ class Archive(ArchiveCase):
 
     def test_a_writer_opened_before_a_compact_is_refused(self):
         self.three()
-        pid, fd = pty.fork()
-        if pid == 0:
-            os.environ["TERM"] = "dumb"
-            os.environ["HOME"] = self.dir
-            os.execv(ARGUSQ, [ARGUSQ, "-d", self.db])
-        out = b""
-
-        def read_until(marker, timeout=20):
-            nonlocal out
-            end = time.time() + timeout
-            while marker not in out and time.time() < end:
-                r, _, _ = select.select([fd], [], [], 0.2)
-                if r:
-                    try:
-                        out += os.read(fd, 65536)
-                    except OSError:
-                        break
-            return marker in out
-
+        repl = Repl(self.db, {"TERM": "dumb", "HOME": self.dir})
         try:
-            self.assertTrue(read_until(b"argusq> "))
+            self.assertTrue(repl.read_until(b"argusq> "))
             self.json("compact")
-            os.write(fd, b'drop trace "loop";\n')
-            self.assertTrue(read_until(b"compacted"), out)
-            self.assertIn(b"open it again", out)
+            repl.write(b'drop trace "loop";\n')
+            self.assertTrue(repl.read_until(b"compacted"), repl.out)
+            self.assertIn(b"open it again", repl.out)
         finally:
-            os.close(fd)
-            os.kill(pid, 9)
-            os.waitpid(pid, 0)
+            repl.kill()
         self.assertEqual(self.names(), ["normal", "anomaly", "loop"])
 
 
