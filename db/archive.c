@@ -90,7 +90,7 @@ static int check_format(db_archive *a, MDB_txn *txn, db_error *err)
 /* A new file's name is in its directory's data, which fsync of the file
  * does not write: sync the directory too, or a crash right after the
  * archive (or its lock file) was made can leave it without a name. */
-static void sync_dir_of(const char *path)
+int db_sync_dir_of(const char *path)
 {
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", path);
@@ -102,10 +102,11 @@ static void sync_dir_of(const char *path)
     else
         *slash = '\0';
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
+    if (fd < 0)
+        return -1;
+    int rc = fsync(fd);
+    close(fd);
+    return rc;
 }
 
 /* LMDB tells its map's address only for MDB_FIXEDMAP: find the mapping of
@@ -190,7 +191,7 @@ db_archive *db_open(const char *path, bool readonly, db_error *err)
     else
         mdb_txn_abort(txn);
     if (!rc && created)
-        sync_dir_of(path);
+        db_sync_dir_of(path);
     if (rc) {
         db_fail(err, -1, "%s: %s", path,
                 rc == MDB_NOTFOUND ? "not an argusq archive" : mdb_strerror(rc));

@@ -5,7 +5,7 @@
 #include "db_int.h"
 
 /* (uv: LEB128 varint; zz: zigzag, for differences of either sign) */
-static unsigned char *uv(unsigned char *p, uint64_t v)
+unsigned char *db_uv_put(unsigned char *p, uint64_t v)
 {
     while (v >= 0x80) {
         *p++ = (unsigned char)(v | 0x80);
@@ -15,7 +15,7 @@ static unsigned char *uv(unsigned char *p, uint64_t v)
     return p;
 }
 
-static uint64_t uv_read(const unsigned char **p, const unsigned char *end, bool *bad)
+uint64_t db_uv_get(const unsigned char **p, const unsigned char *end, bool *bad)
 {
     uint64_t v = 0;
     for (unsigned shift = 0; shift < 64 && *p < end; shift += 7) {
@@ -98,11 +98,11 @@ size_t db_edgeblk_encode(const db_edge_rec *r, size_t n, unsigned char *buf)
     unsigned char *p = buf;
     uint64_t prev = 0;
     for (size_t i = 0; i < n; i++) {
-        p = uv(p, r[i].a & (DB_EDGE_BLOCK_NODES - 1));
-        p = uv(p, zz((int64_t)r[i].b - (int64_t)r[i].a));
+        p = db_uv_put(p, r[i].a & (DB_EDGE_BLOCK_NODES - 1));
+        p = db_uv_put(p, zz((int64_t)r[i].b - (int64_t)r[i].a));
         *p++ = r[i].kind;
-        p = uv(p, zz((int64_t)(r[i].from_event - prev)));
-        p = uv(p, zz((int64_t)(r[i].to_event - r[i].from_event)));
+        p = db_uv_put(p, zz((int64_t)(r[i].from_event - prev)));
+        p = db_uv_put(p, zz((int64_t)(r[i].to_event - r[i].from_event)));
         prev = r[i].from_event;
     }
     return (size_t)(p - buf);
@@ -124,15 +124,15 @@ int db_edgeblk_next(db_edgeblk_it *it, db_edge_rec *r)
     if (it->p >= it->end)
         return 0;
     bool bad = false;
-    uint64_t off = uv_read(&it->p, it->end, &bad);
-    int64_t db = unzz(uv_read(&it->p, it->end, &bad));
+    uint64_t off = db_uv_get(&it->p, it->end, &bad);
+    int64_t db = unzz(db_uv_get(&it->p, it->end, &bad));
     if (bad || off >= DB_EDGE_BLOCK_NODES || it->p >= it->end)
         return it->bad = true, -1;
     r->a = it->base + (uint32_t)off;
     r->b = (uint32_t)((int64_t)r->a + db);
     r->kind = *it->p++;
-    r->from_event = it->prev + (uint64_t)unzz(uv_read(&it->p, it->end, &bad));
-    r->to_event = r->from_event + (uint64_t)unzz(uv_read(&it->p, it->end, &bad));
+    r->from_event = it->prev + (uint64_t)unzz(db_uv_get(&it->p, it->end, &bad));
+    r->to_event = r->from_event + (uint64_t)unzz(db_uv_get(&it->p, it->end, &bad));
     it->prev = r->from_event;
     if (bad)
         return it->bad = true, -1;
@@ -203,18 +203,18 @@ static unsigned char *name_put(unsigned char *p, const char *s)
 size_t db_node_encode(const db_node *n, unsigned char *buf)
 {
     unsigned char *p = buf;
-    p = uv(p, n->tid);
-    p = uv(p, zz((int64_t)n->pid - (int64_t)n->tid));
+    p = db_uv_put(p, n->tid);
+    p = db_uv_put(p, zz((int64_t)n->pid - (int64_t)n->tid));
     *p++ = n->kind;
-    p = uv(p, n->cpu == DB_CPU_NONE ? 0 : (uint64_t)n->cpu + 1);
-    p = uv(p, n->begin);
-    p = uv(p, n->end - n->begin);
-    p = uv(p, n->blocked);
-    p = uv(p, n->running);
-    p = uv(p, n->runnable);
-    p = uv(p, n->events);
-    p = uv(p, n->first_event);
-    p = uv(p, n->last_event - n->first_event);
+    p = db_uv_put(p, n->cpu == DB_CPU_NONE ? 0 : (uint64_t)n->cpu + 1);
+    p = db_uv_put(p, n->begin);
+    p = db_uv_put(p, n->end - n->begin);
+    p = db_uv_put(p, n->blocked);
+    p = db_uv_put(p, n->running);
+    p = db_uv_put(p, n->runnable);
+    p = db_uv_put(p, n->events);
+    p = db_uv_put(p, n->first_event);
+    p = db_uv_put(p, n->last_event - n->first_event);
     p = name_put(p, n->thread);
     p = name_put(p, n->proc);
     return (size_t)(p - buf);
@@ -237,22 +237,22 @@ int db_node_decode(const void *data, size_t len, uint32_t id, db_node *out)
     bool bad = false;
     memset(out, 0, sizeof *out);
     out->id = id;
-    uint64_t tid = uv_read(&p, end, &bad), zd = uv_read(&p, end, &bad);
+    uint64_t tid = db_uv_get(&p, end, &bad), zd = db_uv_get(&p, end, &bad);
     out->tid = (uint32_t)tid;
     out->pid = (uint32_t)((int64_t)tid + unzz(zd));
     if (p >= end)
         return -1;
     out->kind = *p++;
-    uint64_t cpu = uv_read(&p, end, &bad);
+    uint64_t cpu = db_uv_get(&p, end, &bad);
     out->cpu = cpu ? (uint16_t)(cpu - 1) : DB_CPU_NONE;
-    out->begin = uv_read(&p, end, &bad);
-    out->end = out->begin + uv_read(&p, end, &bad);
-    out->blocked = uv_read(&p, end, &bad);
-    out->running = uv_read(&p, end, &bad);
-    out->runnable = uv_read(&p, end, &bad);
-    out->events = (uint32_t)uv_read(&p, end, &bad);
-    out->first_event = uv_read(&p, end, &bad);
-    out->last_event = out->first_event + uv_read(&p, end, &bad);
+    out->begin = db_uv_get(&p, end, &bad);
+    out->end = out->begin + db_uv_get(&p, end, &bad);
+    out->blocked = db_uv_get(&p, end, &bad);
+    out->running = db_uv_get(&p, end, &bad);
+    out->runnable = db_uv_get(&p, end, &bad);
+    out->events = (uint32_t)db_uv_get(&p, end, &bad);
+    out->first_event = db_uv_get(&p, end, &bad);
+    out->last_event = out->first_event + db_uv_get(&p, end, &bad);
     if (bad || out->kind >= DB_NODE__COUNT || !name_get(&p, end, out->thread) || !name_get(&p, end, out->proc))
         return -1;
     return p == end ? 0 : -1;

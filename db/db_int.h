@@ -155,6 +155,12 @@ int db_writer_copy(db_writer *w, int fd, bool compact, db_error *err);
 int db_name_check(const char *name, db_error *err);
 
 /* archive.c */
+/* fsync of the directory holding path (a new file's name is in it): 0, -1 */
+int db_sync_dir_of(const char *path);
+/* LEB128 varints (codec.c): put returns the byte after; get sets *bad at
+ * the end of the buffer or past 64 bits */
+unsigned char *db_uv_put(unsigned char *p, uint64_t v);
+uint64_t db_uv_get(const unsigned char **p, const unsigned char *end, bool *bad);
 int db_fail(db_error *err, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int db_lmdb_fail(db_error *err, int rc, const char *what);
 int db_catalog_get(db_archive *a, MDB_txn *txn, const char *name, db_trace_info *out, db_error *err);

@@ -174,25 +174,6 @@ fail:
 
 /* ---- compact, backup, info ---- */
 
-/* A new file's name is in its directory, which fsync of the file does not
- * write. */
-static int sync_dir(const char *path)
-{
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        *(slash == dir ? slash + 1 : slash) = '\0';
-    else
-        snprintf(dir, sizeof dir, ".");
-    int fd = open(dir, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    int rc = fsync(fd);
-    close(fd);
-    return rc;
-}
-
 /* The copy into a new file (O_EXCL: never over another file), synced. */
 static int copy_to(db_archive *a, db_writer *w, const char *path, db_error *err)
 {
@@ -235,7 +216,7 @@ int db_compact(db_archive *a, uint64_t *before, uint64_t *after, db_error *err)
         rc = db_fail(err, -1, "%s: %s", a->path, strerror(errno));
         unlink(tmp);
     }
-    if (!rc && sync_dir(a->path) != 0)
+    if (!rc && db_sync_dir_of(a->path) != 0)
         rc = db_fail(err, -1, "%s: %s", a->path, strerror(errno));
     db_writer_abort(w); /* holds nothing now: the lock goes */
     return rc;
@@ -245,7 +226,7 @@ int db_backup(db_archive *a, const char *path, db_error *err)
 {
     if (copy_to(a, NULL, path, err))
         return -1;
-    return sync_dir(path) == 0 ? 0 : db_fail(err, -1, "%s: %s", path, strerror(errno));
+    return db_sync_dir_of(path) == 0 ? 0 : db_fail(err, -1, "%s: %s", path, strerror(errno));
 }
 
 static int info_trace(void *ctx, const db_trace_info *t)

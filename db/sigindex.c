@@ -113,17 +113,6 @@ int db_sigindex_flush(db_sigindex *s, uint32_t trace, db_put_fn put, void *ctx)
     return 0;
 }
 
-static size_t uv(unsigned char *p, uint64_t v)
-{
-    size_t n = 0;
-    while (v >= 0x80) {
-        p[n++] = (unsigned char)(v | 0x80);
-        v >>= 7;
-    }
-    p[n++] = (unsigned char)v;
-    return n;
-}
-
 int db_sigindex_add(db_sigindex *s, uint32_t trace, const db_sig *sig, db_put_fn put, void *ctx)
 {
     chunk *c = find(s, sig->thread_key);
@@ -151,8 +140,8 @@ int db_sigindex_add(db_sigindex *s, uint32_t trace, const db_sig *sig, db_put_fn
         c->open = true;
         c->first = c->last = sig->node;
     }
-    c->len += uv(c->buf + c->len, sig->node - c->last);
-    c->len += uv(c->buf + c->len, (uint64_t)n << 1 | same);
+    c->len = (size_t)(db_uv_put(c->buf + c->len, sig->node - c->last) - c->buf);
+    c->len = (size_t)(db_uv_put(c->buf + c->len, (uint64_t)n << 1 | same) - c->buf);
     if (!same) {
         for (uint32_t i = 0; i < n; i++)
             db_put_be32(c->buf + c->len + 4 * i, sig->h[i]);
@@ -179,26 +168,13 @@ void db_sigchunk_begin(db_sigchunk *it, const MDB_val *k, const MDB_val *v)
     it->sig.n = 0;
 }
 
-static uint64_t uv_get(db_sigchunk *it)
-{
-    uint64_t v = 0;
-    for (unsigned shift = 0; shift < 64 && it->p < it->end; shift += 7) {
-        unsigned char b = *it->p++;
-        v |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80))
-            return v;
-    }
-    it->bad = true;
-    return 0;
-}
-
 int db_sigchunk_next(db_sigchunk *it, db_sig *out)
 {
     if (it->bad)
         return -1;
     if (it->p >= it->end)
         return 0;
-    uint64_t d = uv_get(it), nb = uv_get(it);
+    uint64_t d = db_uv_get(&it->p, it->end, &it->bad), nb = db_uv_get(&it->p, it->end, &it->bad);
     uint64_t n = nb >> 1;
     if (it->bad || d > UINT32_MAX - it->sig.node || n > DB_SIG_MAX)
         return it->bad = true, -1;

@@ -528,6 +528,16 @@ static void free_events(db_writer *w)
     w->patch = NULL;
 }
 
+/* The writer lock goes with the writer's memory. */
+static void writer_free(db_writer *w)
+{
+    if (w->lock_fd >= 0)
+        close(w->lock_fd);
+    db_keysort_free(w->ks);
+    free_events(w);
+    free(w);
+}
+
 /* Cursors die with their transaction. */
 static void close_cursors(db_writer *w)
 {
@@ -1198,10 +1208,7 @@ void db_writer_abort(db_writer *w)
         mdb_txn_commit(w->txn);
     else if (w->txn)
         mdb_txn_abort(w->txn);
-    if (w->lock_fd >= 0)
-        close(w->lock_fd);
-    free_events(w);
-    free(w);
+    writer_free(w);
 }
 
 /* ---- a writer of catalog changes (manage.c) ---- */
@@ -1232,10 +1239,7 @@ int db_writer_catalog_commit(db_writer *w, db_error *err)
     int ret = rc ? commit_fail(w, rc, err) : 0;
     if (!ret)
         drop_replaced(w); /* what the change hid goes now, in steps */
-    close(w->lock_fd);
-    db_keysort_free(w->ks);
-    free_events(w);
-    free(w);
+    writer_free(w);
     return ret;
 }
 
@@ -1278,10 +1282,7 @@ int db_writer_commit(db_writer *w, db_trace_info *out, db_error *err)
     }
     if (w->rebuild)
         drop_replaced(w);
-    close(w->lock_fd);
-    db_keysort_free(w->ks);
-    free_events(w);
-    free(w);
+    writer_free(w);
     return ret;
 }
 
