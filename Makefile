@@ -35,7 +35,6 @@ DEBS    += libtracecmd-dev libtracefs-dev libtraceevent-dev
 # recursive (=): pkg-config runs when a recipe needs it, after the deps are installed
 TRACE_PC = libtracecmd libtracefs libtraceevent
 TRACE_CFLAGS = $(shell pkg-config --cflags $(TRACE_PC) 2>/dev/null)
-TRACE_LIBS = $(shell pkg-config --libs $(TRACE_PC) 2>/dev/null || echo -ltracecmd -ltracefs -ltraceevent)
 DEBS    += man-db groff-base
 # libFuzzer harnesses (fuzz/, `make fuzz`) and the valgrind end-to-end test
 DEBS    += clang libclang-rt-dev valgrind
@@ -58,9 +57,12 @@ INC     = -I. -I$(GEN) $(TRACE_CFLAGS)
 # LMDB and libedit (with what it needs: libtinfo, libbsd, libmd) are linked
 # statically: loading those five shared objects was 0.5 ms of every one-shot
 # query's 1.8 ms (make bench, "slice back depth 20: whole process").  The .a
-# files come with the -dev packages above.  libtracecmd has no .a in Debian.
+# files come with the -dev packages above.  libtracecmd has no .a in Debian,
+# and loading it (with libtracefs, libtraceevent, libzstd) was another
+# 0.27 ms: it is opened with dlopen when a trace.dat is read or a recording
+# starts (ingest/tracelib.h), so it is not linked at all.
 STATIC_LIBS = -llmdb -ledit -ltinfo -lbsd -lmd
-LIBS    = -Wl,-Bstatic $(STATIC_LIBS) -Wl,-Bdynamic $(TRACE_LIBS) -pthread
+LIBS    = -Wl,-Bstatic $(STATIC_LIBS) -Wl,-Bdynamic -ldl -pthread
 TEST_SRC := $(wildcard tests/unit/test_*.c)
 
 # object lists: optimized build in build/obj, sanitizer build in build/san

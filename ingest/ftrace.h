@@ -426,7 +426,8 @@ struct tep_handle;
 struct tep_event;
 struct tep_record;
 typedef struct dat_fields dat_fields; /* what each event id needs; a value buffer */
-dat_fields *ingest_dat_fields_new(struct tep_handle *tep);
+struct ingest_tracelib;
+dat_fields *ingest_dat_fields_new(struct tep_handle *tep, const struct ingest_tracelib *lib);
 void ingest_dat_fields_free(dat_fields *df);
 /* The canonical pairs of rec into r->kv (pointing into df, the record, or
  * tep's symbols: valid until the next call); *ev its event, *kind its

@@ -45,7 +45,7 @@
 
 #include "ingest.h"
 #include "record.h"
-#include "tracecmd_priv.h"
+#include "tracelib.h"
 
 #define ARGUSQ_RECORD_VERSION "argusq 0.1.0"
 #define CMDLINES_SIZE "32768" /* the kernel's maximum (PID_MAX_DEFAULT) */
@@ -84,6 +84,7 @@ typedef struct rec {
     char *part;                         /* the trace.dat being written */
     record_watch *watch;
     char exe[4096];
+    ingest_tracelib lib;
 } rec;
 
 static int fail(rec *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -148,15 +149,15 @@ static void release_signals(void)
 
 /* ---- tracefs files ---- */
 
-static char *read_file(const char *name)
+static char *read_file(rec *r, const char *name)
 {
-    return tracefs_instance_file_read(NULL, name, NULL);
+    return r->lib.tracefs_instance_file_read(NULL, name, NULL);
 }
 
 static int write_file(rec *r, const char *name, const char *val)
 {
-    if (tracefs_instance_file_write(NULL, name, val) < 0)
-        return fail(r, "cannot write '%s' to %s/%s: %s", val, tracefs_tracing_dir(), name, strerror(errno));
+    if (r->lib.tracefs_instance_file_write(NULL, name, val) < 0)
+        return fail(r, "cannot write '%s' to %s/%s: %s", val, r->lib.tracefs_tracing_dir(), name, strerror(errno));
     return 0;
 }
 
@@ -168,21 +169,21 @@ static char *selected_clock(const char *s)
     return b ? strndup(a + 1, (size_t)(b - a - 1)) : NULL;
 }
 
-static int option_state(enum tracefs_option_id id)
+static int option_state(rec *r, enum tracefs_option_id id)
 {
-    if (!tracefs_option_is_supported(NULL, id))
+    if (!r->lib.tracefs_option_is_supported(NULL, id))
         return -1;
-    return tracefs_option_is_enabled(NULL, id) ? 1 : 0;
+    return r->lib.tracefs_option_is_enabled(NULL, id) ? 1 : 0;
 }
 
-static void option_set(enum tracefs_option_id id, int on)
+static void option_set(rec *r, enum tracefs_option_id id, int on)
 {
     if (on < 0)
         return;
     if (on)
-        tracefs_option_enable(NULL, id);
+        r->lib.tracefs_option_enable(NULL, id);
     else
-        tracefs_option_disable(NULL, id);
+        r->lib.tracefs_option_disable(NULL, id);
 }
 
 /* ---- can we trace at all? ---- */
@@ -190,7 +191,7 @@ static void option_set(enum tracefs_option_id id, int on)
 static int check_tracefs(rec *r)
 {
     const char *dir = NULL;
-    int m = tracefs_tracing_dir_is_mounted(true, &dir);
+    int m = r->lib.tracefs_tracing_dir_is_mounted(true, &dir);
     if (m < 0 || !dir)
         return fail(r, "cannot trace: tracefs is not mounted and mounting it at /sys/kernel/tracing failed (%s)%s",
                     strerror(errno), geteuid() ? "; run argusq record as root" : "");
@@ -213,21 +214,21 @@ static int check_tracefs(rec *r)
 
 static int save_settings(rec *r)
 {
-    int on = tracefs_trace_is_on(NULL);
+    int on = r->lib.tracefs_trace_is_on(NULL);
     r->was_on = on < 0 ? 0 : on;
-    char *c = read_file("trace_clock");
+    char *c = read_file(r, "trace_clock");
     r->clock = selected_clock(c);
     free(c);
     r->buf_kb = calloc((size_t)r->ncpu, sizeof *r->buf_kb);
     if (!r->buf_kb)
         return fail(r, "out of memory");
     for (int i = 0; i < r->ncpu; i++)
-        r->buf_kb[i] = tracefs_instance_get_buffer_size(NULL, i);
-    r->set_event = read_file("set_event");
-    r->cmdlines = read_file("saved_cmdlines_size");
-    r->opt_tgid = option_state(TRACEFS_OPTION_RECORD_TGID);
-    r->opt_overwrite = option_state(TRACEFS_OPTION_OVERWRITE);
-    r->opt_markers = option_state(TRACEFS_OPTION_MARKERS);
+        r->buf_kb[i] = r->lib.tracefs_instance_get_buffer_size(NULL, i);
+    r->set_event = read_file(r, "set_event");
+    r->cmdlines = read_file(r, "saved_cmdlines_size");
+    r->opt_tgid = option_state(r, TRACEFS_OPTION_RECORD_TGID);
+    r->opt_overwrite = option_state(r, TRACEFS_OPTION_OVERWRITE);
+    r->opt_markers = option_state(r, TRACEFS_OPTION_MARKERS);
     r->saved = true;
     return 0;
 }
@@ -236,25 +237,25 @@ static void restore_settings(rec *r)
 {
     if (!r->saved)
         return;
-    tracefs_trace_off(NULL);
+    r->lib.tracefs_trace_off(NULL);
     /* set_event is opened with O_TRUNC: every event off, then the old ones on */
-    tracefs_instance_file_write(NULL, "set_event", r->set_event ? r->set_event : "");
+    r->lib.tracefs_instance_file_write(NULL, "set_event", r->set_event ? r->set_event : "");
     if (r->clock)
-        tracefs_instance_file_write(NULL, "trace_clock", r->clock);
+        r->lib.tracefs_instance_file_write(NULL, "trace_clock", r->clock);
     for (int i = 0; i < r->ncpu; i++)
-        if (r->buf_kb[i] > 0 && tracefs_instance_get_buffer_size(NULL, i) != r->buf_kb[i])
-            tracefs_instance_set_buffer_size(NULL, (size_t)r->buf_kb[i], i);
+        if (r->buf_kb[i] > 0 && r->lib.tracefs_instance_get_buffer_size(NULL, i) != r->buf_kb[i])
+            r->lib.tracefs_instance_set_buffer_size(NULL, (size_t)r->buf_kb[i], i);
     if (r->cmdlines) {
         char *n = strndup(r->cmdlines, strcspn(r->cmdlines, "\n"));
         if (n)
-            tracefs_instance_file_write(NULL, "saved_cmdlines_size", n);
+            r->lib.tracefs_instance_file_write(NULL, "saved_cmdlines_size", n);
         free(n);
     }
-    option_set(TRACEFS_OPTION_RECORD_TGID, r->opt_tgid);
-    option_set(TRACEFS_OPTION_OVERWRITE, r->opt_overwrite);
-    option_set(TRACEFS_OPTION_MARKERS, r->opt_markers);
+    option_set(r, TRACEFS_OPTION_RECORD_TGID, r->opt_tgid);
+    option_set(r, TRACEFS_OPTION_OVERWRITE, r->opt_overwrite);
+    option_set(r, TRACEFS_OPTION_MARKERS, r->opt_markers);
     if (r->was_on)
-        tracefs_trace_on(NULL);
+        r->lib.tracefs_trace_on(NULL);
     r->saved = false;
 }
 
@@ -262,10 +263,10 @@ static void restore_settings(rec *r)
 
 static int add_event(rec *r, const char *sys, const char *ev, bool user)
 {
-    if (tracefs_event_enable(NULL, sys, ev) < 0) {
+    if (r->lib.tracefs_event_enable(NULL, sys, ev) < 0) {
         if (user)
             return fail(r, "no such event %s%s%s (see %s/available_events)", sys, ev ? ":" : "", ev ? ev : "",
-                        tracefs_tracing_dir());
+                        r->lib.tracefs_tracing_dir());
         logf_(r, "this kernel has no event %s:%s; recording without it", sys, ev ? ev : "*");
         return 0;
     }
@@ -325,31 +326,31 @@ static int set_events(rec *r)
 
 static int configure(rec *r)
 {
-    if (tracefs_trace_off(NULL) < 0)
+    if (r->lib.tracefs_trace_off(NULL) < 0)
         return fail(r, "cannot turn tracing off: %s", strerror(errno));
     if (write_file(r, "trace_clock", "mono") < 0)
         return -1;
     /* each task's TGID in saved_tgids (the tracefs text shows it) */
-    if (r->opt_tgid >= 0 && tracefs_option_enable(NULL, TRACEFS_OPTION_RECORD_TGID) < 0)
+    if (r->opt_tgid >= 0 && r->lib.tracefs_option_enable(NULL, TRACEFS_OPTION_RECORD_TGID) < 0)
         return fail(r, "cannot set option record-tgid: %s", strerror(errno));
     /* a full buffer overwrites its oldest events */
-    if (r->opt_overwrite >= 0 && tracefs_option_enable(NULL, TRACEFS_OPTION_OVERWRITE) < 0)
+    if (r->opt_overwrite >= 0 && r->lib.tracefs_option_enable(NULL, TRACEFS_OPTION_OVERWRITE) < 0)
         return fail(r, "cannot set option overwrite: %s", strerror(errno));
     /* trace_marker writes (include/argus/argus.h) */
-    if (r->opt_markers >= 0 && tracefs_option_enable(NULL, TRACEFS_OPTION_MARKERS) < 0)
+    if (r->opt_markers >= 0 && r->lib.tracefs_option_enable(NULL, TRACEFS_OPTION_MARKERS) < 0)
         return fail(r, "cannot set option markers: %s", strerror(errno));
     /* names of all the tasks, not the last 128 */
     if (r->cmdlines)
-        tracefs_instance_file_write(NULL, "saved_cmdlines_size", CMDLINES_SIZE);
+        r->lib.tracefs_instance_file_write(NULL, "saved_cmdlines_size", CMDLINES_SIZE);
     unsigned mb = r->o->max_mb ? r->o->max_mb : INGEST_RECORD_DEFAULT_MB;
     size_t kb = (size_t)mb * 1024 / (size_t)r->ncpu;
     if (kb < 64)
         kb = 64;
-    if (tracefs_instance_set_buffer_size(NULL, kb, -1) < 0)
+    if (r->lib.tracefs_instance_set_buffer_size(NULL, kb, -1) < 0)
         return fail(r, "cannot set the ring buffer to %zu KiB per CPU: %s", kb, strerror(errno));
     if (set_events(r) < 0)
         return -1;
-    if (tracefs_instance_file_clear(NULL, "trace") < 0)
+    if (r->lib.tracefs_instance_file_clear(NULL, "trace") < 0)
         return fail(r, "cannot clear the ring buffer: %s", strerror(errno));
     return 0;
 }
@@ -389,7 +390,7 @@ static void buffer_fill(rec *r, uint64_t *bytes, uint64_t *events)
     for (int cpu = 0; cpu < r->ncpu; cpu++) {
         char name[64];
         snprintf(name, sizeof name, "per_cpu/cpu%d/stats", cpu);
-        char *t = read_file(name);
+        char *t = read_file(r, name);
         const char *e = t ? strstr(t, "entries:") : NULL, *b = t ? strstr(t, "bytes:") : NULL;
         if (e)
             *events += strtoull(e + 8, NULL, 10);
@@ -452,7 +453,7 @@ static int run_cmd(rec *r, int *status)
     close(go[0]);
     close(ex[1]);
     int rc = 0;
-    if (tracefs_trace_on(NULL) < 0)
+    if (r->lib.tracefs_trace_on(NULL) < 0)
         rc = fail(r, "cannot turn tracing on: %s", strerror(errno));
     if (rc == 0 && write(go[1], "g", 1) != 1)
         rc = fail(r, "cannot start %s: %s", r->exe, strerror(errno));
@@ -485,7 +486,7 @@ static int run_cmd(rec *r, int *status)
         kill(pid, SIGKILL);
     wait_cmd(r, pid, status);
     g_child = 0;
-    tracefs_trace_off(NULL);
+    r->lib.tracefs_trace_off(NULL);
     return rc;
 }
 
@@ -508,10 +509,10 @@ static int write_all(int fd, const char *p, size_t n)
 /* The whole ring buffer of one CPU, as raw sub-buffers. */
 static int save_cpu(rec *r, int cpu, unsigned long long *bytes)
 {
-    struct tracefs_cpu *tc = tracefs_cpu_open(NULL, cpu, true);
+    struct tracefs_cpu *tc = r->lib.tracefs_cpu_open(NULL, cpu, true);
     if (!tc)
         return fail(r, "cannot open the ring buffer of CPU %d: %s", cpu, strerror(errno));
-    int psz = tracefs_cpu_read_size(tc);
+    int psz = r->lib.tracefs_cpu_read_size(tc);
     char *buf = psz > 0 ? malloc((size_t)psz) : NULL;
     int fd = open(r->tmp[cpu], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     int rc = 0;
@@ -520,7 +521,7 @@ static int save_cpu(rec *r, int cpu, unsigned long long *bytes)
     for (int pass = 0; rc == 0 && pass < 2; pass++) {
         for (;;) {
             /* full sub-buffers, then what is left of the last one */
-            int n = pass == 0 ? tracefs_cpu_read(tc, buf, true) : tracefs_cpu_flush(tc, buf);
+            int n = pass == 0 ? r->lib.tracefs_cpu_read(tc, buf, true) : r->lib.tracefs_cpu_flush(tc, buf);
             if (n <= 0)
                 break;
             if (write_all(fd, buf, (size_t)n) < 0) {
@@ -533,7 +534,7 @@ static int save_cpu(rec *r, int cpu, unsigned long long *bytes)
     if (fd >= 0 && close(fd) < 0 && rc == 0)
         rc = fail(r, "%s: %s", r->tmp[cpu], strerror(errno));
     free(buf);
-    tracefs_cpu_close(tc);
+    r->lib.tracefs_cpu_close(tc);
     return rc;
 }
 
@@ -545,51 +546,51 @@ static unsigned long long stat_value(const char *stats, const char *key)
 
 static int write_dat(rec *r, ingest_record_stats *st)
 {
-    struct tracecmd_output *out = tracecmd_output_create(r->part);
+    struct tracecmd_output *out = r->lib.tracecmd_output_create(r->part);
     if (!out)
         return fail(r, "%s: cannot create: %s", r->part, strerror(errno));
-    tracecmd_set_quiet(out, true);
-    if (tracecmd_output_set_compression(out, "any") < 0)
-        tracecmd_output_set_compression(out, "none");
-    if (tracecmd_output_write_headers(out, r->events) < 0) {
-        tracecmd_output_close(out);
+    r->lib.tracecmd_set_quiet(out, true);
+    if (r->lib.tracecmd_output_set_compression(out, "any") < 0)
+        r->lib.tracecmd_output_set_compression(out, "none");
+    if (r->lib.tracecmd_output_write_headers(out, r->events) < 0) {
+        r->lib.tracecmd_output_close(out);
         return fail(r, "%s: cannot write the trace.dat headers (event formats, kallsyms)", r->part);
     }
-    char *clock = read_file("trace_clock");
+    char *clock = read_file(r, "trace_clock");
     if (clock)
-        tracecmd_add_option(out, ARGUS_TRACECMD_OPTION_TRACECLOCK, (int)strlen(clock) + 1, clock);
+        r->lib.tracecmd_add_option(out, ARGUS_TRACECMD_OPTION_TRACECLOCK, (int)strlen(clock) + 1, clock);
     free(clock);
     struct utsname u;
     char uts[4 * sizeof u.release + 8];
     if (uname(&u) == 0) {
         int n = snprintf(uts, sizeof uts, "%s %s %s %s", u.sysname, u.nodename, u.release, u.machine);
-        tracecmd_add_option(out, ARGUS_TRACECMD_OPTION_UNAME, n + 1, uts);
+        r->lib.tracecmd_add_option(out, ARGUS_TRACECMD_OPTION_UNAME, n + 1, uts);
     }
-    tracecmd_add_option(out, ARGUS_TRACECMD_OPTION_VERSION, (int)sizeof ARGUSQ_RECORD_VERSION,
+    r->lib.tracecmd_add_option(out, ARGUS_TRACECMD_OPTION_VERSION, (int)sizeof ARGUSQ_RECORD_VERSION,
                         ARGUSQ_RECORD_VERSION);
     for (int i = 0; i < r->ncpu; i++) {
         char name[64];
         snprintf(name, sizeof name, "per_cpu/cpu%d/stats", i);
-        char *s = read_file(name);
+        char *s = read_file(r, name);
         if (!s)
             continue;
         st->overrun += stat_value(s, "overrun:");
         /* trace-cmd's CPUSTAT option starts with "CPU: N" */
         char *text = NULL;
         if (asprintf(&text, "CPU: %d\n%s", i, s) >= 0)
-            tracecmd_add_option(out, ARGUS_TRACECMD_OPTION_CPUSTAT, (int)strlen(text) + 1, text);
+            r->lib.tracecmd_add_option(out, ARGUS_TRACECMD_OPTION_CPUSTAT, (int)strlen(text) + 1, text);
         free(text);
         free(s);
     }
-    if (tracecmd_write_cmdlines(out) < 0) {
-        tracecmd_output_close(out);
+    if (r->lib.tracecmd_write_cmdlines(out) < 0) {
+        r->lib.tracecmd_output_close(out);
         return fail(r, "%s: cannot write the saved command lines", r->part);
     }
-    if (tracecmd_append_cpu_data(out, r->ncpu, r->tmp) < 0) {
-        tracecmd_output_close(out);
+    if (r->lib.tracecmd_append_cpu_data(out, r->ncpu, r->tmp) < 0) {
+        r->lib.tracecmd_output_close(out);
         return fail(r, "%s: cannot write the trace data", r->part);
     }
-    tracecmd_output_close(out);
+    r->lib.tracecmd_output_close(out);
     return 0;
 }
 
@@ -597,7 +598,7 @@ static int write_dat(rec *r, ingest_record_stats *st)
  * by option record-tgid) beside it as OUT.tgids, read by ingest. */
 static void save_tgids(rec *r)
 {
-    char *t = tracefs_instance_file_read(NULL, "saved_tgids", NULL);
+    char *t = r->lib.tracefs_instance_file_read(NULL, "saved_tgids", NULL);
     char name[4096];
     if (t && snprintf(name, sizeof name, "%s.tgids", r->o->output) < (int)sizeof name) {
         FILE *f = fopen(name, "w");
@@ -694,8 +695,12 @@ int ingest_record(const ingest_record_opts *o, ingest_record_stats *st, char *er
         return fail(&r, "%s: %s", o->output, strerror(e));
     }
     close(fd);
-    tracecmd_set_loglevel(TEP_LOG_NONE);
-    tracefs_set_loglevel(TEP_LOG_NONE);
+    if (ingest_tracelib_open(&r.lib, err, errlen) < 0) {
+        cleanup(&r);
+        return -1;
+    }
+    r.lib.tracecmd_set_loglevel(TEP_LOG_NONE);
+    r.lib.tracefs_set_loglevel(TEP_LOG_NONE);
 
     if (check_tracefs(&r) < 0) {
         cleanup(&r);
@@ -720,7 +725,7 @@ int ingest_record(const ingest_record_opts *o, ingest_record_stats *st, char *er
               mb, r.exe);
         rc = run_cmd(&r, &st->cmd_status);
     }
-    tracefs_trace_off(NULL);
+    r.lib.tracefs_trace_off(NULL);
     if (rc == 0) {
         if (WIFEXITED(st->cmd_status))
             logf_(&r, "%s exited with status %d", r.exe, WEXITSTATUS(st->cmd_status));

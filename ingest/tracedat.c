@@ -27,10 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <event-parse.h>
-#include <trace-cmd.h>
-
 #include "ftrace.h"
+#include "tracelib.h"
 
 typedef struct dat_reader {
     ftrace_reader fr;
@@ -41,6 +39,7 @@ typedef struct dat_reader {
     struct trace_seq s;
     uint64_t nrec;
     int rc;
+    ingest_tracelib lib;
 } dat_reader;
 
 /* The mapping says "PATH:RECORD: ..."; say where the record is in the
@@ -56,10 +55,6 @@ static void reword_error(dat_reader *d, unsigned long long offset)
     snprintf(rest, sizeof rest, "%s", err + n);
     snprintf(err, errlen, "%s: offset %llu: %s", d->path, offset, rest);
 }
-
-/* The file's uname option, as `uname -a` printed it when it was recorded
- * (libtracecmd keeps it, but its header does not declare the call). */
-const char *tracecmd_get_uname(struct tracecmd_input *handle);
 
 /* Is the last word of uname (the machine) x86-64, whose syscall table
  * names raw syscall numbers?  No uname: not known. */
@@ -84,9 +79,9 @@ static bool uname_machine_x86_64(const char *uname)
 static int print_fields(dat_reader *d, struct tep_record *rec, ftrace_line *li)
 {
     struct trace_seq *s = &d->s;
-    trace_seq_reset(s);
-    tep_print_event(d->tep, s, rec, "%s", TEP_PRINT_INFO);
-    trace_seq_terminate(s);
+    d->lib.trace_seq_reset(s);
+    d->lib.tep_print_event(d->tep, s, rec, "%s", TEP_PRINT_INFO);
+    d->lib.trace_seq_terminate(s);
     if (s->state != TRACE_SEQ__GOOD)
         return -1;
     size_t len = s->len;
@@ -108,26 +103,26 @@ static int print_fields(dat_reader *d, struct tep_record *rec, ftrace_line *li)
  * when the record is not of that shape (the printed text is used). */
 static int stack_fields(dat_reader *d, struct tep_event *ev, struct tep_record *rec, ftrace_line *li)
 {
-    struct tep_format_field *f = tep_find_field(ev, "caller");
-    int lsize = tep_get_long_size(d->tep);
+    struct tep_format_field *f = d->lib.tep_find_field(ev, "caller");
+    int lsize = d->lib.tep_get_long_size(d->tep);
     if (!f || (lsize != 4 && lsize != 8) || f->offset < 0 || f->offset > rec->size)
         return 1;
     struct trace_seq *s = &d->s;
-    trace_seq_reset(s);
-    trace_seq_puts(s, "<stack trace >");
+    d->lib.trace_seq_reset(s);
+    d->lib.trace_seq_puts(s, "<stack trace >");
     const unsigned char *p = (const unsigned char *)rec->data + f->offset,
                         *end = (const unsigned char *)rec->data + rec->size;
     for (; p + lsize <= end; p += lsize) {
-        unsigned long long a = tep_read_number(d->tep, p, lsize);
+        unsigned long long a = d->lib.tep_read_number(d->tep, p, lsize);
         if (a == 0 || a == (lsize == 4 ? 0xffffffffull : ~0ull))
             break;
-        const char *fn = tep_find_function(d->tep, a);
+        const char *fn = d->lib.tep_find_function(d->tep, a);
         if (fn)
-            trace_seq_printf(s, "\n=> %s (%llx)", fn, a);
+            d->lib.trace_seq_printf(s, "\n=> %s (%llx)", fn, a);
         else
-            trace_seq_printf(s, "\n=> 0x%llx", a);
+            d->lib.trace_seq_printf(s, "\n=> 0x%llx", a);
     }
-    trace_seq_terminate(s);
+    d->lib.trace_seq_terminate(s);
     if (s->state != TRACE_SEQ__GOOD)
         return -1;
     li->fields = s->buffer;
@@ -139,7 +134,7 @@ static int stack_fields(dat_reader *d, struct tep_event *ev, struct tep_record *
  * latency format's h/H/s column; NMI 0x40 runs with HARDIRQ set) */
 static uint8_t record_ctx(dat_reader *d, struct tep_record *rec)
 {
-    int fl = tep_data_flags(d->tep, rec);
+    int fl = d->lib.tep_data_flags(d->tep, rec);
     if (fl < 0)
         return DB_CTX_UNKNOWN;
     if (fl & (TRACE_FLAG_HARDIRQ | 0x40))
@@ -173,13 +168,13 @@ static int on_record(struct tracecmd_input *h, struct tep_record *rec, int cpu, 
     int rc = ingest_dat_pairs(d->df, r, rec, &ev, &k);
     if (rc == 2) {
         ingest_errf(r->err, r->errlen, "%s: offset %llu: record of unknown event id %d", d->path,
-                    (unsigned long long)rec->offset, tep_data_type(d->tep, rec));
+                    (unsigned long long)rec->offset, d->lib.tep_data_type(d->tep, rec));
         return d->rc = -1;
     }
     ftrace_line li;
     memset(&li, 0, sizeof li);
-    int pid = tep_data_pid(d->tep, rec);
-    const char *comm = tep_data_comm_from_pid(d->tep, pid);
+    int pid = d->lib.tep_data_pid(d->tep, rec);
+    const char *comm = d->lib.tep_data_comm_from_pid(d->tep, pid);
     if (!comm || !*comm)
         comm = "<...>";
     li.comm = comm;
@@ -265,9 +260,11 @@ int ingest_tracedat_read(const char *path, const ingest_sink *sink, ingest_stats
     memset(&d, 0, sizeof d);
     d.path = path;
 
+    if (ingest_tracelib_open(&d.lib, err, errlen) < 0)
+        return -1;
     /* the libraries' own warnings would go to stderr; errors are ours */
-    tracecmd_set_loglevel(TEP_LOG_NONE);
-    tep_set_loglevel(TEP_LOG_NONE);
+    d.lib.tracecmd_set_loglevel(TEP_LOG_NONE);
+    d.lib.tep_set_loglevel(TEP_LOG_NONE);
 
     FILE *f = fopen(path, "rb");
     if (!f) {
@@ -285,20 +282,20 @@ int ingest_tracedat_read(const char *path, const ingest_sink *sink, ingest_stats
         ingest_errf(err, errlen, "%s: offset %zu: the file ends inside the trace.dat magic", path, got);
         return -1;
     }
-    struct tracecmd_input *h = tracecmd_open(path, TRACECMD_FL_LOAD_NO_PLUGINS);
+    struct tracecmd_input *h = d.lib.tracecmd_open(path, TRACECMD_FL_LOAD_NO_PLUGINS);
     if (!h) {
         ingest_errf(err, errlen, "%s: cannot read the trace.dat headers and sections: the file is cut short "
              "or corrupt", path);
         return -1;
     }
-    d.tep = tracecmd_get_tep(h);
-    d.uname = tracecmd_get_uname(h);
-    d.df = ingest_dat_fields_new(d.tep);
+    d.tep = d.lib.tracecmd_get_tep(h);
+    d.uname = d.lib.tracecmd_get_uname(h);
+    d.df = ingest_dat_fields_new(d.tep, &d.lib);
     if (!d.df || ingest_ft_reader_init(&d.fr, path, sink, st, err, errlen) < 0) {
         if (!d.df)
             ingest_errf(err, errlen, "%s: out of memory", path);
         ingest_dat_fields_free(d.df);
-        tracecmd_close(h);
+        d.lib.tracecmd_close(h);
         ingest_ft_reader_free(&d.fr);
         return -1;
     }
@@ -308,8 +305,8 @@ int ingest_tracedat_read(const char *path, const ingest_sink *sink, ingest_stats
     uint32_t(*tgids)[2] = NULL;
     d.fr.ntgids = load_tgids(path, &tgids);
     d.fr.tgids = (const uint32_t(*)[2])tgids;
-    trace_seq_init(&d.s);
-    int r = tracecmd_iterate_events(h, NULL, 0, on_record, &d);
+    d.lib.trace_seq_init(&d.s);
+    int r = d.lib.tracecmd_iterate_events(h, NULL, 0, on_record, &d);
     int rc = d.rc;
     if (rc == 0 && r < 0) {
         ingest_errf(err, errlen, "%s: cannot read the trace data (cut short or corrupt)", path);
@@ -319,11 +316,11 @@ int ingest_tracedat_read(const char *path, const ingest_sink *sink, ingest_stats
      * (some 15 ms for pipeline.dat): the sink need not wait for it */
     if (rc == 0 && sink->end)
         sink->end(sink->ctx);
-    trace_seq_destroy(&d.s);
+    d.lib.trace_seq_destroy(&d.s);
     free(tgids);
     ingest_dat_fields_free(d.df);
     ingest_ft_reader_free(&d.fr);
-    tracecmd_close(h);
+    d.lib.tracecmd_close(h);
     return rc;
 }
 

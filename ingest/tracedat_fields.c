@@ -19,9 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <event-parse.h>
-
 #include "ftrace.h"
+#include "tracelib.h"
 
 typedef enum dat_fmt {
     DF_STR,     /* %s (a field that is no string: 0x%llx, as %p) */
@@ -156,6 +155,7 @@ typedef struct dat_evinfo {
 
 struct dat_fields {
     struct tep_handle *tep;
+    const ingest_tracelib *lib;
     dat_evinfo *info; /* indexed by event id */
     size_t ninfo;
     struct {
@@ -167,11 +167,13 @@ struct dat_fields {
     size_t vcap, vlen;
 };
 
-dat_fields *ingest_dat_fields_new(struct tep_handle *tep)
+dat_fields *ingest_dat_fields_new(struct tep_handle *tep, const ingest_tracelib *lib)
 {
     dat_fields *df = calloc(1, sizeof *df);
-    if (df)
+    if (df) {
         df->tep = tep;
+        df->lib = lib;
+    }
     return df;
 }
 
@@ -263,22 +265,22 @@ static dat_evinfo *info_of(dat_fields *df, int eid)
     if (in->seen)
         return in;
     in->seen = true;
-    struct tep_event *ev = in->ev = tep_find_event(df->tep, eid);
+    struct tep_event *ev = in->ev = df->lib->tep_find_event(df->tep, eid);
     if (!ev)
         return in;
     in->kind = ingest_ftrace_lex_event(ev->name);
     if (in->kind == FTRACE_EV_SYSCALLS_ENTER || in->kind == FTRACE_EV_SYSCALLS_EXIT) {
-        in->sc_nr = tep_find_field(ev, "__syscall_nr");
-        in->direct = in->sc_nr && (in->kind == FTRACE_EV_SYSCALLS_ENTER || tep_find_field(ev, "ret"));
+        in->sc_nr = df->lib->tep_find_field(ev, "__syscall_nr");
+        in->direct = in->sc_nr && (in->kind == FTRACE_EV_SYSCALLS_ENTER || df->lib->tep_find_field(ev, "ret"));
         return in;
     }
     in->cols = cols_of(in->kind);
     in->direct = in->cols != NULL;
     for (int i = 0; in->cols && in->cols[i].key; i++) {
         const dat_col *c = &in->cols[i];
-        in->f[i] = tep_find_field(ev, c->field);
+        in->f[i] = df->lib->tep_find_field(ev, c->field);
         if (!in->f[i] && c->alt)
-            in->f[i] = tep_find_field(ev, c->alt);
+            in->f[i] = df->lib->tep_find_field(ev, c->alt);
         if (in->f[i] && c->fmt == DF_SYM)
             in->tab[i] = find_table(ev->print_fmt.args, in->f[i]->name, TEP_PRINT_SYMBOL);
         if (in->f[i] && c->fmt == DF_STATE)
@@ -301,7 +303,7 @@ static bool field_num(const dat_fields *df, const rec_view *rv, const struct tep
 {
     if (size <= 0 || size > 8 || off + (size_t)size > rv->size)
         return false;
-    unsigned long long v = tep_read_number(df->tep, rv->data + off, size);
+    unsigned long long v = df->lib->tep_read_number(df->tep, rv->data + off, size);
     /* sign-extend what the kernel declared signed, as %d and (long) do */
     if ((f->flags & TEP_FIELD_IS_SIGNED) && size < 8 && (v >> (size * 8 - 1)) & 1)
         v |= ~0ull << (size * 8);
@@ -499,7 +501,7 @@ static bool col_value(dat_fields *df, const rec_view *rv, const dat_col *c, cons
         size_t slot = (size_t)((v >> 4) * 0x9e3779b97f4a7c15ull >> 56) % DAT_FUNC_CACHE;
         if (!df->fn[slot].used || df->fn[slot].addr != v) {
             df->fn[slot].addr = v;
-            df->fn[slot].name = tep_find_function(df->tep, v);
+            df->fn[slot].name = df->lib->tep_find_function(df->tep, v);
             df->fn[slot].used = true;
         }
         const char *fn = df->fn[slot].name;
@@ -542,7 +544,7 @@ static int syscall_pairs(dat_fields *df, ftrace_reader *r, const dat_evinfo *in,
 {
     unsigned long long v;
     if (in->kind == FTRACE_EV_SYSCALLS_EXIT) {
-        struct tep_format_field *f = tep_find_field(ev, "ret");
+        struct tep_format_field *f = df->lib->tep_find_field(ev, "ret");
         size_t n;
         if (!f || !field_num(df, rv, f, (size_t)f->offset, f->size, &v))
             return FTRACE_BAD_FIELDS;
@@ -577,7 +579,7 @@ static int syscall_pairs(dat_fields *df, ftrace_reader *r, const dat_evinfo *in,
 int ingest_dat_pairs(dat_fields *df, ftrace_reader *r, struct tep_record *rec, struct tep_event **evp,
                      ftrace_ev_kind *kind)
 {
-    dat_evinfo *in = info_of(df, tep_data_type(df->tep, rec));
+    dat_evinfo *in = info_of(df, df->lib->tep_data_type(df->tep, rec));
     if (!in)
         return -1;
     *evp = in->ev;

@@ -165,6 +165,19 @@ slice back from node {self.ui['id']} depth 2;   -- two steps
         repl.write(b"\x04")
         self.assertTrue(self.reap(repl.pid, timeout=10), repl.out)
 
+    def test_a_query_does_not_load_trace_cmds_libraries(self):
+        """libtracecmd and the libraries under it are loaded (dlopen) when a
+        trace.dat is read, not for every query: the dynamic loader's own
+        log (LD_DEBUG=files) names each object it opens."""
+        env = {"LD_DEBUG": "files"}
+        p = self.ok("find nodes limit 1", env=env)
+        self.assertIn("file=libc.so.6", p.stderr)  # the log is there at all
+        self.assertNotIn("libtracecmd", p.stderr)
+        self.assertNotIn("libtraceevent", p.stderr)
+        p = self.ok("ingest", trace("lockchain-anomaly.dat"), "--name", "dat", env=env)
+        self.assertIn("file=libtracecmd.so.1", p.stderr)
+        self.assertIn("file=libtraceevent.so.1", p.stderr)
+
     def test_a_bare_word_for_a_named_value_is_refused(self):
         """`type = dispatch_enqueue` (unquoted): an error that says what to
         write, never quietly nothing."""
