@@ -9,14 +9,29 @@
 #include "db/db.h"
 #include "query/query.h"
 
+db_archive *cli_open_archive(const char *path, bool readonly, db_error *de)
+{
+    db_archive *a = db_open(path, readonly, de);
+    if (a || !de->old_format || readonly)
+        return a;
+    /* an archive of an earlier format, and this process may write it */
+    query_error qe = {0};
+    if (query_migrate(path, stderr, &qe)) {
+        snprintf(de->msg, sizeof de->msg, "%s", qe.msg);
+        return NULL;
+    }
+    *de = (db_error){0};
+    return db_open(path, readonly, de);
+}
+
 static db_archive *open_archive(const char *path, bool readonly)
 {
-    db_error de = {{0}};
+    db_error de = {0};
     if (access(path, F_OK) != 0) {
         fprintf(stderr, "argusq: %s: no such archive\n", path);
         return NULL;
     }
-    db_archive *a = db_open(path, readonly, &de);
+    db_archive *a = cli_open_archive(path, readonly, &de);
     if (!a)
         fprintf(stderr, "argusq: %s\n", de.msg);
     return a;
@@ -32,7 +47,7 @@ int cli_compact(const char *path, bool json)
     db_archive *a = open_archive(path, false);
     if (!a)
         return 2;
-    db_error de = {{0}};
+    db_error de = {0};
     uint64_t before = 0, after = 0;
     int rc = db_compact(a, &before, &after, &de);
     db_close(a);
@@ -61,7 +76,7 @@ int cli_backup(const char *path, const char *to, bool json)
     db_archive *a = open_archive(path, access(path, W_OK) != 0);
     if (!a)
         return 2;
-    db_error de = {{0}};
+    db_error de = {0};
     int rc = db_backup(a, to, &de);
     db_close(a);
     if (rc) {
@@ -82,10 +97,10 @@ int cli_backup(const char *path, const char *to, bool json)
 
 int cli_info(const char *path, bool json)
 {
-    db_archive *a = open_archive(path, true);
+    db_archive *a = open_archive(path, access(path, W_OK) != 0); /* an old format: migrated */
     if (!a)
         return 2;
-    db_error de = {{0}};
+    db_error de = {0};
     db_archive_info in;
     int rc = db_info(a, &in, &de);
     db_close(a);

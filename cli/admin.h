@@ -5,6 +5,11 @@
 
 #include <stdbool.h>
 
+#include "db/db.h"
+
+/* db_open, and an archive of an earlier format migrated first when it
+ * may be written (query_migrate; its progress on stderr). */
+db_archive *cli_open_archive(const char *path, bool readonly, db_error *de);
 int cli_compact(const char *archive, bool json);
 int cli_backup(const char *archive, const char *to, bool json);
 int cli_info(const char *archive, bool json);

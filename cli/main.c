@@ -168,13 +168,13 @@ static int sink_fail(const db_error *de, char *err, size_t len)
 
 static int sink_proc(void *p, uint32_t pid, const char *name, char *err, size_t len)
 {
-    db_error de = {{0}};
+    db_error de = {0};
     return db_writer_proc(((sink_ctx *)p)->w, pid, name, &de) ? sink_fail(&de, err, len) : 0;
 }
 
 static int sink_thread(void *p, const db_thread *t, char *err, size_t len)
 {
-    db_error de = {{0}};
+    db_error de = {0};
     return db_writer_thread(((sink_ctx *)p)->w, t, &de) ? sink_fail(&de, err, len) : 0;
 }
 
@@ -187,7 +187,7 @@ static int sink_event(void *p, db_event *ev, char *err, size_t len)
 
 static int sink_symbol(void *p, uint64_t addr, const char *name, char *err, size_t len)
 {
-    db_error de = {{0}};
+    db_error de = {0};
     return db_writer_symbol(((sink_ctx *)p)->w, addr, name, &de) ? sink_fail(&de, err, len) : 0;
 }
 
@@ -245,7 +245,7 @@ static int load_rules(const char *path, db_writer *w, graph_rule **rules, size_t
         const query_stmt *st = query_script_stmt(sc, i);
         size_t tl;
         const char *text = query_stmt_text(st, &tl);
-        db_error de = {{0}};
+        db_error de = {0};
         uint32_t seq;
         if (query_rule_compile(st, &(*rules)[i], &e))
             rc = 1;
@@ -273,8 +273,8 @@ static int cmd_ingest(const options *o)
         const char *slash = strrchr(o->file, '/');
         name = slash ? slash + 1 : o->file;
     }
-    db_error de = {{0}};
-    db_archive *a = db_open(o->archive, false, &de);
+    db_error de = {0};
+    db_archive *a = cli_open_archive(o->archive, false, &de);
     if (!a) {
         fprintf(stderr, "argusq: %s\n", de.msg);
         return 2;
@@ -684,7 +684,7 @@ static int print_name(void *ctx, const db_trace_info *t)
 
 static int list_traces(const char *archive)
 {
-    db_error de = {{0}};
+    db_error de = {0};
     if (access(archive, R_OK) != 0)
         return 0;
     db_archive *a = db_open(archive, true, &de);
@@ -766,9 +766,9 @@ int main(int argc, char **argv)
     }
     /* statements that change a trace (rules, rebuild graph) need a writable
      * archive; reading works on a read-only one */
-    db_error de = {{0}};
+    db_error de = {0};
     bool readonly = access(o.archive, F_OK) != 0 || access(o.archive, W_OK) != 0;
-    db_archive *a = db_open(o.archive, readonly, &de);
+    db_archive *a = cli_open_archive(o.archive, readonly, &de);
     if (!a) {
         fprintf(stderr, "argusq: %s\n", de.msg);
         free(o.statement);

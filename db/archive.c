@@ -1,4 +1,6 @@
 /* db/archive.c -- opening the LMDB environment and reading the catalog. */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -81,10 +83,89 @@ static int check_format(db_archive *a, MDB_txn *txn, db_error *err)
             return rc ? db_lmdb_fail(err, rc, a->path) : 0;
         }
     }
-    if (fmt != DB_FORMAT_VERSION)
-        return db_fail(err, -1, "%s: archive format %u; this argusq reads format %u (re-ingest the traces)",
+    if (fmt > DB_FORMAT_VERSION)
+        return db_fail(err, -1, "%s: archive format %u, newer than this argusq's %u: use a newer argusq",
                        a->path, fmt, DB_FORMAT_VERSION);
+    if (fmt < 2)
+        return db_fail(err, -1, "%s: archive format %u, from before argusq kept a format record: it cannot "
+                       "be migrated (re-ingest the traces)", a->path, fmt);
+    if (fmt != DB_FORMAT_VERSION) {
+        if (err)
+            err->old_format = fmt;
+        return db_fail(err, -1, "%s: archive format %u, written by an older argusq; this one reads format %u. "
+                       "Open it once where the file can be written (argusq -d %s info) and it is migrated "
+                       "in place, keeping every trace", a->path, fmt, DB_FORMAT_VERSION, a->path);
+    }
     return 0;
+}
+
+/* NAME.compact-PID, NAME.migrate-PID (and its -lock) beside the archive:
+ * what a killed compact or migration left.  Called with the writer lock
+ * held, which each of those holds while it runs: none is running. */
+void db_remove_leftovers(const char *path)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    const char *base = slash ? slash + 1 : path;
+    size_t blen = strlen(base);
+    if (slash == dir)
+        dir[1] = '\0';
+    else if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        const char *n = e->d_name;
+        if (strncmp(n, base, blen) != 0 || (strncmp(n + blen, ".compact-", 9) && strncmp(n + blen, ".migrate-", 9)))
+            continue;
+        const char *p = n + blen + 9;
+        if (!isdigit((unsigned char)*p))
+            continue;
+        while (isdigit((unsigned char)*p))
+            p++;
+        if (*p && strcmp(p, "-lock") != 0)
+            continue;
+        unlinkat(dirfd(d), n, 0);
+    }
+    closedir(d);
+}
+
+/* The file at tmp (complete, synced, closed) takes the archive's name.
+ * LMDB's lock file (PATH-lock) holds the last transaction id of the file
+ * it was made for, and a process that opens the archive while another
+ * still has it open reads that id from it to choose a meta page: with
+ * the old file's id, a new file can read as empty (measured: a compact
+ * with a REPL open, then `traces` listed nothing when the id was even).
+ * So a new, empty lock file takes PATH-lock's name first: the next
+ * process to open the archive initializes it from the file it finds.
+ * In between, a process could open the old file with the new lock file:
+ * it can only read (the caller holds the writer lock, and a writer that
+ * opened the old file is refused: writer.c), which the new lock file
+ * serves as well as any.  Processes that had the archive open keep both
+ * old files, and read what they read before. */
+int db_replace_file(const char *tmp, const char *path, db_error *err)
+{
+    char lock[4200], fresh[4300];
+    snprintf(lock, sizeof lock, "%s-lock", path);
+    snprintf(fresh, sizeof fresh, "%s-lock", tmp);
+    unlink(fresh); /* the tmp archive's own, if it was opened */
+    int fd = open(fresh, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return db_fail(err, -1, "%s: %s", fresh, strerror(errno));
+    close(fd);
+    if (rename(fresh, lock) != 0) {
+        int e = errno;
+        unlink(fresh);
+        return db_fail(err, -1, "%s: %s", lock, strerror(e));
+    }
+    if (rename(tmp, path) != 0)
+        return db_fail(err, -1, "%s: %s", path, strerror(errno));
+    return db_sync_dir_of(path) == 0 ? 0 : db_fail(err, -1, "%s: %s", path, strerror(errno));
 }
 
 /* A new file's name is in its directory's data, which fsync of the file
@@ -176,9 +257,13 @@ db_archive *db_open(const char *path, bool readonly, db_error *err)
     }
     MDB_txn *txn;
     rc = mdb_txn_begin(a->env, NULL, readonly ? MDB_RDONLY : 0, &txn);
-    for (int i = 0; !rc && i < DBI__COUNT; i++)
+    /* the format first: an archive of another format may lack tables */
+    if (!rc)
+        rc = mdb_dbi_open(txn, dbi_names[DBI_META], readonly ? 0 : MDB_CREATE, &a->dbi[DBI_META]);
+    bool bad = !rc && check_format(a, txn, err);
+    for (int i = 0; !rc && !bad && i < DBI__COUNT; i++)
         rc = mdb_dbi_open(txn, dbi_names[i], readonly ? 0 : MDB_CREATE, &a->dbi[i]);
-    if (!rc && check_format(a, txn, err)) {
+    if (bad) {
         mdb_txn_abort(txn);
         mdb_env_close(a->env);
         free(a);

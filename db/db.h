@@ -199,6 +199,8 @@ uint64_t db_get_be64(const unsigned char *p);
 /* ---- errors: every call that can fail returns 0 or -1 and fills err ---- */
 typedef struct db_error {
     char msg[512];
+    uint32_t old_format; /* db_open: the archive's earlier format, which
+                            db_migrate_begin can make current; else 0 */
 } db_error;
 
 int db_fail_oom(db_error *err); /* "out of memory"; returns -1 */
@@ -209,6 +211,19 @@ typedef struct db_archive db_archive;
 /* Opens (creating if needed, unless readonly) the archive file at path. */
 db_archive *db_open(const char *path, bool readonly, db_error *err);
 void db_close(db_archive *a);
+
+/* migrate.c: an archive of an earlier format made current, keeping its
+ * traces: begin takes the writer lock and copies what was recorded into
+ * a new file beside the archive (NULL with err->msg empty when another
+ * process migrated it meanwhile; *from: the format found); the caller
+ * rebuilds the graph of each trace in db_migrate_archive (query_migrate);
+ * commit puts the new file in the archive's place.  Abort removes it. */
+typedef struct db_migration db_migration;
+uint32_t db_format_version(void); /* the format this argusq writes */
+db_migration *db_migrate_begin(const char *path, uint32_t *from, db_error *err);
+db_archive *db_migrate_archive(db_migration *m);
+int db_migrate_commit(db_migration *m, db_error *err); /* frees m */
+void db_migrate_abort(db_migration *m);
 
 /* Catalog: list committed traces (oldest first), find one, the latest. */
 typedef int (*db_trace_cb)(void *ctx, const db_trace_info *t);

@@ -157,6 +157,12 @@ int db_name_check(const char *name, db_error *err);
 /* archive.c */
 /* fsync of the directory holding path (a new file's name is in it): 0, -1 */
 int db_sync_dir_of(const char *path);
+/* tmp, a finished archive file, renamed to path with a new lock file
+ * (archive.c says why); the directory synced. */
+int db_replace_file(const char *tmp, const char *path, db_error *err);
+/* What killed compacts and migrations left beside the archive, removed
+ * (with the writer lock held). */
+void db_remove_leftovers(const char *path);
 /* LEB128 varints (codec.c): put returns the byte after; get sets *bad at
  * the end of the buffer or past 64 bits */
 unsigned char *db_uv_put(unsigned char *p, uint64_t v);

@@ -202,6 +202,7 @@ int db_compact(db_archive *a, uint64_t *before, uint64_t *after, db_error *err)
     db_writer *w = db_writer_catalog(a, err); /* the lock; dropped traces deleted */
     if (!w)
         return -1;
+    db_remove_leftovers(a->path);
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.compact-%ld", a->path, (long)getpid());
     int rc = stat(a->path, &st) == 0 ? 0 : db_fail(err, -1, "%s: %s", a->path, strerror(errno));
@@ -212,12 +213,8 @@ int db_compact(db_archive *a, uint64_t *before, uint64_t *after, db_error *err)
         *after = (uint64_t)st.st_size;
     /* the new file takes the archive's name in one step: a crash leaves
      * the old archive or the new one (and at worst the copy beside it) */
-    if (!rc && rename(tmp, a->path) != 0) {
-        rc = db_fail(err, -1, "%s: %s", a->path, strerror(errno));
+    if (!rc && (rc = db_replace_file(tmp, a->path, err)) != 0)
         unlink(tmp);
-    }
-    if (!rc && db_sync_dir_of(a->path) != 0)
-        rc = db_fail(err, -1, "%s: %s", a->path, strerror(errno));
     db_writer_abort(w); /* holds nothing now: the lock goes */
     return rc;
 }

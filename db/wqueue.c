@@ -95,7 +95,7 @@ static void replay(db_wq *q, const char *p, const char *end)
 {
     while (p < end) {
         uint8_t tag = (uint8_t)*p++;
-        db_error e = {{0}};
+        db_error e = {0};
         int rc = 0;
         bool skip = atomic_load(&q->failed);
         switch (tag) {

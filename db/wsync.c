@@ -89,7 +89,7 @@ static int f_abort(void *p)
 
 void db_wsync_abort(db_wq *q, db_writer *w)
 {
-    db_error e = {{0}};
+    db_error e = {0};
     struct a_end a = {q, w, NULL, &e};
     db_wq_run_always(q, f_abort, &a, &e);
     db_wq_stop(q);

@@ -43,19 +43,19 @@ static void die(const char *what, const char *msg)
 
 static int s_proc(void *w, uint32_t pid, const char *name, char *err, size_t len)
 {
-    db_error de = {{0}};
+    db_error de = {0};
     return db_writer_proc(w, pid, name, &de) ? snprintf(err, len, "%s", de.msg), -1 : 0;
 }
 
 static int s_thread(void *w, const db_thread *t, char *err, size_t len)
 {
-    db_error de = {{0}};
+    db_error de = {0};
     return db_writer_thread(w, t, &de) ? snprintf(err, len, "%s", de.msg), -1 : 0;
 }
 
 static int s_event(void *w, db_event *ev, char *err, size_t len)
 {
-    db_error de = {{0}};
+    db_error de = {0};
     return db_writer_event(w, ev, &de) ? snprintf(err, len, "%s", de.msg), -1 : 0;
 }
 
@@ -63,7 +63,7 @@ static void ingest(const char *file, const char *name)
 {
     char path[512], err[1024] = "";
     snprintf(path, sizeof path, "%s/tests/traces/%s", FUZZ_ROOT, file);
-    db_error de = {{0}};
+    db_error de = {0};
     db_writer *w = db_writer_begin(archive, name, "trace-cmd-report", path, &de);
     if (!w)
         die(path, de.msg);
@@ -106,7 +106,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     if (!mkdtemp(dir))
         die("mkdtemp", "failed");
     snprintf(dbpath, sizeof dbpath, "%s/argus.db", dir);
-    db_error de = {{0}};
+    db_error de = {0};
     archive = db_open(dbpath, false, &de);
     if (!archive)
         die(dbpath, de.msg);

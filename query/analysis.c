@@ -164,7 +164,7 @@ int query_longest_block(db_reader *r, uint32_t trace_id, const char *name, db_no
 int query_trace_id(query_session *s, const query_name *n, uint32_t *id, query_error *err)
 {
     db_trace_info t;
-    db_error de = {{0}};
+    db_error de = {0};
     int got = db_find_trace(s->archive, n->name, &t, &de);
     if (got <= 0)
         return query_fail(err, &n->pos, got < 0 ? "%s" : "no trace named \"%s\"", got < 0 ? de.msg : n->name);

@@ -12,7 +12,7 @@
  * current trace, else the most recently ingested one. */
 db_reader *query_open_trace(query_session *s, const query_name *in, query_error *err)
 {
-    db_error de = {{0}};
+    db_error de = {0};
     char name[256];
     if (in && in->name)
         snprintf(name, sizeof name, "%s", in->name);
@@ -75,7 +75,7 @@ static int exec_traces(query_session *s, query_error *err)
 {
     static const char *const heads[] = {"trace", "events", "nodes", "edges", "threads", "span", "format"};
     struct traces_ctx c = {.s = s};
-    db_error de = {{0}};
+    db_error de = {0};
     query_table_init(&c.t, s->format, 7, heads);
     if (s->format == QUERY_FMT_JSON)
         fputs("{\"traces\":[", s->out);
@@ -91,7 +91,7 @@ static int exec_traces(query_session *s, query_error *err)
 static int exec_use(query_session *s, const query_stmt *st, query_error *err)
 {
     db_trace_info t;
-    db_error de = {{0}};
+    db_error de = {0};
     int got = db_find_trace(s->archive, st->trace.name, &t, &de);
     if (got <= 0)
         return query_fail(err, &st->trace.pos, got < 0 ? "%s" : "no trace named \"%s\"",
@@ -238,7 +238,7 @@ static int exec_help(query_session *s, const query_stmt *st, query_error *err)
 
 static int node_or_fail(db_reader *r, const query_stmt *st, db_node *n, query_error *err)
 {
-    db_error de = {{0}};
+    db_error de = {0};
     int got = st->node > UINT32_MAX ? 0 : db_get_node(r, (uint32_t)st->node, n, &de);
     if (got < 0)
         return query_fail(err, &st->node_pos, "%s", de.msg);
@@ -266,7 +266,7 @@ static int edge_row(void *p, const db_edge *e)
         query_json_edge(f, e);
     } else if (l->view) {
         db_node other;
-        db_error de = {{0}};
+        db_error de = {0};
         if (db_get_node(l->r, l->in ? e->from : e->to, &other, &de) == 1)
             query_view_add_node(l->view, 0, &other, false);
         query_view_add_edge(l->view, 0, e);
@@ -285,7 +285,7 @@ static int exec_show(query_session *s, const query_stmt *st, query_error *err)
     if (!r)
         return -1;
     db_node n;
-    db_error de = {{0}};
+    db_error de = {0};
     int rc = node_or_fail(r, st, &n, err);
     bool json = s->format == QUERY_FMT_JSON, view = query_view_format(s->format);
     query_table t;
@@ -358,7 +358,7 @@ static int exec_events_of(query_session *s, const query_stmt *st, query_error *e
     if (!r)
         return -1;
     db_node n;
-    db_error de = {{0}};
+    db_error de = {0};
     int rc = node_or_fail(r, st, &n, err);
     if (!rc) {
         struct ev_list l = {s, 0, {0}};

@@ -13,7 +13,7 @@
  * position. */
 static int get_node(db_reader *r, uint64_t id, const query_pos *pos, db_node *n, query_error *err)
 {
-    db_error de = {{0}};
+    db_error de = {0};
     int got = id > UINT32_MAX ? 0 : db_get_node(r, (uint32_t)id, n, &de);
     if (got < 0)
         return query_fail(err, pos, "%s", de.msg);
@@ -45,7 +45,7 @@ int query_exec_match(query_session *s, const query_stmt *st, query_error *err)
     query_cands c = {0};
     query_match m[MATCH_MAX];
     size_t k = 0;
-    db_error de = {{0}};
+    db_error de = {0};
     int rc = get_node(r, st->node, &st->node_pos, &n, err);
     if (!rc && query_find_matches(r, &n, where, &c, &de))
         rc = query_fail(err, NULL, "%s", de.msg);
@@ -276,7 +276,7 @@ int query_exec_compare_nodes(query_session *s, const query_stmt *st, query_error
     db_node a, b;
     db_sig sa = {0}, sb = {0};
     rets xa = {.n = 0}, xb = {.n = 0};
-    db_error de = {{0}};
+    db_error de = {0};
     if (!rc)
         rc = get_node(ra, st->node, &st->node_pos, &a, err) || get_node(rb, st->node2, &st->node2_pos, &b, err);
     if (!rc && (db_get_sig(ra, a.id, &sa, &de) < 0 || db_get_sig(rb, b.id, &sb, &de) < 0 ||
@@ -301,7 +301,7 @@ static int run_slice(query_session *s, const query_stmt *sl, db_reader **r, quer
     if (!*r)
         return -1;
     uint32_t kinds = query_causal_kinds();
-    db_error de = {{0}};
+    db_error de = {0};
     int depth = sl->has_depth ? (sl->depth > 10000 ? 10000 : (int)sl->depth) : 20;
     int rc = sl->node > UINT32_MAX ? 1
                                    : query_path_walk(*r, (uint32_t)sl->node,
@@ -320,7 +320,7 @@ int query_exec_compare_paths(query_session *s, const query_stmt *st, query_error
     if (!rc) {
         const db_node *start = &anomaly.items[0].node;
         query_period per = query_period_of(start);
-        db_error de = {{0}};
+        db_error de = {0};
         if (query_compare_paths(ra, rn, &normal, &anomaly, &per, start, &sus, &nsus, &de))
             rc = query_fail(err, NULL, "%s", de.msg);
         else if (query_view_format(s->format))

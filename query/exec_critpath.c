@@ -166,7 +166,7 @@ static int print_view(query_session *s, db_reader *r, const query_cp *cp, query_
     query_view_init(&v);
     int g = query_view_group(&v, r, "anomaly");
     query_view_add_node(&v, g, &cp->node, true);
-    db_error de = {{0}};
+    db_error de = {0};
     for (size_t i = 0; i < cp->n; i++) {
         db_node n;
         if (cp->parts[i].node && db_get_node(r, cp->parts[i].node, &n, &de) == 1)
@@ -189,7 +189,7 @@ int query_exec_critical(query_session *s, const query_stmt *st, query_error *err
     db_reader *r = query_open_trace(s, &st->trace, err);
     if (!r)
         return -1;
-    db_error de = {{0}};
+    db_error de = {0};
     db_node n;
     int got = st->by_thread ? query_worst_step(r, db_reader_trace(r)->id, st->thread_name.name, &n, &de)
                             : st->node > UINT32_MAX ? 0 : db_get_node(r, (uint32_t)st->node, &n, &de);

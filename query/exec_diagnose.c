@@ -51,7 +51,7 @@ static const char *classify(db_reader *r, const db_node *n, const query_cp *cp, 
 /* The anomaly: node N of the trace, or the longest block of a thread. */
 static int anomaly_node(query_session *s, db_reader *r, const query_stmt *st, db_node *n, query_error *err)
 {
-    db_error de = {{0}};
+    db_error de = {0};
     int got;
     if (st->by_thread) {
         /* its worst step: the longest not running, waits and preemption alike */
@@ -305,7 +305,7 @@ int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err
     db_reader *ra = query_open_trace(s, &st->trace, err), *rn = NULL;
     if (!ra)
         return -1;
-    db_error de = {{0}};
+    db_error de = {0};
     db_node a;
     query_match base;
     query_path normal = {0}, anomaly = {0};
@@ -396,7 +396,7 @@ int query_exec_check_fix(query_session *s, const query_stmt *st, query_error *er
     db_reader *r = query_open_trace(s, &st->trace, err);
     if (!r)
         return -1;
-    db_error de = {{0}};
+    db_error de = {0};
     db_node before, after;
     int rc = anomaly_node(s, r, st, &before, err), got = 0;
     if (!rc) {

@@ -465,7 +465,7 @@ int query_exec_find(query_session *s, const query_stmt *st, query_error *err)
         query_table_events_init(&c.t, s->format);
     if (c.json)
         fprintf(s->out, "{\"%s\":[", nodes ? "nodes" : edges ? "edges" : "events");
-    db_error de = {{0}};
+    db_error de = {0};
     int rc = (!st->has_limit || st->limit > 0)
                  ? (nodes   ? scan_nodes(r, st, &c, &de)
                     : edges ? db_scan_edges(r, edge_cb, &c, &de)

@@ -29,7 +29,7 @@ static db_writer *open_writer(query_session *s, const query_stmt *st, char *name
 {
     if (trace_name(s, &st->trace, name, len, err))
         return NULL;
-    db_error de = {{0}};
+    db_error de = {0};
     db_writer *w = db_writer_open(s->archive, name, &de);
     if (!w)
         query_fail(err, NULL, "%s", de.msg);
@@ -168,7 +168,7 @@ static void json_summary(query_session *s, const char *key, uint32_t n, const ch
 
 static int finish(db_writer *w, const db_error *de, query_error *err)
 {
-    db_error ce = {{0}};
+    db_error ce = {0};
     if (de->msg[0]) {
         db_writer_abort(w);
         return query_fail(err, NULL, "%s", de->msg);
@@ -185,7 +185,7 @@ static int exec_rule(query_session *s, const query_stmt *st, query_error *err)
     db_writer *w = open_writer(s, st, name, sizeof name, err);
     if (!w)
         return -1;
-    db_error de = {{0}};
+    db_error de = {0};
     /* kept as written; an `in trace` clause in it is ignored by rebuild */
     uint32_t seq = 0;
     db_writer_add_rule(w, st->text, st->text_len, &seq, &de);
@@ -227,7 +227,7 @@ static int exec_rules(query_session *s, const query_stmt *st, query_error *err)
     static const char *const heads[] = {"rule", "text"};
     struct rule_list l = {s, 0, {0}};
     query_table_init(&l.t, s->format, 2, heads);
-    db_error de = {{0}};
+    db_error de = {0};
     if (s->format == QUERY_FMT_JSON)
         fputs("{\"rules\":[", s->out);
     int rc = db_scan_rules(r, list_rule, &l, &de);
@@ -248,7 +248,7 @@ static int exec_drop(query_session *s, const query_stmt *st, query_error *err)
     db_writer *w = open_writer(s, st, name, sizeof name, err);
     if (!w)
         return -1;
-    db_error de = {{0}};
+    db_error de = {0};
     int got = st->node > UINT32_MAX ? 0 : db_writer_drop_rule(w, (uint32_t)st->node, &de);
     if (got == 0) {
         db_writer_abort(w);
@@ -270,15 +270,10 @@ static int feed_one(void *ctx, const db_event *ev)
     return graph_feed_event(ctx, &e);
 }
 
-/* Builds the graph of a stored trace again, with its rules: a new copy
- * of the trace, swapped in whole when it commits. */
-static int exec_rebuild(query_session *s, const query_stmt *st, query_error *err)
+int query_rebuild_trace(db_archive *a, const char *name, size_t *nrules, db_trace_info *info, query_error *err)
 {
-    char name[256];
-    if (trace_name(s, &st->trace, name, sizeof name, err))
-        return -1;
-    db_error de = {{0}};
-    db_writer *w = db_writer_rebuild(s->archive, name, &de);
+    db_error de = {0};
+    db_writer *w = db_writer_rebuild(a, name, &de);
     if (!w)
         return query_fail(err, NULL, "%s", de.msg);
     struct rule_set rs = {.err = err};
@@ -291,7 +286,6 @@ static int exec_rebuild(query_session *s, const query_stmt *st, query_error *err
         return query_fail(err, NULL, "%s", de.msg);
     }
     graph_stats gs;
-    db_trace_info info;
     graph_feed feed;
     int rc = graph_feed_begin(&feed, w, rs.v, rs.n, &de);
     if (!rc && (db_writer_scan_source(w, feed_one, &feed, &de) || graph_feed_end(&feed, &gs))) {
@@ -303,16 +297,87 @@ static int exec_rebuild(query_session *s, const query_stmt *st, query_error *err
         db_writer_abort(w);
         return query_fail(err, NULL, "%s", de.msg);
     }
-    if (db_writer_commit(w, &info, &de))
+    if (db_writer_commit(w, info, &de))
         return query_fail(err, NULL, "%s", de.msg);
+    *nrules = rs.n;
+    return 0;
+}
+
+/* Builds the graph of a stored trace again, with its rules: a new copy
+ * of the trace, swapped in whole when it commits. */
+static int exec_rebuild(query_session *s, const query_stmt *st, query_error *err)
+{
+    char name[256];
+    if (trace_name(s, &st->trace, name, sizeof name, err))
+        return -1;
+    db_trace_info info;
+    size_t nrules;
+    if (query_rebuild_trace(s->archive, name, &nrules, &info, err))
+        return -1;
     if (s->format == QUERY_FMT_JSON) {
         fputs("{\"trace\":", s->out);
         query_json_str(s->out, name, strlen(name));
-        fprintf(s->out, ",\"rules\":%zu,\"nodes\":%" PRIu64 ",\"edges\":%" PRIu64 "}\n", rs.n, info.nodes,
+        fprintf(s->out, ",\"rules\":%zu,\"nodes\":%" PRIu64 ",\"edges\":%" PRIu64 "}\n", nrules, info.nodes,
                 info.edges);
     } else
         fprintf(s->out, "rebuilt the graph of \"%s\" with %zu rules: %" PRIu64 " nodes, %" PRIu64 " edges\n",
-                name, rs.n, info.nodes, info.edges);
+                name, nrules, info.nodes, info.edges);
+    return 0;
+}
+
+/* ---- an archive of an earlier format (db/migrate.c) ---- */
+
+struct names {
+    char (*v)[256];
+    size_t n;
+};
+
+static int collect_name(void *ctx, const db_trace_info *t)
+{
+    struct names *ns = ctx;
+    void *p = realloc(ns->v, (ns->n + 1) * sizeof *ns->v);
+    if (!p)
+        return -1;
+    ns->v = p;
+    snprintf(ns->v[ns->n++], sizeof ns->v[0], "%s", t->name);
+    return 0;
+}
+
+int query_migrate(const char *path, FILE *log, query_error *err)
+{
+    db_error de = {0};
+    uint32_t from = 0;
+    db_migration *m = db_migrate_begin(path, &from, &de);
+    if (!m)
+        return de.msg[0] ? query_fail(err, NULL, "%s", de.msg) : 0;
+    db_archive *a = db_migrate_archive(m);
+    struct names ns = {0};
+    if (db_list_traces(a, collect_name, &ns, &de)) {
+        free(ns.v);
+        db_migrate_abort(m);
+        return query_fail(err, NULL, "%s", de.msg[0] ? de.msg : "out of memory");
+    }
+    if (log)
+        fprintf(log, "argusq: %s: migrating archive format %u to %u (%zu traces: their graphs are built again)\n",
+                path, from, db_format_version(), ns.n);
+    for (size_t i = 0; i < ns.n; i++) {
+        db_trace_info info;
+        size_t nrules;
+        if (query_rebuild_trace(a, ns.v[i], &nrules, &info, err)) {
+            char why[sizeof err->msg], name[sizeof ns.v[0]];
+            snprintf(why, sizeof why, "%s", err->msg);
+            snprintf(name, sizeof name, "%s", ns.v[i]);
+            free(ns.v);
+            db_migrate_abort(m);
+            return query_fail(err, NULL, "%s: migrating trace \"%s\": %s (the archive is unchanged)", path, name,
+                              why);
+        }
+    }
+    free(ns.v);
+    if (db_migrate_commit(m, &de))
+        return query_fail(err, NULL, "%s", de.msg);
+    if (log)
+        fprintf(log, "argusq: %s: migrated to format %u\n", path, db_format_version());
     return 0;
 }
 

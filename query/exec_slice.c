@@ -136,7 +136,7 @@ int query_exec_slice(query_session *s, const query_stmt *st, query_error *err)
     db_reader *r = query_open_trace(s, &st->trace, err);
     if (!r)
         return -1;
-    db_error de = {{0}};
+    db_error de = {0};
     query_path p;
     memset(&p, 0, sizeof p); /* freed below even when no walk ran (node >= 2^32) */
     bool back = st->dir == QUERY_SLICE_BACK;
@@ -199,7 +199,7 @@ int query_exec_transaction(query_session *s, const query_stmt *st, query_error *
     db_reader *r = query_open_trace(s, &st->trace, err);
     if (!r)
         return -1;
-    db_error de = {{0}};
+    db_error de = {0};
     query_path p;
     memset(&p, 0, sizeof p); /* freed below even when no walk ran (node >= 2^32) */
     uint32_t kinds = query_causal_kinds() & ~(1u << DB_EDGE_WAKEUP);

@@ -10,7 +10,7 @@
  * the file system). */
 static int exec_drop(query_session *s, const query_stmt *st, query_error *err)
 {
-    db_error de = {{0}};
+    db_error de = {0};
     db_trace_info t;
     if (db_drop_trace(s->archive, st->trace.name, &t, &de))
         return query_fail(err, &st->trace.pos, "%s", de.msg);
@@ -29,7 +29,7 @@ static int exec_drop(query_session *s, const query_stmt *st, query_error *err)
 
 static int exec_rename(query_session *s, const query_stmt *st, query_error *err)
 {
-    db_error de = {{0}};
+    db_error de = {0};
     if (db_rename_trace(s->archive, st->trace.name, st->new_name.name, &de))
         return query_fail(err, strstr(de.msg, "already exists") || strstr(de.msg, "trace name")
                                    ? &st->new_name.pos

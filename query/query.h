@@ -64,6 +64,15 @@ int query_rule_compile(const query_stmt *st, struct graph_rule *out, query_error
 /* A statement's source text, without its ';'. */
 const char *query_stmt_text(const query_stmt *st, size_t *len);
 
+/* The graph of the trace `name` built again with its rules (`rebuild
+ * graph`): *nrules the rules applied, *info the new catalog entry. */
+int query_rebuild_trace(db_archive *a, const char *name, size_t *nrules, db_trace_info *info, query_error *err);
+/* The archive at path, of an earlier format, migrated in place: what was
+ * recorded copied into this format, every graph rebuilt, the new file
+ * renamed over the old (db/migrate.c).  0 also when another process
+ * migrated it first; progress lines go to log (may be NULL). */
+int query_migrate(const char *path, FILE *log, query_error *err);
+
 /* Runs one statement.  Returns 0, or -1 with err filled (position set when
  * the error is about a token of the statement). */
 int query_exec(query_session *s, const query_stmt *st, query_error *err);

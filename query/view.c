@@ -415,7 +415,7 @@ int query_view_print(query_session *s, query_view *v, query_error *err)
     if (v->oom)
         return query_fail(err, NULL, "out of memory");
     int rc = 0;
-    db_error de = {{0}};
+    db_error de = {0};
     if (s->format == QUERY_FMT_SVG)
         rc = svg_print(s->out, v, err);
     else if (s->format == QUERY_FMT_PERFETTO) {

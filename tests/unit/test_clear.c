@@ -42,7 +42,7 @@ static int teardown(void **state)
  * edge to the one before and three events: every index gets keys. */
 static uint32_t write_trace(db_archive *a, const char *name, uint32_t nodes)
 {
-    db_error err = {{0}};
+    db_error err = {0};
     db_writer *w = db_writer_begin(a, name, "test", "unit", &err);
     assert_non_null(w);
     for (uint32_t t = 1; t <= 7; t++) {
@@ -107,7 +107,7 @@ static size_t keys_of(db_archive *a, uint32_t id)
 static void test_clear_in_steps(void **state)
 {
     (void)state;
-    db_error err = {{0}};
+    db_error err = {0};
     db_archive *a = db_open(path, false, &err);
     assert_non_null(a);
     uint32_t ids[3] = {write_trace(a, "one", 300), write_trace(a, "two", 2000), write_trace(a, "three", 500)};

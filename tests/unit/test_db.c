@@ -186,7 +186,7 @@ static int count_traces(void *ctx, const db_trace_info *t)
 
 static void write_trace(db_archive *a, const char *name, bool commit)
 {
-    db_error err = {{0}};
+    db_error err = {0};
     db_writer *w = db_writer_begin(a, name, "test", "unit", &err);
     assert_non_null(w);
     db_thread th = {.tid = 5, .pid = 5, .name = "t5"};
@@ -236,7 +236,7 @@ static int edge_cb(void *ctx, const db_edge *e)
 static void test_commit_and_abort(void **state)
 {
     (void)state;
-    db_error err = {{0}};
+    db_error err = {0};
     db_archive *a = db_open(path, false, &err);
     assert_non_null(a);
     write_trace(a, "aborted", false);
@@ -289,7 +289,7 @@ static void test_commit_and_abort(void **state)
 static void test_format_version(void **state)
 {
     (void)state;
-    db_error err = {{0}};
+    db_error err = {0};
     db_archive *a = db_open(path, false, &err);
     assert_non_null(a);
     MDB_txn *txn;

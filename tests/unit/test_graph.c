@@ -39,7 +39,7 @@ static int setup(void **state)
     snprintf(dir, sizeof dir, "/tmp/argusq-graph-XXXXXX");
     assert_non_null(mkdtemp(dir));
     snprintf(path, sizeof path, "%s/g.db", dir);
-    db_error err = {{0}};
+    db_error err = {0};
     arch = db_open(path, false, &err);
     assert_non_null(arch);
     return 0;
@@ -63,7 +63,7 @@ static int teardown(void **state)
  * opens a reader on the result. */
 static void build(const spec *s, size_t n)
 {
-    db_error err = {{0}};
+    db_error err = {0};
     db_writer *w = db_writer_begin(arch, "g", "test", "unit", &err);
     assert_non_null(w);
     for (uint32_t tid = 1; tid <= 6; tid++) {
@@ -98,7 +98,7 @@ static void build(const spec *s, size_t n)
 static uint32_t node_of(uint64_t id)
 {
     db_event ev;
-    db_error err = {{0}};
+    db_error err = {0};
     assert_int_equal(db_get_event(rd, id, &ev, &err), 1);
     assert_true(ev.node > 0);
     return ev.node;
@@ -120,7 +120,7 @@ static int collect(void *ctx, const db_edge *e)
 static edges in_edges(uint32_t node)
 {
     edges x = {.n = 0};
-    db_error err = {{0}};
+    db_error err = {0};
     assert_int_equal(db_edges_in(rd, node, collect, &x, &err), 0);
     return x;
 }
@@ -137,7 +137,7 @@ static bool has_edge(uint32_t from, uint32_t to, int kind)
 static db_node node(uint32_t id)
 {
     db_node n;
-    db_error err = {{0}};
+    db_error err = {0};
     assert_int_equal(db_get_node(rd, id, &n, &err), 1);
     return n;
 }
