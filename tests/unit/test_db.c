@@ -285,26 +285,54 @@ static void test_commit_and_abort(void **state)
     db_close(a);
 }
 
-/* An archive of another format version is refused, with both numbers. */
+/* An archive of another format: an earlier one that can be migrated is
+ * refused with both numbers and err.old_format set (the caller migrates
+ * it: query_migrate); the first format and a newer one are refused. */
+static void put_format(uint32_t fmt)
+{
+    db_error err = {0};
+    db_archive *a = db_open(path, false, &err); /* made, when it is not yet */
+    db_close(a);
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi meta;
+    assert_int_equal(mdb_env_create(&env), 0);
+    assert_int_equal(mdb_env_set_maxdbs(env, 32), 0);
+    assert_int_equal(mdb_env_open(env, path, MDB_NOSUBDIR, 0644), 0);
+    assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+    assert_int_equal(mdb_dbi_open(txn, "meta", 0, &meta), 0);
+    MDB_val k = {6, "format"}, v = {4, &fmt};
+    assert_int_equal(mdb_put(txn, meta, &k, &v, 0), 0);
+    assert_int_equal(mdb_txn_commit(txn), 0);
+    mdb_env_close(env);
+}
+
 static void test_format_version(void **state)
 {
     (void)state;
     db_error err = {0};
-    db_archive *a = db_open(path, false, &err);
-    assert_non_null(a);
-    MDB_txn *txn;
-    assert_int_equal(mdb_txn_begin(a->env, NULL, 0, &txn), 0);
-    uint32_t old = 1;
-    MDB_val k = {6, "format"}, v = {4, &old};
-    assert_int_equal(mdb_put(txn, a->dbi[DBI_META], &k, &v, 0), 0);
-    assert_int_equal(mdb_txn_commit(txn), 0);
-    db_close(a);
+    put_format(3);
     assert_null(db_open(path, true, &err));
-    assert_non_null(strstr(err.msg, "archive format 1"));
+    assert_int_equal(err.old_format, 3);
+    assert_non_null(strstr(err.msg, "archive format 3, written by an older argusq"));
     char want[32];
     snprintf(want, sizeof want, "reads format %u", DB_FORMAT_VERSION);
     assert_non_null(strstr(err.msg, want));
+    err = (db_error){0};
     assert_null(db_open(path, false, &err));
+    assert_int_equal(err.old_format, 3);
+
+    err = (db_error){0};
+    put_format(1);
+    assert_null(db_open(path, false, &err));
+    assert_int_equal(err.old_format, 0);
+    assert_non_null(strstr(err.msg, "archive format 1, from before argusq kept a format record"));
+
+    err = (db_error){0};
+    put_format(DB_FORMAT_VERSION + 1);
+    assert_null(db_open(path, true, &err));
+    assert_int_equal(err.old_format, 0);
+    assert_non_null(strstr(err.msg, "newer than this argusq's"));
 }
 
 /* ---- each thread's top nodes (db/nodetop.c) ---- */
