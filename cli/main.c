@@ -25,7 +25,8 @@
 #define ARGUSQ_VERSION "0.1.0"
 
 static const char usage[] =
-    "usage: argusq [-d ARCHIVE] ingest FILE [--name NAME] [--rules RULES] [--arch MACHINE] [--json]\n"
+    "usage: argusq [-d ARCHIVE] ingest FILE [--name NAME] [--rules RULES] [--arch MACHINE] [--label KEY=VALUE]...\n"
+    "              [--json]\n"
     "       argusq record [-o FILE] [--max-mb N] [--events LIST] [--watch SYMBOL]... -- CMD [ARGS...]\n"
     "       argusq [-d ARCHIVE] [--trace NAME] [--json | --format table|json|csv|dot|svg|perfetto] 'STATEMENT'\n"
     "       argusq [-d ARCHIVE] [--trace NAME] [--json] -f SCRIPT\n"
@@ -57,6 +58,8 @@ typedef struct options {
     const char *name;
     const char *rules;
     const char *arch; /* ingest --arch: the machine a text trace was recorded on */
+    const char *labels[32]; /* ingest --label KEY=VALUE */
+    int nlabels;
     query_format format;
     bool ingest;
     bool list_traces; /* --list-traces: names, one a line (bash completion) */
@@ -68,6 +71,28 @@ static int usage_error(const char *msg, const char *arg)
 {
     fprintf(stderr, "argusq: %s%s%s\n%s", msg, arg ? " " : "", arg ? arg : "", usage);
     return 2;
+}
+
+/* The trace's labels: what its file says about its recording, then the
+ * user's --label (which win over those of the same key). */
+static int write_labels(db_writer *w, const options *o, const ingest_meta *m, db_error *de)
+{
+    char n[16];
+    snprintf(n, sizeof n, "%u", m->cpus);
+    const char *arch = m->arch[0] ? m->arch : o->arch ? o->arch : "";
+    const char *const meta[][2] = {{"host", m->host},   {"kernel", m->kernel}, {"arch", arch},
+                                   {"cpus", m->cpus ? n : ""}, {"clock", m->clock}, {"recorder", m->recorder}};
+    for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
+        if (meta[i][1][0] && db_writer_label(w, meta[i][0], meta[i][1], de))
+            return -1;
+    for (int i = 0; i < o->nlabels; i++) {
+        const char *eq = strchr(o->labels[i], '=');
+        char key[DB_LABEL_KEY_MAX + 1];
+        snprintf(key, sizeof key, "%.*s", (int)(eq - o->labels[i]), o->labels[i]);
+        if (db_writer_label(w, key, eq + 1, de))
+            return -1;
+    }
+    return 0;
 }
 
 /* Options may come before or after the command words. */
@@ -101,6 +126,20 @@ static int parse_args(int argc, char **argv, options *o)
             if (!has_next)
                 return usage_error("missing machine (x86_64) after", a);
             o->arch = argv[++i];
+        } else if (!strcmp(a, "--label")) {
+            if (!has_next)
+                return usage_error("missing KEY=VALUE after", a);
+            const char *kv = argv[++i], *eq = strchr(kv, '=');
+            char key[DB_LABEL_KEY_MAX + 1];
+            db_error de = {0};
+            if (!eq || (size_t)(eq - kv) > DB_LABEL_KEY_MAX)
+                return usage_error("--label takes KEY=VALUE:", kv);
+            snprintf(key, sizeof key, "%.*s", (int)(eq - kv), kv);
+            if (db_label_check(key, strlen(eq + 1), &de))
+                return usage_error(de.msg, NULL);
+            if (o->nlabels == (int)(sizeof o->labels / sizeof o->labels[0]))
+                return usage_error("too many --label (at most 32)", NULL);
+            o->labels[o->nlabels++] = kv;
         } else if (!strcmp(a, "--rules")) {
             if (!has_next)
                 return usage_error("missing rules file after", a);
@@ -341,7 +380,11 @@ static int cmd_ingest(const options *o)
         return 1;
     }
     progress_phase(&pg, "writing the archive");
-    rc = db_writer_commit(w, &info, &de);
+    rc = write_labels(w, o, &st.meta, &de);
+    if (!rc)
+        rc = db_writer_commit(w, &info, &de);
+    else
+        db_writer_abort(w);
     progress_end(&pg);
     if (rc) {
         fprintf(stderr, "argusq: %s: %s\n", o->file, de.msg);

@@ -38,10 +38,10 @@ _argusq()
     ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
     COMPREPLY=()
 
-    local opts="-d --db --trace --json --format -f --name --rules --help --version"
+    local opts="-d --db --trace --json --format -f --name --rules --label --help --version"
     local record_opts="-o --output --max-mb --events --watch --help --"
     local formats="table json csv dot svg perfetto"
-    local statements="traces use help find show events slice rule rules drop rename rebuild match compare
+    local statements="traces use help find show events slice rule rules drop rename label rebuild match compare
         diagnose check transaction export"
     local keywords="nodes events edges where order by asc desc limit in trace from node back forward
         depth via with weak against thread after fix of to path boundary connect ignore wakeup graph
@@ -121,7 +121,7 @@ _argusq()
     if [[ $cur == -* ]]; then
         case $cmd in
         record) COMPREPLY=($(compgen -W "$record_opts" -- "$cur")) ;;
-        ingest) COMPREPLY=($(compgen -W "-d --db --name --rules --json" -- "$cur")) ;;
+        ingest) COMPREPLY=($(compgen -W "-d --db --name --rules --arch --label --json" -- "$cur")) ;;
         *) COMPREPLY=($(compgen -W "$opts" -- "$cur")) ;;
         esac
         return

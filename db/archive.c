@@ -29,7 +29,7 @@ static size_t map_size(void)
 
 static const char *const dbi_names[DBI__COUNT] = {
     "meta", "traces", "trace_ids", "events", "ev_time", "ev_thread", "node_thread", "ev_port",
-    "ev_block", "ev_timer", "nodes", "edges_in", "edges_out", "threads", "procs", "symbols", "rules", "norms", "nodesig", "sigs",
+    "ev_block", "ev_timer", "nodes", "edges_in", "edges_out", "threads", "procs", "symbols", "rules", "norms", "nodesig", "sigs", "labels",
 };
 
 int db_fail(db_error *err, int rc, const char *fmt, ...)

@@ -127,7 +127,7 @@ static int clear_sigs(db_archive *a, MDB_txn *txn, uint32_t trace, uint32_t *nex
 
 static const int graph_tables[] = {DBI_NODES, DBI_EDGES_IN, DBI_EDGES_OUT, DBI_NODE_THREAD, DBI_NODETOP};
 static const int event_tables[] = {DBI_EVENTS, DBI_EV_TIME, DBI_EV_THREAD, DBI_EV_PORT, DBI_EV_BLOCK,
-                                   DBI_EV_TIMER, DBI_THREADS, DBI_PROCS, DBI_SYMBOLS, DBI_RULES};
+                                   DBI_EV_TIMER, DBI_THREADS, DBI_PROCS, DBI_SYMBOLS, DBI_RULES, DBI_LABELS};
 enum { N_GRAPH = sizeof graph_tables / sizeof graph_tables[0], N_EVENT = sizeof event_tables / sizeof event_tables[0] };
 
 int db_clear_step(db_archive *a, MDB_txn *txn, db_clear *st, uint64_t budget, db_error *err)

@@ -214,8 +214,9 @@ void db_close(db_archive *a);
 
 /* migrate.c: an archive of an earlier format made current, keeping its
  * traces: begin takes the writer lock and copies what was recorded into
- * a new file beside the archive (NULL with err->msg empty when another
- * process migrated it meanwhile; *from: the format found); the caller
+ * a new file beside the archive (NULL with err->msg empty when there is
+ * nothing left to do: another process migrated it meanwhile, or the change
+ * was made in place; *from: the format found); the caller
  * rebuilds the graph of each trace in db_migrate_archive (query_migrate);
  * commit puts the new file in the archive's place.  Abort removes it. */
 typedef struct db_migration db_migration;
@@ -242,6 +243,18 @@ int db_compact(db_archive *a, uint64_t *before, uint64_t *after, db_error *err);
 /* A consistent copy of the archive (its last commit) into a new file
  * `path`, while readers and a writer go on. */
 int db_backup(db_archive *a, const char *path, db_error *err);
+/* A trace's labels: what its recording says about itself (host, kernel,
+ * arch, cpus, clock, command, ...) and what users set.  A key is a letter
+ * or '_' and then letters, digits, '_', '.' (a query names it label.KEY). */
+#define DB_LABEL_KEY_MAX 64
+#define DB_LABEL_VALUE_MAX 1024
+int db_label_check(const char *key, size_t value_len, db_error *err);
+/* Sets (value) or removes (NULL) a label of the trace `name`, in one
+ * commit: 1, 0 (removing a label it does not have), -1. */
+int db_label_trace(db_archive *a, const char *name, const char *key, const char *value, db_error *err);
+/* The labels of the trace whose catalog id is `trace`, in key order. */
+typedef int (*db_label_cb)(void *ctx, const char *key, const char *value, size_t len);
+int db_trace_labels(db_archive *a, uint32_t trace, db_label_cb cb, void *ctx, db_error *err);
 /* What an archive holds, for `argusq info`. */
 typedef struct db_archive_info {
     uint64_t file_bytes, page_size, pages_used, pages_free;
@@ -265,6 +278,8 @@ db_writer *db_writer_begin(db_archive *a, const char *name, const char *format,
 int db_writer_proc(db_writer *w, uint32_t pid, const char *name, db_error *err);
 int db_writer_thread(db_writer *w, const db_thread *t, db_error *err);
 int db_writer_symbol(db_writer *w, uint64_t addr, const char *name, db_error *err);
+/* A label of the trace being written (db_label_check'ed by the caller). */
+int db_writer_label(db_writer *w, const char *key, const char *value, db_error *err);
 /* Appends one event; ev->id is assigned (1, 2, ...) and written back.
  * ev->node, when set, is stored with it (and in the node index). */
 int db_writer_event(db_writer *w, db_event *ev, db_error *err);

@@ -26,6 +26,8 @@
  *   procs       id, pid(4) -> name
  *   symbols     id, addr(8) -> name
  *   rules       id, seq(4) -> rule text (user rules of the graph)
+ *   labels      id, key -> value (the trace's labels: what the recording
+ *               says about itself, and the user's; manage.c)
  *   norms       hash(4) -> normalized event text    (one dictionary for all traces)
  *   nodesig     (unused since format 4: a node's thread key is
  *               db_thread_key of its name and kind)
@@ -62,6 +64,7 @@ enum {
     DBI_NORMS,
     DBI_NODETOP, /* LMDB name "nodesig" (its first use): db/nodetop.c */
     DBI_SIGS,
+    DBI_LABELS,
     DBI__COUNT
 };
 
@@ -137,10 +140,11 @@ int db_evblock_load(MDB_txn *txn, MDB_dbi dbi, uint32_t trace, uint64_t id, db_e
 #define DB_TRACE_INFO_VERSION 3u
 /* The archive's format, kept in meta "format"; an archive of another
  * format is refused with both numbers. */
-#define DB_FORMAT_VERSION 6u /* 4: events in blocks, thread index in chunks;
+#define DB_FORMAT_VERSION 7u /* 4: events in blocks, thread index in chunks;
                                 5: nodes' running and runnable, node_thread;
                                 6: edges in blocks of 16 nodes, object
-                                   indexes and signatures in chunks */
+                                   indexes and signatures in chunks;
+                                7: labels (migrated in place from 6) */
 
 /* writer.c: a writer for catalog changes (manage.c): the writer lock, a
  * write transaction, leftovers of killed writers deleted; its commit
@@ -243,6 +247,7 @@ int db_wq_norm(db_wq *q, uint32_t hash, const char *text, db_error *err);
 int db_wq_proc(db_wq *q, uint32_t pid, const char *name, db_error *err);
 int db_wq_thread(db_wq *q, const db_thread *t, db_error *err);
 int db_wq_symbol(db_wq *q, uint64_t addr, const char *name, db_error *err);
+int db_wq_label(db_wq *q, const char *key, const char *value, db_error *err);
 void db_wq_skip(db_wq *q);
 int db_wq_set_event_node(db_wq *q, uint64_t event_id, uint32_t node, db_error *err);
 const db_thread *db_wq_known_thread(const db_wq *q, uint32_t tid, bool *absent);

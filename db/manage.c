@@ -18,6 +18,7 @@
  * Also here: `argusq compact` (the archive copied without free pages, the
  * copy put in its place), `argusq backup` (a copy of the last commit,
  * while others read and write) and `argusq info`. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -276,4 +277,87 @@ int db_info(db_archive *a, db_archive_info *out, db_error *err)
     uint64_t in_file = out->file_bytes / out->page_size;
     out->pages_free = freed + (in_file > out->pages_used ? in_file - out->pages_used : 0);
     return db_list_traces(a, info_trace, out, err);
+}
+
+/* ---- labels (the labels table: id, key -> value) ---- */
+
+int db_label_check(const char *key, size_t vlen, db_error *err)
+{
+    size_t n = strlen(key);
+    bool ok = n > 0 && n <= DB_LABEL_KEY_MAX && (isalpha((unsigned char)key[0]) || key[0] == '_');
+    for (size_t i = 1; ok && i < n; i++)
+        ok = isalnum((unsigned char)key[i]) || key[i] == '_' || key[i] == '.';
+    if (!ok)
+        return db_fail(err, -1,
+                       "label \"%s\": a label is a letter or '_' and then letters, digits, '_' or '.' "
+                       "(at most %d)", key, DB_LABEL_KEY_MAX);
+    if (vlen > DB_LABEL_VALUE_MAX)
+        return db_fail(err, -1, "label %s: a value of %zu bytes (at most %d)", key, vlen, DB_LABEL_VALUE_MAX);
+    return 0;
+}
+
+static size_t label_key(unsigned char *k, uint32_t trace, const char *key)
+{
+    size_t n = strlen(key);
+    db_put_be32(k, trace);
+    memcpy(k + 4, key, n);
+    return 4 + n;
+}
+
+int db_label_trace(db_archive *a, const char *name, const char *key, const char *value, db_error *err)
+{
+    if (db_label_check(key, value ? strlen(value) : 0, err))
+        return -1;
+    db_writer *w = db_writer_catalog(a, err);
+    if (!w)
+        return -1;
+    MDB_txn *txn = db_writer_txn(w);
+    db_trace_info t;
+    if (get_trace(a, txn, name, &t, err)) {
+        db_writer_abort(w);
+        return -1;
+    }
+    unsigned char k[4 + DB_LABEL_KEY_MAX];
+    MDB_val kv = {label_key(k, t.id, key), k}, vv = {value ? strlen(value) : 0, (void *)value};
+    int rc = value ? mdb_put(txn, a->dbi[DBI_LABELS], &kv, &vv, 0) : mdb_del(txn, a->dbi[DBI_LABELS], &kv, NULL);
+    if (rc == MDB_NOTFOUND) {
+        db_writer_abort(w);
+        return 0;
+    }
+    if (rc) {
+        db_lmdb_fail(err, rc, "labels");
+        db_writer_abort(w);
+        return -1;
+    }
+    return db_writer_catalog_commit(w, err) ? -1 : 1;
+}
+
+struct label_scan {
+    db_label_cb cb;
+    void *ctx;
+};
+
+static int label_one(void *ctx, const MDB_val *k, const MDB_val *v)
+{
+    struct label_scan *ls = ctx;
+    char key[DB_LABEL_KEY_MAX + 1];
+    if (k->mv_size <= 4 || k->mv_size - 4 > DB_LABEL_KEY_MAX)
+        return 0;
+    memcpy(key, (const char *)k->mv_data + 4, k->mv_size - 4);
+    key[k->mv_size - 4] = 0;
+    return ls->cb(ls->ctx, key, v->mv_data, v->mv_size);
+}
+
+int db_trace_labels(db_archive *a, uint32_t trace, db_label_cb cb, void *ctx, db_error *err)
+{
+    MDB_txn *txn;
+    int rc = mdb_txn_begin(a->env, NULL, MDB_RDONLY, &txn);
+    if (rc)
+        return db_lmdb_fail(err, rc, "read transaction");
+    unsigned char k[4];
+    db_put_be32(k, trace);
+    struct label_scan ls = {cb, ctx};
+    rc = db_scan_prefix(txn, a->dbi[DBI_LABELS], k, 4, k, 4, label_one, &ls, err);
+    mdb_txn_abort(txn);
+    return rc;
 }

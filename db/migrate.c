@@ -19,7 +19,8 @@
  * graph was built in the stream: not migrated, re-ingest), 2 (events one
  * record each, catalog entries of version 2), 3 (catalog version 3: the
  * unordered flag), 4 (events in blocks), 5 (nodes' running and runnable),
- * 6 (edges in blocks, object indexes and signatures in chunks).
+ * 6 (edges in blocks, object indexes and signatures in chunks), 7 (the
+ * labels table: added in place, in one synced commit, to a format 6).
  * tests/fixtures/formats holds an archive of each, written by the commit
  * that last wrote it (make-fixtures.sh), and tests/e2e/test_formats.py
  * checks that each migrates and answers as that argusq did. */
@@ -336,7 +337,8 @@ static int copy_recorded(db_migration *m, db_error *err)
     static const struct {
         const char *name;
         int dbi;
-    } same[] = {{"threads", DBI_THREADS}, {"procs", DBI_PROCS}, {"symbols", DBI_SYMBOLS}, {"rules", DBI_RULES}};
+    } same[] = {{"threads", DBI_THREADS}, {"procs", DBI_PROCS}, {"symbols", DBI_SYMBOLS}, {"rules", DBI_RULES},
+                {"labels", DBI_LABELS}};
     for (size_t i = 0; !ret && i < sizeof same / sizeof same[0]; i++)
         ret = copy_table(m, rt, same[i].name, same[i].dbi, true, err);
     if (!ret)
@@ -349,6 +351,33 @@ static int copy_recorded(db_migration *m, db_error *err)
             ret = db_lmdb_fail(err, rc, m->tmp);
     }
     return ret;
+}
+
+/* Format 6 to 7 adds a table and changes nothing else: in place, in one
+ * commit (LMDB syncs it), with the writer lock held. */
+static int migrate_in_place(db_migration *m, db_error *err)
+{
+    mdb_env_close(m->old);
+    m->old = NULL;
+    MDB_env *env;
+    MDB_txn *txn = NULL;
+    MDB_dbi dbi, meta;
+    uint32_t fmt = DB_FORMAT_VERSION;
+    MDB_val k = {6, "format"}, v = {4, &fmt};
+    int rc = mdb_env_create(&env);
+    if (rc)
+        return db_lmdb_fail(err, rc, m->path);
+    if (!(rc = mdb_env_set_maxdbs(env, 32)) && !(rc = mdb_env_set_mapsize(env, (size_t)1 << 40)) &&
+        !(rc = mdb_env_open(env, m->path, MDB_NOSUBDIR | MDB_NOTLS, 0644)) &&
+        !(rc = mdb_txn_begin(env, NULL, 0, &txn)) && !(rc = mdb_dbi_open(txn, "labels", MDB_CREATE, &dbi)) &&
+        !(rc = mdb_dbi_open(txn, "meta", 0, &meta)) && !(rc = mdb_put(txn, meta, &k, &v, 0))) {
+        rc = mdb_txn_commit(txn);
+        txn = NULL;
+    }
+    if (txn)
+        mdb_txn_abort(txn);
+    mdb_env_close(env);
+    return rc ? db_lmdb_fail(err, rc, m->path) : 0;
 }
 
 db_migration *db_migrate_begin(const char *path, uint32_t *from, db_error *err)
@@ -400,6 +429,11 @@ db_migration *db_migrate_begin(const char *path, uint32_t *from, db_error *err)
         return NULL;
     }
     db_remove_leftovers(path); /* of killed migrations (the lock is held) */
+    if (m->from == 6) {
+        migrate_in_place(m, err);
+        migration_free(m);
+        return NULL;
+    }
     if (!(m->to = db_open(m->tmp, false, err)) || copy_recorded(m, err)) {
         db_migrate_abort(m);
         return NULL;

@@ -44,6 +44,7 @@ enum {
     OP_PROC,
     OP_THREAD,
     OP_SYMBOL,
+    OP_LABEL, /* "key\0value\0" */
     OP_SKIP,
     OP_SET_NODE,
     OP_CALL,
@@ -162,6 +163,14 @@ static void replay(db_wq *q, const char *p, const char *end)
             take(&p, &addr, sizeof addr);
             if (!skip)
                 rc = db_writer_symbol(q->w, addr, p, &e);
+            p += strlen(p) + 1;
+            break;
+        }
+        case OP_LABEL: {
+            const char *key = p;
+            p += strlen(p) + 1;
+            if (!skip)
+                rc = db_writer_label(q->w, key, p, &e);
             p += strlen(p) + 1;
             break;
         }
@@ -362,6 +371,17 @@ static int num_text(db_wq *q, uint8_t tag, const void *num, size_t size, const c
         return -1;
     p = put(put(p, num, size), s, len);
     *p = 0;
+    return 0;
+}
+
+int db_wq_label(db_wq *q, const char *key, const char *value, db_error *err)
+{
+    size_t k = strlen(key), v = strlen(value);
+    char *p = op(q, OP_LABEL, k + v + 2, err);
+    if (!p)
+        return -1;
+    p = put(put(p, key, k + 1), value, v + 1);
+    (void)p;
     return 0;
 }
 

@@ -930,7 +930,7 @@ static db_writer *rebuild_here(db_archive *a, const char *trace, db_error *err)
     t->first_ts = UINT64_MAX;
     t->last_ts = 0;
     t->unordered = 0;
-    static const int copied[] = {DBI_THREADS, DBI_PROCS, DBI_SYMBOLS, DBI_RULES};
+    static const int copied[] = {DBI_THREADS, DBI_PROCS, DBI_SYMBOLS, DBI_RULES, DBI_LABELS};
     if (db_catalog_put(a, w->txn, t, false, err)) {
         db_writer_abort(w);
         return NULL;
@@ -1330,6 +1330,19 @@ int db_writer_symbol(db_writer *w, uint64_t addr, const char *name, db_error *er
     db_put_be32(k, w->info.id);
     db_put_be64(k + 4, addr);
     return put(w, DBI_SYMBOLS, k, 12, name, strnlen(name, 255), err);
+}
+
+int db_writer_label(db_writer *w, const char *key, const char *value, db_error *err)
+{
+    if (db_label_check(key, strlen(value), err))
+        return -1;
+    if (front(w))
+        return db_wq_label(w->q, key, value, err);
+    unsigned char k[4 + DB_LABEL_KEY_MAX];
+    size_t n = strlen(key);
+    db_put_be32(k, w->info.id);
+    memcpy(k + 4, key, n);
+    return put(w, DBI_LABELS, k, 4 + n, value, strlen(value), err);
 }
 
 int db_writer_get_thread(db_writer *w, uint32_t tid, db_thread *out, db_error *err)

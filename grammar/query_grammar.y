@@ -13,6 +13,8 @@
  *   stmt      ::= 'traces'
  *               | 'use' 'trace' STRING
  *               | 'drop' 'trace' STRING | 'rename' 'trace' STRING 'to' STRING
+ *               | 'label' 'trace' STRING ('set' ID '=' literal | 'unset' ID)
+ *               | 'traces' 'where' expr
  *               | 'help' [WORD]                     WORD: any identifier or keyword
  *               | 'show' 'node' N [in_trace]
  *               | 'events' 'of' 'node' N [in_trace]
@@ -80,13 +82,13 @@
        LIMIT SLICE BACK FORWARD FROM DEPTH VIA WITH WEAK
        RULE RULES BOUNDARY CONNECT IGNORE TO ON DROP REBUILD GRAPH BEGIN END SEND RECV
        MATCH COMPARE PATH DIAGNOSE THREAD AGAINST CHECK FIX AFTER TRANSACTION EDGES EXPORT
-       CRITICAL RENAME.
+       CRITICAL RENAME LABEL SET UNSET.
 
 %fallback ID TRACES USE TRACE HELP SHOW NODE EVENTS OF FIND NODES WHERE ORDER BY ASC DESC
              LIMIT SLICE BACK FORWARD FROM DEPTH VIA WITH WEAK
              RULE RULES BOUNDARY CONNECT IGNORE TO ON DROP REBUILD GRAPH BEGIN END SEND RECV
              MATCH COMPARE PATH DIAGNOSE THREAD AGAINST CHECK FIX AFTER TRANSACTION EDGES EXPORT
-             CRITICAL RENAME.
+             CRITICAL RENAME LABEL SET UNSET.
 
 %left OR.
 %left AND.
@@ -103,6 +105,11 @@ stmt_opt ::= stmt(S). { query_ast_add_stmt(ps, S); }
 %type stmt {query_stmt *}
 
 stmt(A) ::= TRACES(T). { A = query_ast_stmt(ps, QUERY_ST_TRACES, &T); }
+/* the traces whose catalog entry and labels satisfy EXPR */
+stmt(A) ::= TRACES(T) WHERE expr(E). {
+    A = query_ast_stmt(ps, QUERY_ST_TRACES, &T);
+    A->where = E;
+}
 
 stmt(A) ::= USE(U) TRACE STRING(S). {
     A = query_ast_stmt(ps, QUERY_ST_USE, &U);
@@ -200,6 +207,19 @@ stmt(A) ::= RENAME(R) TRACE STRING(S) TO STRING(T). {
     A = query_ast_stmt(ps, QUERY_ST_RENAME_TRACE, &R);
     A->trace = query_ast_name(ps, &S);
     A->new_name = query_ast_name(ps, &T);
+}
+/* a trace's labels (db/manage.c) */
+stmt(A) ::= LABEL(L) TRACE STRING(S) SET ID(K) EQ literal(V). {
+    A = query_ast_stmt(ps, QUERY_ST_LABEL, &L);
+    A->trace = query_ast_name(ps, &S);
+    A->new_name = query_ast_name(ps, &K);
+    A->label_value = V;
+    A->has_label_value = true;
+}
+stmt(A) ::= LABEL(L) TRACE STRING(S) UNSET ID(K). {
+    A = query_ast_stmt(ps, QUERY_ST_LABEL, &L);
+    A->trace = query_ast_name(ps, &S);
+    A->new_name = query_ast_name(ps, &K);
 }
 stmt(A) ::= REBUILD(R) GRAPH in_trace(I). {
     A = query_ast_stmt(ps, QUERY_ST_REBUILD, &R);

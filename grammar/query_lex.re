@@ -237,6 +237,9 @@ int query_lex_next(query_lexer *lx, query_token *tok, query_error *err)
             'drop'    { code = QTK_DROP; goto done; }
             'rebuild' { code = QTK_REBUILD; goto done; }
             'rename'  { code = QTK_RENAME; goto done; }
+            'label'   { code = QTK_LABEL; goto done; }
+            'set'     { code = QTK_SET; goto done; }
+            'unset'   { code = QTK_UNSET; goto done; }
             'graph'   { code = QTK_GRAPH; goto done; }
             'begin'   { code = QTK_BEGIN; goto done; }
             'match'   { code = QTK_MATCH; goto done; }

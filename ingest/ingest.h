@@ -67,7 +67,16 @@ typedef struct ingest_sink {
     void (*end)(void *ctx);
 } ingest_sink;
 
+/* What a trace file says about its recording (a trace.dat's header):
+ * empty strings and 0 where it says nothing.  They become the trace's
+ * labels (host, kernel, arch, cpus, clock, recorder). */
+typedef struct ingest_meta {
+    char host[64], kernel[128], arch[32], clock[32], recorder[128];
+    uint32_t cpus;
+} ingest_meta;
+
 typedef struct ingest_stats {
+    ingest_meta meta;
     uint64_t lines;   /* lines read */
     uint64_t events;  /* events handed to the sink */
     uint64_t skipped; /* lines that were neither events nor headers */

@@ -56,6 +56,40 @@ static void reword_error(dat_reader *d, unsigned long long offset)
     snprintf(err, errlen, "%s: offset %llu: %s", d->path, offset, rest);
 }
 
+/* The header's description of the recording: `uname -a`'s host, kernel
+ * release and machine, the CPUs, the trace clock, and the recorder's
+ * version string (argusq record writes its own). */
+static void header_meta(dat_reader *d, struct tracecmd_input *h, ingest_meta *m)
+{
+    const char *u = d->uname;
+    char words[3][128] = {{0}};
+    const char *last = NULL;
+    size_t lastn = 0;
+    for (int i = 0; u && *u; i++) {
+        while (*u == ' ' || *u == '\n')
+            u++;
+        const char *w = u;
+        while (*u && *u != ' ' && *u != '\n')
+            u++;
+        if (u == w)
+            break;
+        if (i < 3)
+            snprintf(words[i], sizeof words[i], "%.*s", (int)(u - w), w);
+        last = w;
+        lastn = (size_t)(u - w);
+    }
+    snprintf(m->host, sizeof m->host, "%.63s", words[1]);
+    snprintf(m->kernel, sizeof m->kernel, "%s", words[2]);
+    if (last)
+        snprintf(m->arch, sizeof m->arch, "%.*s", (int)lastn, last);
+    const char *c = d->lib.tracecmd_get_trace_clock(h);
+    snprintf(m->clock, sizeof m->clock, "%s", c ? c : "");
+    const char *v = d->lib.tracecmd_get_version(h);
+    snprintf(m->recorder, sizeof m->recorder, "%s", v ? v : "");
+    int n = d->lib.tracecmd_cpus(h);
+    m->cpus = n > 0 ? (uint32_t)n : 0;
+}
+
 /* Is the last word of uname (the machine) x86-64, whose syscall table
  * names raw syscall numbers?  No uname: not known. */
 static bool uname_machine_x86_64(const char *uname)
@@ -299,6 +333,7 @@ int ingest_tracedat_read(const char *path, const ingest_sink *sink, ingest_stats
         ingest_ft_reader_free(&d.fr);
         return -1;
     }
+    header_meta(&d, h, &st->meta);
     d.fr.unit = "record";
     d.fr.x86_64 = uname_machine_x86_64(d.uname);
     d.fr.check_order = true;

@@ -24,10 +24,14 @@
 
 /* not in trace-cmd.h 3.1, exported by libtracecmd.so.1 */
 const char *tracecmd_get_uname(struct tracecmd_input *handle);
+const char *tracecmd_get_version(struct tracecmd_input *handle);
+const char *tracecmd_get_trace_clock(struct tracecmd_input *handle);
+int tracecmd_cpus(struct tracecmd_input *handle);
 
 /* every function argusq calls, with its library */
 #define INGEST_TRACELIB_FUNCS(X)                                                                       \
     X(tracecmd_open) X(tracecmd_close) X(tracecmd_get_tep) X(tracecmd_get_uname)                      \
+    X(tracecmd_get_version) X(tracecmd_get_trace_clock) X(tracecmd_cpus)                               \
     X(tracecmd_iterate_events) X(tracecmd_set_loglevel) X(tracecmd_output_create)                      \
     X(tracecmd_output_set_compression) X(tracecmd_output_write_headers) X(tracecmd_add_option)         \
     X(tracecmd_write_cmdlines) X(tracecmd_append_cpu_data) X(tracecmd_set_quiet)                       \

@@ -386,7 +386,20 @@ void query_ast_dump(const query_stmt *st, FILE *out)
 {
     switch (st->kind) {
     case QUERY_ST_TRACES:
-        fputs("(traces)", out);
+        fputs("(traces", out);
+        if (st->where) {
+            fputc(' ', out);
+            query_ast_dump_expr(st->where, out);
+        }
+        fputc(')', out);
+        return;
+    case QUERY_ST_LABEL:
+        fputs("(label ", out);
+        dump_string(st->trace.name, st->trace.len, out);
+        fprintf(out, " %s %.*s", st->has_label_value ? "set" : "unset", (int)st->new_name.len, st->new_name.name);
+        if (st->has_label_value)
+            fprintf(out, " %s", st->label_value.text);
+        fputc(')', out);
         return;
     case QUERY_ST_USE:
         fputs("(use ", out);

@@ -2,6 +2,7 @@
  * exec_find.c, slice in exec_slice.c. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
@@ -37,55 +38,141 @@ db_reader *query_open_trace(query_session *s, const query_name *in, query_error 
 
 struct traces_ctx {
     query_session *s;
-    query_table t;
-    int n;
+    query_trace_row *v;
+    size_t n, cap;
+    int failed;
 };
 
-static int trace_row(void *p, const db_trace_info *t)
+static int label_of(void *ctx, const char *key, const char *value, size_t len)
 {
-    struct traces_ctx *c = p;
-    FILE *f = c->s->out;
-    if (c->s->format == QUERY_FMT_JSON) {
-        fputs(c->n++ ? "," : "", f);
-        fputs("{\"name\":", f);
-        query_json_str(f, t->name, strlen(t->name));
-        fprintf(f,
-                ",\"events\":%" PRIu64 ",\"nodes\":%" PRIu64 ",\"edges\":%" PRIu64 ",\"threads\":%" PRIu64
-                ",\"processes\":%" PRIu64 ",\"skipped\":%" PRIu64 ",\"first_ts\":%" PRIu64
-                ",\"last_ts\":%" PRIu64 ",\"ingested_at\":%" PRIu64 ",\"format\":",
-                t->events, t->nodes, t->edges, t->threads, t->processes, t->skipped, t->first_ts, t->last_ts,
-                t->ingested_at);
-        query_json_str(f, t->format, strlen(t->format));
-        fputs(",\"source\":", f);
-        query_json_str(f, t->source, strlen(t->source));
-        fputc('}', f);
-        return 0;
-    }
-    query_table_cell(&c->t, "%s", t->name);
-    query_table_cell(&c->t, "%" PRIu64, t->events);
-    query_table_cell(&c->t, "%" PRIu64, t->nodes);
-    query_table_cell(&c->t, "%" PRIu64, t->edges);
-    query_table_cell(&c->t, "%" PRIu64, t->threads);
-    query_table_dur(&c->t, t->last_ts - t->first_ts, false);
-    query_table_cell(&c->t, "%s", t->format);
+    query_trace_row *t = ctx;
+    query_label *l = realloc(t->labels, (t->nlabels + 1) * sizeof *l);
+    if (!l)
+        return -1;
+    t->labels = l;
+    l += t->nlabels;
+    snprintf(l->key, sizeof l->key, "%s", key);
+    if (!(l->value = strndup(value, len)))
+        return -1;
+    t->nlabels++;
     return 0;
 }
 
-static int exec_traces(query_session *s, query_error *err)
+static int collect_trace(void *p, const db_trace_info *t)
 {
-    static const char *const heads[] = {"trace", "events", "nodes", "edges", "threads", "span", "format"};
+    struct traces_ctx *c = p;
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 16;
+        query_trace_row *v = realloc(c->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        c->v = v;
+        c->cap = cap;
+    }
+    query_trace_row *r = &c->v[c->n++];
+    *r = (query_trace_row){.info = *t};
+    db_error de = {0};
+    return db_trace_labels(c->s->archive, t->id, label_of, r, &de);
+}
+
+static void free_traces(struct traces_ctx *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        for (size_t k = 0; k < c->v[i].nlabels; k++)
+            free(c->v[i].labels[k].value);
+        free(c->v[i].labels);
+    }
+    free(c->v);
+}
+
+static void trace_json(FILE *f, const query_trace_row *r)
+{
+    const db_trace_info *t = &r->info;
+    fputs("{\"name\":", f);
+    query_json_str(f, t->name, strlen(t->name));
+    fprintf(f,
+            ",\"events\":%" PRIu64 ",\"nodes\":%" PRIu64 ",\"edges\":%" PRIu64 ",\"threads\":%" PRIu64
+            ",\"processes\":%" PRIu64 ",\"skipped\":%" PRIu64 ",\"first_ts\":%" PRIu64 ",\"last_ts\":%" PRIu64
+            ",\"ingested_at\":%" PRIu64 ",\"format\":",
+            t->events, t->nodes, t->edges, t->threads, t->processes, t->skipped, t->first_ts, t->last_ts,
+            t->ingested_at);
+    query_json_str(f, t->format, strlen(t->format));
+    fputs(",\"source\":", f);
+    query_json_str(f, t->source, strlen(t->source));
+    fputs(",\"labels\":{", f);
+    for (size_t k = 0; k < r->nlabels; k++) {
+        fputs(k ? "," : "", f);
+        query_json_str(f, r->labels[k].key, strlen(r->labels[k].key));
+        fputc(':', f);
+        query_json_str(f, r->labels[k].value, strlen(r->labels[k].value));
+    }
+    fputs("}}", f);
+}
+
+/* traces [where EXPR]: the catalog, with each trace's labels (a column
+ * of key=value pairs in a table, when any trace has one). */
+static int exec_traces(query_session *s, const query_stmt *st, query_error *err)
+{
+    if (st->where && query_check_fields(st->where, QUERY_TARGET_TRACES, err))
+        return -1;
     struct traces_ctx c = {.s = s};
     db_error de = {0};
-    query_table_init(&c.t, s->format, 7, heads);
-    if (s->format == QUERY_FMT_JSON)
+    if (db_list_traces(s->archive, collect_trace, &c, &de)) {
+        free_traces(&c);
+        return query_fail(err, NULL, "%s", de.msg[0] ? de.msg : "out of memory");
+    }
+    size_t kept = 0;
+    bool labels = false;
+    for (size_t i = 0; i < c.n; i++) {
+        query_row row = {.trace = &c.v[i]};
+        if (st->where && !query_eval(st->where, &row)) {
+            for (size_t k = 0; k < c.v[i].nlabels; k++)
+                free(c.v[i].labels[k].value);
+            free(c.v[i].labels);
+            continue;
+        }
+        labels = labels || c.v[i].nlabels;
+        c.v[kept++] = c.v[i]; /* over a row already kept or freed */
+    }
+    c.n = kept;
+    if (s->format == QUERY_FMT_JSON) {
         fputs("{\"traces\":[", s->out);
-    int rc = db_list_traces(s->archive, trace_row, &c, &de);
-    if (s->format == QUERY_FMT_JSON)
+        for (size_t i = 0; i < c.n; i++) {
+            fputs(i ? "," : "", s->out);
+            trace_json(s->out, &c.v[i]);
+        }
         fputs("]}\n", s->out);
-    else if (!rc)
-        query_table_print(&c.t, s->out);
-    query_table_free(&c.t);
-    return rc ? query_fail(err, NULL, "%s", de.msg) : 0;
+        free_traces(&c);
+        return 0;
+    }
+    static const char *const heads[] = {"trace", "events", "nodes", "edges", "threads", "span", "format", "labels"};
+    query_table t;
+    query_table_init(&t, s->format, labels ? 8 : 7, heads);
+    for (size_t i = 0; i < c.n; i++) {
+        const db_trace_info *ti = &c.v[i].info;
+        query_table_cell(&t, "%s", ti->name);
+        query_table_cell(&t, "%" PRIu64, ti->events);
+        query_table_cell(&t, "%" PRIu64, ti->nodes);
+        query_table_cell(&t, "%" PRIu64, ti->edges);
+        query_table_cell(&t, "%" PRIu64, ti->threads);
+        query_table_dur(&t, ti->last_ts - ti->first_ts, false);
+        query_table_cell(&t, "%s", ti->format);
+        if (labels) {
+            char buf[2048];
+            size_t n = 0;
+            buf[0] = 0;
+            for (size_t k = 0; k < c.v[i].nlabels && n < sizeof buf; k++) {
+                int w = snprintf(buf + n, sizeof buf - n, "%s%s=%s", k ? " " : "", c.v[i].labels[k].key,
+                                 c.v[i].labels[k].value);
+                n += w > 0 ? (size_t)w : 0;
+            }
+            query_table_cell(&t, "%s", buf);
+        }
+    }
+    query_table_print(&t, s->out);
+    query_table_free(&t);
+    free_traces(&c);
+    return 0;
 }
 
 static int exec_use(query_session *s, const query_stmt *st, query_error *err)
@@ -111,7 +198,15 @@ static int exec_use(query_session *s, const query_stmt *st, query_error *err)
 static const struct {
     const char *topic, *text;
 } help_topics[] = {
-    {"traces", "traces\n  List the traces in the archive: name, events, nodes, edges, threads, span.\n"},
+    {"traces",
+     "traces [where EXPR]\n  List the traces in the archive: name, events, nodes, edges, threads, span,\n"
+     "  format, and their labels.  EXPR over name events nodes edges threads processes\n"
+     "  skipped span first_ts last_ts ingested_at format source label.KEY, e.g.\n"
+     "  traces where label.run = \"normal\" and label.kernel = \"6.1.0-28-amd64\"\n"},
+    {"label",
+     "label trace \"NAME\" set KEY = VALUE | unset KEY\n"
+     "  Sets or removes a label of the trace.  A trace.dat's labels come from its header\n"
+     "  (host kernel arch cpus clock recorder); `ingest --label KEY=VALUE` adds more.\n"},
     {"use", "use trace \"NAME\"\n  Make NAME the current trace of this session.\n"},
     {"find",
      "find nodes|events|edges [where EXPR] [order by FIELD [asc|desc]] [limit K] [in trace \"NAME\"]\n"
@@ -437,7 +532,7 @@ int query_exec(query_session *s, const query_stmt *st, query_error *err)
     if (s->format == QUERY_FMT_SVG && returns_nodes(st) && query_need_dot(err))
         return -1;
     switch (st->kind) {
-    case QUERY_ST_TRACES: return exec_traces(s, err);
+    case QUERY_ST_TRACES: return exec_traces(s, st, err);
     case QUERY_ST_USE: return exec_use(s, st, err);
     case QUERY_ST_HELP: return exec_help(s, st, err);
     case QUERY_ST_SHOW_NODE: return exec_show(s, st, err);
@@ -457,7 +552,8 @@ int query_exec(query_session *s, const query_stmt *st, query_error *err)
     case QUERY_ST_EXPORT: return exec_export(s, st, err);
     case QUERY_ST_CRITICAL_PATH: return query_exec_critical(s, st, err);
     case QUERY_ST_DROP_TRACE:
-    case QUERY_ST_RENAME_TRACE: return query_exec_trace_stmt(s, st, err);
+    case QUERY_ST_RENAME_TRACE:
+    case QUERY_ST_LABEL: return query_exec_trace_stmt(s, st, err);
     }
     return query_fail(err, &st->pos, "unknown statement");
 }

@@ -348,8 +348,13 @@ int query_migrate(const char *path, FILE *log, query_error *err)
     db_error de = {0};
     uint32_t from = 0;
     db_migration *m = db_migrate_begin(path, &from, &de);
-    if (!m)
-        return de.msg[0] ? query_fail(err, NULL, "%s", de.msg) : 0;
+    if (!m && de.msg[0])
+        return query_fail(err, NULL, "%s", de.msg);
+    if (!m) { /* done in place, or by another process meanwhile */
+        if (log && from && from != db_format_version())
+            fprintf(log, "argusq: %s: migrated archive format %u to %u in place\n", path, from, db_format_version());
+        return 0;
+    }
     db_archive *a = db_migrate_archive(m);
     struct names ns = {0};
     if (db_list_traces(a, collect_name, &ns, &de)) {

@@ -48,7 +48,43 @@ static int exec_rename(query_session *s, const query_stmt *st, query_error *err)
     return 0;
 }
 
+/* label trace "NAME" set KEY = VALUE | unset KEY */
+static int exec_label(query_session *s, const query_stmt *st, query_error *err)
+{
+    db_error de = {0};
+    const query_literal *l = &st->label_value;
+    const char *value = !st->has_label_value ? NULL : l->kind == QUERY_LIT_STRING ? l->str : l->text;
+    if (value && strlen(value) != (l->kind == QUERY_LIT_STRING ? l->len : strlen(l->text)))
+        return query_fail(err, &l->pos, "a label's value cannot hold a NUL byte");
+    int got = db_label_trace(s->archive, st->trace.name, st->new_name.name, value, &de);
+    if (got < 0)
+        return query_fail(err, strstr(de.msg, "label") == de.msg ? &st->new_name.pos : &st->trace.pos, "%s",
+                          de.msg);
+    if (got == 0)
+        return query_fail(err, &st->new_name.pos, "trace \"%s\" has no label %s", st->trace.name,
+                          st->new_name.name);
+    if (s->format == QUERY_FMT_JSON) {
+        fputs("{\"trace\":", s->out);
+        query_json_str(s->out, st->trace.name, st->trace.len);
+        fputs(value ? ",\"set\":" : ",\"unset\":", s->out);
+        query_json_str(s->out, st->new_name.name, st->new_name.len);
+        if (value) {
+            fputs(",\"value\":", s->out);
+            query_json_str(s->out, value, strlen(value));
+        }
+        fputs("}\n", s->out);
+    } else if (value)
+        fprintf(s->out, "trace \"%s\": %s = \"%s\"\n", st->trace.name, st->new_name.name, value);
+    else
+        fprintf(s->out, "trace \"%s\": %s unset\n", st->trace.name, st->new_name.name);
+    return 0;
+}
+
 int query_exec_trace_stmt(query_session *s, const query_stmt *st, query_error *err)
 {
-    return st->kind == QUERY_ST_DROP_TRACE ? exec_drop(s, st, err) : exec_rename(s, st, err);
+    switch (st->kind) {
+    case QUERY_ST_DROP_TRACE: return exec_drop(s, st, err);
+    case QUERY_ST_LABEL: return exec_label(s, st, err);
+    default: return exec_rename(s, st, err);
+    }
 }

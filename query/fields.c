@@ -74,8 +74,29 @@ static query_val edge_field(const db_edge *e, const char *name)
     }
 }
 
+/* ---- trace fields (traces where) ---- */
+enum { TF_NAME, TF_EVENTS, TF_NODES, TF_EDGES, TF_THREADS, TF_PROCESSES, TF_SKIPPED, TF_SPAN, TF_FIRST_TS,
+       TF_LAST_TS, TF_INGESTED_AT, TF_FORMAT, TF_SOURCE, TF__COUNT };
+static const char *const trace_fields[TF__COUNT] = {
+    "name", "events", "nodes", "edges", "threads", "processes", "skipped", "span", "first_ts", "last_ts",
+    "ingested_at", "format", "source",
+};
+
+static bool is_label_field(const char *name)
+{
+    return strncasecmp(name, "label.", 6) == 0 && name[6];
+}
+
+static query_val trace_field(const query_trace_row *t, const char *name);
+
 int query_check_field(const query_name *f, query_target target, query_error *err)
 {
+    if (target == QUERY_TARGET_TRACES && field_index(trace_fields, TF__COUNT, f->name) < 0 &&
+        !is_label_field(f->name))
+        return query_fail(err, &f->pos,
+                          "unknown field \"%s\" (trace fields: name, events, nodes, edges, threads, processes, "
+                          "skipped, span, first_ts, last_ts, ingested_at, format, source, label.KEY)",
+                          f->name);
     if (target == QUERY_TARGET_EDGES && field_index(edge_fields, GF__COUNT, f->name) < 0)
         return query_fail(err, &f->pos, "unknown field \"%s\" (edge fields: from, to, kind, from_event, to_event)",
                           f->name);
@@ -98,6 +119,7 @@ static bool known_field(const char *name, query_target target)
     switch (target) {
     case QUERY_TARGET_EDGES: return field_index(edge_fields, GF__COUNT, name) >= 0;
     case QUERY_TARGET_NODES: return field_index(node_fields, NF__COUNT, name) >= 0;
+    case QUERY_TARGET_TRACES: return field_index(trace_fields, TF__COUNT, name) >= 0 || is_label_field(name);
     default: return query_event_is_fixed_field(name);
     }
 }
@@ -206,8 +228,38 @@ static query_val event_field(const db_event *ev, const char *name)
     return (query_val){0};
 }
 
+/* A label's value reads as an attribute's: a number when it is one. */
+static query_val trace_field(const query_trace_row *t, const char *name)
+{
+    const db_trace_info *i = &t->info;
+    switch (field_index(trace_fields, TF__COUNT, name)) {
+    case TF_NAME: return str(i->name);
+    case TF_EVENTS: return num(i->events);
+    case TF_NODES: return num(i->nodes);
+    case TF_EDGES: return num(i->edges);
+    case TF_THREADS: return num(i->threads);
+    case TF_PROCESSES: return num(i->processes);
+    case TF_SKIPPED: return num(i->skipped);
+    case TF_SPAN: return num(i->last_ts >= i->first_ts ? i->last_ts - i->first_ts : 0);
+    case TF_FIRST_TS: return num(i->first_ts);
+    case TF_LAST_TS: return num(i->last_ts);
+    case TF_INGESTED_AT: return num(i->ingested_at);
+    case TF_FORMAT: return str(i->format);
+    case TF_SOURCE: return str(i->source);
+    default: break;
+    }
+    if (!is_label_field(name))
+        return (query_val){0};
+    for (size_t k = 0; k < t->nlabels; k++)
+        if (strcmp(t->labels[k].key, name + 6) == 0)
+            return text_val(t->labels[k].value, strlen(t->labels[k].value));
+    return (query_val){0};
+}
+
 query_val query_field(const query_name *f, const query_row *row)
 {
+    if (row->trace)
+        return trace_field(row->trace, f->name);
     if (row->edge)
         return edge_field(row->edge, f->name);
     return row->node ? node_field(row->node, f->name) : event_field(row->ev, f->name);

@@ -162,7 +162,8 @@ typedef enum query_stmt_kind {
     QUERY_ST_EXPORT,     /* export STMT to "FILE"      -> inner, file */
     QUERY_ST_CRITICAL_PATH, /* critical path of node N | of thread "NAME" -> node or thread_name, trace */
     QUERY_ST_DROP_TRACE,    /* drop trace "NAME"          -> trace */
-    QUERY_ST_RENAME_TRACE   /* rename trace "A" to "B"    -> trace (A), new_name (B) */
+    QUERY_ST_RENAME_TRACE,  /* rename trace "A" to "B"    -> trace (A), new_name (B) */
+    QUERY_ST_LABEL          /* label trace "A" set K = V | unset K -> trace, new_name (K), label_value */
 } query_stmt_kind;
 
 /* A user rule (paper/000 §User Interactions), see docs in help "rule". */
@@ -182,7 +183,8 @@ typedef struct query_rule_match {
 typedef enum query_target {
     QUERY_TARGET_NODES = 0,
     QUERY_TARGET_EVENTS,
-    QUERY_TARGET_EDGES
+    QUERY_TARGET_EDGES,
+    QUERY_TARGET_TRACES /* traces where: catalog fields and label.KEY */
 } query_target;
 
 typedef enum query_slice_dir {
@@ -227,8 +229,11 @@ struct query_stmt {
     size_t via_count;
     bool with_weak;          /* `with weak` */
 
-    /* RENAME_TRACE: the new name */
+    /* RENAME_TRACE: the new name; LABEL: the label's key */
     query_name new_name;
+    /* LABEL: the value to set (has_label_value), else the label goes */
+    query_literal label_value;
+    bool has_label_value;
 
     /* RULE */
     query_rule_kind rule;

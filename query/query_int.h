@@ -24,10 +24,23 @@ typedef struct query_val {
 } query_val;
 
 /* The row an expression is evaluated on: a node or an event. */
+/* A trace and its labels, as `traces where` sees it (exec.c). */
+typedef struct query_label {
+    char key[DB_LABEL_KEY_MAX + 1];
+    char *value; /* owned by the row's array */
+} query_label;
+
+typedef struct query_trace_row {
+    db_trace_info info;
+    query_label *labels;
+    size_t nlabels;
+} query_trace_row;
+
 typedef struct query_row {
     const db_node *node;
     const db_event *ev;
     const db_edge *edge;
+    const query_trace_row *trace;
 } query_row;
 
 /* Checks that every field of e exists for the target (events accept any

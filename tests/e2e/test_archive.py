@@ -174,7 +174,7 @@ class Archive(ArchiveCase):
     def test_info(self):
         self.three()
         i = self.json("info")
-        self.assertEqual(i["format"], 6)
+        self.assertEqual(i["format"], 7)
         self.assertEqual(i["traces"], 3)
         ts = self.json("traces")["traces"]
         self.assertEqual(i["events"], sum(t["events"] for t in ts))
@@ -184,7 +184,7 @@ class Archive(ArchiveCase):
         self.assertEqual(i["file_bytes"], i["pages"] * i["page_size"])
         self.assertLessEqual(i["used_bytes"], i["file_bytes"])
         p = self.ok("info")
-        self.assertIn("format       6", p.stdout)
+        self.assertIn("format       7", p.stdout)
         self.assertEqual(self.run_argusq("info", db=False, env={"ARGUSQ_DB": os.path.join(self.dir, "none.db")}).returncode, 2)
 
     def test_a_writer_opened_before_a_compact_is_refused(self):
@@ -220,6 +220,79 @@ class Archive(ArchiveCase):
                 repl.kill()
             if i == 0:  # one commit more: the other parity next time
                 self.json('drop trace "loop"')
+
+    def labels(self, name, arch=False):
+        """A trace's labels; without arch, which every test ingest has (arch_of)."""
+        got = [t for t in self.json("traces")["traces"] if t["name"] == name][0]["labels"]
+        return got if arch else {k: v for k, v in got.items() if k != "arch"}
+
+    def test_labels_set_unset_and_traces_where(self):
+        self.three()
+        self.ok('label trace "normal" set run = "normal"')
+        out = self.json('label trace "anomaly" set run = "slow"')
+        self.assertEqual(out, {"trace": "anomaly", "set": "run", "value": "slow"})
+        self.ok('label trace "anomaly" set ticket = 4821')
+        self.assertEqual(self.labels("anomaly"), {"run": "slow", "ticket": "4821"})
+        self.assertEqual(self.labels("loop"), {})
+        pick = lambda e: [t["name"] for t in self.json(f"traces where {e}")["traces"]]
+        self.assertEqual(pick('label.run = "normal"'), ["normal"])
+        self.assertEqual(pick('label.run in ("normal", "slow")'), ["normal", "anomaly"])
+        self.assertEqual(pick("label.ticket > 4000 and events > 1000"), ["anomaly"])
+        self.assertEqual(pick('not label.run = "slow"'), ["normal", "loop"])
+        self.assertEqual(pick('format = "argus" or span > 400ms'), ["anomaly"])
+        # a label set again is replaced; unset removes it
+        self.ok('label trace "anomaly" set run = "fixed"')
+        self.json('label trace "anomaly" unset ticket')
+        self.assertEqual(self.labels("anomaly"), {"run": "fixed"})
+        # the table has a labels column once a trace has one
+        self.assertIn("run=fixed", self.ok("traces").stdout)
+        # labels follow their trace: renamed, rebuilt, dropped with it
+        self.ok('rename trace "anomaly" to "a2"')
+        self.ok('rebuild graph in trace "a2"')
+        self.assertEqual(self.labels("a2"), {"run": "fixed"})
+        self.ok('drop trace "a2"')
+        self.ingest(trace("lockchain-anomaly.txt"), name="a2")
+        self.assertEqual(self.labels("a2", arch=True), {"arch": "x86_64"})  # from --arch
+
+    def test_label_errors(self):
+        self.three()
+        for stmt, want in (('label trace "nope" set a = "b"', "no trace named"),
+                           ('label trace "loop" unset run', 'trace "loop" has no label run'),
+                           ('label trace "loop" set 9a = 1', "bad number"),
+                           ('label trace "loop" set a..b_c = 1', None),
+                           ('label trace "loop" set a-b = 1', "bad character '-'"),
+                           ("traces where lable.run = 1", 'unknown field "lable.run"')):
+            p = self.run_argusq(stmt)
+            if want is None:
+                self.assertEqual(p.returncode, 0, p.stderr)
+                continue
+            self.assertNotEqual(p.returncode, 0, stmt)
+            self.assertIn(want, p.stderr)
+        p = self.run_argusq("ingest", trace("markers.txt"), "--label", "-x=1")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("a label is a letter", p.stderr)
+        self.assertEqual(self.names(), ["normal", "anomaly", "loop"])
+
+    def test_ingest_labels_and_what_a_trace_dat_says(self):
+        """A trace.dat's header says its host, kernel, machine, CPUs, clock
+        and recorder; --label adds the user's, and wins over the header."""
+        out = self.json("ingest", trace("lockchain-anomaly.dat"), "--name", "dat", "--label", "run=slow",
+                        "--label", "host=builder-7")
+        self.assertEqual(out["trace"], "dat")
+        got = self.labels("dat", arch=True)
+        self.assertEqual(got["run"], "slow")
+        self.assertEqual(got["host"], "builder-7")
+        self.assertEqual(got["arch"], "x86_64")
+        self.assertEqual(got["cpus"], "2")
+        self.assertEqual(got["clock"], "mono")
+        self.assertTrue(got["kernel"][0].isdigit(), got)
+        self.assertTrue(got["recorder"], got)
+        # the same file ingested in one thread: the same labels
+        self.json("ingest", trace("lockchain-anomaly.dat"), "--name", "one", "--label", "run=slow",
+                  "--label", "host=builder-7", env={"ARGUSQ_THREADS": "1"})
+        self.assertEqual(self.labels("one", arch=True), got)
+        names = [t["name"] for t in self.json('traces where label.kernel = "%s"' % got["kernel"])["traces"]]
+        self.assertEqual(names, ["dat", "one"])
 
 
 def json_of(db, *args):
