@@ -80,8 +80,10 @@ static int write_labels(db_writer *w, const options *o, const ingest_meta *m, db
     char n[16];
     snprintf(n, sizeof n, "%u", m->cpus);
     const char *arch = m->arch[0] ? m->arch : o->arch ? o->arch : "";
-    const char *const meta[][2] = {{"host", m->host},   {"kernel", m->kernel}, {"arch", arch},
-                                   {"cpus", m->cpus ? n : ""}, {"clock", m->clock}, {"recorder", m->recorder}};
+    const char *const meta[][2] = {{"host", m->host},         {"kernel", m->kernel},     {"arch", arch},
+                                   {"cpus", m->cpus ? n : ""}, {"clock", m->clock},       {"recorder", m->recorder},
+                                   {"command", m->command},    {"started", m->started},   {"duration", m->duration},
+                                   {"status", m->status}};
     for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
         if (meta[i][1][0] && db_writer_label(w, meta[i][0], meta[i][1], de))
             return -1;

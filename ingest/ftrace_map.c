@@ -197,6 +197,40 @@ static bool marker_argus(const char *p, size_t n, const char **rest, size_t *res
  * own code (argus_event.c), on the event's task, CPU, context and
  * timestamp; a malformed one is an error.  Any other text is kept raw
  * with buf= the text. */
+/* `argusq-record: started=T duration=S status=N command=CMD...`, what
+ * argusq record writes as its command ends: the recording's own labels
+ * (the command last, with its blanks).  The event stays a raw one. */
+static void record_marker(ftrace_reader *r, const char *p, size_t n)
+{
+    static const char tag[] = "argusq-record: ";
+    if (n < sizeof tag - 1 || memcmp(p, tag, sizeof tag - 1) != 0)
+        return;
+    const char *e = p + n;
+    p += sizeof tag - 1;
+    ingest_meta *m = &r->st->meta;
+    while (p < e) {
+        const char *eq = memchr(p, '=', (size_t)(e - p));
+        if (!eq)
+            break;
+        size_t klen = (size_t)(eq - p);
+        const char *v = eq + 1;
+        bool rest = klen == 7 && memcmp(p, "command", 7) == 0;
+        const char *ve = rest ? e : memchr(v, ' ', (size_t)(e - v));
+        if (!ve)
+            ve = e;
+        int vlen = (int)(ve - v);
+        if (rest)
+            snprintf(m->command, sizeof m->command, "%.*s", vlen, v);
+        else if (klen == 7 && memcmp(p, "started", 7) == 0)
+            snprintf(m->started, sizeof m->started, "%.*s", vlen, v);
+        else if (klen == 8 && memcmp(p, "duration", 8) == 0)
+            snprintf(m->duration, sizeof m->duration, "%.*s", vlen, v);
+        else if (klen == 6 && memcmp(p, "status", 6) == 0)
+            snprintf(m->status, sizeof m->status, "%.*s", vlen, v);
+        p = ve < e ? ve + 1 : e;
+    }
+}
+
 static int map_marker(ftrace_reader *r, db_event *ev)
 {
     const ftrace_kv *buf = ingest_ft_kv_get(r, "buf");
@@ -206,6 +240,7 @@ static int map_marker(ftrace_reader *r, db_event *ev)
     size_t rest_len;
     if (!marker_argus(buf->val, buf->vlen, &rest, &rest_len)) {
         ev->type = DB_EV_RAW;
+        record_marker(r, buf->val, buf->vlen);
         return ingest_ft_attr(r, "buf", buf->val, buf->vlen);
     }
     /* the text lies in the reader's own buffer: end it there */

@@ -73,6 +73,10 @@ typedef struct ingest_sink {
 typedef struct ingest_meta {
     char host[64], kernel[128], arch[32], clock[32], recorder[128];
     uint32_t cpus;
+    /* argusq record's own marker, written as the command ended (record.c):
+     * the command line, its start (UTC, ISO 8601), run time in seconds and
+     * exit status */
+    char command[512], started[32], duration[32], status[16];
 } ingest_meta;
 
 typedef struct ingest_stats {

@@ -424,8 +424,34 @@ static void wait_cmd(rec *r, pid_t pid, int *status)
     }
 }
 
+/* The recording's own description, in the trace itself (the ring buffer
+ * keeps its newest events, so it is written last): the ingest makes it
+ * the trace's labels (ftrace_map.c, record_marker). */
+static void end_marker(rec *r, const struct timespec *t0, time_t wall, int status)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double secs = (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+    struct tm tm;
+    char when[32] = "";
+    if (gmtime_r(&wall, &tm))
+        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    char text[1024];
+    int n = snprintf(text, sizeof text, "argusq-record: started=%s duration=%.3f status=%d command=", when, secs,
+                     WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+    for (char *const *a = r->o->argv; *a && n > 0 && (size_t)n < sizeof text - 1; a++)
+        n += snprintf(text + n, sizeof text - (size_t)n, "%s%s", a == r->o->argv ? "" : " ", *a);
+    for (char *c = text; *c; c++) /* one line */
+        if (*c == '\n' || *c == '\r')
+            *c = ' ';
+    r->lib.tracefs_instance_file_write(NULL, "trace_marker", text);
+}
+
 static int run_cmd(rec *r, int *status)
 {
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    time_t wall = time(NULL);
     int go[2], ex[2];
     if (pipe2(go, O_CLOEXEC) < 0 || pipe2(ex, O_CLOEXEC) < 0)
         return fail(r, "pipe: %s", strerror(errno));
@@ -486,6 +512,8 @@ static int run_cmd(rec *r, int *status)
         kill(pid, SIGKILL);
     wait_cmd(r, pid, status);
     g_child = 0;
+    if (rc == 0)
+        end_marker(r, &t0, wall, *status);
     r->lib.tracefs_trace_off(NULL);
     return rc;
 }

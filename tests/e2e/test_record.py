@@ -225,6 +225,27 @@ class Record(ArchiveCase):
         self.assertEqual({x["thread"] for x in ths} >= {"ui-main", "worker", "hog"}, True)
         self.assertEqual({x["pid"] for x in ths}, {n["pid"]})
 
+    def test_a_recording_labels_its_trace(self):
+        """What the recording knows about itself (the machine from the
+        trace.dat header; the command, start, run time and exit status from
+        record's own last marker) becomes the trace's labels."""
+        out = os.path.join(self.dir, "lab.dat")
+        self.record("-o", out, "--", "sh", "-c", "sleep 0.2; exit 3")
+        self.ingest(out, name="t")
+        got = self.json("traces")["traces"][0]["labels"]
+        self.assertEqual(got["command"], "sh -c sleep 0.2; exit 3")
+        self.assertEqual(got["status"], "3")
+        self.assertGreaterEqual(float(got["duration"]), 0.2)
+        self.assertLess(float(got["duration"]), 30)
+        self.assertRegex(got["started"], r"^20\d\d-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+        self.assertEqual(got["host"], os.uname().nodename)
+        self.assertEqual(got["kernel"], os.uname().release)
+        self.assertEqual(got["arch"], os.uname().machine)
+        self.assertEqual(int(got["cpus"]), os.cpu_count())
+        self.assertEqual(got["recorder"], "argusq " + self.ok("--version", db=False).stdout.split()[1])
+        found = self.json('traces where label.status = 3 and label.host = "%s"' % os.uname().nodename)
+        self.assertEqual([t["name"] for t in found["traces"]], ["t"])
+
     def test_threads_started_before_the_recording_keep_their_process(self):
         exe = self.build("bgthreads")
         bg = subprocess.Popen([exe])
