@@ -99,22 +99,29 @@ static int check_format(db_archive *a, MDB_txn *txn, db_error *err)
     return 0;
 }
 
+/* path's directory into dir; its last component. */
+static const char *dir_of(const char *path, char *dir, size_t len)
+{
+    snprintf(dir, len, "%s", path);
+    char *slash = strrchr(dir, '/');
+    const char *base = slash ? path + (slash - dir) + 1 : path;
+    if (!slash)
+        snprintf(dir, len, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    return base;
+}
+
 /* NAME.compact-PID, NAME.migrate-PID (and its -lock) beside the archive:
  * what a killed compact or migration left.  Called with the writer lock
  * held, which each of those holds while it runs: none is running. */
 void db_remove_leftovers(const char *path)
 {
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    const char *base = slash ? slash + 1 : path;
+    const char *base = dir_of(path, dir, sizeof dir);
     size_t blen = strlen(base);
-    if (slash == dir)
-        dir[1] = '\0';
-    else if (slash)
-        *slash = '\0';
-    else
-        snprintf(dir, sizeof dir, ".");
     DIR *d = opendir(dir);
     if (!d)
         return;
@@ -174,14 +181,7 @@ int db_replace_file(const char *tmp, const char *path, db_error *err)
 int db_sync_dir_of(const char *path)
 {
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == dir)
-        dir[1] = '\0';
-    else
-        *slash = '\0';
+    dir_of(path, dir, sizeof dir);
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         return -1;

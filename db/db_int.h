@@ -167,6 +167,9 @@ int db_replace_file(const char *tmp, const char *path, db_error *err);
 /* What killed compacts and migrations left beside the archive, removed
  * (with the writer lock held). */
 void db_remove_leftovers(const char *path);
+/* manage.c: a labels key (trace, key bytes) into k (4 + DB_LABEL_KEY_MAX
+ * bytes, key checked); its length. */
+size_t db_label_key(unsigned char *k, uint32_t trace, const char *key);
 /* LEB128 varints (codec.c): put returns the byte after; get sets *bad at
  * the end of the buffer or past 64 bits */
 unsigned char *db_uv_put(unsigned char *p, uint64_t v);

@@ -296,7 +296,7 @@ int db_label_check(const char *key, size_t vlen, db_error *err)
     return 0;
 }
 
-static size_t label_key(unsigned char *k, uint32_t trace, const char *key)
+size_t db_label_key(unsigned char *k, uint32_t trace, const char *key)
 {
     size_t n = strlen(key);
     db_put_be32(k, trace);
@@ -318,7 +318,7 @@ int db_label_trace(db_archive *a, const char *name, const char *key, const char 
         return -1;
     }
     unsigned char k[4 + DB_LABEL_KEY_MAX];
-    MDB_val kv = {label_key(k, t.id, key), k}, vv = {value ? strlen(value) : 0, (void *)value};
+    MDB_val kv = {db_label_key(k, t.id, key), k}, vv = {value ? strlen(value) : 0, (void *)value};
     int rc = value ? mdb_put(txn, a->dbi[DBI_LABELS], &kv, &vv, 0) : mdb_del(txn, a->dbi[DBI_LABELS], &kv, NULL);
     if (rc == MDB_NOTFOUND) {
         db_writer_abort(w);

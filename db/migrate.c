@@ -353,6 +353,19 @@ static int copy_recorded(db_migration *m, db_error *err)
     return ret;
 }
 
+/* The archive's file with LMDB alone (db_open would refuse its format). */
+static int open_env(const char *path, unsigned flags, MDB_env **env)
+{
+    int rc = mdb_env_create(env);
+    if (rc) {
+        *env = NULL;
+        return rc;
+    }
+    if (!(rc = mdb_env_set_maxdbs(*env, 32)) && !(rc = mdb_env_set_mapsize(*env, (size_t)1 << 40)))
+        rc = mdb_env_open(*env, path, MDB_NOSUBDIR | MDB_NOTLS | flags, 0644);
+    return rc;
+}
+
 /* Format 6 to 7 adds a table and changes nothing else: in place, in one
  * commit (LMDB syncs it), with the writer lock held. */
 static int migrate_in_place(db_migration *m, db_error *err)
@@ -364,12 +377,8 @@ static int migrate_in_place(db_migration *m, db_error *err)
     MDB_dbi dbi, meta;
     uint32_t fmt = DB_FORMAT_VERSION;
     MDB_val k = {6, "format"}, v = {4, &fmt};
-    int rc = mdb_env_create(&env);
-    if (rc)
-        return db_lmdb_fail(err, rc, m->path);
-    if (!(rc = mdb_env_set_maxdbs(env, 32)) && !(rc = mdb_env_set_mapsize(env, (size_t)1 << 40)) &&
-        !(rc = mdb_env_open(env, m->path, MDB_NOSUBDIR | MDB_NOTLS, 0644)) &&
-        !(rc = mdb_txn_begin(env, NULL, 0, &txn)) && !(rc = mdb_dbi_open(txn, "labels", MDB_CREATE, &dbi)) &&
+    int rc = open_env(m->path, 0, &env);
+    if (!rc && !(rc = mdb_txn_begin(env, NULL, 0, &txn)) && !(rc = mdb_dbi_open(txn, "labels", MDB_CREATE, &dbi)) &&
         !(rc = mdb_dbi_open(txn, "meta", 0, &meta)) && !(rc = mdb_put(txn, meta, &k, &v, 0))) {
         rc = mdb_txn_commit(txn);
         txn = NULL;
@@ -397,13 +406,7 @@ db_migration *db_migrate_begin(const char *path, uint32_t *from, db_error *err)
         migration_free(m);
         return NULL;
     }
-    int rc = mdb_env_create(&m->old);
-    if (!rc)
-        rc = mdb_env_set_maxdbs(m->old, 32);
-    if (!rc)
-        rc = mdb_env_set_mapsize(m->old, (size_t)1 << 40);
-    if (!rc)
-        rc = mdb_env_open(m->old, path, MDB_NOSUBDIR | MDB_NOTLS | MDB_RDONLY, 0644);
+    int rc = open_env(path, MDB_RDONLY, &m->old);
     if (!rc)
         rc = db_format_of_env(m->old, &m->from);
     if (rc) {

@@ -1339,10 +1339,7 @@ int db_writer_label(db_writer *w, const char *key, const char *value, db_error *
     if (front(w))
         return db_wq_label(w->q, key, value, err);
     unsigned char k[4 + DB_LABEL_KEY_MAX];
-    size_t n = strlen(key);
-    db_put_be32(k, w->info.id);
-    memcpy(k + 4, key, n);
-    return put(w, DBI_LABELS, k, 4 + n, value, strlen(value), err);
+    return put(w, DBI_LABELS, k, db_label_key(k, w->info.id, key), value, strlen(value), err);
 }
 
 int db_writer_get_thread(db_writer *w, uint32_t tid, db_thread *out, db_error *err)

@@ -87,8 +87,6 @@ static bool is_label_field(const char *name)
     return strncasecmp(name, "label.", 6) == 0 && name[6];
 }
 
-static query_val trace_field(const query_trace_row *t, const char *name);
-
 int query_check_field(const query_name *f, query_target target, query_error *err)
 {
     if (target == QUERY_TARGET_TRACES && field_index(trace_fields, TF__COUNT, f->name) < 0 &&
