@@ -202,10 +202,13 @@ int db_scan_rules_txn(MDB_txn *txn, MDB_dbi dbi, uint32_t trace, db_rule_cb cb, 
  * keys of 4 bytes) and by object (ev_port, ev_block, ev_timer: 8).  add:
  * the event (in arrival order) under its key; a chunk that ends is handed
  * to put (key, value).  flush: every open chunk.  0, -1 (put failed), -2
- * out of memory. */
+ * out of memory.  An index made deferred does not flush itself when its
+ * chunks hold too much: add returns 1, and the caller flushes it where
+ * it may commit between the puts (db_thrindex_due says it is time). */
 typedef struct db_thrindex db_thrindex;
 typedef int (*db_thrindex_put)(void *ctx, const unsigned char *k, size_t klen, const void *v, size_t vlen);
-db_thrindex *db_thrindex_new(unsigned key_bytes);
+db_thrindex *db_thrindex_new(unsigned key_bytes, bool deferred);
+bool db_thrindex_due(const db_thrindex *t);
 void db_thrindex_free(db_thrindex *t);
 int db_thrindex_add(db_thrindex *t, uint32_t trace, uint64_t key, uint64_t ts, uint64_t id,
                     db_thrindex_put put, void *ctx);

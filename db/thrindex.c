@@ -20,7 +20,9 @@
  * them in the 19M-event trace), so the memory the chunks hold is counted
  * too: past THR_HELD_MAX every chunk is written and, past THR_KEEP_MAX
  * keys, forgotten; memory is bounded by the keys between two flushes, not
- * by the trace. */
+ * by the trace.  Such a flush is tens of thousands of puts all over a
+ * table: the writer defers the object indexes' to where it may commit
+ * between them (writer.c, flush_objects). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,14 +48,22 @@ struct db_thrindex {
     size_t pending; /* bytes in open chunks */
     size_t held;    /* bytes of chunks and their buffers, open or not */
     unsigned key_bytes; /* 4 (a tid) or 8 (an object) */
+    bool deferred;      /* the caller flushes when db_thrindex_due */
 };
 
-db_thrindex *db_thrindex_new(unsigned key_bytes)
+db_thrindex *db_thrindex_new(unsigned key_bytes, bool deferred)
 {
     db_thrindex *t = calloc(1, sizeof(db_thrindex));
-    if (t)
+    if (t) {
         t->key_bytes = key_bytes == 8 ? 8 : 4;
+        t->deferred = deferred;
+    }
     return t;
+}
+
+bool db_thrindex_due(const db_thrindex *t)
+{
+    return t->pending > THR_PENDING_MAX || t->held > THR_HELD_MAX;
 }
 
 /* every chunk closed: forget them all */
@@ -116,11 +126,29 @@ static int put_chunk(db_thrindex *t, chunk *c, uint32_t trace, db_thrindex_put p
     return rc;
 }
 
+static int by_key(const void *a, const void *b, void *chunks)
+{
+    const chunk *c = chunks;
+    uint64_t x = c[*(const uint32_t *)a].key, y = c[*(const uint32_t *)b].key;
+    return (x > y) - (x < y);
+}
+
 int db_thrindex_flush(db_thrindex *t, uint32_t trace, db_thrindex_put put, void *ctx)
 {
+    /* a deferred index's flush is tens of thousands of objects: in key
+     * order, neighbours share the pages they go into */
+    uint32_t *order = t->deferred && t->n > 1 ? malloc(t->n * sizeof *order) : NULL;
+    if (order) {
+        for (size_t i = 0; i < t->n; i++)
+            order[i] = (uint32_t)i;
+        qsort_r(order, t->n, sizeof *order, by_key, t->c);
+    }
     for (size_t i = 0; i < t->n; i++)
-        if (put_chunk(t, &t->c[i], trace, put, ctx))
+        if (put_chunk(t, &t->c[order ? order[i] : i], trace, put, ctx)) {
+            free(order);
             return -1;
+        }
+    free(order);
     if (t->n > THR_KEEP_MAX || t->held > THR_HELD_MAX)
         forget(t);
     return 0;
@@ -160,8 +188,8 @@ int db_thrindex_add(db_thrindex *t, uint32_t trace, uint64_t key, uint64_t ts, u
     t->pending += c->len - before;
     c->last_ts = ts;
     c->last_id = id;
-    if (t->pending > THR_PENDING_MAX || t->held > THR_HELD_MAX)
-        return db_thrindex_flush(t, trace, put, ctx);
+    if (db_thrindex_due(t))
+        return t->deferred ? 1 : db_thrindex_flush(t, trace, put, ctx);
     return 0;
 }
 

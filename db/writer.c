@@ -24,6 +24,14 @@ enum { IX_KEY_MAX = 32 };
 /* Puts per transaction in a batched ingest: about 150,000 events, some
  * 40 MB of dirty pages, then a commit (make bench: peak RSS). */
 #define DB_BATCH_OPS 600000u
+/* At most DB_BATCH_KEYS index keys wait to be sorted (keysort.c):
+ * 80 bytes each until the drain, and the pages the drain dirties are
+ * counted (count_put) only then.  A batch usually ends on its pages with
+ * some 110k keys; but when the graph's edges came in a burst of their
+ * own (a synced ingest at 19M events) a batch of 600k keys and nothing
+ * else took 62 MB of sort buffers and 32 MB of LMDB's dirty pages, and
+ * peak memory grew with the trace. */
+#define DB_BATCH_KEYS 131072u
 
 /* Keys deleted per transaction when a hidden trace is deleted (clear.c). */
 #define DB_CLEAR_BUDGET (8u << 20) /* bytes of leaf entries a step deletes (clear.c) */
@@ -39,7 +47,8 @@ struct db_writer {
     db_sigindex *sigs;   /* the signature index's open chunks (sigindex.c) */
     db_nodetop *top;     /* each thread key's longest waits and runs (nodetop.c) */
     int thr_rc;          /* the LMDB error of a chunk's put */
-    bool final_flush;    /* the commit writes every open chunk (chunk_put) */
+    bool chunk_commits;  /* a batch may end between chunks (chunk_put): the
+                            final commit's, flush_objects */
     bool thr_failed;     /* ... and a batch's commit failed there: thr_err */
     db_error thr_err;
     db_evblock scanblk;  /* db_writer_scan_time's block */
@@ -163,7 +172,7 @@ static int put_later(db_writer *w, int dbi, const unsigned char *k, size_t klen,
     w->ops++;
     /* a writer of one transaction (rules, rebuild) puts them in as it
      * goes, a batch's worth at a time, so its memory stays bounded too */
-    if (!w->batch && db_keysort_count(w->ks) >= w->batch_ops)
+    if (!w->batch && db_keysort_count(w->ks) >= DB_BATCH_KEYS)
         return drain_later(w, err);
     return 0;
 }
@@ -358,7 +367,7 @@ static int chunk_put(db_writer *w, int dbi, const unsigned char *k, size_t klen,
      * the middle of its table: batches end between them, or that last
      * transaction's copies of the pages it changes -- which LMDB keeps to
      * the end -- grow with the tables (66 MB more at 19M events). */
-    if (w->final_flush && batch_ends(w) && flush(w, &w->thr_err)) {
+    if (w->chunk_commits && batch_ends(w) && flush(w, &w->thr_err)) {
         w->thr_failed = true;
         return -1;
     }
@@ -644,9 +653,12 @@ static int flush(db_writer *w, db_error *err)
  * buffers to the end. */
 #define DB_BATCH_PAGES 5000u
 
+
+/* ... or after DB_BATCH_KEYS index keys (put_later) */
 static bool batch_full(const db_writer *w)
 {
-    return w->ops >= w->batch_ops || w->touched + w->appended / 4096 >= DB_BATCH_PAGES;
+    return w->ops >= w->batch_ops || w->touched + w->appended / 4096 >= DB_BATCH_PAGES ||
+           (w->ks && db_keysort_count(w->ks) >= DB_BATCH_KEYS);
 }
 
 static bool batch_ends(const db_writer *w)
@@ -654,8 +666,30 @@ static bool batch_ends(const db_writer *w)
     return w->batch && !w->in_scan && w->txn && batch_full(w);
 }
 
+/* The object indexes' chunks, written when they hold too much (thrindex.c):
+ * some 60,000 puts all over ev_block at the paper's scale, each dirtying
+ * a page of its own.  Done inside one batch they took 29 MB of LMDB's
+ * dirty pages at 19M events against 9 MB at 1.9M, growing with the table;
+ * here, between two events, the batch may end between two puts
+ * (chunk_put), as the final commit's does. */
+static int flush_objects(db_writer *w, db_error *err)
+{
+    int rc = 0;
+    bool was = w->chunk_commits;
+    w->chunk_commits = true;
+    for (int i = 0; i < OIX__COUNT && !rc; i++)
+        if (w->oix[i] && db_thrindex_due(w->oix[i]) &&
+            (rc = db_thrindex_flush(w->oix[i], w->info.id, oix_put[i], w)) != 0)
+            rc = thr_fail(w, rc, err);
+    w->chunk_commits = was;
+    return rc;
+}
+
+/* A safe point: between two events, edges or nodes, where a batch may end. */
 static int maybe_flush(db_writer *w, db_error *err)
 {
+    if (w->batch && !w->in_scan && flush_objects(w, err))
+        return -1;
     return batch_ends(w) ? flush(w, err) : 0;
 }
 
@@ -1252,7 +1286,7 @@ int db_writer_commit(db_writer *w, db_trace_info *out, db_error *err)
     if (!w->existing)
         w->info.ingested_at = (uint64_t)time(NULL);
     w->info.state = DB_TRACE_COMPLETE;
-    w->final_flush = true;
+    w->chunk_commits = true;
     int ret = put_block(w, err) || apply_patches(w, err) || put_nodes(w, err);
     if (!ret && w->thr && (ret = db_thrindex_flush(w->thr, w->info.id, thr_put, w)) != 0)
         ret = thr_fail(w, ret, err);
@@ -1401,10 +1435,12 @@ const char *db_writer_format(const db_writer *w) { return w->info.format; }
 /* An object index key: trace, object, ts, event id. */
 static int put_obj(db_writer *w, int ix, uint64_t obj, const db_event *ev, db_error *err)
 {
-    if (!w->oix[ix] && !(w->oix[ix] = db_thrindex_new(8)))
+    if (!w->oix[ix] && !(w->oix[ix] = db_thrindex_new(8, true)))
         return db_fail_oom(err);
     int rc = db_thrindex_add(w->oix[ix], w->info.id, obj, ev->ts, ev->id, oix_put[ix], w);
-    return rc ? thr_fail(w, rc, err) : 0;
+    if (rc == 1 && !w->batch) /* one transaction: no commit between */
+        rc = db_thrindex_flush(w->oix[ix], w->info.id, oix_put[ix], w);
+    return rc < 0 ? thr_fail(w, rc, err) : 0; /* 1: flush_objects will */
 }
 
 uint64_t db_writer_next_event_id(const db_writer *w)
@@ -1460,7 +1496,7 @@ int db_writer_event(db_writer *w, db_event *ev, db_error *err)
         return -1;
     if (w->info.unordered && time_key(w, ev->ts, ev->id, err))
         return -1;
-    if (!w->thr && !(w->thr = db_thrindex_new(4)))
+    if (!w->thr && !(w->thr = db_thrindex_new(4, false)))
         return db_fail_oom(err);
     int rc = db_thrindex_add(w->thr, w->info.id, ev->tid, ev->ts, ev->id, thr_put, w);
     if (rc)
@@ -1510,7 +1546,7 @@ int db_writer_node(db_writer *w, const db_node *n, db_error *err)
     /* the thread's own timeline: not the interrupts that landed on it */
     bool isolated = db_node_kind_isolated(n->kind);
     if (!isolated) { /* chunks of (begin, id), as the thread index's */
-        if (!w->nthr && !(w->nthr = db_thrindex_new(4)))
+        if (!w->nthr && !(w->nthr = db_thrindex_new(4, false)))
             return db_fail_oom(err);
         int rc = db_thrindex_add(w->nthr, w->info.id, n->tid, n->begin, n->id, nthr_put, w);
         if (rc)

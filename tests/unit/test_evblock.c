@@ -220,7 +220,7 @@ static int keep(void *ctx, const unsigned char *k, size_t klen, const void *v, s
 static void test_thread_chunks(void **state)
 {
     (void)state;
-    db_thrindex *t = db_thrindex_new(4);
+    db_thrindex *t = db_thrindex_new(4, false);
     chunks *c = calloc(1, sizeof *c);
     /* thread 7: ids 1, 3, 5, ... with a step back in time at id 201 */
     uint64_t ts = 100;
@@ -284,7 +284,7 @@ static int keep_obj(void *ctx, const unsigned char *k, size_t klen, const void *
 static void test_object_chunks(void **state)
 {
     (void)state;
-    db_thrindex *t = db_thrindex_new(8);
+    db_thrindex *t = db_thrindex_new(8, false);
     objchunks *c = calloc(1, sizeof *c);
     /* 6000 objects that differ only above bit 32 (a 32-bit key would
      * merge them), three events each, a flush (a commit) after each
@@ -306,6 +306,60 @@ static void test_object_chunks(void **state)
     db_thrindex_free(t);
 }
 
+/* A deferred index (the writer's object indexes) does not write when its
+ * chunks hold too much: add says so (1) and the flush, when the writer
+ * calls it, hands the chunks out in key order whatever their arrival. */
+typedef struct keys_seen {
+    size_t n;
+    uint64_t *obj;
+} keys_seen;
+
+static int keep_order(void *ctx, const unsigned char *k, size_t klen, const void *v, size_t vlen)
+{
+    (void)v;
+    (void)vlen;
+    keys_seen *c = ctx;
+    assert_int_equal(klen, 28);
+    assert_true(c->n < 200000);
+    c->obj[c->n++] = db_get_be64(k + 4);
+    return 0;
+}
+
+static void test_deferred_object_chunks(void **state)
+{
+    (void)state;
+    db_thrindex *t = db_thrindex_new(8, true);
+    keys_seen *c = calloc(1, sizeof *c);
+    uint64_t *seen = calloc(200000, sizeof *seen);
+    c->obj = seen;
+    int rc = 0;
+    uint64_t n = 0;
+    /* objects in descending order, two events each, until too much is held */
+    uint64_t id = 0;
+    while (rc == 0 && n < 200000) {
+        uint64_t obj = (200000 - n) * 64;
+        assert_int_equal(db_thrindex_add(t, 9, obj, 1000 + id, id + 1, keep_order, c), 0), id++;
+        rc = db_thrindex_add(t, 9, obj, 1000 + id, id + 1, keep_order, c), id++;
+        n++;
+    }
+    assert_int_equal(rc, 1);
+    assert_true(db_thrindex_due(t));
+    assert_int_equal(c->n, 0); /* nothing written yet */
+    /* more adds while the writer is not at a point to flush: still held */
+    assert_int_equal(db_thrindex_add(t, 9, 7, 5000000, id + 1, keep_order, c), 0), id++;
+    assert_int_equal(db_thrindex_add(t, 9, 7, 5000001, id + 1, keep_order, c), 1), id++;
+    n++;
+    assert_int_equal(db_thrindex_flush(t, 9, keep_order, c), 0);
+    assert_false(db_thrindex_due(t));
+    assert_int_equal(c->n, n);
+    for (size_t i = 1; i < c->n; i++)
+        assert_true(c->obj[i - 1] < c->obj[i]);
+    assert_int_equal(c->obj[0], 7);
+    free(seen);
+    free(c);
+    db_thrindex_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -314,6 +368,7 @@ int main(void)
         cmocka_unit_test(test_damaged),
         cmocka_unit_test(test_thread_chunks),
         cmocka_unit_test(test_object_chunks),
+        cmocka_unit_test(test_deferred_object_chunks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
