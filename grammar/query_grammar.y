@@ -233,6 +233,15 @@ stmt(A) ::= MATCH(M) NODE nodeid(N) in_trace(I). {
     A->node_pos = N.pos;
     A->trace = I;
 }
+/* the counterparts from every trace whose catalog entry and labels
+ * satisfy EXPR (issue 17: baselines from a set of traces) */
+stmt(A) ::= MATCH(M) NODE nodeid(N) IN TRACES(T) WHERE expr(E). {
+    A = query_ast_stmt(ps, QUERY_ST_MATCH, &M);
+    A->node = N.value;
+    A->node_pos = N.pos;
+    A->traces_where = E;
+    A->traces_pos = T.pos;
+}
 stmt(A) ::= COMPARE(C) NODE nodeid(N) WITH NODE nodeid(M) in_trace(I). {
     A = query_ast_stmt(ps, QUERY_ST_COMPARE_NODES, &C);
     A->node = N.value;
@@ -258,6 +267,23 @@ stmt(A) ::= DIAGNOSE(D) THREAD STRING(S) against(T) in_trace(I). {
     A->by_thread = true;
     A->thread_name = query_ast_name(ps, &S);
     A->against = T;
+    A->trace = I;
+}
+/* the baseline: the best counterpart in any trace that satisfies EXPR */
+stmt(A) ::= DIAGNOSE(D) NODE nodeid(N) AGAINST TRACES(T) WHERE expr(E) in_trace(I). {
+    A = query_ast_stmt(ps, QUERY_ST_DIAGNOSE, &D);
+    A->node = N.value;
+    A->node_pos = N.pos;
+    A->traces_where = E;
+    A->traces_pos = T.pos;
+    A->trace = I;
+}
+stmt(A) ::= DIAGNOSE(D) THREAD STRING(S) AGAINST TRACES(T) WHERE expr(E) in_trace(I). {
+    A = query_ast_stmt(ps, QUERY_ST_DIAGNOSE, &D);
+    A->by_thread = true;
+    A->thread_name = query_ast_name(ps, &S);
+    A->traces_where = E;
+    A->traces_pos = T.pos;
     A->trace = I;
 }
 stmt(A) ::= CHECK(C) FIX OF NODE nodeid(N) in_trace(I) AFTER TRACE STRING(S). {

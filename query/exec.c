@@ -109,32 +109,66 @@ static void trace_json(FILE *f, const query_trace_row *r)
     fputs("}}", f);
 }
 
+/* The traces whose catalog entry and labels satisfy where (every one
+ * when NULL), in catalog order, into c (free_traces). */
+static int select_traces(query_session *s, const query_expr *where, struct traces_ctx *c, query_error *err)
+{
+    if (where && query_check_fields(where, QUERY_TARGET_TRACES, err))
+        return -1;
+    *c = (struct traces_ctx){.s = s};
+    db_error de = {0};
+    if (db_list_traces(s->archive, collect_trace, c, &de)) {
+        free_traces(c);
+        return query_fail(err, NULL, "%s", de.msg[0] ? de.msg : "out of memory");
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        query_row row = {.trace = &c->v[i]};
+        if (where && !query_eval(where, &row)) {
+            for (size_t k = 0; k < c->v[i].nlabels; k++)
+                free(c->v[i].labels[k].value);
+            free(c->v[i].labels);
+            continue;
+        }
+        c->v[kept++] = c->v[i]; /* over a row already kept or freed */
+    }
+    c->n = kept;
+    return 0;
+}
+
+int query_traces_where(query_session *s, const query_expr *where, const query_pos *pos, uint32_t **ids, size_t *n,
+                       query_error *err)
+{
+    struct traces_ctx c;
+    *ids = NULL;
+    *n = 0;
+    if (select_traces(s, where, &c, err))
+        return -1;
+    if (c.n == 0) {
+        free_traces(&c);
+        return query_fail(err, pos, "no trace satisfies the where clause (`traces where ...` lists them)");
+    }
+    if (!(*ids = malloc(c.n * sizeof **ids))) {
+        free_traces(&c);
+        return query_fail(err, NULL, "out of memory");
+    }
+    for (size_t i = 0; i < c.n; i++)
+        (*ids)[i] = c.v[i].info.id;
+    *n = c.n;
+    free_traces(&c);
+    return 0;
+}
+
 /* traces [where EXPR]: the catalog, with each trace's labels (a column
  * of key=value pairs in a table, when any trace has one). */
 static int exec_traces(query_session *s, const query_stmt *st, query_error *err)
 {
-    if (st->where && query_check_fields(st->where, QUERY_TARGET_TRACES, err))
+    struct traces_ctx c;
+    if (select_traces(s, st->where, &c, err))
         return -1;
-    struct traces_ctx c = {.s = s};
-    db_error de = {0};
-    if (db_list_traces(s->archive, collect_trace, &c, &de)) {
-        free_traces(&c);
-        return query_fail(err, NULL, "%s", de.msg[0] ? de.msg : "out of memory");
-    }
-    size_t kept = 0;
     bool labels = false;
-    for (size_t i = 0; i < c.n; i++) {
-        query_row row = {.trace = &c.v[i]};
-        if (st->where && !query_eval(st->where, &row)) {
-            for (size_t k = 0; k < c.v[i].nlabels; k++)
-                free(c.v[i].labels[k].value);
-            free(c.v[i].labels);
-            continue;
-        }
+    for (size_t i = 0; i < c.n; i++)
         labels = labels || c.v[i].nlabels;
-        c.v[kept++] = c.v[i]; /* over a row already kept or freed */
-    }
-    c.n = kept;
     if (s->format == QUERY_FMT_JSON) {
         fputs("{\"traces\":[", s->out);
         for (size_t i = 0; i < c.n; i++) {
@@ -255,9 +289,11 @@ static const struct {
      "  its place when it commits (readers see the old graph until then; a kill\n"
      "  leaves it as it was).\n"},
     {"match",
-     "match node N [in trace \"T\"]\n"
+     "match node N [in trace \"T\" | in traces where EXPR]\n"
      "  The nodes like node N (of the current trace): same thread name and kind, and a\n"
-     "  similar normal form (paper/004), from trace T or from every trace, best first.\n"},
+     "  similar normal form (paper/004), from trace T, from the traces EXPR picks (as\n"
+     "  `traces where EXPR`: catalog fields and label.KEY), or from every trace, best\n"
+     "  first.\n"},
     {"compare",
      "compare node A with node B [in trace \"T\"]\n"
      "  Normal forms side by side (events in one node only) and the differential\n"
@@ -268,13 +304,16 @@ static const struct {
      "  thread of the normal path, was it blocked during the anomaly, or did it never\n"
      "  run a similar node then?  Those threads, ranked (paper/004 Path Comparison).\n"},
     {"diagnose",
-     "diagnose node N [against trace \"T\"]\n"
-     "diagnose thread \"NAME\" [against trace \"T\"]\n"
+     "diagnose node N [against trace \"T\" | against traces where EXPR]\n"
+     "diagnose thread \"NAME\" [against trace \"T\" | against traces where EXPR]\n"
      "  The paper's three steps: classify the anomaly by where its period went (wait,\n"
      "  busy, runnable, io, yield), find its normal counterpart (earlier in this\n"
-     "  trace, or in T), slice both paths and compare them.  Suspects are ranked by\n"
-     "  the time they took of the period (its critical path) less what they took of\n"
-     "  the counterpart's.  `thread` picks its worst step (longest not running).\n"},
+     "  trace, or in T, or the best in any trace EXPR picks, e.g. label.run =\n"
+     "  \"normal\"), slice both paths and compare them.  Of counterparts alike, the\n"
+     "  one from the trace that has the threads of the anomaly's path wins (the same\n"
+     "  program's run).  Suspects are ranked by the time they took of the period\n"
+     "  (its critical path) less what they took of the counterpart's.  `thread`\n"
+     "  picks its worst step (longest not running).\n"},
     {"check",
      "check fix of node N | thread \"NAME\" [in trace \"BEFORE\"] after trace \"AFTER\"\n"
      "  Did the anomaly's wait shrink after the fix, and by how much?\n"},

@@ -31,24 +31,33 @@ static void json_trace_name(FILE *f, db_reader *r, uint32_t trace)
     query_json_str(f, name, strlen(name));
 }
 
-/* match node N [in trace "T"]: N is a node of the session's trace; the
- * counterparts come from T, or from every trace of the archive. */
+/* match node N [in trace "T" | in traces where E]: N is a node of the
+ * session's trace; the counterparts come from T, from the traces that
+ * satisfy E, or from every trace of the archive. */
 int query_exec_match(query_session *s, const query_stmt *st, query_error *err)
 {
-    uint32_t where = 0;
+    uint32_t where = 0, *ids = &where;
+    size_t nids = 1;
     if (st->trace.name && query_trace_id(s, &st->trace, &where, err))
         return -1;
-    db_reader *r = query_open_trace(s, NULL, err);
-    if (!r)
+    if (st->traces_where && query_traces_where(s, st->traces_where, &st->traces_pos, &ids, &nids, err))
         return -1;
+    db_reader *r = query_open_trace(s, NULL, err);
+    if (!r) {
+        if (ids != &where)
+            free(ids);
+        return -1;
+    }
     db_node n;
     query_cands c = {0};
     query_match m[MATCH_MAX];
     size_t k = 0;
     db_error de = {0};
     int rc = get_node(r, st->node, &st->node_pos, &n, err);
-    if (!rc && query_find_matches(r, &n, where, &c, &de))
+    if (!rc && query_find_matches_in(r, &n, ids, nids, &c, &de))
         rc = query_fail(err, NULL, "%s", de.msg);
+    if (ids != &where)
+        free(ids);
     /* only the nodes shown are read */
     query_cand cd;
     while (!rc && k < MATCH_MAX && query_cands_next(&c, &cd)) {

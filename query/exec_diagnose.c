@@ -95,7 +95,7 @@ static int pick(db_reader *r, const db_node *a, const char *kind, bool same, boo
         if (got < 0)
             return -1;
         const db_node *n = &out->n;
-        if (!got || (same && n->end > a->begin))
+        if (!got || ((same || out->trace == db_reader_trace(r)->id) && n->end > a->begin))
             continue; /* "earlier in the same trace" */
         if (strcmp(kind, "busy") == 0 ? (n->end - n->begin) * 2 < a->end - a->begin
                                       : query_not_running(n) * 2 < query_not_running(a))
@@ -104,18 +104,71 @@ static int pick(db_reader *r, const db_node *a, const char *kind, bool same, boo
     return 0;
 }
 
+/* Candidates of equal score from a set of traces, v[lo .. hi): the ones of
+ * the traces most like the anomaly's last (pick() tries the last first),
+ * in their order otherwise (likeness.c). */
+struct ranked {
+    query_like like;
+    size_t at;
+    query_cand c;
+};
+
+static int by_like(const void *a, const void *b)
+{
+    const struct ranked *x = a, *y = b;
+    if (x->c.contained != y->c.contained) /* one form holding the other first, as ever */
+        return x->c.contained ? 1 : -1;
+    int c = query_like_cmp(&x->like, &y->like);
+    if (c)
+        return c;
+    return (x->at > y->at) - (x->at < y->at);
+}
+
+static int order_by_likeness(query_likeness *l, query_cand *v, size_t lo, size_t hi, db_error *de)
+{
+    size_t i = lo + 1;
+    while (i < hi && v[i].trace == v[lo].trace)
+        i++;
+    if (i == hi)
+        return 0; /* one trace: nothing to order */
+    struct ranked *t = malloc((hi - lo) * sizeof *t);
+    if (!t)
+        return db_fail_oom(de);
+    for (i = lo; i < hi; i++) {
+        t[i - lo] = (struct ranked){.at = i, .c = v[i]};
+        if (query_likeness_of(l, v[i].trace, &t[i - lo].like, de)) {
+            free(t);
+            return -1;
+        }
+    }
+    qsort(t, hi - lo, sizeof *t, by_like);
+    for (i = lo; i < hi; i++)
+        v[i] = t[i - lo].c;
+    free(t);
+    return 0;
+}
+
 /* Step 2: the most similar node of the thread without the anomaly: the
  * best score (a similar one if there is), and of equals the one pick()
  * prefers.  Candidates are handed out best first, so the first group of
  * equal scores that holds a normal one decides, and only the nodes looked
  * at are read. */
-static int baseline(db_reader *r, const db_node *a, const char *kind, uint32_t trace_id, query_match *out,
-                    db_error *de)
+static int baseline(query_session *s, db_reader *r, const db_node *a, const query_path *path, const char *kind,
+                    const uint32_t *ids, size_t nids, query_match *out, db_error *de)
 {
     query_cands m;
-    if (query_find_matches(r, a, trace_id, &m, de))
+    if (query_find_matches_in(r, a, ids, nids, &m, de))
         return -1;
-    bool same = trace_id == db_reader_trace(r)->id;
+    query_likeness *l = NULL;
+    if (nids > 1 && !(l = query_likeness_new(s->archive, r, path, de))) {
+        query_cands_free(&m);
+        return -1;
+    }
+    /* one trace, the anomaly's own: the step closest before it; in a set
+     * of traces (against traces where), the best of them -- of equal
+     * scores, from the trace most like the anomaly's --, its own trace's
+     * nodes only if they ended before it began */
+    bool same = nids == 1 && ids[0] == db_reader_trace(r)->id;
     int found = 0;
     /* pass 0, the similar ones: group by group as they come out (each
      * lands at v[m.heap], below the ones out before it) */
@@ -127,17 +180,18 @@ static int baseline(db_reader *r, const db_node *a, const char *kind, uint32_t t
         while ((have = query_cands_next(&m, &c)) && c.score == score)
             ;
         size_t lo = have ? m.heap + 1 : m.heap; /* c, when there is one, opens the next group */
-        found = pick(r, a, kind, same, true, m.v, lo, hi, out, de);
+        found = l && order_by_likeness(l, m.v, lo, hi, de) ? -1 : pick(r, a, kind, same, true, m.v, lo, hi, out, de);
     }
     /* pass 1, any: all are out now, sorted with the best last */
     for (size_t hi = m.len; !found && hi > 0;) {
         size_t lo = hi - 1;
         while (lo > 0 && m.v[lo - 1].score == m.v[hi - 1].score)
             lo--;
-        found = pick(r, a, kind, same, false, m.v, lo, hi, out, de);
+        found = l && order_by_likeness(l, m.v, lo, hi, de) ? -1 : pick(r, a, kind, same, false, m.v, lo, hi, out, de);
         hi = lo;
     }
     query_cands_free(&m);
+    query_likeness_free(l);
     return found;
 }
 
@@ -299,12 +353,20 @@ static int merge_suspects(query_suspect **sus, size_t *n, const query_suspect *c
 
 int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err)
 {
-    uint32_t against = 0;
+    uint32_t against = 0, *ids = &against;
+    size_t nids = 1;
     if (st->against.name && query_trace_id(s, &st->against, &against, err))
         return -1;
-    db_reader *ra = query_open_trace(s, &st->trace, err), *rn = NULL;
-    if (!ra)
+    if (st->traces_where && query_traces_where(s, st->traces_where, &st->traces_pos, &ids, &nids, err))
         return -1;
+    db_reader *ra = query_open_trace(s, &st->trace, err), *rn = NULL;
+    if (!ra) {
+        if (ids != &against)
+            free(ids);
+        return -1;
+    }
+    if (!against)
+        against = db_reader_trace(ra)->id;
     db_error de = {0};
     db_node a;
     query_match base;
@@ -321,13 +383,17 @@ int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err
             rc = query_fail(err, NULL, "%s", de.msg);
         have_cpa = !rc;
     }
+    if (!rc && query_path_walk(ra, a.id, QUERY_WALK_IN, query_causal_kinds(), DIAG_DEPTH, &anomaly, &de) < 0)
+        rc = query_fail(err, NULL, "%s", de.msg);
     if (!rc) {
         kind = classify(ra, &a, &cpa, &de, &rc);
         if (!rc)
-            got = baseline(ra, &a, kind, against ? against : db_reader_trace(ra)->id, &base, &de);
+            got = baseline(s, ra, &a, &anomaly, kind, ids, nids, &base, &de);
         if (rc || got < 0)
             rc = query_fail(err, NULL, "%s", de.msg);
     }
+    if (ids != &against)
+        free(ids);
     if (!rc && got) {
         if (db_trace_name(ra, base.trace, base_trace, sizeof base_trace, &de) != 1 ||
             !(rn = base.trace == db_reader_trace(ra)->id ? ra : db_reader_open(s->archive, base_trace, &de)) ||
@@ -336,8 +402,6 @@ int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err
             rc = query_fail(err, NULL, "%s", de.msg);
         have_cpn = !rc;
     }
-    if (!rc && query_path_walk(ra, a.id, QUERY_WALK_IN, query_causal_kinds(), DIAG_DEPTH, &anomaly, &de) < 0)
-        rc = query_fail(err, NULL, "%s", de.msg);
     query_period per = query_period_of(&a);
     query_suspect *cmp = NULL;
     size_t ncmp = 0;

@@ -153,10 +153,11 @@ typedef enum query_stmt_kind {
     QUERY_ST_RULES,      /* rules                      -> trace */
     QUERY_ST_DROP_RULE,  /* drop rule N                -> node (the rule number), trace */
     QUERY_ST_REBUILD,    /* rebuild graph              -> trace */
-    QUERY_ST_MATCH,      /* match node N [in trace]    -> node, trace (where to look) */
+    QUERY_ST_MATCH,      /* match node N [in trace | in traces where E] -> node, trace or traces_where (where to look) */
     QUERY_ST_COMPARE_NODES, /* compare node A with node B -> node, node2, trace (of B) */
     QUERY_ST_COMPARE_PATHS, /* compare path (SLICE) with (SLICE) -> path_a (normal), path_b (anomalous) */
-    QUERY_ST_DIAGNOSE,   /* diagnose node N | thread "NAME" [against trace "T"] -> node or thread_name, against, trace */
+    QUERY_ST_DIAGNOSE,   /* diagnose node N | thread "NAME" [against trace "T" | against traces where E]
+                            -> node or thread_name, against or traces_where, trace */
     QUERY_ST_CHECK_FIX,  /* check fix of node N | thread "NAME" after trace "T" -> node or thread_name, after, trace */
     QUERY_ST_TRANSACTION, /* transaction from node N [depth D] -> node, depth, trace */
     QUERY_ST_EXPORT,     /* export STMT to "FILE"      -> inner, file */
@@ -247,6 +248,9 @@ struct query_stmt {
     bool by_thread;          /* diagnose / check fix: thread_name instead of node */
     query_name thread_name;
     query_name against;      /* diagnose ... against trace "T"; name NULL if absent */
+    const query_expr *traces_where; /* match ... in traces where E, diagnose ...
+                                       against traces where E; NULL if absent */
+    query_pos traces_pos;    /* its `traces` */
     query_name after;        /* check fix ... after trace "T" */
 
     /* EXPORT: the statement whose output goes to the file */

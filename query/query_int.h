@@ -148,6 +148,23 @@ bool query_cand_similar(const query_cand *c);
  * wants a few, so they are not sorted all (a heap).  Node ids follow begin
  * order within a trace (graph/build numbers segments as they open). */
 int query_find_matches(db_reader *r, const db_node *n, uint32_t trace_id, query_cands *out, db_error *de);
+/* ... in each of the traces ids[0 .. nids) */
+int query_find_matches_in(db_reader *r, const db_node *n, const uint32_t *ids, size_t nids, query_cands *out,
+                          db_error *de);
+/* likeness.c: how alike a trace is to self's for an anomaly: the share of
+ * the real threads on its path (a slice back from it) that the trace has
+ * threads of, then how many thread names the two traces share; 1 for
+ * self's own; remembered per trace.  The tie-break of counterparts from a
+ * set of traces. */
+typedef struct query_likeness query_likeness;
+typedef struct query_like {
+    double path;  /* the share of the path's threads the trace has */
+    double whole; /* the Jaccard index of the two traces' thread names */
+} query_like;
+query_likeness *query_likeness_new(db_archive *archive, db_reader *self, const query_path *path, db_error *de);
+int query_likeness_of(query_likeness *l, uint32_t trace, query_like *out, db_error *de);
+int query_like_cmp(const query_like *a, const query_like *b); /* path, then whole */
+void query_likeness_free(query_likeness *l);
 /* The next best candidate, false when none is left.  A candidate handed
  * out moves to v[heap] (the heap shrinks by one): handed-out ones lie in
  * v[heap .. len), the later ones at lower indexes; when all are out, v is
@@ -158,6 +175,11 @@ int query_cand_node(db_reader *r, const query_cand *c, query_match *out, db_erro
 void query_cands_free(query_cands *c);
 int query_longest_block(db_reader *r, uint32_t trace_id, const char *name, db_node *out, db_error *de);
 int query_trace_id(query_session *s, const query_name *n, uint32_t *id, query_error *err);
+/* The ids of the traces whose catalog entry and labels satisfy where
+ * (`traces where`), in *ids (malloc'd, the caller frees): none is an
+ * error at pos. */
+int query_traces_where(query_session *s, const query_expr *where, const query_pos *pos, uint32_t **ids, size_t *n,
+                       query_error *err);
 int query_path_fail(int rc, db_reader *r, const query_stmt *st, const db_error *de, query_error *err);
 void query_print_path(query_session *s, const query_path *p, bool back); /* table, csv, json */
 int query_output_path(query_session *s, db_reader *r, const query_path *p, bool back, query_error *err);
