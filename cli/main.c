@@ -770,6 +770,14 @@ static void catch_faults(const char *archive)
     signal(SIGXFSZ, SIG_IGN);
 }
 
+/* `help` or `help WORD`, alone: answered without an archive */
+static bool help_only(const char *stmt)
+{
+    while (*stmt == ' ' || *stmt == '\t' || *stmt == '\n')
+        stmt++;
+    return strncasecmp(stmt, "help", 4) == 0 && (!stmt[4] || strchr(" \t\n;", stmt[4])) && !strchr(stmt, ';');
+}
+
 int main(int argc, char **argv)
 {
     /* `record` takes a command line of its own: parsed apart */
@@ -814,6 +822,12 @@ int main(int argc, char **argv)
     db_error de = {0};
     bool readonly = access(o.archive, F_OK) != 0 || access(o.archive, W_OK) != 0;
     db_archive *a = cli_open_archive(o.archive, readonly, &de);
+    if (!a && o.statement && help_only(o.statement)) { /* help needs no archive */
+        query_session s = {.archive = NULL, .archive_path = o.archive, .format = o.format, .out = stdout};
+        rc = run_source(&s, "query", o.statement, strlen(o.statement));
+        free(o.statement);
+        return rc;
+    }
     if (!a) {
         fprintf(stderr, "argusq: %s\n", de.msg);
         free(o.statement);

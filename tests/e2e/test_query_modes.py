@@ -88,6 +88,15 @@ slice back from node {self.ui['id']} depth 2;   -- two steps
         self.assertIn("with weak", self.ok("help slice").stdout)
         p = self.run_argusq("help nothing")
         self.assertEqual(p.returncode, 1)
+        # before any ingest: help needs no archive, and makes none
+        none = os.path.join(self.dir, "none.db")
+        p = self.run_argusq("-d", none, "help diagnose", db=False)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("against traces where", p.stdout)
+        p = self.run_argusq("-d", none, "help; traces", db=False)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("no such archive", p.stderr)
+        self.assertFalse(os.path.exists(none))
 
     def test_usage_errors_exit_2(self):
         self.assertEqual(self.run_argusq("--bogus", "traces").returncode, 2)
