@@ -49,6 +49,7 @@ struct db_writer {
     int thr_rc;          /* the LMDB error of a chunk's put */
     bool chunk_commits;  /* a batch may end between chunks (chunk_put): the
                             final commit's, flush_objects */
+    bool objects_due;    /* an object index said it holds too much (put_obj) */
     bool thr_failed;     /* ... and a batch's commit failed there: thr_err */
     db_error thr_err;
     db_evblock scanblk;  /* db_writer_scan_time's block */
@@ -677,6 +678,7 @@ static int flush_objects(db_writer *w, db_error *err)
     int rc = 0;
     bool was = w->chunk_commits;
     w->chunk_commits = true;
+    w->objects_due = false;
     for (int i = 0; i < OIX__COUNT && !rc; i++)
         if (w->oix[i] && db_thrindex_due(w->oix[i]) &&
             (rc = db_thrindex_flush(w->oix[i], w->info.id, oix_put[i], w)) != 0)
@@ -688,7 +690,7 @@ static int flush_objects(db_writer *w, db_error *err)
 /* A safe point: between two events, edges or nodes, where a batch may end. */
 static int maybe_flush(db_writer *w, db_error *err)
 {
-    if (w->batch && !w->in_scan && flush_objects(w, err))
+    if (w->objects_due && !w->in_scan && flush_objects(w, err))
         return -1;
     return batch_ends(w) ? flush(w, err) : 0;
 }
@@ -1440,7 +1442,8 @@ static int put_obj(db_writer *w, int ix, uint64_t obj, const db_event *ev, db_er
     int rc = db_thrindex_add(w->oix[ix], w->info.id, obj, ev->ts, ev->id, oix_put[ix], w);
     if (rc == 1 && !w->batch) /* one transaction: no commit between */
         rc = db_thrindex_flush(w->oix[ix], w->info.id, oix_put[ix], w);
-    return rc < 0 ? thr_fail(w, rc, err) : 0; /* 1: flush_objects will */
+    w->objects_due |= rc == 1; /* the next safe point writes them (flush_objects) */
+    return rc < 0 ? thr_fail(w, rc, err) : 0;
 }
 
 uint64_t db_writer_next_event_id(const db_writer *w)

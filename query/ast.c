@@ -382,6 +382,16 @@ static void dump_in_trace(const query_stmt *st, FILE *out)
     }
 }
 
+/* match ... in traces where E, diagnose ... against traces where E */
+static void dump_traces_where(const query_stmt *st, FILE *out)
+{
+    if (st->traces_where) {
+        fputs(" (traces-where ", out);
+        query_ast_dump_expr(st->traces_where, out);
+        fputc(')', out);
+    }
+}
+
 void query_ast_dump(const query_stmt *st, FILE *out)
 {
     switch (st->kind) {
@@ -459,6 +469,7 @@ void query_ast_dump(const query_stmt *st, FILE *out)
     case QUERY_ST_MATCH:
         fprintf(out, "(match %llu", (unsigned long long)st->node);
         dump_in_trace(st, out);
+        dump_traces_where(st, out);
         fputc(')', out);
         return;
     case QUERY_ST_COMPARE_NODES:
@@ -482,6 +493,7 @@ void query_ast_dump(const query_stmt *st, FILE *out)
             fprintf(out, " %llu", (unsigned long long)st->node);
         if (st->against.name)
             fprintf(out, " (against \"%s\")", st->against.name);
+        dump_traces_where(st, out);
         if (st->after.name)
             fprintf(out, " (after \"%s\")", st->after.name);
         dump_in_trace(st, out);

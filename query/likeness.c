@@ -29,9 +29,8 @@ typedef struct names {
     size_t n, cap;
 } names;
 
-static int add_name(void *ctx, const db_thread *t)
+static int push_name(names *s, const char *name)
 {
-    names *s = ctx;
     if (s->n == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 64;
         void *p = realloc(s->v, cap * sizeof *s->v);
@@ -40,10 +39,11 @@ static int add_name(void *ctx, const db_thread *t)
         s->v = p;
         s->cap = cap;
     }
-    memcpy(s->v[s->n++], t->name, DB_NAME_MAX);
-    s->v[s->n - 1][DB_NAME_MAX - 1] = 0;
+    snprintf(s->v[s->n++], DB_NAME_MAX, "%.*s", DB_NAME_MAX - 1, name); /* names fill their field */
     return 0;
 }
+
+static int add_name(void *ctx, const db_thread *t) { return push_name(ctx, t->name); }
 
 static int by_name(const void *a, const void *b) { return strcmp(a, b); }
 
@@ -127,9 +127,7 @@ query_likeness *query_likeness_new(db_archive *archive, db_reader *self, const q
     /* the path's threads that the thread table knows (real ones) */
     for (size_t i = 0; i < path->len; i++) {
         const char *t = path->items[i].node.thread;
-        db_thread th = {0};
-        snprintf(th.name, sizeof th.name, "%s", t);
-        if (has(&l->all, t) && add_name(&l->own, &th)) {
+        if (has(&l->all, t) && push_name(&l->own, t)) {
             query_likeness_free(l);
             db_fail_oom(de);
             return NULL;

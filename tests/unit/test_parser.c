@@ -154,6 +154,10 @@ static void test_analysis_statements(void **state)
 {
     (void)state;
     expect_parse("match node 4 in trace \"normal\"", "(match 4 (in-trace \"normal\"))");
+    expect_parse("match node 4 in traces where label.run = \"normal\"",
+                 "(match 4 (traces-where (= label.run \"normal\")))");
+    expect_parse("diagnose thread \"ui-main\" against traces where events > 10 in trace \"a\"",
+                 "(diagnose (thread \"ui-main\") (traces-where (> events 10)) (in-trace \"a\"))");
     expect_parse("compare node 1 with node 2", "(compare-nodes 1 2)");
     expect_parse("compare node 1 with node 2 in trace \"n\"", "(compare-nodes 1 2 (in-trace \"n\"))");
     expect_parse("compare path (slice back from node 3 in trace \"n\") with (slice back from node 9 depth 4)",
