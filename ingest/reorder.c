@@ -98,9 +98,13 @@ static bool same(uint32_t a, uint32_t b)
 /* May the event of thread tid, with the declarations of its line (own,
  * or NULL), not go before held group h?  A thread is declared before its
  * events, a process before its threads, and a rename stays where it was
- * among the declarations of the same thread or process. */
+ * among the declarations of the same thread or process; nor does a
+ * thread's declaration pass that thread's events, which were read under
+ * the one before (their pid is that one's). */
 static bool depends(const group *own, const group *h, uint32_t tid)
 {
+    if (own && own->decl && same(own->decl_tid, h->tid + 1))
+        return true;
     if (!h->decl)
         return false;
     if (same(h->decl_tid, tid + 1))

@@ -146,6 +146,21 @@ static void test_reorder_window(void **state)
     assert_int_equal(r->ev[1].ev.ts, 50000001000ull);
     assert_int_equal(r->order_errors, 0);
     rec_free(r);
+    /* nor does a thread's move to another process pass the events it
+     * made in the one before (found by fuzz_ftrace): each keeps its pid */
+    r = ingest_stats_of("  <idle>-0 (-------) [000] d.h1. 1.000002: hrtimer_expire_entry: hrtimer=0000001f "
+                        "function=tick_nohz_handler now=1\n"
+                        "  <idle>-0 (-------) [000] d.h1. 1.000004: hrtimer_expire_enry:t hrtimer=0000005e\n"
+                        "  <idle>-0 (   4144) [000] ..... 1.000001: task_rename: pid=4144 oldcomm=bash "
+                        "newcomm=ipcdaemon oom_score_adj=0\n",
+                        &st);
+    assert_int_equal(r->nev, 3);
+    assert_int_equal(r->ev[0].ev.pid, 0);
+    assert_int_equal(r->ev[1].ev.pid, 0);
+    assert_int_equal(r->ev[2].ev.pid, 4144);
+    assert_int_equal(st.late, 1);
+    assert_int_equal(r->order_errors, 0);
+    rec_free(r);
 }
 
 /* 5. a trace cut inside its last line keeps what came before */
