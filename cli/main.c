@@ -32,10 +32,13 @@ static const char usage[] =
     "       argusq [-d ARCHIVE] [--trace NAME] [--json] -f SCRIPT\n"
     "       argusq [-d ARCHIVE]                      (statements from stdin, or a REPL)\n"
     "       argusq [-d ARCHIVE] [--json] info | compact | backup FILE\n"
+    "       argusq [-d ARCHIVE] [--json] dump [--trace NAME] [-o FILE]\n"
     "\n"
     "info: the archive's file, its used and free space, format and contents.  compact: the\n"
     "archive rewritten without free pages (dropped traces, killed ingests), in its place.\n"
     "backup FILE: a consistent copy of the archive as last committed, while others use it.\n"
+    "dump: a trace (default the latest) as an Argus trace (docs/ARGUS-DUMP.md) on standard\n"
+    "output or in FILE; `argusq ingest FILE` gives back the same events, nodes and edges.\n"
     "\n"
     "ARCHIVE defaults to $ARGUSQ_DB, else ./argus.db.  `argusq help` lists the statements.\n"
     "\n"
@@ -64,6 +67,7 @@ typedef struct options {
     bool ingest;
     bool list_traces; /* --list-traces: names, one a line (bash completion) */
     const char *file;
+    const char *output; /* dump -o FILE */
     char *statement; /* owned */
 } options;
 
@@ -142,6 +146,10 @@ static int parse_args(int argc, char **argv, options *o)
             if (o->nlabels == (int)(sizeof o->labels / sizeof o->labels[0]))
                 return usage_error("too many --label (at most 32)", NULL);
             o->labels[o->nlabels++] = kv;
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+            if (!has_next)
+                return usage_error("missing file after", a);
+            o->output = argv[++i];
         } else if (!strcmp(a, "--rules")) {
             if (!has_next)
                 return usage_error("missing rules file after", a);
@@ -185,6 +193,8 @@ static int parse_args(int argc, char **argv, options *o)
         return usage_error("ingest needs a FILE", NULL);
     if (o->script && o->statement)
         return usage_error("give a statement or -f SCRIPT, not both", NULL);
+    if (o->output && (!o->statement || strcmp(o->statement, "dump") != 0))
+        return usage_error("-o FILE is an option of dump", NULL);
     return 0;
 }
 
@@ -258,9 +268,44 @@ static int detect(const char *path, ingest_format *fmt)
 static char *slurp(FILE *f, size_t *len);
 static void report(const char *where, const char *src, size_t len, const query_error *e);
 
-/* A rules file (`rule ...;` statements): compiled for graph_build, and
- * its statements kept with the trace so that `rebuild graph` applies them
- * again.  Returns 0, 1 (bad rules), or 2 (I/O). */
+/* Rule statements (`rule ...;`) from src, compiled onto *rules (grown) for
+ * graph_build, and kept with the trace so that `rebuild graph` applies
+ * them again.  where names src in messages.  Returns 0, 1 (bad rules), or
+ * 2 (out of memory, archive). */
+static int add_rules(const char *where, const char *src, size_t len, db_writer *w, graph_rule **rules, size_t *n)
+{
+    query_error e = {0};
+    query_script *sc = query_parse(src, len, &e);
+    int rc = sc ? 0 : 1;
+    size_t count = query_script_count(sc);
+    graph_rule *grown = count ? realloc(*rules, (*n + count) * sizeof **rules) : *rules;
+    if (count && !grown)
+        rc = 2;
+    else
+        *rules = grown;
+    for (size_t i = 0; !rc && i < count; i++) {
+        const query_stmt *st = query_script_stmt(sc, i);
+        size_t tl;
+        const char *text = query_stmt_text(st, &tl);
+        db_error de = {0};
+        uint32_t seq;
+        memset(&(*rules)[*n], 0, sizeof **rules);
+        if (query_rule_compile(st, &(*rules)[*n], &e))
+            rc = 1;
+        else if (db_writer_add_rule(w, text, tl, &seq, &de)) {
+            fprintf(stderr, "argusq: %s\n", de.msg);
+            rc = 2;
+        } else
+            ++*n;
+    }
+    if (rc == 1)
+        report(where, src, len, &e);
+    query_script_free(sc);
+    return rc;
+}
+
+/* A rules file (ingest --rules): add_rules of its text.  Returns 0, 1
+ * (bad rules), or 2 (I/O). */
 static int load_rules(const char *path, db_writer *w, graph_rule **rules, size_t *n)
 {
     FILE *f = fopen(path, "rb");
@@ -275,32 +320,31 @@ static int load_rules(const char *path, db_writer *w, graph_rule **rules, size_t
         fprintf(stderr, "argusq: %s: read error\n", path);
         return 2;
     }
-    query_error e = {0};
-    query_script *sc = query_parse(src, len, &e);
-    int rc = sc ? 0 : 1;
-    size_t count = query_script_count(sc);
-    *rules = count ? calloc(count, sizeof **rules) : NULL;
-    if (count && !*rules)
-        rc = 2;
-    for (size_t i = 0; !rc && i < count; i++) {
-        const query_stmt *st = query_script_stmt(sc, i);
-        size_t tl;
-        const char *text = query_stmt_text(st, &tl);
-        db_error de = {0};
-        uint32_t seq;
-        if (query_rule_compile(st, &(*rules)[i], &e))
-            rc = 1;
-        else if (db_writer_add_rule(w, text, tl, &seq, &de)) {
-            fprintf(stderr, "argusq: %s\n", de.msg);
-            rc = 2;
-        }
-    }
-    if (rc == 1)
-        report(path, src, len, &e);
-    *n = count;
-    query_script_free(sc);
+    int rc = add_rules(path, src, len, w, rules, n);
     free(src);
     return rc;
+}
+
+/* A dump's rules (its `rule` records), then its labels: the trace's own,
+ * before what the ingest's options add. */
+static int restore_head(const char *path, const ingest_dump_head *h, db_writer *w, graph_rule **rules,
+                        size_t *n)
+{
+    for (size_t i = 0; i < h->nrules; i++) {
+        char where[600];
+        snprintf(where, sizeof where, "%s:%llu (rule record)", path, (unsigned long long)h->rule_lines[i]);
+        int rc = add_rules(where, h->rules[i], strlen(h->rules[i]), w, rules, n);
+        if (rc)
+            return rc;
+    }
+    for (size_t i = 0; i < h->nlabels; i++) {
+        db_error de = {0};
+        if (db_writer_label(w, h->labels[2 * i], h->labels[2 * i + 1], &de)) {
+            fprintf(stderr, "argusq: %s: label \"%s\": %s\n", path, h->labels[2 * i], de.msg);
+            return 1;
+        }
+    }
+    return 0;
 }
 
 static int cmd_ingest(const options *o)
@@ -309,7 +353,18 @@ static int cmd_ingest(const options *o)
     int rc = detect(o->file, &fmt);
     if (rc)
         return rc;
+    /* an argusq dump restores the trace it holds: its format (the graph's
+     * rules depend on it), name, labels and user rules */
+    ingest_dump_head head = {0};
+    char err[1024] = "";
+    int dump = fmt == INGEST_ARGUS ? ingest_dump_head_read(o->file, &head, err, sizeof err) : 0;
+    if (dump < 0) {
+        fprintf(stderr, "argusq: %s\n", err);
+        return 1;
+    }
     const char *name = o->name;
+    if (!name && dump && head.name[0])
+        name = head.name;
     if (!name) {
         const char *slash = strrchr(o->file, '/');
         name = slash ? slash + 1 : o->file;
@@ -318,13 +373,15 @@ static int cmd_ingest(const options *o)
     db_archive *a = cli_open_archive(o->archive, false, &de);
     if (!a) {
         fprintf(stderr, "argusq: %s\n", de.msg);
+        ingest_dump_head_free(&head);
         return 2;
     }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    db_writer *w = db_writer_begin(a, name, ingest_format_name(fmt), o->file, &de);
+    db_writer *w = db_writer_begin(a, name, dump ? head.format : ingest_format_name(fmt), o->file, &de);
     if (!w) {
         fprintf(stderr, "argusq: %s\n", de.msg);
+        ingest_dump_head_free(&head);
         db_close(a);
         return 1;
     }
@@ -335,12 +392,14 @@ static int cmd_ingest(const options *o)
                         .event = sink_event, .skip = sink_skip, .progress = sink_progress};
     ingest_stats st = {0};
     ingest_opts iop = {.arch = o->arch};
-    char err[1024] = "";
     graph_stats gs;
     db_trace_info info;
     graph_rule *rules = NULL;
     size_t nrules = 0;
-    if (o->rules && (rc = load_rules(o->rules, w, &rules, &nrules)) != 0) {
+    if (dump)
+        rc = restore_head(o->file, &head, w, &rules, &nrules);
+    ingest_dump_head_free(&head);
+    if (rc || (o->rules && (rc = load_rules(o->rules, w, &rules, &nrules)) != 0)) {
         free(rules);
         db_writer_abort(w);
         db_close(a);
@@ -809,6 +868,11 @@ int main(int argc, char **argv)
     bool json = o.format == QUERY_FMT_JSON;
     if (o.statement && (!strcmp(o.statement, "info") || !strcmp(o.statement, "compact"))) {
         rc = o.statement[0] == 'i' ? cli_info(o.archive, json) : cli_compact(o.archive, json);
+        free(o.statement);
+        return rc;
+    }
+    if (o.statement && !strcmp(o.statement, "dump")) {
+        rc = cli_dump(o.archive, o.trace, o.output, json, "argusq " ARGUSQ_VERSION);
         free(o.statement);
         return rc;
     }

@@ -122,18 +122,19 @@ _argusq()
         case $cmd in
         record) COMPREPLY=($(compgen -W "$record_opts" -- "$cur")) ;;
         ingest) COMPREPLY=($(compgen -W "-d --db --name --rules --arch --label --json" -- "$cur")) ;;
+        dump) COMPREPLY=($(compgen -W "-d --db --trace -o --output --json" -- "$cur")) ;;
         *) COMPREPLY=($(compgen -W "$opts" -- "$cur")) ;;
         esac
         return
     fi
     case $cmd in
     "")
-        COMPREPLY=($(compgen -W "ingest record info compact backup $statements" -- "$cur"))
+        COMPREPLY=($(compgen -W "ingest record info compact backup dump $statements" -- "$cur"))
         ;;
     ingest | backup)
         ((nwords == 1)) && COMPREPLY=($(compgen -f -- "$cur"))
         ;;
-    info | compact) ;;
+    info | compact | dump) ;;
     record) ;;
     *)
         # statement words: `argusq find nodes where ...` is `argusq 'find nodes where ...'`

@@ -400,6 +400,11 @@ int db_scan_nodes(db_reader *r, db_node_cb cb, void *ctx, db_error *err);
 /* Every thread of the trace (its latest name), by tid. */
 typedef int (*db_thread_cb)(void *ctx, const db_thread *t);
 int db_scan_threads(db_reader *r, db_thread_cb cb, void *ctx, db_error *err);
+/* Every process (pid, its latest name) and every symbol (address, name)
+ * of the trace, by id.  The name is valid during the call. */
+typedef int (*db_name_cb)(void *ctx, uint64_t id, const char *name);
+int db_scan_procs(db_reader *r, db_name_cb cb, void *ctx, db_error *err);
+int db_scan_symbols(db_reader *r, db_name_cb cb, void *ctx, db_error *err);
 /* The nodes of thread tid that begin in [t0, t1], and the last one that
  * begins before t0 (it may still run at t0), in time order: the thread's
  * own nodes, not the interrupts, softirqs and timers that landed on it. */

@@ -359,6 +359,39 @@ int db_scan_threads(db_reader *r, db_thread_cb cb, void *ctx, db_error *err)
     return db_scan_prefix(r->txn, r->a->dbi[DBI_THREADS], r->tid, 4, r->tid, 4, thread_one, &s, err);
 }
 
+/* Processes and symbols: name records keyed by pid / address. */
+struct name_scan {
+    db_name_cb cb;
+    void *ctx;
+    size_t id_bytes;
+};
+
+static int name_one(void *p, const MDB_val *k, const MDB_val *v)
+{
+    struct name_scan *s = p;
+    if (k->mv_size != 4 + s->id_bytes)
+        return 0;
+    const unsigned char *kp = (const unsigned char *)k->mv_data + 4;
+    uint64_t id = s->id_bytes == 8 ? db_get_be64(kp) : db_get_be32(kp);
+    char name[256]; /* symbols: at most 255 bytes (db_writer_symbol), processes 47 */
+    size_t n = v->mv_size < sizeof name - 1 ? v->mv_size : sizeof name - 1;
+    memcpy(name, v->mv_data, n);
+    name[n] = '\0';
+    return s->cb(s->ctx, id, name);
+}
+
+int db_scan_procs(db_reader *r, db_name_cb cb, void *ctx, db_error *err)
+{
+    struct name_scan s = {cb, ctx, 4};
+    return db_scan_prefix(r->txn, r->a->dbi[DBI_PROCS], r->tid, 4, r->tid, 4, name_one, &s, err);
+}
+
+int db_scan_symbols(db_reader *r, db_name_cb cb, void *ctx, db_error *err)
+{
+    struct name_scan s = {cb, ctx, 8};
+    return db_scan_prefix(r->txn, r->a->dbi[DBI_SYMBOLS], r->tid, 4, r->tid, 4, name_one, &s, err);
+}
+
 /* ---- chunked thread indexes (ev_thread, node_thread; thrindex.c) ----
  * A thread's ids in time order, from the chunk that may hold t0 (the last
  * that starts before it) to the last that starts by t1.  The callback

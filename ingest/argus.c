@@ -48,6 +48,13 @@ typedef struct argus_reader {
     size_t tcap, tused;
     char *ab; /* the current event's attributes */
     size_t alen, acap;
+    /* argusq's dump extensions (argus_restore.c) */
+    bool dump;          /* the first record was `dump ...` */
+    bool body;          /* a declaration or event was read */
+    uint64_t records;   /* records read (not comments) */
+    uint64_t want;      /* the events the dump record promised */
+    bool have_want;
+    char evname[256];   /* the current event's @name= */
 } argus_reader;
 
 static int fail(argus_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -142,10 +149,10 @@ static int tok_len(const argus_tok *t)
 
 /* The quoted name of a declaration, unescaped in place: the token points
  * into the line, which is the reader's own, and the scanner is past it. */
-static const char *tok_name(char *line, const argus_tok *t)
+static const char *tok_name(const argus_reader *r, char *line, const argus_tok *t)
 {
     char *dst = line + (t->v.p - line);
-    size_t n = ingest_argus_val_text(&t->v, dst);
+    size_t n = r->dump ? ingest_argus_dump_text(&t->v, dst) : ingest_argus_val_text(&t->v, dst);
     dst[n] = '\0';
     return dst;
 }
@@ -209,7 +216,7 @@ static int declaration(argus_reader *r, char *line, const char *p, const char *w
             return fail(r, "bad %s declaration: unexpected \"%.*s\" (want %s)", what, tok_len(&t),
                         t.at, form);
     }
-    const char *nm = tok_name(line, &name);
+    const char *nm = tok_name(r, line, &name);
     if (what[0] == 'p')
         return emit_proc(r, pid, nm);
     if (what[0] == 's') {
@@ -253,7 +260,8 @@ static int event(argus_reader *r, const char *p, const argus_tok *tst)
     argus_tent *te = tab_find(r, tid);
     if (!te || !(te->flags & A_THREAD))
         return fail(r, "thread %lu is not declared", (unsigned long)tid);
-    if ((te->flags & A_EVENT) && ts < te->ts)
+    /* a dump keeps the order the archive had, whatever it was */
+    if (!r->dump && (te->flags & A_EVENT) && ts < te->ts)
         return fail(r, "thread %lu: timestamp %llu is before %llu of line %llu", (unsigned long)tid,
                     (unsigned long long)ts, (unsigned long long)te->ts,
                     (unsigned long long)te->line);
@@ -268,7 +276,9 @@ static int event(argus_reader *r, const char *p, const argus_tok *tst)
     r->alen = 0;
     argus_attrs at = {&r->ab, &r->alen, &r->acap};
     char msg[400];
-    if (ingest_argus_event(p, &at, &ev, msg, sizeof msg) < 0)
+    int rc = r->dump ? ingest_argus_dump_event(p, &at, &ev, r->evname, sizeof r->evname, msg, sizeof msg)
+                     : ingest_argus_event(p, &at, &ev, msg, sizeof msg);
+    if (rc < 0)
         return fail(r, "%s", msg);
     te->flags |= A_EVENT;
     te->ts = ts;
@@ -281,6 +291,39 @@ static int event(argus_reader *r, const char *p, const argus_tok *tst)
     return 0;
 }
 
+/* ---- argusq's dump extensions (argus_restore.c) ---- */
+
+/* `dump format=...`: the file is a dump (docs/ARGUS-DUMP.md) */
+static int dump_record(argus_reader *r, const char *p, bool first)
+{
+    if (!first)
+        return fail(r, "the dump record must be the first record of the file");
+    ingest_dump_head h;
+    char msg[400];
+    if (ingest_argus_dump_record(p, &h, msg, sizeof msg) < 0)
+        return fail(r, "%s", msg);
+    r->dump = true;
+    r->want = h.events;
+    r->have_want = h.have_events;
+    return 0;
+}
+
+/* label / rule: read before the ingest began (ingest_dump_head_read);
+ * here they are only checked */
+static int header_record(argus_reader *r, const char *p, const char *what)
+{
+    if (r->body)
+        return fail(r, "%s records belong to the dump's header, before any declaration or event", what);
+    char *a[2];
+    char msg[400];
+    int n = what[0] == 'l' ? 2 : 1;
+    if (ingest_argus_dump_strings(p, what, a, n, msg, sizeof msg) < 0)
+        return fail(r, "%s", msg);
+    for (int i = 0; i < n; i++)
+        free(a[i]);
+    return 0;
+}
+
 static int do_line(argus_reader *r, char *line)
 {
     const char *p = line;
@@ -290,20 +333,30 @@ static int do_line(argus_reader *r, char *line)
         return 0;
     argus_tok t;
     argus_tk k = ingest_argus_lex(&p, &t);
-    if (k == ARGUS_TK_NUM)
+    bool first = r->records++ == 0;
+    if (k == ARGUS_TK_NUM) {
+        r->body = true;
         return event(r, p, &t);
+    }
     if (k == ARGUS_TK_ERR)
         return fail(r, "%s: %.40s", t.err, t.at);
     if (k == ARGUS_TK_WORD) {
         static const char *const decl[] = {"proc", "thread", "symbol"};
         for (int i = 0; i < 3; i++)
-            if (strlen(decl[i]) == t.v.n && memcmp(decl[i], t.v.p, t.v.n) == 0)
+            if (strlen(decl[i]) == t.v.n && memcmp(decl[i], t.v.p, t.v.n) == 0) {
+                r->body = true;
                 return declaration(r, line, p, decl[i]);
+            }
+        if (t.v.n == 4 && memcmp(t.v.p, "dump", 4) == 0)
+            return dump_record(r, p, first);
+        if (r->dump && ((t.v.n == 5 && memcmp(t.v.p, "label", 5) == 0) ||
+                        (t.v.n == 4 && memcmp(t.v.p, "rule", 4) == 0)))
+            return header_record(r, p, t.v.n == 5 ? "label" : "rule");
         if (t.v.p[0] >= '0' && t.v.p[0] <= '9')
             return fail(r, "bad timestamp \"%.*s\" (want nanoseconds)", tok_len(&t), t.at);
     }
-    return fail(r, "unknown record \"%.*s\" (want proc, thread, symbol or TS TID TYPE ...)",
-                tok_len(&t), t.at);
+    return fail(r, "unknown record \"%.*s\" (want proc, thread, symbol or TS TID TYPE ...%s)",
+                tok_len(&t), t.at, r->dump ? "; label and rule in the header" : "");
 }
 
 int ingest_argus_read(ingest_lines *lb, const ingest_sink *sink, ingest_stats *st, char *err,
@@ -337,6 +390,9 @@ int ingest_argus_read(ingest_lines *lb, const ingest_sink *sink, ingest_stats *s
         }
         rc = do_line(&r, line);
     }
+    if (rc == 0 && r.dump && r.have_want && st->events != r.want)
+        rc = fail(&r, "the dump holds %llu events, its dump record says %llu: the file is cut short or was edited",
+                  (unsigned long long)st->events, (unsigned long long)r.want);
     free(r.tab);
     free(r.ab);
     return rc;

@@ -71,6 +71,26 @@ typedef struct argus_attrs {
  * or -1 with msg = what is wrong (without "PATH:LINE: "). */
 int ingest_argus_event(const char *text, argus_attrs *at, db_event *ev, char *msg, size_t msglen);
 
+/* ---- argusq's dump extensions (argus_restore.c, docs/ARGUS-DUMP.md) ---- */
+
+/* A value's text as a dump means it: numbers and words as written, strings
+ * unescaped with \n \t \r \xHH besides \" and \\ (never longer than
+ * v->n; dst may be the token's own text).  Returns the length. */
+size_t ingest_argus_dump_text(const argus_val *v, char *dst);
+
+/* The `dump` record's KEY=VALUEs, text after the word `dump`. */
+int ingest_argus_dump_record(const char *p, ingest_dump_head *h, char *msg, size_t msglen);
+
+/* The strings of a `label "KEY" "VALUE"` (n = 2) or `rule "TEXT"` (n = 1)
+ * record after its word, each malloc'd into a[]. */
+int ingest_argus_dump_strings(const char *p, const char *what, char **a, int n, char *msg, size_t msglen);
+
+/* A dump's event, TYPE onwards, onto ev (name, type, phase, obj, val, and
+ * cpu and ctx when given; the caller sets ts, tid, pid and the defaults
+ * DB_CPU_NONE, DB_CTX_THREAD): `@name=` is copied into name[namecap]. */
+int ingest_argus_dump_event(const char *text, argus_attrs *at, db_event *ev, char *name, size_t namecap,
+                            char *msg, size_t msglen);
+
 /* ---- the reader ---- */
 
 /* Reads every remaining line of lb (none read yet) into sink. */

@@ -222,6 +222,9 @@ int ingest_argus_event(const char *text, argus_attrs *at, db_event *ev, char *ms
                 return -1;
             continue;
         }
+        if (t.key[0] == '@')
+            return bad(msg, msglen, "%s: %.*s= is a key of argusq dumps (docs/ARGUS-DUMP.md), which begin with a "
+                       "dump record", tn, SHOW(t.key, t.klen));
         if (type == DB_EV_SYSCALL && is("name", t.key, t.klen))
             have_name = true;
         for (int i = 0; i < KEYS_MAX && d->keys[i].key; i++) {

@@ -5,7 +5,8 @@
  *   number   123  0x1F  -4          (no more than 64 bits of magnitude)
  *   string   "a \"b\" \\ c"
  *   word     begin  io  0x1,0x2     (no blank, '"' or '=')
- *   KEY=VALUE with VALUE a number, a string or a word (which may hold '=')
+ *   KEY=VALUE with VALUE a number, a string or a word (which may hold '=');
+ *            KEY may start with '@' (the fields of a dump's event)
  *
  * Tokens are separated by blanks: `"a"b`, `1=2` and `key=` are errors.
  * The line is NUL-terminated by the splitter and no rule consumes a NUL,
@@ -26,7 +27,7 @@
     num   = "-"? ([0-9]+ | "0" [xX] [0-9a-fA-F]+);
     str   = ["] ([^"\\\x00] | [\\] [^\x00])* ["];
     unstr = ["] ([^"\\\x00] | [\\] [^\x00])* [\\]? "\x00";
-    key   = [A-Za-z_] [A-Za-z0-9_]*;
+    key   = "@"? [A-Za-z_] [A-Za-z0-9_]*; /* @KEY: a dump's (docs/ARGUS-DUMP.md) */
     word  = [^ \t\x00"=]+;
     vword = [^ \t\x00"]+;
 */

@@ -113,6 +113,43 @@ int ingest_file(const char *path, const ingest_sink *sink, ingest_format *format
 /* Does arch name a machine whose syscall table argusq has (x86_64)? */
 bool ingest_arch_known(const char *arch);
 
+/* ---- dump and restore (argus_dump.c, argus_restore.c) ----
+ *
+ * `argusq dump`: a committed trace written as an Argus trace with argusq's
+ * dump extensions (docs/ARGUS-DUMP.md): its labels, user rules, symbols,
+ * threads and processes (with their renames), and every event with all
+ * its fields and attributes, so that `argusq ingest` of the file gives the
+ * same events, nodes and edges. */
+typedef struct ingest_dump_stats {
+    uint64_t events, declarations, labels, rules, symbols;
+} ingest_dump_stats;
+
+/* Writes trace `trace` of a to out (which the caller opens and closes).
+ * generator: "argusq 0.1.0", for the file's comment.  Returns 0 or -1. */
+int ingest_dump(db_archive *a, const char *trace, FILE *out, const char *generator, ingest_dump_stats *st,
+                db_error *de);
+
+/* A dump's header: what must be known before its ingest begins (the
+ * trace's format, which the graph's rules depend on, its name, labels
+ * and user rules).  Owns its strings: ingest_dump_head_free. */
+typedef struct ingest_dump_head {
+    char format[32]; /* the dumped trace's: "ftrace-trace", "argus", ... */
+    char name[256];  /* the dumped trace's name ("" if not given) */
+    char source[512];
+    uint64_t events; /* how many events the dump holds, if have_events */
+    bool have_events;
+    char **labels; /* KEY, VALUE, KEY, VALUE, ...: nlabels pairs */
+    size_t nlabels;
+    char **rules;  /* rule statements, and the line of each */
+    uint64_t *rule_lines;
+    size_t nrules;
+} ingest_dump_head;
+
+/* Reads the header of path: 1 (a dump; h filled), 0 (not a dump: no
+ * `dump` record first), -1 (err = "PATH:LINE: ..."). */
+int ingest_dump_head_read(const char *path, ingest_dump_head *h, char *err, size_t errlen);
+void ingest_dump_head_free(ingest_dump_head *h);
+
 /* ---- two cores (pipe.c) ----
  *
  * ingest_file with the reader in a second thread: it parses the file while

@@ -316,6 +316,139 @@ static void test_attributes(void **state)
     free(r);
 }
 
+/* ---- argusq's dump extensions (argus_restore.c, docs/ARGUS-DUMP.md) ---- */
+
+static const char *DUMP = "#argus-trace 1\n"
+                          "# a dump\n"
+                          "dump format=ftrace-trace name=\"x \\\"y\\\"\" source=\"/t.txt\" ingested=5 events=3 later=1\n"
+                          "label \"k\" \"v\\tw\"\n"
+                          "rule \"rule ignore wakeup where tid = 1\"\n"
+                          "thread 1 2 \"t\\tb\\x01\"\n"
+                          "20 2 raw @name=sched_switch @cpu=3 @ctx=softirq @obj=0x10 @val=-5 prev_state=S "
+                          "@attr=\"we ird=1\" n=0xAB neg=-0x1F\n"
+                          "10 2 wakeup @name=sched_wakeup @obj=7 q=\"a\\\"b\\\\c\\nd\\q\" big=\"123456789012345678901\"\n"
+                          "30 2 mach_msg recv @ctx=unknown @val=-9223372036854775808\n";
+
+static void test_dump_events(void **state)
+{
+    (void)state;
+    rec *r = calloc(1, sizeof *r);
+    ingest_ok(r, DUMP);
+    assert_int_equal(r->nev, 3);
+    assert_string_equal(r->calls, "P1 t\tb\x01;T1/2 t\tb\x01 f0;E2;E2;E2;");
+    const db_event *e = &r->ev[0].ev;
+    assert_int_equal(e->type, DB_EV_RAW);
+    assert_string_equal(r->ev[0].name, "sched_switch");
+    assert_int_equal(e->cpu, 3);
+    assert_int_equal(e->ctx, DB_CTX_SOFTIRQ);
+    assert_int_equal(e->obj, 0x10);
+    assert_int_equal(e->val, -5);
+    /* taken as written: no hex rewritten; @attr in its place */
+    assert_string_equal(r->ev[0].attrs, "prev_state=S we ird=1 n=0xAB neg=-0x1F");
+    e = &r->ev[1].ev;
+    assert_int_equal(e->ts, 10); /* before the thread's 20: a dump keeps the archive's order */
+    assert_int_equal(e->type, DB_EV_WAKEUP);
+    assert_string_equal(r->ev[1].name, "sched_wakeup");
+    assert_int_equal(e->obj, 7);
+    assert_int_equal(e->cpu, DB_CPU_NONE);
+    assert_int_equal(e->ctx, DB_CTX_THREAD);
+    assert_string_equal(r->ev[1].attrs, "q=a\"b\\c\nd\\q big=123456789012345678901");
+    e = &r->ev[2].ev;
+    assert_int_equal(e->type, DB_EV_MACH_MSG);
+    assert_int_equal(e->phase, DB_PH_END);
+    assert_int_equal(e->ctx, DB_CTX_UNKNOWN);
+    assert_true(e->val == INT64_MIN);
+    assert_string_equal(r->ev[2].name, "mach_msg");
+
+    char *path = write_temp(DUMP);
+    ingest_dump_head h;
+    char err[512] = "";
+    assert_int_equal(ingest_dump_head_read(path, &h, err, sizeof err), 1);
+    assert_string_equal(h.format, "ftrace-trace");
+    assert_string_equal(h.name, "x \"y\"");
+    assert_string_equal(h.source, "/t.txt");
+    assert_true(h.have_events && h.events == 3);
+    assert_int_equal(h.nlabels, 1);
+    assert_string_equal(h.labels[0], "k");
+    assert_string_equal(h.labels[1], "v\tw");
+    assert_int_equal(h.nrules, 1);
+    assert_string_equal(h.rules[0], "rule ignore wakeup where tid = 1");
+    assert_int_equal(h.rule_lines[0], 5);
+    ingest_dump_head_free(&h);
+    unlink(path);
+    free(path);
+    /* a file of version 1 is no dump */
+    path = write_temp(HEAD);
+    assert_int_equal(ingest_dump_head_read(path, &h, err, sizeof err), 0);
+    assert_null(h.labels);
+    unlink(path);
+    free(path);
+    free(r);
+}
+
+/* A dump whose line `line` is bad must fail there with word. */
+static void expect_dump_error(const char *text, int line, const char *word)
+{
+    char *path = write_temp(text);
+    rec *r = calloc(1, sizeof *r);
+    assert_non_null(r);
+    char err[512] = "", want[32];
+    assert_int_equal(run_file(r, path, NULL, NULL, err, sizeof err), -1);
+    snprintf(want, sizeof want, ":%d: ", line);
+    if (strncmp(err, path, strlen(path)) != 0 || strncmp(err + strlen(path), want, strlen(want)) != 0 ||
+        !strstr(err, word))
+        fail_msg("error '%s' lacks '%s' / '%s'", err, want, word);
+    unlink(path);
+    free(path);
+    free(r);
+}
+
+static void test_dump_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *event;
+        const char *word;
+    } bad[] = {
+        {"1 2 raw @cpu=65535", "bad value for @cpu=: \"65535\""},
+        {"1 2 raw @cpu=-1", "bad value for @cpu="},
+        {"1 2 raw @ctx=irq", "bad value for @ctx=: \"irq\""},
+        {"1 2 raw @obj=\"1\"", "bad value for @obj="},
+        {"1 2 raw @val=9223372036854775808", "bad value for @val="},
+        {"1 2 raw @zz=1", "unknown dump key @zz="},
+        {"1 2 raw begin end", "unexpected \"end\""},
+        {"1 2 raw \"str\"", "unexpected \"\"str\"\""},
+        {"1 2 nosuch", "unknown event type \"nosuch\""},
+        {"1 3 raw", "thread 3 is not declared"},
+    };
+    char text[512];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(text, sizeof text, "#argus-trace 1\ndump format=argus\nthread 1 2 \"t\"\n%s\n", bad[i].event);
+        expect_dump_error(text, 4, bad[i].word);
+    }
+    expect_dump_error("#argus-trace 1\ndump format=nope\n", 2, "unknown format \"nope\"");
+    expect_dump_error("#argus-trace 1\ndump name=\"x\"\n", 2, "missing format=");
+    expect_dump_error("#argus-trace 1\nthread 1 2 \"t\"\ndump format=argus\n", 3, "must be the first record");
+    expect_dump_error("#argus-trace 1\ndump format=argus events=2\nthread 1 2 \"t\"\n1 2 raw\n", 4,
+                      "the dump holds 1 events, its dump record says 2");
+    expect_dump_error("#argus-trace 1\ndump format=argus\nthread 1 2 \"t\"\nlabel \"a\" \"b\"\n", 4,
+                      "label records belong to the dump's header");
+    expect_dump_error("#argus-trace 1\ndump format=argus\nlabel \"a\"\n", 3, "bad label record");
+    expect_dump_error("#argus-trace 1\ndump format=argus\nrule x\n", 3, "bad rule record");
+    /* without a dump record, none of it */
+    expect_dump_error("#argus-trace 1\nthread 1 2 \"t\"\n1 2 wait reason=io @cpu=1\n", 3,
+                      "@cpu= is a key of argusq dumps");
+    expect_dump_error("#argus-trace 1\nlabel \"a\" \"b\"\n", 2, "unknown record \"label\"");
+    /* and the header read says where a bad header line is */
+    char *path = write_temp("#argus-trace 1\ndump format=argus\nlabel \"a\" 1\n");
+    ingest_dump_head h;
+    char err[512] = "";
+    assert_int_equal(ingest_dump_head_read(path, &h, err, sizeof err), -1);
+    assert_non_null(strstr(err, ":3: bad label record"));
+    unlink(path);
+    free(path);
+}
+
 /* ---- interleaved threads, and many of them ---- */
 
 static void test_interleaved(void **state)
@@ -658,7 +791,8 @@ int main(void)
         cmocka_unit_test(test_many_threads),  cmocka_unit_test(test_errors),
         cmocka_unit_test(test_first_line),    cmocka_unit_test(test_line_too_long),
         cmocka_unit_test(test_lexer),         cmocka_unit_test(test_markers_recorded),
-        cmocka_unit_test(test_markers_text),
+        cmocka_unit_test(test_markers_text),  cmocka_unit_test(test_dump_events),
+        cmocka_unit_test(test_dump_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
