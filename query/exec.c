@@ -236,7 +236,9 @@ static const struct {
      "traces [where EXPR]\n  List the traces in the archive: name, events, nodes, edges, threads, span,\n"
      "  format, and their labels.  EXPR over name events nodes edges threads processes\n"
      "  skipped span first_ts last_ts ingested_at format source label.KEY, e.g.\n"
-     "  traces where label.run = \"normal\" and label.kernel = \"6.1.0-28-amd64\"\n"},
+     "  traces where label.run = \"normal\" and label.kernel = \"6.1.0-28-amd64\"\n"
+     "  ingested_at (unix seconds) also compares with a date or an age, in UTC:\n"
+     "  traces where ingested_at > \"2026-11-17\" or ingested_at > \"7d ago\"\n"},
     {"label",
      "label trace \"NAME\" set KEY = VALUE | unset KEY\n"
      "  Sets or removes a label of the trace.  A trace.dat's labels come from its header\n"

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "query_int.h"
 
@@ -134,6 +135,83 @@ static int bare_word(const query_operand *f, const query_operand *w, query_targe
     return 0;
 }
 
+/* ---- dates: `traces where ingested_at > "2026-11-17"` ----
+ * ingested_at counts unix seconds, which nobody types: a string compared
+ * with it is a date or an age, in UTC. */
+
+static bool two_digits(const char *p, int *v)
+{
+    if (p[0] < '0' || p[0] > '9' || p[1] < '0' || p[1] > '9')
+        return false;
+    *v = (p[0] - '0') * 10 + (p[1] - '0');
+    return true;
+}
+
+/* "YYYY-MM-DD", "YYYY-MM-DD HH:MM[:SS]" (or T between), an optional Z;
+ * or "N{s,m,h,d,w} ago", before now. */
+bool query_date_seconds(const char *s, size_t n, uint64_t now, uint64_t *out)
+{
+    char b[40];
+    if (n == 0 || n >= sizeof b)
+        return false;
+    memcpy(b, s, n);
+    b[n] = '\0';
+    if (n > 4 && strcmp(b + n - 4, " ago") == 0) {
+        char *e;
+        unsigned long long k = strtoull(b, &e, 10);
+        static const char units[] = "smhdw";
+        static const uint64_t secs[] = {1, 60, 3600, 86400, 604800};
+        const char *u = e != b && e[0] && e[1] == ' ' ? strchr(units, e[0]) : NULL;
+        if (!u || b[0] < '0' || b[0] > '9' || k > UINT64_MAX / 604800)
+            return false;
+        uint64_t back = k * secs[u - units];
+        *out = back > now ? 0 : now - back;
+        return true;
+    }
+    int y1, y2, mo, d, h = 0, mi = 0, sec = 0;
+    if (n < 10 || !two_digits(b, &y1) || !two_digits(b + 2, &y2) || b[4] != '-' || !two_digits(b + 5, &mo) ||
+        b[7] != '-' || !two_digits(b + 8, &d))
+        return false;
+    const char *p = b + 10;
+    if (*p == ' ' || *p == 'T') {
+        if (!two_digits(p + 1, &h) || p[3] != ':' || !two_digits(p + 4, &mi))
+            return false;
+        p += 6;
+        if (*p == ':') {
+            if (!two_digits(p + 1, &sec))
+                return false;
+            p += 3;
+        }
+    }
+    if (*p == 'Z')
+        p++;
+    if (*p || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 59)
+        return false;
+    struct tm tm = {.tm_year = y1 * 100 + y2 - 1900, .tm_mon = mo - 1, .tm_mday = d, .tm_hour = h,
+                    .tm_min = mi, .tm_sec = sec};
+    time_t t = timegm(&tm);
+    if (t < 0 || tm.tm_mday != d) /* the 30th of February is no date */
+        return false;
+    *out = (uint64_t)t;
+    return true;
+}
+
+static bool is_date_field(const query_operand *o)
+{
+    return o->kind == QUERY_OPD_FIELD && strcasecmp(o->field.name, "ingested_at") == 0;
+}
+
+static int check_date(const query_operand *f, const query_literal *l, query_error *err)
+{
+    uint64_t t;
+    if (!is_date_field(f) || l->kind != QUERY_LIT_STRING || query_date_seconds(l->str, l->len, 0, &t))
+        return 0;
+    return query_fail(err, &l->pos,
+                      "\"%.*s\" is no date: %s takes unix seconds, a date in UTC (\"2026-11-17\", "
+                      "\"2026-11-17 09:30:00\") or an age (\"7d ago\"; s, m, h, d, w)",
+                      l->len > 40 ? 40 : (int)l->len, l->str, f->field.name);
+}
+
 int query_check_fields(const query_expr *e, query_target target, query_error *err)
 {
     switch (e->kind) {
@@ -149,8 +227,18 @@ int query_check_fields(const query_expr *e, query_target target, query_error *er
             return -1;
         if (e->cmp.rhs.kind == QUERY_OPD_FIELD && query_check_field(&e->cmp.rhs.field, target, err))
             return -1;
+        if (target == QUERY_TARGET_TRACES &&
+            ((e->cmp.rhs.kind == QUERY_OPD_LITERAL && check_date(&e->cmp.lhs, &e->cmp.rhs.lit, err)) ||
+             (e->cmp.lhs.kind == QUERY_OPD_LITERAL && check_date(&e->cmp.rhs, &e->cmp.lhs.lit, err))))
+            return -1;
         return 0;
-    case QUERY_EX_IN: return query_check_field(&e->in.lhs.field, target, err);
+    case QUERY_EX_IN:
+        if (query_check_field(&e->in.lhs.field, target, err))
+            return -1;
+        for (size_t i = 0; target == QUERY_TARGET_TRACES && i < e->in.count; i++)
+            if (check_date(&e->in.lhs, &e->in.items[i], err))
+                return -1;
+        return 0;
     }
     return 0;
 }
@@ -275,6 +363,17 @@ static query_val operand(const query_operand *o, const query_row *row)
     return o->kind == QUERY_OPD_FIELD ? query_field(&o->field, row) : lit_val(&o->lit);
 }
 
+/* A literal compared with a trace's ingested_at: a date string is its
+ * unix seconds (query_check_fields refused any other string). */
+static query_val date_lit(const query_operand *field, const query_literal *l, const query_row *row, query_val v)
+{
+    uint64_t t;
+    if (row->trace && is_date_field(field) && l->kind == QUERY_LIT_STRING &&
+        query_date_seconds(l->str, l->len, (uint64_t)time(NULL), &t))
+        return num(t);
+    return v;
+}
+
 /* Orders two values; *comparable is false when one is missing or they are
  * of different types (such a comparison is false, whatever the operator). */
 int query_val_cmp(const query_val *a, const query_val *b, bool *comparable)
@@ -322,6 +421,10 @@ bool query_eval(const query_expr *e, const query_row *row)
     case QUERY_EX_NOT: return !query_eval(e->unary.arg, row);
     case QUERY_EX_CMP: {
         query_val a = operand(&e->cmp.lhs, row), b = operand(&e->cmp.rhs, row);
+        if (e->cmp.lhs.kind == QUERY_OPD_LITERAL)
+            a = date_lit(&e->cmp.rhs, &e->cmp.lhs.lit, row, a);
+        if (e->cmp.rhs.kind == QUERY_OPD_LITERAL)
+            b = date_lit(&e->cmp.lhs, &e->cmp.rhs.lit, row, b);
         bool ok;
         int c = query_val_cmp(&a, &b, &ok);
         return ok && cmp_holds(e->cmp.op, c);
@@ -330,7 +433,7 @@ bool query_eval(const query_expr *e, const query_row *row)
         query_val a = operand(&e->in.lhs, row);
         bool found = false;
         for (size_t i = 0; i < e->in.count && !found; i++) {
-            query_val b = lit_val(&e->in.items[i]);
+            query_val b = date_lit(&e->in.lhs, &e->in.items[i], row, lit_val(&e->in.items[i]));
             bool ok;
             int c = query_val_cmp(&a, &b, &ok);
             found = ok && c == 0;

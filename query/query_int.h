@@ -46,6 +46,9 @@ typedef struct query_row {
 /* Checks that every field of e exists for the target (events accept any
  * attribute name).  Returns 0, or -1 with err at the field. */
 int query_check_fields(const query_expr *e, query_target target, query_error *err);
+/* A date or age as unix seconds (fields.c): "2026-11-17", "2026-11-17
+ * 09:30[:00]" (or T; Z allowed; UTC), "7d ago" before now (s m h d w). */
+bool query_date_seconds(const char *s, size_t n, uint64_t now, uint64_t *out);
 int query_check_field(const query_name *f, query_target target, query_error *err);
 bool query_eval(const query_expr *e, const query_row *row);
 query_val query_field(const query_name *f, const query_row *row);

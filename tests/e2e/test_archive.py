@@ -254,6 +254,30 @@ class Archive(ArchiveCase):
         self.ingest(trace("lockchain-anomaly.txt"), name="a2")
         self.assertEqual(self.labels("a2", arch=True), {"arch": "x86_64"})  # from --arch
 
+    def test_traces_where_ingested_dates(self):
+        """ingested_at counts unix seconds; a string beside it is a date or an age."""
+        self.three()
+        at = {t["name"]: t["ingested_at"] for t in self.json("traces")["traces"]}
+        pick = lambda e: [t["name"] for t in self.json(f"traces where {e}")["traces"]]
+        everyone = ["normal", "anomaly", "loop"]
+        self.assertEqual(pick('ingested_at > "1h ago"'), everyone)
+        self.assertEqual(pick('ingested_at < "1h ago"'), [])
+        self.assertEqual(pick('"2020-01-01" < ingested_at'), everyone)
+        day = time.strftime("%Y-%m-%d", time.gmtime(at["anomaly"]))
+        self.assertEqual(pick(f'ingested_at >= "{day}" and ingested_at < "{day}T23:59:59Z"'),
+                         [n for n in everyone if at[n] < at["anomaly"] // 86400 * 86400 + 86399])
+        self.assertEqual(pick(f'ingested_at < "{day}"'), [])
+        second = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(at["loop"]))
+        self.assertEqual(pick(f'ingested_at = "{second}"'), [n for n in everyone if at[n] == at["loop"]])
+        self.assertEqual(pick(f'ingested_at in ("2001-01-01", "{second}")'),
+                         [n for n in everyone if at[n] == at["loop"]])
+        for e, col in (('ingested_at > "last week"', 28), ('ingested_at = "2026-02-30"', 28),
+                       ('"7 days ago" < ingested_at', 14)):
+            p = self.run_argusq(f"traces where {e}")
+            self.assertEqual(p.returncode, 1, e)
+            self.assertIn(f"query:1:{col}:", p.stderr)
+            self.assertIn("is no date: ingested_at takes unix seconds", p.stderr)
+
     def test_label_errors(self):
         self.three()
         for stmt, want in (('label trace "nope" set a = "b"', "no trace named"),
