@@ -1,5 +1,6 @@
 /* query/exec.c -- running a statement: the small statements here, find in
  * exec_find.c, slice in exec_slice.c. */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -336,8 +337,27 @@ static const struct {
      "  Writes the statement's output to FILE: in the session's format (--format), or,\n"
      "  by default, as Perfetto JSON (ui.perfetto.dev) for a statement that returns\n"
      "  nodes and as JSON for any other.  e.g. export slice back from node 188 to \"chain.json\"\n"},
-    {"help", "help [STATEMENT]\n  This text, or the text of one statement.\n"},
+    {"help", "help [STATEMENT | WORD]\n  This text, the text of one statement, or of those whose syntax has WORD.\n"},
 };
+
+/* Does a syntax line of a help text (those not indented) have word as a
+ * word of its own? */
+static bool syntax_has(const char *text, const char *word)
+{
+    size_t wl = strlen(word);
+    for (const char *line = text; *line; line += strcspn(line, "\n") + (line[strcspn(line, "\n")] != 0)) {
+        size_t ll = strcspn(line, "\n");
+        if (line[0] == ' ')
+            continue;
+        for (size_t k = 0; k + wl <= ll; k++) {
+            bool before = k == 0 || !(isalnum((unsigned char)line[k - 1]) || line[k - 1] == '_');
+            bool after = k + wl == ll || !(isalnum((unsigned char)line[k + wl]) || line[k + wl] == '_');
+            if (before && after && strncasecmp(line + k, word, wl) == 0)
+                return true;
+        }
+    }
+    return false;
+}
 
 static int exec_help(query_session *s, const query_stmt *st, query_error *err)
 {
@@ -349,9 +369,14 @@ static int exec_help(query_session *s, const query_stmt *st, query_error *err)
         size_t i = 0;
         while (i < n && strcasecmp(help_topics[i].topic, st->topic.name) != 0)
             i++;
-        if (i == n)
+        if (i < n)
+            len = (size_t)snprintf(buf, sizeof buf, "%s", help_topics[i].text);
+        /* a keyword (`help to`, `help where`): the statements whose syntax has it */
+        for (size_t j = 0; i == n && j < n && len < sizeof buf; j++)
+            if (syntax_has(help_topics[j].text, st->topic.name))
+                len += (size_t)snprintf(buf + len, sizeof buf - len, "%s", help_topics[j].text);
+        if (len == 0)
             return query_fail(err, &st->topic.pos, "no help for \"%s\" (try: help)", st->topic.name);
-        len = (size_t)snprintf(buf, sizeof buf, "%s", help_topics[i].text);
     } else {
         len = (size_t)snprintf(buf, sizeof buf, "Statements (end each with ';' in scripts):\n");
         for (size_t i = 0; i < n && len < sizeof buf; i++) {

@@ -88,6 +88,13 @@ slice back from node {self.ui['id']} depth 2;   -- two steps
         self.assertIn("with weak", self.ok("help slice").stdout)
         p = self.run_argusq("help nothing")
         self.assertEqual(p.returncode, 1)
+        self.assertIn('no help for "nothing"', p.stderr)
+        # a keyword: the statements whose syntax has it, and only those
+        to = self.ok("help to").stdout
+        for syntax in ('export STATEMENT to "FILE"', 'rename trace "A" to "B"', "rule connect TYPE"):
+            self.assertIn(syntax, to)
+        self.assertNotIn("slice back|forward", to)
+        self.assertIn("slice back|forward", self.ok("help weak").stdout)
         # before any ingest: help needs no archive, and makes none
         none = os.path.join(self.dir, "none.db")
         p = self.run_argusq("-d", none, "help diagnose", db=False)
