@@ -214,6 +214,36 @@ static void find_map(db_archive *a)
         fclose(f);
 }
 
+/* The tables, in a write transaction (write: created if missing) or a
+ * read one (MDB_NOTFOUND when a table or, in a writable archive, the
+ * format record is missing).  Returns 0, an LMDB code, or -1 with err
+ * filled (the format is not this argusq's).  Committing, even a read
+ * transaction, keeps the dbi handles open for the environment. */
+static int open_tables(db_archive *a, bool write, db_error *err)
+{
+    MDB_txn *txn;
+    unsigned create = write ? MDB_CREATE : 0;
+    int rc = mdb_txn_begin(a->env, NULL, write ? 0 : MDB_RDONLY, &txn);
+    if (rc)
+        return rc;
+    /* the format first: an archive of another format may lack tables */
+    rc = mdb_dbi_open(txn, dbi_names[DBI_META], create, &a->dbi[DBI_META]);
+    MDB_val fk = {6, "format"}, lk = {6, "latest"}, v;
+    if (!rc && !write && !a->readonly && mdb_get(txn, a->dbi[DBI_META], &fk, &v) == MDB_NOTFOUND &&
+        mdb_get(txn, a->dbi[DBI_META], &lk, &v) == MDB_NOTFOUND)
+        rc = MDB_NOTFOUND; /* empty: the write transaction records the format */
+    if (!rc && check_format(a, txn, err)) {
+        mdb_txn_abort(txn);
+        return -1;
+    }
+    for (int i = 0; !rc && i < DBI__COUNT; i++)
+        rc = mdb_dbi_open(txn, dbi_names[i], create, &a->dbi[i]);
+    if (!rc)
+        return mdb_txn_commit(txn);
+    mdb_txn_abort(txn);
+    return rc;
+}
+
 db_archive *db_open(const char *path, bool readonly, db_error *err)
 {
     struct stat st;
@@ -231,7 +261,7 @@ db_archive *db_open(const char *path, bool readonly, db_error *err)
         db_fail(err, -1, "out of memory");
         return NULL;
     }
-    a->statm_fd = -1;
+    a->statm_fd = -2;
     strcpy(a->path, path);
     a->readonly = readonly;
     int rc = mdb_env_create(&a->env);
@@ -255,37 +285,22 @@ db_archive *db_open(const char *path, bool readonly, db_error *err)
         free(a);
         return NULL;
     }
-    MDB_txn *txn;
-    rc = mdb_txn_begin(a->env, NULL, readonly ? MDB_RDONLY : 0, &txn);
-    /* the format first: an archive of another format may lack tables */
-    if (!rc)
-        rc = mdb_dbi_open(txn, dbi_names[DBI_META], readonly ? 0 : MDB_CREATE, &a->dbi[DBI_META]);
-    bool bad = !rc && check_format(a, txn, err);
-    for (int i = 0; !rc && !bad && i < DBI__COUNT; i++)
-        rc = mdb_dbi_open(txn, dbi_names[i], readonly ? 0 : MDB_CREATE, &a->dbi[i]);
-    if (bad) {
-        mdb_txn_abort(txn);
-        mdb_env_close(a->env);
-        free(a);
-        return NULL;
-    }
-    /* committing (even a read-only txn) keeps the dbi handles open; a new
-     * archive's first commit (its tables and format) is synced */
-    if (!rc)
-        rc = mdb_txn_commit(txn);
-    else
-        mdb_txn_abort(txn);
-    if (!rc && created)
+    /* an archive that has its tables and format opens them in a read
+     * transaction: no writer lock, so a query never waits for an ingest's
+     * batch; a new one (or one without some table) in a write transaction,
+     * which creates them */
+    rc = open_tables(a, false, err);
+    if (rc == MDB_NOTFOUND && !readonly)
+        rc = open_tables(a, true, err);
+    if (rc == 0 && created)
         db_sync_dir_of(path);
     if (rc) {
-        db_fail(err, -1, "%s: %s", path,
-                rc == MDB_NOTFOUND ? "not an argusq archive" : mdb_strerror(rc));
+        if (rc != -1) /* -1: err says it already (LMDB codes are below -30000, errno above 0) */
+            db_fail(err, -1, "%s: %s", path, rc == MDB_NOTFOUND ? "not an argusq archive" : mdb_strerror(rc));
         mdb_env_close(a->env);
         free(a);
         return NULL;
     }
-    find_map(a);
-    a->statm_fd = readonly ? -1 : open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
     return a;
 }
 
@@ -293,6 +308,10 @@ void db_archive_trim(db_archive *a)
 {
     int fd;
     struct stat st;
+    if (!a->map_looked) { /* not at open: a query never trims */
+        find_map(a);
+        a->map_looked = true;
+    }
     if (!a->map || mdb_env_get_fd(a->env, &fd) || fstat(fd, &st))
         return;
     size_t len = (size_t)st.st_size < a->map_len ? (size_t)st.st_size : a->map_len;
@@ -302,9 +321,11 @@ void db_archive_trim(db_archive *a)
         madvise(a->map, len, MADV_DONTNEED);
 }
 
-uint64_t db_archive_file_rss(const db_archive *a)
+uint64_t db_archive_file_rss(db_archive *a)
 {
     char buf[128];
+    if (a->statm_fd == -2) /* opened the first time a writer asks, not at every open */
+        a->statm_fd = a->readonly ? -1 : open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
     ssize_t n = a->statm_fd >= 0 ? pread(a->statm_fd, buf, sizeof buf - 1, 0) : -1;
     if (n <= 0)
         return 0;

@@ -73,9 +73,11 @@ struct db_archive {
     MDB_dbi dbi[DBI__COUNT];
     bool readonly;
     char path[4096];
-    void *map; /* LMDB's map of the file, found at open (db_archive_trim) */
+    void *map; /* LMDB's map of the file, found by the first db_archive_trim */
     size_t map_len;
-    int statm_fd; /* /proc/self/statm, for a writable archive (db_archive_file_rss) */
+    bool map_looked;
+    int statm_fd; /* /proc/self/statm, for a writable archive (db_archive_file_rss);
+                     -2 until it is first wanted */
 };
 
 /* LMDB's map is read-only shared memory over the archive: every page a
@@ -87,7 +89,7 @@ struct db_archive {
 void db_archive_trim(db_archive *a);
 /* Bytes of files the process has mapped in (the archive's map, and the
  * program's own text): /proc/self/statm's third field; 0 when unknown. */
-uint64_t db_archive_file_rss(const db_archive *a);
+uint64_t db_archive_file_rss(db_archive *a);
 
 /* evblock.c: the events table's blocks.  The encoder takes events in id
  * order: add returns 0, 1 when the block is full (the event was not
