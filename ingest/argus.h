@@ -65,6 +65,10 @@ typedef struct argus_attrs {
     size_t *alen, *acap;
 } argus_attrs;
 
+/* The event type at *p (left after it): a db_evtype, `raw` only if raw;
+ * -1 with msg = what is wrong. */
+int ingest_argus_type(const char **p, bool raw, char *msg, size_t msglen);
+
 /* Maps NUL-terminated text `TYPE [WORD ...] [KEY=VALUE ...]` onto ev
  * (name, type, phase, obj, val; the caller sets ts, tid, pid, cpu, ctx)
  * and appends every KEY=VALUE to the attributes, in line order.  Returns 0,

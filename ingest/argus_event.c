@@ -191,20 +191,30 @@ static int phase_word(const tdesc *d, const char *tn, const argus_tok *t, db_eve
     return 0;
 }
 
-int ingest_argus_event(const char *text, argus_attrs *at, db_event *ev, char *msg, size_t msglen)
+int ingest_argus_type(const char **p, bool raw, char *msg, size_t msglen)
 {
-    const char *p = text;
     argus_tok t;
-    argus_tk k = ingest_argus_lex(&p, &t);
+    argus_tk k = ingest_argus_lex(p, &t);
     if (k == ARGUS_TK_ERR)
         return bad(msg, msglen, "%s: %.40s", t.err, t.at);
     if (k == ARGUS_TK_END)
         return bad(msg, msglen, "missing event type");
     int type = k == ARGUS_TK_WORD ? db_evtype_from_name(t.v.p, t.v.n) : -1;
-    if (type <= DB_EV_RAW) {
+    if (type < 0 || (type == DB_EV_RAW && !raw)) {
         size_t n = strcspn(t.at, " \t");
         return bad(msg, msglen, "unknown event type \"%.*s\"", SHOW(t.at, n));
     }
+    return type;
+}
+
+int ingest_argus_event(const char *text, argus_attrs *at, db_event *ev, char *msg, size_t msglen)
+{
+    const char *p = text;
+    argus_tok t;
+    argus_tk k;
+    int type = ingest_argus_type(&p, false, msg, msglen);
+    if (type < 0)
+        return -1;
     const tdesc *d = &types[type];
     const char *tn = db_evtype_name(type);
     ev->type = (uint8_t)type;

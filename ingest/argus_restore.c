@@ -320,16 +320,10 @@ int ingest_argus_dump_event(const char *text, argus_attrs *at, db_event *ev, cha
 {
     const char *p = text;
     argus_tok t;
-    argus_tk k = ingest_argus_lex(&p, &t);
-    if (k == ARGUS_TK_ERR)
-        return bad(msg, msglen, "%s: %.40s", t.err, t.at);
-    if (k == ARGUS_TK_END)
-        return bad(msg, msglen, "missing event type");
-    int type = k == ARGUS_TK_WORD ? db_evtype_from_name(t.v.p, t.v.n) : -1;
-    if (type < 0) {
-        size_t n = strcspn(t.at, " \t");
-        return bad(msg, msglen, "unknown event type \"%.*s\"", n > 60 ? 60 : (int)n, t.at);
-    }
+    argus_tk k;
+    int type = ingest_argus_type(&p, true, msg, msglen);
+    if (type < 0)
+        return -1;
     const char *tn = db_evtype_name(type);
     ev->type = (uint8_t)type;
     ev->name = tn;

@@ -153,15 +153,13 @@ static const char *HEAD = "#argus-trace 1\n"
                           "thread 501 1001 \"main\" main\n"
                           "thread 501 1002 \"worker\"\n";
 
-/* Reads HEAD + body, which must fail with "PATH:LINE: ...word...". */
-static void expect_error(const char *body, int line, const char *word)
+/* Reads text, which must fail with "PATH:LINE: ...word...". */
+static void expect_text_error(const char *text, int line, const char *word)
 {
-    char text[4096], want[32];
-    snprintf(text, sizeof text, "%s%s", HEAD, body);
     char *path = write_temp(text);
     rec *r = calloc(1, sizeof *r);
     assert_non_null(r);
-    char err[512] = "";
+    char err[512] = "", want[32];
     assert_int_equal(run_file(r, path, NULL, NULL, err, sizeof err), -1);
     snprintf(want, sizeof want, ":%d: ", line);
     if (strncmp(err, path, strlen(path)) != 0 || strncmp(err + strlen(path), want, strlen(want)) != 0 ||
@@ -170,6 +168,14 @@ static void expect_error(const char *body, int line, const char *word)
     unlink(path);
     free(path);
     free(r);
+}
+
+/* Reads HEAD + body, which must fail with "PATH:LINE: ...word...". */
+static void expect_error(const char *body, int line, const char *word)
+{
+    char text[4096];
+    snprintf(text, sizeof text, "%s%s", HEAD, body);
+    expect_text_error(text, line, word);
 }
 
 /* ---- declarations ---- */
@@ -386,23 +392,6 @@ static void test_dump_events(void **state)
     free(r);
 }
 
-/* A dump whose line `line` is bad must fail there with word. */
-static void expect_dump_error(const char *text, int line, const char *word)
-{
-    char *path = write_temp(text);
-    rec *r = calloc(1, sizeof *r);
-    assert_non_null(r);
-    char err[512] = "", want[32];
-    assert_int_equal(run_file(r, path, NULL, NULL, err, sizeof err), -1);
-    snprintf(want, sizeof want, ":%d: ", line);
-    if (strncmp(err, path, strlen(path)) != 0 || strncmp(err + strlen(path), want, strlen(want)) != 0 ||
-        !strstr(err, word))
-        fail_msg("error '%s' lacks '%s' / '%s'", err, want, word);
-    unlink(path);
-    free(path);
-    free(r);
-}
-
 static void test_dump_errors(void **state)
 {
     (void)state;
@@ -424,21 +413,21 @@ static void test_dump_errors(void **state)
     char text[512];
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         snprintf(text, sizeof text, "#argus-trace 1\ndump format=argus\nthread 1 2 \"t\"\n%s\n", bad[i].event);
-        expect_dump_error(text, 4, bad[i].word);
+        expect_text_error(text, 4, bad[i].word);
     }
-    expect_dump_error("#argus-trace 1\ndump format=nope\n", 2, "unknown format \"nope\"");
-    expect_dump_error("#argus-trace 1\ndump name=\"x\"\n", 2, "missing format=");
-    expect_dump_error("#argus-trace 1\nthread 1 2 \"t\"\ndump format=argus\n", 3, "must be the first record");
-    expect_dump_error("#argus-trace 1\ndump format=argus events=2\nthread 1 2 \"t\"\n1 2 raw\n", 4,
+    expect_text_error("#argus-trace 1\ndump format=nope\n", 2, "unknown format \"nope\"");
+    expect_text_error("#argus-trace 1\ndump name=\"x\"\n", 2, "missing format=");
+    expect_text_error("#argus-trace 1\nthread 1 2 \"t\"\ndump format=argus\n", 3, "must be the first record");
+    expect_text_error("#argus-trace 1\ndump format=argus events=2\nthread 1 2 \"t\"\n1 2 raw\n", 4,
                       "the dump holds 1 events, its dump record says 2");
-    expect_dump_error("#argus-trace 1\ndump format=argus\nthread 1 2 \"t\"\nlabel \"a\" \"b\"\n", 4,
+    expect_text_error("#argus-trace 1\ndump format=argus\nthread 1 2 \"t\"\nlabel \"a\" \"b\"\n", 4,
                       "label records belong to the dump's header");
-    expect_dump_error("#argus-trace 1\ndump format=argus\nlabel \"a\"\n", 3, "bad label record");
-    expect_dump_error("#argus-trace 1\ndump format=argus\nrule x\n", 3, "bad rule record");
+    expect_text_error("#argus-trace 1\ndump format=argus\nlabel \"a\"\n", 3, "bad label record");
+    expect_text_error("#argus-trace 1\ndump format=argus\nrule x\n", 3, "bad rule record");
     /* without a dump record, none of it */
-    expect_dump_error("#argus-trace 1\nthread 1 2 \"t\"\n1 2 wait reason=io @cpu=1\n", 3,
+    expect_text_error("#argus-trace 1\nthread 1 2 \"t\"\n1 2 wait reason=io @cpu=1\n", 3,
                       "@cpu= is a key of argusq dumps");
-    expect_dump_error("#argus-trace 1\nlabel \"a\" \"b\"\n", 2, "unknown record \"label\"");
+    expect_text_error("#argus-trace 1\nlabel \"a\" \"b\"\n", 2, "unknown record \"label\"");
     /* and the header read says where a bad header line is */
     char *path = write_temp("#argus-trace 1\ndump format=argus\nlabel \"a\" 1\n");
     ingest_dump_head h;
