@@ -51,7 +51,7 @@ typedef struct argus_reader {
     /* argusq's dump extensions (argus_restore.c) */
     bool dump;          /* the first record was `dump ...` */
     bool body;          /* a declaration or event was read */
-    uint64_t records;   /* records read (not comments) */
+    bool any_record;    /* a record was read (not a comment) */
     uint64_t want;      /* the events the dump record promised */
     bool have_want;
     char evname[256];   /* the current event's @name= */
@@ -333,7 +333,8 @@ static int do_line(argus_reader *r, char *line)
         return 0;
     argus_tok t;
     argus_tk k = ingest_argus_lex(&p, &t);
-    bool first = r->records++ == 0;
+    bool first = !r->any_record;
+    r->any_record = true;
     if (k == ARGUS_TK_NUM) {
         r->body = true;
         return event(r, p, &t);

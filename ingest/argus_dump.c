@@ -79,36 +79,23 @@ static void put(dump_state *d, const char *p, size_t n)
 
 static void puts_(dump_state *d, const char *s) { put(d, s, strlen(s)); }
 
+/* numbers with the readers' own formatters (ftrace_fields.c) */
 static void put_u64(dump_state *d, uint64_t v)
 {
-    char tmp[24];
-    size_t k = sizeof tmp;
-    do
-        tmp[--k] = (char)('0' + v % 10);
-    while ((v /= 10) != 0);
-    put(d, tmp + k, sizeof tmp - k);
+    char b[24];
+    put(d, b, ingest_fmt_u64(b, v));
 }
 
 static void put_i64(dump_state *d, int64_t v)
 {
-    if (v < 0) {
-        put(d, "-", 1);
-        put_u64(d, 0 - (uint64_t)v);
-    } else
-        put_u64(d, (uint64_t)v);
+    char b[24];
+    put(d, b, ingest_fmt_i64(b, v));
 }
 
 static void put_hex(dump_state *d, uint64_t v)
 {
-    static const char digits[] = "0123456789abcdef";
-    char tmp[18];
-    size_t k = sizeof tmp;
-    do
-        tmp[--k] = digits[v & 15];
-    while ((v >>= 4) != 0);
-    tmp[--k] = 'x';
-    tmp[--k] = '0';
-    put(d, tmp + k, sizeof tmp - k);
+    char b[18] = "0x";
+    put(d, b, 2 + ingest_fmt_hex(b + 2, v, 1));
 }
 
 /* A quoted string: \" \\ \n \t \r, and \xHH for other control bytes
@@ -132,8 +119,7 @@ static void put_quoted(dump_state *d, const char *s, size_t n)
                 continue;
             }
             esc[1] = 'x';
-            esc[2] = "0123456789abcdef"[c >> 4];
-            esc[3] = "0123456789abcdef"[c & 15];
+            ingest_fmt_hex(esc + 2, c, 2);
             en = 4;
         }
         put(d, esc, en);
@@ -341,11 +327,6 @@ static int declare_for(dump_state *d, const db_event *ev)
 
 /* ---- events ---- */
 
-static const char *ctx_name(int ctx)
-{
-    return ctx == DB_CTX_HARDIRQ ? "hardirq" : ctx == DB_CTX_SOFTIRQ ? "softirq" : "unknown";
-}
-
 static int event_one(void *p, const db_event *ev)
 {
     dump_state *d = p;
@@ -371,7 +352,7 @@ static int event_one(void *p, const db_event *ev)
     }
     if (ev->ctx != DB_CTX_THREAD) {
         puts_(d, " @ctx=");
-        puts_(d, ctx_name(ev->ctx));
+        puts_(d, ingest_argus_ctx_name(ev->ctx));
     }
     if (ev->obj) {
         puts_(d, " @obj=");

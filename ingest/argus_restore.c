@@ -259,6 +259,13 @@ int ingest_dump_head_read(const char *path, ingest_dump_head *h, char *err, size
 
 /* ---- events ---- */
 
+const char *ingest_argus_ctx_name(int ctx)
+{
+    static const char *const names[] = {[DB_CTX_THREAD] = "thread", [DB_CTX_HARDIRQ] = "hardirq",
+                                        [DB_CTX_SOFTIRQ] = "softirq", [DB_CTX_UNKNOWN] = "unknown"};
+    return ctx >= DB_CTX_THREAD && ctx <= DB_CTX_UNKNOWN ? names[ctx] : "unknown";
+}
+
 static bool u64_of(const argus_tok *t, uint64_t max, uint64_t *out)
 {
     if (t->v.kind != ARGUS_TK_NUM || t->v.neg || t->v.num > max)
@@ -284,11 +291,10 @@ static int dump_key(const argus_tok *t, argus_attrs *at, db_event *ev, char *nam
                        t->v.n > 40 ? 40 : (int)t->v.n, t->v.p, DB_CPU_NONE);
         ev->cpu = (uint16_t)v;
     } else if (is("ctx", k, kn)) {
-        static const char *const ctx[] = {"thread", "hardirq", "softirq", "unknown"};
-        size_t i = 0;
-        while (i < 4 && !(t->v.kind == ARGUS_TK_WORD && is(ctx[i], t->v.p, t->v.n)))
+        int i = DB_CTX_THREAD;
+        while (i <= DB_CTX_UNKNOWN && !(t->v.kind == ARGUS_TK_WORD && is(ingest_argus_ctx_name(i), t->v.p, t->v.n)))
             i++;
-        if (i == 4)
+        if (i > DB_CTX_UNKNOWN)
             return bad(msg, msglen, "bad value for @ctx=: \"%.*s\" (want thread, hardirq, softirq or unknown)",
                        t->v.n > 40 ? 40 : (int)t->v.n, t->v.p);
         ev->ctx = (uint8_t)i;

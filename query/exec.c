@@ -41,7 +41,6 @@ struct traces_ctx {
     query_session *s;
     query_trace_row *v;
     size_t n, cap;
-    int failed;
 };
 
 static int label_of(void *ctx, const char *key, const char *value, size_t len)
@@ -76,13 +75,17 @@ static int collect_trace(void *p, const db_trace_info *t)
     return db_trace_labels(c->s->archive, t->id, label_of, r, &de);
 }
 
+static void free_row(query_trace_row *r)
+{
+    for (size_t k = 0; k < r->nlabels; k++)
+        free(r->labels[k].value);
+    free(r->labels);
+}
+
 static void free_traces(struct traces_ctx *c)
 {
-    for (size_t i = 0; i < c->n; i++) {
-        for (size_t k = 0; k < c->v[i].nlabels; k++)
-            free(c->v[i].labels[k].value);
-        free(c->v[i].labels);
-    }
+    for (size_t i = 0; i < c->n; i++)
+        free_row(&c->v[i]);
     free(c->v);
 }
 
@@ -126,9 +129,7 @@ static int select_traces(query_session *s, const query_expr *where, struct trace
     for (size_t i = 0; i < c->n; i++) {
         query_row row = {.trace = &c->v[i]};
         if (where && !query_eval(where, &row)) {
-            for (size_t k = 0; k < c->v[i].nlabels; k++)
-                free(c->v[i].labels[k].value);
-            free(c->v[i].labels);
+            free_row(&c->v[i]);
             continue;
         }
         c->v[kept++] = c->v[i]; /* over a row already kept or freed */
