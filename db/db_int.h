@@ -107,6 +107,33 @@ size_t db_evblock_enc_count(const db_evblock_enc *e);
 uint64_t db_evblock_enc_first(const db_evblock_enc *e);
 const unsigned char *db_evblock_enc_bytes(db_evblock_enc *e, size_t *len);
 
+/* evfront.c: an event's id and block, made where db_writer_event is called
+ * (the graph's thread in a threaded writer); the writer gets the index
+ * entries (db_evix) and the blocks (db_evblk) to put. */
+typedef struct db_evblk {
+    const unsigned char *bytes; /* valid until the front's next hand-over */
+    size_t len;
+    uint64_t first; /* the id of its first event: the block's key */
+} db_evblk;
+typedef struct db_evix { /* what the indexes need of an event */
+    uint64_t id, ts, obj;
+    uint32_t tid;
+    uint8_t type;
+} db_evix;
+typedef struct db_evfront {
+    db_evblock_enc *fill, *done; /* the block being filled; the last handed over */
+    uint64_t events;             /* ids given */
+    uint64_t last_ts;
+    bool unordered;
+} db_evfront;
+/* Gives ev its id and adds it to the block being filled: 1 when *out is
+ * a block to put before the event's index entries, 0, -1 out of memory. */
+int db_evfront_add(db_evfront *f, db_event *ev, db_evblk *out);
+/* The block being filled, handed over: 1, or 0 when it is empty. */
+int db_evfront_take(db_evfront *f, db_evblk *out);
+void db_evfront_free(db_evfront *f);
+void db_evix_of(db_evix *x, const db_event *ev);
+
 typedef struct db_evblock_str {
     uint32_t off, len; /* in sbuf */
 } db_evblock_str;
@@ -247,6 +274,14 @@ int db_wq_run_always(db_wq *q, int (*fn)(void *ctx), void *ctx, db_error *err);
 int db_wq_failed(db_wq *q, db_error *err);
 void db_wq_stop(db_wq *q);
 int db_wq_event(db_wq *q, db_event *ev, db_error *err);
+/* the front's block being filled, queued to be put (before a scan, a
+ * clearing, the commit) */
+int db_wq_hand_block(db_wq *q, db_error *err);
+/* The writer's half of db_writer_event, on its thread: blk (or NULL) is a
+ * block the front handed over before this event; db_writer_put_block a
+ * block handed over alone. */
+int db_writer_event_back(db_writer *w, const db_evix *x, const db_evblk *blk, db_error *err);
+int db_writer_put_block(db_writer *w, const db_evblk *blk, db_error *err);
 uint64_t db_wq_next_event_id(const db_wq *q);
 int db_wq_node(db_wq *q, const db_node *n, db_error *err);
 int db_wq_edge(db_wq *q, const db_edge *e, db_error *err);

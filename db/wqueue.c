@@ -16,6 +16,10 @@
  * archive is therefore byte for byte what the unthreaded writer makes
  * ($ARGUSQ_WRITER_THREAD=0 selects it; tests compare the two).
  *
+ * An event is the exception: the front encodes it into its block itself
+ * (evfront.c) and queues only what the indexes need of it and, when one
+ * is full, the block, so that the encoding runs beside the LMDB work.
+ *
  * What the front answers itself: the next event id (it counts the events
  * it queues) and the trace's threads and processes (it keeps those it
  * queued: a trace being ingested has no others, up to the names cache's
@@ -32,7 +36,7 @@
 
 #include "db_int.h"
 
-#define WQ_BATCHES 4
+#define WQ_BATCHES 16
 #define WQ_BATCH ((size_t)1 << 20)
 
 enum {
@@ -48,6 +52,8 @@ enum {
     OP_SKIP,
     OP_SET_NODE,
     OP_CALL,
+    OP_EVENT_BLK, /* an event after a block the front handed over */
+    OP_BLOCK,     /* a block alone */
 };
 
 typedef struct wq_batch {
@@ -69,7 +75,7 @@ struct db_wq {
     atomic_bool failed;
     db_error err; /* the failure, written before failed is set */
     /* the front's own */
-    uint64_t events;
+    db_evfront front; /* the events, into blocks (evfront.c) */
     db_names names;
     bool names_complete; /* a miss means "no such thread" */
 };
@@ -100,17 +106,22 @@ static void replay(db_wq *q, const char *p, const char *end)
         int rc = 0;
         bool skip = atomic_load(&q->failed);
         switch (tag) {
-        case OP_EVENT: {
-            db_event ev;
-            uint32_t nlen;
-            take(&p, &ev, sizeof ev);
-            take(&p, &nlen, sizeof nlen);
-            ev.name = nlen ? p : NULL;
-            p += nlen;
-            ev.attrs = p;
-            p += ev.attrs_len;
+        case OP_EVENT:
+        case OP_EVENT_BLK:
+        case OP_BLOCK: {
+            db_evix x;
+            db_evblk blk;
+            if (tag != OP_BLOCK)
+                take(&p, &x, sizeof x);
+            if (tag != OP_EVENT) {
+                take(&p, &blk.first, sizeof blk.first);
+                take(&p, &blk.len, sizeof blk.len);
+                blk.bytes = (const unsigned char *)p;
+                p += blk.len;
+            }
             if (!skip)
-                rc = db_writer_event(q->w, &ev, &e);
+                rc = tag == OP_BLOCK ? db_writer_put_block(q->w, &blk, &e)
+                                     : db_writer_event_back(q->w, &x, tag == OP_EVENT ? NULL : &blk, &e);
             break;
         }
         case OP_NODE: {
@@ -320,23 +331,45 @@ static char *op(db_wq *q, uint8_t tag, size_t n, db_error *err)
     return p + 1;
 }
 
-int db_wq_event(db_wq *q, db_event *ev, db_error *err)
+/* Queues a block the front handed over, after the event x unless NULL. */
+static int queue_block(db_wq *q, const db_evix *x, const db_evblk *blk, db_error *err)
 {
-    const char *name = ev->name ? ev->name : "";
-    uint32_t nlen = ev->name ? (uint32_t)strlen(name) + 1 : 0;
-    char *p = op(q, OP_EVENT, sizeof *ev + sizeof nlen + nlen + ev->attrs_len, err);
+    size_t head = x ? sizeof *x : 0;
+    char *p = op(q, x ? OP_EVENT_BLK : OP_BLOCK, head + sizeof blk->first + sizeof blk->len + blk->len, err);
     if (!p)
         return -1;
-    ev->id = ++q->events; /* what the thread's writer gives it */
-    p = put(p, ev, sizeof *ev);
-    p = put(p, &nlen, sizeof nlen);
-    p = put(p, name, nlen);
-    if (ev->attrs_len)
-        put(p, ev->attrs, ev->attrs_len);
+    if (x)
+        p = put(p, x, sizeof *x);
+    p = put(put(p, &blk->first, sizeof blk->first), &blk->len, sizeof blk->len);
+    put(p, blk->bytes, blk->len);
     return 0;
 }
 
-uint64_t db_wq_next_event_id(const db_wq *q) { return q->events + 1; }
+int db_wq_event(db_wq *q, db_event *ev, db_error *err)
+{
+    if (atomic_load(&q->failed)) {
+        *err = q->err;
+        return -1;
+    }
+    db_evblk blk;
+    int handed = db_evfront_add(&q->front, ev, &blk); /* ev->id: what the writer gives it */
+    if (handed < 0)
+        return db_fail_oom(err);
+    db_evix x;
+    db_evix_of(&x, ev);
+    if (handed)
+        return queue_block(q, &x, &blk, err);
+    char *p = op(q, OP_EVENT, sizeof x, err);
+    return p ? (put(p, &x, sizeof x), 0) : -1;
+}
+
+int db_wq_hand_block(db_wq *q, db_error *err)
+{
+    db_evblk blk;
+    return db_evfront_take(&q->front, &blk) ? queue_block(q, NULL, &blk, err) : 0;
+}
+
+uint64_t db_wq_next_event_id(const db_wq *q) { return q->front.events + 1; }
 
 int db_wq_node(db_wq *q, const db_node *n, db_error *err)
 {
@@ -574,5 +607,6 @@ void db_wq_stop(db_wq *q)
     for (int i = 0; i < WQ_BATCHES; i++)
         free(q->b[i].buf);
     db_names_free(&q->names);
+    db_evfront_free(&q->front);
     free(q);
 }

@@ -40,7 +40,8 @@ struct db_writer {
     db_archive *a;
     MDB_txn *txn;
     db_trace_info info;
-    db_evblock_enc *enc; /* the block of events being filled (evblock.c) */
+    db_evfront front;    /* an unthreaded writer's events into blocks (evfront.c) */
+    db_evblock_enc *enc; /* a block re-encoded with its events' nodes (apply_patches) */
     db_thrindex *thr;    /* the thread index's open chunks (thrindex.c) */
     db_thrindex *nthr;   /* node_thread's: a thread's nodes, the same way */
     db_thrindex *oix[3]; /* the object indexes', by OIX_* */
@@ -99,6 +100,7 @@ struct db_writer {
 };
 
 static int scan_blocks(db_writer *w, uint32_t trace, db_event_cb cb, void *ctx, db_error *err);
+static int hand_block(db_writer *w, db_error *err);
 
 /* A call made on a threaded writer from another thread than its own: it
  * goes through the queue (wqueue.c), and the writer's thread makes it. */
@@ -323,7 +325,7 @@ static int drain_later(db_writer *w, db_error *err)
  * they come in id order). */
 #define DB_PATCH_MAX (1u << 20)
 
-/* Writes the block being filled, if it holds events. */
+/* Writes the block being re-encoded (write_patched), if it holds events. */
 static int put_block(db_writer *w, db_error *err)
 {
     if (!w->enc || !db_evblock_enc_count(w->enc))
@@ -338,7 +340,7 @@ static int put_block(db_writer *w, db_error *err)
     return rc;
 }
 
-/* Appends an event to the block being filled (a full one is written). */
+/* Appends an event to the block being re-encoded (a full one is written). */
 static int add_to_block(db_writer *w, const db_event *ev, db_error *err)
 {
     if (!w->enc && !(w->enc = db_evblock_enc_new()))
@@ -450,8 +452,6 @@ static int apply_patches(db_writer *w, db_error *err)
 {
     if (!w->npatch)
         return 0;
-    if (put_block(w, err))
-        return -1;
     if (w->patch_unsorted)
         qsort(w->patch, w->npatch, sizeof *w->patch, cmp_patch);
     for (size_t i = 0; i < w->npatch; i++) {
@@ -509,6 +509,7 @@ static void free_events(db_writer *w)
     w->nodes = NULL;
     w->nref = NULL;
     db_evblock_enc_free(w->enc);
+    db_evfront_free(&w->front);
     db_thrindex_free(w->thr);
     db_thrindex_free(w->nthr);
     w->nthr = NULL;
@@ -621,7 +622,7 @@ static int commit_fail(db_writer *w, int rc, db_error *err)
 /* Commits the batch so far and starts the next transaction. */
 static int flush(db_writer *w, db_error *err)
 {
-    if (put_block(w, err) || apply_patches(w, err) || put_nodes(w, err) || drain_later(w, err))
+    if (apply_patches(w, err) || put_nodes(w, err) || drain_later(w, err))
         return -1;
     close_cursors(w);
     /* A batch's data pages are synced before its meta page is written;
@@ -1158,12 +1159,14 @@ int db_writer_scan_source(db_writer *w, db_event_cb cb, void *ctx, db_error *err
 
 int db_writer_clear_graph(db_writer *w, db_error *err)
 {
+    if (hand_block(w, err))
+        return -1;
     if (front(w))
         return db_wsync_clear_graph(w->q, w, err);
     /* what an abandoned graph pass left waiting goes in first, so that
      * the clearing deletes it too */
     int rc;
-    if (put_block(w, err) || apply_patches(w, err) || put_nodes(w, err) || drain_later(w, err))
+    if (apply_patches(w, err) || put_nodes(w, err) || drain_later(w, err))
         return -1;
     if (w->nthr && (rc = db_thrindex_flush(w->nthr, w->info.id, nthr_put, w)) != 0)
         return thr_fail(w, rc, err);
@@ -1282,14 +1285,14 @@ int db_writer_catalog_commit(db_writer *w, db_error *err)
 int db_writer_commit(db_writer *w, db_trace_info *out, db_error *err)
 {
     if (front(w))
-        return db_wsync_commit(w->q, w, out, err);
+        return hand_block(w, err) ? (db_writer_abort(w), -1) : db_wsync_commit(w->q, w, out, err);
     if (w->info.first_ts == UINT64_MAX)
         w->info.first_ts = 0;
     if (!w->existing)
         w->info.ingested_at = (uint64_t)time(NULL);
     w->info.state = DB_TRACE_COMPLETE;
     w->chunk_commits = true;
-    int ret = put_block(w, err) || apply_patches(w, err) || put_nodes(w, err);
+    int ret = hand_block(w, err) || apply_patches(w, err) || put_nodes(w, err);
     if (!ret && w->thr && (ret = db_thrindex_flush(w->thr, w->info.id, thr_put, w)) != 0)
         ret = thr_fail(w, ret, err);
     if (!ret && w->nthr && (ret = db_thrindex_flush(w->nthr, w->info.id, nthr_put, w)) != 0)
@@ -1435,11 +1438,11 @@ void db_writer_skip(db_writer *w)
 const char *db_writer_format(const db_writer *w) { return w->info.format; }
 
 /* An object index key: trace, object, ts, event id. */
-static int put_obj(db_writer *w, int ix, uint64_t obj, const db_event *ev, db_error *err)
+static int put_obj(db_writer *w, int ix, const db_evix *x, db_error *err)
 {
     if (!w->oix[ix] && !(w->oix[ix] = db_thrindex_new(8, true)))
         return db_fail_oom(err);
-    int rc = db_thrindex_add(w->oix[ix], w->info.id, obj, ev->ts, ev->id, oix_put[ix], w);
+    int rc = db_thrindex_add(w->oix[ix], w->info.id, x->obj, x->ts, x->id, oix_put[ix], w);
     if (rc == 1 && !w->batch) /* one transaction: no commit between */
         rc = db_thrindex_flush(w->oix[ix], w->info.id, oix_put[ix], w);
     w->objects_due |= rc == 1; /* the next safe point writes them (flush_objects) */
@@ -1448,7 +1451,7 @@ static int put_obj(db_writer *w, int ix, uint64_t obj, const db_event *ev, db_er
 
 uint64_t db_writer_next_event_id(const db_writer *w)
 {
-    return front(w) ? db_wq_next_event_id(w->q) : w->info.events + 1;
+    return front(w) ? db_wq_next_event_id(w->q) : w->front.events + 1;
 }
 
 static int time_key(db_writer *w, uint64_t ts, uint64_t id, db_error *err)
@@ -1481,31 +1484,62 @@ static int time_index_from_start(db_writer *w, uint64_t upto, db_error *err)
     return 0;
 }
 
+/* A block of events the front handed over, into the events table. */
+static int put_evblk(db_writer *w, const db_evblk *blk, db_error *err)
+{
+    unsigned char k[12];
+    db_put_be32(k, w->info.id);
+    db_put_be64(k + 4, blk->first);
+    return put(w, DBI_EVENTS, k, sizeof k, blk->bytes, blk->len, err);
+}
+
+int db_writer_put_block(db_writer *w, const db_evblk *blk, db_error *err) { return put_evblk(w, blk, err); }
+
+/* The front's block being filled, put (unthreaded), or queued to be. */
+static int hand_block(db_writer *w, db_error *err)
+{
+    if (front(w))
+        return db_wq_hand_block(w->q, err);
+    db_evblk blk;
+    return db_evfront_take(&w->front, &blk) ? put_evblk(w, &blk, err) : 0;
+}
+
 int db_writer_event(db_writer *w, db_event *ev, db_error *err)
 {
     if (front(w))
         return db_wq_event(w->q, ev, err);
+    db_evblk blk;
+    int handed = db_evfront_add(&w->front, ev, &blk);
+    if (handed < 0)
+        return db_fail_oom(err);
+    db_evix x;
+    db_evix_of(&x, ev);
+    return db_writer_event_back(w, &x, handed ? &blk : NULL, err);
+}
+
+int db_writer_event_back(db_writer *w, const db_evix *x, const db_evblk *blk, db_error *err)
+{
     if (maybe_flush(w, err))
         return -1;
-    ev->id = ++w->info.events;
+    w->info.events = x->id;
     w->ops++;
+    if (blk && put_evblk(w, blk, err))
+        return -1;
     /* while ids follow time (ftrace always does), the events table is its
-     * own time index; the first event out of order starts a real one */
-    if (!w->info.unordered && ev->ts < w->last_ts &&
-        (put_block(w, err) || time_index_from_start(w, ev->id - 1, err)))
+     * own time index; the first event out of order starts a real one
+     * (the front handed over the events before it) */
+    if (!w->info.unordered && x->ts < w->last_ts && time_index_from_start(w, x->id - 1, err))
         return -1;
-    w->last_ts = ev->ts;
-    if (add_to_block(w, ev, err))
-        return -1;
-    if (w->info.unordered && time_key(w, ev->ts, ev->id, err))
+    w->last_ts = x->ts;
+    if (w->info.unordered && time_key(w, x->ts, x->id, err))
         return -1;
     if (!w->thr && !(w->thr = db_thrindex_new(4, false)))
         return db_fail_oom(err);
-    int rc = db_thrindex_add(w->thr, w->info.id, ev->tid, ev->ts, ev->id, thr_put, w);
+    int rc = db_thrindex_add(w->thr, w->info.id, x->tid, x->ts, x->id, thr_put, w);
     if (rc)
         return thr_fail(w, rc, err);
     int obj_ix = -1;
-    switch (ev->type) {
+    switch (x->type) {
     case DB_EV_MACH_MSG: obj_ix = OIX_PORT; break;
     case DB_EV_DISPATCH_ENQUEUE:
     case DB_EV_DISPATCH_INVOKE:
@@ -1516,13 +1550,13 @@ int db_writer_event(db_writer *w, db_event *ev, db_error *err)
     case DB_EV_TIMER_CALLOUT: obj_ix = OIX_TIMER; break;
     default: break;
     }
-    if (obj_ix >= 0 && put_obj(w, obj_ix, ev->obj, ev, err))
+    if (obj_ix >= 0 && put_obj(w, obj_ix, x, err))
         return -1;
 
-    if (ev->ts < w->info.first_ts)
-        w->info.first_ts = ev->ts;
-    if (ev->ts > w->info.last_ts)
-        w->info.last_ts = ev->ts;
+    if (x->ts < w->info.first_ts)
+        w->info.first_ts = x->ts;
+    if (x->ts > w->info.last_ts)
+        w->info.last_ts = x->ts;
     return 0;
 }
 
@@ -1688,9 +1722,11 @@ static int scan_blocks(db_writer *w, uint32_t trace, db_event_cb cb, void *ctx, 
  * transaction. */
 int db_writer_scan_time(db_writer *w, db_event_cb cb, void *ctx, db_error *err)
 {
+    if (hand_block(w, err))
+        return -1;
     if (front(w))
         return db_wsync_scan_time(w->q, w, cb, ctx, err);
-    if (put_block(w, err) || apply_patches(w, err) || drain_later(w, err))
+    if (apply_patches(w, err) || drain_later(w, err))
         return -1;
     w->in_scan = true;
     if (!w->info.unordered) {

@@ -26,7 +26,7 @@
 
 #include "ftrace.h"
 
-#define PIPE_BATCHES 4
+#define PIPE_BATCHES 16 /* slack for the graph's bursts: see wqueue.c's WQ_BATCHES */
 #define PIPE_BATCH ((size_t)1 << 20)
 
 typedef struct batch {
