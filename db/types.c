@@ -153,15 +153,18 @@ uint64_t db_get_be64(const unsigned char *p)
 
 /* Counterparts are nodes of a thread with the same name and role: the key
  * the signature index groups them by (FNV-1a of "NAME/KIND"). */
+/* FNV-1a of "thread/kind", at most DB_NAME_MAX + 15 bytes of it (a name
+ * from a query may be longer than any stored one: what fits is hashed).
+ * Byte by byte rather than through snprintf: the graph asks for every
+ * node it closes. */
 uint32_t db_thread_key(const char *thread, int kind)
 {
-    char buf[DB_NAME_MAX + 16];
-    int n = snprintf(buf, sizeof buf, "%s/%s", thread, db_node_kind_name(kind));
-    /* a name from a query may be longer than any stored one: hash what fits */
-    size_t len = n <= 0 ? 0 : (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1;
+    size_t left = DB_NAME_MAX + 15;
     uint32_t h = 2166136261u;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)buf[i]) * 16777619u;
+    const char *parts[3] = {thread, "/", db_node_kind_name(kind)};
+    for (int k = 0; k < 3; k++)
+        for (const char *c = parts[k]; *c && left; c++, left--)
+            h = (h ^ (unsigned char)*c) * 16777619u;
     return h;
 }
 

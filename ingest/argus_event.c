@@ -94,9 +94,11 @@ static int bad(char *msg, size_t msglen, const char *fmt, ...)
 /* the text of a token for a message, at most 60 bytes */
 #define SHOW(p, n) ((n) > 60 ? 60 : (int)(n)), (p)
 
+/* Is the word p (n bytes) the string s?  The first byte settles most
+ * (each key of an event is compared with every key of its type). */
 static bool is(const char *s, const char *p, size_t n)
 {
-    return strncmp(s, p, n) == 0 && s[n] == '\0';
+    return n ? s[0] == p[0] && strncmp(s, p, n) == 0 && s[n] == '\0' : s[0] == '\0';
 }
 
 static bool addr_list(const char *p, size_t n)

@@ -135,6 +135,64 @@ static void test_roundtrip(void **state)
     free(evs);
 }
 
+/* The front (db/evfront.c) gives ids in order and hands over blocks that,
+ * put one after another, hold every event once: a full block before the
+ * event that did not fit, the events so far before the first event out of
+ * time order (and only the first), the rest on take. */
+static void test_front(void **state)
+{
+    (void)state;
+    enum { N = 5000 };
+    owned *evs = calloc(N, sizeof *evs);
+    assert_non_null(evs);
+    uint64_t ts = 1000;
+    const size_t first_back = 2000; /* in time order before it, twice back after */
+    for (size_t i = 0; i < N; i++) {
+        random_event(&evs[i], 0, &ts);
+        evs[i].ev.id = 0; /* the front gives it */
+        uint64_t prev = i ? evs[i - 1].ev.ts : 0;
+        if (i == first_back || i == 3000)
+            evs[i].ev.ts = prev - 5;
+        else if (i < first_back && evs[i].ev.ts < prev)
+            evs[i].ev.ts = prev;
+    }
+    db_evfront f = {0};
+    db_evblock b = {0};
+    uint64_t next = 1; /* the id the next handed-over block must start at */
+    size_t handed = 0, backs = 0;
+    for (size_t i = 0; i <= N; i++) {
+        db_evblk blk;
+        int rc;
+        if (i < N) {
+            db_event ev = evs[i].ev;
+            rc = db_evfront_add(&f, &ev, &blk);
+            assert_int_equal(ev.id, i + 1);
+            evs[i].ev.id = ev.id;
+        } else {
+            rc = db_evfront_take(&f, &blk);
+        }
+        assert_true(rc == 0 || rc == 1);
+        if (!rc)
+            continue;
+        assert_int_equal(blk.first, next);
+        assert_int_equal(db_evblock_decode(&b, blk.first, blk.bytes, blk.len), 0);
+        for (size_t k = 0; k < b.n; k++)
+            assert_same(&evs[next - 1 + k].ev, db_evblock_get(&b, next + k));
+        next += b.n;
+        handed++;
+        if (i < N) {
+            assert_int_equal(next, i + 1); /* everything before this event */
+            backs += i == first_back;
+        }
+    }
+    assert_int_equal(next, N + 1);
+    assert_int_equal(backs, 1);
+    assert_true(handed > 8);
+    db_evblock_free(&b);
+    db_evfront_free(&f);
+    free(evs);
+}
+
 /* Repetitive events (a sched_switch stream) take a few bytes each. */
 static void test_compact(void **state)
 {
@@ -364,6 +422,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_roundtrip),
+        cmocka_unit_test(test_front),
         cmocka_unit_test(test_compact),
         cmocka_unit_test(test_damaged),
         cmocka_unit_test(test_thread_chunks),
