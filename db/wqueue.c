@@ -70,6 +70,10 @@ struct db_wq {
     pthread_cond_t cv_ready, cv_free, cv_done;
     wq_batch b[WQ_BATCHES];
     size_t head, count; /* ready batches: b[head .. head + count) */
+    size_t cur;         /* the batch the front fills: b[head + count] when the
+                         * front last looked, under the lock (head and count
+                         * change under the thread, and read without the lock
+                         * a pair of them could name a batch handed over) */
     size_t calls, done; /* calls queued by the front, made by the thread */
     bool stop;
     atomic_bool failed;
@@ -275,8 +279,8 @@ fail:
 
 bool db_wq_here(const db_wq *q) { return pthread_equal(pthread_self(), q->thread); }
 
-/* The batch the front fills: the one after the ready ones. */
-static wq_batch *filling(db_wq *q) { return &q->b[(q->head + q->count) % WQ_BATCHES]; }
+/* The batch the front fills. */
+static wq_batch *filling(db_wq *q) { return &q->b[q->cur]; }
 
 /* Hands the batch being filled to the thread (waits while all are queued). */
 static void hand_over(db_wq *q)
@@ -286,6 +290,7 @@ static void hand_over(db_wq *q)
     pthread_cond_signal(&q->cv_ready);
     while (q->count == WQ_BATCHES)
         pthread_cond_wait(&q->cv_free, &q->mu);
+    q->cur = (q->head + q->count) % WQ_BATCHES; /* the one after the ready ones */
     pthread_mutex_unlock(&q->mu);
 }
 
@@ -499,6 +504,7 @@ static int call(db_wq *q, wq_fn fn, void *arg)
      * or about to be; wait for it so that the front may fill it */
     while (q->count == WQ_BATCHES)
         pthread_cond_wait(&q->cv_free, &q->mu);
+    q->cur = (q->head + q->count) % WQ_BATCHES;
     pthread_mutex_unlock(&q->mu);
     return rc;
 }
