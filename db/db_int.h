@@ -133,6 +133,11 @@ int db_evfront_add(db_evfront *f, db_event *ev, db_evblk *out);
 int db_evfront_take(db_evfront *f, db_evblk *out);
 void db_evfront_free(db_evfront *f);
 void db_evix_of(db_evix *x, const db_event *ev);
+/* The writer's half of db_writer_event, on its thread: blk (or NULL) is a
+ * block the front handed over before this event; db_writer_put_block a
+ * block handed over alone. */
+int db_writer_event_back(db_writer *w, const db_evix *x, const db_evblk *blk, db_error *err);
+int db_writer_put_block(db_writer *w, const db_evblk *blk, db_error *err);
 
 typedef struct db_evblock_str {
     uint32_t off, len; /* in sbuf */
@@ -277,11 +282,6 @@ int db_wq_event(db_wq *q, db_event *ev, db_error *err);
 /* the front's block being filled, queued to be put (before a scan, a
  * clearing, the commit) */
 int db_wq_hand_block(db_wq *q, db_error *err);
-/* The writer's half of db_writer_event, on its thread: blk (or NULL) is a
- * block the front handed over before this event; db_writer_put_block a
- * block handed over alone. */
-int db_writer_event_back(db_writer *w, const db_evix *x, const db_evblk *blk, db_error *err);
-int db_writer_put_block(db_writer *w, const db_evblk *blk, db_error *err);
 uint64_t db_wq_next_event_id(const db_wq *q);
 int db_wq_node(db_wq *q, const db_node *n, db_error *err);
 int db_wq_edge(db_wq *q, const db_edge *e, db_error *err);

@@ -152,11 +152,10 @@ uint64_t db_get_be64(const unsigned char *p)
 }
 
 /* Counterparts are nodes of a thread with the same name and role: the key
- * the signature index groups them by (FNV-1a of "NAME/KIND"). */
-/* FNV-1a of "thread/kind", at most DB_NAME_MAX + 15 bytes of it (a name
- * from a query may be longer than any stored one: what fits is hashed).
- * Byte by byte rather than through snprintf: the graph asks for every
- * node it closes. */
+ * the signature index groups them by, FNV-1a of "NAME/KIND" (at most
+ * DB_NAME_MAX + 15 bytes of it: a name from a query may be longer than any
+ * stored one, and what fits is hashed).  Byte by byte rather than through
+ * snprintf: the graph asks for every node it closes. */
 uint32_t db_thread_key(const char *thread, int kind)
 {
     size_t left = DB_NAME_MAX + 15;

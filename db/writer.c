@@ -330,12 +330,9 @@ static int put_block(db_writer *w, db_error *err)
 {
     if (!w->enc || !db_evblock_enc_count(w->enc))
         return 0;
-    size_t len;
-    const unsigned char *b = db_evblock_enc_bytes(w->enc, &len);
-    unsigned char k[12];
-    db_put_be32(k, w->info.id);
-    db_put_be64(k + 4, db_evblock_enc_first(w->enc));
-    int rc = put(w, DBI_EVENTS, k, sizeof k, b, len, err);
+    db_evblk blk = {.first = db_evblock_enc_first(w->enc)};
+    blk.bytes = db_evblock_enc_bytes(w->enc, &blk.len);
+    int rc = db_writer_put_block(w, &blk, err);
     db_evblock_enc_reset(w->enc);
     return rc;
 }
@@ -1484,8 +1481,8 @@ static int time_index_from_start(db_writer *w, uint64_t upto, db_error *err)
     return 0;
 }
 
-/* A block of events the front handed over, into the events table. */
-static int put_evblk(db_writer *w, const db_evblk *blk, db_error *err)
+/* A block of events, into the events table under its first event's id. */
+int db_writer_put_block(db_writer *w, const db_evblk *blk, db_error *err)
 {
     unsigned char k[12];
     db_put_be32(k, w->info.id);
@@ -1493,15 +1490,13 @@ static int put_evblk(db_writer *w, const db_evblk *blk, db_error *err)
     return put(w, DBI_EVENTS, k, sizeof k, blk->bytes, blk->len, err);
 }
 
-int db_writer_put_block(db_writer *w, const db_evblk *blk, db_error *err) { return put_evblk(w, blk, err); }
-
 /* The front's block being filled, put (unthreaded), or queued to be. */
 static int hand_block(db_writer *w, db_error *err)
 {
     if (front(w))
         return db_wq_hand_block(w->q, err);
     db_evblk blk;
-    return db_evfront_take(&w->front, &blk) ? put_evblk(w, &blk, err) : 0;
+    return db_evfront_take(&w->front, &blk) ? db_writer_put_block(w, &blk, err) : 0;
 }
 
 int db_writer_event(db_writer *w, db_event *ev, db_error *err)
@@ -1523,7 +1518,7 @@ int db_writer_event_back(db_writer *w, const db_evix *x, const db_evblk *blk, db
         return -1;
     w->info.events = x->id;
     w->ops++;
-    if (blk && put_evblk(w, blk, err))
+    if (blk && db_writer_put_block(w, blk, err))
         return -1;
     /* while ids follow time (ftrace always does), the events table is its
      * own time index; the first event out of order starts a real one
