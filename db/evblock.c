@@ -181,13 +181,27 @@ static bool put_bytes(db_evblock_enc *e, const char *s, size_t n)
     return true;
 }
 
+/* The encoder's own tables' hash (never stored): eight bytes a step, as
+ * every key and value of every event goes through it -- byte-wise FNV was
+ * a tenth of the graph thread's time in an ingest. */
 static uint32_t hash_bytes(const void *p, size_t n)
 {
     const unsigned char *s = p;
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ s[i]) * 16777619u;
-    return h;
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n, w;
+    for (; n >= 8; s += 8, n -= 8) {
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    if (n) { /* byte by byte: a memcpy of a variable length is a call */
+        w = 0;
+        for (size_t i = 0; i < n; i++)
+            w |= (uint64_t)s[i] << (8 * i);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+    }
+    h ^= h >> 29;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    return (uint32_t)(h >> 32);
 }
 
 /* The string's number in this block, or -1 (*slot: where it would go). */

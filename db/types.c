@@ -51,11 +51,20 @@ static const char *name_of(const char *const *names, int n, int i)
     return i >= 0 && i < n && names[i] ? names[i] : "?";
 }
 
+/* Is the NUL-terminated name the len bytes at s?  A loop rather than
+ * strncmp: the names are short and this runs per event. */
+static bool name_is(const char *name, const char *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len && name[i] == s[i])
+        i++;
+    return i == len && name[i] == '\0';
+}
+
 static int index_of(const char *const *names, int n, const char *s, size_t len)
 {
-    for (int i = 0; i < n; i++) /* the first byte first: this runs per event */
-        if (names[i] && (len ? names[i][0] == s[0] : !names[i][0]) && strncmp(names[i], s, len) == 0 &&
-            names[i][len] == '\0')
+    for (int i = 0; i < n; i++)
+        if (names[i] && name_is(names[i], s, len))
             return i;
     return -1;
 }
@@ -96,18 +105,50 @@ bool db_evtype_obj_is_addr(int type)
 
 bool db_event_attr(const db_event *ev, const char *key, const char **val, size_t *len)
 {
-    size_t klen = strlen(key);
     const char *p = ev->attrs, *end = ev->attrs + ev->attrs_len;
     while (p && p < end) {
-        size_t n = strnlen(p, (size_t)(end - p));
-        if (n > klen && p[klen] == '=' && memcmp(p, key, klen) == 0) {
-            *val = p + klen + 1;
-            *len = n - klen - 1;
+        /* the key's bytes first: most entries differ in the first */
+        size_t i = 0, room = (size_t)(end - p);
+        while (key[i] && i < room && p[i] == key[i])
+            i++;
+        size_t n = i + strnlen(p + i, room - i);
+        if (!key[i] && i < n && p[i] == '=') {
+            *val = p + i + 1;
+            *len = n - i - 1;
             return true;
         }
         p += n + 1;
     }
     return false;
+}
+
+/* Decimal digits, or 0x and hex digits: what the readers write for
+ * numbers; anything else (octal, signs, blanks) goes to strtoull. */
+static bool plain_u64(const char *v, size_t n, uint64_t *out)
+{
+    uint64_t x = 0;
+    if (n > 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X')) {
+        if (n > 18)
+            return false;
+        for (size_t i = 2; i < n; i++) {
+            char c = v[i];
+            unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
+                         : (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (unsigned)((c | 0x20) - 'a' + 10) : 16;
+            if (d > 15)
+                return false;
+            x = x << 4 | d;
+        }
+    } else {
+        if (n > 19 || (n > 1 && v[0] == '0'))
+            return false;
+        for (size_t i = 0; i < n; i++) {
+            if (v[i] < '0' || v[i] > '9')
+                return false;
+            x = x * 10 + (uint64_t)(v[i] - '0');
+        }
+    }
+    *out = x;
+    return true;
 }
 
 bool db_event_attr_u64(const db_event *ev, const char *key, uint64_t *out)
@@ -117,6 +158,8 @@ bool db_event_attr_u64(const db_event *ev, const char *key, uint64_t *out)
     char buf[32];
     if (!db_event_attr(ev, key, &v, &n) || n == 0 || n >= sizeof buf)
         return false;
+    if (plain_u64(v, n, out))
+        return true;
     memcpy(buf, v, n);
     buf[n] = 0;
     char *e;

@@ -39,40 +39,40 @@ typedef struct kdesc {
 
 typedef struct tdesc {
     unsigned char words;
-    const char *obj; /* the key that is ev->obj */
-    const char *val; /* the key that is ev->val */
+    signed char obj; /* the index in keys of the key that is ev->obj, or -1 */
+    signed char val; /* of the key that is ev->val, or -1 */
     kdesc keys[KEYS_MAX];
 } tdesc;
 
 /* syscall: nr= or name= is required (checked on its own); ret= is the val
  * of an end only; obj is UINT64_MAX when there is no nr=. */
 static const tdesc types[DB_EV__COUNT] = {
-    [DB_EV_SYSCALL] = {W_BEGIN_END, "nr", "ret", {{"nr", K_U64, R_NO}, {"ret", K_I64, R_NO}}},
-    [DB_EV_BACKTRACE] = {W_NONE, NULL, NULL, {{"frames", K_ADDRS, R_YES}}},
-    [DB_EV_NSAPP_EVENT] = {W_BEGIN_END, NULL, NULL, {{"class", K_ANY, R_BEGIN}}},
-    [DB_EV_WAIT] = {W_NONE, NULL, NULL, {{"reason", K_ANY, R_YES}, {"timeout", K_U64, R_NO}}},
-    [DB_EV_WAKEUP] = {W_NONE, "tid", NULL, {{"tid", K_U32, R_YES}}},
-    [DB_EV_INTERRUPT] = {W_BEGIN_END, "irq", NULL, {{"irq", K_U64, R_YES}}},
-    [DB_EV_TIMESHARE] = {W_BEGIN_END, NULL, NULL, {{NULL, 0, 0}}},
-    [DB_EV_DISPATCH_ENQUEUE] = {W_NONE, "block", NULL,
+    [DB_EV_SYSCALL] = {W_BEGIN_END, 0, 1, {{"nr", K_U64, R_NO}, {"ret", K_I64, R_NO}}},
+    [DB_EV_BACKTRACE] = {W_NONE, -1, -1, {{"frames", K_ADDRS, R_YES}}},
+    [DB_EV_NSAPP_EVENT] = {W_BEGIN_END, -1, -1, {{"class", K_ANY, R_BEGIN}}},
+    [DB_EV_WAIT] = {W_NONE, -1, -1, {{"reason", K_ANY, R_YES}, {"timeout", K_U64, R_NO}}},
+    [DB_EV_WAKEUP] = {W_NONE, 0, -1, {{"tid", K_U32, R_YES}}},
+    [DB_EV_INTERRUPT] = {W_BEGIN_END, 0, -1, {{"irq", K_U64, R_YES}}},
+    [DB_EV_TIMESHARE] = {W_BEGIN_END, -1, -1, {{NULL, 0, 0}}},
+    [DB_EV_DISPATCH_ENQUEUE] = {W_NONE, 1, -1,
                                 {{"queue", K_U64, R_YES}, {"block", K_U64, R_YES}}},
-    [DB_EV_DISPATCH_INVOKE] = {W_BEGIN_END, "block", NULL,
+    [DB_EV_DISPATCH_INVOKE] = {W_BEGIN_END, 1, -1,
                                {{"queue", K_U64, R_NO}, {"block", K_U64, R_BEGIN}, {"func", K_U64, R_NO}}},
-    [DB_EV_DISPATCH_MIG_SERVICE] = {W_BEGIN_END, NULL, NULL, {{NULL, 0, 0}}},
-    [DB_EV_RUNLOOP_SUBMIT] = {W_NONE, "block", NULL, {{"rl", K_U64, R_YES}, {"block", K_U64, R_YES}}},
-    [DB_EV_RUNLOOP_INVOKE] = {W_BEGIN_END, "block", NULL,
+    [DB_EV_DISPATCH_MIG_SERVICE] = {W_BEGIN_END, -1, -1, {{NULL, 0, 0}}},
+    [DB_EV_RUNLOOP_SUBMIT] = {W_NONE, 1, -1, {{"rl", K_U64, R_YES}, {"block", K_U64, R_YES}}},
+    [DB_EV_RUNLOOP_INVOKE] = {W_BEGIN_END, 1, -1,
                               {{"rl", K_U64, R_NO}, {"block", K_U64, R_BEGIN}, {"func", K_U64, R_NO}}},
-    [DB_EV_RUNLOOP_OBSERVER] = {W_NONE, NULL, NULL, {{"stage", K_STAGE, R_YES}}},
-    [DB_EV_MACH_MSG] = {W_SEND_RECV, "dest", NULL,
+    [DB_EV_RUNLOOP_OBSERVER] = {W_NONE, -1, -1, {{"stage", K_STAGE, R_YES}}},
+    [DB_EV_MACH_MSG] = {W_SEND_RECV, 0, -1,
                         {{"dest", K_U64, R_YES}, {"reply", K_U64, R_NO}, {"kmsg", K_U64, R_NO},
                          {"voucher", K_U64, R_NO}, {"peer", K_U32, R_NO}}},
-    [DB_EV_VOUCHER] = {W_NONE, "addr", NULL, {{"addr", K_U64, R_YES}, {"on_behalf_of", K_U32, R_YES}}},
-    [DB_EV_TIMER_ARM] = {W_NONE, "timer", NULL,
+    [DB_EV_VOUCHER] = {W_NONE, 0, -1, {{"addr", K_U64, R_YES}, {"on_behalf_of", K_U32, R_YES}}},
+    [DB_EV_TIMER_ARM] = {W_NONE, 0, -1,
                          {{"timer", K_U64, R_YES}, {"deadline", K_U64, R_YES}, {"func", K_U64, R_NO}}},
-    [DB_EV_TIMER_CANCEL] = {W_NONE, "timer", NULL, {{"timer", K_U64, R_YES}}},
-    [DB_EV_TIMER_CALLOUT] = {W_BEGIN_END, "timer", NULL, {{"timer", K_U64, R_YES}}},
-    [DB_EV_FLAG_WRITE] = {W_NONE, "addr", "value", {{"addr", K_U64, R_YES}, {"value", K_I64, R_YES}}},
-    [DB_EV_FLAG_READ] = {W_NONE, "addr", "value", {{"addr", K_U64, R_YES}, {"value", K_I64, R_YES}}},
+    [DB_EV_TIMER_CANCEL] = {W_NONE, 0, -1, {{"timer", K_U64, R_YES}}},
+    [DB_EV_TIMER_CALLOUT] = {W_BEGIN_END, 0, -1, {{"timer", K_U64, R_YES}}},
+    [DB_EV_FLAG_WRITE] = {W_NONE, 0, 1, {{"addr", K_U64, R_YES}, {"value", K_I64, R_YES}}},
+    [DB_EV_FLAG_READ] = {W_NONE, 0, 1, {{"addr", K_U64, R_YES}, {"value", K_I64, R_YES}}},
 };
 
 static const char *const stages[] = {"entry",          "before_timers", "before_sources",
@@ -94,11 +94,15 @@ static int bad(char *msg, size_t msglen, const char *fmt, ...)
 /* the text of a token for a message, at most 60 bytes */
 #define SHOW(p, n) ((n) > 60 ? 60 : (int)(n)), (p)
 
-/* Is the word p (n bytes) the string s?  The first byte settles most
- * (each key of an event is compared with every key of its type). */
+/* Is the word p (n bytes) the string s?  A loop, not strncmp: the words
+ * are short and each key of an event is compared with every key of its
+ * type, so the call cost more than the compare. */
 static bool is(const char *s, const char *p, size_t n)
 {
-    return n ? s[0] == p[0] && strncmp(s, p, n) == 0 && s[n] == '\0' : s[0] == '\0';
+    size_t i = 0;
+    while (i < n && s[i] == p[i])
+        i++;
+    return i == n && s[i] == '\0';
 }
 
 static bool addr_list(const char *p, size_t n)
@@ -251,9 +255,9 @@ int ingest_argus_event(const char *text, argus_attrs *at, db_event *ev, char *ms
                            SHOW(vp, vn), want(kd->kind));
             }
             seen |= 1u << i;
-            if (d->obj && strcmp(d->obj, kd->key) == 0)
+            if (d->obj == i)
                 ev->obj = num;
-            if (d->val && strcmp(d->val, kd->key) == 0)
+            if (d->val == i)
                 ev->val = (int64_t)num;
         }
         if (put_attr(at, &t) < 0)

@@ -14,7 +14,6 @@
 
 #include "db/db.h"
 #include "db/db_int.h"
-#include "db/db_int.h"
 
 static void test_be_keys_sort_numerically(void **state)
 {
@@ -401,6 +400,42 @@ static void test_nodetop_keeps_the_largest(void **state)
     assert_int_equal(db_nodetop_decode(bad, sizeof bad, &x), -1);
 }
 
+/* An attribute by its key (a key that is a prefix of another is not it),
+ * and as a number: the readers' decimal and 0x hex, and what strtoull's
+ * base 0 reads besides (octal, uppercase hex), as before its fast path. */
+static void test_event_attr(void **state)
+{
+    (void)state;
+    static const char attrs[] = "na=1\0name=futex\0nr=202\0hex=0x7fFf\0oct=0755\0big=18446744073709551615\0"
+                                "bad=12ab\0neg=-1\0empty=\0bare\0";
+    db_event ev = {.attrs = attrs, .attrs_len = sizeof attrs - 1};
+    const char *v;
+    size_t n;
+    assert_true(db_event_attr(&ev, "name", &v, &n));
+    assert_int_equal(n, 5);
+    assert_memory_equal(v, "futex", 5);
+    assert_true(db_event_attr(&ev, "na", &v, &n));
+    assert_int_equal(n, 1);
+    assert_false(db_event_attr(&ev, "nam", &v, &n));
+    assert_false(db_event_attr(&ev, "bare", &v, &n)); /* no '=' */
+    assert_true(db_event_attr(&ev, "empty", &v, &n));
+    assert_int_equal(n, 0);
+    uint64_t x = 0;
+    assert_true(db_event_attr_u64(&ev, "nr", &x));
+    assert_int_equal(x, 202);
+    assert_true(db_event_attr_u64(&ev, "hex", &x));
+    assert_int_equal(x, 0x7fff);
+    assert_true(db_event_attr_u64(&ev, "oct", &x));
+    assert_int_equal(x, 0755);
+    assert_true(db_event_attr_u64(&ev, "big", &x));
+    assert_true(x == UINT64_MAX);
+    assert_true(db_event_attr_u64(&ev, "neg", &x));
+    assert_true(x == UINT64_MAX); /* strtoull's wrap, as ever */
+    assert_false(db_event_attr_u64(&ev, "bad", &x));
+    assert_false(db_event_attr_u64(&ev, "empty", &x));
+    assert_false(db_event_attr_u64(&ev, "name", &x));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -409,6 +444,7 @@ int main(void)
         cmocka_unit_test(test_edge_key_roundtrip),
         cmocka_unit_test(test_edge_block_roundtrip),
         cmocka_unit_test(test_names),
+        cmocka_unit_test(test_event_attr),
         cmocka_unit_test(test_nodetop_keeps_the_largest),
         cmocka_unit_test_setup_teardown(test_commit_and_abort, setup, teardown),
         cmocka_unit_test_setup_teardown(test_format_version, setup, teardown),
