@@ -88,6 +88,7 @@ static uint64_t uv_get(rd *r)
 typedef struct enc_str {
     uint32_t off, len; /* in sbuf */
     uint32_t hash;
+    uint32_t shape; /* as an event's name: the shape last found for it + 1 (0 none) */
 } enc_str;
 
 typedef struct enc_shape {
@@ -204,6 +205,23 @@ static uint32_t hash_bytes(const void *p, size_t n)
     return (uint32_t)(h >> 32);
 }
 
+/* n bytes equal?  Eight at a time, inline: the strings are short, and a
+ * call to memcmp for each was a twentieth of an ftrace ingest's time. */
+static bool bytes_eq(const char *a, const char *b, size_t n)
+{
+    uint64_t x, y;
+    for (; n >= 8; a += 8, b += 8, n -= 8) {
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        if (x != y)
+            return false;
+    }
+    while (n--)
+        if (*a++ != *b++)
+            return false;
+    return true;
+}
+
 /* The string's number in this block, or -1 (*slot: where it would go). */
 static long str_find(const db_evblock_enc *e, const char *s, size_t n, uint32_t h, uint32_t *slot)
 {
@@ -215,7 +233,7 @@ static long str_find(const db_evblock_enc *e, const char *s, size_t n, uint32_t 
             return -1;
         }
         const enc_str *st = &e->strs[v - 1];
-        if (st->hash == h && st->len == n && memcmp(e->sbuf + st->off, s, n) == 0)
+        if (st->hash == h && st->len == n && bytes_eq(e->sbuf + st->off, s, n))
             return (long)(v - 1);
     }
 }
@@ -231,7 +249,7 @@ static bool str_add(db_evblock_enc *e, const char *s, size_t n, uint32_t h, uint
         !room((void **)&e->strs, &e->strs_cap, e->nstrs + 1, sizeof *e->strs))
         return false;
     memcpy(e->sbuf + e->sbuf_len, s, n);
-    e->strs[e->nstrs] = (enc_str){(uint32_t)e->sbuf_len, (uint32_t)n, h};
+    e->strs[e->nstrs] = (enc_str){(uint32_t)e->sbuf_len, (uint32_t)n, h, 0};
     e->sbuf_len += n;
     e->slots[slot] = (uint32_t)++e->nstrs;
     *num = (uint32_t)e->nstrs - 1;
@@ -311,9 +329,30 @@ static uint32_t tpc_of(const db_event *ev)
     return (uint32_t)ev->type | (uint32_t)(ev->phase & 3) << 5 | (uint32_t)(ev->ctx & 3) << 7;
 }
 
+/* Does the event have the keys of shape words w, in order?  Compared as
+ * bytes with the numbered strings, without hashing them. */
+static bool same_keys(const db_evblock_enc *e, const uint32_t *w, const db_event *ev)
+{
+    const char *p = ev->attrs, *end = ev->attrs + ev->attrs_len, *a;
+    size_t len;
+    uint32_t j = 0;
+    while (next_attr(&p, end, &a, &len)) {
+        bool eq;
+        size_t kl = key_len(a, len, &eq);
+        if (j == w[2])
+            return false;
+        const enc_str *st = &e->strs[w[EVB_SHAPE_HEAD + j++]];
+        if (st->len != kl || !bytes_eq(e->sbuf + st->off, a, kl))
+            return false;
+    }
+    return j == w[2];
+}
+
 /* The event's shape number when its name and keys are numbered strings
- * and the shape is numbered; else -1 (the event defines it anew). */
-static long shape_find(const db_evblock_enc *e, const db_event *ev)
+ * and the shape is numbered; else -1 (the event defines it anew).  The
+ * shape last seen with the event's name is tried first: most events of a
+ * name have one shape, and comparing its keys spares hashing each. */
+static long shape_find(db_evblock_enc *e, const db_event *ev)
 {
     uint32_t words[EVB_SHAPE_HEAD + EVB_SHAPE_KEYS];
     size_t nw = EVB_SHAPE_HEAD;
@@ -323,6 +362,12 @@ static long shape_find(const db_evblock_enc *e, const db_event *ev)
     long s = str_find(e, name, nl, hash_bytes(name, nl), &slot);
     if (s < 0)
         return -1;
+    enc_str *ns = &e->strs[s];
+    if (ns->shape && ns->shape <= e->nshapes) { /* a rollback may have dropped it */
+        const uint32_t *w = &e->words[e->shapes[ns->shape - 1].at];
+        if (w[0] == (uint32_t)s && w[1] == tpc_of(ev) && same_keys(e, w, ev))
+            return (long)ns->shape - 1;
+    }
     words[0] = (uint32_t)s;
     words[1] = tpc_of(ev);
     while (next_attr(&p, end, &a, &len)) {
@@ -339,8 +384,10 @@ static long shape_find(const db_evblock_enc *e, const db_event *ev)
         if (!v)
             return -1;
         const enc_shape *sh = &e->shapes[v - 1];
-        if (sh->hash == h && e->words[sh->at + 2] == words[2] && memcmp(&e->words[sh->at], words, nw * 4) == 0)
+        if (sh->hash == h && e->words[sh->at + 2] == words[2] && memcmp(&e->words[sh->at], words, nw * 4) == 0) {
+            ns->shape = v;
             return (long)(v - 1);
+        }
     }
 }
 
@@ -359,6 +406,7 @@ static bool shape_add(db_evblock_enc *e, const uint32_t *words, size_t nw)
     while (e->shape_slots[i])
         i = (i + 1) & (2 * EVB_SHAPES - 1);
     e->shape_slots[i] = (uint32_t)++e->nshapes;
+    e->strs[words[0]].shape = (uint32_t)e->nshapes; /* the name's last shape */
     return true;
 }
 
