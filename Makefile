@@ -201,8 +201,9 @@ $(B)/san/tests/%: $(B)/san/tests/unit/%.o $(B)/san/libargusq.a
 # ---- tests ----
 # Every unit test binary and every end-to-end script runs under ASan+UBSan;
 # tests/run.sh prints one "N passed, N failed" line at the end.
-test: $(B)/argusq $(B)/san/argusq $(TESTS)
-	@FUZZERS="$(FUZZERS)" sh tests/run.sh $(B)/san $(TESTS)
+test: $(B)/argusq $(B)/san/argusq $(TESTS) $(B)/libargusq.so $(B)/$(SO_NAME)
+	@FUZZERS="$(FUZZERS)" ARGUSQ_LIB=$(CURDIR)/$(B)/libargusq.so ARGUSQ_CLI=$(CURDIR)/$(B)/argusq \
+	  sh tests/run.sh $(B)/san $(TESTS)
 
 demo: $(B)/argusq
 	@sh tests/demo.sh $(B)/argusq
