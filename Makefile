@@ -13,8 +13,9 @@
 #   make crashtest  crash states of an ingest of ../shared/traces/pipeline.dat
 #                 (tests/crash: an LD_PRELOAD write logger and crashgen.py;
 #                 make test runs a short one on a small trace)
-#   make install  build/argusq, its man page and bash completion under
-#                 $(DESTDIR)$(PREFIX) (PREFIX=/usr/local)
+#   make install  build/argusq, its man page and bash completion, libargusq
+#                 (the .so and .a, include/argusq.h, argusq.pc, argusq(3)) and
+#                 the Python package under $(DESTDIR)$(PREFIX) (PREFIX=/usr/local)
 #   make clean
 #
 # A fresh Debian machine has none of the libraries and generators we need:
@@ -258,15 +259,40 @@ clean:
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
 
-# ---- install: the binary, the man page, the bash completion ----
+# ---- install: the binary, the man pages, the bash completion; libargusq
+# with its header and pkg-config file; the Python package where Debian's
+# python3 looks (PREFIX/lib/python3/dist-packages), told where the library
+# is (argusq/_installed.py) so that it needs no ldconfig.  pkg-config's
+# --define-prefix works on a staged tree: argusq.pc names its directories
+# from ${prefix}. ----
 PREFIX  ?= /usr/local
 DESTDIR ?=
-install: $(B)/argusq
+LIBDIR  ?= $(PREFIX)/lib
+INCDIR  ?= $(PREFIX)/include
+PYDIR   ?= $(PREFIX)/lib/python3/dist-packages
+PY_SRC  := $(wildcard python/argusq/*.py)
+pc_dir   = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+API_VERSION = $(shell sed -n 's/^\#define ARGUSQ_VERSION "\(.*\)"/\1/p' include/argusq.h)
+install: $(B)/argusq $(B)/libargusq.a $(B)/$(SO_FILE)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
-	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/man/man3 \
+	  $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) $(DESTDIR)$(PYDIR)/argusq
 	install -m 755 $(B)/argusq $(DESTDIR)$(PREFIX)/bin/argusq
 	install -m 644 doc/argusq.1 $(DESTDIR)$(PREFIX)/share/man/man1/argusq.1
 	install -m 644 contrib/argusq.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/argusq
+	install -m 755 $(B)/$(SO_FILE) $(DESTDIR)$(LIBDIR)/$(SO_FILE)
+	ln -sf $(SO_FILE) $(DESTDIR)$(LIBDIR)/$(SO_NAME)
+	ln -sf $(SO_NAME) $(DESTDIR)$(LIBDIR)/libargusq.so
+	install -m 644 $(B)/libargusq.a $(DESTDIR)$(LIBDIR)/libargusq.a
+	install -m 644 include/argusq.h $(DESTDIR)$(INCDIR)/argusq.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(call pc_dir,$(LIBDIR))|' \
+	  -e 's|@INCDIR@|$(call pc_dir,$(INCDIR))|' -e 's|@VERSION@|$(API_VERSION)|' \
+	  -e 's|@LIBS@|$(SO_LIBS)|' contrib/argusq.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/argusq.pc
+	install -m 644 doc/argusq.3 $(DESTDIR)$(PREFIX)/share/man/man3/argusq.3
+	install -m 644 $(PY_SRC) $(DESTDIR)$(PYDIR)/argusq/
+	printf '# written by make install: where libargusq is\nLIBDIR = %s\n' "'$(LIBDIR)'" \
+	  > $(DESTDIR)$(PYDIR)/argusq/_installed.py
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig || true; fi
 
 # ---- ThreadSanitizer, by hand (`make tsan`; not part of make test, it is a
 # third build of everything): libargusq's unit test, whose readers run in
