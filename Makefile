@@ -1,6 +1,6 @@
 # argusq -- see README.md.
 #
-#   make          build/argusq
+#   make          build/argusq, and libargusq (build/libargusq.a, build/libargusq.so)
 #   make test     unit tests (cmocka) and end-to-end tests, built with ASan+UBSan
 #   make demo     ingest a shipped trace into a fresh archive and print a slice
 #   make test-fresh  (as root) `make demo` and `make test` of the committed HEAD
@@ -9,11 +9,13 @@
 #                 installed: proves DEBS is complete (tests/fresh.sh;
 #                 FRESH_WORKTREE=1 tests the working tree instead)
 #   make bench    performance at the paper's scale (bench/run.py; BENCH_EVENTS=2000000 for a quick run)
+#   make tsan     libargusq's threads test built with ThreadSanitizer
 #   make crashtest  crash states of an ingest of ../shared/traces/pipeline.dat
 #                 (tests/crash: an LD_PRELOAD write logger and crashgen.py;
 #                 make test runs a short one on a small trace)
-#   make install  build/argusq, its man page and bash completion under
-#                 $(DESTDIR)$(PREFIX) (PREFIX=/usr/local)
+#   make install  build/argusq, its man page and bash completion, libargusq
+#                 (the .so and .a, include/argusq.h, argusq.pc, argusq(3)) and
+#                 the Python package under $(DESTDIR)$(PREFIX) (PREFIX=/usr/local)
 #   make clean
 #
 # A fresh Debian machine has none of the libraries and generators we need:
@@ -65,15 +67,33 @@ STATIC_LIBS = -llmdb -ledit -ltinfo -lbsd -lmd
 LIBS    = -Wl,-Bstatic $(STATIC_LIBS) -Wl,-Bdynamic -ldl -pthread
 TEST_SRC := $(wildcard tests/unit/test_*.c)
 
+# libargusq (lib/, include/argusq.h): the engine as a library with a small
+# stable C API, of which the argusq command is a client.  build/libargusq.a
+# holds every object of the optimized build; the command links it (so it
+# stays static, as above).  build/libargusq.so is for other programs and the
+# Python bindings (python/argusq, ctypes): position-independent objects of
+# its own (build/pic), compiled with -fvisibility=hidden so that only the
+# argusq_ API (ARGUSQ_API in the header) is exported, and linked against the
+# shared liblmdb (Debian's liblmdb.a is not position-independent); soname
+# libargusq.so.0, to be raised when the ABI breaks.
+API_SRC := $(wildcard lib/*.c)
+SO_NAME := libargusq.so.0
+SO_FILE := libargusq.so.0.1.0
+PICFLAGS := -fPIC -fvisibility=hidden
+SO_LIBS := -llmdb -ldl -pthread
+
 # object lists: optimized build in build/obj, sanitizer build in build/san
 OBJ     := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC)) $(patsubst $(GEN)/%.c,$(B)/obj/gen/%.o,$(GEN_C))
 SAN_OBJ := $(patsubst %.c,$(B)/san/%.o,$(LIB_SRC)) $(patsubst $(GEN)/%.c,$(B)/san/gen/%.o,$(GEN_C))
+API_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(API_SRC))
+SAN_API_OBJ := $(patsubst %.c,$(B)/san/%.o,$(API_SRC))
+PIC_OBJ := $(patsubst %.c,$(B)/pic/%.o,$(LIB_SRC) $(API_SRC)) $(patsubst $(GEN)/%.c,$(B)/pic/gen/%.o,$(GEN_C))
 TESTS   := $(patsubst tests/unit/%.c,$(B)/san/tests/%,$(TEST_SRC))
 
 .PHONY: all test unit e2e demo clean deps bench install
 .SECONDARY:
 
-all: $(B)/argusq
+all: $(B)/argusq $(B)/libargusq.a $(B)/libargusq.so $(B)/$(SO_NAME)
 
 deps: $(B)/.deps
 # $(call install_debs,PACKAGES): apt-get install those not installed yet
@@ -144,23 +164,47 @@ $(B)/san/gen/%.o: $(GEN)/%.c $(GEN_H) | $(B)/.deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) -Wno-unused-parameter $(SANFLAGS) $(INC) -MMD -MP -c -o $@ $<
 
+$(B)/pic/%.o: %.c $(GEN_H) | $(B)/.deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) $(CFLAGS) $(PICFLAGS) $(INC) -MMD -MP -c -o $@ $<
+
+$(B)/pic/gen/%.o: $(GEN)/%.c $(GEN_H) | $(B)/.deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) -Wno-unused-parameter $(CFLAGS) $(PICFLAGS) $(INC) -MMD -MP -c -o $@ $<
+
+# ---- libargusq ----
+$(B)/libargusq.a: $(OBJ) $(API_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/san/libargusq.a: $(SAN_OBJ) $(SAN_API_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/$(SO_FILE): $(PIC_OBJ)
+	$(CC) $(CFLAGS) -shared -Wl,-soname,$(SO_NAME) -Wl,--no-undefined -o $@ $^ $(SO_LIBS)
+
+$(B)/$(SO_NAME) $(B)/libargusq.so: $(B)/$(SO_FILE)
+	ln -sf $(SO_FILE) $@
+
 CLI_SRC := $(wildcard cli/*.c)
 
-$(B)/argusq: $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRC)) $(OBJ)
+$(B)/argusq: $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRC)) $(B)/libargusq.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
 
-$(B)/san/argusq: $(patsubst %.c,$(B)/san/%.o,$(CLI_SRC)) $(SAN_OBJ)
+$(B)/san/argusq: $(patsubst %.c,$(B)/san/%.o,$(CLI_SRC)) $(B)/san/libargusq.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
 
-$(B)/san/tests/%: $(B)/san/tests/unit/%.o $(SAN_OBJ)
+$(B)/san/tests/%: $(B)/san/tests/unit/%.o $(B)/san/libargusq.a
 	@mkdir -p $(dir $@)
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS) -lcmocka
 
 # ---- tests ----
 # Every unit test binary and every end-to-end script runs under ASan+UBSan;
 # tests/run.sh prints one "N passed, N failed" line at the end.
-test: $(B)/argusq $(B)/san/argusq $(TESTS)
-	@FUZZERS="$(FUZZERS)" sh tests/run.sh $(B)/san $(TESTS)
+test: $(B)/argusq $(B)/san/argusq $(TESTS) $(B)/libargusq.so $(B)/$(SO_NAME)
+	@FUZZERS="$(FUZZERS)" ARGUSQ_LIB=$(CURDIR)/$(B)/libargusq.so ARGUSQ_CLI=$(CURDIR)/$(B)/argusq \
+	  sh tests/run.sh $(B)/san $(TESTS)
 
 demo: $(B)/argusq
 	@sh tests/demo.sh $(B)/argusq
@@ -215,15 +259,66 @@ clean:
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
 
-# ---- install: the binary, the man page, the bash completion ----
+# ---- install: the binary, the man pages, the bash completion; libargusq
+# with its header and pkg-config file; the Python package where Debian's
+# python3 looks (PREFIX/lib/python3/dist-packages), told where the library
+# is (argusq/_installed.py) so that it needs no ldconfig.  pkg-config's
+# --define-prefix works on a staged tree: argusq.pc names its directories
+# from ${prefix}. ----
 PREFIX  ?= /usr/local
 DESTDIR ?=
-install: $(B)/argusq
+LIBDIR  ?= $(PREFIX)/lib
+INCDIR  ?= $(PREFIX)/include
+PYDIR   ?= $(PREFIX)/lib/python3/dist-packages
+PY_SRC  := $(wildcard python/argusq/*.py)
+pc_dir   = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+API_VERSION = $(shell sed -n 's/^\#define ARGUSQ_VERSION "\(.*\)"/\1/p' include/argusq.h)
+install: $(B)/argusq $(B)/libargusq.a $(B)/$(SO_FILE)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
-	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/man/man3 \
+	  $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) $(DESTDIR)$(PYDIR)/argusq
 	install -m 755 $(B)/argusq $(DESTDIR)$(PREFIX)/bin/argusq
 	install -m 644 doc/argusq.1 $(DESTDIR)$(PREFIX)/share/man/man1/argusq.1
 	install -m 644 contrib/argusq.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/argusq
+	install -m 755 $(B)/$(SO_FILE) $(DESTDIR)$(LIBDIR)/$(SO_FILE)
+	ln -sf $(SO_FILE) $(DESTDIR)$(LIBDIR)/$(SO_NAME)
+	ln -sf $(SO_NAME) $(DESTDIR)$(LIBDIR)/libargusq.so
+	install -m 644 $(B)/libargusq.a $(DESTDIR)$(LIBDIR)/libargusq.a
+	install -m 644 include/argusq.h $(DESTDIR)$(INCDIR)/argusq.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(call pc_dir,$(LIBDIR))|' \
+	  -e 's|@INCDIR@|$(call pc_dir,$(INCDIR))|' -e 's|@VERSION@|$(API_VERSION)|' \
+	  -e 's|@LIBS@|$(SO_LIBS)|' contrib/argusq.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/argusq.pc
+	install -m 644 doc/argusq.3 $(DESTDIR)$(PREFIX)/share/man/man3/argusq.3
+	install -m 644 $(PY_SRC) $(DESTDIR)$(PYDIR)/argusq/
+	printf '# written by make install: where libargusq is\nLIBDIR = %s\n' "'$(LIBDIR)'" \
+	  > $(DESTDIR)$(PYDIR)/argusq/_installed.py
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig || true; fi
+
+# ---- ThreadSanitizer, by hand (`make tsan`; not part of make test, it is a
+# third build of everything): libargusq's unit test, whose readers run in
+# four threads on one handle and on two handles of one file while a fifth
+# ingests, and test_db's shared handles, built with -fsanitize=thread.
+# ARGUSQ_MAP_MB keeps LMDB's map small: TSan's shadow memory leaves no
+# room for the usual 1 TiB. ----
+TSAN_FLAGS := -O1 -g -fsanitize=thread
+TSAN_OBJ := $(patsubst %.c,$(B)/tsan/%.o,$(LIB_SRC) $(API_SRC)) $(patsubst $(GEN)/%.c,$(B)/tsan/gen/%.o,$(GEN_C))
+.PHONY: tsan
+
+$(B)/tsan/%.o: %.c $(GEN_H) | $(B)/.deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) $(TSAN_FLAGS) $(INC) -MMD -MP -c -o $@ $<
+
+$(B)/tsan/gen/%.o: $(GEN)/%.c $(GEN_H) | $(B)/.deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(WARN) -Wno-unused-parameter $(TSAN_FLAGS) $(INC) -MMD -MP -c -o $@ $<
+
+TSAN_TESTS := $(B)/tsan/test_lib $(B)/tsan/test_db
+
+$(TSAN_TESTS): $(B)/tsan/%: $(B)/tsan/tests/unit/%.o $(TSAN_OBJ)
+	$(CC) $(TSAN_FLAGS) -o $@ $^ $(SO_LIBS) -lcmocka
+
+tsan: $(TSAN_TESTS)
+	@for t in $(TSAN_TESTS); do ARGUSQ_MAP_MB=4096 TSAN_OPTIONS=halt_on_error=1 $$t || exit 1; done
 
 # ---- fuzzing: libFuzzer harnesses in fuzz/, built with clang from the same
 # sources into build/fuzz; `make fuzz` runs each for FUZZ_SECONDS on a copy

@@ -1,6 +1,8 @@
 /* cli/main.c -- the argusq command: ingest a trace, or run statements (one
  * from the command line, a script with -f, stdin, or a REPL).  Thin on
- * purpose: everything it does is a call into ingest/, graph/, db/, query/.
+ * purpose: ingest and statements are calls of libargusq's public API
+ * (include/argusq.h), as any client makes them; recording (ingest/) and
+ * the archive's own commands (admin.c: db/) are not part of it.
  *
  * Exit status: 0 success, 1 a statement or an ingest failed, 2 usage or
  * I/O error (archive or script cannot be opened). */
@@ -16,13 +18,10 @@
 #include <editline/readline.h>
 
 #include "db/db.h"
-#include "graph/graph.h"
+#include "include/argusq.h"
 #include "ingest/ingest.h"
-#include "query/query.h"
 #include "admin.h"
 #include "progress.h"
-
-#define ARGUSQ_VERSION "0.1.0"
 
 static const char usage[] =
     "usage: argusq [-d ARCHIVE] ingest FILE [--name NAME] [--rules RULES] [--arch MACHINE] [--label KEY=VALUE]...\n"
@@ -63,7 +62,7 @@ typedef struct options {
     const char *arch; /* ingest --arch: the machine a text trace was recorded on */
     const char *labels[32]; /* ingest --label KEY=VALUE */
     int nlabels;
-    query_format format;
+    int format; /* enum argusq_format */
     bool ingest;
     bool list_traces; /* --list-traces: names, one a line (bash completion) */
     const char *file;
@@ -77,35 +76,12 @@ static int usage_error(const char *msg, const char *arg)
     return 2;
 }
 
-/* The trace's labels: what its file says about its recording, then the
- * user's --label (which win over those of the same key). */
-static int write_labels(db_writer *w, const options *o, const ingest_meta *m, db_error *de)
-{
-    char n[16];
-    snprintf(n, sizeof n, "%u", m->cpus);
-    const char *arch = m->arch[0] ? m->arch : o->arch ? o->arch : "";
-    const char *const meta[][2] = {{"host", m->host},         {"kernel", m->kernel},     {"arch", arch},
-                                   {"cpus", m->cpus ? n : ""}, {"clock", m->clock},       {"recorder", m->recorder},
-                                   {"command", m->command},    {"started", m->started},   {"duration", m->duration},
-                                   {"status", m->status}};
-    for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++)
-        if (meta[i][1][0] && db_writer_label(w, meta[i][0], meta[i][1], de))
-            return -1;
-    for (int i = 0; i < o->nlabels; i++) {
-        const char *eq = strchr(o->labels[i], '=');
-        char key[DB_LABEL_KEY_MAX + 1];
-        snprintf(key, sizeof key, "%.*s", (int)(eq - o->labels[i]), o->labels[i]);
-        if (db_writer_label(w, key, eq + 1, de))
-            return -1;
-    }
-    return 0;
-}
-
 /* Options may come before or after the command words. */
 static int parse_args(int argc, char **argv, options *o)
 {
     const char *env = getenv("ARGUSQ_DB");
     o->archive = env && *env ? env : "argus.db";
+    o->format = ARGUSQ_FORMAT_TABLE;
     size_t stmt_len = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -114,7 +90,7 @@ static int parse_args(int argc, char **argv, options *o)
             fputs(usage, stdout);
             exit(0);
         } else if (!strcmp(a, "--version")) {
-            puts("argusq " ARGUSQ_VERSION);
+            printf("argusq %s\n", argusq_version());
             exit(0);
         } else if (!strcmp(a, "-d") || !strcmp(a, "--db")) {
             if (!has_next)
@@ -136,13 +112,13 @@ static int parse_args(int argc, char **argv, options *o)
             if (!has_next)
                 return usage_error("missing KEY=VALUE after", a);
             const char *kv = argv[++i], *eq = strchr(kv, '=');
-            char key[DB_LABEL_KEY_MAX + 1];
-            db_error de = {0};
-            if (!eq || (size_t)(eq - kv) > DB_LABEL_KEY_MAX)
+            char key[ARGUSQ_LABEL_KEY_MAX + 1];
+            argusq_error e;
+            if (!eq || (size_t)(eq - kv) > ARGUSQ_LABEL_KEY_MAX)
                 return usage_error("--label takes KEY=VALUE:", kv);
             snprintf(key, sizeof key, "%.*s", (int)(eq - kv), kv);
-            if (db_label_check(key, strlen(eq + 1), &de))
-                return usage_error(de.msg, NULL);
+            if (argusq_label_check(key, eq + 1, &e))
+                return usage_error(e.message, NULL);
             if (o->nlabels == (int)(sizeof o->labels / sizeof o->labels[0]))
                 return usage_error("too many --label (at most 32)", NULL);
             o->labels[o->nlabels++] = kv;
@@ -159,14 +135,14 @@ static int parse_args(int argc, char **argv, options *o)
                 return usage_error("missing script after", a);
             o->script = argv[++i];
         } else if (!strcmp(a, "--json")) {
-            o->format = QUERY_FMT_JSON;
+            o->format = ARGUSQ_FORMAT_JSON;
         } else if (!strcmp(a, "--list-traces")) {
             o->list_traces = true;
         } else if (!strcmp(a, "--format")) {
             if (!has_next)
                 return usage_error("missing format after", a);
             const char *f = argv[++i];
-            if (!query_format_from_name(f, &o->format))
+            if ((o->format = argusq_format_from_name(f)) < 0)
                 return usage_error("unknown format (table, json, csv, dot, svg, perfetto):", f);
         } else if (a[0] == '-' && a[1] && !o->statement) {
             return usage_error("unknown option", a);
@@ -198,300 +174,75 @@ static int parse_args(int argc, char **argv, options *o)
     return 0;
 }
 
-/* ---- ingest ---- */
+/* ---- ingest: libargusq does it (lib/ingest.c); here the bar and the words ---- */
 
-/* The sink between a reader and the archive.  While events come in time
- * order (ftrace text always does) the graph is built in the stream and
- * each event is stored once, with its node; an event out of order (an
- * Argus file may interleave threads freely) stops that, and the graph is
- * built after the read from the time index instead. */
-typedef struct sink_ctx {
-    db_writer *w;
-    graph_feed feed; /* events with their nodes into the archive */
-    progress *pg;    /* the bar on a terminal */
-} sink_ctx;
-
-static int sink_fail(const db_error *de, char *err, size_t len)
+static void ingest_progress(void *ctx, uint64_t bytes, uint64_t total, uint64_t events, const char *phase)
 {
-    snprintf(err, len, "%s", de->msg);
-    return -1;
-}
-
-static int sink_proc(void *p, uint32_t pid, const char *name, char *err, size_t len)
-{
-    db_error de = {0};
-    return db_writer_proc(((sink_ctx *)p)->w, pid, name, &de) ? sink_fail(&de, err, len) : 0;
-}
-
-static int sink_thread(void *p, const db_thread *t, char *err, size_t len)
-{
-    db_error de = {0};
-    return db_writer_thread(((sink_ctx *)p)->w, t, &de) ? sink_fail(&de, err, len) : 0;
-}
-
-static int sink_event(void *p, db_event *ev, char *err, size_t len)
-{
-    sink_ctx *sc = p;
-    progress_event(sc->pg);
-    return graph_feed_event(&sc->feed, ev) ? sink_fail(sc->feed.err, err, len) : 0;
-}
-
-static int sink_symbol(void *p, uint64_t addr, const char *name, char *err, size_t len)
-{
-    db_error de = {0};
-    return db_writer_symbol(((sink_ctx *)p)->w, addr, name, &de) ? sink_fail(&de, err, len) : 0;
-}
-
-static void sink_skip(void *p) { db_writer_skip(((sink_ctx *)p)->w); }
-
-static void sink_progress(void *p, uint64_t bytes, uint64_t total)
-{
-    progress *pg = ((sink_ctx *)p)->pg;
+    progress *pg = ctx;
+    if (phase) {
+        progress_phase(pg, phase);
+        return;
+    }
     progress_set_total(pg, total);
-    progress_update(pg, bytes, pg->events);
+    progress_update(pg, bytes, events);
 }
 
-static int detect(const char *path, ingest_format *fmt)
+static void ingest_warning(void *ctx, const char *msg)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "argusq: %s: %s\n", path, strerror(errno));
-        return 2;
-    }
-    char head[4096];
-    size_t n = fread(head, 1, sizeof head, f);
-    fclose(f);
-    *fmt = ingest_detect(head, n);
-    return 0;
+    progress_end(ctx);
+    fprintf(stderr, "argusq: %s\n", msg);
 }
 
-static char *slurp(FILE *f, size_t *len);
-static void report(const char *where, const char *src, size_t len, const query_error *e);
-
-/* Rule statements (`rule ...;`) from src, compiled onto *rules (grown) for
- * graph_build, and kept with the trace so that `rebuild graph` applies
- * them again.  where names src in messages.  Returns 0, 1 (bad rules), or
- * 2 (out of memory, archive). */
-static int add_rules(const char *where, const char *src, size_t len, db_writer *w, graph_rule **rules, size_t *n)
+/* The exit status of a failure: 1 a statement or an ingest failed, 2
+ * usage, I/O or the archive. */
+static int status_of(const argusq_error *e)
 {
-    query_error e = {0};
-    query_script *sc = query_parse(src, len, &e);
-    int rc = sc ? 0 : 1;
-    size_t count = query_script_count(sc);
-    graph_rule *grown = count ? realloc(*rules, (*n + count) * sizeof **rules) : *rules;
-    if (count && !grown)
-        rc = 2;
-    else
-        *rules = grown;
-    for (size_t i = 0; !rc && i < count; i++) {
-        const query_stmt *st = query_script_stmt(sc, i);
-        size_t tl;
-        const char *text = query_stmt_text(st, &tl);
-        db_error de = {0};
-        uint32_t seq;
-        memset(&(*rules)[*n], 0, sizeof **rules);
-        if (query_rule_compile(st, &(*rules)[*n], &e))
-            rc = 1;
-        else if (db_writer_add_rule(w, text, tl, &seq, &de)) {
-            fprintf(stderr, "argusq: %s\n", de.msg);
-            rc = 2;
-        } else
-            ++*n;
-    }
-    if (rc == 1)
-        report(where, src, len, &e);
-    query_script_free(sc);
-    return rc;
+    return e->code == ARGUSQ_ERR_STATEMENT || e->code == ARGUSQ_ERR_INGEST ? 1 : 2;
 }
 
-/* A rules file (ingest --rules): add_rules of its text.  Returns 0, 1
- * (bad rules), or 2 (I/O). */
-static int load_rules(const char *path, db_writer *w, graph_rule **rules, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "argusq: %s: %s\n", path, strerror(errno));
-        return 2;
-    }
-    size_t len;
-    char *src = slurp(f, &len);
-    fclose(f);
-    if (!src) {
-        fprintf(stderr, "argusq: %s: read error\n", path);
-        return 2;
-    }
-    int rc = add_rules(path, src, len, w, rules, n);
-    free(src);
-    return rc;
-}
-
-/* A dump's rules (its `rule` records), then its labels: the trace's own,
- * before what the ingest's options add. */
-static int restore_head(const char *path, const ingest_dump_head *h, db_writer *w, graph_rule **rules,
-                        size_t *n)
-{
-    for (size_t i = 0; i < h->nrules; i++) {
-        char where[600];
-        snprintf(where, sizeof where, "%s:%llu (rule record)", path, (unsigned long long)h->rule_lines[i]);
-        int rc = add_rules(where, h->rules[i], strlen(h->rules[i]), w, rules, n);
-        if (rc)
-            return rc;
-    }
-    for (size_t i = 0; i < h->nlabels; i++) {
-        db_error de = {0};
-        if (db_writer_label(w, h->labels[2 * i], h->labels[2 * i + 1], &de)) {
-            fprintf(stderr, "argusq: %s: label \"%s\": %s\n", path, h->labels[2 * i], de.msg);
-            return 1;
-        }
-    }
-    return 0;
-}
+static void report(const char *where, const char *src, size_t len, const argusq_error *e);
 
 static int cmd_ingest(const options *o)
 {
-    ingest_format fmt;
-    int rc = detect(o->file, &fmt);
-    if (rc)
-        return rc;
-    /* an argusq dump restores the trace it holds: its format (the graph's
-     * rules depend on it), name, labels and user rules */
-    ingest_dump_head head = {0};
-    char err[1024] = "";
-    int dump = fmt == INGEST_ARGUS ? ingest_dump_head_read(o->file, &head, err, sizeof err) : 0;
-    if (dump < 0) {
-        fprintf(stderr, "argusq: %s\n", err);
-        return 1;
-    }
-    const char *name = o->name;
-    if (!name && dump && head.name[0])
-        name = head.name;
-    if (!name) {
-        const char *slash = strrchr(o->file, '/');
-        name = slash ? slash + 1 : o->file;
-    }
-    db_error de = {0};
-    db_archive *a = cli_open_archive(o->archive, false, &de);
-    if (!a) {
-        fprintf(stderr, "argusq: %s\n", de.msg);
-        ingest_dump_head_free(&head);
-        return 2;
-    }
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    db_writer *w = db_writer_begin(a, name, dump ? head.format : ingest_format_name(fmt), o->file, &de);
-    if (!w) {
-        fprintf(stderr, "argusq: %s\n", de.msg);
-        ingest_dump_head_free(&head);
-        db_close(a);
-        return 1;
-    }
     progress pg; /* on stderr, when it is a terminal */
     progress_begin(&pg, "ingest", 0);
-    sink_ctx sc = {.w = w, .pg = &pg};
-    ingest_sink sink = {.ctx = &sc, .proc = sink_proc, .thread = sink_thread, .symbol = sink_symbol,
-                        .event = sink_event, .skip = sink_skip, .progress = sink_progress};
-    ingest_stats st = {0};
-    ingest_opts iop = {.arch = o->arch};
-    graph_stats gs;
-    db_trace_info info;
-    graph_rule *rules = NULL;
-    size_t nrules = 0;
-    if (dump)
-        rc = restore_head(o->file, &head, w, &rules, &nrules);
-    ingest_dump_head_free(&head);
-    if (rc || (o->rules && (rc = load_rules(o->rules, w, &rules, &nrules)) != 0)) {
-        free(rules);
-        db_writer_abort(w);
-        db_close(a);
-        return rc;
-    }
-    bool fed = graph_feed_begin(&sc.feed, w, rules, nrules, &de) == 0;
-    if (!fed)
-        snprintf(err, sizeof err, "%s", de.msg);
-    /* two cores: the reader in a second thread, graph and archive here
-     * (ARGUSQ_THREADS=1: one thread; the archive is the same) */
-    const char *threads = getenv("ARGUSQ_THREADS");
-    int irc = -1;
-    if (fed)
-        irc = threads && strcmp(threads, "1") == 0
-                  ? ingest_file_opts(o->file, &sink, &iop, &fmt, &st, err, sizeof err)
-                  : ingest_file_threaded(o->file, &sink, &iop, &fmt, &st, err, sizeof err);
-    if (irc) {
-        progress_end(&pg);
-        /* the message quotes the bad line: a hostile file must not send
-         * escape sequences to the terminal */
-        for (char *c = err; *c; c++)
-            if ((unsigned char)*c < 0x20 || *c == 0x7f)
-                *c = '?';
-        fprintf(stderr, "argusq: %s\n", err);
-        graph_feed_abort(&sc.feed);
-        free(rules);
-        db_writer_abort(w);
-        db_close(a);
-        return 1;
-    }
-    progress_phase(&pg, "building the graph");
-    rc = graph_feed_end(&sc.feed, &gs);
-    free(rules);
-    if (rc) {
-        progress_end(&pg);
-        fprintf(stderr, "argusq: %s: %s\n", o->file, de.msg);
-        db_writer_abort(w);
-        db_close(a);
-        return 1;
-    }
-    progress_phase(&pg, "writing the archive");
-    rc = write_labels(w, o, &st.meta, &de);
-    if (!rc)
-        rc = db_writer_commit(w, &info, &de);
-    else
-        db_writer_abort(w);
+    argusq_ingest_opts io = {.size = sizeof io, .name = o->name, .rules = o->rules, .arch = o->arch,
+                             .labels = o->labels, .nlabels = (size_t)o->nlabels, .progress = ingest_progress,
+                             .warning = ingest_warning, .ctx = &pg};
+    argusq_ingest_info info = {.size = sizeof info};
+    argusq_error e;
+    int rc = argusq_ingest_into(o->archive, ARGUSQ_OPEN_LOG, o->file, &io, &info, &e);
     progress_end(&pg);
     if (rc) {
-        fprintf(stderr, "argusq: %s: %s\n", o->file, de.msg);
-        db_close(a);
-        return 1;
+        if (e.source[0]) /* a rule of the rules file or of a dump */
+            report(e.source, e.text, strlen(e.text), &e);
+        else
+            fprintf(stderr, "argusq: %s\n", e.message);
+        return status_of(&e);
     }
-    /* what the reader mended rather than refused */
-    if (st.truncated)
-        fprintf(stderr, "argusq: %s:%llu: the file ends inside this line; it is left out, the rest is in\n",
-                o->file, (unsigned long long)st.truncated);
-    if (st.unnamed)
-        fprintf(stderr,
-                "argusq: %s: %llu syscall events keep their number without a name: the file does not say "
-                "the machine it was recorded on (ingest --arch x86_64 names them)\n",
-                o->file, (unsigned long long)st.unnamed);
-    if (st.reordered || st.late)
-        fprintf(stderr,
-                "argusq: %s: %llu events were out of time order and were put in order; %llu were too far "
-                "behind to be and are kept at the time of the event before them\n",
-                o->file, (unsigned long long)st.reordered, (unsigned long long)st.late);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-    if (o->format == QUERY_FMT_JSON) {
+    if (o->format == ARGUSQ_FORMAT_JSON) {
         printf("{\"trace\":\"");
-        for (const char *p = info.name; *p; p++)
+        for (const char *p = info.trace; *p; p++)
             printf(*p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
         printf("\",\"events\":%llu,\"threads\":%llu,\"processes\":%llu,\"nodes\":%llu,\"edges\":%llu,"
                "\"skipped\":%llu,\"reordered\":%llu,\"late\":%llu,\"truncated_line\":%llu}\n",
                (unsigned long long)info.events, (unsigned long long)info.threads,
                (unsigned long long)info.processes, (unsigned long long)info.nodes,
                (unsigned long long)info.edges, (unsigned long long)info.skipped,
-               (unsigned long long)st.reordered, (unsigned long long)st.late,
-               (unsigned long long)st.truncated);
+               (unsigned long long)info.reordered, (unsigned long long)info.late,
+               (unsigned long long)info.truncated_line);
     } else {
-        printf("ingested %s as trace \"%s\" into %s (%s, %.2f s)\n", o->file, info.name, o->archive,
-               info.format, secs);
+        printf("ingested %s as trace \"%s\" into %s (%s, %.2f s)\n", o->file, info.trace, o->archive,
+               info.format, info.seconds);
         printf("  %llu events, %llu threads, %llu processes, %llu nodes, %llu edges, %llu lines skipped\n",
                (unsigned long long)info.events, (unsigned long long)info.threads,
                (unsigned long long)info.processes, (unsigned long long)info.nodes,
                (unsigned long long)info.edges, (unsigned long long)info.skipped);
-        if (st.reordered || st.late || st.truncated)
+        if (info.reordered || info.late || info.truncated_line)
             printf("  %llu events put back in time order, %llu kept late, last line %s\n",
-                   (unsigned long long)st.reordered, (unsigned long long)st.late,
-                   st.truncated ? "cut short and left out" : "whole");
+                   (unsigned long long)info.reordered, (unsigned long long)info.late,
+                   info.truncated_line ? "cut short and left out" : "whole");
     }
-    db_close(a);
     return 0;
 }
 
@@ -586,18 +337,20 @@ static int cmd_record(int argc, char **argv, int first)
     return rc == -2 ? 3 : 1;
 }
 
-/* ---- statements ---- */
+/* ---- statements: libargusq runs them (lib/session.c) ---- */
 
-/* "where: line:col: msg" and the offending source line with a caret. */
-static void report(const char *where, const char *src, size_t len, const query_error *e)
+/* "where: line:col: msg" and the offending source line with a caret.
+ * src is the whole text, or the offending line alone when it is e->text
+ * (the line of a rules file or a dump that libargusq read). */
+static void report(const char *where, const char *src, size_t len, const argusq_error *e)
 {
     if (e->line <= 0) {
-        fprintf(stderr, "argusq: %s: %s\n", where, e->msg);
+        fprintf(stderr, "argusq: %s: %s\n", where, e->message);
         return;
     }
-    fprintf(stderr, "argusq: %s:%d:%d: %s\n", where, e->line, e->col, e->msg);
+    fprintf(stderr, "argusq: %s:%d:%d: %s\n", where, e->line, e->col, e->message);
     const char *p = src, *end = src + len;
-    for (int l = 1; l < e->line && p < end; l++) {
+    for (int l = 1; l < e->line && p < end && src != e->text; l++) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         p = nl ? nl + 1 : end;
     }
@@ -607,37 +360,28 @@ static void report(const char *where, const char *src, size_t len, const query_e
 }
 
 /* Parses and runs src; stops at the first failing statement. */
-static int run_source(query_session *s, const char *where, const char *src, size_t len)
+static int run_source(argusq_session *s, const char *where, const char *src, size_t len)
 {
-    query_error e = {0};
-    query_script *sc = query_parse(src, len, &e);
-    if (!sc) {
-        report(where, src, len, &e);
-        return 1;
-    }
+    argusq_error e;
+    long n = argusq_session_run_file(s, src, len, stdout, &e);
     /* `argusq ''` or `argusq ';'` asked for nothing: say so (a script or
      * stdin may well hold no statement) */
-    if (!query_script_count(sc) && !strcmp(where, "query")) {
+    if (n == 0 && !strcmp(where, "query")) {
         fprintf(stderr, "argusq: query: no statement (`argusq help` lists them)\n");
-        query_script_free(sc);
         return 2;
     }
-    int rc = 0;
-    for (size_t i = 0; i < query_script_count(sc) && !rc; i++) {
-        memset(&e, 0, sizeof e);
-        const query_stmt *st = query_script_stmt(sc, i);
-        if (query_exec(s, st, &e)) {
-            /* a script names the line of the statement that failed */
-            if (e.line <= 0 && (query_script_count(sc) > 1 || strcmp(where, "query") != 0))
-                fprintf(stderr, "argusq: %s:%d: %s\n", where, query_stmt_line(st), e.msg);
-            else
-                report(where, src, len, &e);
-            rc = 1;
-        }
-        fflush(s->out);
+    if (n >= 0)
+        return 0;
+    if (e.code != ARGUSQ_ERR_STATEMENT) {
+        fprintf(stderr, "argusq: %s\n", e.message);
+        return status_of(&e);
     }
-    query_script_free(sc);
-    return rc;
+    /* a script names the line of the statement that failed */
+    if (e.stmt_count && e.line <= 0 && (e.stmt_count > 1 || strcmp(where, "query") != 0))
+        fprintf(stderr, "argusq: %s:%d: %s\n", where, e.stmt_line, e.message);
+    else
+        report(where, src, len, &e);
+    return 1;
 }
 
 static char *slurp(FILE *f, size_t *len)
@@ -664,7 +408,7 @@ static char *slurp(FILE *f, size_t *len)
     return buf;
 }
 
-static int run_file(query_session *s, const char *path)
+static int run_file(argusq_session *s, const char *path)
 {
     FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
     if (!f) {
@@ -725,7 +469,7 @@ static char *read_line(const char *prompt, bool edit)
     return line;
 }
 
-static int repl(query_session *s)
+static int repl(argusq_session *s, const char *archive)
 {
     const char *term = getenv("TERM");
     bool edit = term && *term && strcmp(term, "dumb") != 0;
@@ -736,8 +480,8 @@ static int repl(query_session *s)
     using_history();
     if (hist[0])
         read_history(hist);
-    printf("argusq %s on %s -- end statements with ';', `help` lists them, Ctrl-D quits\n", ARGUSQ_VERSION,
-           s->archive_path);
+    printf("argusq %s on %s -- end statements with ';', `help` lists them, Ctrl-D quits\n", argusq_version(),
+           archive);
     char *buf = NULL;
     size_t len = 0;
     for (;;) {
@@ -865,14 +609,16 @@ int main(int argc, char **argv)
         return list_traces(o.archive);
     }
     /* the archive's own commands (admin.c) */
-    bool json = o.format == QUERY_FMT_JSON;
+    bool json = o.format == ARGUSQ_FORMAT_JSON;
     if (o.statement && (!strcmp(o.statement, "info") || !strcmp(o.statement, "compact"))) {
         rc = o.statement[0] == 'i' ? cli_info(o.archive, json) : cli_compact(o.archive, json);
         free(o.statement);
         return rc;
     }
     if (o.statement && !strcmp(o.statement, "dump")) {
-        rc = cli_dump(o.archive, o.trace, o.output, json, "argusq " ARGUSQ_VERSION);
+        char generator[64];
+        snprintf(generator, sizeof generator, "argusq %s", argusq_version());
+        rc = cli_dump(o.archive, o.trace, o.output, json, generator);
         free(o.statement);
         return rc;
     }
@@ -883,32 +629,29 @@ int main(int argc, char **argv)
     }
     /* statements that change a trace (rules, rebuild graph) need a writable
      * archive; reading works on a read-only one */
-    db_error de = {0};
+    argusq_error e;
     bool readonly = access(o.archive, F_OK) != 0 || access(o.archive, W_OK) != 0;
-    db_archive *a = cli_open_archive(o.archive, readonly, &de);
-    if (!a && o.statement && help_only(o.statement)) { /* help needs no archive */
-        query_session s = {.archive = NULL, .archive_path = o.archive, .format = o.format, .out = stdout};
-        rc = run_source(&s, "query", o.statement, strlen(o.statement));
-        free(o.statement);
-        return rc;
-    }
-    if (!a) {
-        fprintf(stderr, "argusq: %s\n", de.msg);
+    argusq_archive *a = argusq_open(o.archive, readonly ? ARGUSQ_OPEN_READ : ARGUSQ_OPEN_WRITE | ARGUSQ_OPEN_LOG, &e);
+    if (!a && !(o.statement && help_only(o.statement))) { /* help needs no archive */
+        fprintf(stderr, "argusq: %s\n", e.message);
         free(o.statement);
         return 2;
     }
-    query_session s = {.archive = a, .archive_path = o.archive, .format = o.format, .out = stdout};
-    if (o.trace)
-        snprintf(s.trace, sizeof s.trace, "%s", o.trace);
-    if (o.statement)
-        rc = run_source(&s, "query", o.statement, strlen(o.statement));
+    argusq_query_opts qo = {.size = sizeof qo, .format = o.format, .trace = o.trace};
+    argusq_session *s = argusq_session_new(a, &qo, &e);
+    if (!s) {
+        fprintf(stderr, "argusq: %s\n", e.message);
+        rc = 2;
+    } else if (o.statement)
+        rc = run_source(s, "query", o.statement, strlen(o.statement));
     else if (o.script)
-        rc = run_file(&s, o.script);
+        rc = run_file(s, o.script);
     else if (!isatty(STDIN_FILENO))
-        rc = run_file(&s, "-");
+        rc = run_file(s, "-");
     else
-        rc = repl(&s);
-    db_close(a);
+        rc = repl(s, o.archive);
+    argusq_session_free(s);
+    argusq_close(a);
     free(o.statement);
     return rc;
 }

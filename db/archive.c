@@ -191,7 +191,9 @@ int db_sync_dir_of(const char *path)
 }
 
 /* LMDB tells its map's address only for MDB_FIXEDMAP: find the mapping of
- * the archive file (offset 0) in /proc/self/maps.  Not found: no trim. */
+ * the archive file (offset 0) in /proc/self/maps.  Not found: no trim.
+ * Called once, under a->map_mu; map_len is set before map, so whoever sees
+ * the map sees its length. */
 static void find_map(db_archive *a)
 {
     int fd;
@@ -205,8 +207,8 @@ static void find_map(db_archive *a)
         unsigned maj, min;
         if (sscanf(line, "%lx-%lx %*s %lx %x:%x %lu", &lo, &hi, &off, &maj, &min, &ino) == 6 && off == 0 &&
             ino == (unsigned long)st.st_ino && makedev(maj, min) == st.st_dev && hi - lo > 8192) {
-            a->map = (void *)lo;
             a->map_len = hi - lo;
+            a->map = (void *)lo;
             break;
         }
     }
@@ -262,6 +264,7 @@ db_archive *db_open(const char *path, bool readonly, db_error *err)
         return NULL;
     }
     a->statm_fd = -2;
+    pthread_mutex_init(&a->map_mu, NULL);
     strcpy(a->path, path);
     a->readonly = readonly;
     int rc = mdb_env_create(&a->env);
@@ -282,6 +285,7 @@ db_archive *db_open(const char *path, bool readonly, db_error *err)
         else
             db_fail(err, -1, "%s: %s", path, mdb_strerror(rc));
         mdb_env_close(a->env);
+        pthread_mutex_destroy(&a->map_mu);
         free(a);
         return NULL;
     }
@@ -298,10 +302,48 @@ db_archive *db_open(const char *path, bool readonly, db_error *err)
         if (rc != -1) /* -1: err says it already (LMDB codes are below -30000, errno above 0) */
             db_fail(err, -1, "%s: %s", path, rc == MDB_NOTFOUND ? "not an argusq archive" : mdb_strerror(rc));
         mdb_env_close(a->env);
+        pthread_mutex_destroy(&a->map_mu);
         free(a);
         return NULL;
     }
     return a;
+}
+
+db_archive *db_share(db_archive *a, const char *path, bool readonly, db_error *err)
+{
+    if (!readonly && a->readonly) {
+        db_fail(err, -1, "%s: this process has the archive open read-only: it cannot be opened for writing "
+                "until that handle is closed", path);
+        return NULL;
+    }
+    if (strlen(path) >= sizeof a->path) {
+        db_fail(err, -1, "%s: path too long", path);
+        return NULL;
+    }
+    db_archive *s = calloc(1, sizeof *s);
+    if (!s) {
+        db_fail(err, -1, "out of memory");
+        return NULL;
+    }
+    s->env = a->env;
+    memcpy(s->dbi, a->dbi, sizeof s->dbi); /* dbi handles belong to the environment */
+    s->readonly = readonly;
+    strcpy(s->path, path);
+    s->env_owner = a;
+    s->statm_fd = -2;
+    pthread_mutex_init(&s->map_mu, NULL);
+    return s;
+}
+
+int db_file_id(db_archive *a, uint64_t *dev, uint64_t *ino)
+{
+    int fd;
+    struct stat st;
+    if (mdb_env_get_fd(a->env, &fd) || fstat(fd, &st))
+        return -1;
+    *dev = (uint64_t)st.st_dev;
+    *ino = (uint64_t)st.st_ino;
+    return 0;
 }
 
 void db_archive_trim(db_archive *a)
@@ -309,24 +351,37 @@ void db_archive_trim(db_archive *a)
     int fd;
     struct stat st;
     if (!a->map_looked) { /* not at open: a query never trims */
-        find_map(a);
+        pthread_mutex_lock(&a->map_mu);
+        if (!a->map_looked)
+            find_map(a);
         a->map_looked = true;
+        pthread_mutex_unlock(&a->map_mu);
     }
-    if (!a->map || mdb_env_get_fd(a->env, &fd) || fstat(fd, &st))
+    void *map = a->map;
+    if (!map || mdb_env_get_fd(a->env, &fd) || fstat(fd, &st))
         return;
-    size_t len = (size_t)st.st_size < a->map_len ? (size_t)st.st_size : a->map_len;
+    size_t map_len = a->map_len;
+    size_t len = (size_t)st.st_size < map_len ? (size_t)st.st_size : map_len;
     long page = sysconf(_SC_PAGESIZE);
     len -= len % (size_t)(page > 0 ? page : 4096);
     if (len)
-        madvise(a->map, len, MADV_DONTNEED);
+        madvise(map, len, MADV_DONTNEED);
 }
 
 uint64_t db_archive_file_rss(db_archive *a)
 {
     char buf[128];
-    if (a->statm_fd == -2) /* opened the first time a writer asks, not at every open */
-        a->statm_fd = a->readonly ? -1 : open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-    ssize_t n = a->statm_fd >= 0 ? pread(a->statm_fd, buf, sizeof buf - 1, 0) : -1;
+    int fd = a->statm_fd;
+    if (fd == -2) { /* opened the first time a writer asks, not at every open */
+        fd = a->readonly ? -1 : open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+        int none = -2;
+        if (!atomic_compare_exchange_strong(&a->statm_fd, &none, fd)) { /* another thread's was first */
+            if (fd >= 0)
+                close(fd);
+            fd = none;
+        }
+    }
+    ssize_t n = fd >= 0 ? pread(fd, buf, sizeof buf - 1, 0) : -1;
     if (n <= 0)
         return 0;
     buf[n] = 0;
@@ -343,7 +398,9 @@ void db_close(db_archive *a)
         return;
     if (a->statm_fd >= 0)
         close(a->statm_fd);
-    mdb_env_close(a->env);
+    if (!a->env_owner)
+        mdb_env_close(a->env);
+    pthread_mutex_destroy(&a->map_mu);
     free(a);
 }
 

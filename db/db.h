@@ -210,6 +210,17 @@ typedef struct db_archive db_archive;
 
 /* Opens (creating if needed, unless readonly) the archive file at path. */
 db_archive *db_open(const char *path, bool readonly, db_error *err);
+/* Another handle on a's LMDB environment, under the name path (its
+ * messages and writer lock use it), read-only or not (not: a must be
+ * writable).  LMDB allows one environment per file in a process (closing a
+ * second one drops the first one's locks), so a process that opens a file
+ * again shares the first environment this way (lib/registry.c); a must
+ * outlive the new handle.  Handles may be used from several threads at
+ * once: each call makes its own transaction. */
+db_archive *db_share(db_archive *a, const char *path, bool readonly, db_error *err);
+/* The device and inode of the file a's environment has open: 0, -1. */
+int db_file_id(db_archive *a, uint64_t *dev, uint64_t *ino);
+/* Closes a handle (a shared one leaves its environment to the owner). */
 void db_close(db_archive *a);
 
 /* migrate.c: an archive of an earlier format made current, keeping its

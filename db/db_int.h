@@ -40,6 +40,8 @@
 #define ARGUSQ_DB_INT_H
 
 #include <lmdb.h>
+#include <pthread.h>
+#include <stdatomic.h>
 
 #include "db.h"
 
@@ -68,16 +70,25 @@ enum {
     DBI__COUNT
 };
 
+/* One handle may be used by several threads at once (libargusq: many
+ * readers in one process), so what it finds lazily is set once, under
+ * map_mu or by an atomic exchange, and read atomically; the rest is set
+ * at open and only read afterwards. */
 struct db_archive {
     MDB_env *env;
     MDB_dbi dbi[DBI__COUNT];
     bool readonly;
     char path[4096];
-    void *map; /* LMDB's map of the file, found by the first db_archive_trim */
-    size_t map_len;
-    bool map_looked;
-    int statm_fd; /* /proc/self/statm, for a writable archive (db_archive_file_rss);
-                     -2 until it is first wanted */
+    /* db_share: the handle whose environment this one uses (LMDB allows one
+     * environment per file in a process), which must outlive it; NULL: the
+     * environment is this handle's own */
+    db_archive *env_owner;
+    pthread_mutex_t map_mu; /* the first db_archive_trim's search for the map */
+    void *_Atomic map; /* LMDB's map of the file, found by the first db_archive_trim */
+    _Atomic size_t map_len; /* set before map */
+    _Atomic bool map_looked;
+    _Atomic int statm_fd; /* /proc/self/statm, for a writable archive (db_archive_file_rss);
+                             -2 until it is first wanted */
 };
 
 /* LMDB's map is read-only shared memory over the archive: every page a

@@ -32,6 +32,8 @@ db_reader *query_open_trace(query_session *s, const query_name *in, query_error 
     db_reader *r = db_reader_open(s->archive, name, &de);
     if (!r)
         query_fail(err, in && in->name ? &in->pos : NULL, "%s", de.msg);
+    else if (!s->read_trace[0])
+        snprintf(s->read_trace, sizeof s->read_trace, "%s", db_reader_trace(r)->name);
     return r;
 }
 
@@ -573,6 +575,7 @@ static int exec_export(query_session *s, const query_stmt *st, query_error *err)
         return query_fail(err, &st->file.pos, "%s: %s", st->file.name, strerror(errno));
     int rc = query_exec(&sub, in, err);
     memcpy(s->trace, sub.trace, sizeof s->trace); /* an exported `use trace` still switches */
+    memcpy(s->read_trace, sub.read_trace, sizeof s->read_trace);
     if (fclose(sub.out) != 0 && !rc)
         rc = query_fail(err, &st->file.pos, "%s: %s", st->file.name, strerror(errno));
     if (rc) {

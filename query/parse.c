@@ -111,3 +111,5 @@ int query_stmt_line(const query_stmt *st)
 {
     return st ? st->pos.line : 0;
 }
+
+bool query_stmt_needs_archive(const query_stmt *st) { return st->kind != QUERY_ST_HELP; }

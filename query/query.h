@@ -33,6 +33,8 @@ void query_script_free(query_script *s);
 
 /* Where a statement starts in the source (for "script line N" messages). */
 int query_stmt_line(const query_stmt *st);
+/* `help` is the one statement that answers without an archive. */
+bool query_stmt_needs_archive(const query_stmt *st);
 
 typedef enum query_format {
     QUERY_FMT_TABLE = 0, /* aligned columns, readable units */
@@ -56,6 +58,10 @@ typedef struct query_session {
     char trace[256];   /* current trace; "" = the latest ingested */
     query_format format;
     FILE *out;
+    /* the trace the statement being run read first (query_open_trace sets
+     * it when it is empty; the caller empties it before a statement):
+     * whose rows a statement's output holds, for libargusq's callers */
+    char read_trace[256];
 } query_session;
 
 /* Compiles one `rule` statement into a graph rule (ingest --rules). */

@@ -4,10 +4,15 @@
  * styled by kind), as SVG (that DOT through Graphviz's `dot -Tsvg`), or as
  * Chrome JSON trace events (perfetto.c). */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "query_int.h"
@@ -367,43 +372,116 @@ int query_need_dot(query_error *err)
                       "graphviz), or use --format dot");
 }
 
-/* Runs `dot -Tsvg` with its output on out's file descriptor and the DOT
- * written into its input. */
+/* Writes dot[0..len) into fd and, when from >= 0, copies what comes out
+ * of from into out, until both are done: dot may write before it has read
+ * all its input, so neither pipe may wait for the other.  SIGPIPE (dot
+ * gone early) is blocked in this thread and taken back, so that a library
+ * caller is not killed: the write fails with EPIPE and dot's status says
+ * what happened.  0, or the errno of a failed poll. */
+static int svg_pump(int fd, const char *dot, size_t len, int from, FILE *out)
+{
+    sigset_t pipe_set, old, pending;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+    sigpending(&pending);
+    bool was_pending = sigismember(&pending, SIGPIPE);
+    size_t done = 0;
+    int rc = 0;
+    if (len == 0)
+        close(fd), fd = -1;
+    while (fd >= 0 || from >= 0) {
+        struct pollfd p[2] = {{.fd = fd, .events = POLLOUT}, {.fd = from, .events = POLLIN}};
+        if (poll(p, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            rc = errno;
+            break;
+        }
+        if (fd >= 0 && p[0].revents) {
+            ssize_t n = write(fd, dot + done, len - done);
+            if (n < 0 && errno != EINTR && errno != EAGAIN) {
+                close(fd), fd = -1; /* dot went away: its exit status tells */
+            } else if (n > 0 && (done += (size_t)n) == len)
+                close(fd), fd = -1;
+        }
+        if (from >= 0 && p[1].revents) {
+            char buf[65536];
+            ssize_t n = read(from, buf, sizeof buf);
+            if (n > 0)
+                fwrite(buf, 1, (size_t)n, out);
+            else if (n == 0 || (errno != EINTR && errno != EAGAIN))
+                close(from), from = -1;
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    if (from >= 0)
+        close(from);
+    if (!was_pending) {
+        sigpending(&pending);
+        if (sigismember(&pending, SIGPIPE)) {
+            struct timespec zero = {0, 0};
+            sigtimedwait(&pipe_set, NULL, &zero);
+        }
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
+/* Runs `dot -Tsvg` on the DOT of v: its output goes straight to out's file
+ * descriptor when out has one (argusq's stdout), else (libargusq's memory
+ * and callback streams) through a pipe into out. */
 static int svg_print(FILE *out, query_view *v, query_error *err)
 {
     if (query_need_dot(err))
         return -1;
-    int fd[2];
+    char *dot = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&dot, &len);
+    if (!m)
+        return query_fail(err, NULL, "out of memory");
+    dot_print(m, v);
+    if (fclose(m) != 0) {
+        free(dot);
+        return query_fail(err, NULL, "out of memory");
+    }
     fflush(out);
-    if (pipe(fd) < 0)
+    int direct = fileno(out);
+    int in[2], back[2] = {-1, -1};
+    if (pipe2(in, O_CLOEXEC) < 0 || (direct < 0 && pipe2(back, O_CLOEXEC) < 0)) {
+        free(dot);
         return query_fail(err, NULL, "pipe: %s", strerror(errno));
+    }
     pid_t pid = fork();
     if (pid < 0) {
-        close(fd[0]);
-        close(fd[1]);
+        close(in[0]);
+        close(in[1]);
+        if (back[0] >= 0)
+            close(back[0]), close(back[1]);
+        free(dot);
         return query_fail(err, NULL, "fork: %s", strerror(errno));
     }
-    if (pid == 0) {
-        if (dup2(fd[0], 0) < 0 || dup2(fileno(out), 1) < 0)
+    if (pid == 0) { /* dup2 leaves the copies without O_CLOEXEC */
+        if (dup2(in[0], 0) < 0 || dup2(direct >= 0 ? direct : back[1], 1) < 0)
             _exit(127);
-        close(fd[0]);
-        close(fd[1]);
         execlp("dot", "dot", "-Tsvg", (char *)NULL);
         _exit(127);
     }
-    close(fd[0]);
-    FILE *w = fdopen(fd[1], "w");
-    if (!w) {
-        close(fd[1]);
-        waitpid(pid, NULL, 0);
-        return query_fail(err, NULL, "fdopen: %s", strerror(errno));
-    }
-    dot_print(w, v);
-    fclose(w);
+    close(in[0]);
+    if (back[1] >= 0)
+        close(back[1]);
+    /* a blocking write of the whole DOT would wait for dot, which may be
+     * waiting for us to read its output */
+    fcntl(in[1], F_SETFL, fcntl(in[1], F_GETFL) | O_NONBLOCK);
+    int rc = svg_pump(in[1], dot, len, back[0], out);
+    free(dot);
     int status;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR)
             return query_fail(err, NULL, "waitpid: %s", strerror(errno));
+    if (rc)
+        return query_fail(err, NULL, "dot -Tsvg: %s", strerror(rc));
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
         return query_fail(err, NULL, "dot -Tsvg failed (exit status %d)",
                           WIFEXITED(status) ? WEXITSTATUS(status) : -1);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/run.sh SANDIR UNIT_TEST...: runs every cmocka unit test binary, the
-# fuzzers named in $FUZZERS briefly, and the end-to-end suite against
-# SANDIR/argusq (ASan+UBSan build), then prints one closing line:
+# fuzzers named in $FUZZERS briefly, the Python bindings' tests (libargusq
+# at $ARGUSQ_LIB, the command at $ARGUSQ_CLI), and the end-to-end suite
+# against SANDIR/argusq (ASan+UBSan build), then prints one closing line:
 # "tests: N passed, N failed".
 san=$1; shift
 passed=0; failed=0; log=$(mktemp); trap 'rm -f "$log"' EXIT
@@ -29,6 +30,16 @@ for f in $FUZZERS; do
   fi
 done
 rm -rf "$fuzzwork"
+# the Python bindings (python/tests) on the optimized libargusq.so: loading
+# the sanitizer build into python3 would need ASan preloaded into it
+echo "== python (python/tests) with ${ARGUSQ_LIB:-build/libargusq.so}"
+if python3 python/tests/run_tests.py >"$log" 2>&1; then status=0; else status=1; fi
+cat "$log"
+p=$(sed -n 's/^python: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$log")
+f=$(sed -n 's/^python: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$log")
+[ -n "$p" ] || { p=0; f=1; }
+if [ "$status" != 0 ] && [ "$f" = 0 ]; then f=1; fi
+passed=$((passed + p)); failed=$((failed + f))
 echo "== end-to-end (tests/e2e) with $san/argusq"
 if ARGUSQ="$san/argusq" python3 tests/e2e/run_e2e.py >"$log" 2>&1; then status=0; else status=1; fi
 cat "$log"

@@ -1,6 +1,7 @@
 /* tests/unit/test_db.c -- key encoding, edge keys, and the archive (event
  * blocks: test_evblock.c):
  * a trace is visible only after commit; an abort leaves nothing. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -436,6 +438,70 @@ static void test_event_attr(void **state)
     assert_false(db_event_attr_u64(&ev, "name", &x));
 }
 
+/* db_share: another handle on an archive's environment, read-only or not
+ * (not: only over a writable one); what a handle finds lazily (the map to
+ * trim, /proc/self/statm) is found once when four threads ask at once (a
+ * race here is for ThreadSanitizer to see: make tsan). */
+struct trim_ctx {
+    db_archive *a;
+    int got;
+};
+
+static void *trim_thread(void *p)
+{
+    struct trim_ctx *c = p;
+    db_error err = {0};
+    db_trace_info t;
+    for (int i = 0; i < 50; i++) {
+        db_archive_trim(c->a);
+        (void)db_archive_file_rss(c->a);
+        c->got += db_latest_trace(c->a, &t, &err) == 1;
+    }
+    return NULL;
+}
+
+static void test_shared_handles_from_threads(void **state)
+{
+    (void)state;
+    db_error err = {0};
+    db_archive *a = db_open(path, false, &err);
+    assert_non_null(a);
+    write_trace(a, "t", true);
+    db_archive *r = db_share(a, path, true, &err), *w = db_share(a, path, false, &err);
+    assert_non_null(r);
+    assert_non_null(w);
+    uint64_t dev, ino;
+    struct stat st;
+    assert_int_equal(db_file_id(r, &dev, &ino), 0);
+    assert_int_equal(stat(path, &st), 0);
+    assert_true(dev == (uint64_t)st.st_dev && ino == (uint64_t)st.st_ino);
+    pthread_t t[4];
+    struct trim_ctx c[4];
+    for (int i = 0; i < 4; i++) {
+        c[i] = (struct trim_ctx){i & 1 ? w : a, 0};
+        assert_int_equal(pthread_create(&t[i], NULL, trim_thread, &c[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(t[i], NULL);
+        assert_int_equal(c[i].got, 50);
+    }
+    /* the read-only handle may not write; the other may */
+    assert_null(db_writer_begin(r, "x", "test", "unit", &err));
+    assert_non_null(strstr(err.msg, "read-only"));
+    write_trace(w, "u", true);
+    db_close(r);
+    db_close(w); /* the environment is a's: still open */
+    db_trace_info info;
+    assert_int_equal(db_find_trace(a, "u", &info, &err), 1);
+    db_close(a);
+    /* a read-only environment gives no writable handle */
+    a = db_open(path, true, &err);
+    assert_non_null(a);
+    assert_null(db_share(a, path, false, &err));
+    assert_non_null(strstr(err.msg, "read-only"));
+    db_close(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -448,6 +514,7 @@ int main(void)
         cmocka_unit_test(test_nodetop_keeps_the_largest),
         cmocka_unit_test_setup_teardown(test_commit_and_abort, setup, teardown),
         cmocka_unit_test_setup_teardown(test_format_version, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shared_handles_from_threads, setup, teardown),
     };
     return cmocka_run_group_tests_name("db", tests, NULL, NULL);
 }

@@ -1,0 +1,218 @@
+/* lib/session.c -- running statements: a session (the current trace that
+ * `use trace` changes, the output format) and three ways to get the
+ * output: into a FILE (the argusq command's stdout), to the caller's
+ * callback as it is produced, or into one malloc'd buffer.  The executor
+ * (query/) writes to a FILE, so the other two are FILEs too: a glibc
+ * cookie stream over the callback, and open_memstream. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib_int.h"
+
+struct argusq_session {
+    argusq_archive *archive; /* NULL: help only */
+    query_session q;
+};
+
+/* The options a caller's struct holds: what its size covers, the rest as
+ * a zeroed struct would say. */
+static int read_opts(const argusq_query_opts *opts, query_format *format, const char **trace, argusq_error *err)
+{
+    argusq_query_opts o = {0};
+    if (opts)
+        memcpy(&o, opts, opts->size < sizeof o ? opts->size : sizeof o);
+    if (lib_format(o.format, format))
+        return lib_fail(err, ARGUSQ_ERR_USAGE, "unknown output format %d", o.format);
+    *trace = o.trace;
+    if (o.trace && strlen(o.trace) >= sizeof ((query_session *)0)->trace)
+        return lib_fail(err, ARGUSQ_ERR_USAGE, "trace name too long");
+    return 0;
+}
+
+static int session_init(argusq_session *s, argusq_archive *a, const argusq_query_opts *opts, argusq_error *err)
+{
+    const char *trace = NULL;
+    memset(s, 0, sizeof *s);
+    if (read_opts(opts, &s->q.format, &trace, err))
+        return -1;
+    s->archive = a;
+    s->q.archive = a ? a->db : NULL;
+    s->q.archive_path = a ? a->path : NULL;
+    if (trace)
+        snprintf(s->q.trace, sizeof s->q.trace, "%s", trace);
+    return 0;
+}
+
+argusq_session *argusq_session_new(argusq_archive *a, const argusq_query_opts *opts, argusq_error *err)
+{
+    lib_clear(err);
+    argusq_session *s = malloc(sizeof *s);
+    if (!s) {
+        lib_fail(err, ARGUSQ_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    if (session_init(s, a, opts, err)) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void argusq_session_free(argusq_session *s) { free(s); }
+
+const char *argusq_session_trace(const argusq_session *s) { return s ? s->q.trace : ""; }
+
+/* Parses and runs src, each statement's output into out (flushed after
+ * it), o->statement called after each; stops at the first failure, or
+ * once *stopped is set (by the cookie stream's writer). */
+static long run(argusq_session *s, const char *src, size_t len, FILE *out,
+                const argusq_output *o, const bool *stopped, argusq_error *err)
+{
+    query_error e = {0};
+    query_script *sc = query_parse(src, len, &e);
+    if (!sc) {
+        lib_query_error(err, &e, NULL, src, len);
+        return -1;
+    }
+    size_t n = query_script_count(sc);
+    long rc = (long)n;
+    s->q.out = out;
+    for (size_t i = 0; i < n; i++) {
+        const query_stmt *st = query_script_stmt(sc, i);
+        memset(&e, 0, sizeof e);
+        s->q.read_trace[0] = '\0';
+        int failed;
+        if (!s->q.archive && query_stmt_needs_archive(st))
+            failed = lib_fail(err, ARGUSQ_ERR_USAGE, "no archive: only help answers without one");
+        else if ((failed = query_exec(&s->q, st, &e)) != 0)
+            lib_query_error(err, &e, NULL, src, len);
+        fflush(out);
+        if (!failed && stopped && *stopped)
+            failed = lib_fail(err, ARGUSQ_ERR_STOPPED, "stopped by the output's writer");
+        if (failed) {
+            err->stmt_index = i;
+            err->stmt_count = n;
+            err->stmt_line = query_stmt_line(st);
+            rc = -1;
+            break;
+        }
+        if (o && o->statement)
+            o->statement(o->ctx, i, s->q.read_trace);
+    }
+    query_script_free(sc);
+    s->q.out = NULL;
+    return rc;
+}
+
+long argusq_session_run_file(argusq_session *s, const char *src, size_t len, FILE *out,
+                             argusq_error *err)
+{
+    lib_clear(err);
+    argusq_error scratch;
+    if (!err)
+        err = &scratch;
+    if (!s || !src || !out)
+        return lib_fail(err, ARGUSQ_ERR_USAGE, "argusq_session_run_file: no session, text or output");
+    return run(s, src, len, out, NULL, NULL, err);
+}
+
+/* ---- to the caller's callback ---- */
+
+typedef struct cookie {
+    const argusq_output *o;
+    bool stopped;
+} cookie;
+
+/* Every byte is taken, also after the caller said stop (they are then
+ * dropped): a short count would only make stdio try again. */
+static ssize_t cookie_write(void *c, const char *buf, size_t n)
+{
+    cookie *k = c;
+    if (!k->stopped && n && k->o->write(k->o->ctx, buf, n) != 0)
+        k->stopped = true;
+    return (ssize_t)n;
+}
+
+long argusq_session_stream(argusq_session *s, const char *src, size_t len,
+                           const argusq_output *o, argusq_error *err)
+{
+    lib_clear(err);
+    argusq_error scratch;
+    if (!err)
+        err = &scratch;
+    argusq_output out = {0};
+    if (o)
+        memcpy(&out, o, o->size < sizeof out ? o->size : sizeof out);
+    if (!s || !src || !out.write)
+        return lib_fail(err, ARGUSQ_ERR_USAGE, "argusq_session_stream: no session, text or writer");
+    cookie k = {&out, false};
+    FILE *f = fopencookie(&k, "w", (cookie_io_functions_t){.write = cookie_write});
+    if (!f)
+        return lib_fail(err, ARGUSQ_ERR_NOMEM, "out of memory");
+    setvbuf(f, NULL, _IOFBF, 1 << 16); /* fewer, larger calls into the caller (Python) */
+    long rc = run(s, src, len, f, &out, &k.stopped, err);
+    fclose(f);
+    return rc;
+}
+
+/* ---- into one buffer ---- */
+
+long argusq_session_query(argusq_session *s, const char *src, size_t len, char **out,
+                          size_t *outlen, argusq_error *err)
+{
+    lib_clear(err);
+    argusq_error scratch;
+    if (!err)
+        err = &scratch;
+    if (out)
+        *out = NULL;
+    if (outlen)
+        *outlen = 0;
+    if (!s || !src || !out)
+        return lib_fail(err, ARGUSQ_ERR_USAGE, "argusq_session_query: no session, text or output");
+    size_t n = 0;
+    FILE *f = open_memstream(out, &n);
+    if (!f)
+        return lib_fail(err, ARGUSQ_ERR_NOMEM, "out of memory");
+    long rc = run(s, src, len, f, NULL, NULL, err);
+    if (fclose(f) != 0 || !*out) {
+        free(*out);
+        *out = NULL;
+        return lib_fail(err, ARGUSQ_ERR_NOMEM, "out of memory");
+    }
+    if (outlen)
+        *outlen = n;
+    return rc;
+}
+
+/* ---- one-shot ---- */
+
+long argusq_query(argusq_archive *a, const char *src, const argusq_query_opts *opts, char **out, size_t *outlen,
+                  argusq_error *err)
+{
+    lib_clear(err);
+    argusq_session s;
+    if (!a || !src) {
+        if (out)
+            *out = NULL;
+        return lib_fail(err, ARGUSQ_ERR_USAGE, "argusq_query: no archive or text");
+    }
+    if (session_init(&s, a, opts, err)) {
+        if (out)
+            *out = NULL;
+        return -1;
+    }
+    return argusq_session_query(&s, src, strlen(src), out, outlen, err);
+}
+
+long argusq_query_stream(argusq_archive *a, const char *src, const argusq_query_opts *opts, const argusq_output *o,
+                         argusq_error *err)
+{
+    lib_clear(err);
+    argusq_session s;
+    if (!a || !src)
+        return lib_fail(err, ARGUSQ_ERR_USAGE, "argusq_query_stream: no archive or text");
+    if (session_init(&s, a, opts, err))
+        return -1;
+    return argusq_session_stream(&s, src, strlen(src), o, err);
+}

@@ -1,0 +1,250 @@
+"""The Python bindings (python/argusq) on the real traces of tests/traces:
+the same answers as `argusq --json` for the same statements, ingests with
+their options, errors with their positions, rows streamed, and threads
+sharing one Archive (and two Archives of one file)."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import argusq  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+TRACES = os.path.join(ROOT, "tests", "traces")
+CLI = os.environ.get("ARGUSQ_CLI", os.path.join(ROOT, "build", "argusq"))
+ANOMALY = os.path.join(TRACES, "lockchain-anomaly.txt")
+NORMAL = os.path.join(TRACES, "lockchain-normal.txt")
+UI = 'find nodes where thread = "ui-main" order by blocked desc limit 3'
+
+
+def cli(db, *args):
+    env = dict(os.environ)
+    env.pop("ARGUSQ_DB", None)
+    p = subprocess.run([CLI, "-d", db] + list(args), capture_output=True, text=True, env=env, timeout=120)
+    return p
+
+
+class ArchiveCase(unittest.TestCase):
+    """An archive with "anomaly" and "normal", ingested through the
+    bindings; the argusq command answers from the same file."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="argusq-py-")
+        cls.db = os.path.join(cls.dir, "argus.db")
+        cls.a = argusq.Archive(cls.db)
+        cls.a.ingest(ANOMALY, name="anomaly", arch="x86_64", labels={"run": "slow"})
+        cls.a.ingest(NORMAL, name="normal", arch="x86_64", labels={"run": "normal"})
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.a.close()
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def cli_json(self, *args):
+        p = cli(self.db, "--json", *args)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return [json.loads(line) for line in p.stdout.splitlines()]
+
+
+class Queries(ArchiveCase):
+    STATEMENTS = [
+        "traces",
+        UI,
+        "slice back from node 79 depth 6",
+        'diagnose thread "ui-main" against trace "normal"',
+        "match node 79",
+        'critical path of thread "ui-main"',
+        'traces where label.run = "slow"',
+        "find events where tid = 4111 limit 20",
+    ]
+
+    def test_same_answers_as_the_cli(self):
+        for trace in ("anomaly", "normal"):
+            for st in self.STATEMENTS:
+                with self.subTest(trace=trace, statement=st):
+                    self.assertEqual(self.a.query(st, trace=trace), self.cli_json("--trace", trace, st)[0])
+
+    def test_a_script_gives_a_list_and_which_trace_each_read(self):
+        script = f'traces; {UI}; slice back from node 79 depth 2 in trace "normal"'
+        docs = self.a.query(script, trace="anomaly")
+        self.assertEqual(docs, self.cli_json("--trace", "anomaly", script))
+        res = self.a.results(script, trace="anomaly")
+        self.assertEqual([r.index for r in res], [0, 1, 2])
+        self.assertEqual([r.trace for r in res], ["", "anomaly", "normal"])
+        self.assertEqual([r.doc for r in res], docs)
+        self.assertEqual(self.a.query(";"), [])
+
+    def test_text_in_every_format_is_the_clis(self):
+        for fmt, st in (("table", UI), ("csv", UI), ("dot", "slice back from node 79 depth 3"),
+                        ("perfetto", "slice back from node 79 depth 3"), ("svg", "slice back from node 79 depth 2")):
+            with self.subTest(format=fmt):
+                p = cli(self.db, "--trace", "normal", "--format", fmt, st)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(self.a.text(st, trace="normal", format=fmt), p.stdout)
+        with self.assertRaises(ValueError):
+            self.a.text("traces", format="xml")
+
+    def test_errors_say_where(self):
+        with self.assertRaises(argusq.ArgusqError) as c:
+            self.a.query("find nodes wher tid = 1")
+        e = c.exception
+        self.assertEqual((e.code, e.line, e.col, e.offset), ("statement", 1, 12, 11))
+        self.assertEqual(e.message, 'syntax error near "wher"')
+        p = cli(self.db, "find nodes wher tid = 1")
+        self.assertIn(f"query:{e.line}:{e.col}: {e.message}", p.stderr)
+        with self.assertRaises(argusq.ArgusqError) as c:
+            self.a.query('traces;\nuse trace "nope"; traces')
+        e = c.exception
+        self.assertEqual((e.line, e.col, e.statement, e.statements, e.statement_line), (2, 11, 1, 3, 2))
+        self.assertIn('no trace named "nope"', e.message)
+        with self.assertRaises(argusq.ArgusqError) as c:
+            self.a.query("slice back from node 999999 in trace \"normal\"")
+        self.assertEqual(c.exception.col, 22)
+
+    def test_a_session_keeps_use_trace(self):
+        with self.a.session() as s:
+            self.assertEqual(s.trace, "")
+            self.assertEqual(s.query('use trace "normal"'), {"trace": "normal"})
+            self.assertEqual(s.trace, "normal")
+            self.assertEqual(s.query(UI), self.cli_json("--trace", "normal", UI)[0])
+            self.assertEqual(s.results(UI)[0].trace, "normal")
+
+
+class Rows(ArchiveCase):
+    def test_rows_are_the_documents_list(self):
+        st = "find events where tid = 4122"  # ui-main's
+        rows = self.a.rows(st, trace="anomaly")
+        got = list(rows)
+        self.assertEqual(got, self.a.query(st, trace="anomaly")["events"])
+        self.assertGreater(len(got), 100)
+        self.assertEqual((rows.key, rows.trace), ("events", "anomaly"))
+
+    def test_the_rest_of_the_document(self):
+        rows = self.a.rows("slice back from node 79 depth 4", trace="normal")
+        doc = self.a.query("slice back from node 79 depth 4", trace="normal")
+        self.assertEqual(list(rows), doc["nodes"])
+        self.assertEqual(rows.extra, {"edges": doc["edges"]})
+        rows = self.a.rows("show node 79", trace="normal")  # a list that is not first
+        doc = self.a.query("show node 79", trace="normal")
+        self.assertEqual(list(rows), doc["in"])
+        self.assertEqual(rows.extra["node"], doc["node"])
+
+    def test_closing_early_stops_the_statement(self):
+        rows = self.a.rows("find events", trace="anomaly")
+        first = [next(rows) for _ in range(3)]
+        self.assertEqual([r["id"] for r in first], [1, 2, 3])
+        rows.close()
+        self.assertEqual(list(rows), [])
+        for r in self.a.rows("find events", trace="anomaly"):
+            break  # leaving the loop: the iterator is dropped, the archive still serves
+        self.assertEqual(self.a.query("traces")["traces"][0]["name"], "anomaly")
+
+    def test_an_error_is_raised_by_the_iterator(self):
+        with self.assertRaises(argusq.ArgusqError) as c:
+            list(self.a.rows("find nodes where nosuch = 1", trace="anomaly"))
+        self.assertEqual(c.exception.code, "statement")
+
+
+class Ingest(ArchiveCase):
+    def test_summary_is_the_clis(self):
+        other = os.path.join(self.dir, "cli.db")
+        p = cli(other, "--json", "ingest", ANOMALY, "--name", "anomaly", "--arch", "x86_64")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        want = json.loads(p.stdout)
+        seen = []
+        with argusq.Archive(os.path.join(self.dir, "py.db")) as a:
+            got = a.ingest(ANOMALY, name="anomaly", arch="x86_64", progress=lambda *x: seen.append(x))
+            self.assertEqual({k: got[k] for k in want}, want)
+            self.assertEqual(got["format"], "trace-cmd-report")
+            self.assertEqual(got["warnings"], [])
+            self.assertEqual(a.query("find nodes limit 5"), json.loads(cli(other, "--json", "find nodes limit 5").stdout))
+        self.assertEqual([x[3] for x in seen if x[3]], ["building the graph", "writing the archive"])
+        self.assertEqual(seen[-1][2], want["events"])
+        self.assertEqual(seen[0][1], os.path.getsize(ANOMALY))
+
+    def test_labels_and_warnings(self):
+        raw = os.path.join(TRACES, "lockchain-anomaly-raw.trace")
+        info = self.a.ingest(raw, name="raw", labels={"run": "raw", "box": "ci 7"})
+        self.assertEqual(info["unnamed"], 414)
+        self.assertEqual(len(info["warnings"]), 1)
+        self.assertIn("414 syscall events keep their number without a name", info["warnings"][0])
+        t = self.a.query('traces where label.box = "ci 7"')["traces"]
+        self.assertEqual([x["name"] for x in t], ["raw"])
+        self.assertEqual(t[0]["labels"], {"box": "ci 7", "run": "raw"})
+
+    def test_failures(self):
+        with self.assertRaises(argusq.ArgusqError) as c:
+            self.a.ingest(os.path.join(self.dir, "nope.txt"))
+        self.assertEqual(c.exception.code, "io")
+        rules = os.path.join(self.dir, "bad.rules")
+        with open(rules, "w") as f:
+            f.write("rule ignore wakeup where tid = 4124;\nrule boundray x;\n")
+        with self.assertRaises(argusq.ArgusqError) as c:
+            self.a.ingest(ANOMALY, name="ruled", rules=rules)
+        e = c.exception
+        self.assertEqual((e.code, e.source, e.line, e.col, e.text), ("statement", rules, 2, 6, "rule boundray x;"))
+        with self.assertRaises(argusq.ArgusqError) as c:
+            self.a.ingest(ANOMALY, name="anomaly")  # taken
+        self.assertEqual(c.exception.code, "ingest")
+        with self.assertRaises(argusq.ArgusqError) as c:
+            self.a.ingest(ANOMALY, name="x", labels={"1bad": "v"})
+        self.assertEqual(c.exception.code, "usage")
+        names = [t["name"] for t in self.a.query("traces")["traces"]]
+        self.assertNotIn("ruled", names)
+        self.assertNotIn("x", names)
+
+
+class Threads(ArchiveCase):
+    STATEMENTS = Queries.STATEMENTS[1:]
+
+    def check_threads(self, archives):
+        want = {st: self.a.query(st, trace="normal") for st in self.STATEMENTS}
+        errors = []
+
+        def work(i):
+            try:
+                for r in range(6):
+                    for k, st in enumerate(self.STATEMENTS):
+                        st = self.STATEMENTS[(k + i) % len(self.STATEMENTS)]
+                        a = archives[(r + i) % len(archives)]
+                        if a.query(st, trace="normal") != want[st]:
+                            errors.append((i, st))
+            except Exception as e:  # noqa: BLE001 -- reported below
+                errors.append((i, repr(e)))
+
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+
+    def test_four_threads_one_archive(self):
+        self.check_threads([self.a])
+
+    def test_four_threads_two_archives_of_one_file(self):
+        with argusq.Archive(os.path.join(self.dir, ".", "argus.db"), "r") as b:
+            self.check_threads([self.a, b])
+            # b shares the writable environment, and is read-only itself
+            with self.assertRaises(argusq.ArgusqError) as c:
+                b.query('label trace "normal" set k = "v"')
+            self.assertIn("read-only", c.exception.message)
+
+    def test_close_waits_for_no_one_and_frees_after_the_last(self):
+        b = argusq.Archive(self.db)
+        rows = b.rows("find events", trace="anomaly")
+        next(rows)
+        b.close()  # the iterator still holds the handle
+        self.assertEqual(len(list(rows)), 1104)
+        with self.assertRaises(ValueError):
+            b.query("traces")
+
+
+if __name__ == "__main__":
+    unittest.main()
