@@ -32,6 +32,8 @@ CC      ?= cc
 DEBS    := liblmdb-dev lemon re2c libcmocka-dev libedit-dev pkg-config linux-libc-dev graphviz
 # the end-to-end tests (tests/e2e, Python's unittest; json, pty, xml, csv)
 DEBS    += python3
+# fleet queries (python/argusq/fleet.py and its tests): Dask distributed
+DEBS    += python3-distributed
 # trace.dat reading and `argusq record` (ingest/tracedat.c, ingest/record*.c)
 DEBS    += libtracecmd-dev libtracefs-dev libtraceevent-dev
 # recursive (=): pkg-config runs when a recipe needs it, after the deps are installed
@@ -290,6 +292,8 @@ install: $(B)/argusq $(B)/libargusq.a $(B)/$(SO_FILE)
 	  -e 's|@LIBS@|$(SO_LIBS)|' contrib/argusq.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/argusq.pc
 	install -m 644 doc/argusq.3 $(DESTDIR)$(PREFIX)/share/man/man3/argusq.3
 	install -m 644 $(PY_SRC) $(DESTDIR)$(PYDIR)/argusq/
+	printf '#!/usr/bin/python3\n# argusq-fleet: argusq statements over many archives on Dask (argusq/fleet.py)\nimport sys\nsys.path.insert(0, "%s")\nfrom argusq.fleet import main\nsys.exit(main())\n' '$(PYDIR)' \
+	  > $(DESTDIR)$(PREFIX)/bin/argusq-fleet && chmod 755 $(DESTDIR)$(PREFIX)/bin/argusq-fleet
 	printf '# written by make install: where libargusq is\nLIBDIR = %s\n' "'$(LIBDIR)'" \
 	  > $(DESTDIR)$(PYDIR)/argusq/_installed.py
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig || true; fi

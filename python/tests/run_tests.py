@@ -8,8 +8,17 @@ import unittest
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, ".."))  # the package of this checkout
 sys.path.insert(0, here)
-suite = unittest.defaultTestLoader.discover(here, pattern="test_*.py", top_level_dir=here)
-result = unittest.TextTestRunner(verbosity=2, stream=sys.stdout).run(suite)
-failed = len(result.failures) + len(result.errors)
-print(f"python: {result.testsRun - failed} passed, {failed} failed")
-sys.exit(1 if failed or result.testsRun == 0 else 0)
+
+
+def main():
+    suite = unittest.defaultTestLoader.discover(here, pattern="test_*.py", top_level_dir=here)
+    result = unittest.TextTestRunner(verbosity=2, stream=sys.stdout).run(suite)
+    failed = len(result.failures) + len(result.errors)
+    print(f"python: {result.testsRun - failed} passed, {failed} failed")
+    return 1 if failed or result.testsRun == 0 else 0
+
+
+# guarded: Dask's worker processes (the fleet tests) start by importing
+# the main module again
+if __name__ == "__main__":
+    sys.exit(main())
