@@ -181,6 +181,23 @@ slice back from node {self.ui['id']} depth 2;   -- two steps
         repl.write(b"\x04")
         self.assertTrue(self.reap(repl.pid, timeout=10), repl.out)
 
+    def test_use_trace_holds_from_one_repl_line_to_the_next(self):
+        """The REPL runs each statement in one libargusq session: `use
+        trace` on one line is the current trace of the lines after it."""
+        self.ingest(trace("lockchain-normal.txt"), name="normal")  # now the latest
+        repl = Repl(self.db, {"TERM": "dumb", "HOME": self.dir})
+        self.addCleanup(self.reap, repl.pid)
+        self.assertTrue(repl.read_until(b"argusq> "))
+        start = len(repl.out)
+        repl.write(b'use trace "anomaly";\n')
+        self.assertTrue(repl.read_until(b"argusq> ", start=start), repl.out)
+        start = len(repl.out)
+        repl.write(UI.encode() + b";\n")
+        self.assertTrue(repl.read_until(b"283.9ms", start=start), repl.out)  # anomaly's, not normal's
+        self.assertTrue(repl.read_until(b"argusq> ", start=repl.out.index(b"283.9ms")))
+        repl.write(b"\x04")
+        self.assertTrue(self.reap(repl.pid, timeout=10), repl.out)
+
     def test_a_query_does_not_load_trace_cmds_libraries(self):
         """libtracecmd and the libraries under it are loaded (dlopen) when a
         trace.dat is read, not for every query: the dynamic loader's own
