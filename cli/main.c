@@ -384,29 +384,6 @@ static int run_source(argusq_session *s, const char *where, const char *src, siz
     return 1;
 }
 
-static char *slurp(FILE *f, size_t *len)
-{
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    size_t got;
-    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += got;
-        if (n == cap) {
-            char *p = realloc(buf, cap *= 2);
-            if (!p) {
-                free(buf);
-                return NULL;
-            }
-            buf = p;
-        }
-    }
-    if (buf && ferror(f)) {
-        free(buf);
-        return NULL;
-    }
-    *len = n;
-    return buf;
-}
 
 static int run_file(argusq_session *s, const char *path)
 {
@@ -416,7 +393,7 @@ static int run_file(argusq_session *s, const char *path)
         return 2;
     }
     size_t len;
-    char *src = slurp(f, &len);
+    char *src = ingest_slurp(f, &len);
     if (f != stdin)
         fclose(f);
     if (!src) {

@@ -274,3 +274,27 @@ int ingest_file_opts(const char *path, const ingest_sink *sink, const ingest_opt
     ingest_lines_close(&lb);
     return rc;
 }
+
+char *ingest_slurp(FILE *f, size_t *len)
+{
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    size_t got;
+    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap) {
+            char *p = realloc(buf, cap *= 2);
+            if (!p) {
+                free(buf);
+                return NULL;
+            }
+            buf = p;
+        }
+    }
+    if (buf && ferror(f)) {
+        free(buf);
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}

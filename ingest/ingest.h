@@ -103,6 +103,10 @@ typedef struct ingest_opts {
 
 ingest_format ingest_detect(const char *buf, size_t len);
 
+/* All of f (to its end) in one malloc'd buffer, *len its length (a
+ * script, a rules file); NULL on a read error or out of memory. */
+char *ingest_slurp(FILE *f, size_t *len);
+
 /* Reads path (format detected from its content) into sink.
  * Returns 0, or -1 with err = "PATH:LINE: message".  opts may be NULL. */
 int ingest_file_opts(const char *path, const ingest_sink *sink, const ingest_opts *opts, ingest_format *format,

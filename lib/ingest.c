@@ -104,29 +104,6 @@ static void sink_progress(void *p, uint64_t bytes, uint64_t total)
 
 /* ---- rules ---- */
 
-static char *slurp(FILE *f, size_t *len)
-{
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    size_t got;
-    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += got;
-        if (n == cap) {
-            char *p = realloc(buf, cap *= 2);
-            if (!p) {
-                free(buf);
-                return NULL;
-            }
-            buf = p;
-        }
-    }
-    if (buf && ferror(f)) {
-        free(buf);
-        return NULL;
-    }
-    *len = n;
-    return buf;
-}
 
 /* Rule statements (`rule ...;`) from src, compiled onto *rules (grown) for
  * the graph, and kept with the trace so that `rebuild graph` applies them
@@ -173,7 +150,7 @@ static int load_rules(const char *path, db_writer *w, graph_rule **rules, size_t
     if (!f)
         return lib_fail(err, ARGUSQ_ERR_IO, "%s: %s", path, strerror(errno));
     size_t len;
-    char *src = slurp(f, &len);
+    char *src = ingest_slurp(f, &len);
     fclose(f);
     if (!src)
         return lib_fail(err, ARGUSQ_ERR_IO, "%s: read error", path);

@@ -132,7 +132,24 @@ class _Handle:
         self.release()
 
 
-class Archive:
+class _Closing:
+    """A context manager that closes what it holds on exit, and when it is
+    collected (quietly: at interpreter exit the module may be gone)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 -- at interpreter exit
+            pass
+
+
+class Archive(_Closing):
     """An argusq archive (an LMDB file holding many traces).
 
     mode: "r" read-only; "w" read-write (it must exist); "c" (default)
@@ -160,18 +177,6 @@ class Archive:
         handle = getattr(self, "_handle", None)
         if handle:
             handle.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # noqa: BLE001 -- at interpreter exit, the module may be gone
-            pass
 
     def __repr__(self):
         return f"argusq.Archive({self.path!r}, mode={self.mode!r})"
@@ -245,7 +250,7 @@ class Archive:
         return d
 
 
-class Session:
+class Session(_Closing):
     """Statements run one after another with a state between them: the
     current trace, which `use trace "NAME"` changes.  For one thread at a
     time (an Archive serves many threads: a Session each)."""
@@ -268,18 +273,6 @@ class Session:
         if s:
             _lib.argusq_session_free(s)
             self.archive._handle.release()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # noqa: BLE001 -- at interpreter exit
-            pass
 
     @property
     def trace(self):
@@ -368,7 +361,7 @@ _HEAD = re.compile(r'\s*\{\s*"((?:[^"\\]|\\.)*)"\s*:\s*(\S)')
 _DECODER = json.JSONDecoder()
 
 
-class Rows:
+class Rows(_Closing):
     """An iterator over the rows of a statement's answer: the elements of
     the first list of its JSON document (`{"nodes":[...]}` gives the
     nodes), each parsed as soon as libargusq has written it, while the
@@ -505,14 +498,3 @@ class Rows:
         self._thread.join()
         self._session.close()
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # noqa: BLE001 -- at interpreter exit
-            pass

@@ -274,25 +274,32 @@ def query(archives, statement, client=None, traces_where=None, trace=None, where
     """
     plan = Plan(statement)
     archives = list(archives)
+    done = _map(client, archives, where, progress, "argusq",
+                lambda path: (run_archive, path, plan.statement, traces_where, trace))
+    return merge(plan, [done[p] for p in archives])
+
+
+def _map(client, items, where, progress, prefix, call):
+    """One task per item (call(item): the function and its arguments), on
+    client or on a LocalCluster made for this call; pinned to where[item]
+    when given.  The results by item (_gather)."""
     own = client is None
     if own:
         client = local_client()
     try:
         futures = {}
-        for path in archives:
+        for item in items:
             kw = {}
-            if where and where.get(path):
-                kw = {"workers": [where[path]], "allow_other_workers": False}
-            futures[path] = client.submit(run_archive, path, plan.statement, traces_where, trace,
-                                          key="argusq-%s-%s" % (os.path.basename(path), _token()),
+            if where and where.get(item):
+                kw = {"workers": [where[item]], "allow_other_workers": False}
+            futures[item] = client.submit(*call(item), key="%s-%s-%s" % (prefix, os.path.basename(item), _token()),
                                           pure=False, **kw)
-        done = _gather(client, futures, where, progress)
+        return _gather(client, futures, where, progress)
     finally:
         if own:
             cluster = client.cluster
             client.close()
             cluster.close()
-    return merge(plan, [done[p] for p in archives])
 
 
 _count = [0]
@@ -346,24 +353,8 @@ def ingest(files, archive_dir, client=None, labels=None, arch=None, where=None, 
     address} for files only one worker can read.  Returns one dict per
     file: "file", "archive", "worker", "trace", "info", "error"."""
     files = list(files)
-    own = client is None
-    if own:
-        client = local_client()
-    try:
-        futures = {}
-        for f in files:
-            kw = {}
-            if where and where.get(f):
-                kw = {"workers": [where[f]], "allow_other_workers": False}
-            futures[f] = client.submit(ingest_one, f, archive_dir, None, labels, arch,
-                                       key="argusq-ingest-%s-%s" % (os.path.basename(f), _token()),
-                                       pure=False, **kw)
-        done = _gather(client, futures, where, progress)
-    finally:
-        if own:
-            cluster = client.cluster
-            client.close()
-            cluster.close()
+    done = _map(client, files, where, progress, "argusq-ingest",
+                lambda f: (ingest_one, f, archive_dir, None, labels, arch))
     return [done[f] if "file" in done[f] else dict(done[f], file=f) for f in files]
 
 
