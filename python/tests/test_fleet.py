@@ -103,13 +103,15 @@ class Fleet(unittest.TestCase):
         stmt = "find nodes where blocked > 1ms order by blocked desc limit 25"
         r = fleet.query(self.archives, stmt, self.client)
         self.assertEqual(r["missing"], [])
-        # one archive: every trace's rows, sorted by blocked (ties: catalog
+        # one archive: every trace's rows, sorted by blocked (ties: the
+        # fleet's order -- archives as given, then each archive's catalog
         # order, then the trace's own order), cut at 25
+        home = {n: self.archives.index(db) for db, n in self.names}
         rows = []
         for ti, (name, doc) in enumerate(self.one_archive(stmt)):
             for pos, n in enumerate(doc["nodes"] if doc else []):
-                rows.append((-n["blocked"], ti, pos, name, n["id"]))
-        want = [(name, nid, -b) for b, _, _, name, nid in sorted(rows)[:25]]
+                rows.append((-n["blocked"], home[name], ti, pos, name, n["id"]))
+        want = [(name, nid, -b) for b, _, _, _, name, nid in sorted(rows)[:25]]
         got = [(n["trace"], n["id"], n["blocked"]) for n in r["nodes"]]
         self.assertEqual(got, want)
         self.assertEqual(len(got), 25)
