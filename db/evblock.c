@@ -457,28 +457,29 @@ static bool put_value(db_evblock_enc *e, const char *v, size_t n)
     return ok && str_add(e, v, n, h, slot, &num);
 }
 
-/* Undoes a partly written event: the strings and shapes it numbered. */
+/* Undoes a partly written event: the strings and shapes it numbered.  In a
+ * linear-probing table an insertion never moves an older entry, so taking
+ * the newest entries out, newest first, leaves the table as it was before
+ * them (no rebuild of all 8192 slots for one event that did not fit). */
 static void rollback(db_evblock_enc *e, size_t len, size_t nstrs, size_t nshapes, size_t nwords, size_t sbuf_len)
 {
+    for (size_t k = e->nstrs; k-- > nstrs;) {
+        uint32_t i = e->strs[k].hash & (EVB_STR_SLOTS - 1);
+        while (e->slots[i] != (uint32_t)k + 1)
+            i = (i + 1) & (EVB_STR_SLOTS - 1);
+        e->slots[i] = 0;
+    }
+    for (size_t k = e->nshapes; k-- > nshapes;) {
+        uint32_t i = e->shapes[k].hash & (2 * EVB_SHAPES - 1);
+        while (e->shape_slots[i] != (uint32_t)k + 1)
+            i = (i + 1) & (2 * EVB_SHAPES - 1);
+        e->shape_slots[i] = 0;
+    }
     e->nstrs = nstrs;
     e->nshapes = nshapes;
     e->nwords = nwords;
     e->sbuf_len = sbuf_len;
     e->len = len;
-    memset(e->slots, 0, sizeof e->slots);
-    for (size_t k = 0; k < e->nstrs; k++) {
-        uint32_t i = e->strs[k].hash & (EVB_STR_SLOTS - 1);
-        while (e->slots[i])
-            i = (i + 1) & (EVB_STR_SLOTS - 1);
-        e->slots[i] = (uint32_t)k + 1;
-    }
-    memset(e->shape_slots, 0, sizeof e->shape_slots);
-    for (size_t k = 0; k < e->nshapes; k++) {
-        uint32_t i = e->shapes[k].hash & (2 * EVB_SHAPES - 1);
-        while (e->shape_slots[i])
-            i = (i + 1) & (2 * EVB_SHAPES - 1);
-        e->shape_slots[i] = (uint32_t)k + 1;
-    }
 }
 
 int db_evblock_enc_add(db_evblock_enc *e, const db_event *ev)

@@ -6,65 +6,64 @@
 
 #include "db.h"
 
-static const char *const evtype_names[DB_EV__COUNT] = {
-    [DB_EV_RAW] = "raw",
-    [DB_EV_SYSCALL] = "syscall",
-    [DB_EV_BACKTRACE] = "backtrace",
-    [DB_EV_NSAPP_EVENT] = "nsapp_event",
-    [DB_EV_WAIT] = "wait",
-    [DB_EV_WAKEUP] = "wakeup",
-    [DB_EV_INTERRUPT] = "interrupt",
-    [DB_EV_TIMESHARE] = "timeshare",
-    [DB_EV_DISPATCH_ENQUEUE] = "dispatch_enqueue",
-    [DB_EV_DISPATCH_INVOKE] = "dispatch_invoke",
-    [DB_EV_DISPATCH_MIG_SERVICE] = "dispatch_mig_service",
-    [DB_EV_RUNLOOP_SUBMIT] = "runloop_submit",
-    [DB_EV_RUNLOOP_INVOKE] = "runloop_invoke",
-    [DB_EV_RUNLOOP_OBSERVER] = "runloop_observer",
-    [DB_EV_MACH_MSG] = "mach_msg",
-    [DB_EV_VOUCHER] = "voucher",
-    [DB_EV_TIMER_ARM] = "timer_arm",
-    [DB_EV_TIMER_CANCEL] = "timer_cancel",
-    [DB_EV_TIMER_CALLOUT] = "timer_callout",
-    [DB_EV_FLAG_WRITE] = "flag_write",
-    [DB_EV_FLAG_READ] = "flag_read",
+/* A name and its length: a lookup by name compares lengths first and
+ * reads only the names of the same length (ingest looks one up per event). */
+typedef struct {
+    const char *s;
+    size_t n;
+} db_name_ent;
+#define N(lit) {lit, sizeof lit - 1}
+
+static const db_name_ent evtype_names[DB_EV__COUNT] = {
+    [DB_EV_RAW] = N("raw"),
+    [DB_EV_SYSCALL] = N("syscall"),
+    [DB_EV_BACKTRACE] = N("backtrace"),
+    [DB_EV_NSAPP_EVENT] = N("nsapp_event"),
+    [DB_EV_WAIT] = N("wait"),
+    [DB_EV_WAKEUP] = N("wakeup"),
+    [DB_EV_INTERRUPT] = N("interrupt"),
+    [DB_EV_TIMESHARE] = N("timeshare"),
+    [DB_EV_DISPATCH_ENQUEUE] = N("dispatch_enqueue"),
+    [DB_EV_DISPATCH_INVOKE] = N("dispatch_invoke"),
+    [DB_EV_DISPATCH_MIG_SERVICE] = N("dispatch_mig_service"),
+    [DB_EV_RUNLOOP_SUBMIT] = N("runloop_submit"),
+    [DB_EV_RUNLOOP_INVOKE] = N("runloop_invoke"),
+    [DB_EV_RUNLOOP_OBSERVER] = N("runloop_observer"),
+    [DB_EV_MACH_MSG] = N("mach_msg"),
+    [DB_EV_VOUCHER] = N("voucher"),
+    [DB_EV_TIMER_ARM] = N("timer_arm"),
+    [DB_EV_TIMER_CANCEL] = N("timer_cancel"),
+    [DB_EV_TIMER_CALLOUT] = N("timer_callout"),
+    [DB_EV_FLAG_WRITE] = N("flag_write"),
+    [DB_EV_FLAG_READ] = N("flag_read"),
 };
 
-static const char *const node_kind_names[DB_NODE__COUNT] = {
-    [DB_NODE_THREAD] = "thread",       [DB_NODE_INTERRUPT] = "interrupt",
-    [DB_NODE_SOFTIRQ] = "softirq",     [DB_NODE_TIMER] = "timer",
-    [DB_NODE_DISPATCH] = "dispatch",   [DB_NODE_RUNLOOP] = "runloop",
-    [DB_NODE_SERVICE] = "service",     [DB_NODE_TIMESHARE] = "timeshare",
+static const db_name_ent node_kind_names[DB_NODE__COUNT] = {
+    [DB_NODE_THREAD] = N("thread"),       [DB_NODE_INTERRUPT] = N("interrupt"),
+    [DB_NODE_SOFTIRQ] = N("softirq"),     [DB_NODE_TIMER] = N("timer"),
+    [DB_NODE_DISPATCH] = N("dispatch"),   [DB_NODE_RUNLOOP] = N("runloop"),
+    [DB_NODE_SERVICE] = N("service"),     [DB_NODE_TIMESHARE] = N("timeshare"),
 };
 
-static const char *const edge_kind_names[DB_EDGE__COUNT] = {
-    [DB_EDGE_WAKEUP] = "wakeup",     [DB_EDGE_WEAK] = "weak",
-    [DB_EDGE_IPC] = "ipc",           [DB_EDGE_IPC_REPLY] = "ipc_reply",
-    [DB_EDGE_DISPATCH] = "dispatch", [DB_EDGE_RUNLOOP] = "runloop",
-    [DB_EDGE_TIMER] = "timer",       [DB_EDGE_FLAG] = "flag",
-    [DB_EDGE_USER] = "user",       [DB_EDGE_PREEMPT] = "preempt",
-    [DB_EDGE_IO] = "io",
+static const db_name_ent edge_kind_names[DB_EDGE__COUNT] = {
+    [DB_EDGE_WAKEUP] = N("wakeup"),     [DB_EDGE_WEAK] = N("weak"),
+    [DB_EDGE_IPC] = N("ipc"),           [DB_EDGE_IPC_REPLY] = N("ipc_reply"),
+    [DB_EDGE_DISPATCH] = N("dispatch"), [DB_EDGE_RUNLOOP] = N("runloop"),
+    [DB_EDGE_TIMER] = N("timer"),       [DB_EDGE_FLAG] = N("flag"),
+    [DB_EDGE_USER] = N("user"),       [DB_EDGE_PREEMPT] = N("preempt"),
+    [DB_EDGE_IO] = N("io"),
 };
+#undef N
 
-static const char *name_of(const char *const *names, int n, int i)
+static const char *name_of(const db_name_ent *names, int n, int i)
 {
-    return i >= 0 && i < n && names[i] ? names[i] : "?";
+    return i >= 0 && i < n && names[i].s ? names[i].s : "?";
 }
 
-/* Is the NUL-terminated name the len bytes at s?  A loop rather than
- * strncmp: the names are short and this runs per event. */
-static bool name_is(const char *name, const char *s, size_t len)
-{
-    size_t i = 0;
-    while (i < len && name[i] == s[i])
-        i++;
-    return i == len && name[i] == '\0';
-}
-
-static int index_of(const char *const *names, int n, const char *s, size_t len)
+static int index_of(const db_name_ent *names, int n, const char *s, size_t len)
 {
     for (int i = 0; i < n; i++)
-        if (names[i] && name_is(names[i], s, len))
+        if (names[i].n == len && len && names[i].s[0] == s[0] && memcmp(names[i].s, s, len) == 0)
             return i;
     return -1;
 }

@@ -164,26 +164,31 @@ int graph_sig_add(graph_state *g, graph_open *o, const db_event *ev)
 {
     char text[160];
     uint32_t h;
+    bool fresh = false; /* h made from text here, not taken from the cache */
     uint64_t ck = ev->type == DB_EV_SYSCALL && ev->obj < (1u << 20) ? (1ull << 40) | ev->obj : 0;
-    if (ck && graph_map_get(&g->norm_cache, ck, &h))
-        goto have;
-    if (!graph_normalize(g, ev, text, sizeof text))
-        return 0;
-    h = graph_fnv1a(text, strlen(text));
-    if (ck && graph_map_put(&g->norm_cache, ck, h))
-        return -1;
-    if (!g->norms && !(g->norms = calloc(GRAPH_NORMS_SEEN, sizeof *g->norms)))
-        return -1;
-    uint32_t *seen = &g->norms[h & (GRAPH_NORMS_SEEN - 1)];
-    if (*seen != h || !h) {
-        if (db_writer_norm(g->w, h, text, g->err))
+    if (!ck || !graph_map_get(&g->norm_cache, ck, &h)) {
+        if (!graph_normalize(g, ev, text, sizeof text))
+            return 0;
+        h = graph_fnv1a(text, strlen(text));
+        if (ck && graph_map_put(&g->norm_cache, ck, h))
             return -1;
-        *seen = h;
+        fresh = true;
     }
-have:
+    /* a form the node already has was written (or seen) when it first
+     * came: the node's own short list, in cache, before the 256 KB table */
     for (uint32_t i = 0; i < o->nsig; i++)
         if (o->sig[i] == h)
             return 0;
+    if (fresh) {
+        if (!g->norms && !(g->norms = calloc(GRAPH_NORMS_SEEN, sizeof *g->norms)))
+            return -1;
+        uint32_t *seen = &g->norms[h & (GRAPH_NORMS_SEEN - 1)];
+        if (*seen != h || !h) {
+            if (db_writer_norm(g->w, h, text, g->err))
+                return -1;
+            *seen = h;
+        }
+    }
     if (o->nsig < DB_SIG_MAX)
         o->sig[o->nsig++] = h;
     return 0;
@@ -199,7 +204,15 @@ int graph_sig_write(graph_state *g, const graph_open *o)
 {
     db_sig sig = {.node = o->n.id, .thread_key = graph_thread_key(o->n.thread, o->n.kind), .n = o->nsig};
     memcpy(sig.h, o->sig, o->nsig * sizeof *o->sig);
-    qsort(sig.h, sig.n, sizeof *sig.h, cmp_u32);
+    if (sig.n <= 32) { /* most forms are a few hashes: qsort's call per compare costs more */
+        for (uint32_t i = 1; i < sig.n; i++) {
+            uint32_t x = sig.h[i], j = i;
+            for (; j > 0 && sig.h[j - 1] > x; j--)
+                sig.h[j] = sig.h[j - 1];
+            sig.h[j] = x;
+        }
+    } else
+        qsort(sig.h, sig.n, sizeof *sig.h, cmp_u32);
     return db_writer_signature(g->w, &sig, g->err);
 }
 

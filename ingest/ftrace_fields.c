@@ -15,6 +15,16 @@ bool ingest_ft_dec_u64(const char *p, size_t n, uint64_t *out)
     uint64_t v = 0;
     if (n == 0 || n > 20)
         return false;
+    if (n < 20) { /* 19 digits cannot overflow: no check per digit */
+        for (size_t i = 0; i < n; i++) {
+            unsigned d = (unsigned)(unsigned char)p[i] - '0';
+            if (d > 9)
+                return false;
+            v = v * 10 + d;
+        }
+        *out = v;
+        return true;
+    }
     for (size_t i = 0; i < n; i++) {
         if (p[i] < '0' || p[i] > '9')
             return false;

@@ -418,6 +418,69 @@ static void test_deferred_object_chunks(void **state)
     db_thrindex_free(t);
 }
 
+/* An event that does not fit is taken back out of the block (rollback):
+ * the strings and shape it numbered must be gone from the encoder's
+ * tables too, so events added after it (without a reset) that use the
+ * same strings number them anew and the block still decodes to what went
+ * in.  Many overflows, each followed by small events reusing its text. */
+static void test_rollback_keeps_tables(void **state)
+{
+    (void)state;
+    enum { N = 400 };
+    static owned evs[N];
+    db_evblock_enc *e = db_evblock_enc_new();
+    db_evblock b = {0};
+    uint64_t ts = 1000;
+    int overflows = 0;
+    for (int round = 0; round < 8; round++) {
+        db_evblock_enc_reset(e);
+        size_t n = 0, id = 1;
+        for (;;) { /* fill with events of unique strings until one does not fit */
+            owned *o = &evs[n];
+            memset(o, 0, sizeof *o);
+            snprintf(o->name, sizeof o->name, "ev%d", round);
+            size_t len = 0;
+            for (int k = 0; k < 40; k++)
+                len += (size_t)snprintf(o->attrs + len, sizeof o->attrs - len, "key%zu_%d=uniq-%d-%zu-%d-0123456789",
+                                        n % 3, k, round, n, k) + 1;
+            o->ev = (db_event){.id = id, .ts = ts += 10, .tid = 7, .pid = 7, .type = DB_EV_RAW, .name = o->name,
+                               .attrs = o->attrs, .attrs_len = len};
+            int rc = db_evblock_enc_add(e, &o->ev);
+            assert_true(rc == 0 || rc == 1);
+            if (rc == 1)
+                break;
+            n++, id++;
+            assert_true(n < N - 4);
+        }
+        overflows++;
+        /* small events with strings of the one taken back: its key and value */
+        const owned *gone = &evs[n];
+        for (int k = 0; k < 3; k++) {
+            owned *o = &evs[n + (size_t)k];
+            if (k > 0)
+                memset(o, 0, sizeof *o);
+            char kv[128];
+            snprintf(kv, sizeof kv, "%s", k == 0 ? gone->attrs : "key0_0=uniq-x");
+            memset(o->attrs, 0, sizeof o->attrs);
+            size_t len = (size_t)snprintf(o->attrs, sizeof o->attrs, "%s", kv) + 1;
+            snprintf(o->name, sizeof o->name, "ev%d", round);
+            o->ev = (db_event){.id = id, .ts = ts += 10, .tid = 7, .pid = 7, .type = DB_EV_RAW, .name = o->name,
+                               .attrs = o->attrs, .attrs_len = len};
+            assert_int_equal(db_evblock_enc_add(e, &o->ev), 0);
+            id++;
+        }
+        size_t total = n + 3, len;
+        const unsigned char *bytes = db_evblock_enc_bytes(e, &len);
+        assert_int_equal(db_evblock_decode(&b, 1, bytes, len), 0);
+        assert_int_equal(b.n, total);
+        for (size_t k = 0; k < total; k++)
+            assert_same(&evs[k].ev, db_evblock_get(&b, k + 1));
+    }
+    assert_int_equal(overflows, 8);
+    db_evblock_free(&b);
+    db_evblock_enc_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -428,6 +491,7 @@ int main(void)
         cmocka_unit_test(test_thread_chunks),
         cmocka_unit_test(test_object_chunks),
         cmocka_unit_test(test_deferred_object_chunks),
+        cmocka_unit_test(test_rollback_keeps_tables),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
