@@ -96,6 +96,14 @@ typedef struct enc_shape {
     uint32_t at; /* in words: name, tpc, nkeys, keys... (string numbers) */
 } enc_shape;
 
+/* One "key=value" (or bare "key") of the event being added. */
+typedef struct enc_attr {
+    const char *key;
+    size_t klen;
+    const char *val; /* after the '='; NULL for a key without one */
+    size_t vlen;
+} enc_attr;
+
 struct db_evblock_enc {
     unsigned char *buf; /* EVB_HEAD_MAX bytes reserved, then the events */
     size_t len, cap;
@@ -112,6 +120,8 @@ struct db_evblock_enc {
     uint32_t *words;
     size_t nwords, words_cap;
     uint32_t shape_slots[2 * EVB_SHAPES]; /* shape number + 1 */
+    enc_attr *attr; /* the event being added, split once (split_attrs) */
+    size_t nattr, attr_cap;
 };
 
 /* Room for `need` elements of `size` bytes in *p (capacity *cap elements). */
@@ -150,6 +160,7 @@ void db_evblock_enc_free(db_evblock_enc *e)
     free(e->strs);
     free(e->shapes);
     free(e->words);
+    free(e->attr);
     free(e);
 }
 
@@ -269,13 +280,6 @@ static bool put_str(db_evblock_enc *e, const char *s, size_t n, uint32_t *num)
 }
 
 /* An attribute entry "key=value": the key's length, and whether it has '='. */
-static size_t key_len(const char *s, size_t n, bool *has_eq)
-{
-    const char *eq = memchr(s, '=', n);
-    *has_eq = eq != NULL;
-    return eq ? (size_t)(eq - s) : n;
-}
-
 /* Decimal without sign or leading zeros, below 2^62. */
 static bool canon_dec(const char *s, size_t n, uint64_t *out)
 {
@@ -313,14 +317,28 @@ static bool canon_hex(const char *s, size_t n, uint64_t *out)
 }
 
 /* The next attribute entry of an event: its text and length. */
-static bool next_attr(const char **p, const char *end, const char **s, size_t *n)
+/* Splits the event's attributes ("k=v\0k=v\0...", the last NUL optional)
+ * into e->attr once: the shape and the values read the split, not the
+ * text again (two memchr calls per attribute for each of up to three
+ * passes). */
+static bool split_attrs(db_evblock_enc *e, const db_event *ev)
 {
-    if (*p >= end)
-        return false;
-    const char *z = memchr(*p, 0, (size_t)(end - *p));
-    *s = *p;
-    *n = z ? (size_t)(z - *p) : (size_t)(end - *p);
-    *p += *n + 1;
+    const char *p = ev->attrs, *end = ev->attrs + ev->attrs_len;
+    e->nattr = 0;
+    while (p < end) {
+        if (!room((void **)&e->attr, &e->attr_cap, e->nattr + 1, sizeof *e->attr))
+            return false;
+        enc_attr *at = &e->attr[e->nattr++];
+        const char *q = memchr(p, 0, (size_t)(end - p));
+        if (!q)
+            q = end;
+        const char *eq = memchr(p, '=', (size_t)(q - p));
+        at->key = p;
+        at->klen = (size_t)((eq ? eq : q) - p);
+        at->val = eq ? eq + 1 : NULL;
+        at->vlen = eq ? (size_t)(q - eq - 1) : 0;
+        p = q + 1;
+    }
     return true;
 }
 
@@ -331,21 +349,17 @@ static uint32_t tpc_of(const db_event *ev)
 
 /* Does the event have the keys of shape words w, in order?  Compared as
  * bytes with the numbered strings, without hashing them. */
-static bool same_keys(const db_evblock_enc *e, const uint32_t *w, const db_event *ev)
+static bool same_keys(const db_evblock_enc *e, const uint32_t *w)
 {
-    const char *p = ev->attrs, *end = ev->attrs + ev->attrs_len, *a;
-    size_t len;
-    uint32_t j = 0;
-    while (next_attr(&p, end, &a, &len)) {
-        bool eq;
-        size_t kl = key_len(a, len, &eq);
-        if (j == w[2])
-            return false;
-        const enc_str *st = &e->strs[w[EVB_SHAPE_HEAD + j++]];
-        if (st->len != kl || !bytes_eq(e->sbuf + st->off, a, kl))
+    if (e->nattr != w[2])
+        return false;
+    for (size_t j = 0; j < e->nattr; j++) {
+        const enc_attr *at = &e->attr[j];
+        const enc_str *st = &e->strs[w[EVB_SHAPE_HEAD + j]];
+        if (st->len != at->klen || !bytes_eq(e->sbuf + st->off, at->key, at->klen))
             return false;
     }
-    return j == w[2];
+    return true;
 }
 
 /* The event's shape number when its name and keys are numbered strings
@@ -357,23 +371,23 @@ static long shape_find(db_evblock_enc *e, const db_event *ev)
     uint32_t words[EVB_SHAPE_HEAD + EVB_SHAPE_KEYS];
     size_t nw = EVB_SHAPE_HEAD;
     uint32_t slot;
-    const char *name = ev->name ? ev->name : "", *p = ev->attrs, *end = ev->attrs + ev->attrs_len, *a;
-    size_t nl = strlen(name), len;
+    const char *name = ev->name ? ev->name : "";
+    size_t nl = strlen(name);
     long s = str_find(e, name, nl, hash_bytes(name, nl), &slot);
     if (s < 0)
         return -1;
     enc_str *ns = &e->strs[s];
     if (ns->shape && ns->shape <= e->nshapes) { /* a rollback may have dropped it */
         const uint32_t *w = &e->words[e->shapes[ns->shape - 1].at];
-        if (w[0] == (uint32_t)s && w[1] == tpc_of(ev) && same_keys(e, w, ev))
+        if (w[0] == (uint32_t)s && w[1] == tpc_of(ev) && same_keys(e, w))
             return (long)ns->shape - 1;
     }
     words[0] = (uint32_t)s;
     words[1] = tpc_of(ev);
-    while (next_attr(&p, end, &a, &len)) {
-        bool eq;
-        size_t kl = key_len(a, len, &eq);
-        if (nw == EVB_SHAPE_HEAD + EVB_SHAPE_KEYS || (s = str_find(e, a, kl, hash_bytes(a, kl), &slot)) < 0)
+    for (size_t j = 0; j < e->nattr; j++) {
+        const enc_attr *at = &e->attr[j];
+        if (nw == EVB_SHAPE_HEAD + EVB_SHAPE_KEYS ||
+            (s = str_find(e, at->key, at->klen, hash_bytes(at->key, at->klen), &slot)) < 0)
             return -1;
         words[nw++] = (uint32_t)s;
     }
@@ -416,20 +430,17 @@ static bool put_shape(db_evblock_enc *e, const db_event *ev)
     if (s >= 0)
         return put_uv(e, (uint64_t)s + 1);
     uint32_t words[EVB_SHAPE_HEAD + EVB_SHAPE_KEYS];
-    size_t nw = EVB_SHAPE_HEAD, nk = 0, len;
-    const char *name = ev->name ? ev->name : "", *p = ev->attrs, *end = ev->attrs + ev->attrs_len, *a;
-    while (next_attr(&p, end, &a, &len))
-        nk++;
+    size_t nw = EVB_SHAPE_HEAD, nk = e->nattr;
+    const char *name = ev->name ? ev->name : "";
     if (!put_uv(e, 0) || !put_str(e, name, strlen(name), &words[0]) || !put_uv(e, tpc_of(ev)) ||
         !put_uv(e, nk))
         return false;
     words[1] = tpc_of(ev);
     words[2] = (uint32_t)nk;
     bool numbered = words[0] != UINT32_MAX && nk <= EVB_SHAPE_KEYS;
-    for (p = ev->attrs; next_attr(&p, end, &a, &len);) {
-        bool eq;
+    for (size_t j = 0; j < e->nattr; j++) {
         uint32_t num;
-        if (!put_str(e, a, key_len(a, len, &eq), &num))
+        if (!put_str(e, e->attr[j].key, e->attr[j].klen, &num))
             return false;
         if (nw < EVB_SHAPE_HEAD + EVB_SHAPE_KEYS)
             words[nw++] = num;
@@ -493,7 +504,8 @@ int db_evblock_enc_add(db_evblock_enc *e, const db_event *ev)
         e->prev_node = 0;
     }
     uint64_t nd = zz((int64_t)ev->node - (int64_t)e->prev_node);
-    bool ok = put_shape(e, ev) && put_uv(e, zz((int64_t)(ev->ts - e->prev_ts))) && put_uv(e, ev->tid) &&
+    bool ok = split_attrs(e, ev) && put_shape(e, ev) && put_uv(e, zz((int64_t)(ev->ts - e->prev_ts))) &&
+              put_uv(e, ev->tid) &&
               put_uv(e, zz((int64_t)ev->pid - (int64_t)ev->tid)) &&
               put_uv(e, ev->cpu == DB_CPU_NONE ? 0 : (uint64_t)ev->cpu + 1) &&
               put_uv(e, nd << 2 | (ev->obj != 0) | (uint64_t)(ev->val != 0) << 1);
@@ -501,13 +513,8 @@ int db_evblock_enc_add(db_evblock_enc *e, const db_event *ev)
         ok = put_uv(e, ev->obj);
     if (ok && ev->val)
         ok = put_uv(e, zz(ev->val));
-    const char *p = ev->attrs, *end = ev->attrs + ev->attrs_len, *a;
-    size_t n;
-    while (ok && next_attr(&p, end, &a, &n)) {
-        bool eq;
-        size_t kl = key_len(a, n, &eq);
-        ok = eq ? put_value(e, a + kl + 1, n - kl - 1) : put_uv(e, 3);
-    }
+    for (size_t j = 0; ok && j < e->nattr; j++)
+        ok = e->attr[j].val ? put_value(e, e->attr[j].val, e->attr[j].vlen) : put_uv(e, 3);
     if (!ok) {
         rollback(e, len, nstrs, nshapes, nwords, sl);
         return -1;
