@@ -150,8 +150,8 @@ int cli_dump(const char *path, const char *trace, const char *to, bool json)
     }
     argusq_error e;
     /* an archive of an earlier format is migrated first when this process may write it */
-    argusq_archive *a = argusq_open(path, access(path, W_OK) == 0 ? ARGUSQ_OPEN_WRITE | ARGUSQ_OPEN_LOG : ARGUSQ_OPEN_READ,
-                                    &e);
+    unsigned flags = access(path, W_OK) == 0 ? ARGUSQ_OPEN_WRITE | ARGUSQ_OPEN_LOG : ARGUSQ_OPEN_READ;
+    argusq_archive *a = argusq_open(path, flags, &e);
     if (!a) {
         fprintf(stderr, "argusq: %s\n", e.message);
         return 2;

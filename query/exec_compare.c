@@ -337,9 +337,10 @@ int query_exec_compare_paths(query_session *s, const query_stmt *st, query_error
         db_error de = {0};
         if (query_compare_paths(ra, rn, &normal, &anomaly, &per, start, &sus, &nsus, &de))
             rc = query_fail(err, NULL, "%s", de.msg);
-        else if (query_view_format(s->format))
-            rc = query_view_paths(s, ra, &anomaly, rn, &normal, db_reader_trace(rn)->id == db_reader_trace(ra)->id, err);
-        else
+        else if (query_view_format(s->format)) {
+            bool same = db_reader_trace(rn)->id == db_reader_trace(ra)->id; /* one archive: ids say it */
+            rc = query_view_paths(s, ra, &anomaly, rn, &normal, same, err);
+        } else
             query_print_comparison(s, &per, start, sus, nsus, &normal, &anomaly);
     }
     free(sus);

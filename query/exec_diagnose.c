@@ -190,16 +190,18 @@ static int baseline(db_reader *r, const db_node *a, const query_path *path, cons
         while ((have = query_cands_next(&m, &c)) && c.score == score)
             ;
         size_t lo = have ? m.heap + 1 : m.heap; /* c, when there is one, opens the next group */
-        found = rank && order_by_likeness(l, m.v, lo, hi, de) ? -1
-                                                              : pick(cr, own, a, kind, same, true, m.v, lo, hi, out, de);
+        found = rank && order_by_likeness(l, m.v, lo, hi, de)
+                    ? -1
+                    : pick(cr, own, a, kind, same, true, m.v, lo, hi, out, de);
     }
     /* pass 1, any: all are out now, sorted with the best last */
     for (size_t hi = m.len; !found && hi > 0;) {
         size_t lo = hi - 1;
         while (lo > 0 && m.v[lo - 1].score == m.v[hi - 1].score)
             lo--;
-        found = rank && order_by_likeness(l, m.v, lo, hi, de) ? -1
-                                                              : pick(cr, own, a, kind, same, false, m.v, lo, hi, out, de);
+        found = rank && order_by_likeness(l, m.v, lo, hi, de)
+                    ? -1
+                    : pick(cr, own, a, kind, same, false, m.v, lo, hi, out, de);
         hi = lo;
     }
     if (found == 1 && ((!l && !(l = query_likeness_new(r, path, src->archive, src->scan, de))) ||
@@ -250,8 +252,8 @@ static void print_breakdown(FILE *f, const query_cp *cp)
 }
 
 static void print_text(query_session *s, const db_node *a, const char *kind, const query_match *base,
-                       const char *base_trace, const char *base_archive, const query_suspect *sus, size_t n, const query_path *normal,
-                       const query_path *anomaly, const query_cp *cp)
+                       const char *base_trace, const char *base_archive, const query_suspect *sus, size_t n,
+                       const query_path *normal, const query_path *anomaly, const query_cp *cp)
 {
     FILE *f = s->out;
     char bl[32], du[32], ts[32];

@@ -55,7 +55,8 @@ int query_source_open(query_session *s, const query_stmt *st, const query_name *
                       query_source *src, query_error *err)
 {
     *src = (query_source){.archive = s->archive, .ids = &src->one, .nids = 1};
-    if (st->archive.name && (open_other(s, &st->archive, src, err) || (src->path && open_scan(src, &st->archive, err)))) {
+    if (st->archive.name &&
+        (open_other(s, &st->archive, src, err) || (src->path && open_scan(src, &st->archive, err)))) {
         query_source_close(s, src);
         return -1;
     }
