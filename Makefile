@@ -9,6 +9,7 @@
 #                 installed: proves DEBS is complete (tests/fresh.sh;
 #                 FRESH_WORKTREE=1 tests the working tree instead)
 #   make bench    performance at the paper's scale (bench/run.py; BENCH_EVENTS=2000000 for a quick run)
+#   make bench-fleet  only its fleet line: 20 archives on two Dask workers against the CLI
 #   make tsan     libargusq's threads test built with ThreadSanitizer
 #   make crashtest  crash states of an ingest of ../shared/traces/pipeline.dat
 #                 (tests/crash: an LD_PRELOAD write logger and crashgen.py;
@@ -248,9 +249,15 @@ test: $(WLOG)
 BENCH_EVENTS ?= 19000000
 BENCH_FTRACE_COPIES ?= 18
 BENCH_RUNS ?= 3
-bench: $(B)/argusq $(B)/bench/gen_argus $(B)/bench/scale_ftrace $(B)/.bench-deps
+bench: $(B)/argusq $(B)/libargusq.so $(B)/$(SO_NAME) $(B)/bench/gen_argus $(B)/bench/scale_ftrace $(B)/.bench-deps
 	python3 bench/run.py --argusq $(B)/argusq --bin $(B)/bench --events $(BENCH_EVENTS) \
 	  --ftrace-copies $(BENCH_FTRACE_COPIES) --runs $(BENCH_RUNS)
+
+# the fleet line alone (bench/fleet_bench.py: 20 archives on two Dask
+# workers against the CLI one by one), into bench/results.json
+.PHONY: bench-fleet
+bench-fleet: $(B)/argusq $(B)/libargusq.so $(B)/$(SO_NAME)
+	python3 bench/run.py --argusq $(B)/argusq --runs $(BENCH_RUNS) --only fleet
 
 $(B)/bench/%: bench/%.c
 	@mkdir -p $(dir $@)

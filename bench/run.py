@@ -17,9 +17,14 @@ Measures (medians over --runs runs, each ingest into a fresh archive):
   first slice and again) and in-process (one -f script of many slices);
   find, match, diagnose;
   SQLite: the same events, nodes and edges loaded with indexes (the load
-  timed), and the backward slice as a recursive CTE from the same nodes.
+  timed), and the backward slice as a recursive CTE from the same nodes;
+  the fleet (bench/fleet_bench.py, under Debian's /usr/bin/python3 and its
+  python3-distributed): statements over 20 archives on a LocalCluster of 2
+  Dask workers, against the same statements run one by one with argusq
+  (skipped, saying why, when Dask is not importable).
 
-Prints a table and writes bench/results.json.
+Prints a table and writes bench/results.json.  `--only fleet` measures the
+fleet alone and puts it into the results file there is.
 """
 import argparse
 import csv
@@ -504,8 +509,13 @@ def main():
     ap.add_argument("--no-sqlite", action="store_true")
     ap.add_argument("--no-duckdb", action="store_true")
     ap.add_argument("--out", default=os.path.join(BENCH, "results.json"))
+    ap.add_argument("--no-fleet", action="store_true")
+    ap.add_argument("--fleet-python", default="/usr/bin/python3", help="a python3 with Dask (python3-distributed)")
+    ap.add_argument("--only", choices=("fleet",), help="measure this part alone, into the results file there is")
     args = ap.parse_args()
     SLOW = args.slow
+    if args.only == "fleet":
+        return fleet_only(args)
     t_start = time.perf_counter()
     load0 = list(os.getloadavg())  # other work on the machine makes wall times noisy; cpu times less so
 
@@ -733,6 +743,10 @@ def main():
             except (SystemExit, Exception) as e:  # a peer that fails is reported, not fatal
                 log("duckdb: skipped: %s" % str(e)[-300:])
 
+    # -- the fleet: 20 archives on two Dask workers, against the CLI (issue 18)
+    if not args.no_fleet:
+        res["fleet"] = fleet_part(args, exe)
+
     res["total_bench_s"] = time.perf_counter() - t_start
     res["config"]["loadavg_start"] = load0
     res["config"]["loadavg_end"] = list(os.getloadavg())
@@ -741,6 +755,77 @@ def main():
         json.dump(res, f, indent=2)
     log("wrote %s (%.0f s in all)" % (os.path.relpath(args.out, ROOT), res["total_bench_s"]))
     shutil.rmtree(WORK, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- the fleet
+
+def fleet_part(args, exe):
+    """bench/fleet_bench.py under a python3 with Dask: its JSON, or
+    {"skipped": why}."""
+    log("fleet: 20 archives, a LocalCluster of 2 Dask workers, against the CLI one by one")
+    if not os.access(args.fleet_python, os.X_OK):
+        why = "%s is not there (Debian's python3, with python3-distributed)" % args.fleet_python
+        log("fleet: skipped: " + why)
+        return {"skipped": why}
+    env = dict(os.environ, ARGUSQ_LIB=os.environ.get("ARGUSQ_LIB") or os.path.join(ROOT, "build", "libargusq.so"))
+    p = subprocess.run([args.fleet_python, os.path.join(BENCH, "fleet_bench.py"), "--argusq", exe,
+                        "--shared", args.shared, "--runs", str(max(3, args.runs)),
+                        "--work", os.path.join(WORK, "fleet")], capture_output=True, text=True, env=env)
+    if p.returncode != 0:
+        why = "fleet_bench.py failed (exit %d): %s" % (p.returncode, p.stderr.strip()[-500:])
+        log("fleet: skipped: " + why)
+        return {"skipped": why}
+    try:
+        out = json.loads(p.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"skipped": "fleet_bench.py said no JSON: %s" % p.stdout[-300:]}
+    if "skipped" in out:
+        log("fleet: skipped: " + out["skipped"])
+    out["commit"] = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"],
+                                   capture_output=True, text=True).stdout.strip()
+    return out
+
+
+def fleet_rows(res, row):
+    f = res.get("fleet")
+    if not f:
+        return
+    if "skipped" in f:
+        row("fleet: 20 archives on 2 Dask workers", "skipped: " + f["skipped"])
+        return
+    row("fleet: archives, traces, workers", "%d, %d, %d (LocalCluster started in %s)"
+        % (f["archives"], f["traces"], f["workers"], fmt_ms(f["cluster_start_s"])))
+    for label, v in f["statements"].items():
+        row("fleet: %s, Dask / CLI one by one" % label, "%s / %s (%d argusq runs): %.2fx the time%s"
+            % (fmt_ms(v["fleet_s"]), fmt_ms(v["cli_s"]), v["cli_processes"], v["ratio_fleet_over_cli"],
+               ", %d missing" % v["missing"] if v["missing"] else ""))
+
+
+def fleet_only(args):
+    """--only fleet: the fleet part alone, printed, and put into the results
+    file there is (made if there is none)."""
+    os.makedirs(WORK, exist_ok=True)
+    exe = os.path.join(WORK, "argusq-fleet-bench")
+    shutil.copy2(args.argusq, exe)
+    try:
+        f = fleet_part(args, exe)
+    finally:
+        os.unlink(exe)
+    res = {}
+    if os.path.exists(args.out):
+        with open(args.out) as fh:
+            res = json.load(fh)
+    res["fleet"] = f
+    rows = []
+    fleet_rows(res, lambda what, value, target="", ok=None: rows.append((what, value)))
+    w = max(len(r[0]) for r in rows)
+    print()
+    for what, value in rows:
+        print("%-*s  %s" % (w, what, value))
+    with open(args.out, "w") as fh:
+        json.dump(res, fh, indent=2)
+    log("wrote the fleet into %s" % os.path.relpath(args.out, ROOT))
+    return 0
 
 
 # ---------------------------------------------------------------- the table
@@ -879,6 +964,7 @@ def report(res):
             best = min(p[key] for p in peers)
             row("faster peer / argusq: %s" % what, "%.2fx (%s)" % (best, ", ".join(
                 "%s %.2fx" % (k, res[k][key]) for k in ("sqlite", "duckdb") if k in res)), ">= 2x", best >= 2)
+    fleet_rows(res, row)  # issue 18: a measurement, no target
     w = [max(len(r[i]) for r in rows) for i in range(3)]
     print()
     print("%-*s  %-*s  %-*s  %s" % (w[0], "measure", w[1], "value", w[2], "target", ""))
@@ -894,4 +980,4 @@ def report(res):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

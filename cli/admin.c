@@ -1,7 +1,6 @@
 /* cli/admin.c -- the archive's own commands: `argusq compact`, `argusq
  * backup FILE`, `argusq info` (db/manage.c does the work), and `argusq
  * dump` (ingest/argus_dump.c). */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +10,7 @@
 
 #include "admin.h"
 #include "db/db.h"
-#include "ingest/ingest.h"
+#include "include/argusq.h"
 #include "query/query.h"
 
 db_archive *cli_open_archive(const char *path, bool readonly, db_error *de)
@@ -143,84 +142,26 @@ int cli_info(const char *path, bool json)
     return 0;
 }
 
-/* The process's umask (read by setting it, and setting it back). */
-static mode_t umask_of(void)
+int cli_dump(const char *path, const char *trace, const char *to, bool json)
 {
-    mode_t m = umask(022);
-    umask(m);
-    return m;
-}
-
-/* The dump into FILE: written beside it under a temporary name and renamed
- * over it once whole, so that FILE is never half a dump. */
-static int dump_to_file(db_archive *a, const char *trace, const char *to, const char *generator,
-                        ingest_dump_stats *st, db_error *de)
-{
-    size_t n = strlen(to);
-    char *tmp = malloc(n + 16);
-    if (!tmp)
-        return db_fail_oom(de);
-    snprintf(tmp, n + 16, "%s.tmp-XXXXXX", to);
-    int fd = mkstemp(tmp);
-    FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
-    if (!f) {
-        snprintf(de->msg, sizeof de->msg, "%s: %s", to, strerror(errno));
-        if (fd >= 0) {
-            close(fd);
-            unlink(tmp);
-        }
-        free(tmp);
-        return -1;
-    }
-    fchmod(fd, 0666 & ~umask_of()); /* as fopen would have made it, not mkstemp's 0600 */
-    setvbuf(f, NULL, _IOFBF, 1 << 20);
-    int rc = ingest_dump(a, trace, f, generator, st, de);
-    if (fclose(f) != 0 && rc == 0) {
-        snprintf(de->msg, sizeof de->msg, "%s: %s", to, strerror(errno));
-        rc = -1;
-    }
-    if (rc == 0 && rename(tmp, to) != 0) {
-        snprintf(de->msg, sizeof de->msg, "%s: %s", to, strerror(errno));
-        rc = -1;
-    }
-    if (rc)
-        unlink(tmp);
-    free(tmp);
-    return rc;
-}
-
-int cli_dump(const char *path, const char *trace, const char *to, bool json, const char *generator)
-{
-    db_archive *a = open_archive(path, access(path, W_OK) != 0);
-    if (!a)
+    if (access(path, F_OK) != 0) {
+        fprintf(stderr, "argusq: %s: no such archive\n", path);
         return 2;
-    db_error de = {0};
-    db_trace_info t;
-    int got = trace ? db_find_trace(a, trace, &t, &de) : db_latest_trace(a, &t, &de);
-    if (got <= 0) {
-        if (got == 0 && trace)
-            fprintf(stderr, "argusq: no trace \"%s\" in %s\n", trace, path);
-        else if (got == 0)
-            fprintf(stderr, "argusq: %s holds no trace to dump\n", path);
-        else
-            fprintf(stderr, "argusq: %s\n", de.msg);
-        db_close(a);
-        return 1;
     }
-    ingest_dump_stats st;
-    int rc;
+    argusq_error e;
+    /* an archive of an earlier format is migrated first when this process may write it */
+    unsigned flags = access(path, W_OK) == 0 ? ARGUSQ_OPEN_WRITE | ARGUSQ_OPEN_LOG : ARGUSQ_OPEN_READ;
+    argusq_archive *a = argusq_open(path, flags, &e);
+    if (!a) {
+        fprintf(stderr, "argusq: %s\n", e.message);
+        return 2;
+    }
     bool to_stdout = !to || strcmp(to, "-") == 0;
-    if (to_stdout) {
-        rc = ingest_dump(a, t.name, stdout, generator, &st, &de);
-        if (rc == 0 && fflush(stdout) != 0) {
-            snprintf(de.msg, sizeof de.msg, "standard output: %s", strerror(errno));
-            rc = -1;
-        }
-    } else
-        rc = dump_to_file(a, t.name, to, generator, &st, &de);
-    db_close(a);
+    argusq_dump_info st = {.size = sizeof st};
+    int rc = argusq_dump(a, trace, to_stdout ? "-" : to, &st, &e);
+    argusq_close(a);
     if (rc) {
-        fprintf(stderr, "argusq: dump of trace \"%s\": %s\n", t.name, de.msg);
+        fprintf(stderr, "argusq: %s\n", e.message);
         return 1;
     }
     if (to_stdout)
@@ -229,13 +170,13 @@ int cli_dump(const char *path, const char *trace, const char *to, bool json, con
         fputs("{\"dump\":", stdout);
         query_json_str(stdout, to, strlen(to));
         fputs(",\"trace\":", stdout);
-        query_json_str(stdout, t.name, strlen(t.name));
+        query_json_str(stdout, st.trace, strlen(st.trace));
         printf(",\"events\":%" PRIu64 ",\"declarations\":%" PRIu64 ",\"labels\":%" PRIu64
                ",\"rules\":%" PRIu64 ",\"symbols\":%" PRIu64 "}\n",
                st.events, st.declarations, st.labels, st.rules, st.symbols);
     } else
         printf("dumped trace \"%s\" to %s: %" PRIu64 " events, %" PRIu64 " declarations, %" PRIu64
                " labels, %" PRIu64 " rules, %" PRIu64 " symbols\n",
-               t.name, to, st.events, st.declarations, st.labels, st.rules, st.symbols);
+               st.trace, to, st.events, st.declarations, st.labels, st.rules, st.symbols);
     return 0;
 }

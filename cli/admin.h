@@ -15,7 +15,8 @@ int cli_compact(const char *archive, bool json);
 int cli_backup(const char *archive, const char *to, bool json);
 int cli_info(const char *archive, bool json);
 /* `argusq dump [--trace NAME] [-o FILE]`: trace NAME (NULL: the latest)
- * as an Argus trace, to FILE (NULL or "-": standard output). */
-int cli_dump(const char *archive, const char *trace, const char *to, bool json, const char *generator);
+ * as an Argus trace, to FILE (NULL or "-": standard output), through
+ * libargusq's argusq_dump. */
+int cli_dump(const char *archive, const char *trace, const char *to, bool json);
 
 #endif

@@ -593,9 +593,7 @@ int main(int argc, char **argv)
         return rc;
     }
     if (o.statement && !strcmp(o.statement, "dump")) {
-        char generator[64];
-        snprintf(generator, sizeof generator, "argusq %s", argusq_version());
-        rc = cli_dump(o.archive, o.trace, o.output, json, generator);
+        rc = cli_dump(o.archive, o.trace, o.output, json);
         free(o.statement);
         return rc;
     }

@@ -44,7 +44,7 @@ _argusq()
     local statements="traces use help find show events slice rule rules drop rename label rebuild match compare
         diagnose check transaction export"
     local keywords="nodes events edges where order by asc desc limit in trace from node back forward
-        depth via with weak against thread after fix of to path boundary connect ignore wakeup graph
+        depth via with weak against thread after fix of to path boundary connect ignore wakeup graph archive traces
         and or not begin end send recv"
     local kinds="wakeup weak ipc ipc_reply dispatch runloop timer flag user"
 

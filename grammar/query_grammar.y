@@ -22,8 +22,13 @@
  *                        ['order' 'by' FIELD ['asc' | 'desc']] ['limit' K] [in_trace]
  *               | 'slice' ('back' | 'forward') 'from' 'node' N
  *                        ['depth' D] ['via' KIND {',' KIND}] ['with' 'weak'] [in_trace]
+ *               | 'match' 'node' N places
+ *               | 'diagnose' ('node' N | 'thread' STRING) places
  *               | 'export' stmt 'to' STRING         the statement's output into a file
  *   in_trace  ::= 'in' 'trace' STRING
+ *   places    ::= { 'in' 'trace' STRING | 'in' 'traces' ['where' expr] | 'in' 'archive' STRING
+ *                 | 'against' 'trace' STRING | 'against' 'traces' ['where' expr] }
+ *                                                   each at most once, in any order
  *   expr      ::= expr 'or' expr | expr 'and' expr | 'not' expr | '(' expr ')'
  *               | operand CMP operand               CMP: = != <> < <= > >=
  *               | FIELD ['not'] 'in' '(' literal {',' literal} ')'
@@ -82,13 +87,13 @@
        LIMIT SLICE BACK FORWARD FROM DEPTH VIA WITH WEAK
        RULE RULES BOUNDARY CONNECT IGNORE TO ON DROP REBUILD GRAPH BEGIN END SEND RECV
        MATCH COMPARE PATH DIAGNOSE THREAD AGAINST CHECK FIX AFTER TRANSACTION EDGES EXPORT
-       CRITICAL RENAME LABEL SET UNSET.
+       CRITICAL RENAME LABEL SET UNSET ARCHIVE.
 
 %fallback ID TRACES USE TRACE HELP SHOW NODE EVENTS OF FIND NODES WHERE ORDER BY ASC DESC
              LIMIT SLICE BACK FORWARD FROM DEPTH VIA WITH WEAK
              RULE RULES BOUNDARY CONNECT IGNORE TO ON DROP REBUILD GRAPH BEGIN END SEND RECV
              MATCH COMPARE PATH DIAGNOSE THREAD AGAINST CHECK FIX AFTER TRANSACTION EDGES EXPORT
-             CRITICAL RENAME LABEL SET UNSET.
+             CRITICAL RENAME LABEL SET UNSET ARCHIVE.
 
 %left OR.
 %left AND.
@@ -226,21 +231,14 @@ stmt(A) ::= REBUILD(R) GRAPH in_trace(I). {
     A->trace = I;
 }
 
-/* normal versus anomaly (paper/001 §Identify root cause, paper/004) */
-stmt(A) ::= MATCH(M) NODE nodeid(N) in_trace(I). {
+/* normal versus anomaly (paper/001 §Identify root cause, paper/004):
+ * where the counterparts are looked for comes in clauses, in any order
+ * (`in trace`, `in traces [where E]`, `in archive "PATH"`), see places */
+stmt(A) ::= MATCH(M) NODE nodeid(N) places(P). {
     A = query_ast_stmt(ps, QUERY_ST_MATCH, &M);
     A->node = N.value;
     A->node_pos = N.pos;
-    A->trace = I;
-}
-/* the counterparts from every trace whose catalog entry and labels
- * satisfy EXPR (issue 17: baselines from a set of traces) */
-stmt(A) ::= MATCH(M) NODE nodeid(N) IN TRACES(T) WHERE expr(E). {
-    A = query_ast_stmt(ps, QUERY_ST_MATCH, &M);
-    A->node = N.value;
-    A->node_pos = N.pos;
-    A->traces_where = E;
-    A->traces_pos = T.pos;
+    query_ast_places(ps, A, &P);
 }
 stmt(A) ::= COMPARE(C) NODE nodeid(N) WITH NODE nodeid(M) in_trace(I). {
     A = query_ast_stmt(ps, QUERY_ST_COMPARE_NODES, &C);
@@ -255,36 +253,20 @@ stmt(A) ::= COMPARE(C) PATH LP stmt(X) RP WITH LP stmt(Y) RP. {
     A->path_a = X;
     A->path_b = Y;
 }
-stmt(A) ::= DIAGNOSE(D) NODE nodeid(N) against(T) in_trace(I). {
+/* the baseline: `against trace "T"`, or the best counterpart in any trace
+ * (that satisfies EXPR), of this archive or of the one `in archive` names;
+ * `in trace` is the anomaly's */
+stmt(A) ::= DIAGNOSE(D) NODE nodeid(N) places(P). {
     A = query_ast_stmt(ps, QUERY_ST_DIAGNOSE, &D);
     A->node = N.value;
     A->node_pos = N.pos;
-    A->against = T;
-    A->trace = I;
+    query_ast_places(ps, A, &P);
 }
-stmt(A) ::= DIAGNOSE(D) THREAD STRING(S) against(T) in_trace(I). {
+stmt(A) ::= DIAGNOSE(D) THREAD STRING(S) places(P). {
     A = query_ast_stmt(ps, QUERY_ST_DIAGNOSE, &D);
     A->by_thread = true;
     A->thread_name = query_ast_name(ps, &S);
-    A->against = T;
-    A->trace = I;
-}
-/* the baseline: the best counterpart in any trace that satisfies EXPR */
-stmt(A) ::= DIAGNOSE(D) NODE nodeid(N) AGAINST TRACES(T) WHERE expr(E) in_trace(I). {
-    A = query_ast_stmt(ps, QUERY_ST_DIAGNOSE, &D);
-    A->node = N.value;
-    A->node_pos = N.pos;
-    A->traces_where = E;
-    A->traces_pos = T.pos;
-    A->trace = I;
-}
-stmt(A) ::= DIAGNOSE(D) THREAD STRING(S) AGAINST TRACES(T) WHERE expr(E) in_trace(I). {
-    A = query_ast_stmt(ps, QUERY_ST_DIAGNOSE, &D);
-    A->by_thread = true;
-    A->thread_name = query_ast_name(ps, &S);
-    A->traces_where = E;
-    A->traces_pos = T.pos;
-    A->trace = I;
+    query_ast_places(ps, A, &P);
 }
 stmt(A) ::= CHECK(C) FIX OF NODE nodeid(N) in_trace(I) AFTER TRACE STRING(S). {
     A = query_ast_stmt(ps, QUERY_ST_CHECK_FIX, &C);
@@ -332,9 +314,17 @@ stmt(A) ::= EXPORT(E) stmt(X) TO STRING(F). {
     A->file = query_ast_name(ps, &F);
 }
 
-%type against {query_name}
-against(A) ::= . { memset(&A, 0, sizeof A); }
-against(A) ::= AGAINST TRACE STRING(S). { A = query_ast_name(ps, &S); }
+/* the clauses of match and diagnose, in any order (query_ast_places
+ * says which a statement takes) */
+%type places {query_ast_clauses}
+places(A) ::= . { memset(&A, 0, sizeof A); }
+places(A) ::= places(A) IN TRACE STRING(S). { query_ast_clause_trace(ps, &A, &S); }
+places(A) ::= places(A) IN ARCHIVE STRING(S). { query_ast_clause_archive(ps, &A, &S); }
+places(A) ::= places(A) IN(W) TRACES(T). { query_ast_clause_traces(ps, &A, &W, &T, NULL); }
+places(A) ::= places(A) IN(W) TRACES(T) WHERE expr(E). { query_ast_clause_traces(ps, &A, &W, &T, E); }
+places(A) ::= places(A) AGAINST(W) TRACE STRING(S). { query_ast_clause_against(ps, &A, &W, &S); }
+places(A) ::= places(A) AGAINST(W) TRACES(T). { query_ast_clause_traces(ps, &A, &W, &T, NULL); }
+places(A) ::= places(A) AGAINST(W) TRACES(T) WHERE expr(E). { query_ast_clause_traces(ps, &A, &W, &T, E); }
 
 %type rule_match {query_rule_match}
 rule_match(A) ::= ID(T) where_opt(W). {

@@ -248,6 +248,7 @@ int query_lex_next(query_lexer *lx, query_token *tok, query_error *err)
             'diagnose' { code = QTK_DIAGNOSE; goto done; }
             'thread'  { code = QTK_THREAD; goto done; }
             'against' { code = QTK_AGAINST; goto done; }
+            'archive' { code = QTK_ARCHIVE; goto done; }
             'check'   { code = QTK_CHECK; goto done; }
             'fix'     { code = QTK_FIX; goto done; }
             'after'   { code = QTK_AFTER; goto done; }

@@ -218,6 +218,23 @@ ARGUSQ_API int argusq_ingest(argusq_archive *a, const char *path, const argusq_i
 ARGUSQ_API int argusq_ingest_into(const char *archive_path, unsigned flags, const char *path,
                                   const argusq_ingest_opts *opts, argusq_ingest_info *info, argusq_error *err);
 
+/* ---- dump ---- */
+typedef struct argusq_dump_info {
+    size_t size;    /* set by the caller: sizeof (argusq_dump_info) */
+    char trace[256]; /* the trace dumped */
+    uint64_t events, declarations, labels, rules, symbols;
+} argusq_dump_info;
+
+/* Writes trace `trace` of a (NULL: the latest ingested) to the file at
+ * path as an Argus trace with argusq's dump records (docs/ARGUS-DUMP.md),
+ * which argusq_ingest reads back into the same events, nodes and edges
+ * (a trace taken to another machine's archive).  The file is written
+ * under a temporary name beside path and renamed over it once whole;
+ * path "-" is standard output.  info may be NULL.  0, or -1: USAGE (no
+ * such trace), IO (the file), ARCHIVE. */
+ARGUSQ_API int argusq_dump(argusq_archive *a, const char *trace, const char *path, argusq_dump_info *info,
+                           argusq_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -29,6 +29,33 @@ static int read_opts(const argusq_query_opts *opts, query_format *format, const 
     return 0;
 }
 
+/* `in archive "PATH"`: another archive, opened read-only for one
+ * statement through the registry, so that a file this process has open
+ * already (the session's own, another session's) shares its environment. */
+static void *open_other(void *ctx, const char *path, db_archive **db, char *msg, size_t msglen)
+{
+    (void)ctx;
+    argusq_error *e = malloc(sizeof *e); /* 14 KB: not on a caller's stack */
+    if (!e) {
+        snprintf(msg, msglen, "out of memory");
+        return NULL;
+    }
+    lib_clear(e);
+    argusq_archive *h = lib_registry_open(path, ARGUSQ_OPEN_READ, e);
+    if (h)
+        *db = h->db;
+    else
+        snprintf(msg, msglen, "%s", e->message);
+    free(e);
+    return h;
+}
+
+static void close_other(void *ctx, void *h)
+{
+    (void)ctx;
+    lib_registry_close(h);
+}
+
 static int session_init(argusq_session *s, argusq_archive *a, const argusq_query_opts *opts, argusq_error *err)
 {
     const char *trace = NULL;
@@ -38,6 +65,7 @@ static int session_init(argusq_session *s, argusq_archive *a, const argusq_query
     s->archive = a;
     s->q.archive = a ? a->db : NULL;
     s->q.archive_path = a ? a->path : NULL;
+    s->q.opener = (query_opener){.open = open_other, .close = close_other};
     if (trace)
         snprintf(s->q.trace, sizeof s->q.trace, "%s", trace);
     return 0;

@@ -90,22 +90,24 @@ bool query_cands_next(query_cands *c, query_cand *out)
 
 int query_find_matches(db_reader *r, const db_node *n, uint32_t trace_id, query_cands *out, db_error *de)
 {
-    return query_find_matches_in(r, n, &trace_id, 1, out, de);
+    return query_find_matches_in(r, n, NULL, &trace_id, 1, out, de);
 }
 
 /* Each trace's signatures of the thread key, one trace after the other
- * (trace id 0: all of them in one scan). */
-int query_find_matches_in(db_reader *r, const db_node *n, const uint32_t *ids, size_t nids, query_cands *out,
-                          db_error *de)
+ * (trace id 0: all of them in one scan).  Trace ids are per archive: in
+ * another one (scan), no candidate is n itself (trace 0 is none). */
+int query_find_matches_in(db_reader *r, const db_node *n, db_reader *scan, const uint32_t *ids, size_t nids,
+                          query_cands *out, db_error *de)
 {
     db_sig sig;
     *out = (query_cands){0};
     int got = db_get_sig(r, n->id, &sig, de);
     if (got <= 0)
         return got; /* a node without a signature has no counterparts */
-    struct match_scan m = {.sig = &sig, .self_trace = db_reader_trace(r)->id, .self_node = n->id, .de = de};
+    struct match_scan m = {.sig = &sig, .self_trace = scan ? 0 : db_reader_trace(r)->id, .self_node = n->id,
+                           .de = de};
     for (size_t i = 0; i < nids; i++)
-        if (db_scan_sigs(r, sig.thread_key, ids[i], match_one, &m, de)) {
+        if (db_scan_sigs(scan ? scan : r, sig.thread_key, ids[i], match_one, &m, de)) {
             free(m.v);
             return -1;
         }

@@ -284,6 +284,77 @@ void query_ast_lits_push(query_parse_state *ps, query_ast_lits *v, query_literal
     v->items[v->count++] = l;
 }
 
+/* ---- the clauses of match and diagnose ----
+ * They come in any order (the grammar collects them in a list: as
+ * optional clauses in a fixed order, `against trace "T" in archive "P"`
+ * and the anomaly's `in trace "A"` after it would need two tokens of
+ * lookahead after `in`), so the actions check what a statement takes. */
+
+void query_ast_clause_trace(query_parse_state *ps, query_ast_clauses *c, const query_token *s)
+{
+    if (c->trace.name)
+        query_ast_error(ps, &s->pos, "`in trace` given twice");
+    c->trace = query_ast_name(ps, s);
+}
+
+void query_ast_clause_archive(query_parse_state *ps, query_ast_clauses *c, const query_token *s)
+{
+    if (c->archive.name)
+        query_ast_error(ps, &s->pos, "`in archive` given twice");
+    else if (s->str_len == 0)
+        query_ast_error(ps, &s->pos, "an empty archive path");
+    c->archive = query_ast_name(ps, s);
+}
+
+void query_ast_clause_against(query_parse_state *ps, query_ast_clauses *c, const query_token *against,
+                              const query_token *s)
+{
+    if (c->against.name || c->against_traces)
+        query_ast_error(ps, &against->pos, "`against` given twice");
+    c->against = query_ast_name(ps, s);
+    c->against_pos = against->pos;
+}
+
+void query_ast_clause_traces(query_parse_state *ps, query_ast_clauses *c, const query_token *word,
+                             const query_token *traces, const query_expr *where)
+{
+    bool against = word->code == QTK_AGAINST;
+    if (against ? c->against.name || c->against_traces : c->traces)
+        query_ast_error(ps, &word->pos, "%s given twice", against ? "`against`" : "`in traces`");
+    if (against) {
+        c->against_traces = true;
+        c->against_pos = word->pos;
+    } else
+        c->traces = true;
+    c->where = where;
+    c->traces_pos = traces->pos;
+}
+
+void query_ast_places(query_parse_state *ps, query_stmt *st, const query_ast_clauses *c)
+{
+    st->archive = c->archive;
+    st->trace = c->trace;
+    if (st->kind == QUERY_ST_MATCH) {
+        /* where to look: one trace, a set, or (neither) every trace */
+        if (c->against.name || c->against_traces)
+            query_ast_error(ps, &c->against_pos, "match looks `in trace \"T\"` or `in traces where ...`, not against");
+        else if (c->trace.name && c->traces)
+            query_ast_error(ps, &c->traces_pos, "`in trace` and `in traces` exclude each other");
+        st->traces_all = c->traces;
+        st->traces_where = c->where;
+        st->traces_pos = c->traces_pos;
+        return;
+    }
+    /* diagnose: `in trace` is the anomaly's; against says where the
+     * baseline is, in the archive `in archive` names */
+    if (c->traces)
+        query_ast_error(ps, &c->traces_pos, "diagnose takes `against traces where ...`, not `in traces`");
+    st->against = c->against;
+    st->traces_all = c->against_traces;
+    st->traces_where = c->where;
+    st->traces_pos = c->traces_pos;
+}
+
 /* ---- printer ---- */
 
 const char *query_cmp_op_str(query_cmp_op op)
@@ -382,12 +453,19 @@ static void dump_in_trace(const query_stmt *st, FILE *out)
     }
 }
 
-/* match ... in traces where E, diagnose ... against traces where E */
+/* match ... in traces [where E], diagnose ... against traces [where E],
+ * and the archive they look in */
 static void dump_traces_where(const query_stmt *st, FILE *out)
 {
     if (st->traces_where) {
         fputs(" (traces-where ", out);
         query_ast_dump_expr(st->traces_where, out);
+        fputc(')', out);
+    } else if (st->traces_all)
+        fputs(" (traces)", out);
+    if (st->archive.name) {
+        fputs(" (in-archive ", out);
+        dump_string(st->archive.name, st->archive.len, out);
         fputc(')', out);
     }
 }

@@ -40,7 +40,7 @@ db_reader *query_open_trace(query_session *s, const query_name *in, query_error 
 /* ---- traces ---- */
 
 struct traces_ctx {
-    query_session *s;
+    db_archive *a;
     query_trace_row *v;
     size_t n, cap;
 };
@@ -74,7 +74,7 @@ static int collect_trace(void *p, const db_trace_info *t)
     query_trace_row *r = &c->v[c->n++];
     *r = (query_trace_row){.info = *t};
     db_error de = {0};
-    return db_trace_labels(c->s->archive, t->id, label_of, r, &de);
+    return db_trace_labels(c->a, t->id, label_of, r, &de);
 }
 
 static void free_row(query_trace_row *r)
@@ -115,15 +115,15 @@ static void trace_json(FILE *f, const query_trace_row *r)
     fputs("}}", f);
 }
 
-/* The traces whose catalog entry and labels satisfy where (every one
- * when NULL), in catalog order, into c (free_traces). */
-static int select_traces(query_session *s, const query_expr *where, struct traces_ctx *c, query_error *err)
+/* The traces of archive a whose catalog entry and labels satisfy where
+ * (every one when NULL), in catalog order, into c (free_traces). */
+static int select_traces(db_archive *a, const query_expr *where, struct traces_ctx *c, query_error *err)
 {
     if (where && query_check_fields(where, QUERY_TARGET_TRACES, err))
         return -1;
-    *c = (struct traces_ctx){.s = s};
+    *c = (struct traces_ctx){.a = a};
     db_error de = {0};
-    if (db_list_traces(s->archive, collect_trace, c, &de)) {
+    if (db_list_traces(a, collect_trace, c, &de)) {
         free_traces(c);
         return query_fail(err, NULL, "%s", de.msg[0] ? de.msg : "out of memory");
     }
@@ -143,13 +143,23 @@ static int select_traces(query_session *s, const query_expr *where, struct trace
 int query_traces_where(query_session *s, const query_expr *where, const query_pos *pos, uint32_t **ids, size_t *n,
                        query_error *err)
 {
+    return query_traces_in(s->archive, NULL, where, pos, ids, n, err);
+}
+
+int query_traces_in(db_archive *a, const char *path, const query_expr *where, const query_pos *pos, uint32_t **ids,
+                    size_t *n, query_error *err)
+{
     struct traces_ctx c;
     *ids = NULL;
     *n = 0;
-    if (select_traces(s, where, &c, err))
+    if (select_traces(a, where, &c, err))
         return -1;
     if (c.n == 0) {
         free_traces(&c);
+        if (!where)
+            return 0;
+        if (path)
+            return query_fail(err, pos, "no trace of archive \"%s\" satisfies the where clause", path);
         return query_fail(err, pos, "no trace satisfies the where clause (`traces where ...` lists them)");
     }
     if (!(*ids = malloc(c.n * sizeof **ids))) {
@@ -168,7 +178,7 @@ int query_traces_where(query_session *s, const query_expr *where, const query_po
 static int exec_traces(query_session *s, const query_stmt *st, query_error *err)
 {
     struct traces_ctx c;
-    if (select_traces(s, st->where, &c, err))
+    if (select_traces(s->archive, st->where, &c, err))
         return -1;
     bool labels = false;
     for (size_t i = 0; i < c.n; i++)
@@ -295,11 +305,11 @@ static const struct {
      "  its place when it commits (readers see the old graph until then; a kill\n"
      "  leaves it as it was).\n"},
     {"match",
-     "match node N [in trace \"T\" | in traces where EXPR]\n"
+     "match node N [in trace \"T\" | in traces where EXPR] [in archive \"PATH\"]\n"
      "  The nodes like node N (of the current trace): same thread name and kind, and a\n"
      "  similar normal form (paper/004), from trace T, from the traces EXPR picks (as\n"
      "  `traces where EXPR`: catalog fields and label.KEY), or from every trace, best\n"
-     "  first.\n"},
+     "  first; of this archive, or of the archive file PATH (read-only).\n"},
     {"compare",
      "compare node A with node B [in trace \"T\"]\n"
      "  Normal forms side by side (events in one node only) and the differential\n"
@@ -310,8 +320,8 @@ static const struct {
      "  thread of the normal path, was it blocked during the anomaly, or did it never\n"
      "  run a similar node then?  Those threads, ranked (paper/004 Path Comparison).\n"},
     {"diagnose",
-     "diagnose node N [against trace \"T\" | against traces where EXPR]\n"
-     "diagnose thread \"NAME\" [against trace \"T\" | against traces where EXPR]\n"
+     "diagnose node N [against trace \"T\" | against traces where EXPR] [in archive \"PATH\"]\n"
+     "diagnose thread \"NAME\" [against trace \"T\" | against traces where EXPR] [in archive \"PATH\"]\n"
      "  The paper's three steps: classify the anomaly by where its period went (wait,\n"
      "  busy, runnable, io, yield), find its normal counterpart (earlier in this\n"
      "  trace, or in T, or the best in any trace EXPR picks, e.g. label.run =\n"
@@ -319,7 +329,9 @@ static const struct {
      "  one from the trace that has the threads of the anomaly's path wins (the same\n"
      "  program's run).  Suspects are ranked by the time they took of the period\n"
      "  (its critical path) less what they took of the counterpart's.  `thread`\n"
-     "  picks its worst step (longest not running).\n"},
+     "  picks its worst step (longest not running).  `against traces` without\n"
+     "  where: any trace.  `in archive`: the baseline comes from the traces of the\n"
+     "  archive file PATH (all of them, by default).\n"},
     {"check",
      "check fix of node N | thread \"NAME\" [in trace \"BEFORE\"] after trace \"AFTER\"\n"
      "  Did the anomaly's wait shrink after the fix, and by how much?\n"},

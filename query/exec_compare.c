@@ -22,30 +22,27 @@ static int get_node(db_reader *r, uint64_t id, const query_pos *pos, db_node *n,
     return 0;
 }
 
-static void json_trace_name(FILE *f, db_reader *r, uint32_t trace)
+static void json_trace_name(FILE *f, const query_source *src, db_reader *r, uint32_t trace)
 {
     char name[256];
     db_error de;
-    if (db_trace_name(r, trace, name, sizeof name, &de) != 1)
+    if (query_source_trace_name(src, r, trace, name, sizeof name, &de) != 1)
         snprintf(name, sizeof name, "?");
     query_json_str(f, name, strlen(name));
 }
 
-/* match node N [in trace "T" | in traces where E]: N is a node of the
- * session's trace; the counterparts come from T, from the traces that
- * satisfy E, or from every trace of the archive. */
+/* match node N [in trace "T" | in traces [where E]] [in archive "P"]: N is
+ * a node of the session's trace; the counterparts come from T, from the
+ * traces that satisfy E, or from every trace of the archive -- the
+ * session's, or P. */
 int query_exec_match(query_session *s, const query_stmt *st, query_error *err)
 {
-    uint32_t where = 0, *ids = &where;
-    size_t nids = 1;
-    if (st->trace.name && query_trace_id(s, &st->trace, &where, err))
-        return -1;
-    if (st->traces_where && query_traces_where(s, st->traces_where, &st->traces_pos, &ids, &nids, err))
+    query_source src;
+    if (query_source_open(s, st, &st->trace, true, &src, err))
         return -1;
     db_reader *r = query_open_trace(s, NULL, err);
     if (!r) {
-        if (ids != &where)
-            free(ids);
+        query_source_close(s, &src);
         return -1;
     }
     db_node n;
@@ -53,15 +50,14 @@ int query_exec_match(query_session *s, const query_stmt *st, query_error *err)
     query_match m[MATCH_MAX];
     size_t k = 0;
     db_error de = {0};
+    db_reader *scan = src.scan ? src.scan : r;
     int rc = get_node(r, st->node, &st->node_pos, &n, err);
-    if (!rc && query_find_matches_in(r, &n, ids, nids, &c, &de))
+    if (!rc && query_find_matches_in(r, &n, src.scan, src.ids, src.nids, &c, &de))
         rc = query_fail(err, NULL, "%s", de.msg);
-    if (ids != &where)
-        free(ids);
     /* only the nodes shown are read */
     query_cand cd;
     while (!rc && k < MATCH_MAX && query_cands_next(&c, &cd)) {
-        int got = query_cand_node(r, &cd, &m[k], &de);
+        int got = query_cand_node(scan, &cd, &m[k], &de);
         if (got < 0)
             rc = query_fail(err, NULL, "%s", de.msg);
         k += got == 1;
@@ -72,20 +68,26 @@ int query_exec_match(query_session *s, const query_stmt *st, query_error *err)
             for (size_t i = 0; i < k; i++) {
                 fputs(i ? "," : "", s->out);
                 query_json_node_open(s->out, &m[i].n);
-                fprintf(s->out, ",\"score\":%.3f,\"contained\":%s,\"trace\":", m[i].score,
-                        m[i].contained ? "true" : "false");
-                json_trace_name(s->out, r, m[i].trace);
+                /* score_exact: the score to the last bit, for merging the
+                 * answers of several archives in their order (argusq.fleet) */
+                fprintf(s->out, ",\"score\":%.3f,\"score_exact\":%.17g,\"contained\":%s,\"trace\":", m[i].score,
+                        m[i].score, m[i].contained ? "true" : "false");
+                json_trace_name(s->out, &src, r, m[i].trace);
+                if (src.path) {
+                    fputs(",\"archive\":", s->out);
+                    query_json_str(s->out, src.path, strlen(src.path));
+                }
                 fputc('}', s->out);
             }
             fputs("]}\n", s->out);
         } else {
             static const char *const heads[] = {"score", "trace", "node", "thread", "begin", "duration",
-                                                "blocked", "events"};
+                                                "blocked", "events", "archive"};
             query_table t;
-            query_table_init(&t, s->format, 8, heads);
+            query_table_init(&t, s->format, src.path ? 9 : 8, heads);
             for (size_t i = 0; i < k; i++) {
                 char name[256];
-                if (db_trace_name(r, m[i].trace, name, sizeof name, &de) != 1)
+                if (query_source_trace_name(&src, r, m[i].trace, name, sizeof name, &de) != 1)
                     snprintf(name, sizeof name, "?");
                 query_table_cell(&t, "%.2f%s", m[i].score, m[i].contained && !t.csv ? "*" : "");
                 query_table_cell(&t, "%s", name);
@@ -95,6 +97,8 @@ int query_exec_match(query_session *s, const query_stmt *st, query_error *err)
                 query_table_dur(&t, m[i].n.end - m[i].n.begin, false);
                 query_table_dur(&t, m[i].n.blocked, true);
                 query_table_cell(&t, "%" PRIu32, m[i].n.events);
+                if (src.path)
+                    query_table_cell(&t, "%s", src.path);
             }
             query_table_print(&t, s->out);
             query_table_free(&t);
@@ -105,6 +109,7 @@ int query_exec_match(query_session *s, const query_stmt *st, query_error *err)
     }
     query_cands_free(&c);
     db_reader_close(r);
+    query_source_close(s, &src);
     return rc;
 }
 
@@ -332,9 +337,10 @@ int query_exec_compare_paths(query_session *s, const query_stmt *st, query_error
         db_error de = {0};
         if (query_compare_paths(ra, rn, &normal, &anomaly, &per, start, &sus, &nsus, &de))
             rc = query_fail(err, NULL, "%s", de.msg);
-        else if (query_view_format(s->format))
-            rc = query_view_paths(s, ra, &anomaly, rn, &normal, err);
-        else
+        else if (query_view_format(s->format)) {
+            bool same = db_reader_trace(rn)->id == db_reader_trace(ra)->id; /* one archive: ids say it */
+            rc = query_view_paths(s, ra, &anomaly, rn, &normal, same, err);
+        } else
             query_print_comparison(s, &per, start, sus, nsus, &normal, &anomaly);
     }
     free(sus);

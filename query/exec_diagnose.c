@@ -73,9 +73,10 @@ static int anomaly_node(query_session *s, db_reader *r, const query_stmt *st, db
  * its normal node, if any (pass 0: among the similar ones only).  In the
  * same trace the step closest before the anomaly (ids follow begin
  * order: the largest id below the anomaly's first), in another the best
- * ranked.  1 found (out), 0 not, -1 error. */
-static int pick(db_reader *r, const db_node *a, const char *kind, bool same, bool similar_only, query_cand *v,
-                size_t lo, size_t hi, query_match *out, db_error *de)
+ * ranked.  r reads the candidates' archive; own is the anomaly's trace id
+ * there (0: another archive).  1 found (out), 0 not, -1 error. */
+static int pick(db_reader *r, uint32_t own, const db_node *a, const char *kind, bool same, bool similar_only,
+                query_cand *v, size_t lo, size_t hi, query_match *out, db_error *de)
 {
     uint32_t bound = a->id; /* same trace: ids below it, largest first */
     for (size_t tries = 0, i = hi; tries < hi - lo; tries++) {
@@ -95,7 +96,7 @@ static int pick(db_reader *r, const db_node *a, const char *kind, bool same, boo
         if (got < 0)
             return -1;
         const db_node *n = &out->n;
-        if (!got || ((same || out->trace == db_reader_trace(r)->id) && n->end > a->begin))
+        if (!got || ((same || (own && out->trace == own)) && n->end > a->begin))
             continue; /* "earlier in the same trace" */
         if (strcmp(kind, "busy") == 0 ? (n->end - n->begin) * 2 < a->end - a->begin
                                       : query_not_running(n) * 2 < query_not_running(a))
@@ -152,23 +153,32 @@ static int order_by_likeness(query_likeness *l, query_cand *v, size_t lo, size_t
  * best score (a similar one if there is), and of equals the one pick()
  * prefers.  Candidates are handed out best first, so the first group of
  * equal scores that holds a normal one decides, and only the nodes looked
- * at are read. */
-static int baseline(query_session *s, db_reader *r, const db_node *a, const query_path *path, const char *kind,
-                    const uint32_t *ids, size_t nids, query_match *out, db_error *de)
+ * at are read.  *like: how alike the baseline's trace is to the anomaly's,
+ * which with the score ranks baselines of several archives (argusq.fleet
+ * picks the best of every archive's by it). */
+static int baseline(db_reader *r, const db_node *a, const query_path *path, const char *kind,
+                    const query_source *src, query_match *out, query_like *like, db_error *de)
 {
+    const uint32_t *ids = src->ids;
+    size_t nids = src->nids;
+    db_reader *cr = src->scan ? src->scan : r; /* the candidates' archive */
+    uint32_t own = src->scan ? 0 : db_reader_trace(r)->id;
     query_cands m;
-    if (query_find_matches_in(r, a, ids, nids, &m, de))
+    if (query_find_matches_in(r, a, src->scan, ids, nids, &m, de))
         return -1;
+    bool rank = nids > 1; /* candidates of equal scores ordered by likeness */
     query_likeness *l = NULL;
-    if (nids > 1 && !(l = query_likeness_new(s->archive, r, path, de))) {
+    if (rank && !(l = query_likeness_new(r, path, src->archive, src->scan, de))) {
         query_cands_free(&m);
         return -1;
     }
-    /* one trace, the anomaly's own: the step closest before it; in a set
-     * of traces (against traces where), the best of them -- of equal
+    /* one trace, the anomaly's own: the step closest before it; in a list
+     * of traces (against traces [where]), the best of them -- of equal
      * scores, from the trace most like the anomaly's --, its own trace's
-     * nodes only if they ended before it began */
-    bool same = nids == 1 && ids[0] == db_reader_trace(r)->id;
+     * nodes only if they ended before it began (also when the list is the
+     * anomaly's trace alone: a list is ranked as one, so that the best of
+     * each archive's list is the best of the lists' union) */
+    bool same = !src->listed && nids == 1 && own && ids[0] == own;
     int found = 0;
     /* pass 0, the similar ones: group by group as they come out (each
      * lands at v[m.heap], below the ones out before it) */
@@ -180,16 +190,23 @@ static int baseline(query_session *s, db_reader *r, const db_node *a, const quer
         while ((have = query_cands_next(&m, &c)) && c.score == score)
             ;
         size_t lo = have ? m.heap + 1 : m.heap; /* c, when there is one, opens the next group */
-        found = l && order_by_likeness(l, m.v, lo, hi, de) ? -1 : pick(r, a, kind, same, true, m.v, lo, hi, out, de);
+        found = rank && order_by_likeness(l, m.v, lo, hi, de)
+                    ? -1
+                    : pick(cr, own, a, kind, same, true, m.v, lo, hi, out, de);
     }
     /* pass 1, any: all are out now, sorted with the best last */
     for (size_t hi = m.len; !found && hi > 0;) {
         size_t lo = hi - 1;
         while (lo > 0 && m.v[lo - 1].score == m.v[hi - 1].score)
             lo--;
-        found = l && order_by_likeness(l, m.v, lo, hi, de) ? -1 : pick(r, a, kind, same, false, m.v, lo, hi, out, de);
+        found = rank && order_by_likeness(l, m.v, lo, hi, de)
+                    ? -1
+                    : pick(cr, own, a, kind, same, false, m.v, lo, hi, out, de);
         hi = lo;
     }
+    if (found == 1 && ((!l && !(l = query_likeness_new(r, path, src->archive, src->scan, de))) ||
+                       query_likeness_of(l, out->trace, like, de)))
+        found = -1;
     query_cands_free(&m);
     query_likeness_free(l);
     return found;
@@ -235,8 +252,8 @@ static void print_breakdown(FILE *f, const query_cp *cp)
 }
 
 static void print_text(query_session *s, const db_node *a, const char *kind, const query_match *base,
-                       const char *base_trace, const query_suspect *sus, size_t n, const query_path *normal,
-                       const query_path *anomaly, const query_cp *cp)
+                       const char *base_trace, const char *base_archive, const query_suspect *sus, size_t n,
+                       const query_path *normal, const query_path *anomaly, const query_cp *cp)
 {
     FILE *f = s->out;
     char bl[32], du[32], ts[32];
@@ -269,8 +286,10 @@ static void print_text(query_session *s, const db_node *a, const char *kind, con
         char bb[32], bd[32];
         query_fmt_duration(bb, sizeof bb, base->n.blocked);
         query_fmt_duration(bd, sizeof bd, base->n.end - base->n.begin);
-        fprintf(f, "Its normal counterpart is node %" PRIu32 " of trace \"%s\" (similarity %.2f): waited %s, ran %s.\n",
-                base->n.id, base_trace, base->score, bb, bd);
+        fprintf(f, "Its normal counterpart is node %" PRIu32 " of trace \"%s\"", base->n.id, base_trace);
+        if (base_archive)
+            fprintf(f, " in archive \"%s\"", base_archive);
+        fprintf(f, " (similarity %.2f): waited %s, ran %s.\n", base->score, bb, bd);
         fprintf(f, "The normal path back from it has %zu nodes; the anomaly path %zu.\n", normal ? normal->len : 0,
                 anomaly->len);
     } else
@@ -287,7 +306,7 @@ static void print_text(query_session *s, const db_node *a, const char *kind, con
 /* paper/001: "anomaly nodes that have lengthy processing are likely to
  * reveal the root causes by themselves": a busy or yielding node is its own
  * first suspect, with what it did that its counterpart did not. */
-static int self_suspect(db_reader *r, const db_node *a, const char *kind, const query_match *base,
+static int self_suspect(db_reader *r, db_reader *rn, const db_node *a, const char *kind, const query_match *base,
                         query_suspect **sus, size_t *n, db_error *de)
 {
     query_suspect *v = realloc(*sus, (*n + 1) * sizeof *v);
@@ -312,7 +331,7 @@ static int self_suspect(db_reader *r, const db_node *a, const char *kind, const 
         snprintf(s->reason, sizeof s->reason, "ran %s without waiting", du);
     db_sig sa, sb;
     size_t len = (size_t)snprintf(s->evidence, sizeof s->evidence, "node %" PRIu32, a->id);
-    if (base && db_get_sig(r, a->id, &sa, de) == 1 && db_get_sig_of(r, base->trace, base->n.id, &sb, de) == 1) {
+    if (base && db_get_sig(r, a->id, &sa, de) == 1 && db_get_sig(rn, base->n.id, &sb, de) == 1) {
         int k = 0;
         for (uint32_t i = 0; i < sa.n && len < sizeof s->evidence; i++) {
             bool common = false;
@@ -351,25 +370,45 @@ static int merge_suspects(query_suspect **sus, size_t *n, const query_suspect *c
     return 0;
 }
 
+/* The baseline's rank, beside its node: what orders the baselines of
+ * several archives as one archive holding them all orders its candidates
+ * (a similar one first, then the score, one form holding the other, the
+ * likeness of the traces) -- argusq.fleet's fleet-wide baseline; and the
+ * archive it is in, when it is not the session's. */
+static void json_baseline(FILE *f, const query_match *base, const char *trace, const char *archive,
+                          const query_like *like)
+{
+    query_json_node_open(f, &base->n);
+    fprintf(f, ",\"score\":%.3f,\"trace\":", base->score);
+    query_json_str(f, trace, strlen(trace));
+    if (archive) {
+        fputs(",\"archive\":", f);
+        query_json_str(f, archive, strlen(archive));
+    }
+    query_cand c = {.score = base->score, .contained = base->contained};
+    fprintf(f,
+            ",\"rank\":{\"similar\":%s,\"score\":%.17g,\"contained\":%s,\"likeness\":{\"path\":%.17g,"
+            "\"whole\":%.17g}}}",
+            query_cand_similar(&c) ? "true" : "false", base->score, base->contained ? "true" : "false", like->path,
+            like->whole);
+}
+
 int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err)
 {
-    uint32_t against = 0, *ids = &against;
-    size_t nids = 1;
-    if (st->against.name && query_trace_id(s, &st->against, &against, err))
-        return -1;
-    if (st->traces_where && query_traces_where(s, st->traces_where, &st->traces_pos, &ids, &nids, err))
+    query_source src;
+    if (query_source_open(s, st, &st->against, false, &src, err))
         return -1;
     db_reader *ra = query_open_trace(s, &st->trace, err), *rn = NULL;
     if (!ra) {
-        if (ids != &against)
-            free(ids);
+        query_source_close(s, &src);
         return -1;
     }
-    if (!against)
-        against = db_reader_trace(ra)->id;
+    if (!src.path && !src.listed && !st->against.name)
+        src.one = db_reader_trace(ra)->id; /* the default: earlier in the anomaly's own trace */
     db_error de = {0};
     db_node a;
     query_match base;
+    query_like like = {0};
     query_path normal = {0}, anomaly = {0};
     query_suspect *sus = NULL;
     size_t nsus = 0;
@@ -388,15 +427,16 @@ int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err
     if (!rc) {
         kind = classify(ra, &a, &cpa, &de, &rc);
         if (!rc)
-            got = baseline(s, ra, &a, &anomaly, kind, ids, nids, &base, &de);
+            got = baseline(ra, &a, &anomaly, kind, &src, &base, &like, &de);
         if (rc || got < 0)
             rc = query_fail(err, NULL, "%s", de.msg);
     }
-    if (ids != &against)
-        free(ids);
+    /* the normal run's reader: the anomaly's own (the same trace), another
+     * trace of its archive, or a trace of the other archive */
+    bool same = got && !src.path && base.trace == db_reader_trace(ra)->id;
     if (!rc && got) {
-        if (db_trace_name(ra, base.trace, base_trace, sizeof base_trace, &de) != 1 ||
-            !(rn = base.trace == db_reader_trace(ra)->id ? ra : db_reader_open(s->archive, base_trace, &de)) ||
+        if (query_source_trace_name(&src, ra, base.trace, base_trace, sizeof base_trace, &de) != 1 ||
+            !(rn = same ? ra : db_reader_open(src.archive, base_trace, &de)) ||
             query_path_walk(rn, base.n.id, QUERY_WALK_IN, query_causal_kinds(), DIAG_DEPTH, &normal, &de) < 0 ||
             query_critical_path(rn, &base.n, &cpn, &de))
             rc = query_fail(err, NULL, "%s", de.msg);
@@ -410,19 +450,17 @@ int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err
                 merge_suspects(&sus, &nsus, cmp, ncmp, &de)))
         rc = query_fail(err, NULL, "%s", de.msg);
     free(cmp);
-    if (!rc && (strcmp(kind, "busy") == 0 || strcmp(kind, "yield") == 0) && self_suspect(ra, &a, kind, got ? &base : NULL, &sus, &nsus, &de))
+    if (!rc && (strcmp(kind, "busy") == 0 || strcmp(kind, "yield") == 0) &&
+        self_suspect(ra, rn, &a, kind, got ? &base : NULL, &sus, &nsus, &de))
         rc = query_fail(err, NULL, "%s", de.msg);
     if (!rc && s->format == QUERY_FMT_JSON) {
         FILE *f = s->out;
         fputs("{\"anomaly\":", f);
         query_json_node(f, &a, -1);
         fprintf(f, ",\"kind\":\"%s\",\"baseline\":", kind);
-        if (got) {
-            query_json_node_open(f, &base.n);
-            fprintf(f, ",\"score\":%.3f,\"trace\":", base.score);
-            query_json_str(f, base_trace, strlen(base_trace));
-            fputc('}', f);
-        } else
+        if (got)
+            json_baseline(f, &base, base_trace, src.path, &like);
+        else
             fputs("null", f);
         fputs(",\"suspects\":", f);
         query_json_suspects(f, sus, nsus);
@@ -432,9 +470,10 @@ int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err
         query_json_cp_parts(f, &cpa);
         fputs("}\n", f);
     } else if (!rc && query_view_format(s->format))
-        rc = query_view_paths(s, ra, &anomaly, got ? rn : NULL, &normal, err);
+        rc = query_view_paths(s, ra, &anomaly, got ? rn : NULL, &normal, same, err);
     else if (!rc)
-        print_text(s, &a, kind, got ? &base : NULL, base_trace, sus, nsus, got ? &normal : NULL, &anomaly, &cpa);
+        print_text(s, &a, kind, got ? &base : NULL, base_trace, src.path, sus, nsus, got ? &normal : NULL, &anomaly,
+                   &cpa);
     free(sus);
     if (have_cpa)
         query_cp_free(&cpa);
@@ -445,6 +484,7 @@ int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err
     if (rn && rn != ra)
         db_reader_close(rn);
     db_reader_close(ra);
+    query_source_close(s, &src);
     return rc;
 }
 

@@ -100,7 +100,8 @@ static double share(const names *a, const names *b)
 }
 
 struct query_likeness {
-    db_archive *archive;
+    db_archive *archive; /* the traces compared with self's */
+    db_reader *names;    /* another archive's reader, for their names; NULL: self's archive */
     db_reader *self;
     names own; /* the path's real threads */
     names all; /* every thread of self's trace */
@@ -111,7 +112,8 @@ struct query_likeness {
     size_t n, cap;
 };
 
-query_likeness *query_likeness_new(db_archive *archive, db_reader *self, const query_path *path, db_error *de)
+query_likeness *query_likeness_new(db_reader *self, const query_path *path, db_archive *archive, db_reader *names,
+                                   db_error *de)
 {
     query_likeness *l = calloc(1, sizeof *l);
     if (!l) {
@@ -119,6 +121,7 @@ query_likeness *query_likeness_new(db_archive *archive, db_reader *self, const q
         return NULL;
     }
     l->archive = archive;
+    l->names = names;
     l->self = self;
     if (thread_names(self, &l->all, de)) {
         free(l);
@@ -156,7 +159,7 @@ int query_like_cmp(const query_like *a, const query_like *b)
 
 int query_likeness_of(query_likeness *l, uint32_t trace, query_like *out, db_error *de)
 {
-    if (trace == db_reader_trace(l->self)->id) {
+    if (!l->names && trace == db_reader_trace(l->self)->id) {
         *out = (query_like){1.0, 1.0};
         return 0;
     }
@@ -166,7 +169,7 @@ int query_likeness_of(query_likeness *l, uint32_t trace, query_like *out, db_err
             return 0;
         }
     char name[256];
-    int got = db_trace_name(l->self, trace, name, sizeof name, de);
+    int got = db_trace_name(l->names ? l->names : l->self, trace, name, sizeof name, de);
     if (got <= 0) {
         if (got == 0)
             snprintf(de->msg, sizeof de->msg, "trace %u is gone", (unsigned)trace);

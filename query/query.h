@@ -50,11 +50,23 @@ typedef enum query_format {
 bool query_format_from_name(const char *name, query_format *out);
 const char *query_format_name(query_format f);
 
+/* How a session opens another archive file for one statement (`match ...
+ * in archive "PATH"`, `diagnose ... in archive "PATH"`): read-only, and
+ * through whoever knows the files the process has open already (LMDB
+ * allows one environment per file in a process: libargusq's registry).
+ * open returns a handle for close and sets *db, or NULL with msg filled. */
+typedef struct query_opener {
+    void *(*open)(void *ctx, const char *path, db_archive **db, char *msg, size_t msglen);
+    void (*close)(void *ctx, void *handle);
+    void *ctx;
+} query_opener;
+
 /* The session a statement runs in: the archive, the current trace (may be
  * changed by `use trace`), and where results go. */
 typedef struct query_session {
     db_archive *archive;
     const char *archive_path;
+    query_opener opener; /* open NULL: `in archive` is refused */
     char trace[256];   /* current trace; "" = the latest ingested */
     query_format format;
     FILE *out;

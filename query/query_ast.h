@@ -153,11 +153,13 @@ typedef enum query_stmt_kind {
     QUERY_ST_RULES,      /* rules                      -> trace */
     QUERY_ST_DROP_RULE,  /* drop rule N                -> node (the rule number), trace */
     QUERY_ST_REBUILD,    /* rebuild graph              -> trace */
-    QUERY_ST_MATCH,      /* match node N [in trace | in traces where E] -> node, trace or traces_where (where to look) */
+    QUERY_ST_MATCH,      /* match node N [in trace | in traces [where E]] [in archive]
+                            -> node, trace or traces_all/traces_where (where to look), archive */
     QUERY_ST_COMPARE_NODES, /* compare node A with node B -> node, node2, trace (of B) */
     QUERY_ST_COMPARE_PATHS, /* compare path (SLICE) with (SLICE) -> path_a (normal), path_b (anomalous) */
-    QUERY_ST_DIAGNOSE,   /* diagnose node N | thread "NAME" [against trace "T" | against traces where E]
-                            -> node or thread_name, against or traces_where, trace */
+    QUERY_ST_DIAGNOSE,   /* diagnose node N | thread "NAME" [against trace "T" | against traces [where E]]
+                            [in archive "P"] [in trace "A"] (in any order)
+                            -> node or thread_name, against or traces_all/traces_where, archive, trace */
     QUERY_ST_CHECK_FIX,  /* check fix of node N | thread "NAME" after trace "T" -> node or thread_name, after, trace */
     QUERY_ST_TRANSACTION, /* transaction from node N [depth D] -> node, depth, trace */
     QUERY_ST_EXPORT,     /* export STMT to "FILE"      -> inner, file */
@@ -250,7 +252,12 @@ struct query_stmt {
     query_name against;      /* diagnose ... against trace "T"; name NULL if absent */
     const query_expr *traces_where; /* match ... in traces where E, diagnose ...
                                        against traces where E; NULL if absent */
+    bool traces_all;         /* `in traces` / `against traces`, with or without where */
     query_pos traces_pos;    /* its `traces` */
+    /* MATCH, DIAGNOSE: `in archive "PATH"`, the archive file the
+     * counterparts come from (the trace names of `in trace`, `against
+     * trace` and `traces where` are its traces); name NULL if absent */
+    query_name archive;
     query_name after;        /* check fix ... after trace "T" */
 
     /* EXPORT: the statement whose output goes to the file */
@@ -365,6 +372,20 @@ typedef struct query_ast_names {
     size_t count, cap;
 } query_ast_names;
 
+/* The clauses after `match node N` and `diagnose ...`, in any order,
+ * each at most once: `in trace`, `in traces [where]`, `in archive`,
+ * `against trace`, `against traces [where]` (query_ast_places checks which
+ * a statement takes). */
+typedef struct query_ast_clauses {
+    query_name trace;          /* in trace "T" */
+    query_name archive;        /* in archive "PATH" */
+    query_name against;        /* against trace "T" */
+    bool traces, against_traces; /* in traces / against traces */
+    const query_expr *where;   /* its where, NULL if none */
+    query_pos traces_pos;      /* its `traces` */
+    query_pos against_pos;     /* its `against` */
+} query_ast_clauses;
+
 typedef struct query_ast_lits {
     query_literal *items;
     size_t count, cap;
@@ -393,6 +414,16 @@ query_expr *query_ast_cmp(query_parse_state *ps, const query_ast_op *op, const q
 query_expr *query_ast_in(query_parse_state *ps, const query_token *op, const query_token *field,
                          const query_ast_lits *items, bool negated);
 void query_ast_names_push(query_parse_state *ps, query_ast_names *v, query_name n);
+/* Adds one clause to c: an error (at the clause) when c has it already. */
+void query_ast_clause_trace(query_parse_state *ps, query_ast_clauses *c, const query_token *s);
+void query_ast_clause_archive(query_parse_state *ps, query_ast_clauses *c, const query_token *s);
+void query_ast_clause_against(query_parse_state *ps, query_ast_clauses *c, const query_token *against,
+                              const query_token *s);
+void query_ast_clause_traces(query_parse_state *ps, query_ast_clauses *c, const query_token *word,
+                             const query_token *traces, const query_expr *where);
+/* The clauses into st (MATCH or DIAGNOSE), with an error at the first
+ * one st does not take. */
+void query_ast_places(query_parse_state *ps, query_stmt *st, const query_ast_clauses *c);
 void query_ast_lits_push(query_parse_state *ps, query_ast_lits *v, query_literal l);
 
 #endif

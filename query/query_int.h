@@ -151,9 +151,12 @@ bool query_cand_similar(const query_cand *c);
  * wants a few, so they are not sorted all (a heap).  Node ids follow begin
  * order within a trace (graph/build numbers segments as they open). */
 int query_find_matches(db_reader *r, const db_node *n, uint32_t trace_id, query_cands *out, db_error *de);
-/* ... in each of the traces ids[0 .. nids) */
-int query_find_matches_in(db_reader *r, const db_node *n, const uint32_t *ids, size_t nids, query_cands *out,
-                          db_error *de);
+/* ... in each of the traces ids[0 .. nids) of r's archive, or (scan not
+ * NULL) of the archive of reader scan: another archive file, whose
+ * signature index holds the same normal forms (the hashes are of their
+ * texts), and where n itself is none of the candidates */
+int query_find_matches_in(db_reader *r, const db_node *n, db_reader *scan, const uint32_t *ids, size_t nids,
+                          query_cands *out, db_error *de);
 /* likeness.c: how alike a trace is to self's for an anomaly: the share of
  * the real threads on its path (a slice back from it) that the trace has
  * threads of, then how many thread names the two traces share; 1 for
@@ -164,7 +167,10 @@ typedef struct query_like {
     double path;  /* the share of the path's threads the trace has */
     double whole; /* the Jaccard index of the two traces' thread names */
 } query_like;
-query_likeness *query_likeness_new(db_archive *archive, db_reader *self, const query_path *path, db_error *de);
+/* archive: where the traces compared live; names: a reader of another
+ * archive, through which their names are read (NULL: archive is self's) */
+query_likeness *query_likeness_new(db_reader *self, const query_path *path, db_archive *archive, db_reader *names,
+                                   db_error *de);
 int query_likeness_of(query_likeness *l, uint32_t trace, query_like *out, db_error *de);
 int query_like_cmp(const query_like *a, const query_like *b); /* path, then whole */
 void query_likeness_free(query_likeness *l);
@@ -178,6 +184,42 @@ int query_cand_node(db_reader *r, const query_cand *c, query_match *out, db_erro
 void query_cands_free(query_cands *c);
 int query_longest_block(db_reader *r, uint32_t trace_id, const char *name, db_node *out, db_error *de);
 int query_trace_id(query_session *s, const query_name *n, uint32_t *id, query_error *err);
+
+/* ---- source.c: where counterparts come from (match, diagnose) ----
+ * The session's archive, or the archive file `in archive "PATH"` names,
+ * opened read-only for the statement (query_opener); and which of its
+ * traces: one (`in trace`, `against trace`), those `traces where`
+ * lists, every one. */
+typedef struct query_source {
+    db_archive *archive; /* the session's, or the other one */
+    void *handle;        /* the other's, from the session's opener */
+    const char *path;    /* the other's path as written; NULL: the session's archive */
+    db_reader *scan;     /* the other's: a reader of one of its traces, through which
+                            its signature index, nodes and trace names are read */
+    uint32_t *ids;       /* the traces (0: every trace); ids == &one or malloc'd */
+    size_t nids;
+    uint32_t one;
+    bool listed;         /* a list of traces (`traces`): ranked among each other */
+} query_source;
+
+/* The clauses of st: its archive (`in archive`, may be absent), trace
+ * (one trace's name, may be absent), its traces_all / traces_where (a
+ * list); with none of them, ids {0}: every trace (match), or the caller's
+ * default (diagnose: the anomaly's own trace) -- but for another archive
+ * when every is false, the list of its traces.  A trace or an archive
+ * that is not there is an error at its clause. */
+int query_source_open(query_session *s, const query_stmt *st, const query_name *trace, bool every,
+                      query_source *src, query_error *err);
+void query_source_close(query_session *s, query_source *src);
+/* A trace of the source by id: its name into buf (1, 0 gone, -1). */
+int query_source_trace_name(const query_source *src, db_reader *self, uint32_t trace, char *buf, size_t len,
+                            db_error *de);
+/* The traces whose catalog entry and labels satisfy where (every one when
+ * NULL) in archive a (path: its name in messages, NULL for the session's),
+ * in catalog order: ids malloc'd (none: an error at pos when where is set;
+ * with where NULL, *n = 0 is no error). */
+int query_traces_in(db_archive *a, const char *path, const query_expr *where, const query_pos *pos, uint32_t **ids,
+                    size_t *n, query_error *err);
 /* The ids of the traces whose catalog entry and labels satisfy where
  * (`traces where`), in *ids (malloc'd, the caller frees): none is an
  * error at pos. */
@@ -236,9 +278,11 @@ const query_view_node *query_view_find(const query_view *v, int grp, uint32_t id
 int query_view_telling(const query_view *v, const query_view_node *n, char (*out)[64], int most);
 int query_perfetto_print(FILE *f, query_view *v, db_error *de);
 /* diagnose, compare path: the anomaly path (reader ra) and the normal one
- * (reader rn, NULL if none), drawn together. */
+ * (reader rn, NULL if none), drawn together; same: rn reads ra's trace
+ * (the caller says: rn may be of another archive, whose trace ids say
+ * nothing of it) */
 int query_view_paths(query_session *s, db_reader *ra, const query_path *anomaly, db_reader *rn,
-                     const query_path *normal, query_error *err);
+                     const query_path *normal, bool same, query_error *err);
 /* Graphviz's dot on PATH: 0, or -1 with err saying how to get it. */
 int query_need_dot(query_error *err);
 

@@ -89,7 +89,7 @@ void query_view_add_path(query_view *v, int grp, const query_path *p)
 }
 
 int query_view_paths(query_session *s, db_reader *ra, const query_path *anomaly, db_reader *rn,
-                     const query_path *normal, query_error *err)
+                     const query_path *normal, bool same, query_error *err)
 {
     query_view v;
     query_view_init(&v);
@@ -97,7 +97,6 @@ int query_view_paths(query_session *s, db_reader *ra, const query_path *anomaly,
     query_view_add_path(&v, ga, anomaly);
     if (rn) {
         /* the same trace (read twice) is one group */
-        bool same = db_reader_trace(rn)->id == db_reader_trace(ra)->id;
         query_view_add_path(&v, same ? ga : query_view_group(&v, rn, "normal"), normal);
     }
     int rc = query_view_print(s, &v, err);

@@ -249,6 +249,23 @@ class Archive(_Closing):
         d["warnings"] = warnings
         return d
 
+    def dump(self, path, trace=None):
+        """Writes trace (None: the latest ingested) to the file at path as an
+        Argus trace with argusq's dump records, which Archive.ingest reads
+        back into the same events, nodes and edges -- a trace taken to
+        another machine's archive.  Returns {"trace", "events",
+        "declarations", "labels", "rules", "symbols"}."""
+        info = _native.DumpInfo(size=ctypes.sizeof(_native.DumpInfo))
+        err = _native.Error()
+        with self._handle as h:
+            rc = _lib.argusq_dump(h, _enc(trace), _enc(os.fspath(path)), ctypes.byref(info), ctypes.byref(err))
+        if rc:
+            raise ArgusqError(err)
+        d = {"trace": _text(info.trace)}
+        for f in ("events", "declarations", "labels", "rules", "symbols"):
+            d[f] = getattr(info, f)
+        return d
+
 
 class Session(_Closing):
     """Statements run one after another with a state between them: the

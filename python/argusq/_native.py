@@ -67,6 +67,11 @@ class IngestInfo(ctypes.Structure):
         [("seconds", ctypes.c_double)]
 
 
+class DumpInfo(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_size_t), ("trace", ctypes.c_char * 256)] + \
+        [(f, ctypes.c_uint64) for f in ("events", "declarations", "labels", "rules", "symbols")]
+
+
 def load(path=None):
     """The library with its functions typed."""
     lib = ctypes.CDLL(path or library_path())
@@ -87,6 +92,7 @@ def load(path=None):
         "argusq_label_check": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_char_p, e]),
         "argusq_ingest": (ctypes.c_int, [p, ctypes.c_char_p, ctypes.POINTER(IngestOpts), ctypes.POINTER(IngestInfo),
                                          e]),
+        "argusq_dump": (ctypes.c_int, [p, ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(DumpInfo), e]),
     }
     for name, (res, args) in sig.items():
         f = getattr(lib, name)

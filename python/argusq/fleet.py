@@ -25,7 +25,17 @@ archives' answers.
                     'and blocked > 100ms order by blocked desc limit 10')
     r["nodes"][0]["archive"], r["nodes"][0]["trace"], r["missing"]
 
-Statements about one node of one trace (slice, show, match, compare, ...)
+A fleet-wide baseline: diagnose() finds an anomaly's normal counterpart
+in every archive and diagnoses it against the best of them, as one archive
+holding every trace would; match() gives a node's counterparts in every
+archive, best first (the archives may live on the workers' own disks: the
+anomaly's trace goes to them as a dump when they cannot read its file).
+
+    r = fleet.diagnose(archives, 'diagnose thread "ui-main"', anomaly="slow.db",
+                       against='traces where label.run = "normal"')
+    r["diagnosis"]["baseline"]["archive"], r["diagnosis"]["suspects"][0]["thread"]
+
+Other statements about one node of one trace (slice, show, compare, ...)
 and statements that change an archive are refused: run those on the
 archive itself (argusq.Archive).
 """
@@ -82,7 +92,9 @@ class Plan:
             raise ValueError(
                 "a fleet runs `traces`, `find`, `diagnose thread` and `critical path of thread`; "
                 "`%s` is about one node of one trace or changes an archive: run it on that archive "
-                "(argusq.Archive.query or argusq -d ARCHIVE)" % " ".join(self.statement.split()[:2]))
+                "(argusq.Archive.query or argusq -d ARCHIVE), or, for match and diagnose against "
+                "every archive, name the anomaly's archive (--anomaly ARCHIVE, fleet.match, "
+                "fleet.diagnose)" % " ".join(self.statement.split()[:2]))
 
 
 # ---- one archive, on a worker --------------------------------------------
@@ -258,8 +270,11 @@ def _why(e):
     return "%s: %s" % (type(e).__name__, s) if s else type(e).__name__
 
 
-def query(archives, statement, client=None, traces_where=None, trace=None, where=None, progress=None):
+def query(archives, statement, client=None, traces_where=None, trace=None, where=None, progress=None,
+          anomaly=None, against=None, copy="auto"):
     """The statement over every archive, merged (see the module's doc).
+    With anomaly (an archive), `diagnose ...` is diagnose() -- a fleet-wide
+    baseline -- and `match node N ...` is match().
 
     archives      paths the workers can read (their own disks, or storage
                   they share)
@@ -272,6 +287,12 @@ def query(archives, statement, client=None, traces_where=None, trace=None, where
                   archives' answers with it: they are named missing)
     progress      called with (archives answered, archives) as they come
     """
+    if anomaly is not None:
+        if _bare(statement).split()[:1] == ["match"]:
+            return match(archives, statement, anomaly, client, trace=trace, where=where, copy=copy,
+                         progress=progress)
+        return diagnose(archives, statement, anomaly, against=against, client=client, trace=trace, where=where,
+                        copy=copy, progress=progress)
     plan = Plan(statement)
     archives = list(archives)
     done = _map(client, archives, where, progress, "argusq",
@@ -358,10 +379,313 @@ def ingest(files, archive_dir, client=None, labels=None, arch=None, where=None, 
     return [done[f] if "file" in done[f] else dict(done[f], file=f) for f in files]
 
 
+# ---- a fleet-wide baseline: diagnose and match against every archive -------
+#
+# `diagnose` finds an anomaly's normal counterpart, and `match` a node's
+# counterparts, in the traces of one archive; `in archive "PATH"` (docs/
+# QUERY.md) looks in another archive file.  Over a fleet the statement runs
+# once per archive, on the worker the archive lives on: on the anomaly's
+# own archive as it is, on every other one with `in archive "THAT"` -- its
+# session on the anomaly's archive, when that worker can read the same file
+# (shared storage), else on a copy of the anomaly's trace (argusq_dump on
+# the anomaly's worker, shipped once to each worker that needs it and
+# ingested there into a scratch archive: archives on local disks).  The
+# engine ranks one archive's candidates; the baselines of all archives are
+# then ranked by what ranked them (the baseline's "rank": a similar one
+# first, the exact score, one form holding the other, the likeness of the
+# traces), ties going to the earlier archive as given: the pick of one
+# archive holding every trace, ingested archive by archive.  The winner's
+# diagnosis is the answer; match rows merge best first, as one archive's.
+
+def _quote(s):
+    """s as a string literal of the query language."""
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+class FleetError(Exception):
+    """The anomaly itself could not be read or diagnosed (its archive,
+    its trace, its thread): there is nothing to compare."""
+
+
+# the errors that say an archive holds none of the traces to compare with:
+# no candidates there, which is no failure of the archive
+_NO_CANDIDATES = ("no trace named", "no trace of archive", "no trace satisfies", "holds no trace")
+
+
+def _no_candidates(e):
+    return any(m in e.message for m in _NO_CANDIDATES)
+
+
+def _scratch_dir(token):
+    try:
+        from distributed import get_worker
+        base = get_worker().local_directory
+    except (ImportError, ValueError, AttributeError):
+        import tempfile
+        base = tempfile.gettempdir()
+    return os.path.join(base, "argusq-fleet-" + token)
+
+
+def _identity(t):
+    """What tells a trace from another of its name: its catalog entry's
+    counts and times (a file of the same path on another machine is
+    another archive)."""
+    return {k: t.get(k) for k in ("name", "events", "nodes", "edges", "threads", "first_ts", "last_ts",
+                                  "ingested_at")}
+
+
+def _anomaly_where(anomaly, trace, ident, dump, token, copy):
+    """The archive this worker reads the anomaly's trace from: the
+    anomaly's archive itself when it can read that very file, else the
+    scratch copy made from the dump (None: a copy is needed and no dump
+    was given yet)."""
+    from argusq import Archive, ArgusqError
+    if copy != "always":
+        try:
+            with Archive(anomaly, mode="r") as a:
+                t = a.query("traces where name = " + _quote(trace))["traces"]
+            if t and _identity(t[0]) == ident:
+                return anomaly
+        except (ArgusqError, OSError):
+            pass
+    if copy == "never":
+        raise FleetError("%s: the anomaly's archive is not readable here" % anomaly)
+    if dump is None:
+        return None
+    d = _scratch_dir(token)
+    db = os.path.join(d, "anomaly.db")
+    with _archive_lock(db):  # one copy per worker, for every task of the call
+        if not os.path.exists(db):
+            os.makedirs(d, exist_ok=True)
+            src = os.path.join(d, "anomaly.argus")
+            with open(src, "wb") as f:
+                f.write(dump)
+            with Archive(db, mode="c") as a:
+                a.ingest(src, name=trace)
+            os.unlink(src)
+    return db
+
+
+def against_archive(path, statement, anomaly, trace, ident, dump=None, token="", copy="auto", fmt=None):
+    """On path's worker: the statement about trace `trace` of archive
+    `anomaly`, looking in path (`in archive`).  A dict: "archive", "doc"
+    (None: no candidates there), "text" (fmt: the output in that format
+    too), "via" (where the anomaly was read: "archive" or "copy"),
+    "need_copy" (the anomaly's archive is not this worker's to read, and
+    no dump came), "error" (the archive's own failure)."""
+    from argusq import Archive, ArgusqError
+    out = {"archive": path, "doc": None, "text": None, "via": None, "need_copy": False, "error": None,
+           "host": os.uname().nodename}
+    own = os.path.abspath(path) == os.path.abspath(anomaly)  # read where it lives, never a copy
+    try:
+        src = anomaly if own else _anomaly_where(anomaly, trace, ident, dump, token, copy)
+        if src is None:
+            out["need_copy"] = True
+            return out
+        out["via"] = "archive" if src == anomaly else "copy"
+        stmt = statement if own else statement + " in archive " + _quote(path)
+        with Archive(src, mode="r") as a:
+            try:
+                out["doc"] = a.query(stmt, trace=trace)
+                if fmt:
+                    out["text"] = a.text(stmt, trace=trace, format=fmt)
+            except ArgusqError as e:
+                if not _no_candidates(e):
+                    raise
+    except (ArgusqError, OSError, FleetError) as e:
+        out["error"] = str(e)
+    return out
+
+
+def anomaly_of(anomaly, statement, probe, trace=None, dump=False):
+    """On the anomaly's worker: the trace the statement is about (the
+    trace `probe` reads, a statement that cannot fail for want of
+    candidates) and its catalog entry; with dump, its Argus dump (bytes),
+    for workers that cannot read the anomaly's archive."""
+    from argusq import Archive, ArgusqError
+    out = {"trace": None, "ident": None, "dump": None, "error": None}
+    try:
+        with Archive(anomaly, mode="r") as a:
+            r = a.results(probe, trace=trace)[0]
+            out["trace"] = r.trace
+            t = a.query("traces where name = " + _quote(r.trace))["traces"]
+            out["ident"] = _identity(t[0])
+            if dump:
+                import tempfile
+                fd, tmp = tempfile.mkstemp(prefix="argusq-fleet-", suffix=".argus")
+                os.close(fd)
+                try:
+                    a.dump(tmp, trace=r.trace)
+                    with open(tmp, "rb") as f:
+                        out["dump"] = f.read()
+                finally:
+                    os.unlink(tmp)
+    except (ArgusqError, OSError) as e:
+        out["error"] = str(e)
+    return out
+
+
+def _cleanup(token):
+    import shutil
+    shutil.rmtree(_scratch_dir(token), ignore_errors=True)
+
+
+def _against_fleet(archives, anomaly, statement, probe, trace, client, where, copy, progress, fmt=None):
+    """Every archive's answer to statement (about the anomaly's trace),
+    in the order of archives, the anomaly's archive among them (first
+    when the list does not hold it).  Returns (results, trace)."""
+    if copy not in ("auto", "always", "never"):
+        raise ValueError("copy is auto, always or never, not %r" % (copy,))
+    archives = list(archives)
+    if not any(os.path.abspath(a) == os.path.abspath(anomaly) for a in archives):
+        archives.insert(0, anomaly)
+    own_client = client is None
+    if own_client:
+        client = local_client()
+    token = _token()
+    try:
+        pin = {}
+        if where and where.get(anomaly):
+            pin = {"workers": [where[anomaly]], "allow_other_workers": False}
+        head = client.submit(anomaly_of, anomaly, statement, probe, trace, copy == "always",
+                             key="argusq-anomaly-" + token, pure=False, **pin).result()
+        if head["error"]:
+            raise FleetError("%s: %s" % (anomaly, head["error"]))
+        trace = head["trace"]
+        dump = client.scatter(head["dump"]) if head["dump"] is not None else None
+
+        def call(path):
+            return (against_archive, path, statement, anomaly, trace, head["ident"], dump, token, copy, fmt)
+
+        done = _map(client, archives, where, progress, "argusq-against", call)
+        again = [p for p in archives if done[p].get("need_copy")]
+        if again:
+            # workers that cannot read the anomaly's archive: its trace goes to them
+            head = client.submit(anomaly_of, anomaly, statement, probe, trace, True,
+                                 key="argusq-dump-" + token, pure=False, **pin).result()
+            if head["error"]:
+                raise FleetError("%s: %s" % (anomaly, head["error"]))
+            dump = client.scatter(head["dump"])
+            done.update(_map(client, again, where, None, "argusq-against", call))
+        try:
+            client.run(_cleanup, token)
+        except Exception:  # noqa: BLE001 -- a worker gone takes its scratch copy with it
+            pass
+        return [done[p] for p in archives], trace
+    finally:
+        if own_client:
+            cluster = client.cluster
+            client.close()
+            cluster.close()
+
+
+def _rank_key(doc):
+    r = doc["baseline"]["rank"]
+    return (r["similar"], r["score"], r["contained"], r["likeness"]["path"], r["likeness"]["whole"])
+
+
+def _failures(results):
+    missing = [{"archive": r["archive"], "error": r["error"]} for r in results if r.get("error")]
+    missing += [{"archive": r["archive"], "error": "its worker could not read the anomaly's trace"}
+                for r in results if r.get("need_copy") and not r.get("error")]
+    return missing
+
+
+def diagnose(archives, statement, anomaly, against=None, client=None, trace=None, where=None, copy="auto",
+             progress=None, fmt=None):
+    """A fleet-wide baseline: the diagnosis of an anomaly in archive
+    `anomaly` against the best normal counterpart found in any archive.
+
+    statement  `diagnose thread "NAME"` or `diagnose node N`, optionally
+               `in trace "A"` (trace: the same as a keyword); no `against`
+    against    which traces of every archive are candidates, as the
+               clause after `against`: 'traces where label.run = "normal"',
+               'trace "normal"'; None: every trace (the anomaly's own
+               too: its steps that ended before the anomaly)
+    archives   the fleet (the anomaly's archive is one of them, first
+               when not listed)
+    copy       "auto": a worker reads the anomaly's archive when it can
+               read that very file, else gets a copy of its trace;
+               "always": every archive but its own is compared with a copy
+               (archives on local disks); "never": no copy
+    where, client, progress: as query()
+    fmt        "table" (or "csv", ...): the answer's "text" is the winning
+               diagnosis printed so, as argusq prints it
+
+    Returns {"diagnosis": the winner's document, with "archive" and
+    "trace" (the anomaly's) and its baseline's "archive"; None when no
+    archive holds a candidate trace, "baselines": every archive's best,
+    ranked, "archives", "missing", "errors", "text", "via": how each
+    archive read the anomaly ("archive", "copy", None: it failed)}.  Equal to the
+    diagnosis of one archive holding every trace, ingested archive by
+    archive, `against traces [where ...]`."""
+    b = _bare(statement.strip().rstrip(";"))
+    words = b.split()
+    if words[:1] != ["diagnose"] or ";" in b:
+        raise ValueError("a fleet-wide baseline is for one `diagnose thread \"NAME\"` or `diagnose node N`")
+    if "against" in words or "archive" in words:
+        raise ValueError("the fleet says where the baseline is: give the against clause apart "
+                         "(against='traces where ...'), and no `in archive`")
+    base = statement.strip().rstrip(";").strip()
+    stmt = base + " against " + (against.strip() if against else "traces")
+    results, atrace = _against_fleet(archives, anomaly, stmt, base, trace, client, where, copy, progress, fmt)
+    # the best rank first; of equals, the earlier archive (the sort is stable)
+    ranked = [r for r in results if r.get("doc") and r["doc"].get("baseline")]
+    ranked.sort(key=lambda r: _rank_key(r["doc"]), reverse=True)
+    # no baseline anywhere: any archive's answer without one is the anomaly's alone
+    best = ranked[0] if ranked else next((r for r in results if r.get("doc")), None)
+    out = {"archives": len(results), "missing": _failures(results), "errors": [], "text": None,
+           "baselines": [{"archive": r["archive"], "trace": r["doc"]["baseline"]["trace"],
+                          "id": r["doc"]["baseline"]["id"], "score": r["doc"]["baseline"]["score"],
+                          "rank": r["doc"]["baseline"]["rank"]} for r in ranked],
+           "diagnosis": None}
+    if best is not None:
+        doc = {"archive": anomaly, "trace": atrace, **best["doc"]}
+        if doc.get("baseline"):
+            doc["baseline"] = dict(doc["baseline"], archive=best["archive"])
+        out["diagnosis"] = doc
+        out["text"] = best.get("text")
+    else:
+        out["errors"].append({"archive": None, "trace": atrace,
+                              "error": "no archive answered with a trace the against clause names"})
+    out["via"] = {r["archive"]: r.get("via") for r in results}
+    return out
+
+
+def match(archives, statement, anomaly, client=None, trace=None, where=None, copy="auto", progress=None):
+    """match across archives: the counterparts of a node of the anomaly's
+    archive (statement: `match node N [in trace "T" | in traces [where
+    EXPR]]`, N a node of trace `trace`, default its latest) in every
+    archive, best first, at most 20, each naming its "archive" and
+    "trace": the rows of one archive holding every trace (ingested
+    archive by archive).  Returns {"nodes", "archives", "missing",
+    "errors"}."""
+    b = _bare(statement.strip().rstrip(";"))
+    words = b.split()
+    if words[:2] != ["match", "node"] or ";" in b:
+        raise ValueError("fleet.match runs one `match node N ...`")
+    if "archive" in words:
+        raise ValueError("the fleet says which archives to look in: no `in archive`")
+    stmt = statement.strip().rstrip(";").strip()
+    results, atrace = _against_fleet(archives, anomaly, stmt, "find nodes limit 0", trace, client, where, copy,
+                                     progress)
+    rows = []
+    for i, r in enumerate(results):
+        for pos, n in enumerate((r.get("doc") or {}).get("nodes", [])):
+            n = {"archive": r["archive"], "trace": n["trace"], **n}
+            rows.append(((-n["score_exact"], not n["contained"], i, pos), n))
+    rows.sort(key=lambda x: x[0])
+    return {"nodes": [n for _, n in rows[:20]], "archives": len(results), "trace": atrace,
+            "missing": _failures(results), "errors": [], "via": {r["archive"]: r.get("via") for r in results}}
+
+
 # ---- the argusq-fleet command ----------------------------------------------
 
 USAGE = """usage: argusq-fleet [--scheduler ADDRESS] [--workers N] [--json | --format table|json|csv]
                     [--traces-where EXPR] [--trace NAME] ARCHIVE... 'STATEMENT'
+       argusq-fleet [--scheduler ADDRESS] [--workers N] [--json | --format table|json|csv]
+                    --anomaly ARCHIVE [--trace NAME] [--against CLAUSE] [--copy auto|always|never]
+                    ARCHIVE... 'diagnose thread "NAME" | diagnose node N | match node N ...'
        argusq-fleet [--scheduler ADDRESS] [--workers N] [--json] --ingest DIR [--arch MACHINE]
                     [--label KEY=VALUE]... TRACE...
 
@@ -371,6 +695,14 @@ archive and trace.  --scheduler: a running Dask scheduler (dask-scheduler;
 workers started with dask-worker ADDRESS); without it, a LocalCluster of
 --workers processes (default 2) on this machine.  --ingest DIR: each TRACE
 ingested by a worker into DIR/WORKER.db on that worker's disk.
+
+--anomaly ARCHIVE: a fleet-wide baseline.  The diagnose (or match) is about
+a trace of ARCHIVE (--trace NAME, default its latest); its normal
+counterpart is the best in any ARCHIVE (--against 'traces where EXPR' or
+'trace "T"': which traces of each; default every trace), as one archive
+holding every trace would pick it.  --copy always: compare every other
+archive with a copy of the anomaly's trace (archives on local disks; auto,
+the default, copies only where the workers cannot read the anomaly's file).
 
 Exit status: 0 every archive answered, 1 some archive is missing or the
 statement failed, 2 usage."""
@@ -437,7 +769,7 @@ def main(argv=None):
     import json
     argv = list(sys.argv[1:] if argv is None else argv)
     opts = {"scheduler": None, "workers": 2, "format": "table", "traces_where": None, "trace": None,
-            "ingest": None, "arch": None, "labels": {}}
+            "ingest": None, "arch": None, "labels": {}, "anomaly": None, "against": None, "copy": "auto"}
     args = []
     i = 0
     try:
@@ -449,7 +781,7 @@ def main(argv=None):
             if a == "--json":
                 opts["format"] = "json"
             elif a in ("--scheduler", "--workers", "--format", "--traces-where", "--trace", "--ingest", "--arch",
-                       "--label"):
+                       "--label", "--anomaly", "--against", "--copy"):
                 if i + 1 >= len(argv):
                     raise ValueError("%s wants a value" % a)
                 v = argv[i + 1]
@@ -460,6 +792,10 @@ def main(argv=None):
                     if v not in ("table", "json", "csv"):
                         raise ValueError("--format is table, json or csv, not %s" % v)
                     opts["format"] = v
+                elif a == "--copy":
+                    if v not in ("auto", "always", "never"):
+                        raise ValueError("--copy is auto, always or never, not %s" % v)
+                    opts["copy"] = v
                 elif a == "--label":
                     if "=" not in v:
                         raise ValueError("--label wants KEY=VALUE, not %s" % v)
@@ -476,7 +812,15 @@ def main(argv=None):
             raise ValueError("want ARCHIVE... and a STATEMENT")
         if opts["ingest"] is not None and not args:
             raise ValueError("--ingest DIR wants trace files")
-        plan = Plan(args[-1]) if opts["ingest"] is None else None
+        if opts["anomaly"] is not None:
+            words = _bare(args[-1]).split()
+            if words[:1] != ["diagnose"] and words[:2] != ["match", "node"]:
+                raise ValueError("--anomaly is for `diagnose thread \"NAME\"`, `diagnose node N` or `match node N`")
+            if opts["against"] and words[0] == "match":
+                raise ValueError("--against is diagnose's (match says `in trace` or `in traces where`)")
+            plan = None
+        else:
+            plan = Plan(args[-1]) if opts["ingest"] is None else None
     except ValueError as e:
         sys.stderr.write("argusq-fleet: %s\n%s\n" % (e, USAGE))
         return 2
@@ -486,8 +830,10 @@ def main(argv=None):
         client = Client(opts["scheduler"])
     else:
         client = local_client(opts["workers"])
-    bar = _Bar("archives" if plan else "traces")
+    bar = _Bar("archives" if opts["ingest"] is None else "traces")
     try:
+        if opts["anomaly"] is not None:
+            return _main_against(args[:-1], args[-1], opts, client, bar)
         if plan is None:
             res = ingest(args, opts["ingest"], client, labels=opts["labels"] or None, arch=opts["arch"],
                          progress=bar)
@@ -519,5 +865,46 @@ def main(argv=None):
     return 1 if res["missing"] else 0
 
 
+def _main_against(archives, statement, opts, client, bar):
+    """argusq-fleet --anomaly: a fleet-wide baseline (diagnose) or match."""
+    import json
+    fmt = opts["format"]
+    try:
+        if _bare(statement).split()[0] == "match":
+            res = match(archives, statement, opts["anomaly"], client, trace=opts["trace"], copy=opts["copy"],
+                        progress=bar)
+        else:
+            res = diagnose(archives, statement, opts["anomaly"], against=opts["against"], client=client,
+                           trace=opts["trace"], copy=opts["copy"], progress=bar,
+                           fmt=None if fmt == "json" else fmt)
+    except (FleetError, ValueError) as e:
+        bar.end()
+        sys.stderr.write("argusq-fleet: %s\n" % e)
+        return 1
+    bar.end()
+    if fmt == "json":
+        print(json.dumps(res))
+    elif "nodes" in res:
+        (_csv if fmt == "csv" else _table)(res["nodes"], sys.stdout)
+    elif res["diagnosis"] is not None:
+        d = res["diagnosis"]
+        sys.stdout.write(res["text"] or "")
+        if fmt == "table":
+            bl = d.get("baseline")
+            sys.stdout.write("The anomaly is in trace \"%s\" of %s; %s.\n" % (
+                d["trace"], d["archive"],
+                "its baseline, the best of %d archives', is in %s" % (len(res["baselines"]), bl["archive"])
+                if bl else "no archive holds a normal counterpart"))
+    for m in res["missing"]:
+        sys.stderr.write("argusq-fleet: %s: missing: %s\n" % (m["archive"], m["error"]))
+    for e in res["errors"]:
+        sys.stderr.write("argusq-fleet: %s\n" % e["error"])
+    return 1 if res["missing"] or res["errors"] else 0
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    # python3 -m argusq.fleet: the module imported by its name, so that the
+    # tasks it sends are its functions (pickled by name, which workers
+    # import), not this __main__'s (pickled by value, locks and all)
+    from argusq.fleet import main as _main
+    sys.exit(_main())

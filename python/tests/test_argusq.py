@@ -200,6 +200,29 @@ class Ingest(ArchiveCase):
         self.assertNotIn("x", names)
 
 
+class Dump(ArchiveCase):
+    def test_a_dump_is_the_trace_in_another_archive(self):
+        """Archive.dump, ingested elsewhere, answers as the trace did; a
+        diagnose against it there (`in archive`) is the one against the
+        trace here, naming the other archive."""
+        path = os.path.join(self.dir, "normal.argus")
+        info = self.a.dump(path, trace="normal")
+        self.assertEqual(info["trace"], "normal")
+        self.assertEqual(info["events"], [t for t in self.a.query("traces")["traces"]
+                                          if t["name"] == "normal"][0]["events"])
+        other = os.path.join(self.dir, "other.db")
+        with argusq.Archive(other) as b:
+            self.assertEqual(b.ingest(path)["trace"], "normal")
+            self.assertEqual(b.query("find nodes", trace="normal"), self.a.query("find nodes", trace="normal"))
+        got = self.a.query(f'diagnose thread "ui-main" against trace "normal" in archive "{other}"', trace="anomaly")
+        want = self.a.query('diagnose thread "ui-main" against trace "normal"', trace="anomaly")
+        self.assertEqual(got["baseline"].pop("archive"), other)
+        self.assertEqual(got, want)
+        with self.assertRaises(argusq.ArgusqError) as c:
+            self.a.dump(path, trace="nope")
+        self.assertEqual(c.exception.code, "usage")
+
+
 class Threads(ArchiveCase):
     STATEMENTS = Queries.STATEMENTS[1:]
 

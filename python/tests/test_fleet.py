@@ -60,6 +60,7 @@ class Fleet(unittest.TestCase):
         cls.all = os.path.join(cls.dir, "all.db")
         cls.archives = [os.path.join(cls.dir, "a%02d.db" % i) for i in range(20)]
         cls.names = []  # (archive, trace), in the order of `all`'s catalog
+        cls.files = {}  # trace: its file
         i = 0
         for f in trace_files():
             name = "%02d-%s" % (i, os.path.basename(f))
@@ -68,8 +69,18 @@ class Fleet(unittest.TestCase):
                 continue  # a foreign file the readers refuse: not the fleet's business
             assert ingest(cls.all, f, name), f
             cls.names.append((db, name))
+            cls.files[name] = f
             i += 1
         assert all(os.path.exists(a) for a in cls.archives), "fewer than 20 traces ingested"
+        # every trace once more, archive by archive: one archive whose
+        # catalog order is the fleet's (archives as given, then each one's
+        # catalog), where equal candidates of two archives tie as the fleet
+        # breaks their ties
+        cls.fleet_order = os.path.join(cls.dir, "fleet-order.db")
+        for db in cls.archives:
+            for d, name in cls.names:
+                if d == db:
+                    assert ingest(cls.fleet_order, cls.files[name], name), name
         cls.client = fleet.local_client(2)
 
     @classmethod
@@ -197,6 +208,152 @@ class Fleet(unittest.TestCase):
         self.assertTrue(all(t["labels"]["day"] == "2026-11-24" for t in r["traces"]))
         for x in res:
             self.assertEqual(x["info"]["events"], [t for t in r["traces"] if t["name"] == x["trace"]][0]["events"])
+
+    # ---- a fleet-wide baseline (fleet.diagnose, fleet.match) ----
+
+    def cli(self, db, statement, trace):
+        p = subprocess.run([ARGUSQ, "-d", db, "--json", "--trace", trace, statement], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return json.loads(p.stdout)
+
+    def home(self, trace):
+        return dict((n, db) for db, n in self.names)[trace]
+
+    def anomalies(self):
+        """The traces with a ui-main whose worst step has a normal counterpart somewhere."""
+        return [n for _, n in self.names if "-anomaly" in n and "raw" not in n]
+
+    def plain(self, doc):
+        """A fleet's diagnosis as one archive prints it: without the keys
+        that say which archives."""
+        doc = {k: v for k, v in doc.items() if k not in ("archive", "trace")}
+        if doc.get("baseline"):
+            doc["baseline"] = {k: v for k, v in doc["baseline"].items() if k != "archive"}
+        return doc
+
+    def normals_elsewhere(self, anomaly):
+        """The against clause of every normal run not in the anomaly's archive."""
+        normals = [n for db, n in self.names if "-normal" in n and db != self.home(anomaly)]
+        self.assertGreaterEqual(len(normals), 5)
+        return "traces where name in (%s)" % ", ".join('"%s"' % n for n in normals)
+
+    def test_a_fleet_wide_baseline_is_one_archives(self):
+        """Against every trace of the fleet, each anomaly's diagnosis is the
+        one of one archive holding every trace `against traces`: the same
+        baseline (of equal ones, the fleet's first) and the same suspects;
+        the baseline names the archive its trace lives in."""
+        names = self.anomalies()
+        self.assertGreaterEqual(len(names), 8)
+        for name in names:
+            with self.subTest(anomaly=name):
+                r = fleet.diagnose(self.archives, 'diagnose thread "ui-main"', anomaly=self.home(name), trace=name,
+                                   client=self.client)
+                want = self.cli(self.fleet_order, 'diagnose thread "ui-main" against traces', name)
+                self.assertEqual(r["missing"], [])
+                d = r["diagnosis"]
+                self.assertEqual((d["archive"], d["trace"]), (self.home(name), name))
+                self.assertEqual(self.plain(d), want)
+                self.assertIsNotNone(d["baseline"])
+                self.assertEqual(d["baseline"]["archive"], self.home(d["baseline"]["trace"]))
+                self.assertEqual(r["baselines"][0]["trace"], d["baseline"]["trace"])
+
+    def test_the_normal_run_in_another_archive(self):
+        """The anomaly in one archive, its normal run in another among many:
+        against the normal runs of the whole fleet the fleet picks that run,
+        and says what `against trace "normal"` says in one archive holding
+        the two -- with the archives on local disks too (copy="always": the
+        other archives compared with a copy of the anomaly's trace)."""
+        anomaly = [n for n in self.anomalies() if n.endswith("-lockchain-anomaly.txt")][0]
+        against = self.normals_elsewhere(anomaly)
+        got = {}
+        for copy in ("auto", "always"):
+            r = fleet.diagnose(self.archives, 'diagnose thread "ui-main"', anomaly=self.home(anomaly), trace=anomaly,
+                               against=against, client=self.client, copy=copy)
+            self.assertEqual(r["missing"], [])
+            got[copy] = r
+            others = {a: v for a, v in r["via"].items() if a != self.home(anomaly)}
+            self.assertEqual(set(others.values()), {"archive" if copy == "auto" else "copy"})
+        self.assertEqual(got["auto"]["diagnosis"], got["always"]["diagnosis"])
+        d = got["always"]["diagnosis"]
+        base = d["baseline"]
+        self.assertTrue(base["trace"].endswith("lockchain-normal.txt") or base["trace"].endswith("lockchain-normal.dat"),
+                        base["trace"])
+        self.assertNotEqual(base["archive"], self.home(anomaly))
+        self.assertEqual(base["archive"], self.home(base["trace"]))
+        self.assertEqual(self.plain(d), self.cli(self.fleet_order, 'diagnose thread "ui-main" against ' + against, anomaly))
+        # one archive holding the two runs
+        two = os.path.join(self.dir, "two.db")
+        self.assertTrue(ingest(two, self.files[anomaly], "anomaly"))
+        self.assertTrue(ingest(two, self.files[base["trace"]], "normal"))
+        want = self.cli(two, 'diagnose thread "ui-main" against trace "normal"', "anomaly")
+        self.assertEqual(d["suspects"], want["suspects"])
+        self.assertEqual(d["suspects"][0]["thread"], "hog")
+        self.assertEqual((d["anomaly"], d["normal_path"], d["breakdown"]),
+                         (want["anomaly"], want["normal_path"], want["breakdown"]))
+        self.assertEqual({k: v for k, v in base.items() if k not in ("archive", "trace")},
+                         {k: v for k, v in want["baseline"].items() if k != "trace"})
+
+    def test_match_across_archives(self):
+        """The union of every archive's counterparts, best first, as one
+        archive holding every trace gives them, each row naming its archive."""
+        anomaly = [n for n in self.anomalies() if n.endswith("-lockchain-anomaly.txt")][0]
+        n = self.cli(self.all, 'diagnose thread "ui-main"', anomaly)["anomaly"]["id"]
+        for stmt in ("match node %d" % n, 'match node %d in traces where name != "%s"' % (n, anomaly)):
+            with self.subTest(statement=stmt):
+                r = fleet.match(self.archives, stmt, anomaly=self.home(anomaly), trace=anomaly, client=self.client,
+                                copy="always")
+                self.assertEqual(r["missing"], [])
+                want = self.cli(self.fleet_order, stmt, anomaly)["nodes"]
+                self.assertEqual(len(r["nodes"]), len(want))
+                self.assertEqual([(x["trace"], x["id"], x["score_exact"], x["contained"]) for x in r["nodes"]],
+                                 [(x["trace"], x["id"], x["score_exact"], x["contained"]) for x in want])
+                for x in r["nodes"]:
+                    self.assertEqual(x["archive"], self.home(x["trace"]))
+                self.assertGreater(len({x["archive"] for x in r["nodes"]}), 1)
+
+    def test_a_fleet_wide_baseline_without_some_archives(self):
+        """An archive that cannot be read is missing; the others still give
+        the best of theirs.  An anomaly that is not there is an error."""
+        anomaly = [n for n in self.anomalies() if n.endswith("-lockchain-anomaly.txt")][0]
+        gone = os.path.join(self.dir, "gone.db")
+        r = fleet.diagnose(self.archives + [gone], 'diagnose thread "ui-main"', anomaly=self.home(anomaly),
+                           trace=anomaly, client=self.client)
+        self.assertEqual([m["archive"] for m in r["missing"]], [gone])
+        self.assertIsNotNone(r["diagnosis"]["baseline"])
+        with self.assertRaises(fleet.FleetError):
+            fleet.diagnose(self.archives, 'diagnose thread "no-such-thread"', anomaly=self.home(anomaly),
+                           trace=anomaly, client=self.client)
+        with self.assertRaises(ValueError):
+            fleet.diagnose(self.archives, 'diagnose thread "ui-main" against trace "x"', anomaly=self.archives[0])
+        # a trace no archive has: no baseline anywhere, said so
+        r = fleet.diagnose(self.archives, 'diagnose thread "ui-main"', anomaly=self.home(anomaly), trace=anomaly,
+                           against='trace "no such trace"', client=self.client)
+        self.assertIsNone(r["diagnosis"])
+        self.assertEqual(len(r["errors"]), 1)
+
+    def test_the_command_with_an_anomaly(self):
+        env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+        addr = self.client.scheduler.address
+        anomaly = [n for n in self.anomalies() if n.endswith("-lockchain-anomaly.txt")][0]
+        against = self.normals_elsewhere(anomaly)
+        base = [sys.executable, "-m", "argusq.fleet", "--scheduler", addr, "--anomaly", self.home(anomaly),
+                "--trace", anomaly, "--against", against, "--copy", "always"]
+        p = subprocess.run(base + ["--json"] + self.archives + ['diagnose thread "ui-main"'],
+                           capture_output=True, text=True, env=env, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        doc = json.loads(p.stdout)
+        self.assertEqual(self.plain(doc["diagnosis"]),
+                         self.cli(self.fleet_order, 'diagnose thread "ui-main" against ' + against, anomaly))
+        p = subprocess.run(base + self.archives + ['diagnose thread "ui-main"'],
+                           capture_output=True, text=True, env=env, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn('in archive "%s"' % doc["diagnosis"]["baseline"]["archive"], p.stdout)
+        self.assertIn("1. hog", p.stdout)
+        p = subprocess.run([sys.executable, "-m", "argusq.fleet", "--scheduler", addr, "--anomaly", self.home(anomaly),
+                            "--trace", anomaly, "--json"] + self.archives + ["match node %d" % doc["diagnosis"]["anomaly"]["id"]],
+                           capture_output=True, text=True, env=env, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(len(json.loads(p.stdout)["nodes"]), 20)
 
     def test_the_command(self):
         env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))

@@ -498,9 +498,62 @@ static void test_shared_modes(void **state)
     argusq_close(w);
 }
 
+/* s without its first occurrence of cut (in place) */
+static void cut_out(char *s, const char *cut)
+{
+    char *p = strstr(s, cut);
+    assert_non_null(p);
+    memmove(p, p + strlen(cut), strlen(p + strlen(cut)) + 1);
+}
+
+/* argusq_dump of a trace, ingested into a second archive, and a diagnose
+ * of the first's anomaly against it there (`in archive`, through the
+ * registry): the answer of the first archive holding both; the second
+ * file is only held during the statement. */
+static void test_dump_and_other_archive(void **state)
+{
+    (void)state;
+    char dump[160], other[160];
+    snprintf(dump, sizeof dump, "%s/normal.argus", tmpdir);
+    snprintf(other, sizeof other, "%s/b.db", tmpdir);
+    argusq_error e;
+    argusq_archive *a = argusq_open(path, ARGUSQ_OPEN_WRITE, &e);
+    assert_non_null(a);
+    argusq_dump_info info = {.size = sizeof info};
+    assert_int_equal(argusq_dump(a, "nope", dump, &info, &e), -1);
+    assert_int_equal(e.code, ARGUSQ_ERR_USAGE);
+    assert_int_equal(access(dump, F_OK), -1);
+    assert_int_equal(argusq_dump(a, "normal", dump, &info, &e), 0);
+    assert_string_equal(info.trace, "normal");
+    assert_true(info.events > 0);
+    assert_int_equal(argusq_ingest_into(other, 0, dump, NULL, NULL, &e), 0);
+
+    char stmt[512];
+    snprintf(stmt, sizeof stmt, "diagnose thread \"ui-main\" against trace \"normal\" in archive \"%s\"", other);
+    char *got = query(a, stmt, ARGUSQ_FORMAT_JSON, "anomaly");
+    char *want = query(a, "diagnose thread \"ui-main\" against trace \"normal\"", ARGUSQ_FORMAT_JSON, "anomaly");
+    char key[256];
+    snprintf(key, sizeof key, ",\"archive\":\"%s\"", other);
+    cut_out(got, key);
+    assert_string_equal(got, want);
+    argusq_free(got);
+    /* the session's own file, named again: the session's archive */
+    snprintf(stmt, sizeof stmt, "diagnose thread \"ui-main\" against trace \"normal\" in archive \"%s\"", path);
+    got = query(a, stmt, ARGUSQ_FORMAT_JSON, "anomaly");
+    assert_string_equal(got, want);
+    argusq_free(got);
+    argusq_free(want);
+    /* no handle on the other file is left: it opens for writing */
+    argusq_archive *w = argusq_open(other, ARGUSQ_OPEN_WRITE, &e);
+    assert_non_null(w);
+    argusq_close(w);
+    argusq_close(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_dump_and_other_archive, setup, teardown),
         cmocka_unit_test(test_version_and_formats),
         cmocka_unit_test_setup_teardown(test_ingest_info_progress_warning, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ingest_errors, setup, teardown),

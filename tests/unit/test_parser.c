@@ -175,6 +175,32 @@ static void test_analysis_statements(void **state)
     expect_where("thread = \"x\" and path = 1 and match = 2", "(and (and (= thread \"x\") (= path 1)) (= match 2))");
     expect_error("diagnose thread ui-main", 1, 17, "syntax error near \"ui\"");
     expect_error("compare path (traces) with", 1, 27, "unexpected end of input");
+    /* issue 18: counterparts from another archive file; the clauses of
+     * match and diagnose come in any order, each once */
+    expect_parse("match node 4 in archive \"b.db\"", "(match 4 (in-archive \"b.db\"))");
+    expect_parse("match node 4 in archive \"b.db\" in trace \"n\"", "(match 4 (in-trace \"n\") (in-archive \"b.db\"))");
+    expect_parse("match node 4 in traces where label.run = \"normal\" in archive \"/x/b.db\"",
+                 "(match 4 (traces-where (= label.run \"normal\")) (in-archive \"/x/b.db\"))");
+    expect_parse("match node 4 in traces", "(match 4 (traces))");
+    expect_parse("diagnose thread \"ui-main\" against trace \"n\" in archive \"b.db\" in trace \"a\"",
+                 "(diagnose (thread \"ui-main\") (against \"n\") (in-archive \"b.db\") (in-trace \"a\"))");
+    expect_parse("diagnose node 188 in trace \"a\" against traces in archive \"b.db\"",
+                 "(diagnose 188 (traces) (in-archive \"b.db\") (in-trace \"a\"))");
+    expect_parse("diagnose node 188 against traces where label.run = \"normal\" in trace \"a\"",
+                 "(diagnose 188 (traces-where (= label.run \"normal\")) (in-trace \"a\"))");
+    expect_parse("diagnose node 188 in archive \"b.db\"", "(diagnose 188 (in-archive \"b.db\"))");
+    /* archive stays usable as a field */
+    expect_where("archive = 1", "(= archive 1)");
+    expect_error("match node 4 in archive \"a\" in archive \"b\"", 1, 40, "`in archive` given twice");
+    expect_error("match node 4 in trace \"a\" in trace \"b\"", 1, 36, "`in trace` given twice");
+    expect_error("match node 4 in trace \"a\" in traces", 1, 30, "`in trace` and `in traces` exclude each other");
+    expect_error("match node 4 against trace \"a\"", 1, 14,
+                 "match looks `in trace \"T\"` or `in traces where ...`, not against");
+    expect_error("diagnose node 4 in traces where name = \"x\"", 1, 20,
+                 "diagnose takes `against traces where ...`, not `in traces`");
+    expect_error("diagnose node 4 against trace \"a\" against traces", 1, 35, "`against` given twice");
+    expect_error("match node 4 in archive \"\"", 1, 25, "an empty archive path");
+    expect_error("match node 4 in archive", 1, 24, "unexpected end of input");
     expect_error("check fix of node 3", 1, 20, "unexpected end of input");
 }
 
