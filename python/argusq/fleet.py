@@ -39,6 +39,7 @@ Other statements about one node of one trace (slice, show, compare, ...)
 and statements that change an archive are refused: run those on the
 archive itself (argusq.Archive).
 """
+import contextlib
 import heapq
 import os
 import re
@@ -304,23 +305,34 @@ def _map(client, items, where, progress, prefix, call):
     """One task per item (call(item): the function and its arguments), on
     client or on a LocalCluster made for this call; pinned to where[item]
     when given.  The results by item (_gather)."""
-    own = client is None
-    if own:
-        client = local_client()
-    try:
+    with _client(client) as client:
         futures = {}
         for item in items:
-            kw = {}
-            if where and where.get(item):
-                kw = {"workers": [where[item]], "allow_other_workers": False}
             futures[item] = client.submit(*call(item), key="%s-%s-%s" % (prefix, os.path.basename(item), _token()),
-                                          pure=False, **kw)
+                                          pure=False, **_pin(where, item))
         return _gather(client, futures, where, progress)
+
+
+@contextlib.contextmanager
+def _client(client):
+    """client, or a LocalCluster's made for the block and closed after it."""
+    if client is not None:
+        yield client
+        return
+    client = local_client()
+    try:
+        yield client
     finally:
-        if own:
-            cluster = client.cluster
-            client.close()
-            cluster.close()
+        cluster = client.cluster
+        client.close()
+        cluster.close()
+
+
+def _pin(where, item):
+    """submit()'s arguments keeping item's task on the worker where names."""
+    if where and where.get(item):
+        return {"workers": [where[item]], "allow_other_workers": False}
+    return {}
 
 
 _count = [0]
@@ -539,18 +551,16 @@ def _against_fleet(archives, anomaly, statement, probe, trace, client, where, co
     archives = list(archives)
     if not any(os.path.abspath(a) == os.path.abspath(anomaly) for a in archives):
         archives.insert(0, anomaly)
-    own_client = client is None
-    if own_client:
-        client = local_client()
     token = _token()
-    try:
-        pin = {}
-        if where and where.get(anomaly):
-            pin = {"workers": [where[anomaly]], "allow_other_workers": False}
-        head = client.submit(anomaly_of, anomaly, statement, probe, trace, copy == "always",
-                             key="argusq-anomaly-" + token, pure=False, **pin).result()
-        if head["error"]:
-            raise FleetError("%s: %s" % (anomaly, head["error"]))
+    with _client(client) as client:
+        def head_of(dump, key):
+            head = client.submit(anomaly_of, anomaly, statement, probe, trace, dump, key=key + token, pure=False,
+                                 **_pin(where, anomaly)).result()
+            if head["error"]:
+                raise FleetError("%s: %s" % (anomaly, head["error"]))
+            return head
+
+        head = head_of(copy == "always", "argusq-anomaly-")
         trace = head["trace"]
         dump = client.scatter(head["dump"]) if head["dump"] is not None else None
 
@@ -561,10 +571,7 @@ def _against_fleet(archives, anomaly, statement, probe, trace, client, where, co
         again = [p for p in archives if done[p].get("need_copy")]
         if again:
             # workers that cannot read the anomaly's archive: its trace goes to them
-            head = client.submit(anomaly_of, anomaly, statement, probe, trace, True,
-                                 key="argusq-dump-" + token, pure=False, **pin).result()
-            if head["error"]:
-                raise FleetError("%s: %s" % (anomaly, head["error"]))
+            head = head_of(True, "argusq-dump-")
             dump = client.scatter(head["dump"])
             done.update(_map(client, again, where, None, "argusq-against", call))
         try:
@@ -572,11 +579,6 @@ def _against_fleet(archives, anomaly, statement, probe, trace, client, where, co
         except Exception:  # noqa: BLE001 -- a worker gone takes its scratch copy with it
             pass
         return [done[p] for p in archives], trace
-    finally:
-        if own_client:
-            cluster = client.cluster
-            client.close()
-            cluster.close()
 
 
 def _rank_key(doc):
