@@ -40,6 +40,10 @@ DEBS    += libtracecmd-dev libtracefs-dev libtraceevent-dev
 # recursive (=): pkg-config runs when a recipe needs it, after the deps are installed
 TRACE_PC = libtracecmd libtracefs libtraceevent
 TRACE_CFLAGS = $(shell pkg-config --cflags $(TRACE_PC) 2>/dev/null)
+# CTF traces (LTTng; ingest/ctf*.c): libbabeltrace2, opened with dlopen, and
+# its plugins (source.ctf.fs, filter.utils.muxer); perf.data is read through
+# `perf script` (ingest/perf.c), and the tests record with perf
+DEBS    += libbabeltrace2-dev linux-perf
 DEBS    += man-db groff-base
 # libFuzzer harnesses (fuzz/, `make fuzz`) and the valgrind end-to-end test
 DEBS    += clang libclang-rt-dev valgrind
@@ -118,6 +122,8 @@ $(B)/.deps:
 # libtraceevent1-plugin, which argusq does not use), the sqlite3 shell,
 # xz for pipeline.txt.xz
 BENCH_DEBS := trace-cmd sqlite3 xz-utils
+# babeltrace2: the CTF ingest line's peer (babeltrace2 FOLDER > /dev/null)
+BENCH_DEBS += babeltrace2
 $(B)/.bench-deps: | $(B)/.deps
 	@$(call install_debs,$(BENCH_DEBS))
 	@touch $@

@@ -232,8 +232,8 @@ static int cmd_ingest(const options *o)
                (unsigned long long)info.reordered, (unsigned long long)info.late,
                (unsigned long long)info.truncated_line);
     } else {
-        printf("ingested %s as trace \"%s\" into %s (%s, %.2f s)\n", o->file, info.trace, o->archive,
-               info.format, info.seconds);
+        printf("ingested %s as trace \"%s\" into %s (%s%s%s, %.2f s)\n", o->file, info.trace, o->archive,
+               info.format, info.recorder[0] ? ", " : "", info.recorder, info.seconds);
         printf("  %llu events, %llu threads, %llu processes, %llu nodes, %llu edges, %llu lines skipped\n",
                (unsigned long long)info.events, (unsigned long long)info.threads,
                (unsigned long long)info.processes, (unsigned long long)info.nodes,

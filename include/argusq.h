@@ -204,6 +204,7 @@ typedef struct argusq_ingest_info {
     uint64_t reordered, late, truncated_line, unnamed;
     uint64_t first_ts, last_ts; /* nanoseconds */
     double seconds;             /* from the archive's writer lock to the commit */
+    char recorder[128];         /* what recorded it, as the file says ("lttng-modules 2.8.0", "perf 6.1"); "" */
 } argusq_ingest_info;
 
 /* Ingests the trace file at path (its format found from its content) into

@@ -112,6 +112,8 @@ static int tab_reserve(ftrace_reader *r, size_t n)
     return 0;
 }
 
+int ingest_ft_reserve(ftrace_reader *r, size_t n) { return tab_reserve(r, n); }
+
 static ftrace_tent *tab_get(ftrace_reader *r, uint32_t tid)
 {
     size_t i = tslot(tid, r->tcap);

@@ -261,6 +261,10 @@ int ingest_ft_attr_hex(ftrace_reader *r, const char *key, uint64_t v); /* 0x + l
 /* Every pair of r->kv whose key is not yet an attribute. */
 int ingest_ft_attr_pairs(ftrace_reader *r);
 
+/* Room in the thread table for n more tids (declarations a reader makes
+ * itself, before ingest_ft_event).  0, or -1 with err set. */
+int ingest_ft_reserve(ftrace_reader *r, size_t n);
+
 /* Declares thread tid of process pid named name (and the process before
  * it) if it is new or its pid or name changed.  new_task: a fork/newtask
  * created it, so its comm column has not been seen yet. */

@@ -14,7 +14,9 @@
 #include <sys/stat.h>
 
 #include "argus.h"
+#include "ctf.h"
 #include "ftrace.h"
+#include "perf.h"
 #include "ingest.h"
 
 
@@ -31,6 +33,12 @@ const char *ingest_format_name(ingest_format f)
         return "trace-dat";
     case INGEST_SYSTRACE_HTML:
         return "systrace-html";
+    case INGEST_CTF:
+        return "ctf";
+    case INGEST_PERF_SCRIPT:
+        return "perf-script";
+    case INGEST_PERF_DATA:
+        return "perf-data";
     case INGEST_UNKNOWN:
         break;
     }
@@ -163,6 +171,8 @@ ingest_format ingest_detect(const char *buf, size_t len)
     size_t h = len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
     while (h < len && (buf[h] == ' ' || buf[h] == '\t' || buf[h] == '\r' || buf[h] == '\n'))
         h++;
+    if (len >= 8 && memcmp(buf, INGEST_PERF_MAGIC, 8) == 0)
+        return INGEST_PERF_DATA;
     if ((len - h >= 14 && strncasecmp(buf + h, "<!DOCTYPE html", 14) == 0) ||
         (len - h >= 5 && strncasecmp(buf + h, "<html", 5) == 0))
         return INGEST_SYSTRACE_HTML;
@@ -198,6 +208,9 @@ ingest_format ingest_detect(const char *buf, size_t len)
             continue;
         }
         ftrace_line fl;
+        /* perf script: its SYSTEM:EVENT name, which ftrace never prints */
+        if (ingest_perf_lex_line(line, &fl, true))
+            return INGEST_PERF_SCRIPT;
         memset(&fl, 0, sizeof fl);
         ftrace_lex_status st = ingest_ftrace_lex_line(line, &fl);
         if (st == FTRACE_LEX_NOMATCH)
@@ -206,6 +219,14 @@ ingest_format ingest_detect(const char *buf, size_t len)
     }
     /* only comments: a tracefs trace whose buffer was empty */
     return comments ? INGEST_FTRACE_TRACE : INGEST_UNKNOWN;
+}
+
+ingest_format ingest_detect_folder(const char *path)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return INGEST_UNKNOWN;
+    return ingest_ctf_is_trace(path) ? INGEST_CTF : INGEST_UNKNOWN;
 }
 
 bool ingest_arch_known(const char *arch)
@@ -235,6 +256,12 @@ int ingest_file_opts(const char *path, const ingest_sink *sink, const ingest_opt
     if (format)
         *format = INGEST_UNKNOWN;
 
+    struct stat dsb;
+    if (stat(path, &dsb) == 0 && S_ISDIR(dsb.st_mode)) { /* a folder: a CTF trace's */
+        if (format)
+            *format = INGEST_CTF;
+        return ingest_ctf_read(path, sink, opts, st, err, errlen);
+    }
     ingest_lines lb;
     if (ingest_lines_open(&lb, path, err, errlen) < 0)
         return -1;
@@ -261,12 +288,19 @@ int ingest_file_opts(const char *path, const ingest_sink *sink, const ingest_opt
     case INGEST_ARGUS:
         rc = ingest_argus_read(&lb, sink, st, err, errlen);
         break;
+    case INGEST_PERF_SCRIPT:
+        rc = ingest_perf_read(&lb, sink, opts, st, err, errlen);
+        break;
+    case INGEST_PERF_DATA: /* binary: perf script reads the file itself */
+        ingest_lines_close(&lb);
+        return ingest_perf_data_read(path, sink, opts, st, err, errlen);
     case INGEST_TRACE_DAT: /* binary: libtracecmd reads the file itself */
         ingest_lines_close(&lb);
         return ingest_tracedat_read(path, sink, st, err, errlen);
     default:
         ingest_errf(err, errlen,
-             "%s:1: unknown trace format (expected ftrace text, trace-cmd report, trace.dat or #argus-trace 1)",
+             "%s:1: unknown trace format (expected ftrace text, trace-cmd report, trace.dat, #argus-trace 1, "
+             "perf script text, perf.data or a CTF trace's folder)",
              path);
         rc = -1;
         break;

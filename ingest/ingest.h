@@ -26,6 +26,9 @@ typedef enum ingest_format {
     INGEST_ARGUS,             /* the Argus trace format (#argus-trace 1) */
     INGEST_TRACE_DAT,         /* trace-cmd's binary trace.dat ("\x17\x08\x44tracing") */
     INGEST_SYSTRACE_HTML,     /* Android systrace: ftrace text in <script class="trace-data"> */
+    INGEST_CTF,               /* a folder of a CTF trace (LTTng, perf data convert --to-ctf): its metadata */
+    INGEST_PERF_SCRIPT,       /* `perf script` text of tracepoints (perf sched record) */
+    INGEST_PERF_DATA,         /* perf.data ("PERFILE2"), read through `perf script` */
 } ingest_format;
 
 const char *ingest_format_name(ingest_format f); /* "ftrace-trace", ... */
@@ -102,12 +105,15 @@ typedef struct ingest_opts {
 } ingest_opts;
 
 ingest_format ingest_detect(const char *buf, size_t len);
+/* A folder holding a CTF trace (a metadata file): INGEST_CTF; anything
+ * else INGEST_UNKNOWN (a file's format is in its content: ingest_detect). */
+ingest_format ingest_detect_folder(const char *path);
 
 /* All of f (to its end) in one malloc'd buffer, *len its length (a
  * script, a rules file); NULL on a read error or out of memory. */
 char *ingest_slurp(FILE *f, size_t *len);
 
-/* Reads path (format detected from its content) into sink.
+/* Reads path (format detected from its content; a folder: a CTF trace) into sink.
  * Returns 0, or -1 with err = "PATH:LINE: message".  opts may be NULL. */
 int ingest_file_opts(const char *path, const ingest_sink *sink, const ingest_opts *opts, ingest_format *format,
                      ingest_stats *st, char *err, size_t errlen);

@@ -230,6 +230,8 @@ static int prepare(prep *p, const char *path, const argusq_ingest_opts *opts, ar
     size_t n = fread(head, 1, sizeof head, f);
     fclose(f);
     p->fmt = ingest_detect(head, n);
+    if (p->fmt == INGEST_UNKNOWN) /* a folder: a CTF trace's */
+        p->fmt = ingest_detect_folder(path);
     /* an argusq dump restores the trace it holds: its format (the graph's
      * rules depend on it), name, labels and user rules */
     char msg[1024] = "";
@@ -361,6 +363,7 @@ static int ingest(argusq_archive *a, prep *p, argusq_ingest_info *out, argusq_er
     r.first_ts = info.first_ts;
     r.last_ts = info.last_ts;
     r.seconds = now() - t0;
+    snprintf(r.recorder, sizeof r.recorder, "%s", st.meta.recorder);
     if (out) {
         size_t size = out->size < sizeof r ? out->size : sizeof r;
         memcpy(out, &r, size);

@@ -1,0 +1,568 @@
+/* ingest/ctf.c -- CTF traces (LTTng's kernel tracer; perf data convert
+ * --to-ctf), read with libbabeltrace2.
+ *
+ * A trace is a folder: a `metadata` file and stream files (one per CPU
+ * for LTTng, rotated ones as mychan_<cpu>_<n>).  Every CTF detail --
+ * packetized or text metadata, either byte order, rotated streams,
+ * timestamp wraps, clock offsets -- is babeltrace2's: the graph is its
+ * source.ctf.fs, its filter.utils.muxer (the streams merged in time
+ * order) and a simple sink of ours, which turns each event message into
+ * plain values (ctf.h) for the mapping (ctf_map.c), with the timestamp in
+ * ns from the clock's origin.
+ *
+ * LTTng's events do not say their task: the task on a CPU is known from
+ * the first sched_switch there on.  So the reader first runs a short
+ * graph of its own over the trace's start, until every stream's CPU has
+ * had its first switch (or 1M events), whose prev is the task that ran
+ * there from the start; the second graph reads the whole trace.
+ *
+ * Memory: babeltrace2 reads a packet per stream at a time; this reader
+ * keeps one array of fields, reused for every event. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "ctf.h"
+#include "ctflib.h"
+
+/* the prescan's bound: the start of a trace, not the whole */
+#define CTF_PRESCAN_MAX (1u << 20)
+
+typedef struct ctf_seed {
+    bool seen, have;
+    uint32_t tid;
+    char comm[17];
+} ctf_seed;
+
+typedef struct ctf_reader {
+    ingest_ctflib lib;
+    const char *dir;
+    ctf_map *map; /* NULL in the prescan */
+    ingest_stats *st;
+    const ingest_sink *sink;
+    char *err;
+    size_t errlen;
+    int rc;    /* -1: the mapping failed, err says why */
+    bool stop; /* the prescan has seen enough */
+    uint64_t nev;
+    uint64_t nports; /* the source's streams */
+    ctf_seed *seeds; /* the prescan's: by CPU */
+    size_t nseeds, seen, seeded;
+    ctf_field *f; /* the current event's context fields, then its payload */
+    size_t fcap, fn;
+    const bt_packet *packet; /* the last event's packet, and its cpu_id */
+    int64_t packet_cpu;
+    bool meta;
+} ctf_reader;
+
+bool ingest_ctf_is_trace(const char *dir)
+{
+    char p[4096];
+    struct stat sb;
+    if (snprintf(p, sizeof p, "%s/metadata", dir) >= (int)sizeof p)
+        return false;
+    return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+/* ---- babeltrace2's errors ---- */
+
+/* A cause's message without babeltrace2's debugging details (": key=value,
+ * ..." after the sentence). */
+static size_t cause_len(const char *m)
+{
+    for (const char *p = strstr(m, ": "); p; p = strstr(p + 2, ": ")) {
+        const char *w = p + 2;
+        while (*w && *w != ' ' && *w != '=')
+            w++;
+        if (*w == '=')
+            return (size_t)(p - m);
+    }
+    return strlen(m);
+}
+
+/* What babeltrace2 said: the root cause (its first) and the next one, as
+ * one line; *file: the first file a cause names (`PATH`), where the
+ * trouble is.  file may be left empty. */
+static void bt_message_text(ctf_reader *rd, char *out, size_t cap, char *file, size_t fcap)
+{
+    const bt_error *e = rd->lib.bt_current_thread_take_error();
+    out[0] = '\0';
+    file[0] = '\0';
+    if (!e) {
+        snprintf(out, cap, "babeltrace2 gave no reason");
+        return;
+    }
+    uint64_t n = rd->lib.bt_error_get_cause_count(e);
+    size_t len = 0;
+    int kept = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        const char *m = rd->lib.bt_error_cause_get_message(rd->lib.bt_error_borrow_cause_by_index(e, i));
+        if (!m)
+            continue;
+        const char *q = strchr(m, '`'), *qe = q ? strchr(q + 1, '`') : NULL;
+        struct stat sb;
+        if (qe && !file[0] && (size_t)(qe - q) < fcap) {
+            snprintf(file, fcap, "%.*s", (int)(qe - q - 1), q + 1);
+            if (stat(file, &sb) != 0 || !S_ISREG(sb.st_mode)) /* the trace's folder */
+                file[0] = '\0';
+        }
+        /* the graph's own wrapping of a component's failure says nothing */
+        if (kept == 2 || strncmp(m, "Component initialization method failed", 38) == 0 ||
+            strncmp(m, "Component's", 11) == 0 || len + 4 >= cap)
+            continue;
+        int w = snprintf(out + len, cap - len, "%s%.*s", len ? "; " : "", (int)cause_len(m), m);
+        if (w > 0)
+            len += (size_t)w < cap - len ? (size_t)w : cap - len - 1;
+        kept++;
+    }
+    rd->lib.bt_error_release(e);
+    /* one line: the messages may hold newlines */
+    for (char *p = out; *p; p++)
+        if (*p == '\n' || *p == '\r' || *p == '\t')
+            *p = ' ';
+}
+
+/* ---- fields ---- */
+
+static int field_room(ctf_reader *rd, size_t more)
+{
+    if (rd->fn + more <= rd->fcap)
+        return 0;
+    size_t cap = rd->fcap ? rd->fcap : 64;
+    while (rd->fn + more > cap)
+        cap *= 2;
+    ctf_field *f = realloc(rd->f, cap * sizeof *f);
+    if (!f)
+        return -1;
+    rd->f = f;
+    rd->fcap = cap;
+    return 0;
+}
+
+/* bt_field_class_type_is() is inline (it would link the library) */
+static bool type_is(bt_field_class_type t, bt_field_class_type want) { return (t & want) == want; }
+
+/* The members of a structure field (integers and strings; others are
+ * kept as CTF_F_OTHER) appended to rd->f. */
+static int add_members(ctf_reader *rd, const bt_field *s)
+{
+    const ingest_ctflib *L = &rd->lib;
+    if (!s)
+        return 0;
+    const bt_field_class *sc = L->bt_field_borrow_class_const(s);
+    uint64_t n = L->bt_field_class_structure_get_member_count(sc);
+    if (field_room(rd, n) < 0)
+        return -1;
+    for (uint64_t i = 0; i < n; i++) {
+        const bt_field *x = L->bt_field_structure_borrow_member_field_by_index_const(s, i);
+        ctf_field *f = &rd->f[rd->fn++];
+        memset(f, 0, sizeof *f);
+        f->name = L->bt_field_class_structure_member_get_name(
+            L->bt_field_class_structure_borrow_member_by_index_const(sc, i));
+        bt_field_class_type t = L->bt_field_get_class_type(x);
+        if (type_is(t, BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER)) {
+            f->type = CTF_F_UINT;
+            f->u = L->bt_field_integer_unsigned_get_value(x);
+        } else if (type_is(t, BT_FIELD_CLASS_TYPE_SIGNED_INTEGER)) {
+            f->type = CTF_F_INT;
+            f->i = L->bt_field_integer_signed_get_value(x);
+        } else if (type_is(t, BT_FIELD_CLASS_TYPE_STRING)) {
+            f->type = CTF_F_STR;
+            f->s = L->bt_field_string_get_value(x);
+            f->slen = L->bt_field_string_get_length(x);
+        }
+        if (f->type == CTF_F_UINT || f->type == CTF_F_INT)
+            f->hex = L->bt_field_class_integer_get_preferred_display_base(L->bt_field_borrow_class_const(x)) ==
+                     BT_FIELD_CLASS_INTEGER_PREFERRED_DISPLAY_BASE_HEXADECIMAL;
+    }
+    return 0;
+}
+
+/* The packet context's cpu_id (-1: none), looked up once per packet. */
+static int64_t packet_cpu(ctf_reader *rd, const bt_event *ev)
+{
+    const ingest_ctflib *L = &rd->lib;
+    const bt_packet *p = L->bt_event_borrow_packet_const(ev);
+    if (p == rd->packet)
+        return rd->packet_cpu;
+    rd->packet = p;
+    rd->packet_cpu = -1;
+    const bt_field *c = p ? L->bt_packet_borrow_context_field_const(p) : NULL;
+    if (!c)
+        return -1;
+    const bt_field_class *sc = L->bt_field_borrow_class_const(c);
+    uint64_t n = L->bt_field_class_structure_get_member_count(sc);
+    for (uint64_t i = 0; i < n; i++) {
+        const char *name = L->bt_field_class_structure_member_get_name(
+            L->bt_field_class_structure_borrow_member_by_index_const(sc, i));
+        const bt_field *x = L->bt_field_structure_borrow_member_field_by_index_const(c, i);
+        if (strcmp(name, "cpu_id") == 0 &&
+            type_is(L->bt_field_get_class_type(x), BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER)) {
+            rd->packet_cpu = (int64_t)L->bt_field_integer_unsigned_get_value(x);
+            break;
+        }
+    }
+    return rd->packet_cpu;
+}
+
+/* ---- the trace's environment: the recorder and machine ---- */
+
+static const char *env_str(ctf_reader *rd, const bt_trace *t, const char *key, char *num, size_t cap)
+{
+    const ingest_ctflib *L = &rd->lib;
+    const bt_value *v = L->bt_trace_borrow_environment_entry_value_by_name_const(t, key);
+    if (!v)
+        return "";
+    switch (L->bt_value_get_type(v)) {
+    case BT_VALUE_TYPE_STRING:
+        return L->bt_value_string_get(v);
+    case BT_VALUE_TYPE_SIGNED_INTEGER:
+        snprintf(num, cap, "%lld", (long long)L->bt_value_integer_signed_get(v));
+        return num;
+    case BT_VALUE_TYPE_UNSIGNED_INTEGER:
+        snprintf(num, cap, "%llu", (unsigned long long)L->bt_value_integer_unsigned_get(v));
+        return num;
+    default:
+        return "";
+    }
+}
+
+/* LTTng: tracer_name lttng-modules, tracer_major.minor.patchlevel,
+ * hostname, kernel_release; perf: tracer_name perf, host, release,
+ * machine. */
+static void read_meta(ctf_reader *rd, const bt_stream *s)
+{
+    const bt_trace *t = rd->lib.bt_stream_borrow_trace_const(s);
+    ingest_meta *m = &rd->st->meta;
+    char a[32], b[32], c[32], d[32];
+    const char *tracer = env_str(rd, t, "tracer_name", a, sizeof a);
+    const char *maj = env_str(rd, t, "tracer_major", b, sizeof b);
+    const char *min = env_str(rd, t, "tracer_minor", c, sizeof c);
+    const char *pat = env_str(rd, t, "tracer_patchlevel", d, sizeof d);
+    if (*maj)
+        snprintf(m->recorder, sizeof m->recorder, "%s %s%s%s%s%s", *tracer ? tracer : "ctf", maj, *min ? "." : "",
+                 min, *pat ? "." : "", pat);
+    else
+        snprintf(m->recorder, sizeof m->recorder, "%s", *tracer ? tracer : "ctf");
+    const char *host = env_str(rd, t, "hostname", a, sizeof a);
+    if (!*host)
+        host = env_str(rd, t, "host", a, sizeof a);
+    snprintf(m->host, sizeof m->host, "%s", host);
+    const char *kernel = env_str(rd, t, "kernel_release", b, sizeof b);
+    if (!*kernel)
+        kernel = env_str(rd, t, "release", b, sizeof b);
+    snprintf(m->kernel, sizeof m->kernel, "%s", kernel);
+    snprintf(m->arch, sizeof m->arch, "%s", env_str(rd, t, "machine", c, sizeof c));
+    if (rd->map && m->arch[0])
+        ingest_ctf_map_set_x86_64(rd->map, ingest_arch_known(m->arch));
+}
+
+/* ---- messages ---- */
+
+static int prescan_event(ctf_reader *rd, const ctf_event_in *e)
+{
+    uint32_t cpu, tid;
+    const char *comm;
+    size_t n;
+    int64_t c = e->cpu;
+    bool prev = ingest_ctf_prev_task(e, &cpu, &tid, &comm, &n);
+    if (prev)
+        c = cpu;
+    if (c < 0 || c >= 65536)
+        return 0;
+    if ((size_t)c >= rd->nseeds) {
+        size_t cap = rd->nseeds ? rd->nseeds : 8;
+        while (cap <= (size_t)c)
+            cap *= 2;
+        ctf_seed *s = realloc(rd->seeds, cap * sizeof *s);
+        if (!s)
+            return -1;
+        memset(s + rd->nseeds, 0, (cap - rd->nseeds) * sizeof *s);
+        rd->seeds = s;
+        rd->nseeds = cap;
+    }
+    ctf_seed *s = &rd->seeds[c];
+    if (!s->seen)
+        s->seen = true, rd->seen++;
+    if (prev && !s->have) {
+        s->have = true;
+        s->tid = tid;
+        snprintf(s->comm, sizeof s->comm, "%.*s", (int)(n < 16 ? n : 16), comm);
+        rd->seeded++;
+    }
+    /* perf's one stream holds every CPU: which ones is not known before */
+    bool perf = strchr(e->name, ':') != NULL;
+    if ((rd->seeded == rd->seen && rd->seeded >= rd->nports && (!perf || rd->nev >= CTF_PRESCAN_MAX / 8)) ||
+        rd->nev >= CTF_PRESCAN_MAX)
+        rd->stop = true;
+    return 0;
+}
+
+static int on_event(ctf_reader *rd, const bt_message *msg)
+{
+    const ingest_ctflib *L = &rd->lib;
+    const bt_event *ev = L->bt_message_event_borrow_event_const(msg);
+    ctf_event_in e;
+    memset(&e, 0, sizeof e);
+    e.name = L->bt_event_class_get_name(L->bt_event_borrow_class_const(ev));
+    if (!e.name)
+        e.name = "(unnamed)";
+    int64_t ns = 0;
+    const bt_clock_snapshot *cs = L->bt_message_event_borrow_default_clock_snapshot_const(msg);
+    if (L->bt_clock_snapshot_get_ns_from_origin(cs, &ns) != BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK)
+        ns = 0;
+    e.ts = ns < 0 ? 0 : (uint64_t)ns;
+    e.cpu = packet_cpu(rd, ev);
+    rd->fn = 0;
+    if (add_members(rd, L->bt_event_borrow_common_context_field_const(ev)) < 0 ||
+        add_members(rd, L->bt_event_borrow_specific_context_field_const(ev)) < 0)
+        goto oom;
+    size_t nctx = rd->fn;
+    if (add_members(rd, L->bt_event_borrow_payload_field_const(ev)) < 0)
+        goto oom;
+    e.ctx = rd->f;
+    e.nctx = nctx;
+    e.pay = rd->f + nctx;
+    e.npay = rd->fn - nctx;
+    rd->nev++;
+    if (!rd->map)
+        return prescan_event(rd, &e) < 0 ? -1 : 0;
+    return ingest_ctf_map_event(rd->map, &e, rd->nev);
+oom:
+    ingest_errf(rd->err, rd->errlen, "%s: event %llu: out of memory", rd->dir, (unsigned long long)rd->nev + 1);
+    return -1;
+}
+
+static int on_message(ctf_reader *rd, const bt_message *msg)
+{
+    const ingest_ctflib *L = &rd->lib;
+    switch (L->bt_message_get_type(msg)) {
+    case BT_MESSAGE_TYPE_EVENT:
+        return on_event(rd, msg);
+    case BT_MESSAGE_TYPE_STREAM_BEGINNING:
+        if (!rd->meta && rd->map) {
+            rd->meta = true;
+            read_meta(rd, L->bt_message_stream_beginning_borrow_stream_const(msg));
+        }
+        return 0;
+    case BT_MESSAGE_TYPE_DISCARDED_EVENTS:
+    case BT_MESSAGE_TYPE_DISCARDED_PACKETS:
+        /* the tracer's buffers were full: events lost here, as ftrace's
+         * [LOST n EVENTS] (a skipped line) */
+        if (rd->map) {
+            rd->st->skipped++;
+            if (rd->sink->skip)
+                rd->sink->skip(rd->sink->ctx);
+        }
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+static bt_graph_simple_sink_component_consume_func_status consume(bt_message_iterator *it, void *data)
+{
+    ctf_reader *rd = data;
+    const ingest_ctflib *L = &rd->lib;
+    bt_message_array_const msgs;
+    uint64_t n;
+    switch (L->bt_message_iterator_next(it, &msgs, &n)) {
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_OK:
+        break;
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_END:
+        return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_END;
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_AGAIN:
+        return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_AGAIN;
+    case BT_MESSAGE_ITERATOR_NEXT_STATUS_MEMORY_ERROR:
+        return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_MEMORY_ERROR;
+    default:
+        return BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_ERROR;
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        if (rd->rc == 0 && !rd->stop && on_message(rd, msgs[i]) < 0)
+            rd->rc = -1;
+        L->bt_message_put_ref(msgs[i]);
+    }
+    /* our own end: the prescan has seen enough, or the mapping failed
+     * (rd->rc says which) */
+    return rd->rc || rd->stop ? BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_END
+                              : BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK;
+}
+
+/* ---- the graph ---- */
+
+/* source.ctf.fs (inputs: [dir]) -> filter.utils.muxer -> our sink.
+ * Returns the graph, or NULL with err set. */
+static bt_graph *make_graph(ctf_reader *rd)
+{
+    const ingest_ctflib *L = &rd->lib;
+    char why[800], file[4096];
+    const bt_plugin *ctf = NULL, *utils = NULL;
+    bt_graph *g = NULL;
+    bt_value *params = NULL, *inputs = NULL;
+    if (L->bt_plugin_find("ctf", BT_TRUE, BT_FALSE, BT_TRUE, BT_TRUE, BT_FALSE, &ctf) != BT_PLUGIN_FIND_STATUS_OK ||
+        L->bt_plugin_find("utils", BT_TRUE, BT_FALSE, BT_TRUE, BT_TRUE, BT_FALSE, &utils) !=
+            BT_PLUGIN_FIND_STATUS_OK) {
+        L->bt_current_thread_clear_error();
+        ingest_errf(rd->err, rd->errlen,
+                    "%s: babeltrace2's ctf and utils plugins are not installed (Debian: apt-get install "
+                    "libbabeltrace2-0)", rd->dir);
+        goto out;
+    }
+    const bt_component_class_source *fs = L->bt_plugin_borrow_source_component_class_by_name_const(ctf, "fs");
+    const bt_component_class_filter *mux = L->bt_plugin_borrow_filter_component_class_by_name_const(utils, "muxer");
+    g = L->bt_graph_create(0);
+    params = L->bt_value_map_create();
+    inputs = L->bt_value_array_create();
+    if (!fs || !mux || !g || !params || !inputs ||
+        L->bt_value_array_append_string_element(inputs, rd->dir) != BT_VALUE_ARRAY_APPEND_ELEMENT_STATUS_OK ||
+        L->bt_value_map_insert_entry(params, "inputs", inputs) != BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK) {
+        L->bt_current_thread_clear_error();
+        ingest_errf(rd->err, rd->errlen, "%s: cannot set up babeltrace2's graph", rd->dir);
+        goto fail;
+    }
+    const bt_component_source *src;
+    const bt_component_filter *m;
+    const bt_component_sink *sink;
+    if (L->bt_graph_add_source_component(g, fs, "source", params, BT_LOGGING_LEVEL_NONE, &src) !=
+        BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+        bt_message_text(rd, why, sizeof why, file, sizeof file);
+        if (file[0]) /* a stream file */
+            ingest_errf(rd->err, rd->errlen, "%s: not a CTF stream babeltrace2 can read: %s", file, why);
+        else
+            ingest_errf(rd->err, rd->errlen, "%s/metadata: not a CTF trace babeltrace2 can read: %s", rd->dir, why);
+        goto fail;
+    }
+    if (L->bt_graph_add_filter_component(g, mux, "muxer", NULL, BT_LOGGING_LEVEL_NONE, &m) !=
+            BT_GRAPH_ADD_COMPONENT_STATUS_OK ||
+        L->bt_graph_add_simple_sink_component(g, "argusq", NULL, consume, NULL, rd, &sink) !=
+            BT_GRAPH_ADD_COMPONENT_STATUS_OK)
+        goto graph_error;
+    rd->nports = L->bt_component_source_get_output_port_count(src);
+    if (rd->nports == 0) {
+        ingest_errf(rd->err, rd->errlen, "%s: a CTF trace without stream files (only its metadata)", rd->dir);
+        goto fail;
+    }
+    for (uint64_t i = 0; i < rd->nports; i++) {
+        /* the muxer keeps one free input port, its last */
+        const bt_port_input *in = L->bt_component_filter_borrow_input_port_by_index_const(
+            m, L->bt_component_filter_get_input_port_count(m) - 1);
+        if (L->bt_graph_connect_ports(g, L->bt_component_source_borrow_output_port_by_index_const(src, i), in,
+                                      NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK)
+            goto graph_error;
+    }
+    if (L->bt_graph_connect_ports(g, L->bt_component_filter_borrow_output_port_by_index_const(m, 0),
+                                  L->bt_component_sink_borrow_input_port_by_index_const(sink, 0),
+                                  NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK)
+        goto graph_error;
+    goto out;
+graph_error:
+    bt_message_text(rd, why, sizeof why, file, sizeof file);
+    ingest_errf(rd->err, rd->errlen, "%s: cannot set up babeltrace2's graph: %s", rd->dir, why);
+fail:
+    L->bt_graph_put_ref(g);
+    g = NULL;
+out:
+    L->bt_value_put_ref(inputs);
+    L->bt_value_put_ref(params);
+    L->bt_plugin_put_ref(ctf);
+    L->bt_plugin_put_ref(utils);
+    return g;
+}
+
+/* Runs a graph to its end (or ours).  0, or -1 with err set. */
+static int run_graph(ctf_reader *rd)
+{
+    bt_graph *g = make_graph(rd);
+    if (!g)
+        return -1;
+    bt_graph_run_status s = rd->lib.bt_graph_run(g);
+    int rc = rd->rc;
+    if (rc == 0 && s != BT_GRAPH_RUN_STATUS_OK) {
+        char why[800], file[4096];
+        bt_message_text(rd, why, sizeof why, file, sizeof file);
+        ingest_errf(rd->err, rd->errlen, "%s: after event %llu: cannot read the trace (cut short or corrupt): %s",
+                    file[0] ? file : rd->dir, (unsigned long long)rd->nev, why);
+        rc = -1;
+    }
+    rd->lib.bt_current_thread_clear_error();
+    rd->lib.bt_graph_put_ref(g);
+    return rc;
+}
+
+/* A stream file the trace's index names but that is not there: the
+ * library would read the trace without it, and say nothing. */
+static int check_streams(ctf_reader *rd)
+{
+    char p[4096];
+    if (snprintf(p, sizeof p, "%s/index", rd->dir) >= (int)sizeof p)
+        return 0;
+    DIR *d = opendir(p);
+    if (!d)
+        return 0;
+    int rc = 0;
+    struct dirent *de;
+    while (rc == 0 && (de = readdir(d))) {
+        size_t n = strlen(de->d_name);
+        struct stat sb;
+        if (n <= 4 || strcmp(de->d_name + n - 4, ".idx") != 0)
+            continue;
+        if (snprintf(p, sizeof p, "%s/%.*s", rd->dir, (int)(n - 4), de->d_name) >= (int)sizeof p)
+            continue;
+        if (stat(p, &sb) != 0) {
+            ingest_errf(rd->err, rd->errlen, "%s: stream file missing (index/%s names it): %s", p, de->d_name,
+                        strerror(errno));
+            rc = -1;
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+int ingest_ctf_read(const char *dir, const ingest_sink *sink, const ingest_opts *opts, ingest_stats *st, char *err,
+                    size_t errlen)
+{
+    ctf_reader rd;
+    memset(&rd, 0, sizeof rd);
+    rd.dir = dir;
+    rd.st = st;
+    rd.sink = sink;
+    rd.err = err;
+    rd.errlen = errlen;
+    rd.packet_cpu = -1;
+    if (!ingest_ctf_is_trace(dir)) {
+        ingest_errf(err, errlen, "%s/metadata: cannot open: %s", dir, strerror(ENOENT));
+        return -1;
+    }
+    if (check_streams(&rd) < 0 || ingest_ctflib_open(&rd.lib, err, errlen) < 0)
+        return -1;
+    rd.lib.bt_logging_set_global_level(BT_LOGGING_LEVEL_NONE);
+    /* the task each CPU starts with */
+    int rc = run_graph(&rd);
+    if (rc == 0) {
+        rd.map = ingest_ctf_map_new(dir, sink, opts, st, err, errlen);
+        if (!rd.map)
+            rc = -1;
+    }
+    for (size_t i = 0; rc == 0 && i < rd.nseeds; i++)
+        if (rd.seeds[i].have &&
+            ingest_ctf_map_seed(rd.map, (uint32_t)i, rd.seeds[i].tid, rd.seeds[i].comm, strlen(rd.seeds[i].comm)) < 0) {
+            ingest_errf(err, errlen, "%s: out of memory", dir);
+            rc = -1;
+        }
+    if (rc == 0) {
+        rd.stop = false;
+        rd.nev = 0;
+        rd.packet = NULL;
+        rc = run_graph(&rd);
+    }
+    if (rc == 0 && sink->end)
+        sink->end(sink->ctx);
+    ingest_ctf_map_free(rd.map);
+    free(rd.seeds);
+    free(rd.f);
+    return rc;
+}

@@ -1,0 +1,83 @@
+/* ingest/ctf.h -- CTF traces (LTTng's kernel tracer, perf's CTF
+ * conversion): internals shared by the babeltrace2 side (ctf.c) and the
+ * mapping (ctf_map.c), and by the unit tests, which feed the mapping
+ * field sets written by hand.
+ *
+ * The mapping sees an event as plain values (ctf_event_in), not as
+ * babeltrace2 objects, so it can be tested without a trace and without
+ * the library. */
+#ifndef ARGUSQ_INGEST_CTF_H
+#define ARGUSQ_INGEST_CTF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ftrace.h"
+
+typedef enum ctf_ftype {
+    CTF_F_OTHER = 0, /* arrays, structures, reals: not mapped */
+    CTF_F_UINT,
+    CTF_F_INT,
+    CTF_F_STR,
+} ctf_ftype;
+
+/* One field of an event's payload or context. */
+typedef struct ctf_field {
+    const char *name;
+    uint8_t type; /* ctf_ftype */
+    bool hex;     /* the trace prefers to show it in hex (addresses) */
+    uint64_t u;   /* CTF_F_UINT */
+    int64_t i;    /* CTF_F_INT */
+    const char *s; /* CTF_F_STR: slen bytes (not necessarily NUL-terminated) */
+    size_t slen;
+} ctf_field;
+
+typedef struct ctf_event_in {
+    const char *name; /* the event class's: "sched_switch", "sched:sched_switch" */
+    uint64_t ts;      /* ns from the clock's origin */
+    int64_t cpu;      /* the packet context's cpu_id; -1: the packet has none */
+    const ctf_field *ctx; /* the event's contexts (LTTng's `add-context`: tid, pid, procname) */
+    size_t nctx;
+    const ctf_field *pay; /* its payload */
+    size_t npay;
+} ctf_event_in;
+
+typedef struct ctf_map ctf_map;
+
+/* The mapping's state: the ftrace reader's thread table and mapping (one
+ * event of ftrace's naming becomes the db event the ftrace readers make),
+ * the task on each CPU, the syscall each thread is in.  opts may be NULL.
+ * NULL with err set when out of memory. */
+ctf_map *ingest_ctf_map_new(const char *path, const ingest_sink *sink, const ingest_opts *opts,
+                            ingest_stats *st, char *err, size_t errlen);
+void ingest_ctf_map_free(ctf_map *m);
+
+/* The syscall table of the machine: x86-64 names syscall numbers. */
+void ingest_ctf_map_set_x86_64(ctf_map *m, bool x86_64);
+
+/* Before the first event: the task running on cpu when the trace begins
+ * (LTTng's events carry no task: the one on a CPU is the next of the last
+ * sched_switch there, or for the first events the prev of the first). */
+int ingest_ctf_map_seed(ctf_map *m, uint32_t cpu, uint32_t tid, const char *comm, size_t n);
+
+/* Is e a sched_switch (either naming) that says which task ran on its
+ * CPU before it?  Then *cpu, *tid, *comm, *n are that task's. */
+bool ingest_ctf_prev_task(const ctf_event_in *e, uint32_t *cpu, uint32_t *tid, const char **comm, size_t *n);
+
+/* One event to the sink.  n: its number in the trace, for messages.
+ * Returns 0, or -1 with err = "PATH: event N (NAME): message". */
+int ingest_ctf_map_event(ctf_map *m, const ctf_event_in *e, uint64_t n);
+
+/* ---- the reader (ctf.c) ---- */
+
+/* Does dir hold a CTF trace (a file named metadata)? */
+bool ingest_ctf_is_trace(const char *dir);
+
+/* Reads the CTF trace in folder dir into sink through libbabeltrace2's
+ * source.ctf.fs and filter.utils.muxer (events in time order).  Errors
+ * name the folder (or its metadata or stream file) and the event. */
+int ingest_ctf_read(const char *dir, const ingest_sink *sink, const ingest_opts *opts, ingest_stats *st,
+                    char *err, size_t errlen);
+
+#endif
