@@ -604,6 +604,23 @@ def main():
             dats.append(row)
     res["dat_files"] = dats
 
+    # -- CTF (issue 20): ingest of LTTng's many-threads trace beside babeltrace2 printing it
+    ctf = os.path.join(args.shared, "foreign-lttng", "tracecompass-test-traces-many-threads")
+    if os.path.isdir(ctf) and shutil.which("babeltrace2"):
+        log("peer: babeltrace2 of the many-threads CTF trace")
+        bt, igs = [], []
+        for i in range(args.runs):  # alternated, as with trace-cmd above
+            bt.append(run(["babeltrace2", ctf], stdout=subprocess.DEVNULL))
+            igs.append(aq.ingest(os.path.join(WORK, "ctf.db"), ctf, "ctf", 1, first=i + 1))
+        c = {"trace": "foreign-lttng/" + os.path.basename(ctf), "events": igs[-1]["events"],
+             "argusq_wall_s": med([x["wall_s"] for x in igs]), "argusq_cpu_s": med([x["cpu_s"] for x in igs]),
+             "argusq_runs": [x["runs"][0] for x in igs], "babeltrace2_wall_s": med([r.wall for r in bt]),
+             "babeltrace2_cpu_s": med([r.cpu for r in bt]), "babeltrace2_runs": [round(r.wall, 3) for r in bt]}
+        c["ratio_argusq_over_babeltrace2"] = c["argusq_wall_s"] / c["babeltrace2_wall_s"]
+        res["ctf"] = c
+    else:
+        res["ctf"] = {"skipped": "no %s or no babeltrace2 (make bench installs it)" % ctf}
+
     # -- ingest: Argus format, two sizes (RSS flat as the trace grows)
     log("ingest: Argus trace, %s events (small)" % os.path.basename(ins["argus_small"]).split("-")[1])
     res["argus_ingest_small"] = aq.ingest(os.path.join(WORK, "small.db"), ins["argus_small"], "argus-small",
@@ -871,6 +888,12 @@ def report(res):
         row("archive bytes/event: pipeline.dat (graph, indexes)", "%.0f (the trace.dat %.1f, its text %.0f)"
             % (a["archive_bytes_per_event"], a["input_bytes"] / max(1, a["events"]),
                f["input_bytes"] / max(1, f["events"])), "<= 64", a["archive_bytes_per_event"] <= 64)
+    c = res.get("ctf", {})
+    if "ratio_argusq_over_babeltrace2" in c:
+        row("CTF ingest of many-threads (%d events)" % c["events"], "%.3f s (cpu %.3f s); babeltrace2 printing it %.3f s"
+            % (c["argusq_wall_s"], c["argusq_cpu_s"], c["babeltrace2_wall_s"]))
+        row("argusq CTF ingest / babeltrace2", "%.2fx the time" % c["ratio_argusq_over_babeltrace2"], "<= 1.00x",
+            c["ratio_argusq_over_babeltrace2"] <= 1.0)
     dats = res.get("dat_files", [])
     if dats:
         good = [d for d in dats if d["ok"] and d["events"] and d["sub_microsecond"] > d["events"] * 0.9]

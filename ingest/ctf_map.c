@@ -59,7 +59,20 @@ typedef struct ctf_sys {
     char name[48];
 } ctf_sys;
 
+/* An event class's name in ftrace's naming and its kind, worked out once
+ * per class (the class's name string is the key: it lives as long as the
+ * trace).  Direct-mapped; a collision only costs working it out again. */
+#define CTF_NCACHE 256
+typedef struct ctf_nentry {
+    const char *key;
+    ftrace_ev_kind k;
+    bool old_enter, old_exit, perf, statedump;
+    const char *base; /* the name without perf's system */
+    char name[160];
+} ctf_nentry;
+
 struct ctf_map {
+    ctf_nentry ncache[CTF_NCACHE];
     ftrace_reader fr;
     ctf_cpu *cpus; /* indexed by CPU, ncpus of them */
     size_t ncpus;
@@ -435,11 +448,19 @@ int ingest_ctf_map_event(ctf_map *m, const ctf_event_in *e, uint64_t n)
     ftrace_reader *r = &m->fr;
     r->lineno = n;
     r->st->lines++;
-    const char *name = strchr(e->name, ':');
-    bool perf = name != NULL; /* perf's "system:event" */
-    name = perf ? name + 1 : e->name;
-    bool old_enter, old_exit;
-    ftrace_ev_kind k = ftrace_name(m, name, perf, &old_enter, &old_exit);
+    ctf_nentry *ne = &m->ncache[((uintptr_t)e->name >> 4) % CTF_NCACHE];
+    if (ne->key != e->name) {
+        const char *b = strchr(e->name, ':');
+        ne->perf = b != NULL; /* perf's "system:event" */
+        ne->base = ne->perf ? b + 1 : e->name;
+        ne->k = ftrace_name(m, ne->base, ne->perf, &ne->old_enter, &ne->old_exit);
+        memcpy(ne->name, m->name, sizeof ne->name);
+        ne->statedump = !ne->perf && strcmp(ne->base, "lttng_statedump_process_state") == 0;
+        ne->key = e->name;
+    }
+    const char *name = ne->base, *evname = ne->name;
+    bool perf = ne->perf, old_enter = ne->old_enter, old_exit = ne->old_exit;
+    ftrace_ev_kind k = ne->k;
 
     /* the CPU */
     int64_t cpu = e->cpu;
@@ -547,6 +568,7 @@ int ingest_ctf_map_event(ctf_map *m, const ctf_event_in *e, uint64_t n)
                 snprintf(m->name, sizeof m->name, "sys_exit_%s", s->name);
             else
                 k = FTRACE_EV_OTHER, snprintf(m->name, sizeof m->name, "exit_syscall");
+            evname = m->name;
         }
     } else {
         rc = pairs_of(m, e, perf, k == FTRACE_EV_PROCESS_FORK);
@@ -558,7 +580,7 @@ int ingest_ctf_map_event(ctf_map *m, const ctf_event_in *e, uint64_t n)
         return reword(m, n, e->name);
     /* declarations this event makes before it: the thread table at the
      * start, a fork's child in its process */
-    if (!perf && strcmp(name, "lttng_statedump_process_state") == 0) {
+    if (ne->statedump) {
         uint32_t stid, spid;
         const char *sn;
         size_t snl;
@@ -584,12 +606,12 @@ int ingest_ctf_map_event(ctf_map *m, const ctf_event_in *e, uint64_t n)
     li.tid = tid;
     li.cpu = (uint16_t)cpu;
     li.ts = e->ts;
-    li.name = m->name;
-    li.name_len = strlen(m->name);
+    li.name = (char *)evname;
+    li.name_len = strlen(evname);
     li.fields = "";
     rc = ingest_ft_event(r, &li, k);
     if (rc == FTRACE_BAD_FIELDS) {
-        snprintf(m->errbuf, sizeof m->errbuf, "its fields are not those of %s", m->name);
+        snprintf(m->errbuf, sizeof m->errbuf, "its fields are not those of %s", evname);
         return fail(m, n, e->name, m->errbuf);
     }
     if (rc < 0)
