@@ -37,7 +37,17 @@ typedef struct ctf_seed {
     char comm[17];
 } ctf_seed;
 
+/* A structure class's member names, read once per class (two library
+ * calls per field and event otherwise).  Direct-mapped by class. */
+#define CTF_SCACHE 64
+typedef struct ctf_snames {
+    const bt_field_class *sc;
+    uint64_t n;
+    const char **names; /* n of them, the library's strings */
+} ctf_snames;
+
 typedef struct ctf_reader {
+    ctf_snames snames[CTF_SCACHE];
     ingest_ctflib lib;
     const char *dir;
     ctf_map *map; /* NULL in the prescan */
@@ -153,15 +163,27 @@ static int add_members(ctf_reader *rd, const bt_field *s)
     if (!s)
         return 0;
     const bt_field_class *sc = L->bt_field_borrow_class_const(s);
-    uint64_t n = L->bt_field_class_structure_get_member_count(sc);
+    ctf_snames *sn = &rd->snames[((uintptr_t)sc >> 4) % CTF_SCACHE];
+    if (sn->sc != sc) {
+        uint64_t n = L->bt_field_class_structure_get_member_count(sc);
+        const char **names = realloc(sn->names, (n ? n : 1) * sizeof *names);
+        if (!names)
+            return -1;
+        for (uint64_t i = 0; i < n; i++)
+            names[i] = L->bt_field_class_structure_member_get_name(
+                L->bt_field_class_structure_borrow_member_by_index_const(sc, i));
+        sn->sc = sc;
+        sn->n = n;
+        sn->names = names;
+    }
+    uint64_t n = sn->n;
     if (field_room(rd, n) < 0)
         return -1;
     for (uint64_t i = 0; i < n; i++) {
         const bt_field *x = L->bt_field_structure_borrow_member_field_by_index_const(s, i);
         ctf_field *f = &rd->f[rd->fn++];
         memset(f, 0, sizeof *f);
-        f->name = L->bt_field_class_structure_member_get_name(
-            L->bt_field_class_structure_borrow_member_by_index_const(sc, i));
+        f->name = sn->names[i];
         bt_field_class_type t = L->bt_field_get_class_type(x);
         if (type_is(t, BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER)) {
             f->type = CTF_F_UINT;
@@ -557,6 +579,8 @@ int ingest_ctf_read(const char *dir, const ingest_sink *sink, const ingest_opts 
         rd.stop = false;
         rd.nev = 0;
         rd.packet = NULL;
+        for (size_t i = 0; i < CTF_SCACHE; i++) /* the first graph's classes are gone */
+            rd.snames[i].sc = NULL;
         rc = run_graph(&rd);
     }
     if (rc == 0 && sink->end)
@@ -564,5 +588,7 @@ int ingest_ctf_read(const char *dir, const ingest_sink *sink, const ingest_opts 
     ingest_ctf_map_free(rd.map);
     free(rd.seeds);
     free(rd.f);
+    for (size_t i = 0; i < CTF_SCACHE; i++)
+        free(rd.snames[i].names);
     return rc;
 }
