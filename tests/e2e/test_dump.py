@@ -65,6 +65,19 @@ class RoundTrip(ArchiveCase):
             with self.subTest(path=os.path.basename(path)):
                 self.round_trip(path)
 
+    def test_ctf_folders_and_perf_data(self):
+        # the readers of issue 20: a dump names their format, and the
+        # dump's ingest gives the same events, nodes and edges
+        self.round_trip(trace("pipechain-anomaly.perf.data"))
+        lttng = os.path.join(os.path.dirname(FOREIGN), "foreign-lttng")
+        if not os.path.isdir(lttng):
+            self.skipTest(f"{lttng} is not there (../shared beside the project)")
+        for name in sorted(os.listdir(lttng)):
+            path = os.path.join(lttng, name)
+            if os.path.isdir(path):
+                with self.subTest(path=name):
+                    self.round_trip(path)
+
     def test_labels_and_rules_come_back(self):
         rules = os.path.join(self.dir, "r.rules")
         with open(rules, "w") as f:
