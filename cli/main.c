@@ -24,8 +24,8 @@
 #include "progress.h"
 
 static const char usage[] =
-    "usage: argusq [-d ARCHIVE] ingest FILE [--name NAME] [--rules RULES] [--arch MACHINE] [--label KEY=VALUE]...\n"
-    "              [--json]\n"
+    "usage: argusq [-d ARCHIVE] ingest FILE|FOLDER [--name NAME] [--rules RULES] [--arch MACHINE]\n"
+    "              [--label KEY=VALUE]... [--json]\n"
     "       argusq record [-o FILE] [--max-mb N] [--events LIST] [--watch SYMBOL]... -- CMD [ARGS...]\n"
     "       argusq [-d ARCHIVE] [--trace NAME] [--json | --format table|json|csv|dot|svg|perfetto] 'STATEMENT'\n"
     "       argusq [-d ARCHIVE] [--trace NAME] [--json] -f SCRIPT\n"
@@ -38,6 +38,9 @@ static const char usage[] =
     "backup FILE: a consistent copy of the archive as last committed, while others use it.\n"
     "dump: a trace (default the latest) as an Argus trace (docs/ARGUS-DUMP.md) on standard\n"
     "output or in FILE; `argusq ingest FILE` gives back the same events, nodes and edges.\n"
+    "\n"
+    "ingest reads (detected by content) ftrace text, trace-cmd report, trace.dat, systrace,\n"
+    "the Argus format, perf script text, perf.data and a CTF (LTTng) trace's FOLDER.\n"
     "\n"
     "ARCHIVE defaults to $ARGUSQ_DB, else ./argus.db.  `argusq help` lists the statements.\n"
     "\n"
