@@ -20,6 +20,7 @@
 #include "db/db.h"
 #include "include/argusq.h"
 #include "ingest/ingest.h"
+#include "query/query.h"
 #include "admin.h"
 #include "progress.h"
 
@@ -228,12 +229,16 @@ static int cmd_ingest(const options *o)
         for (const char *p = info.trace; *p; p++)
             printf(*p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
         printf("\",\"events\":%llu,\"threads\":%llu,\"processes\":%llu,\"nodes\":%llu,\"edges\":%llu,"
-               "\"skipped\":%llu,\"reordered\":%llu,\"late\":%llu,\"truncated_line\":%llu}\n",
+               "\"skipped\":%llu,\"reordered\":%llu,\"late\":%llu,\"truncated_line\":%llu,\"format\":",
                (unsigned long long)info.events, (unsigned long long)info.threads,
                (unsigned long long)info.processes, (unsigned long long)info.nodes,
                (unsigned long long)info.edges, (unsigned long long)info.skipped,
                (unsigned long long)info.reordered, (unsigned long long)info.late,
                (unsigned long long)info.truncated_line);
+        query_json_str(stdout, info.format, strlen(info.format));
+        fputs(",\"recorder\":", stdout);
+        query_json_str(stdout, info.recorder, strlen(info.recorder));
+        fputs("}\n", stdout);
     } else {
         printf("ingested %s as trace \"%s\" into %s (%s%s%s, %.2f s)\n", o->file, info.trace, o->archive,
                info.format, info.recorder[0] ? ", " : "", info.recorder, info.seconds);

@@ -242,7 +242,7 @@ class Archive(_Closing):
             raise failed[0]
         if rc:
             raise ArgusqError(err)
-        d = {"trace": _text(info.trace), "format": info.format.decode()}
+        d = {"trace": _text(info.trace), "format": info.format.decode(), "recorder": _text(info.recorder)}
         for f in ("events", "threads", "processes", "nodes", "edges", "skipped", "reordered", "late",
                   "truncated_line", "unnamed", "first_ts", "last_ts", "seconds"):
             d[f] = getattr(info, f)

@@ -150,6 +150,9 @@ class Perf(ArchiveCase):
         text = self.ingest(trace("pipechain-anomaly.perf.txt"), name="text")
         for k in ("events", "nodes", "edges"):
             self.assertEqual(data[k], text[k], k)
+        # ingest --json says the format and the recorder, as the summary does
+        self.assertEqual((data["format"], text["format"], text["recorder"]), ("perf-data", "perf-script", "perf"))
+        self.assertTrue(data["recorder"].startswith("perf "), data["recorder"])
         t = {t["name"]: t for t in self.json("traces")["traces"]}
         self.assertEqual(t["data"]["format"], "perf-data")
         self.assertTrue(t["data"]["labels"]["recorder"].startswith("perf "))
