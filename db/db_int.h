@@ -258,6 +258,18 @@ void db_thrindex_free(db_thrindex *t);
 int db_thrindex_add(db_thrindex *t, uint32_t trace, uint64_t key, uint64_t ts, uint64_t id,
                     db_thrindex_put put, void *ctx);
 int db_thrindex_flush(db_thrindex *t, uint32_t trace, db_thrindex_put put, void *ctx);
+size_t db_thrindex_open(const db_thrindex *t); /* chunks a flush would put */
+
+/* ---- new normal forms waiting for the dictionary (normbuf.c) ----
+ * add: 0, 1 when the caller should flush now (too much waits), -1 out of
+ * memory.  flush: each waiting form once, by hash, then none waits. */
+typedef struct db_normbuf db_normbuf;
+typedef int (*db_normbuf_put)(void *ctx, uint32_t hash, const char *text, size_t len);
+db_normbuf *db_normbuf_new(void);
+void db_normbuf_free(db_normbuf *b);
+size_t db_normbuf_count(const db_normbuf *b);
+int db_normbuf_add(db_normbuf *b, uint32_t hash, const char *text, size_t len);
+int db_normbuf_flush(db_normbuf *b, db_normbuf_put put, void *ctx);
 
 /* ---- a 64-bit key to an index of the caller's array (slots.c) ---- */
 typedef struct db_slots {

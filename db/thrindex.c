@@ -133,6 +133,14 @@ static int by_key(const void *a, const void *b, void *chunks)
     return (x > y) - (x < y);
 }
 
+size_t db_thrindex_open(const db_thrindex *t)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->n; i++)
+        n += t->c[i].open;
+    return n;
+}
+
 int db_thrindex_flush(db_thrindex *t, uint32_t trace, db_thrindex_put put, void *ctx)
 {
     /* a deferred index's flush is tens of thousands of objects: in key

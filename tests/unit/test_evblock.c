@@ -481,6 +481,67 @@ static void test_rollback_keeps_tables(void **state)
     db_evblock_enc_free(e);
 }
 
+/* The writer's new normal forms (db/normbuf.c): each hash once (the first
+ * text stays, as in the dictionary), handed out in hash order whatever
+ * their arrival, the add saying when too much waits; after a flush none
+ * waits, and the next round starts empty. */
+typedef struct norms_seen {
+    size_t n;
+    uint32_t hash[100000];
+    char first[16];
+} norms_seen;
+
+static int keep_norm(void *ctx, uint32_t hash, const char *text, size_t len)
+{
+    norms_seen *c = ctx;
+    assert_true(c->n < 100000);
+    char want[32];
+    snprintf(want, sizeof want, "form:%u", (unsigned)hash);
+    if (hash == 77) /* the text given first, not the second */
+        snprintf(want, sizeof want, "first");
+    assert_int_equal(len, strlen(want));
+    assert_memory_equal(text, want, len);
+    c->hash[c->n++] = hash;
+    return 0;
+}
+
+static void test_normbuf(void **state)
+{
+    (void)state;
+    db_normbuf *b = db_normbuf_new();
+    norms_seen *c = calloc(1, sizeof *c);
+    assert_int_equal(db_normbuf_add(b, 77, "first", 5), 0);
+    assert_int_equal(db_normbuf_add(b, 77, "second", 6), 0);
+    int rc = 0;
+    uint32_t n = 0;
+    char t[32];
+    /* descending hashes, each twice, until the buffer says it is full */
+    while (rc == 0 && n < 100000) {
+        uint32_t h = 4000000000u - n * 7919u;
+        snprintf(t, sizeof t, "form:%u", (unsigned)h);
+        rc = db_normbuf_add(b, h, t, strlen(t));
+        if (rc == 0)
+            assert_int_equal(db_normbuf_add(b, h, t, strlen(t)), 0);
+        n++;
+    }
+    assert_int_equal(rc, 1);
+    assert_true(n > 1000 && n < 100000);
+    assert_int_equal(db_normbuf_count(b), n + 1);
+    assert_int_equal(db_normbuf_flush(b, keep_norm, c), 0);
+    assert_int_equal(c->n, n + 1);
+    assert_int_equal(c->hash[0], 77);
+    for (size_t i = 1; i < c->n; i++)
+        assert_true(c->hash[i - 1] < c->hash[i]);
+    assert_int_equal(db_normbuf_count(b), 0);
+    assert_int_equal(db_normbuf_flush(b, keep_norm, c), 0); /* nothing twice */
+    assert_int_equal(c->n, n + 1);
+    /* a hash flushed before may come again: the dictionary refuses it */
+    assert_int_equal(db_normbuf_add(b, 77, "first", 5), 0);
+    assert_int_equal(db_normbuf_count(b), 1);
+    db_normbuf_free(b);
+    free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -491,6 +552,7 @@ int main(void)
         cmocka_unit_test(test_thread_chunks),
         cmocka_unit_test(test_object_chunks),
         cmocka_unit_test(test_deferred_object_chunks),
+        cmocka_unit_test(test_normbuf),
         cmocka_unit_test(test_rollback_keeps_tables),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
