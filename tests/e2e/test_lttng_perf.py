@@ -27,6 +27,14 @@ from common import ROOT, ArchiveCase, trace
 
 LTTNG = os.path.join(ROOT, "..", "shared", "foreign-lttng")
 
+# renamed: the processes that carry two names in the file, each checked
+# against `babeltrace2 FOLDER`: a process forked under its parent's name
+# and renamed by exec (bug446190's 526: "sh", then /usr/bin/lttng;
+# perf-taskset2's 1834: "perf", taskset, then /bin/ls; simple-kernel's 2032
+# and 2033: ls and lttng; many-threads' 2673 "genKernelTraces" then
+# "multithread", 10704 "sudo" then "genKernelTraces", 10705 "sudo" and
+# "lttng"), so "one name per process" allows exactly these.
+
 FOLDERS = {
     "tracecompass-test-traces-many-threads": dict(events=240644, switches=28325, wakeups=13486,
                                                   recorder="lttng-modules 2.8.0", renamed={2673, 10704, 10705}),
