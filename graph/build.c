@@ -24,10 +24,19 @@ static int node_close(graph_state *g, graph_open *o)
     return db_writer_node(g->w, &o->n, g->err) || graph_sig_write(g, o) ? -1 : 0;
 }
 
-static void name_copy(char *dst, const char *src, size_t len)
+/* Appends at most n bytes of s (up to a NUL) to the name in dst[0..at),
+ * cut at DB_NAME_MAX - 1; the new length.  Names are made for every node,
+ * and snprintf's format parsing was 2% of an ftrace ingest. */
+static size_t name_cat(char *dst, size_t at, const char *s, size_t n)
 {
-    snprintf(dst, DB_NAME_MAX, "%.*s", (int)(len < DB_NAME_MAX - 1 ? len : DB_NAME_MAX - 1), src);
+    size_t room = DB_NAME_MAX - 1 - at;
+    n = strnlen(s, n < room ? n : room);
+    memcpy(dst + at, s, n);
+    dst[at + n] = 0;
+    return at + n;
 }
+
+static void name_copy(char *dst, const char *src, size_t len) { name_cat(dst, 0, src, len); }
 
 /* Opens a node on the thread (or landing thread) of ev.  Names come from
  * the thread table as it stands at this point of the trace. */
@@ -105,17 +114,26 @@ static void iso_name(graph_open *o, const db_event *ev, int kind)
 {
     const char *v;
     size_t n;
-    char buf[DB_NAME_MAX];
+    char *d = o->n.thread;
     if (kind == DB_NODE_SOFTIRQ && db_event_attr(ev, "action", &v, &n))
-        snprintf(buf, sizeof buf, "softirq/%.*s", (int)n, v);
-    else if (kind == DB_NODE_INTERRUPT && db_event_attr(ev, "name", &v, &n))
-        snprintf(buf, sizeof buf, "irq/%llu %.*s", (unsigned long long)ev->obj, (int)n, v);
-    else if (kind == DB_NODE_TIMER && db_event_attr(ev, "func", &v, &n)) {
+        name_cat(d, name_cat(d, 0, "softirq/", 8), v, n);
+    else if (kind == DB_NODE_INTERRUPT && db_event_attr(ev, "name", &v, &n)) {
+        char num[24];
+        size_t i = sizeof num;
+        uint64_t x = ev->obj;
+        do
+            num[--i] = (char)('0' + x % 10);
+        while ((x /= 10) != 0);
+        size_t at = name_cat(d, 0, "irq/", 4);
+        at = name_cat(d, at, num + i, sizeof num - i);
+        name_cat(d, name_cat(d, at, " ", 1), v, n);
+    } else if (kind == DB_NODE_TIMER && db_event_attr(ev, "func", &v, &n)) {
         const char *slash = memchr(v, '/', n); /* "hrtimer_wakeup/0x0" */
-        snprintf(buf, sizeof buf, "timer/%.*s", (int)(slash ? (size_t)(slash - v) : n), v);
-    } else
-        snprintf(buf, sizeof buf, "%s", db_node_kind_name(kind));
-    name_copy(o->n.thread, buf, strlen(buf));
+        name_cat(d, name_cat(d, 0, "timer/", 6), v, slash ? (size_t)(slash - v) : n);
+    } else {
+        const char *k = db_node_kind_name(kind);
+        name_cat(d, 0, k, strlen(k));
+    }
 }
 
 static int stack_pop(graph_state *g, graph_stack *s)

@@ -122,34 +122,15 @@ void ingest_ft_parse_kv(ftrace_reader *r, const char *text)
     r->nkv = ingest_ftrace_lex_kv(text, r->kv, FTRACE_KV_MAX);
 }
 
-const ftrace_kv *ingest_ft_kv_get(const ftrace_reader *r, const char *key)
+const ftrace_kv *ingest_ft_kv_get_n(const ftrace_reader *r, const char *key, size_t kl)
 {
-    size_t kl = strlen(key);
     for (int i = 0; i < r->nkv; i++)
         if (r->kv[i].klen == kl && memcmp(r->kv[i].key, key, kl) == 0)
             return &r->kv[i];
     return NULL;
 }
 
-bool ingest_ft_kv_u32(const ftrace_reader *r, const char *key, uint32_t *out)
-{
-    const ftrace_kv *kv = ingest_ft_kv_get(r, key);
-    return kv && ingest_ft_dec_u32(kv->val, kv->vlen, out);
-}
-
-bool ingest_ft_kv_hex(const ftrace_reader *r, const char *key, uint64_t *out)
-{
-    const ftrace_kv *kv = ingest_ft_kv_get(r, key);
-    return kv && ingest_ft_hex_u64(kv->val, kv->vlen, out);
-}
-
-bool ingest_ft_kv_i64(const ftrace_reader *r, const char *key, int64_t *out)
-{
-    const ftrace_kv *kv = ingest_ft_kv_get(r, key);
-    return kv && ingest_ft_dec_i64(kv->val, kv->vlen, out);
-}
-
-bool ingest_ft_kv_add(ftrace_reader *r, const char *key, const char *val, size_t vlen)
+bool ingest_ft_kv_add_n(ftrace_reader *r, const char *key, size_t kl, const char *val, size_t vlen)
 {
     if (r->nkv < 0)
         r->nkv = 0;
@@ -157,16 +138,10 @@ bool ingest_ft_kv_add(ftrace_reader *r, const char *key, const char *val, size_t
         return false;
     ftrace_kv *kv = &r->kv[r->nkv++];
     kv->key = key;
-    kv->klen = strlen(key);
+    kv->klen = kl;
     kv->val = val;
     kv->vlen = vlen;
     return true;
-}
-
-int ingest_ft_attr_kv(ftrace_reader *r, const char *attr, const char *key)
-{
-    const ftrace_kv *kv = ingest_ft_kv_get(r, key);
-    return kv ? ingest_ft_attr(r, attr, kv->val, kv->vlen) : 0;
 }
 
 int ingest_ft_attr_same(ftrace_reader *r, const char *const *keys)
@@ -216,9 +191,8 @@ char *ingest_attr_reserve(char **ab, size_t alen, size_t *acap, size_t need)
     return *ab + alen;
 }
 
-int ingest_ft_attr(ftrace_reader *r, const char *key, const char *val, size_t vlen)
+int ingest_ft_attr_n(ftrace_reader *r, const char *key, size_t kl, const char *val, size_t vlen)
 {
-    size_t kl = strlen(key);
     size_t need = kl + 1 + vlen + 1;
     char *p = ingest_attr_reserve(&r->ab, r->alen, &r->acap, need);
     if (!p)
@@ -229,24 +203,6 @@ int ingest_ft_attr(ftrace_reader *r, const char *key, const char *val, size_t vl
     p[kl + 1 + vlen] = '\0';
     r->alen += need;
     return 0;
-}
-
-int ingest_ft_attr_u64(ftrace_reader *r, const char *key, uint64_t v)
-{
-    char b[24];
-    return ingest_ft_attr(r, key, b, ingest_fmt_u64(b, v));
-}
-
-int ingest_ft_attr_i64(ftrace_reader *r, const char *key, int64_t v)
-{
-    char b[24];
-    return ingest_ft_attr(r, key, b, ingest_fmt_i64(b, v));
-}
-
-int ingest_ft_attr_hex(ftrace_reader *r, const char *key, uint64_t v)
-{
-    char b[24] = "0x";
-    return ingest_ft_attr(r, key, b, 2 + ingest_fmt_hex(b + 2, v, 1));
 }
 
 static bool attr_has(const ftrace_reader *r, const char *key, size_t kl)

@@ -175,9 +175,10 @@ static int f_thread(void *ctx, const db_thread *t, char *err, size_t errlen)
 
 static int f_event(void *ctx, db_event *ev, char *err, size_t errlen)
 {
-    char *q = call(ctx, ingest_call_event_size(ev), err, errlen);
+    size_t size = ingest_call_event_size(ev);
+    char *q = call(ctx, size, err, errlen);
     if (q)
-        ingest_call_event_put(q, ev);
+        ingest_call_event_put(q, ev, size);
     return q ? 0 : -1;
 }
 

@@ -135,10 +135,11 @@ static int f_event(void *ctx, db_event *ev, char *err, size_t errlen)
         ev->ts = floor;
         ro->st->late++;
     }
-    char *q = room(ro, ingest_call_event_size(ev));
+    size_t size = ingest_call_event_size(ev);
+    char *q = room(ro, size);
     if (!q)
         return oom(err, errlen);
-    ingest_call_event_put(q, ev);
+    ingest_call_event_put(q, ev, size);
     group *g = ro->open;
     ro->open = NULL;
     g->ts = ev->ts;
