@@ -37,6 +37,8 @@ DEBS    += python3
 DEBS    += python3-distributed
 # trace.dat reading and `argusq record` (ingest/tracedat.c, ingest/record*.c)
 DEBS    += libtracecmd-dev libtracefs-dev libtraceevent-dev
+# Perfetto traces (ingest/perfetto*.c): protobuf-c and its generator, zlib
+DEBS    += protobuf-c-compiler libprotobuf-c-dev zlib1g-dev
 # recursive (=): pkg-config runs when a recipe needs it, after the deps are installed
 TRACE_PC = libtracecmd libtracefs libtraceevent
 TRACE_CFLAGS = $(shell pkg-config --cflags $(TRACE_PC) 2>/dev/null)
@@ -62,6 +64,10 @@ RE_SRC  := $(wildcard grammar/*.re ingest/*.re query/*.re)
 GEN_C   := $(patsubst grammar/%.y,$(GEN)/%.c,$(Y_SRC)) \
            $(patsubst %.re,$(GEN)/%.c,$(notdir $(RE_SRC))) $(GEN)/syscalls.c
 GEN_H   := $(patsubst grammar/%.y,$(GEN)/%.h,$(Y_SRC))
+# protoc-c: ingest/NAME.proto -> build/gen/NAME.pb-c.[ch]
+PROTO_SRC := $(wildcard ingest/*.proto)
+GEN_C   += $(patsubst ingest/%.proto,$(GEN)/%.pb-c.c,$(PROTO_SRC))
+GEN_H   += $(patsubst ingest/%.proto,$(GEN)/%.pb-c.h,$(PROTO_SRC))
 INC     = -I. -I$(GEN) $(TRACE_CFLAGS)
 # LMDB and libedit (with what it needs: libtinfo, libbsd, libmd) are linked
 # statically: loading those five shared objects was 0.5 ms of every one-shot
@@ -71,6 +77,8 @@ INC     = -I. -I$(GEN) $(TRACE_CFLAGS)
 # 0.27 ms: it is opened with dlopen when a trace.dat is read or a recording
 # starts (ingest/tracelib.h), so it is not linked at all.
 STATIC_LIBS = -llmdb -ledit -ltinfo -lbsd -lmd
+# protobuf-c and zlib (the Perfetto reader) are static too, for the same reason
+STATIC_LIBS += -lprotobuf-c -lz
 LIBS    = -Wl,-Bstatic $(STATIC_LIBS) -Wl,-Bdynamic -ldl -pthread
 TEST_SRC := $(wildcard tests/unit/test_*.c)
 
@@ -88,6 +96,7 @@ SO_NAME := libargusq.so.0
 SO_FILE := libargusq.so.0.1.0
 PICFLAGS := -fPIC -fvisibility=hidden
 SO_LIBS := -llmdb -ldl -pthread
+SO_LIBS += -lprotobuf-c -lz
 
 # object lists: optimized build in build/obj, sanitizer build in build/san
 OBJ     := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC)) $(patsubst $(GEN)/%.c,$(B)/obj/gen/%.o,$(GEN_C))
@@ -136,6 +145,10 @@ $(GEN)/%.c $(GEN)/%.h: grammar/%.y | $(B)/.deps
 $(GEN)/%.c: grammar/%.re $(GEN_H) | $(B)/.deps
 	@mkdir -p $(GEN)
 	re2c -W --no-generation-date -o $@ $<
+
+$(GEN)/%.pb-c.c $(GEN)/%.pb-c.h: ingest/%.proto | $(B)/.deps
+	@mkdir -p $(GEN)
+	protoc-c --proto_path=ingest --c_out=$(GEN) $<
 
 $(GEN)/%.c: ingest/%.re | $(B)/.deps
 	@mkdir -p $(GEN)

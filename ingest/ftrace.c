@@ -615,6 +615,8 @@ void ingest_ft_reader_free(ftrace_reader *r)
     free(r->ab);
     free(r->sc);
     free(r->pend);
+    ingest_ft_binder_free(r->binder);
+    r->binder = NULL;
     r->tab = NULL;
     r->ab = NULL;
     r->sc = NULL;

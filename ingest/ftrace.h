@@ -135,6 +135,8 @@ typedef enum ftrace_ev_kind {
                          `=> frame` line per frame (backtrace=) */
     FTRACE_EV_BLOCK,  /* block_bio_queue, block_rq_insert / issue / complete: kept
                          raw, their positional text made pairs (ftrace_text.c) */
+    FTRACE_EV_BINDER_TXN,  /* binder_transaction: a message sent (ftrace_binder.c) */
+    FTRACE_EV_BINDER_RECV, /* binder_transaction_received: its receipt */
 } ftrace_ev_kind;
 
 /* name must be NUL-terminated. */
@@ -235,6 +237,8 @@ typedef struct ftrace_reader {
      * argusq record keeps tracefs's saved_tgids beside it): sorted pairs */
     const uint32_t (*tgids)[2];
     size_t ntgids;
+    /* binder transactions sent and not yet received (ftrace_binder.c) */
+    struct ingest_binder *binder;
 } ftrace_reader;
 
 /* "PATH:LINE: message" into err; returns -1. */
@@ -403,6 +407,9 @@ int ingest_ft_map_newtask(ftrace_reader *r, const db_event *ev);
 int ingest_ft_map_fork(ftrace_reader *r, db_event *ev);
 int ingest_ft_map_exec(ftrace_reader *r);
 int ingest_ft_map_rename(ftrace_reader *r);
+/* binder_transaction / binder_transaction_received (ftrace_binder.c) */
+int ingest_ft_map_binder(ftrace_reader *r, db_event *ev, bool received);
+void ingest_ft_binder_free(struct ingest_binder *b);
 
 /* One event whose canonical pairs are in r->kv: declares its task,
  * checks its thread's time order, maps it and hands it to the sink

@@ -259,6 +259,8 @@ ftrace_ev_kind ingest_ftrace_lex_event(const char *name)
         "sched_process_exit" end      { return FTRACE_EV_PROCESS_EXIT; }
         "task_newtask" end            { return FTRACE_EV_TASK_NEWTASK; }
         "task_rename" end             { return FTRACE_EV_TASK_RENAME; }
+        "binder_transaction" end      { return FTRACE_EV_BINDER_TXN; }
+        "binder_transaction_received" end { return FTRACE_EV_BINDER_RECV; }
         "irq_handler_entry" end       { return FTRACE_EV_IRQ_ENTRY; }
         "irq_handler_exit" end        { return FTRACE_EV_IRQ_EXIT; }
         "softirq_entry" end           { return FTRACE_EV_SOFTIRQ_ENTRY; }

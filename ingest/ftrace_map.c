@@ -297,6 +297,9 @@ int ingest_ft_map(ftrace_reader *r, ftrace_ev_kind k, const ftrace_line *li, db_
         return map_work(r, ev, k);
     case FTRACE_EV_MARKER:
         return map_marker(r, ev);
+    case FTRACE_EV_BINDER_TXN:
+    case FTRACE_EV_BINDER_RECV:
+        return ingest_ft_map_binder(r, ev, k == FTRACE_EV_BINDER_RECV);
     case FTRACE_EV_PROCESS_EXIT: /* raw; the thread stays in the table */
     case FTRACE_EV_SOFTIRQ_RAISE:
     case FTRACE_EV_STACK: /* raw, backtrace= its frames */

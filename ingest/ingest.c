@@ -18,6 +18,7 @@
 #include "ftrace.h"
 #include "perf.h"
 #include "ingest.h"
+#include "perfetto.h"
 
 
 const char *ingest_format_name(ingest_format f)
@@ -39,6 +40,8 @@ const char *ingest_format_name(ingest_format f)
         return "perf-script";
     case INGEST_PERF_DATA:
         return "perf-data";
+    case INGEST_PERFETTO:
+        return "perfetto";
     case INGEST_UNKNOWN:
         break;
     }
@@ -176,6 +179,9 @@ ingest_format ingest_detect(const char *buf, size_t len)
     if ((len - h >= 14 && strncasecmp(buf + h, "<!DOCTYPE html", 14) == 0) ||
         (len - h >= 5 && strncasecmp(buf + h, "<html", 5) == 0))
         return INGEST_SYSTRACE_HTML;
+    /* binary: packets of a Perfetto Trace, or gzip holding them */
+    if (ingest_perfetto_sniff(buf, len))
+        return INGEST_PERFETTO;
     for (int n = 0; pos < len && n < 256; n++) {
         const char *s = buf + pos;
         const char *nl = memchr(s, '\n', len - pos);
@@ -297,10 +303,13 @@ int ingest_file_opts(const char *path, const ingest_sink *sink, const ingest_opt
     case INGEST_TRACE_DAT: /* binary: libtracecmd reads the file itself */
         ingest_lines_close(&lb);
         return ingest_tracedat_read(path, sink, st, err, errlen);
+    case INGEST_PERFETTO: /* binary: read packet by packet (perfetto.c) */
+        ingest_lines_close(&lb);
+        return ingest_perfetto_read(path, sink, st, err, errlen);
     default:
         ingest_errf(err, errlen,
              "%s:1: unknown trace format (expected ftrace text, trace-cmd report, trace.dat, #argus-trace 1, "
-             "perf script text, perf.data or a CTF trace's folder)",
+             "perf script text, perf.data, a Perfetto trace or a CTF trace's folder)",
              path);
         rc = -1;
         break;

@@ -1,0 +1,836 @@
+/* ingest/perfetto.c -- Perfetto's protobuf traces (Android 10 and later,
+ * Linux's newer tracers): `Trace { repeated TracePacket packet = 1; }`,
+ * plain or gzip'd, with zlib'd `compressed_packets` inside.
+ *
+ * Decoder: Debian's protobuf-c, over the subset of Perfetto's schema in
+ * ingest/perfetto.proto (generated at build time).  One TracePacket is
+ * unpacked at a time; the outer Trace is walked by hand (tag, length) so
+ * the file is never held whole.  protobuf-c was kept: it checks every
+ * varint and length for us, and the ingest rate it gives is well above
+ * the 3M events/s target (make bench, "perfetto ingest"), so a
+ * hand-written decoder would buy nothing worth its risk.
+ *
+ * Two passes over the stream: the first reads only process_tree and
+ * system_info (the names of processes and threads, the kernel and the
+ * machine; Perfetto writes them at the start and again at the end) and
+ * checks the outer framing, so no event is handed on before every thread
+ * can be named; the second maps the ftrace events.
+ *
+ * Every ftrace event becomes the canonical pairs of the ftrace mapping
+ * (ftrace.h; perfetto_map.c), which the text and trace.dat readers feed
+ * too, so a Perfetto sched_switch gives the db event a tracefs line of it
+ * gives.  Bundles are per CPU, in time order within a CPU; the CPUs are
+ * merged by timestamp in a heap of at most PF_HEAP_MAX events (an event
+ * earlier than one handed on already goes on at that one's time, counted
+ * late, as the reorder window of the text readers does). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "ftrace.h"
+#include "perfetto.h"
+#include "perfetto_int.h"
+#include <stdarg.h>
+
+#define PF_PACKET_MAX ((size_t)256 << 20) /* a packet, or a compressed_packets inflated */
+#define PF_HEAP_MAX 65536                 /* events held for the merge of the CPUs */
+#define PF_CPU_MAX 4096
+#define PF_IN_SIZE ((size_t)1 << 18)
+
+/* ---- errors ---- */
+
+static int pf_fail(pf_reader *d, uint64_t off, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int pf_fail(pf_reader *d, uint64_t off, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    ingest_errf(d->fr.err, d->fr.errlen, "%s: byte %llu: %s", d->path, (unsigned long long)off, msg);
+    return -1;
+}
+
+/* ---- the byte stream (gzread, which reads a plain file as it is, or memory) ---- */
+
+static int in_fill(pf_reader *d)
+{
+    if (d->in_pos > 0) {
+        memmove(d->in, d->in + d->in_pos, d->in_len - d->in_pos);
+        d->in_off += d->in_pos;
+        d->in_len -= d->in_pos;
+        d->in_pos = 0;
+    }
+    if (d->eof || d->in_len == PF_IN_SIZE)
+        return 0;
+    size_t want = PF_IN_SIZE - d->in_len;
+    size_t got;
+    if (d->gz) {
+        int n = gzread(d->gz, d->in + d->in_len, (unsigned)want);
+        if (n < 0) {
+            int e;
+            const char *m = gzerror(d->gz, &e);
+            return pf_fail(d, d->in_off + d->in_len, "read error: %s", e == Z_ERRNO ? strerror(errno) : m);
+        }
+        got = (size_t)n;
+    } else {
+        got = d->mem_len - d->mem_pos < want ? d->mem_len - d->mem_pos : want;
+        memcpy(d->in + d->in_len, d->mem + d->mem_pos, got);
+        d->mem_pos += got;
+    }
+    if (got == 0)
+        d->eof = true;
+    d->in_len += got;
+    return 0;
+}
+
+/* 1: a varint read; 0: end of the stream before its first byte; -1: error */
+static int in_varint(pf_reader *d, uint64_t *v)
+{
+    uint64_t at = d->in_off + d->in_pos;
+    *v = 0;
+    for (int i = 0; i < 10; i++) {
+        if (d->in_pos == d->in_len) {
+            if (in_fill(d) < 0)
+                return -1;
+            if (d->in_pos == d->in_len) {
+                if (i == 0)
+                    return 0;
+                return pf_fail(d, at, "the file ends inside a varint (truncated)");
+            }
+        }
+        unsigned char b = d->in[d->in_pos++];
+        *v |= (uint64_t)(b & 0x7f) << (7 * i);
+        if (!(b & 0x80))
+            return 1;
+    }
+    return pf_fail(d, at, "bad varint (more than 10 bytes)");
+}
+
+/* n bytes into dst (NULL: skipped) */
+static int in_bytes(pf_reader *d, unsigned char *dst, uint64_t n, uint64_t at)
+{
+    while (n > 0) {
+        if (d->in_pos == d->in_len && in_fill(d) < 0)
+            return -1;
+        size_t avail = d->in_len - d->in_pos;
+        if (avail == 0)
+            return pf_fail(d, at, "a length of %llu bytes runs past the end of the file (truncated)",
+                           (unsigned long long)n);
+        size_t take = avail < n ? avail : (size_t)n;
+        if (dst) {
+            memcpy(dst, d->in + d->in_pos, take);
+            dst += take;
+        }
+        d->in_pos += take;
+        n -= take;
+    }
+    return 0;
+}
+
+/* ---- wire format of a buffer (the inner Trace of compressed_packets, the
+ * fields of a packet in the first pass) ---- */
+
+static bool buf_varint(const unsigned char **p, const unsigned char *e, uint64_t *v)
+{
+    *v = 0;
+    for (int i = 0; i < 10 && *p < e; i++) {
+        unsigned char b = *(*p)++;
+        *v |= (uint64_t)(b & 0x7f) << (7 * i);
+        if (!(b & 0x80))
+            return true;
+    }
+    return false;
+}
+
+/* One field at *p: its number, wire type, and for a length-delimited one
+ * its bytes.  False: a bad varint, wire type or length. */
+static bool buf_field(const unsigned char **p, const unsigned char *e, uint32_t *num, int *wt,
+                      const unsigned char **val, size_t *vlen)
+{
+    uint64_t tag, v;
+    if (!buf_varint(p, e, &tag) || (tag >> 3) == 0 || (tag >> 3) > UINT32_MAX)
+        return false;
+    *num = (uint32_t)(tag >> 3);
+    *wt = (int)(tag & 7);
+    *val = NULL;
+    *vlen = 0;
+    switch (*wt) {
+    case 0:
+        return buf_varint(p, e, &v);
+    case 1:
+        if (e - *p < 8)
+            return false;
+        *p += 8;
+        return true;
+    case 5:
+        if (e - *p < 4)
+            return false;
+        *p += 4;
+        return true;
+    case 2:
+        if (!buf_varint(p, e, &v) || v > (uint64_t)(e - *p))
+            return false;
+        *val = *p;
+        *vlen = (size_t)v;
+        *p += v;
+        return true;
+    default:
+        return false;
+    }
+}
+
+bool ingest_perfetto_sniff(const char *buf, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)buf;
+    unsigned char *head = NULL;
+    bool ok = false;
+    if (len >= 2 && p[0] == 0x1f && p[1] == 0x8b) { /* gzip: look at what it holds */
+        size_t cap = 65536;
+        head = malloc(cap);
+        if (!head)
+            return false;
+        z_stream z;
+        memset(&z, 0, sizeof z);
+        if (inflateInit2(&z, 15 + 16) != Z_OK) {
+            free(head);
+            return false;
+        }
+        z.next_in = (unsigned char *)p;
+        z.avail_in = (uInt)(len < UINT32_MAX ? len : UINT32_MAX);
+        z.next_out = head;
+        z.avail_out = (uInt)cap;
+        int zr = inflate(&z, Z_SYNC_FLUSH);
+        size_t n = cap - z.avail_out;
+        inflateEnd(&z);
+        if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR) {
+            free(head);
+            return false;
+        }
+        p = head;
+        len = n;
+    }
+    /* packets (field 1, length-delimited) whose own fields parse, as far
+     * as the head goes; at least one whole packet, or one of more than
+     * the head */
+    const unsigned char *q = p, *e = p + len;
+    int packets = 0;
+    while (q < e) {
+        uint64_t tag, plen;
+        if (!buf_varint(&q, e, &tag) || tag != ((1u << 3) | 2) || !buf_varint(&q, e, &plen))
+            break;
+        const unsigned char *pe = plen > (uint64_t)(e - q) ? e : q + plen;
+        bool whole = plen <= (uint64_t)(e - q);
+        bool good = plen > 0;
+        while (good && q < pe) {
+            uint32_t num;
+            int wt;
+            const unsigned char *val;
+            size_t vl;
+            const unsigned char *at = q;
+            if (!buf_field(&q, e, &num, &wt, &val, &vl)) {
+                /* a field cut by the end of the head is fine, in a head
+                 * long enough to have shown fields before it */
+                good = !whole && at > p + 64;
+                q = pe;
+                break;
+            }
+            if (q > pe && whole)
+                good = false;
+        }
+        if (!good)
+            break;
+        packets++;
+        q = pe;
+        if (!whole) {
+            ok = true;
+            break;
+        }
+    }
+    if (q >= e && packets > 0)
+        ok = true;
+    free(head);
+    return ok;
+}
+
+/* ---- inflating compressed_packets ---- */
+
+static int inflate_all(pf_reader *d, const ProtobufCBinaryData *in, uint64_t off, unsigned char **out,
+                       size_t *outlen)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit2(&z, 15 + 32) != Z_OK)
+        return pf_fail(d, off, "out of memory");
+    size_t cap = in->len * 4 + 4096, n = 0;
+    unsigned char *b = malloc(cap);
+    z.next_in = in->data;
+    z.avail_in = (uInt)in->len;
+    int zr = Z_OK;
+    while (b && zr != Z_STREAM_END) {
+        if (n == cap) {
+            if (cap >= PF_PACKET_MAX) {
+                inflateEnd(&z);
+                free(b);
+                return pf_fail(d, off, "compressed_packets inflate to more than %zu MiB", PF_PACKET_MAX >> 20);
+            }
+            cap *= 2;
+            unsigned char *nb = realloc(b, cap);
+            if (!nb)
+                break;
+            b = nb;
+        }
+        z.next_out = b + n;
+        z.avail_out = (uInt)(cap - n);
+        zr = inflate(&z, Z_NO_FLUSH);
+        n = cap - z.avail_out;
+        if (zr != Z_OK && zr != Z_STREAM_END) {
+            inflateEnd(&z);
+            free(b);
+            return pf_fail(d, off, "compressed_packets: corrupt zlib data (%s)", z.msg ? z.msg : "inflate failed");
+        }
+        if (zr == Z_OK && z.avail_in == 0 && z.avail_out != 0) {
+            inflateEnd(&z);
+            free(b);
+            return pf_fail(d, off, "compressed_packets: zlib data cut short (truncated)");
+        }
+    }
+    inflateEnd(&z);
+    if (!b)
+        return pf_fail(d, off, "out of memory");
+    *out = b;
+    *outlen = n;
+    return 0;
+}
+
+/* ---- the first pass: names, kernel, machine ---- */
+
+static int cmp_pair(const void *a, const void *b)
+{
+    uint32_t x = ((const uint32_t *)a)[0], y = ((const uint32_t *)b)[0];
+    return (x > y) - (x < y);
+}
+
+static int add_tgid(pf_reader *d, int32_t tid, int32_t tgid)
+{
+    if (tid <= 0 || tgid <= 0)
+        return 0;
+    if (d->ntgids == d->tgcap) {
+        size_t c = d->tgcap ? d->tgcap * 2 : 1024;
+        void *p = realloc(d->tgids, c * sizeof *d->tgids);
+        if (!p)
+            return -1;
+        d->tgids = p;
+        d->tgcap = c;
+    }
+    d->tgids[d->ntgids][0] = (uint32_t)tid;
+    d->tgids[d->ntgids][1] = (uint32_t)tgid;
+    d->ntgids++;
+    return 0;
+}
+
+/* process_tree: a process is named after its command's first word (the
+ * path's last part), a thread by its own name.  ingest_ft_full_comm names
+ * a thread before it is seen, as a field naming it would. */
+static int do_process_tree(pf_reader *d, const ArgusqPf__ProcessTree *pt, uint64_t off)
+{
+    for (size_t i = 0; i < pt->n_processes; i++) {
+        const ArgusqPf__ProcessTree__Process *p = pt->processes[i];
+        if (!p->has_pid || p->pid <= 0)
+            continue;
+        if (add_tgid(d, p->pid, p->pid) < 0)
+            return pf_fail(d, off, "out of memory");
+        if (p->n_cmdline > 0 && p->cmdline[0][0]) {
+            const char *c = p->cmdline[0], *base = strrchr(c, '/');
+            base = base && base[1] ? base + 1 : c;
+            size_t n = strcspn(base, " ");
+            if (n && ingest_ft_full_comm(&d->fr, (uint32_t)p->pid, base, n) < 0)
+                return -1;
+        }
+    }
+    for (size_t i = 0; i < pt->n_threads; i++) {
+        const ArgusqPf__ProcessTree__Thread *t = pt->threads[i];
+        if (!t->has_tid || t->tid <= 0)
+            continue;
+        if (t->has_tgid && add_tgid(d, t->tid, t->tgid) < 0)
+            return pf_fail(d, off, "out of memory");
+        if (t->name && t->name[0] && t->tid != t->tgid &&
+            ingest_ft_full_comm(&d->fr, (uint32_t)t->tid, t->name, strlen(t->name)) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static void do_system_info(pf_reader *d, const ArgusqPf__SystemInfo *si)
+{
+    ingest_meta *m = &d->fr.st->meta;
+    if (si->utsname) {
+        if (si->utsname->release)
+            snprintf(m->kernel, sizeof m->kernel, "%s", si->utsname->release);
+        if (si->utsname->machine)
+            snprintf(m->arch, sizeof m->arch, "%s", si->utsname->machine);
+        /* raw syscall numbers are named only on a machine whose table we have */
+        d->fr.x86_64 = ingest_arch_known(si->utsname->machine);
+    }
+    if (si->android_build_fingerprint && si->android_build_fingerprint[0])
+        snprintf(m->recorder, sizeof m->recorder, "perfetto (%.110s)", si->android_build_fingerprint);
+}
+
+static int names_packet(pf_reader *d, const unsigned char *p, size_t len, uint64_t off, int depth);
+
+/* the packets of a Trace in a buffer */
+static int names_trace(pf_reader *d, const unsigned char *p, size_t len, uint64_t off, int depth)
+{
+    const unsigned char *q = p, *e = p + len;
+    while (q < e) {
+        uint32_t num;
+        int wt;
+        const unsigned char *val;
+        size_t vl;
+        if (!buf_field(&q, e, &num, &wt, &val, &vl))
+            return pf_fail(d, off, "compressed_packets: corrupt protobuf inside (bad varint or a length past the end)");
+        if (num == 1 && wt == 2 && names_packet(d, val, vl, off, depth) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int names_packet(pf_reader *d, const unsigned char *p, size_t len, uint64_t off, int depth)
+{
+    const unsigned char *q = p, *e = p + len;
+    while (q < e) {
+        uint32_t num;
+        int wt;
+        const unsigned char *val;
+        size_t vl;
+        if (!buf_field(&q, e, &num, &wt, &val, &vl))
+            return pf_fail(d, off, "packet %llu: corrupt protobuf (bad varint, wire type or a length past the end)",
+                           (unsigned long long)d->npackets);
+        if (wt != 2)
+            continue;
+        if (num == 2) {
+            ArgusqPf__ProcessTree *pt = argusq_pf__process_tree__unpack(NULL, vl, val);
+            if (!pt)
+                return pf_fail(d, off, "packet %llu: corrupt process_tree", (unsigned long long)d->npackets);
+            int rc = do_process_tree(d, pt, off);
+            argusq_pf__process_tree__free_unpacked(pt, NULL);
+            if (rc < 0)
+                return -1;
+        } else if (num == 45) {
+            ArgusqPf__SystemInfo *si = argusq_pf__system_info__unpack(NULL, vl, val);
+            if (!si)
+                return pf_fail(d, off, "packet %llu: corrupt system_info", (unsigned long long)d->npackets);
+            do_system_info(d, si);
+            argusq_pf__system_info__free_unpacked(si, NULL);
+        } else if (num == 50 && depth == 0) {
+            unsigned char *b;
+            size_t bl;
+            ProtobufCBinaryData in = {vl, (uint8_t *)val};
+            if (inflate_all(d, &in, off, &b, &bl) < 0)
+                return -1;
+            int rc = names_trace(d, b, bl, off, depth + 1);
+            free(b);
+            if (rc < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- the merge of the CPUs ---- */
+
+static bool item_before(const pf_item *a, const pf_item *b)
+{
+    return a->ts < b->ts || (a->ts == b->ts && a->seq < b->seq);
+}
+
+static void hold_unref(pf_hold *h)
+{
+    if (h && --h->refs == 0) {
+        argusq_pf__trace_packet__free_unpacked(h->pkt, NULL);
+        free(h);
+    }
+}
+
+static int pop_emit(pf_reader *d)
+{
+    pf_item it = d->heap[0];
+    d->heap[0] = d->heap[--d->nheap];
+    for (size_t i = 0;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < d->nheap && item_before(&d->heap[l], &d->heap[m]))
+            m = l;
+        if (r < d->nheap && item_before(&d->heap[r], &d->heap[m]))
+            m = r;
+        if (m == i)
+            break;
+        pf_item t = d->heap[i];
+        d->heap[i] = d->heap[m];
+        d->heap[m] = t;
+        i = m;
+    }
+    if (d->emitted && it.ts < d->last_ts) {
+        it.ts = d->last_ts;
+        d->fr.st->late++;
+    }
+    d->emitted = true;
+    d->last_ts = it.ts;
+    int rc = ingest_pf_emit(d, &it);
+    hold_unref(it.hold);
+    return rc;
+}
+
+static int push_item(pf_reader *d, pf_item *it)
+{
+    if (d->nheap == PF_HEAP_MAX && pop_emit(d) < 0) {
+        hold_unref(it->hold);
+        return -1;
+    }
+    it->seq = d->seq++;
+    size_t i = d->nheap++;
+    d->heap[i] = *it;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!item_before(&d->heap[i], &d->heap[p]))
+            break;
+        pf_item t = d->heap[i];
+        d->heap[i] = d->heap[p];
+        d->heap[p] = t;
+        i = p;
+    }
+    return 0;
+}
+
+/* ---- a bundle: one CPU's events, full and compact, in time order ---- */
+
+static pf_cpu *cpu_state(pf_reader *d, uint32_t cpu)
+{
+    if (cpu >= d->ncpus) {
+        size_t n = cpu + 1;
+        pf_cpu *c = realloc(d->cpus, n * sizeof *c);
+        if (!c)
+            return NULL;
+        for (size_t i = d->ncpus; i < n; i++) {
+            memset(&c[i], 0, sizeof c[i]);
+            c[i].pid = -1;
+        }
+        d->cpus = c;
+        d->ncpus = n;
+    }
+    return &d->cpus[cpu];
+}
+
+static uint8_t flags_ctx(uint32_t f)
+{
+    if (f & (0x08 | 0x40)) /* TRACE_FLAG_HARDIRQ, NMI */
+        return DB_CTX_HARDIRQ;
+    return (f & 0x10) ? DB_CTX_SOFTIRQ : DB_CTX_THREAD;
+}
+
+/* the task now running on a CPU: a switch's next, else the task of an
+ * event the CPU recorded (the compact form's prev and waker, paper/000
+ * 1.b needs them to be the task the full form names) */
+static void cpu_set(pf_cpu *c, int64_t pid, bool have_prio, int32_t prio, const char *comm)
+{
+    c->pid = pid;
+    c->have_prio = have_prio;
+    c->prio = prio;
+    snprintf(c->comm, sizeof c->comm, "%s", comm ? comm : "");
+}
+
+static int do_bundle(pf_reader *d, pf_hold *h, const ArgusqPf__FtraceEventBundle *b, uint64_t off)
+{
+    uint32_t cpu = b->has_cpu ? b->cpu : 0;
+    if (cpu >= PF_CPU_MAX)
+        return pf_fail(d, off, "packet %llu: cpu %u (at most %d)", (unsigned long long)d->npackets, cpu, PF_CPU_MAX - 1);
+    pf_cpu *c = cpu_state(d, cpu);
+    if (!c)
+        return pf_fail(d, off, "out of memory");
+    if (b->has_lost_events && b->lost_events) { /* the ring buffer overflowed before this bundle */
+        d->fr.st->skipped++;
+        if (d->fr.sink->skip)
+            d->fr.sink->skip(d->fr.sink->ctx);
+    }
+    const ArgusqPf__CompactSched *cs = b->compact_sched;
+    size_t nf = b->n_event, ns = 0, nw = 0;
+    if (cs) {
+        ns = cs->n_switch_timestamp;
+        nw = cs->n_waking_timestamp;
+        if (cs->n_switch_prev_state != ns || cs->n_switch_next_pid != ns || cs->n_switch_next_prio != ns ||
+            cs->n_switch_next_comm_index != ns || cs->n_waking_pid != nw || cs->n_waking_target_cpu != nw ||
+            cs->n_waking_prio != nw || cs->n_waking_comm_index != nw ||
+            (cs->n_waking_common_flags != 0 && cs->n_waking_common_flags != nw))
+            return pf_fail(d, off, "packet %llu: compact_sched: its arrays differ in length",
+                           (unsigned long long)d->npackets);
+        for (size_t j = 0; j < ns; j++)
+            if (cs->switch_next_comm_index[j] >= cs->n_intern_table)
+                return pf_fail(d, off, "packet %llu: compact_sched: comm index %u past the intern table",
+                               (unsigned long long)d->npackets, cs->switch_next_comm_index[j]);
+        for (size_t j = 0; j < nw; j++)
+            if (cs->waking_comm_index[j] >= cs->n_intern_table)
+                return pf_fail(d, off, "packet %llu: compact_sched: comm index %u past the intern table",
+                               (unsigned long long)d->npackets, cs->waking_comm_index[j]);
+    }
+    size_t i = 0, j = 0, k = 0;
+    uint64_t sts = 0, wts = 0; /* the compact arrays' running sums */
+    uint64_t snext = ns ? cs->switch_timestamp[0] : 0, wnext = nw ? cs->waking_timestamp[0] : 0;
+    while (i < nf || j < ns || k < nw) {
+        uint64_t fts = i < nf ? b->event[i]->timestamp : UINT64_MAX;
+        uint64_t s = j < ns ? sts + snext : UINT64_MAX, w = k < nw ? wts + wnext : UINT64_MAX;
+        pf_item it;
+        memset(&it, 0, sizeof it);
+        it.hold = h;
+        it.cpu = (uint16_t)cpu;
+        it.packet = d->npackets;
+        it.offset = off;
+        it.prev_prio = INT32_MIN;
+        if (i < nf && fts <= s && fts <= w) {
+            const ArgusqPf__FtraceEvent *ev = b->event[i++];
+            it.form = PF_FULL;
+            it.ev = ev;
+            it.ts = fts;
+            it.tid = ev->pid;
+            it.ctx = ev->has_common_flags ? flags_ctx(ev->common_flags) : DB_CTX_UNKNOWN;
+            if (ev->event_case == ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_SWITCH) {
+                const ArgusqPf__SchedSwitchFtraceEvent *sw = ev->sched_switch;
+                cpu_set(c, sw->next_pid, sw->has_next_prio, sw->next_prio, sw->next_comm);
+            } else if (ev->has_pid && c->pid != (int64_t)ev->pid) {
+                cpu_set(c, ev->pid, false, 0, NULL);
+            }
+        } else if (j < ns && s <= w) {
+            sts = s;
+            it.form = PF_CSWITCH;
+            it.ts = s;
+            it.ctx = DB_CTX_UNKNOWN;
+            it.prev_state = cs->switch_prev_state[j];
+            it.pid = cs->switch_next_pid[j];
+            it.prio = cs->switch_next_prio[j];
+            it.comm = cs->intern_table[cs->switch_next_comm_index[j]];
+            /* prev: the task the previous switch on this CPU put on it */
+            it.tid = c->pid >= 0 ? (uint32_t)c->pid : 0;
+            it.prev_pid = c->pid >= 0 ? (int32_t)c->pid : 0;
+            if (c->have_prio)
+                it.prev_prio = c->prio;
+            snprintf(it.prev_comm, sizeof it.prev_comm, "%s", c->comm);
+            cpu_set(c, it.pid, true, it.prio, it.comm);
+            j++;
+            if (j < ns)
+                snext = cs->switch_timestamp[j];
+        } else {
+            wts = w;
+            it.form = PF_CWAKING;
+            it.ts = w;
+            it.ctx = cs->n_waking_common_flags ? flags_ctx(cs->waking_common_flags[k]) : DB_CTX_UNKNOWN;
+            it.pid = cs->waking_pid[k];
+            it.prio = cs->waking_prio[k];
+            it.target_cpu = cs->waking_target_cpu[k];
+            it.comm = cs->intern_table[cs->waking_comm_index[k]];
+            /* the waker: the task running on this CPU */
+            it.tid = c->pid >= 0 ? (uint32_t)c->pid : 0;
+            k++;
+            if (k < nw)
+                wnext = cs->waking_timestamp[k];
+        }
+        /* names from the fields, before the events that need them */
+        if (ingest_pf_names(d, &it) < 0)
+            return -1;
+        h->refs++;
+        if (push_item(d, &it) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- the second pass: packets ---- */
+
+static int events_packet(pf_reader *d, const unsigned char *p, size_t len, uint64_t off, int depth);
+
+static int events_trace(pf_reader *d, const unsigned char *p, size_t len, uint64_t off, int depth)
+{
+    const unsigned char *q = p, *e = p + len;
+    while (q < e) {
+        uint32_t num;
+        int wt;
+        const unsigned char *val;
+        size_t vl;
+        if (!buf_field(&q, e, &num, &wt, &val, &vl))
+            return pf_fail(d, off, "compressed_packets: corrupt protobuf inside (bad varint or a length past the end)");
+        if (num == 1 && wt == 2 && events_packet(d, val, vl, off, depth) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int events_packet(pf_reader *d, const unsigned char *p, size_t len, uint64_t off, int depth)
+{
+    ArgusqPf__TracePacket *pkt = argusq_pf__trace_packet__unpack(NULL, len, p);
+    if (!pkt)
+        return pf_fail(d, off, "packet %llu: corrupt protobuf (bad varint, wire type or a length past the end)",
+                       (unsigned long long)d->npackets);
+    pf_hold *h = calloc(1, sizeof *h);
+    if (!h) {
+        argusq_pf__trace_packet__free_unpacked(pkt, NULL);
+        return pf_fail(d, off, "out of memory");
+    }
+    h->pkt = pkt;
+    h->refs = 1; /* ours, until the end of this function */
+    int rc = 0;
+    if (pkt->ftrace_events)
+        rc = do_bundle(d, h, pkt->ftrace_events, off);
+    if (rc == 0 && pkt->has_compressed_packets && depth == 0) {
+        unsigned char *b;
+        size_t bl;
+        rc = inflate_all(d, &pkt->compressed_packets, off, &b, &bl);
+        if (rc == 0) {
+            rc = events_trace(d, b, bl, off, depth + 1);
+            free(b);
+        }
+    }
+    hold_unref(h);
+    return rc;
+}
+
+/* The outer Trace: field 1 packets, read one at a time.  names: the first
+ * pass. */
+static int walk(pf_reader *d, bool names)
+{
+    d->npackets = 0;
+    for (;;) {
+        uint64_t off = d->in_off + d->in_pos, tag, len;
+        int got = in_varint(d, &tag);
+        if (got <= 0)
+            return got;
+        if ((tag >> 3) == 0 || ((tag & 7) != 2 && (tag & 7) != 0))
+            return pf_fail(d, off, "not a Perfetto trace packet (field %llu, wire type %d)",
+                           (unsigned long long)(tag >> 3), (int)(tag & 7));
+        /* the length (or a varint field's value: none of Trace's is known) */
+        got = in_varint(d, &len);
+        if (got < 0)
+            return -1;
+        if (got == 0)
+            return pf_fail(d, off, "the file ends after a field tag (truncated)");
+        if ((tag & 7) == 0)
+            continue;
+        if ((tag >> 3) != 1) {
+            if (in_bytes(d, NULL, len, off) < 0)
+                return -1;
+            continue;
+        }
+        d->npackets++;
+        d->fr.st->lines = d->npackets;
+        if (len > PF_PACKET_MAX)
+            return pf_fail(d, off, "packet %llu: %llu bytes (more than %zu MiB): corrupt",
+                           (unsigned long long)d->npackets, (unsigned long long)len, PF_PACKET_MAX >> 20);
+        if (len > d->pkt_cap) {
+            size_t c = d->pkt_cap ? d->pkt_cap : 65536;
+            while (c < len)
+                c *= 2;
+            unsigned char *nb = realloc(d->pkt, c);
+            if (!nb)
+                return pf_fail(d, off, "out of memory");
+            d->pkt = nb;
+            d->pkt_cap = c;
+        }
+        if (in_bytes(d, d->pkt, len, off) < 0)
+            return -1;
+        int rc = names ? names_packet(d, d->pkt, (size_t)len, off, 0) : events_packet(d, d->pkt, (size_t)len, off, 0);
+        if (rc < 0)
+            return -1;
+        if (!names && d->fr.sink->progress)
+            d->fr.sink->progress(d->fr.sink->ctx, d->in_off + d->in_pos, d->size);
+    }
+}
+
+static int rewind_input(pf_reader *d)
+{
+    d->in_len = d->in_pos = 0;
+    d->in_off = 0;
+    d->eof = false;
+    d->mem_pos = 0;
+    if (d->gz && gzrewind(d->gz) != 0)
+        return pf_fail(d, 0, "cannot read the file again");
+    return 0;
+}
+
+static int pf_run(pf_reader *d, const ingest_sink *sink, ingest_stats *st, char *err, size_t errlen)
+{
+    if (ingest_ft_reader_init(&d->fr, d->path, sink, st, err, errlen) < 0)
+        return -1;
+    d->fr.unit = "packet";
+    snprintf(st->meta.recorder, sizeof st->meta.recorder, "perfetto");
+    d->in = malloc(PF_IN_SIZE);
+    d->heap = malloc(PF_HEAP_MAX * sizeof *d->heap);
+    int rc = -1;
+    if (!d->in || !d->heap) {
+        pf_fail(d, 0, "out of memory");
+        goto out;
+    }
+    if (walk(d, true) < 0)
+        goto out;
+    if (d->npackets == 0) {
+        pf_fail(d, 0, "no trace packet: an empty Perfetto trace");
+        goto out;
+    }
+    if (d->ntgids)
+        qsort(d->tgids, d->ntgids, sizeof *d->tgids, cmp_pair);
+    d->fr.tgids = (const uint32_t(*)[2])d->tgids;
+    d->fr.ntgids = d->ntgids;
+    if (rewind_input(d) < 0 || walk(d, false) < 0)
+        goto out;
+    while (d->nheap)
+        if (pop_emit(d) < 0)
+            goto out;
+    st->meta.cpus = (uint32_t)d->ncpus;
+    if (sink->end)
+        sink->end(sink->ctx);
+    rc = 0;
+out:
+    while (d->nheap)
+        hold_unref(d->heap[--d->nheap].hold);
+    free(d->heap);
+    free(d->in);
+    free(d->pkt);
+    free(d->cpus);
+    free(d->tgids);
+    ingest_ft_reader_free(&d->fr);
+    return rc;
+}
+
+int ingest_perfetto_read(const char *path, const ingest_sink *sink, ingest_stats *st, char *err, size_t errlen)
+{
+    pf_reader d;
+    memset(&d, 0, sizeof d);
+    d.path = path;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        ingest_errf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    if (fseek(f, 0, SEEK_END) == 0) {
+        long sz = ftell(f);
+        d.size = sz > 0 ? (uint64_t)sz : 0;
+    }
+    fclose(f);
+    d.gz = gzopen(path, "rb");
+    if (!d.gz) {
+        ingest_errf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    gzbuffer(d.gz, 1u << 17);
+    int rc = pf_run(&d, sink, st, err, errlen);
+    gzclose(d.gz);
+    return rc;
+}
+
+int ingest_perfetto_read_mem(const char *path, const void *data, size_t size, const ingest_sink *sink,
+                             ingest_stats *st, char *err, size_t errlen)
+{
+    pf_reader d;
+    memset(&d, 0, sizeof d);
+    d.path = path;
+    d.mem = data;
+    d.mem_len = size;
+    d.size = size;
+    return pf_run(&d, sink, st, err, errlen);
+}

@@ -1,0 +1,79 @@
+/* ingest/perfetto_int.h -- the Perfetto reader's state, shared by
+ * perfetto.c (the stream, the merge of the CPUs) and perfetto_map.c (an
+ * event's canonical pairs).  Not public. */
+#ifndef ARGUSQ_INGEST_PERFETTO_INT_H
+#define ARGUSQ_INGEST_PERFETTO_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <zlib.h>
+
+#include "ftrace.h"
+#include "perfetto.pb-c.h"
+
+/* An unpacked packet and the events still waiting in the heap that point
+ * into it (their strings are its): freed when the last one is handed on. */
+typedef struct pf_hold {
+    ArgusqPf__TracePacket *pkt;
+    size_t refs;
+} pf_hold;
+
+enum { PF_FULL, PF_CSWITCH, PF_CWAKING };
+
+/* One event waiting for the merge of the CPUs. */
+typedef struct pf_item {
+    uint64_t ts, seq;
+    uint64_t packet, offset; /* where it came from, for messages */
+    pf_hold *hold;
+    const ArgusqPf__FtraceEvent *ev; /* PF_FULL */
+    const char *comm;                /* compact: next_comm, or the woken task's comm */
+    int64_t prev_state;              /* compact switch */
+    int32_t pid, prio, target_cpu;   /* compact: next_pid/next_prio, or the woken task's */
+    int32_t prev_pid, prev_prio;     /* compact switch; prev_prio INT32_MIN: not known */
+    uint32_t tid;                    /* the event's task */
+    uint16_t cpu;
+    uint8_t form, ctx;
+    char prev_comm[24];
+} pf_item;
+
+/* What the compact form leaves implied: the task running on a CPU. */
+typedef struct pf_cpu {
+    int64_t pid; /* -1: not known yet */
+    int32_t prio;
+    bool have_prio;
+    char comm[24];
+} pf_cpu;
+
+typedef struct pf_reader {
+    ftrace_reader fr; /* the thread table and the mapping (ftrace.h) */
+    const char *path;
+    gzFile gz;                 /* the file, or NULL: mem */
+    const unsigned char *mem;  /* in memory (fuzzing, tests) */
+    size_t mem_len, mem_pos;
+    uint64_t size;             /* of the file, for progress */
+    unsigned char *in;         /* read buffer */
+    size_t in_len, in_pos;
+    uint64_t in_off;           /* offset of in[0] in the (uncompressed) stream */
+    bool eof;
+    unsigned char *pkt;        /* the current packet's bytes */
+    size_t pkt_cap;
+    uint64_t npackets;
+    pf_item *heap;             /* min-heap by (ts, seq) */
+    size_t nheap;
+    uint64_t seq, last_ts;
+    bool emitted;
+    pf_cpu *cpus;
+    size_t ncpus;
+    uint32_t (*tgids)[2];      /* tid -> tgid from process_tree, sorted */
+    size_t ntgids, tgcap;
+    char vbuf[2048];           /* the current event's number values */
+    size_t vlen;
+} pf_reader;
+
+/* Names the tasks an event's fields name (ingest_ft_full_comm), when it is
+ * decoded, ahead of the events that need them.  0 or -1. */
+int ingest_pf_names(pf_reader *d, const pf_item *it);
+/* Hands one event on: its canonical pairs, then ingest_ft_event.  0 or -1. */
+int ingest_pf_emit(pf_reader *d, const pf_item *it);
+
+#endif

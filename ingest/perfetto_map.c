@@ -1,0 +1,433 @@
+/* ingest/perfetto_map.c -- one Perfetto ftrace event (full FtraceEvent,
+ * or a compact_sched switch or waking) as the canonical pairs of the
+ * ftrace mapping (ftrace.h): the keys the kernel's own print format uses,
+ * numbers as the kernel prints them, so ingest_ft_event gives the db event
+ * a tracefs line or a trace.dat record of the same event gives.  Events
+ * whose message the schema subset (perfetto.proto) does not hold are
+ * counted as skipped. */
+#include <stdio.h>
+#include <string.h>
+
+#include "perfetto_int.h"
+
+/* ---- pair values ---- */
+
+static void kv_s(pf_reader *d, const char *key, const char *s)
+{
+    if (!s)
+        s = "";
+    ingest_ft_kv_add(&d->fr, key, s, strlen(s));
+}
+
+static char *vroom(pf_reader *d)
+{
+    /* every event has at most a dozen numbers of at most 24 bytes */
+    if (d->vlen + 64 > sizeof d->vbuf)
+        d->vlen = 0;
+    return d->vbuf + d->vlen;
+}
+
+static void kv_u(pf_reader *d, const char *key, uint64_t v)
+{
+    char *p = vroom(d);
+    size_t n = ingest_fmt_u64(p, v);
+    d->vlen += n;
+    ingest_ft_kv_add(&d->fr, key, p, n);
+}
+
+static void kv_i(pf_reader *d, const char *key, int64_t v)
+{
+    char *p = vroom(d);
+    size_t n = ingest_fmt_i64(p, v);
+    d->vlen += n;
+    ingest_ft_kv_add(&d->fr, key, p, n);
+}
+
+static void kv_hex(pf_reader *d, const char *key, uint64_t v)
+{
+    char *p = vroom(d);
+    p[0] = '0';
+    p[1] = 'x';
+    size_t n = 2 + ingest_fmt_hex(p + 2, v, 1);
+    d->vlen += n;
+    ingest_ft_kv_add(&d->fr, key, p, n);
+}
+
+/* the kernel's dev_t: MAJ,MIN as the block events print it */
+static void kv_dev(pf_reader *d, uint64_t dev)
+{
+    char *p = vroom(d);
+    int n = snprintf(p, 48, "%llu,%llu", (unsigned long long)(dev >> 20), (unsigned long long)(dev & 0xfffff));
+    d->vlen += (size_t)n;
+    ingest_ft_kv_add(&d->fr, "dev", p, (size_t)n);
+}
+
+static void kv_strip(pf_reader *d, const char *key, const char *s)
+{
+    if (!s)
+        s = "";
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == '\n' || s[n - 1] == '\r'))
+        n--;
+    ingest_ft_kv_add(&d->fr, key, s, n);
+}
+
+/* softirq_entry/exit print the vector's name as action= */
+static const char *softirq_name(uint32_t vec)
+{
+    static const char *const names[] = {"HI", "TIMER", "NET_TX", "NET_RX", "BLOCK",
+                                        "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU"};
+    return vec < sizeof names / sizeof *names ? names[vec] : "?";
+}
+
+static void switch_pairs(pf_reader *d, const char *prev_comm, int64_t prev_pid, bool have_prio, int64_t prev_prio,
+                         int64_t prev_state, const char *next_comm, int64_t next_pid, int64_t next_prio)
+{
+    kv_s(d, "prev_comm", prev_comm && *prev_comm ? prev_comm : "<...>");
+    kv_i(d, "prev_pid", prev_pid);
+    if (have_prio)
+        kv_i(d, "prev_prio", prev_prio);
+    /* the kernel's number: the mapping reads it with its table (R+ ...) */
+    kv_u(d, "prev_state", (uint64_t)prev_state);
+    kv_s(d, "next_comm", next_comm);
+    kv_i(d, "next_pid", next_pid);
+    kv_i(d, "next_prio", next_prio);
+}
+
+static void wake_pairs(pf_reader *d, const char *comm, int64_t pid, int64_t prio, int64_t target_cpu)
+{
+    kv_s(d, "comm", comm);
+    kv_i(d, "pid", pid);
+    kv_i(d, "prio", prio);
+    kv_i(d, "target_cpu", target_cpu);
+}
+
+/* The pairs of a full event; *k and *name say which.  False: an event
+ * the schema subset does not hold. */
+static bool full_pairs(pf_reader *d, const ArgusqPf__FtraceEvent *e, ftrace_ev_kind *k, const char **name)
+{
+    switch (e->event_case) {
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_PRINT:
+        *name = "print";
+        *k = FTRACE_EV_MARKER;
+        kv_strip(d, "buf", e->print->buf);
+        return true;
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_SWITCH: {
+        const ArgusqPf__SchedSwitchFtraceEvent *s = e->sched_switch;
+        *name = "sched_switch";
+        *k = FTRACE_EV_SCHED_SWITCH;
+        switch_pairs(d, s->prev_comm, s->prev_pid, s->has_prev_prio, s->prev_prio, s->prev_state, s->next_comm,
+                     s->next_pid, s->next_prio);
+        return true;
+    }
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_WAKEUP: {
+        const ArgusqPf__SchedWakeupFtraceEvent *s = e->sched_wakeup;
+        *name = "sched_wakeup";
+        *k = FTRACE_EV_SCHED_WAKEUP;
+        wake_pairs(d, s->comm, s->pid, s->prio, s->target_cpu);
+        return true;
+    }
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_WAKEUP_NEW: {
+        const ArgusqPf__SchedWakeupNewFtraceEvent *s = e->sched_wakeup_new;
+        *name = "sched_wakeup_new";
+        *k = FTRACE_EV_SCHED_WAKEUP_NEW;
+        wake_pairs(d, s->comm, s->pid, s->prio, s->target_cpu);
+        return true;
+    }
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_WAKING: {
+        const ArgusqPf__SchedWakingFtraceEvent *s = e->sched_waking;
+        *name = "sched_waking";
+        *k = FTRACE_EV_SCHED_WAKING;
+        wake_pairs(d, s->comm, s->pid, s->prio, s->target_cpu);
+        return true;
+    }
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_BLOCKED_REASON: {
+        /* the kernel function a D-state wait blocked in (Android's own
+         * tracepoint): kept raw with its pairs, caller= the address */
+        const ArgusqPf__SchedBlockedReasonFtraceEvent *s = e->sched_blocked_reason;
+        *name = "sched_blocked_reason";
+        kv_i(d, "pid", s->pid);
+        kv_u(d, "iowait", s->io_wait);
+        kv_hex(d, "caller", s->caller);
+        return true;
+    }
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_PROCESS_FORK: {
+        const ArgusqPf__SchedProcessForkFtraceEvent *s = e->sched_process_fork;
+        *name = "sched_process_fork";
+        *k = FTRACE_EV_PROCESS_FORK;
+        kv_s(d, "comm", s->parent_comm);
+        kv_i(d, "pid", s->parent_pid);
+        kv_s(d, "child_comm", s->child_comm);
+        kv_i(d, "child_pid", s->child_pid);
+        return true;
+    }
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_PROCESS_EXEC: {
+        const ArgusqPf__SchedProcessExecFtraceEvent *s = e->sched_process_exec;
+        *name = "sched_process_exec";
+        *k = FTRACE_EV_PROCESS_EXEC;
+        kv_s(d, "filename", s->filename);
+        kv_i(d, "pid", s->pid);
+        kv_i(d, "old_pid", s->old_pid);
+        return true;
+    }
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_PROCESS_EXIT: {
+        const ArgusqPf__SchedProcessExitFtraceEvent *s = e->sched_process_exit;
+        *name = "sched_process_exit";
+        *k = FTRACE_EV_PROCESS_EXIT;
+        kv_s(d, "comm", s->comm);
+        kv_i(d, "pid", s->pid);
+        kv_i(d, "prio", s->prio);
+        return true;
+    }
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_PROCESS_FREE: {
+        const ArgusqPf__SchedProcessFreeFtraceEvent *s = e->sched_process_free;
+        *name = "sched_process_free";
+        kv_s(d, "comm", s->comm);
+        kv_i(d, "pid", s->pid);
+        kv_i(d, "prio", s->prio);
+        return true;
+    }
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_TASK_NEWTASK: {
+        const ArgusqPf__TaskNewtaskFtraceEvent *s = e->task_newtask;
+        *name = "task_newtask";
+        *k = FTRACE_EV_TASK_NEWTASK;
+        kv_i(d, "pid", s->pid);
+        kv_s(d, "comm", s->comm);
+        kv_hex(d, "clone_flags", s->clone_flags);
+        kv_i(d, "oom_score_adj", s->oom_score_adj);
+        return true;
+    }
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_TASK_RENAME: {
+        const ArgusqPf__TaskRenameFtraceEvent *s = e->task_rename;
+        *name = "task_rename";
+        *k = FTRACE_EV_TASK_RENAME;
+        kv_i(d, "pid", s->pid);
+        kv_s(d, "oldcomm", s->oldcomm);
+        kv_s(d, "newcomm", s->newcomm);
+        kv_i(d, "oom_score_adj", s->oom_score_adj);
+        return true;
+    }
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_IRQ_HANDLER_ENTRY:
+        *name = "irq_handler_entry";
+        *k = FTRACE_EV_IRQ_ENTRY;
+        kv_i(d, "irq", e->irq_handler_entry->irq);
+        kv_s(d, "name", e->irq_handler_entry->name);
+        return true;
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_IRQ_HANDLER_EXIT:
+        *name = "irq_handler_exit";
+        *k = FTRACE_EV_IRQ_EXIT;
+        kv_i(d, "irq", e->irq_handler_exit->irq);
+        kv_s(d, "ret", e->irq_handler_exit->ret ? "handled" : "unhandled");
+        return true;
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_SOFTIRQ_ENTRY:
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_SOFTIRQ_EXIT: {
+        bool entry = e->event_case == ARGUSQ_PF__FTRACE_EVENT__EVENT_SOFTIRQ_ENTRY;
+        uint32_t vec = entry ? e->softirq_entry->vec : e->softirq_exit->vec;
+        *name = entry ? "softirq_entry" : "softirq_exit";
+        *k = entry ? FTRACE_EV_SOFTIRQ_ENTRY : FTRACE_EV_SOFTIRQ_EXIT;
+        kv_u(d, "vec", vec);
+        kv_s(d, "action", softirq_name(vec));
+        return true;
+    }
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_SYS_ENTER: {
+        const ArgusqPf__SysEnterFtraceEvent *s = e->sys_enter;
+        *name = "sys_enter";
+        *k = FTRACE_EV_SYS_ENTER;
+        kv_i(d, "id", s->id);
+        /* `(a, b, c, d, e, f)` in hex, as raw_syscalls prints them */
+        char *p = vroom(d);
+        size_t n = 0;
+        p[n++] = '(';
+        for (size_t i = 0; i < s->n_args && i < 6 && d->vlen + n + 24 < sizeof d->vbuf; i++) {
+            if (i) {
+                p[n++] = ',';
+                p[n++] = ' ';
+            }
+            n += ingest_fmt_hex(p + n, s->args[i], 1);
+        }
+        p[n++] = ')';
+        d->vlen += n;
+        ingest_ft_kv_add(&d->fr, "args", p, n);
+        return true;
+    }
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_SYS_EXIT:
+        *name = "sys_exit";
+        *k = FTRACE_EV_SYS_EXIT;
+        kv_i(d, "id", e->sys_exit->id);
+        kv_i(d, "ret", e->sys_exit->ret);
+        return true;
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_BLOCK_RQ_ISSUE:
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_BLOCK_RQ_INSERT: {
+        bool issue = e->event_case == ARGUSQ_PF__FTRACE_EVENT__EVENT_BLOCK_RQ_ISSUE;
+        /* the two messages have the same fields */
+        const ArgusqPf__BlockRqIssueFtraceEvent *s = issue ? e->block_rq_issue
+                                                           : (const ArgusqPf__BlockRqIssueFtraceEvent *)e->block_rq_insert;
+        *name = issue ? "block_rq_issue" : "block_rq_insert";
+        *k = FTRACE_EV_BLOCK;
+        kv_dev(d, s->dev);
+        kv_s(d, "rwbs", s->rwbs);
+        kv_u(d, "bytes", s->bytes);
+        kv_s(d, "cmd", s->cmd);
+        kv_u(d, "sector", s->sector);
+        kv_u(d, "nr_sector", s->nr_sector);
+        kv_s(d, "comm", s->comm);
+        return true;
+    }
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_BLOCK_RQ_COMPLETE: {
+        const ArgusqPf__BlockRqCompleteFtraceEvent *s = e->block_rq_complete;
+        *name = "block_rq_complete";
+        *k = FTRACE_EV_BLOCK;
+        kv_dev(d, s->dev);
+        kv_s(d, "rwbs", s->rwbs);
+        kv_s(d, "cmd", s->cmd);
+        kv_u(d, "sector", s->sector);
+        kv_u(d, "nr_sector", s->nr_sector);
+        kv_i(d, "error", s->errors);
+        return true;
+    }
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_WORKQUEUE_QUEUE_WORK: {
+        const ArgusqPf__WorkqueueQueueWorkFtraceEvent *s = e->workqueue_queue_work;
+        *name = "workqueue_queue_work";
+        *k = FTRACE_EV_WQ_QUEUE;
+        kv_hex(d, "work", s->work);
+        kv_hex(d, "function", s->function);
+        kv_s(d, "workqueue", s->workqueue);
+        kv_i(d, "req_cpu", s->req_cpu);
+        kv_i(d, "cpu", s->cpu);
+        return true;
+    }
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_WORKQUEUE_ACTIVATE_WORK:
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_WORKQUEUE_EXECUTE_START:
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_WORKQUEUE_EXECUTE_END: {
+        /* the three messages have the same fields (work, function) */
+        const ArgusqPf__WorkqueueExecuteStartFtraceEvent *s;
+        if (e->event_case == ARGUSQ_PF__FTRACE_EVENT__EVENT_WORKQUEUE_ACTIVATE_WORK) {
+            s = (const ArgusqPf__WorkqueueExecuteStartFtraceEvent *)e->workqueue_activate_work;
+            *name = "workqueue_activate_work";
+            *k = FTRACE_EV_WQ_ACTIVATE;
+        } else if (e->event_case == ARGUSQ_PF__FTRACE_EVENT__EVENT_WORKQUEUE_EXECUTE_START) {
+            s = e->workqueue_execute_start;
+            *name = "workqueue_execute_start";
+            *k = FTRACE_EV_WQ_START;
+        } else {
+            s = (const ArgusqPf__WorkqueueExecuteStartFtraceEvent *)e->workqueue_execute_end;
+            *name = "workqueue_execute_end";
+            *k = FTRACE_EV_WQ_END;
+        }
+        kv_hex(d, "work", s->work);
+        kv_hex(d, "function", s->function);
+        return true;
+    }
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_BINDER_TRANSACTION: {
+        const ArgusqPf__BinderTransactionFtraceEvent *s = e->binder_transaction;
+        *name = "binder_transaction";
+        *k = FTRACE_EV_BINDER_TXN;
+        kv_i(d, "transaction", s->debug_id);
+        kv_i(d, "dest_node", s->target_node);
+        kv_i(d, "dest_proc", s->to_proc);
+        kv_i(d, "dest_thread", s->to_thread);
+        kv_i(d, "reply", s->reply);
+        kv_hex(d, "flags", s->flags);
+        kv_hex(d, "code", s->code);
+        return true;
+    }
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_BINDER_TRANSACTION_RECEIVED:
+        *name = "binder_transaction_received";
+        *k = FTRACE_EV_BINDER_RECV;
+        kv_i(d, "transaction", e->binder_transaction_received->debug_id);
+        return true;
+    default:
+        return false;
+    }
+}
+
+int ingest_pf_names(pf_reader *d, const pf_item *it)
+{
+    ftrace_reader *r = &d->fr;
+    if (it->form == PF_CSWITCH || it->form == PF_CWAKING)
+        return it->pid > 0 && it->comm ? ingest_ft_full_comm(r, (uint32_t)it->pid, it->comm, strlen(it->comm)) : 0;
+    const ArgusqPf__FtraceEvent *e = it->ev;
+    const char *c = NULL;
+    int32_t pid = 0;
+    switch (e->event_case) {
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_SWITCH:
+        if (e->sched_switch->prev_pid > 0 && e->sched_switch->prev_comm &&
+            ingest_ft_full_comm(r, (uint32_t)e->sched_switch->prev_pid, e->sched_switch->prev_comm,
+                                strlen(e->sched_switch->prev_comm)) < 0)
+            return -1;
+        c = e->sched_switch->next_comm;
+        pid = e->sched_switch->next_pid;
+        break;
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_WAKEUP:
+        c = e->sched_wakeup->comm;
+        pid = e->sched_wakeup->pid;
+        break;
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_WAKING:
+        c = e->sched_waking->comm;
+        pid = e->sched_waking->pid;
+        break;
+    default:
+        return 0;
+    }
+    return pid > 0 && c ? ingest_ft_full_comm(r, (uint32_t)pid, c, strlen(c)) : 0;
+}
+
+/* "PATH:PACKET: message" from the mapping, as "PATH: byte N: packet K: message" */
+static void reword(pf_reader *d, const pf_item *it)
+{
+    char pre[600], rest[1024];
+    int n = snprintf(pre, sizeof pre, "%s:%llu: ", d->path, (unsigned long long)it->packet);
+    if (n < 0 || (size_t)n >= sizeof pre || strncmp(d->fr.err, pre, (size_t)n) != 0)
+        return;
+    snprintf(rest, sizeof rest, "%s", d->fr.err + n);
+    snprintf(d->fr.err, d->fr.errlen, "%s: byte %llu: packet %llu: %s", d->path, (unsigned long long)it->offset,
+             (unsigned long long)it->packet, rest);
+}
+
+int ingest_pf_emit(pf_reader *d, const pf_item *it)
+{
+    ftrace_reader *r = &d->fr;
+    r->nkv = 0;
+    d->vlen = 0;
+    r->lineno = it->packet;
+    ftrace_ev_kind k = FTRACE_EV_OTHER;
+    const char *name = NULL;
+    if (it->form == PF_CSWITCH) {
+        name = "sched_switch";
+        k = FTRACE_EV_SCHED_SWITCH;
+        switch_pairs(d, it->prev_comm, it->prev_pid, it->prev_prio != INT32_MIN, it->prev_prio, it->prev_state,
+                     it->comm, it->pid, it->prio);
+    } else if (it->form == PF_CWAKING) {
+        name = "sched_waking";
+        k = FTRACE_EV_SCHED_WAKING;
+        wake_pairs(d, it->comm, it->pid, it->prio, it->target_cpu);
+    } else if (!full_pairs(d, it->ev, &k, &name)) {
+        r->st->skipped++;
+        if (r->sink->skip)
+            r->sink->skip(r->sink->ctx);
+        return 0;
+    }
+    ftrace_line li;
+    memset(&li, 0, sizeof li);
+    /* the task's name comes from the names the file gives (process_tree,
+     * the fields of its events): an event carries none of its own; the
+     * idle task is <idle> on every CPU, as ftrace's text names it */
+    li.comm = it->tid == 0 ? "<idle>" : "<...>";
+    li.comm_len = strlen(li.comm);
+    li.tid = it->tid;
+    li.cpu = it->cpu;
+    li.ts = it->ts;
+    li.ctx = it->ctx;
+    li.name = (char *)name;
+    li.name_len = strlen(name);
+    li.fields = "";
+    int rc = ingest_ft_event(r, &li, k);
+    if (rc == FTRACE_BAD_FIELDS) {
+        ingest_errf(r->err, r->errlen, "%s: byte %llu: packet %llu: %s: fields missing or malformed", d->path,
+                    (unsigned long long)it->offset, (unsigned long long)it->packet, name);
+        return -1;
+    }
+    if (rc < 0)
+        reword(d, it);
+    return rc < 0 ? -1 : 0;
+}
