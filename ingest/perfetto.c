@@ -345,7 +345,7 @@ static int do_process_tree(pf_reader *d, const ArgusqPf__ProcessTree *pt, uint64
             const char *c = p->cmdline[0], *base = strrchr(c, '/');
             base = base && base[1] ? base + 1 : c;
             size_t n = strcspn(base, " ");
-            if (n && ingest_ft_full_comm(&d->fr, (uint32_t)p->pid, base, n) < 0)
+            if (n && ingest_pf_name(d, (uint32_t)p->pid, base, n) < 0)
                 return -1;
         }
     }
@@ -356,7 +356,7 @@ static int do_process_tree(pf_reader *d, const ArgusqPf__ProcessTree *pt, uint64
         if (t->has_tgid && add_tgid(d, t->tid, t->tgid) < 0)
             return pf_fail(d, off, "out of memory");
         if (t->name && t->name[0] && t->tid != t->tgid &&
-            ingest_ft_full_comm(&d->fr, (uint32_t)t->tid, t->name, strlen(t->name)) < 0)
+            ingest_pf_name(d, (uint32_t)t->tid, t->name, strlen(t->name)) < 0)
             return -1;
     }
     return 0;

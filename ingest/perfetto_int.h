@@ -70,6 +70,9 @@ typedef struct pf_reader {
     size_t vlen;
 } pf_reader;
 
+/* Names thread tid before it is seen (ingest_ft_full_comm, with room in
+ * the thread table first).  0 or -1. */
+int ingest_pf_name(pf_reader *d, uint32_t tid, const char *comm, size_t n);
 /* Names the tasks an event's fields name (ingest_ft_full_comm), when it is
  * decoded, ahead of the events that need them.  0 or -1. */
 int ingest_pf_names(pf_reader *d, const pf_item *it);

@@ -341,18 +341,27 @@ static bool full_pairs(pf_reader *d, const ArgusqPf__FtraceEvent *e, ftrace_ev_k
     }
 }
 
+/* The thread table grows only when asked to (ftrace.c keeps its pointers
+ * valid within one event), and names given ahead of a thread's first
+ * event add entries of their own: room for each first. */
+int ingest_pf_name(pf_reader *d, uint32_t tid, const char *comm, size_t n)
+{
+    if (ingest_ft_reserve(&d->fr, 1) < 0)
+        return -1;
+    return ingest_ft_full_comm(&d->fr, tid, comm, n);
+}
+
 int ingest_pf_names(pf_reader *d, const pf_item *it)
 {
-    ftrace_reader *r = &d->fr;
     if (it->form == PF_CSWITCH || it->form == PF_CWAKING)
-        return it->pid > 0 && it->comm ? ingest_ft_full_comm(r, (uint32_t)it->pid, it->comm, strlen(it->comm)) : 0;
+        return it->pid > 0 && it->comm ? ingest_pf_name(d, (uint32_t)it->pid, it->comm, strlen(it->comm)) : 0;
     const ArgusqPf__FtraceEvent *e = it->ev;
     const char *c = NULL;
     int32_t pid = 0;
     switch (e->event_case) {
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_SWITCH:
         if (e->sched_switch->prev_pid > 0 && e->sched_switch->prev_comm &&
-            ingest_ft_full_comm(r, (uint32_t)e->sched_switch->prev_pid, e->sched_switch->prev_comm,
+            ingest_pf_name(d, (uint32_t)e->sched_switch->prev_pid, e->sched_switch->prev_comm,
                                 strlen(e->sched_switch->prev_comm)) < 0)
             return -1;
         c = e->sched_switch->next_comm;
@@ -369,7 +378,7 @@ int ingest_pf_names(pf_reader *d, const pf_item *it)
     default:
         return 0;
     }
-    return pid > 0 && c ? ingest_ft_full_comm(r, (uint32_t)pid, c, strlen(c)) : 0;
+    return pid > 0 && c ? ingest_pf_name(d, (uint32_t)pid, c, strlen(c)) : 0;
 }
 
 /* "PATH:PACKET: message" from the mapping, as "PATH: byte N: packet K: message" */
