@@ -31,278 +31,9 @@
 #include "ftrace.h"
 #include "perfetto.h"
 #include "perfetto_int.h"
-#include <stdarg.h>
 
-#define PF_PACKET_MAX ((size_t)256 << 20) /* a packet, or a compressed_packets inflated */
 #define PF_HEAP_MAX 65536                 /* events held for the merge of the CPUs */
 #define PF_CPU_MAX 4096
-#define PF_IN_SIZE ((size_t)1 << 18)
-
-/* ---- errors ---- */
-
-static int pf_fail(pf_reader *d, uint64_t off, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int pf_fail(pf_reader *d, uint64_t off, const char *fmt, ...)
-{
-    char msg[400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    ingest_errf(d->fr.err, d->fr.errlen, "%s: byte %llu: %s", d->path, (unsigned long long)off, msg);
-    return -1;
-}
-
-/* ---- the byte stream (gzread, which reads a plain file as it is, or memory) ---- */
-
-static int in_fill(pf_reader *d)
-{
-    if (d->in_pos > 0) {
-        memmove(d->in, d->in + d->in_pos, d->in_len - d->in_pos);
-        d->in_off += d->in_pos;
-        d->in_len -= d->in_pos;
-        d->in_pos = 0;
-    }
-    if (d->eof || d->in_len == PF_IN_SIZE)
-        return 0;
-    size_t want = PF_IN_SIZE - d->in_len;
-    size_t got;
-    if (d->gz) {
-        int n = gzread(d->gz, d->in + d->in_len, (unsigned)want);
-        if (n < 0) {
-            int e;
-            const char *m = gzerror(d->gz, &e);
-            return pf_fail(d, d->in_off + d->in_len, "read error: %s", e == Z_ERRNO ? strerror(errno) : m);
-        }
-        got = (size_t)n;
-    } else {
-        got = d->mem_len - d->mem_pos < want ? d->mem_len - d->mem_pos : want;
-        memcpy(d->in + d->in_len, d->mem + d->mem_pos, got);
-        d->mem_pos += got;
-    }
-    if (got == 0)
-        d->eof = true;
-    d->in_len += got;
-    return 0;
-}
-
-/* 1: a varint read; 0: end of the stream before its first byte; -1: error */
-static int in_varint(pf_reader *d, uint64_t *v)
-{
-    uint64_t at = d->in_off + d->in_pos;
-    *v = 0;
-    for (int i = 0; i < 10; i++) {
-        if (d->in_pos == d->in_len) {
-            if (in_fill(d) < 0)
-                return -1;
-            if (d->in_pos == d->in_len) {
-                if (i == 0)
-                    return 0;
-                return pf_fail(d, at, "the file ends inside a varint (truncated)");
-            }
-        }
-        unsigned char b = d->in[d->in_pos++];
-        *v |= (uint64_t)(b & 0x7f) << (7 * i);
-        if (!(b & 0x80))
-            return 1;
-    }
-    return pf_fail(d, at, "bad varint (more than 10 bytes)");
-}
-
-/* n bytes into dst (NULL: skipped) */
-static int in_bytes(pf_reader *d, unsigned char *dst, uint64_t n, uint64_t at)
-{
-    while (n > 0) {
-        if (d->in_pos == d->in_len && in_fill(d) < 0)
-            return -1;
-        size_t avail = d->in_len - d->in_pos;
-        if (avail == 0)
-            return pf_fail(d, at, "a length of %llu bytes runs past the end of the file (truncated)",
-                           (unsigned long long)n);
-        size_t take = avail < n ? avail : (size_t)n;
-        if (dst) {
-            memcpy(dst, d->in + d->in_pos, take);
-            dst += take;
-        }
-        d->in_pos += take;
-        n -= take;
-    }
-    return 0;
-}
-
-/* ---- wire format of a buffer (the inner Trace of compressed_packets, the
- * fields of a packet in the first pass) ---- */
-
-static bool buf_varint(const unsigned char **p, const unsigned char *e, uint64_t *v)
-{
-    *v = 0;
-    for (int i = 0; i < 10 && *p < e; i++) {
-        unsigned char b = *(*p)++;
-        *v |= (uint64_t)(b & 0x7f) << (7 * i);
-        if (!(b & 0x80))
-            return true;
-    }
-    return false;
-}
-
-/* One field at *p: its number, wire type, and for a length-delimited one
- * its bytes.  False: a bad varint, wire type or length. */
-static bool buf_field(const unsigned char **p, const unsigned char *e, uint32_t *num, int *wt,
-                      const unsigned char **val, size_t *vlen)
-{
-    uint64_t tag, v;
-    if (!buf_varint(p, e, &tag) || (tag >> 3) == 0 || (tag >> 3) > UINT32_MAX)
-        return false;
-    *num = (uint32_t)(tag >> 3);
-    *wt = (int)(tag & 7);
-    *val = NULL;
-    *vlen = 0;
-    switch (*wt) {
-    case 0:
-        return buf_varint(p, e, &v);
-    case 1:
-        if (e - *p < 8)
-            return false;
-        *p += 8;
-        return true;
-    case 5:
-        if (e - *p < 4)
-            return false;
-        *p += 4;
-        return true;
-    case 2:
-        if (!buf_varint(p, e, &v) || v > (uint64_t)(e - *p))
-            return false;
-        *val = *p;
-        *vlen = (size_t)v;
-        *p += v;
-        return true;
-    default:
-        return false;
-    }
-}
-
-bool ingest_perfetto_sniff(const char *buf, size_t len)
-{
-    const unsigned char *p = (const unsigned char *)buf;
-    unsigned char *head = NULL;
-    bool ok = false;
-    if (len >= 2 && p[0] == 0x1f && p[1] == 0x8b) { /* gzip: look at what it holds */
-        size_t cap = 65536;
-        head = malloc(cap);
-        if (!head)
-            return false;
-        z_stream z;
-        memset(&z, 0, sizeof z);
-        if (inflateInit2(&z, 15 + 16) != Z_OK) {
-            free(head);
-            return false;
-        }
-        z.next_in = (unsigned char *)p;
-        z.avail_in = (uInt)(len < UINT32_MAX ? len : UINT32_MAX);
-        z.next_out = head;
-        z.avail_out = (uInt)cap;
-        int zr = inflate(&z, Z_SYNC_FLUSH);
-        size_t n = cap - z.avail_out;
-        inflateEnd(&z);
-        if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR) {
-            free(head);
-            return false;
-        }
-        p = head;
-        len = n;
-    }
-    /* packets (field 1, length-delimited) whose own fields parse, as far
-     * as the head goes; at least one whole packet, or one of more than
-     * the head */
-    const unsigned char *q = p, *e = p + len;
-    int packets = 0;
-    while (q < e) {
-        uint64_t tag, plen;
-        if (!buf_varint(&q, e, &tag) || tag != ((1u << 3) | 2) || !buf_varint(&q, e, &plen))
-            break;
-        const unsigned char *pe = plen > (uint64_t)(e - q) ? e : q + plen;
-        bool whole = plen <= (uint64_t)(e - q);
-        bool good = plen > 0;
-        while (good && q < pe) {
-            uint32_t num;
-            int wt;
-            const unsigned char *val;
-            size_t vl;
-            const unsigned char *at = q;
-            if (!buf_field(&q, e, &num, &wt, &val, &vl)) {
-                /* a field cut by the end of the head is fine, in a head
-                 * long enough to have shown fields before it */
-                good = !whole && at > p + 64;
-                q = pe;
-                break;
-            }
-            if (q > pe && whole)
-                good = false;
-        }
-        if (!good)
-            break;
-        packets++;
-        q = pe;
-        if (!whole) {
-            ok = true;
-            break;
-        }
-    }
-    if (q >= e && packets > 0)
-        ok = true;
-    free(head);
-    return ok;
-}
-
-/* ---- inflating compressed_packets ---- */
-
-static int inflate_all(pf_reader *d, const ProtobufCBinaryData *in, uint64_t off, unsigned char **out,
-                       size_t *outlen)
-{
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    if (inflateInit2(&z, 15 + 32) != Z_OK)
-        return pf_fail(d, off, "out of memory");
-    size_t cap = in->len * 4 + 4096, n = 0;
-    unsigned char *b = malloc(cap);
-    z.next_in = in->data;
-    z.avail_in = (uInt)in->len;
-    int zr = Z_OK;
-    while (b && zr != Z_STREAM_END) {
-        if (n == cap) {
-            if (cap >= PF_PACKET_MAX) {
-                inflateEnd(&z);
-                free(b);
-                return pf_fail(d, off, "compressed_packets inflate to more than %zu MiB", PF_PACKET_MAX >> 20);
-            }
-            cap *= 2;
-            unsigned char *nb = realloc(b, cap);
-            if (!nb)
-                break;
-            b = nb;
-        }
-        z.next_out = b + n;
-        z.avail_out = (uInt)(cap - n);
-        zr = inflate(&z, Z_NO_FLUSH);
-        n = cap - z.avail_out;
-        if (zr != Z_OK && zr != Z_STREAM_END) {
-            inflateEnd(&z);
-            free(b);
-            return pf_fail(d, off, "compressed_packets: corrupt zlib data (%s)", z.msg ? z.msg : "inflate failed");
-        }
-        if (zr == Z_OK && z.avail_in == 0 && z.avail_out != 0) {
-            inflateEnd(&z);
-            free(b);
-            return pf_fail(d, off, "compressed_packets: zlib data cut short (truncated)");
-        }
-    }
-    inflateEnd(&z);
-    if (!b)
-        return pf_fail(d, off, "out of memory");
-    *out = b;
-    *outlen = n;
-    return 0;
-}
 
 /* ---- the first pass: names, kernel, machine ---- */
 
@@ -340,7 +71,7 @@ static int do_process_tree(pf_reader *d, const ArgusqPf__ProcessTree *pt, uint64
         if (!p->has_pid || p->pid <= 0)
             continue;
         if (add_tgid(d, p->pid, p->pid) < 0)
-            return pf_fail(d, off, "out of memory");
+            return ingest_pf_fail(d, off, "out of memory");
         if (p->n_cmdline > 0 && p->cmdline[0][0]) {
             const char *c = p->cmdline[0], *base = strrchr(c, '/');
             base = base && base[1] ? base + 1 : c;
@@ -354,7 +85,7 @@ static int do_process_tree(pf_reader *d, const ArgusqPf__ProcessTree *pt, uint64
         if (!t->has_tid || t->tid <= 0)
             continue;
         if (t->has_tgid && add_tgid(d, t->tid, t->tgid) < 0)
-            return pf_fail(d, off, "out of memory");
+            return ingest_pf_fail(d, off, "out of memory");
         if (t->name && t->name[0] && t->tid != t->tgid &&
             ingest_pf_name(d, (uint32_t)t->tid, t->name, strlen(t->name)) < 0)
             return -1;
@@ -388,8 +119,8 @@ static int names_trace(pf_reader *d, const unsigned char *p, size_t len, uint64_
         int wt;
         const unsigned char *val;
         size_t vl;
-        if (!buf_field(&q, e, &num, &wt, &val, &vl))
-            return pf_fail(d, off, "compressed_packets: corrupt protobuf inside (bad varint or a length past the end)");
+        if (!ingest_pf_buf_field(&q, e, &num, &wt, &val, &vl))
+            return ingest_pf_fail(d, off, "compressed_packets: corrupt protobuf inside (bad varint or a length past the end)");
         if (num == 1 && wt == 2 && names_packet(d, val, vl, off, depth) < 0)
             return -1;
     }
@@ -404,15 +135,15 @@ static int names_packet(pf_reader *d, const unsigned char *p, size_t len, uint64
         int wt;
         const unsigned char *val;
         size_t vl;
-        if (!buf_field(&q, e, &num, &wt, &val, &vl))
-            return pf_fail(d, off, "packet %llu: corrupt protobuf (bad varint, wire type or a length past the end)",
+        if (!ingest_pf_buf_field(&q, e, &num, &wt, &val, &vl))
+            return ingest_pf_fail(d, off, "packet %llu: corrupt protobuf (bad varint, wire type or a length past the end)",
                            (unsigned long long)d->npackets);
         if (wt != 2)
             continue;
         if (num == 2) {
             ArgusqPf__ProcessTree *pt = argusq_pf__process_tree__unpack(NULL, vl, val);
             if (!pt)
-                return pf_fail(d, off, "packet %llu: corrupt process_tree", (unsigned long long)d->npackets);
+                return ingest_pf_fail(d, off, "packet %llu: corrupt process_tree", (unsigned long long)d->npackets);
             int rc = do_process_tree(d, pt, off);
             argusq_pf__process_tree__free_unpacked(pt, NULL);
             if (rc < 0)
@@ -420,14 +151,14 @@ static int names_packet(pf_reader *d, const unsigned char *p, size_t len, uint64
         } else if (num == 45) {
             ArgusqPf__SystemInfo *si = argusq_pf__system_info__unpack(NULL, vl, val);
             if (!si)
-                return pf_fail(d, off, "packet %llu: corrupt system_info", (unsigned long long)d->npackets);
+                return ingest_pf_fail(d, off, "packet %llu: corrupt system_info", (unsigned long long)d->npackets);
             do_system_info(d, si);
             argusq_pf__system_info__free_unpacked(si, NULL);
         } else if (num == 50 && depth == 0) {
             unsigned char *b;
             size_t bl;
             ProtobufCBinaryData in = {vl, (uint8_t *)val};
-            if (inflate_all(d, &in, off, &b, &bl) < 0)
+            if (ingest_pf_inflate(d, &in, off, &b, &bl) < 0)
                 return -1;
             int rc = names_trace(d, b, bl, off, depth + 1);
             free(b);
@@ -543,10 +274,10 @@ static int do_bundle(pf_reader *d, pf_hold *h, const ArgusqPf__FtraceEventBundle
 {
     uint32_t cpu = b->has_cpu ? b->cpu : 0;
     if (cpu >= PF_CPU_MAX)
-        return pf_fail(d, off, "packet %llu: cpu %u (at most %d)", (unsigned long long)d->npackets, cpu, PF_CPU_MAX - 1);
+        return ingest_pf_fail(d, off, "packet %llu: cpu %u (at most %d)", (unsigned long long)d->npackets, cpu, PF_CPU_MAX - 1);
     pf_cpu *c = cpu_state(d, cpu);
     if (!c)
-        return pf_fail(d, off, "out of memory");
+        return ingest_pf_fail(d, off, "out of memory");
     if (b->has_lost_events && b->lost_events) { /* the ring buffer overflowed before this bundle */
         d->fr.st->skipped++;
         if (d->fr.sink->skip)
@@ -561,15 +292,15 @@ static int do_bundle(pf_reader *d, pf_hold *h, const ArgusqPf__FtraceEventBundle
             cs->n_switch_next_comm_index != ns || cs->n_waking_pid != nw || cs->n_waking_target_cpu != nw ||
             cs->n_waking_prio != nw || cs->n_waking_comm_index != nw ||
             (cs->n_waking_common_flags != 0 && cs->n_waking_common_flags != nw))
-            return pf_fail(d, off, "packet %llu: compact_sched: its arrays differ in length",
+            return ingest_pf_fail(d, off, "packet %llu: compact_sched: its arrays differ in length",
                            (unsigned long long)d->npackets);
         for (size_t j = 0; j < ns; j++)
             if (cs->switch_next_comm_index[j] >= cs->n_intern_table)
-                return pf_fail(d, off, "packet %llu: compact_sched: comm index %u past the intern table",
+                return ingest_pf_fail(d, off, "packet %llu: compact_sched: comm index %u past the intern table",
                                (unsigned long long)d->npackets, cs->switch_next_comm_index[j]);
         for (size_t j = 0; j < nw; j++)
             if (cs->waking_comm_index[j] >= cs->n_intern_table)
-                return pf_fail(d, off, "packet %llu: compact_sched: comm index %u past the intern table",
+                return ingest_pf_fail(d, off, "packet %llu: compact_sched: comm index %u past the intern table",
                                (unsigned long long)d->npackets, cs->waking_comm_index[j]);
     }
     size_t i = 0, j = 0, k = 0;
@@ -654,8 +385,8 @@ static int events_trace(pf_reader *d, const unsigned char *p, size_t len, uint64
         int wt;
         const unsigned char *val;
         size_t vl;
-        if (!buf_field(&q, e, &num, &wt, &val, &vl))
-            return pf_fail(d, off, "compressed_packets: corrupt protobuf inside (bad varint or a length past the end)");
+        if (!ingest_pf_buf_field(&q, e, &num, &wt, &val, &vl))
+            return ingest_pf_fail(d, off, "compressed_packets: corrupt protobuf inside (bad varint or a length past the end)");
         if (num == 1 && wt == 2 && events_packet(d, val, vl, off, depth) < 0)
             return -1;
     }
@@ -666,12 +397,12 @@ static int events_packet(pf_reader *d, const unsigned char *p, size_t len, uint6
 {
     ArgusqPf__TracePacket *pkt = argusq_pf__trace_packet__unpack(NULL, len, p);
     if (!pkt)
-        return pf_fail(d, off, "packet %llu: corrupt protobuf (bad varint, wire type or a length past the end)",
+        return ingest_pf_fail(d, off, "packet %llu: corrupt protobuf (bad varint, wire type or a length past the end)",
                        (unsigned long long)d->npackets);
     pf_hold *h = calloc(1, sizeof *h);
     if (!h) {
         argusq_pf__trace_packet__free_unpacked(pkt, NULL);
-        return pf_fail(d, off, "out of memory");
+        return ingest_pf_fail(d, off, "out of memory");
     }
     h->pkt = pkt;
     h->refs = 1; /* ours, until the end of this function */
@@ -681,7 +412,7 @@ static int events_packet(pf_reader *d, const unsigned char *p, size_t len, uint6
     if (rc == 0 && pkt->has_compressed_packets && depth == 0) {
         unsigned char *b;
         size_t bl;
-        rc = inflate_all(d, &pkt->compressed_packets, off, &b, &bl);
+        rc = ingest_pf_inflate(d, &pkt->compressed_packets, off, &b, &bl);
         if (rc == 0) {
             rc = events_trace(d, b, bl, off, depth + 1);
             free(b);
@@ -698,29 +429,29 @@ static int walk(pf_reader *d, bool names)
     d->npackets = 0;
     for (;;) {
         uint64_t off = d->in_off + d->in_pos, tag, len;
-        int got = in_varint(d, &tag);
+        int got = ingest_pf_in_varint(d, &tag);
         if (got <= 0)
             return got;
         if ((tag >> 3) == 0 || ((tag & 7) != 2 && (tag & 7) != 0))
-            return pf_fail(d, off, "not a Perfetto trace packet (field %llu, wire type %d)",
+            return ingest_pf_fail(d, off, "not a Perfetto trace packet (field %llu, wire type %d)",
                            (unsigned long long)(tag >> 3), (int)(tag & 7));
         /* the length (or a varint field's value: none of Trace's is known) */
-        got = in_varint(d, &len);
+        got = ingest_pf_in_varint(d, &len);
         if (got < 0)
             return -1;
         if (got == 0)
-            return pf_fail(d, off, "the file ends after a field tag (truncated)");
+            return ingest_pf_fail(d, off, "the file ends after a field tag (truncated)");
         if ((tag & 7) == 0)
             continue;
         if ((tag >> 3) != 1) {
-            if (in_bytes(d, NULL, len, off) < 0)
+            if (ingest_pf_in_bytes(d, NULL, len, off) < 0)
                 return -1;
             continue;
         }
         d->npackets++;
         d->fr.st->lines = d->npackets;
         if (len > PF_PACKET_MAX)
-            return pf_fail(d, off, "packet %llu: %llu bytes (more than %zu MiB): corrupt",
+            return ingest_pf_fail(d, off, "packet %llu: %llu bytes (more than %zu MiB): corrupt",
                            (unsigned long long)d->npackets, (unsigned long long)len, PF_PACKET_MAX >> 20);
         if (len > d->pkt_cap) {
             size_t c = d->pkt_cap ? d->pkt_cap : 65536;
@@ -728,11 +459,11 @@ static int walk(pf_reader *d, bool names)
                 c *= 2;
             unsigned char *nb = realloc(d->pkt, c);
             if (!nb)
-                return pf_fail(d, off, "out of memory");
+                return ingest_pf_fail(d, off, "out of memory");
             d->pkt = nb;
             d->pkt_cap = c;
         }
-        if (in_bytes(d, d->pkt, len, off) < 0)
+        if (ingest_pf_in_bytes(d, d->pkt, len, off) < 0)
             return -1;
         int rc = names ? names_packet(d, d->pkt, (size_t)len, off, 0) : events_packet(d, d->pkt, (size_t)len, off, 0);
         if (rc < 0)
@@ -749,7 +480,7 @@ static int rewind_input(pf_reader *d)
     d->eof = false;
     d->mem_pos = 0;
     if (d->gz && gzrewind(d->gz) != 0)
-        return pf_fail(d, 0, "cannot read the file again");
+        return ingest_pf_fail(d, 0, "cannot read the file again");
     return 0;
 }
 
@@ -763,13 +494,13 @@ static int pf_run(pf_reader *d, const ingest_sink *sink, ingest_stats *st, char 
     d->heap = malloc(PF_HEAP_MAX * sizeof *d->heap);
     int rc = -1;
     if (!d->in || !d->heap) {
-        pf_fail(d, 0, "out of memory");
+        ingest_pf_fail(d, 0, "out of memory");
         goto out;
     }
     if (walk(d, true) < 0)
         goto out;
     if (d->npackets == 0) {
-        pf_fail(d, 0, "no trace packet: an empty Perfetto trace");
+        ingest_pf_fail(d, 0, "no trace packet: an empty Perfetto trace");
         goto out;
     }
     if (d->ntgids)

@@ -70,6 +70,27 @@ typedef struct pf_reader {
     size_t vlen;
 } pf_reader;
 
+#define PF_PACKET_MAX ((size_t)256 << 20) /* a packet, or a compressed_packets inflated */
+#define PF_IN_SIZE ((size_t)1 << 18)       /* the stream's read buffer */
+
+/* ---- perfetto_wire.c ---- */
+
+/* "PATH: byte OFF: message" into the reader's err; returns -1. */
+int ingest_pf_fail(pf_reader *d, uint64_t off, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The stream: 1 a varint read, 0 the end before its first byte, -1 error. */
+int ingest_pf_in_varint(pf_reader *d, uint64_t *v);
+/* n bytes of the stream into dst (NULL: skipped); at: offset for messages.  0 or -1. */
+int ingest_pf_in_bytes(pf_reader *d, unsigned char *dst, uint64_t n, uint64_t at);
+/* One field of a buffer at *p: number, wire type, and a length-delimited
+ * one's bytes.  False: a bad varint, wire type or length. */
+bool ingest_pf_buf_field(const unsigned char **p, const unsigned char *e, uint32_t *num, int *wt,
+                         const unsigned char **val, size_t *vlen);
+/* compressed_packets inflated into *out (malloc'd, at most PF_PACKET_MAX).  0 or -1. */
+int ingest_pf_inflate(pf_reader *d, const ProtobufCBinaryData *in, uint64_t off, unsigned char **out,
+                      size_t *outlen);
+
+/* ---- perfetto_map.c ---- */
+
 /* Names thread tid before it is seen (ingest_ft_full_comm, with room in
  * the thread table first).  0 or -1. */
 int ingest_pf_name(pf_reader *d, uint32_t tid, const char *comm, size_t n);
