@@ -191,6 +191,69 @@ static bool marker_argus(const char *p, size_t n, const char **rest, size_t *res
     return true;
 }
 
+/* Android's atrace writes its slices to trace_marker: `B|PID|NAME` a
+ * slice begins on the writing thread, `E|PID` the innermost one ends,
+ * `C|PID|NAME|VALUE` a counter, `S|PID|NAME|COOKIE` / `F|PID|NAME|COOKIE`
+ * an async slice.  The event stays raw with its buf=, and gets atrace=
+ * the letter, tgid= PID, and slice= NAME without a trailing instance
+ * number (counter= and value= for C, cookie= for S/F), so `find events where slice = "Choreographer#doFrame"`
+ * finds the node that ran it, whatever reader (text, .dat, Perfetto) it
+ * came through.  Other text: nothing more. */
+static int marker_atrace(ftrace_reader *r, const char *p, size_t n)
+{
+    while (n && (p[n - 1] == '\n' || p[n - 1] == ' ' || p[n - 1] == '\t'))
+        n--;
+    if (n < 1 || !strchr("BECSF", p[0]) || (n > 1 && p[1] != '|'))
+        return 0;
+    const char *f[4] = {NULL, NULL, NULL, NULL}; /* PID NAME VALUE/COOKIE */
+    size_t fl[4] = {0, 0, 0, 0};
+    const char *q = p + 1, *e = p + n;
+    int nf = 0;
+    while (q < e && *q == '|' && nf < 3) {
+        q++;
+        /* NAME runs to the end for B (it may hold '|'); C/S/F end it at
+         * the last '|' (their value or cookie follows) */
+        const char *end = memchr(q, '|', (size_t)(e - q));
+        if (nf == 1 && p[0] == 'B')
+            end = NULL;
+        if (nf == 1 && p[0] != 'B' && end) {
+            const char *last = end;
+            for (const char *t = end; t && t < e; t = memchr(t + 1, '|', (size_t)(e - t - 1)))
+                last = t;
+            end = last;
+        }
+        f[nf] = q;
+        fl[nf] = end ? (size_t)(end - q) : (size_t)(e - q);
+        q += fl[nf];
+        nf++;
+    }
+    uint32_t tgid;
+    if (p[0] != 'E' && (nf < 2 || fl[1] == 0))
+        return 0; /* not atrace's: B, C, S, F name something */
+    if (ingest_ft_attr(r, "atrace", p, 1) < 0)
+        return -1;
+    if (nf >= 1 && ingest_ft_dec_u32(f[0], fl[0], &tgid) && ingest_ft_attr_u64(r, "tgid", tgid) < 0)
+        return -1;
+    if (p[0] == 'E')
+        return 0;
+    /* a trailing number is the instance (`Choreographer#doFrame 191059`,
+     * a frame's vsync id): slice= is the name without it, so a slice is
+     * found, and compared between runs, by what it is (buf= keeps all) */
+    size_t nl = fl[1];
+    if (p[0] != 'C') {
+        size_t d = nl;
+        while (d > 0 && f[1][d - 1] >= '0' && f[1][d - 1] <= '9')
+            d--;
+        if (d < nl && d > 1 && f[1][d - 1] == ' ')
+            nl = d - 1;
+    }
+    if (ingest_ft_attr(r, p[0] == 'C' ? "counter" : "slice", f[1], nl) < 0)
+        return -1;
+    if (nf >= 3 && ingest_ft_attr(r, p[0] == 'C' ? "value" : "cookie", f[2], fl[2]) < 0)
+        return -1;
+    return 0;
+}
+
 /* tracing_mark_write / print (buf: the text written).  `argus: TYPE
  * [WORD ...] [KEY=VALUE ...]` is the Argus event it spells (spec, last
  * row of the ftrace mapping), validated and mapped by the Argus reader's
@@ -241,7 +304,9 @@ static int map_marker(ftrace_reader *r, db_event *ev)
     if (!marker_argus(buf->val, buf->vlen, &rest, &rest_len)) {
         ev->type = DB_EV_RAW;
         record_marker(r, buf->val, buf->vlen);
-        return ingest_ft_attr(r, "buf", buf->val, buf->vlen);
+        if (ingest_ft_attr(r, "buf", buf->val, buf->vlen) < 0)
+            return -1;
+        return marker_atrace(r, buf->val, buf->vlen);
     }
     /* the text lies in the reader's own buffer: end it there */
     ((char *)rest)[rest_len] = '\0';

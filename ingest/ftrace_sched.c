@@ -68,7 +68,9 @@ static void state_from_number(uint64_t v, char *out, size_t cap)
  * obj = next_pid either way. */
 int ingest_ft_map_switch(ftrace_reader *r, db_event *ev)
 {
-    static const char *const rest[] = {"prev_comm", "prev_pid", "prev_prio", "next_prio", NULL};
+    /* blocked_caller: where the wait blocked, from Perfetto's
+     * sched_blocked_reason (perfetto.c); no text form has it */
+    static const char *const rest[] = {"prev_comm", "prev_pid", "prev_prio", "next_prio", "blocked_caller", NULL};
     char state[32];
     uint32_t next_pid;
     const ftrace_kv *st = ingest_ft_kv_get(r, "prev_state");

@@ -104,8 +104,15 @@ static void do_system_info(pf_reader *d, const ArgusqPf__SystemInfo *si)
         /* raw syscall numbers are named only on a machine whose table we have */
         d->fr.x86_64 = ingest_arch_known(si->utsname->machine);
     }
-    if (si->android_build_fingerprint && si->android_build_fingerprint[0])
-        snprintf(m->recorder, sizeof m->recorder, "perfetto (%.110s)", si->android_build_fingerprint);
+    /* the recorder: traced's own version when it wrote it ("Perfetto
+     * v30.0 ..."), else "perfetto"; the Android build it ran on after */
+    const char *v = si->tracing_service_version && si->tracing_service_version[0] ? si->tracing_service_version
+                                                                                   : "perfetto";
+    const char *fp = si->android_build_fingerprint;
+    if (fp && fp[0])
+        snprintf(m->recorder, sizeof m->recorder, "%.50s, Android %.60s", v, fp);
+    else
+        snprintf(m->recorder, sizeof m->recorder, "%.120s", v);
 }
 
 static int names_packet(pf_reader *d, const unsigned char *p, size_t len, uint64_t off, int depth);
@@ -233,6 +240,36 @@ static int push_item(pf_reader *d, pf_item *it)
     return 0;
 }
 
+/* sched_blocked_reason (Android's tracepoint, at the wakeup of a task in
+ * D state): where the task blocked.  It is the reason of the wait its last
+ * switch began (paper/000 1.b: the wait that ends the node), so it goes on
+ * that switch as blocked_caller= while the switch still waits in the heap
+ * (one handed on already keeps reason=io only).  The value is the caller
+ * field as the file has it: a kernel address, or, from a recorder that
+ * symbolizes, an id into kernel_symbols interned data, which this reader
+ * does not read (the Android 13 trace of ../shared has ids 1..n and no
+ * table). */
+static void blocked_reason(pf_reader *d, const ArgusqPf__SchedBlockedReasonFtraceEvent *b)
+{
+    pf_item *last = NULL;
+    for (size_t i = 0; i < d->nheap; i++) {
+        pf_item *it = &d->heap[i];
+        int32_t prev;
+        if (it->form == PF_CSWITCH)
+            prev = it->prev_pid;
+        else if (it->form == PF_FULL && it->ev->event_case == ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_SWITCH)
+            prev = it->ev->sched_switch->prev_pid;
+        else
+            continue;
+        if (prev == b->pid && (!last || it->seq > last->seq))
+            last = it;
+    }
+    if (last) {
+        last->has_blocked = true;
+        last->blocked = b->caller;
+    }
+}
+
 /* ---- a bundle: one CPU's events, full and compact, in time order ---- */
 
 static pf_cpu *cpu_state(pf_reader *d, uint32_t cpu)
@@ -323,6 +360,8 @@ static int do_bundle(pf_reader *d, pf_hold *h, const ArgusqPf__FtraceEventBundle
             it.ts = fts;
             it.tid = ev->pid;
             it.ctx = ev->has_common_flags ? flags_ctx(ev->common_flags) : DB_CTX_UNKNOWN;
+            if (ev->event_case == ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_BLOCKED_REASON && ev->sched_blocked_reason->pid > 0)
+                blocked_reason(d, ev->sched_blocked_reason);
             if (ev->event_case == ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_SWITCH) {
                 const ArgusqPf__SchedSwitchFtraceEvent *sw = ev->sched_switch;
                 cpu_set(c, sw->next_pid, sw->has_next_prio, sw->next_prio, sw->next_comm);

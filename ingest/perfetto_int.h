@@ -33,6 +33,8 @@ typedef struct pf_item {
     uint32_t tid;                    /* the event's task */
     uint16_t cpu;
     uint8_t form, ctx;
+    bool has_blocked;                /* a switch: sched_blocked_reason named its wait's function */
+    uint64_t blocked;                /* that function's address */
     char prev_comm[24];
 } pf_item;
 

@@ -120,6 +120,17 @@ static bool full_pairs(pf_reader *d, const ArgusqPf__FtraceEvent *e, ftrace_ev_k
                      s->next_pid, s->next_prio);
         return true;
     }
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_CPU_IDLE:
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_CPU_FREQUENCY: {
+        /* the two messages have the same fields; kept raw, as their text is */
+        bool idle = e->event_case == ARGUSQ_PF__FTRACE_EVENT__EVENT_CPU_IDLE;
+        const ArgusqPf__CpuIdleFtraceEvent *s =
+            idle ? e->cpu_idle : (const ArgusqPf__CpuIdleFtraceEvent *)e->cpu_frequency;
+        *name = idle ? "cpu_idle" : "cpu_frequency";
+        kv_u(d, "state", s->state);
+        kv_u(d, "cpu_id", s->cpu_id);
+        return true;
+    }
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_WAKEUP: {
         const ArgusqPf__SchedWakeupFtraceEvent *s = e->sched_wakeup;
         *name = "sched_wakeup";
@@ -416,6 +427,8 @@ int ingest_pf_emit(pf_reader *d, const pf_item *it)
             r->sink->skip(r->sink->ctx);
         return 0;
     }
+    if (it->has_blocked)
+        kv_hex(d, "blocked_caller", it->blocked);
     ftrace_line li;
     memset(&li, 0, sizeof li);
     /* the task's name comes from the names the file gives (process_tree,
