@@ -88,13 +88,14 @@ int ingest_pf_in_varint(pf_reader *d, uint64_t *v)
 /* n bytes into dst (NULL: skipped) */
 int ingest_pf_in_bytes(pf_reader *d, unsigned char *dst, uint64_t n, uint64_t at)
 {
+    uint64_t want = n;
     while (n > 0) {
         if (d->in_pos == d->in_len && in_fill(d) < 0)
             return -1;
         size_t avail = d->in_len - d->in_pos;
         if (avail == 0)
             return ingest_pf_fail(d, at, "a length of %llu bytes runs past the end of the file (truncated)",
-                           (unsigned long long)n);
+                           (unsigned long long)want);
         size_t take = avail < n ? avail : (size_t)n;
         if (dst) {
             memcpy(dst, d->in + d->in_pos, take);
@@ -190,8 +191,10 @@ bool ingest_perfetto_sniff(const char *buf, size_t len)
     }
     /* packets (field 1, length-delimited) whose own fields parse, as far
      * as the head goes; at least one whole packet, or one of more than
-     * the head */
-    const unsigned char *q = p, *e = p + len;
+     * the head.  A file whose first 4 KiB or more are such packets is one
+     * even when what follows is not (a corrupt or cut file: the reader
+     * then says where); text parses as packets for a few bytes at most. */
+    const unsigned char *q = p, *e = p + len, *good_end = p;
     int packets = 0;
     while (q < e) {
         uint64_t tag, plen;
@@ -220,12 +223,14 @@ bool ingest_perfetto_sniff(const char *buf, size_t len)
             break;
         packets++;
         q = pe;
+        if (whole)
+            good_end = q;
         if (!whole) {
             ok = true;
             break;
         }
     }
-    if (q >= e && packets > 0)
+    if ((q >= e && packets > 0) || (packets >= 2 && good_end - p >= 4096))
         ok = true;
     free(head);
     return ok;

@@ -1,0 +1,262 @@
+"""Perfetto's protobuf traces (issue 20).
+
+Every file of ../shared/foreign-perfetto (SOURCES.md: origin, licence, and
+event counts made by a walk of the protobuf wire format, independently of
+argusq), used from there, never copied here.  The figures below are
+SOURCES.md's:
+
+  switches  sched_switch events (full FtraceEvents, or compact_sched's)
+  wakeups   (event, count): sched_wakeup in the Android 11 trace, the
+            compact form's sched_waking in the Android 13 one
+  binder    binder_transaction (= binder_transaction_received) events
+
+Which tasks the file names at all is found here by a wire walk of its own
+(named_tids): a `<...>` thread is only right for a tid none of them is.
+"""
+import collections
+import gzip
+import os
+import unittest
+import zlib
+
+from common import ROOT, ArchiveCase
+
+PERFETTO = os.path.join(ROOT, "..", "shared", "foreign-perfetto")
+
+FILES = {
+    "ms-perftools-linux-android-test_trace.perfetto-trace":
+        dict(switches=15267, wakeups=("sched_wakeup", 8743), binder=0, kernel="4.19.113", arch="aarch64"),
+    "Perfetto-Skills-api32_startup_warm.perfetto-trace":
+        dict(switches=11086, wakeups=("sched_waking", 6857), binder=1365, kernel="5.10.107", arch="aarch64"),
+}
+
+
+# ---- a protobuf wire walk, independent of the reader ----
+
+def _varint(b, i):
+    v = s = 0
+    while True:
+        c = b[i]
+        i += 1
+        v |= (c & 0x7F) << s
+        s += 7
+        if not c & 0x80:
+            return v, i
+
+
+def _fields(b):
+    i = 0
+    while i < len(b):
+        t, i = _varint(b, i)
+        n, w = t >> 3, t & 7
+        if w == 0:
+            v, i = _varint(b, i)
+        elif w == 1:
+            v, i = b[i:i + 8], i + 8
+        elif w == 5:
+            v, i = b[i:i + 4], i + 4
+        elif w == 2:
+            ln, i = _varint(b, i)
+            v, i = b[i:i + ln], i + ln
+        else:
+            raise ValueError(f"wire type {w}")
+        yield n, w, v
+
+
+def named_tids(path):
+    """The tids the file gives a name (process_tree, and the comm fields of
+    sched_switch, sched_wakeup/waking, task_newtask/rename and
+    compact_sched), and those task_rename renames."""
+    with open(path, "rb") as f:
+        data = f.read()
+    named, renamed = set(), set()
+
+    def msg(b):
+        return {n: v for n, _, v in _fields(b)}
+
+    def packet(b):
+        for n, w, v in _fields(b):
+            if n == 2 and w == 2:  # process_tree: processes 1 {pid 1, cmdline 3}, threads 2 {tid 1, name 2}
+                for pn, pw, pv in _fields(v):
+                    if pw != 2:
+                        continue
+                    m = msg(pv)
+                    if pn == 1 and 3 in m:
+                        named.add(m.get(1))
+                    if pn == 2 and 2 in m:
+                        named.add(m.get(1))
+            elif n == 1 and w == 2:  # ftrace_events
+                for bn, _, bv in _fields(v):
+                    if bn == 2:
+                        for en, ew, ev in _fields(bv):
+                            if ew != 2:
+                                continue
+                            m = msg(ev) if en in (4, 17, 20, 114, 235, 236) else {}
+                            if en == 4:  # sched_switch: prev_pid 2, next_pid 6
+                                named.update({m.get(2), m.get(6)})
+                            elif en in (17, 20, 114):
+                                named.add(m.get(2))
+                            elif en in (235, 236):
+                                named.add(m.get(1))
+                                if en == 236:
+                                    renamed.add(m.get(1))
+                    elif bn == 4:  # compact_sched: switch_next_pid 3, waking_pid 8 (packed)
+                        for cn, _, cv in _fields(bv):
+                            if cn in (3, 8):
+                                i = 0
+                                while i < len(cv):
+                                    x, i = _varint(cv, i)
+                                    named.add(x)
+            elif n == 50 and w == 2:
+                trace(zlib.decompress(v))
+
+    def trace(b):
+        for n, w, v in _fields(b):
+            if n == 1 and w == 2:
+                packet(v)
+
+    trace(data)
+    return {t for t in named if t}, renamed
+
+
+class Perfetto(ArchiveCase):
+    def setUp(self):
+        if not os.path.isdir(PERFETTO):
+            self.skipTest(f"{PERFETTO} is not there (../shared beside the project)")
+        super().setUp()
+
+    def test_every_file_is_listed(self):
+        self.assertEqual({f for f in os.listdir(PERFETTO) if f.endswith(".perfetto-trace")}, set(FILES))
+
+    def check(self, name, want, path=None, source=None):
+        s = self.ingest(path or os.path.join(PERFETTO, name), name=name)
+        self.assertEqual(s["format"], "perfetto")
+        self.assertIn("erfetto", s["recorder"])
+        q = lambda stmt: self.json("--trace", name, stmt)
+        t = [t for t in self.json("traces")["traces"] if t["name"] == name][0]
+        self.assertEqual(t["format"], "perfetto")
+        self.assertTrue(t["labels"]["kernel"].startswith(want["kernel"]), t["labels"]["kernel"])
+        self.assertEqual(t["labels"]["arch"], want["arch"])
+        switches = q('find events where event = "sched_switch"')["events"]
+        self.assertEqual(len(switches), want["switches"])
+        ev, n = want["wakeups"]
+        self.assertEqual(len(q(f'find events where event = "{ev}"')["events"]), n)
+        self.assertTrue(q('find edges where kind = "wakeup" limit 1')["edges"], "wakeup edges")
+        # no thread runs on two CPUs at once: what each CPU runs, from its switches
+        running, spans = {}, collections.defaultdict(list)
+        for e in switches:
+            if e["cpu"] in running and running[e["cpu"]][0]:
+                tid, begin = running[e["cpu"]]
+                spans[tid].append((begin, e["ts"], e["cpu"]))
+            running[e["cpu"]] = (e["next_pid"], e["ts"])
+        for tid, spl in spans.items():
+            spl.sort()
+            for a, b in zip(spl, spl[1:]):
+                self.assertFalse(b[0] < a[1] and a[2] != b[2], f"thread {tid} on CPUs {a[2]} and {b[2]} at {b[0]}")
+        # a switch's task is the one the switch before it on its CPU put there
+        last = {}
+        for e in switches:
+            if e["cpu"] in last:
+                self.assertEqual(e["tid"], last[e["cpu"]], f"switch {e['id']}")
+            last[e["cpu"]] = e["next_pid"]
+        ts = [e["ts"] for e in switches]
+        self.assertEqual(ts, sorted(ts))
+        self.assertTrue(any(x % 1000 for x in ts), "nanoseconds")
+        nodes = q("find nodes")["nodes"]
+        named, renamed = named_tids(os.path.join(PERFETTO, source or name))
+        unnamed = {n["tid"] for n in nodes if n["thread"] == "<...>"}
+        self.assertEqual(unnamed & named, set(), "<...> only for a task the file names nowhere")
+        procs = collections.defaultdict(set)
+        for n in nodes:
+            procs[n["pid"]].add(n["proc"])
+        self.assertEqual({p for p, v in procs.items() if len(v) > 1} - renamed, set(),
+                         "one name per process, but where task_rename renames it")
+        worst = max(nodes, key=lambda n: n["blocked"])
+        self.ok("--trace", name, f"slice back from node {worst['id']} depth 10")
+        self.ok("--trace", name, f"diagnose node {worst['id']}")
+        return s
+
+    def test_each_file(self):
+        for name, want in sorted(FILES.items()):
+            with self.subTest(file=name):
+                self.check(name, want)
+
+    def test_gzip_wrapped(self):
+        name = "ms-perftools-linux-android-test_trace.perfetto-trace"
+        gz = os.path.join(self.dir, name + ".gz")
+        with open(os.path.join(PERFETTO, name), "rb") as f, gzip.open(gz, "wb") as g:
+            g.write(f.read())
+        a = self.check("gz", FILES[name], path=gz, source=name)
+        b = self.ingest(os.path.join(PERFETTO, name), name="plain")
+        for k in ("events", "nodes", "edges", "threads", "processes"):
+            self.assertEqual(a[k], b[k], k)
+
+    def test_binder_messages(self):
+        name = "Perfetto-Skills-api32_startup_warm.perfetto-trace"
+        self.ingest(os.path.join(PERFETTO, name), name=name)
+        q = lambda stmt: self.json("--trace", name, stmt)
+        sends = {e["id"]: e for e in q('find events where event = "binder_transaction"')["events"]}
+        recvs = {e["id"]: e for e in q('find events where event = "binder_transaction_received"')["events"]}
+        self.assertEqual((len(sends), len(recvs)), (1365, 1365))
+        self.assertEqual({(e["type"], e["phase"]) for e in sends.values()}, {("mach_msg", "send")})
+        edges = q('find edges where kind = "ipc"')["edges"]
+        self.assertEqual(len(edges), 1365, "every transaction, received, is a message edge")
+        for e in edges:
+            s, r = sends[e["from_event"]], recvs[e["to_event"]]
+            self.assertEqual(s["transaction"], r["transaction"])
+        # a reply's edge goes back to the thread that sent the request
+        replies = [e for e in edges if sends[e["from_event"]]["binder_reply"] == 1]
+        self.assertGreater(len(replies), 400)
+        requests = collections.defaultdict(list)  # (requester, server) -> request times
+        for e in edges:
+            s, r = sends[e["from_event"]], recvs[e["to_event"]]
+            if s["binder_reply"] == 0 and s["oneway"] == 0:
+                requests[(s["tid"], r["tid"])].append(r["ts"])
+        for e in replies:
+            s, r = sends[e["from_event"]], recvs[e["to_event"]]
+            self.assertEqual(r["tid"], s["dest_thread"])
+            self.assertTrue(any(ts <= s["ts"] for ts in requests[(r["tid"], s["tid"])]),
+                            f"reply {s['transaction']}: no request from {r['tid']} to {s['tid']} before it")
+        self.assertTrue(q('find edges where kind = "ipc_reply" limit 1')["edges"])
+        # atrace slices are found by name; sched_blocked_reason goes on waits
+        frames = q('find events where slice = "Choreographer#doFrame"')["events"]
+        self.assertTrue(frames and all(f["atrace"] == "B" and f["node"] for f in frames))
+        self.assertEqual(len(q('find events where event = "print"')["events"]), 13062)
+        self.assertEqual(len(q('find events where event = "sched_blocked_reason"')["events"]), 1253)
+        self.assertTrue(q('find events where type = "wait" and blocked_caller != "" limit 1')["events"])
+
+    def test_bad_files(self):
+        name = "ms-perftools-linux-android-test_trace.perfetto-trace"
+        with open(os.path.join(PERFETTO, name), "rb") as f:
+            whole = f.read()
+        i = 0  # the first packet boundary past 200000 bytes
+        while i < 200000:
+            _, i = _varint(whole, i)
+            ln, i = _varint(whole, i)
+            i += ln
+        data = whole[:i]
+        cut = os.path.join(self.dir, "cut.perfetto-trace")
+        with open(cut, "wb") as f:
+            f.write(whole[:len(whole) // 2])
+        badvarint = os.path.join(self.dir, "varint.perfetto-trace")
+        with open(badvarint, "wb") as f:
+            f.write(data + b"\x0a" + b"\xff" * 11)
+        toolong = os.path.join(self.dir, "long.perfetto-trace")
+        with open(toolong, "wb") as f:
+            f.write(data + b"\x0a\x80\x80\x04" + b"\x08\x01")
+        # a packet whose own fields are corrupt: a bundle's length past the packet
+        inner = os.path.join(self.dir, "inner.perfetto-trace")
+        with open(inner, "wb") as f:
+            f.write(data + b"\x0a\x04\x0a\x10\x08\x01")
+        for path, want in ((cut, "(truncated)"), (badvarint, "bad varint"),
+                           (toolong, "runs past the end of the file"), (inner, "packet")):
+            with self.subTest(path=os.path.basename(path)):
+                p = self.run_argusq("ingest", path)
+                self.assertNotEqual(p.returncode, 0)
+                self.assertIn(os.path.basename(path) + ": byte ", p.stderr)
+                self.assertIn(want, p.stderr)
+                self.assertEqual(self.json("traces")["traces"], [], "nothing half-ingested")
+
+
+if __name__ == "__main__":
+    unittest.main()
