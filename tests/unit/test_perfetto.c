@@ -1,0 +1,430 @@
+/* tests/unit/test_perfetto.c -- the Perfetto reader (ingest/perfetto*.c)
+ * fed traces built here, field by field, with a small protobuf writer and
+ * the field numbers of Perfetto's published schema: a full-form
+ * sched_switch bundle, the same scheduling as a compact_sched bundle
+ * (which must give exactly the same events and threads), binder
+ * transactions with a reply, atrace prints, compressed_packets, and
+ * corrupt input (a bad varint, a length past the end). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cmocka.h>
+
+#include "db/db.h"
+#include "ingest/ftrace.h"
+#include "ingest/ingest.h"
+#include "ingest/perfetto.h"
+
+#include "ftrace_rec.h"
+
+/* ---- a protobuf writer ---- */
+
+typedef struct pb {
+    unsigned char b[16384];
+    size_t n;
+} pb;
+
+static void pb_raw(pb *p, uint64_t v)
+{
+    do {
+        assert_true(p->n < sizeof p->b);
+        p->b[p->n++] = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+}
+
+static void pb_u(pb *p, unsigned f, uint64_t v) /* varint field (int32/int64: two's complement) */
+{
+    pb_raw(p, (uint64_t)f << 3);
+    pb_raw(p, v);
+}
+
+static void pb_bytes(pb *p, unsigned f, const void *d, size_t n)
+{
+    pb_raw(p, (uint64_t)f << 3 | 2);
+    pb_raw(p, n);
+    assert_true(p->n + n <= sizeof p->b);
+    memcpy(p->b + p->n, d, n);
+    p->n += n;
+}
+
+static void pb_s(pb *p, unsigned f, const char *s) { pb_bytes(p, f, s, strlen(s)); }
+static void pb_m(pb *p, unsigned f, const pb *m) { pb_bytes(p, f, m->b, m->n); }
+
+static void pb_packed(pb *p, unsigned f, const uint64_t *v, size_t n)
+{
+    pb m = {.n = 0};
+    for (size_t i = 0; i < n; i++)
+        pb_raw(&m, v[i]);
+    pb_m(p, f, &m);
+}
+
+/* Trace.packet (1) holding a TracePacket with ftrace_events (1) = bundle */
+static void put_bundle(pb *trace, const pb *bundle)
+{
+    pb pkt = {.n = 0};
+    pb_m(&pkt, 1, bundle);
+    pb_m(trace, 1, &pkt);
+}
+
+/* FtraceEvent {timestamp 1, pid 2, ONEOF-FIELD = msg} into a bundle's event (2) */
+static void put_event(pb *bundle, uint64_t ts, uint32_t pid, unsigned field, const pb *msg)
+{
+    pb e = {.n = 0};
+    pb_u(&e, 1, ts);
+    pb_u(&e, 2, pid);
+    pb_m(&e, field, msg);
+    pb_m(bundle, 2, &e);
+}
+
+/* SchedSwitchFtraceEvent (FtraceEvent field 4) */
+static void put_switch(pb *bundle, uint64_t ts, const char *pc, uint32_t pp, int64_t state, const char *nc,
+                       uint32_t np)
+{
+    pb s = {.n = 0};
+    pb_s(&s, 1, pc);
+    pb_u(&s, 2, pp);
+    pb_u(&s, 3, 120);
+    pb_u(&s, 4, (uint64_t)state);
+    pb_s(&s, 5, nc);
+    pb_u(&s, 6, np);
+    pb_u(&s, 7, 120);
+    put_event(bundle, ts, pp, 4, &s);
+}
+
+/* SchedWakingFtraceEvent (field 20): waker wakes pid */
+static void put_waking(pb *bundle, uint64_t ts, uint32_t waker, const char *comm, uint32_t pid, int32_t cpu)
+{
+    pb w = {.n = 0};
+    pb_s(&w, 1, comm);
+    pb_u(&w, 2, pid);
+    pb_u(&w, 3, 120);
+    pb_u(&w, 4, 1);
+    pb_u(&w, 5, (uint64_t)cpu);
+    put_event(bundle, ts, waker, 20, &w);
+}
+
+static rec *read_pb(const pb *trace, int want_rc, char *err, size_t errlen)
+{
+    rec *r = rec_new(true);
+    ingest_sink s = {.ctx = r, .proc = on_proc, .thread = on_thread, .event = on_event, .skip = on_skip};
+    ingest_stats st;
+    memset(&st, 0, sizeof st);
+    char e[512];
+    if (!err) {
+        err = e;
+        errlen = sizeof e;
+    }
+    int rc = ingest_perfetto_read_mem("t.pftrace", trace->b, trace->n, &s, &st, err, errlen);
+    if (rc != want_rc)
+        fail_msg("rc %d, want %d: %s", rc, want_rc, err);
+    assert_int_equal(r->order_errors, 0);
+    return r;
+}
+
+static const rec_event *nth_named(const rec *r, const char *name, int n)
+{
+    for (size_t i = 0; i < r->nev; i++)
+        if (strcmp(r->ev[i].name, name) == 0 && n-- == 0)
+            return &r->ev[i];
+    fail_msg("no event %s", name);
+    return NULL;
+}
+
+/* ---- scheduling: the full form, and the compact form of the same ---- */
+
+/* CPU 0: idle -> a(10) at 500 (full, in both traces), then a sleeps for b(20)
+ * at 1000, b wakes a at 1500, b is preempted by a at 2000. */
+static void sched_head(pb *trace)
+{
+    pb b = {.n = 0};
+    pb_u(&b, 1, 0);
+    put_switch(&b, 500, "swapper/0", 0, 0, "a", 10);
+    put_bundle(trace, &b);
+}
+
+static void sched_full(pb *trace)
+{
+    sched_head(trace);
+    pb b = {.n = 0};
+    pb_u(&b, 1, 0);
+    put_switch(&b, 1000, "a", 10, 1, "b", 20);
+    put_waking(&b, 1500, 20, "a", 10, 0);
+    put_switch(&b, 2000, "b", 20, 0, "a", 10);
+    put_bundle(trace, &b);
+}
+
+static void sched_compact(pb *trace)
+{
+    sched_head(trace);
+    pb cs = {.n = 0};
+    pb_s(&cs, 5, "b"); /* intern_table */
+    pb_s(&cs, 5, "a");
+    const uint64_t sts[] = {1000, 1000}, sstate[] = {1, 0}, spid[] = {20, 10}, sprio[] = {120, 120}, scomm[] = {0, 1};
+    pb_packed(&cs, 1, sts, 2); /* switch_timestamp, delta-encoded */
+    pb_packed(&cs, 2, sstate, 2);
+    pb_packed(&cs, 3, spid, 2);
+    pb_packed(&cs, 4, sprio, 2);
+    pb_packed(&cs, 6, scomm, 2);
+    const uint64_t wts[] = {1500}, wpid[] = {10}, wcpu[] = {0}, wprio[] = {120}, wcomm[] = {1};
+    pb_packed(&cs, 7, wts, 1); /* waking_timestamp */
+    pb_packed(&cs, 8, wpid, 1);
+    pb_packed(&cs, 9, wcpu, 1);
+    pb_packed(&cs, 10, wprio, 1);
+    pb_packed(&cs, 11, wcomm, 1);
+    pb b = {.n = 0};
+    pb_u(&b, 1, 0);
+    pb_m(&b, 4, &cs); /* compact_sched */
+    put_bundle(trace, &b);
+}
+
+static void test_full_switch(void **state)
+{
+    (void)state;
+    pb t = {.n = 0};
+    sched_full(&t);
+    rec *r = read_pb(&t, 0, NULL, 0);
+    assert_int_equal(r->nev, 4);
+    const rec_event *e = nth_named(r, "sched_switch", 1);
+    assert_int_equal(e->ev.ts, 1000);
+    assert_int_equal(e->ev.tid, 10);
+    assert_int_equal(e->ev.type, DB_EV_WAIT);
+    assert_attr(e, "reason", "sleep");
+    assert_attr(e, "next_comm", "b");
+    assert_attr(e, "prev_prio", "120");
+    e = nth_named(r, "sched_waking", 0);
+    assert_int_equal(e->ev.tid, 20);
+    assert_attr(e, "tid", "10");
+    e = nth_named(r, "sched_switch", 2);
+    assert_int_equal(e->ev.type, DB_EV_RAW); /* R: a preemption */
+    assert_string_equal(find_thread(r, 10)->name, "a");
+    assert_string_equal(find_thread(r, 20)->name, "b");
+    rec_free(r);
+}
+
+static void test_compact_is_full(void **state)
+{
+    (void)state;
+    pb f = {.n = 0}, c = {.n = 0};
+    sched_full(&f);
+    sched_compact(&c);
+    rec *rf = read_pb(&f, 0, NULL, 0), *rc = read_pb(&c, 0, NULL, 0);
+    assert_int_equal(rc->nev, rf->nev);
+    for (size_t i = 0; i < rf->nev; i++) {
+        const rec_event *a = &rf->ev[i], *b = &rc->ev[i];
+        assert_string_equal(a->name, b->name);
+        assert_int_equal(a->ev.ts, b->ev.ts);
+        assert_int_equal(a->ev.tid, b->ev.tid);
+        assert_int_equal(a->ev.pid, b->ev.pid);
+        assert_int_equal(a->ev.cpu, b->ev.cpu);
+        assert_int_equal(a->ev.type, b->ev.type);
+        assert_int_equal(a->ev.phase, b->ev.phase);
+        assert_int_equal(a->ev.obj, b->ev.obj);
+        assert_int_equal(a->ev.ctx, b->ev.ctx);
+        assert_int_equal(a->ev.attrs_len, b->ev.attrs_len);
+        if (memcmp(a->attrs, b->attrs, a->ev.attrs_len) != 0)
+            fail_msg("event %zu (%s): other attributes", i, a->name);
+    }
+    assert_int_equal(rc->nth, rf->nth);
+    for (size_t i = 0; i < rf->nth; i++) {
+        rec_thread *t = find_thread(rc, rf->th[i].tid);
+        assert_non_null(t);
+        assert_int_equal(t->pid, rf->th[i].pid);
+        assert_string_equal(t->name, rf->th[i].name);
+    }
+    rec_free(rf);
+    rec_free(rc);
+}
+
+/* ---- binder: a request, its receipt, the reply and its receipt ---- */
+
+static void put_txn(pb *bundle, uint64_t ts, uint32_t pid, int32_t id, int32_t node, int32_t proc, int32_t thread,
+                    int reply, uint32_t flags)
+{
+    pb m = {.n = 0};
+    pb_u(&m, 1, (uint64_t)id);
+    pb_u(&m, 2, (uint64_t)node);
+    pb_u(&m, 3, (uint64_t)proc);
+    pb_u(&m, 4, (uint64_t)thread);
+    pb_u(&m, 5, (uint64_t)reply);
+    pb_u(&m, 6, 3);
+    pb_u(&m, 7, flags);
+    put_event(bundle, ts, pid, 50, &m);
+}
+
+static void put_recv(pb *bundle, uint64_t ts, uint32_t pid, int32_t id)
+{
+    pb m = {.n = 0};
+    pb_u(&m, 1, (uint64_t)id);
+    put_event(bundle, ts, pid, 51, &m);
+}
+
+static void test_binder(void **state)
+{
+    (void)state;
+    pb t = {.n = 0};
+    /* process_tree (packet field 2): server 30 (/system/bin/srv), its thread 31 */
+    pb pt = {.n = 0}, proc = {.n = 0}, th = {.n = 0}, pkt = {.n = 0};
+    pb_u(&proc, 1, 30);
+    pb_s(&proc, 3, "/system/bin/srv");
+    pb_m(&pt, 1, &proc);
+    pb_u(&th, 1, 31);
+    pb_s(&th, 2, "binder:30_1");
+    pb_u(&th, 3, 30);
+    pb_m(&pt, 2, &th);
+    pb_m(&pkt, 2, &pt);
+    pb_m(&t, 1, &pkt);
+    pb b0 = {.n = 0}, b1 = {.n = 0};
+    pb_u(&b0, 1, 0);
+    pb_u(&b1, 1, 1);
+    put_txn(&b0, 100, 10, 7, 5, 30, 0, 0, 0x10); /* request of 10 to node 5 of 30 */
+    put_recv(&b1, 150, 31, 7);
+    put_txn(&b1, 200, 31, 8, 0, 10, 10, 1, 0); /* the reply, to thread 10 */
+    put_recv(&b0, 250, 10, 8);
+    put_txn(&b0, 300, 10, 9, 5, 30, 0, 0, 0x11); /* oneway */
+    put_bundle(&t, &b0);
+    put_bundle(&t, &b1);
+    rec *r = read_pb(&t, 0, NULL, 0);
+    assert_int_equal(r->nev, 5);
+    const rec_event *req = nth_named(r, "binder_transaction", 0), *rep = nth_named(r, "binder_transaction", 1);
+    const rec_event *got = nth_named(r, "binder_transaction_received", 0);
+    const rec_event *back = nth_named(r, "binder_transaction_received", 1);
+    const rec_event *ow = nth_named(r, "binder_transaction", 2);
+    assert_int_equal(req->ev.type, DB_EV_MACH_MSG);
+    assert_int_equal(req->ev.phase, DB_PH_BEGIN);
+    assert_int_equal(got->ev.phase, DB_PH_END);
+    assert_int_equal(got->ev.tid, 31);
+    assert_int_equal(got->ev.pid, 30);
+    assert_string_equal(find_thread(r, 31)->name, "binder:30_1");
+    assert_attr(req, "dest", "0x5");
+    assert_attr(req, "reply", "0x20000000a"); /* the requester's reply port: thread 10 */
+    assert_attr(req, "oneway", "0");
+    assert_attr(got, "dest", "0x5");
+    assert_attr(got, "reply", "0x20000000a");
+    assert_attr(got, "kmsg", "7");
+    assert_attr(rep, "binder_reply", "1");
+    assert_attr(rep, "dest", "0x20000000a"); /* sent to the port the request named */
+    assert_attr(back, "dest", "0x20000000a");
+    assert_int_equal(back->ev.tid, 10);
+    assert_attr(ow, "oneway", "1");
+    assert_attr(ow, "reply", "0x0");
+    rec_free(r);
+}
+
+/* ---- atrace prints, inside compressed_packets ---- */
+
+static void put_print(pb *bundle, uint64_t ts, uint32_t pid, const char *buf)
+{
+    pb m = {.n = 0};
+    pb_u(&m, 1, 0xffffffc010000000ull);
+    pb_s(&m, 2, buf);
+    put_event(bundle, ts, pid, 3, &m);
+}
+
+static void test_print_slices(void **state)
+{
+    (void)state;
+    pb inner = {.n = 0}, b = {.n = 0};
+    pb_u(&b, 1, 2);
+    put_print(&b, 100, 40, "B|40|Choreographer#doFrame 191059\n");
+    put_print(&b, 200, 40, "E|40\n");
+    put_print(&b, 300, 40, "C|40|frames|3\n");
+    put_bundle(&inner, &b);
+    /* TracePacket.compressed_packets (50): a Trace, zlib'd */
+    unsigned char z[16384];
+    uLongf zn = sizeof z;
+    assert_int_equal(compress(z, &zn, inner.b, inner.n), Z_OK);
+    pb pkt = {.n = 0}, t = {.n = 0};
+    pb_bytes(&pkt, 50, z, zn);
+    pb_m(&t, 1, &pkt);
+    rec *r = read_pb(&t, 0, NULL, 0);
+    assert_int_equal(r->nev, 3);
+    const rec_event *e = nth_named(r, "print", 0);
+    assert_int_equal(e->ev.type, DB_EV_RAW);
+    assert_int_equal(e->ev.cpu, 2);
+    assert_attr(e, "buf", "B|40|Choreographer#doFrame 191059");
+    assert_attr(e, "atrace", "B");
+    assert_attr(e, "slice", "Choreographer#doFrame");
+    assert_attr(e, "tgid", "40");
+    e = nth_named(r, "print", 1);
+    assert_attr(e, "atrace", "E");
+    e = nth_named(r, "print", 2);
+    assert_attr(e, "counter", "frames");
+    assert_attr(e, "value", "3");
+    rec_free(r);
+}
+
+/* ---- corrupt input ---- */
+
+static void test_bad_varint(void **state)
+{
+    (void)state;
+    pb t = {.n = 0};
+    sched_full(&t);
+    size_t at = t.n;
+    t.b[t.n++] = 0x0a; /* a packet's tag, then a length of 11 continuation bytes */
+    memset(t.b + t.n, 0xff, 11);
+    t.n += 11;
+    char err[512], want[64];
+    rec *r = read_pb(&t, -1, err, sizeof err);
+    snprintf(want, sizeof want, "t.pftrace: byte %zu: ", at + 1); /* the varint's own offset */
+    assert_non_null(strstr(err, want));
+    assert_non_null(strstr(err, "bad varint"));
+    rec_free(r);
+    /* inside a packet: a bundle's event whose length runs past the packet */
+    pb bad = {.n = 0};
+    sched_head(&bad);
+    at = bad.n;
+    const unsigned char pkt[] = {0x0a, 0x04, 0x0a, 0x02, 0x12, 0x10};
+    memcpy(bad.b + bad.n, pkt, sizeof pkt);
+    bad.n += sizeof pkt;
+    r = read_pb(&bad, -1, err, sizeof err);
+    snprintf(want, sizeof want, "t.pftrace: byte %zu: packet 2: corrupt", at);
+    assert_non_null(strstr(err, want));
+    rec_free(r);
+}
+
+static void test_length_past_end(void **state)
+{
+    (void)state;
+    pb t = {.n = 0};
+    sched_full(&t);
+    size_t at = t.n;
+    const unsigned char cut[] = {0x0a, 0x20, 0x08, 0x01, 0x08};
+    memcpy(t.b + t.n, cut, sizeof cut);
+    t.n += sizeof cut;
+    char err[512], want[64];
+    rec *r = read_pb(&t, -1, err, sizeof err);
+    snprintf(want, sizeof want, "t.pftrace: byte %zu: ", at);
+    assert_non_null(strstr(err, want));
+    assert_non_null(strstr(err, "a length of 32 bytes runs past the end of the file"));
+    rec_free(r);
+}
+
+static void test_detect(void **state)
+{
+    (void)state;
+    pb t = {.n = 0};
+    sched_full(&t);
+    assert_int_equal(ingest_detect((const char *)t.b, t.n), INGEST_PERFETTO);
+    const char *text = "\n# tracer: nop\n#\n  bash-1 [000] .... 1.000001: sched_waking: comm=a pid=2 prio=1\n";
+    assert_int_not_equal(ingest_detect(text, strlen(text)), INGEST_PERFETTO);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_full_switch), cmocka_unit_test(test_compact_is_full),
+        cmocka_unit_test(test_binder),      cmocka_unit_test(test_print_slices),
+        cmocka_unit_test(test_bad_varint),  cmocka_unit_test(test_length_past_end),
+        cmocka_unit_test(test_detect),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
