@@ -38,6 +38,12 @@ typedef struct pf_item {
     char prev_comm[24];
 } pf_item;
 
+/* A heap entry: an event's time and sequence, and its slot. */
+typedef struct pf_key {
+    uint64_t ts, seq;
+    uint32_t slot;
+} pf_key;
+
 /* What the compact form leaves implied: the task running on a CPU. */
 typedef struct pf_cpu {
     int64_t pid; /* -1: not known yet */
@@ -60,8 +66,11 @@ typedef struct pf_reader {
     unsigned char *pkt;        /* the current packet's bytes */
     size_t pkt_cap;
     uint64_t npackets;
-    pf_item *heap;             /* min-heap by (ts, seq) */
-    size_t nheap;
+    pf_key *keys;              /* min-heap by (ts, seq) of the events held */
+    size_t nheap, heap_cap;
+    pf_item *items;            /* the events, by slot */
+    uint32_t *free_slots;      /* slots not in use */
+    size_t nfree;
     uint64_t seq, last_ts;
     bool emitted;
     pf_cpu *cpus;
