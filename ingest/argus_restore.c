@@ -115,7 +115,7 @@ int ingest_argus_dump_record(const char *p, ingest_dump_head *h, char *msg, size
         return bad(msg, msglen, "bad dump record: missing format= (the dumped trace's format)");
     static const ingest_format known[] = {INGEST_FTRACE_TRACE, INGEST_TRACE_CMD_REPORT, INGEST_ARGUS,
                                           INGEST_TRACE_DAT,    INGEST_SYSTRACE_HTML,    INGEST_CTF,
-                                          INGEST_PERF_SCRIPT,  INGEST_PERF_DATA};
+                                          INGEST_PERF_SCRIPT,  INGEST_PERF_DATA,  INGEST_PERFETTO};
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (strcmp(h->format, ingest_format_name(known[i])) == 0)
             return 0;

@@ -124,6 +124,8 @@ static int names_packet(pf_reader *d, const unsigned char *p, size_t len, uint64
 /* the packets of a Trace in a buffer */
 static int names_trace(pf_reader *d, const unsigned char *p, size_t len, uint64_t off, int depth)
 {
+    if (len == 0) /* an empty packet or Trace: nothing (and p may be NULL) */
+        return 0;
     const unsigned char *q = p, *e = p + len;
     while (q < e) {
         uint32_t num;
@@ -140,6 +142,8 @@ static int names_trace(pf_reader *d, const unsigned char *p, size_t len, uint64_
 
 static int names_packet(pf_reader *d, const unsigned char *p, size_t len, uint64_t off, int depth)
 {
+    if (len == 0) /* an empty packet or Trace: nothing (and p may be NULL) */
+        return 0;
     const unsigned char *q = p, *e = p + len;
     while (q < e) {
         uint32_t num;
@@ -447,6 +451,8 @@ static int events_packet(pf_reader *d, const unsigned char *p, size_t len, uint6
 
 static int events_trace(pf_reader *d, const unsigned char *p, size_t len, uint64_t off, int depth)
 {
+    if (len == 0) /* an empty packet or Trace: nothing (and p may be NULL) */
+        return 0;
     const unsigned char *q = p, *e = p + len;
     while (q < e) {
         uint32_t num;
@@ -463,6 +469,8 @@ static int events_trace(pf_reader *d, const unsigned char *p, size_t len, uint64
 
 static int events_packet(pf_reader *d, const unsigned char *p, size_t len, uint64_t off, int depth)
 {
+    if (len == 0) /* an empty packet or Trace: nothing (and p may be NULL) */
+        return 0;
     ArgusqPf__TracePacket *pkt = argusq_pf__trace_packet__unpack(NULL, len, p);
     if (!pkt)
         return ingest_pf_fail(d, off, "packet %llu: corrupt protobuf (bad varint, wire type or a length past the end)",

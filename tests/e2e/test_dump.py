@@ -78,6 +78,15 @@ class RoundTrip(ArchiveCase):
                 with self.subTest(path=name):
                     self.round_trip(path)
 
+    def test_perfetto_files(self):
+        perfetto = os.path.join(os.path.dirname(FOREIGN), "foreign-perfetto")
+        if not os.path.isdir(perfetto):
+            self.skipTest(f"{perfetto} is not there (../shared beside the project)")
+        for name in sorted(os.listdir(perfetto)):
+            if name.endswith(".perfetto-trace"):
+                with self.subTest(path=name):
+                    self.round_trip(os.path.join(perfetto, name))
+
     def test_labels_and_rules_come_back(self):
         rules = os.path.join(self.dir, "r.rules")
         with open(rules, "w") as f:
