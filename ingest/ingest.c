@@ -305,7 +305,7 @@ int ingest_file_opts(const char *path, const ingest_sink *sink, const ingest_opt
         return ingest_tracedat_read(path, sink, st, err, errlen);
     case INGEST_PERFETTO: /* binary: read packet by packet (perfetto.c) */
         ingest_lines_close(&lb);
-        return ingest_perfetto_read(path, sink, st, err, errlen);
+        return ingest_perfetto_read(path, sink, opts, st, err, errlen);
     default:
         ingest_errf(err, errlen,
              "%s:1: unknown trace format (expected ftrace text, trace-cmd report, trace.dat, #argus-trace 1, "

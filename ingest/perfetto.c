@@ -586,6 +586,9 @@ static int pf_run(pf_reader *d, const ingest_sink *sink, ingest_stats *st, char 
         ingest_pf_fail(d, 0, "no trace packet: an empty Perfetto trace");
         goto out;
     }
+    /* no system_info: ingest --arch says the machine, as for text */
+    if (!st->meta.arch[0] && d->opts && d->opts->arch)
+        d->fr.x86_64 = ingest_arch_known(d->opts->arch);
     if (d->ntgids)
         qsort(d->tgids, d->ntgids, sizeof *d->tgids, cmp_pair);
     d->fr.tgids = (const uint32_t(*)[2])d->tgids;
@@ -613,11 +616,13 @@ out:
     return rc;
 }
 
-int ingest_perfetto_read(const char *path, const ingest_sink *sink, ingest_stats *st, char *err, size_t errlen)
+int ingest_perfetto_read(const char *path, const ingest_sink *sink, const ingest_opts *opts, ingest_stats *st,
+                         char *err, size_t errlen)
 {
     pf_reader d;
     memset(&d, 0, sizeof d);
     d.path = path;
+    d.opts = opts;
     FILE *f = fopen(path, "rb");
     if (!f) {
         ingest_errf(err, errlen, "%s: cannot open: %s", path, strerror(errno));

@@ -55,6 +55,7 @@ typedef struct pf_cpu {
 typedef struct pf_reader {
     ftrace_reader fr; /* the thread table and the mapping (ftrace.h) */
     const char *path;
+    const ingest_opts *opts;   /* NULL: none */
     gzFile gz;                 /* the file, or NULL: mem */
     const unsigned char *mem;  /* in memory (fuzzing, tests) */
     size_t mem_len, mem_pos;
