@@ -11,10 +11,22 @@
 #include "ftrace.h"
 #include "perfetto.pb-c.h"
 
-/* An unpacked packet and the events still waiting in the heap that point
- * into it (their strings are its): freed when the last one is handed on. */
+struct pf_reader;
+
+/* A block of a packet's arena (perfetto.c). */
+typedef struct pf_chunk {
+    struct pf_chunk *next;
+    size_t cap, used;
+    _Alignas(16) unsigned char data[];
+} pf_chunk;
+
+/* An unpacked packet (its memory: the chunks of its arena) and the events
+ * still waiting in the heap that point into it: freed when the last one
+ * is handed on. */
 typedef struct pf_hold {
-    ArgusqPf__TracePacket *pkt;
+    pf_chunk *chunks;
+    struct pf_reader *d; /* whose pool takes the chunks back */
+    size_t hint;         /* the first chunk's size */
     size_t refs;
 } pf_hold;
 
@@ -71,6 +83,8 @@ typedef struct pf_reader {
     size_t nheap, heap_cap;
     pf_item *items;            /* the events, by slot */
     uint32_t *free_slots;      /* slots not in use */
+    pf_chunk *pool;            /* arena chunks free for the next packet */
+    size_t npool;
     size_t nfree;
     uint64_t seq, last_ts;
     bool emitted;
