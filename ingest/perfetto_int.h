@@ -115,6 +115,14 @@ bool ingest_pf_buf_field(const unsigned char **p, const unsigned char *e, uint32
 int ingest_pf_inflate(pf_reader *d, const ProtobufCBinaryData *in, uint64_t off, unsigned char **out,
                       size_t *outlen);
 
+/* ---- perfetto_names.c: the first pass ---- */
+
+/* A packet's process_tree and system_info (and those of its
+ * compressed_packets, at depth 0).  0 or -1. */
+int ingest_pf_names_packet(pf_reader *d, const unsigned char *p, size_t len, uint64_t off, int depth);
+/* After the first pass: the tid -> tgid table for the mapping. */
+void ingest_pf_names_done(pf_reader *d);
+
 /* ---- perfetto_map.c ---- */
 
 /* Names thread tid before it is seen (ingest_ft_full_comm, with room in
