@@ -93,6 +93,7 @@ typedef struct pf_reader {
     uint32_t (*tgids)[2];      /* tid -> tgid from process_tree, sorted */
     size_t ntgids, tgcap;
     char vbuf[2048];           /* the current event's number values */
+    char other[32];            /* ftrace_event_N: an event the schema leaves out */
     size_t vlen;
 } pf_reader;
 

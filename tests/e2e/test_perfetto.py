@@ -66,10 +66,12 @@ def _fields(b):
 def named_tids(path):
     """The tids the file gives a name (process_tree, and the comm fields of
     sched_switch, sched_wakeup/waking, task_newtask/rename and
-    compact_sched), and those task_rename renames."""
+    compact_sched), those task_rename renames, and how many events the
+    file holds (FtraceEvents, compact switches and wakings)."""
     with open(path, "rb") as f:
         data = f.read()
     named, renamed = set(), set()
+    events = [0]
 
     def msg(b):
         return {n: v for n, _, v in _fields(b)}
@@ -88,6 +90,7 @@ def named_tids(path):
             elif n == 1 and w == 2:  # ftrace_events
                 for bn, _, bv in _fields(v):
                     if bn == 2:
+                        events[0] += 1
                         for en, ew, ev in _fields(bv):
                             if ew != 2:
                                 continue
@@ -107,6 +110,7 @@ def named_tids(path):
                                 while i < len(cv):
                                     x, i = _varint(cv, i)
                                     named.add(x)
+                                    events[0] += 1
             elif n == 50 and w == 2:
                 trace(zlib.decompress(v))
 
@@ -116,7 +120,7 @@ def named_tids(path):
                 packet(v)
 
     trace(data)
-    return {t for t in named if t}, renamed
+    return {t for t in named if t}, renamed, events[0]
 
 
 class Perfetto(ArchiveCase):
@@ -163,7 +167,8 @@ class Perfetto(ArchiveCase):
         self.assertEqual(ts, sorted(ts))
         self.assertTrue(any(x % 1000 for x in ts), "nanoseconds")
         nodes = q("find nodes")["nodes"]
-        named, renamed = named_tids(os.path.join(PERFETTO, source or name))
+        named, renamed, events = named_tids(os.path.join(PERFETTO, source or name))
+        self.assertEqual((s["events"], s["skipped"]), (events, 0), "every event stored")
         unnamed = {n["tid"] for n in nodes if n["thread"] == "<...>"}
         self.assertEqual(unnamed & named, set(), "<...> only for a task the file names nowhere")
         procs = collections.defaultdict(set)
