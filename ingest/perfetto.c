@@ -9,13 +9,14 @@
  * (every varint, length and wire type, so a corrupt file is a message,
  * not a read past a buffer) and because the schema stays declarative.
  * Measured (make bench's Perfetto line: the Android 11 trace of ../shared
- * repeated to 2.87M events, on this 2-core machine, shared): about 0.6M
- * events/s (4.5 cpu-s), short of the 3M target.  protobuf-c unpacks into
- * an arena per packet (its malloc and free of every part were a fifth of
- * the reading thread; with the arena its unpack is about 5%); the rest of
- * the reading thread is the merge of the CPUs (PF_HEAP_MAX events held,
- * their memory cold when handed on) and the mapping, so a hand decoder
- * alone would not reach the target either.
+ * repeated to 2.87M events, on this 2-core machine, shared): about 0.9M
+ * events/s (3.2 s), short of the 3M target.  protobuf-c unpacks into an
+ * arena per packet (its malloc and free of every part were a fifth of the
+ * reading thread; with the arena its unpack is about 8% of the process),
+ * and the CPUs merge through per-CPU queues (a heap of every event held
+ * was a sixth); the rest is the mapping shared with the ftrace readers
+ * and the graph and archive threads, so a hand decoder alone would not
+ * reach the target either.
  *
  * Two passes over the stream: the first reads only process_tree and
  * system_info (the names of processes and threads, the kernel and the
@@ -27,7 +28,7 @@
  * (ftrace.h; perfetto_map.c), which the text and trace.dat readers feed
  * too, so a Perfetto sched_switch gives the db event a tracefs line of it
  * gives.  Bundles are per CPU, in time order within a CPU; the CPUs are
- * merged by timestamp in a heap of at most PF_HEAP_MAX events (an event
+ * merged by timestamp, at most PF_HEAP_MAX events held (an event
  * earlier than one handed on already goes on at that one's time, counted
  * late, as the reorder window of the text readers does). */
 #include <errno.h>
@@ -42,14 +43,63 @@
 #define PF_HEAP_MAX 65536                 /* events held for the merge of the CPUs */
 #define PF_CPU_MAX 4096
 
-/* ---- the merge of the CPUs ---- */
+/* ---- the merge of the CPUs ----
+ *
+ * A CPU's events come in time order, so each CPU keeps its own queue (a
+ * ring, appended and taken in order: its memory stays warm) and a small
+ * heap orders the CPUs by the time of their first event; at most
+ * PF_HEAP_MAX events are held in all.  (A heap of every event held was a
+ * sixth of the reading thread, most of it cache misses.)  An event earlier
+ * than its CPU's last (not seen in real traces) is put in place. */
 
-/* The heap holds small keys (time, sequence, slot), the events stay in
- * their slots: a sift moves 24 bytes, not an event (measured: the heap of
- * whole events was a fifth of the reader's time). */
-static bool key_before(const pf_key *a, const pf_key *b)
+static bool item_before(const pf_item *a, const pf_item *b)
 {
     return a->ts < b->ts || (a->ts == b->ts && a->seq < b->seq);
+}
+
+static const pf_item *head_of(const pf_reader *d, uint32_t cpu)
+{
+    const pf_cpu *c = &d->cpus[cpu];
+    return &c->q[c->qhead];
+}
+
+static bool cpu_before(const pf_reader *d, uint32_t a, uint32_t b)
+{
+    return item_before(head_of(d, a), head_of(d, b));
+}
+
+static void cheap_set(pf_reader *d, size_t i, uint32_t cpu)
+{
+    d->cheap[i] = cpu;
+    d->cpus[cpu].hpos = i;
+}
+
+static void cheap_up(pf_reader *d, size_t i)
+{
+    uint32_t cpu = d->cheap[i];
+    while (i > 0 && cpu_before(d, cpu, d->cheap[(i - 1) / 2])) {
+        cheap_set(d, i, d->cheap[(i - 1) / 2]);
+        i = (i - 1) / 2;
+    }
+    cheap_set(d, i, cpu);
+}
+
+static void cheap_down(pf_reader *d, size_t i)
+{
+    uint32_t cpu = d->cheap[i];
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        uint32_t mc = cpu;
+        if (l < d->ncheap && cpu_before(d, d->cheap[l], mc))
+            m = l, mc = d->cheap[l];
+        if (r < d->ncheap && cpu_before(d, d->cheap[r], mc))
+            m = r, mc = d->cheap[r];
+        if (m == i)
+            break;
+        cheap_set(d, i, mc);
+        i = m;
+    }
+    cheap_set(d, i, cpu);
 }
 
 /* ---- a packet's memory: protobuf-c allocates an unpacked packet's
@@ -120,71 +170,66 @@ static void hold_unref(pf_hold *h)
 
 static int pop_emit(pf_reader *d)
 {
-    pf_key top = d->keys[0];
-    d->keys[0] = d->keys[--d->nheap];
-    for (size_t i = 0;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < d->nheap && key_before(&d->keys[l], &d->keys[m]))
-            m = l;
-        if (r < d->nheap && key_before(&d->keys[r], &d->keys[m]))
-            m = r;
-        if (m == i)
-            break;
-        pf_key t = d->keys[i];
-        d->keys[i] = d->keys[m];
-        d->keys[m] = t;
-        i = m;
+    uint32_t cpu = d->cheap[0];
+    pf_cpu *c = &d->cpus[cpu];
+    pf_item it = c->q[c->qhead];
+    c->qhead = (c->qhead + 1) & (c->qcap - 1);
+    d->held--;
+    if (--c->qlen == 0) {
+        if (--d->ncheap > 0) {
+            cheap_set(d, 0, d->cheap[d->ncheap]);
+            cheap_down(d, 0);
+        }
+    } else {
+        cheap_down(d, 0);
     }
-    pf_item *it = &d->items[top.slot];
-    d->free_slots[d->nfree++] = top.slot;
-    if (d->emitted && it->ts < d->last_ts) {
-        it->ts = d->last_ts;
+    if (d->emitted && it.ts < d->last_ts) {
+        it.ts = d->last_ts;
         d->fr.st->late++;
     }
     d->emitted = true;
-    d->last_ts = it->ts;
-    int rc = ingest_pf_emit(d, it);
-    hold_unref(it->hold);
+    d->last_ts = it.ts;
+    int rc = ingest_pf_emit(d, &it);
+    hold_unref(it.hold);
     return rc;
 }
 
 static int push_item(pf_reader *d, pf_item *it)
 {
-    if (d->nheap == PF_HEAP_MAX && pop_emit(d) < 0) {
+    if (d->held == PF_HEAP_MAX && pop_emit(d) < 0) {
         hold_unref(it->hold);
         return -1;
     }
-    if (d->nfree == 0) { /* grown as needed: most traces are small */
-        size_t cap = d->heap_cap ? d->heap_cap * 2 : 1024;
-        pf_item *items = realloc(d->items, cap * sizeof *items);
-        if (items)
-            d->items = items;
-        pf_key *keys = items ? realloc(d->keys, cap * sizeof *keys) : NULL;
-        if (keys)
-            d->keys = keys;
-        uint32_t *fr = keys ? realloc(d->free_slots, cap * sizeof *fr) : NULL;
-        if (!fr) {
+    pf_cpu *c = &d->cpus[it->cpu];
+    if (c->qlen == c->qcap) { /* grown as needed, unwrapped */
+        size_t cap = c->qcap ? c->qcap * 2 : 256;
+        pf_item *q = malloc(cap * sizeof *q);
+        if (!q) {
             hold_unref(it->hold);
             return ingest_pf_fail(d, it->offset, "out of memory");
         }
-        d->free_slots = fr;
-        for (size_t s = cap; s > d->heap_cap; s--)
-            d->free_slots[d->nfree++] = (uint32_t)(s - 1);
-        d->heap_cap = cap;
+        for (size_t k = 0; k < c->qlen; k++)
+            q[k] = c->q[(c->qhead + k) & (c->qcap - 1)];
+        free(c->q);
+        c->q = q;
+        c->qcap = cap;
+        c->qhead = 0;
     }
     it->seq = d->seq++;
-    uint32_t slot = d->free_slots[--d->nfree];
-    d->items[slot] = *it;
-    size_t i = d->nheap++;
-    d->keys[i] = (pf_key){it->ts, it->seq, slot};
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (!key_before(&d->keys[i], &d->keys[p]))
-            break;
-        pf_key t = d->keys[i];
-        d->keys[i] = d->keys[p];
-        d->keys[p] = t;
-        i = p;
+    size_t mask = c->qcap - 1, at = c->qlen;
+    /* in place from the back: after every event not later than it */
+    while (at > 0 && it->ts < c->q[(c->qhead + at - 1) & mask].ts) {
+        c->q[(c->qhead + at) & mask] = c->q[(c->qhead + at - 1) & mask];
+        at--;
+    }
+    c->q[(c->qhead + at) & mask] = *it;
+    c->qlen++;
+    d->held++;
+    if (c->qlen == 1) {
+        d->cheap[d->ncheap] = it->cpu;
+        cheap_up(d, d->ncheap++);
+    } else if (at == 0) {
+        cheap_up(d, c->hpos); /* its first event is earlier now */
     }
     return 0;
 }
@@ -201,8 +246,10 @@ static int push_item(pf_reader *d, pf_item *it)
 static void blocked_reason(pf_reader *d, const ArgusqPf__SchedBlockedReasonFtraceEvent *b)
 {
     pf_item *last = NULL;
-    for (size_t i = 0; i < d->nheap; i++) {
-        pf_item *it = &d->items[d->keys[i].slot];
+    for (size_t i = 0; i < d->ncpus * (d->held > 0); i++)
+    for (size_t k = 0; k < d->cpus[i].qlen; k++) {
+        pf_cpu *c = &d->cpus[i];
+        pf_item *it = &c->q[(c->qhead + k) & (c->qcap - 1)];
         int32_t prev;
         if (it->form == PF_CSWITCH)
             prev = it->prev_pid;
@@ -225,6 +272,10 @@ static pf_cpu *cpu_state(pf_reader *d, uint32_t cpu)
 {
     if (cpu >= d->ncpus) {
         size_t n = cpu + 1;
+        uint32_t *h = realloc(d->cheap, n * sizeof *h);
+        if (!h)
+            return NULL;
+        d->cheap = h;
         pf_cpu *c = realloc(d->cpus, n * sizeof *c);
         if (!c)
             return NULL;
@@ -510,7 +561,7 @@ static int pf_run(pf_reader *d, const ingest_sink *sink, ingest_stats *st, char 
     ingest_pf_names_done(d);
     if (rewind_input(d) < 0 || walk(d, false) < 0)
         goto out;
-    while (d->nheap)
+    while (d->held)
         if (pop_emit(d) < 0)
             goto out;
     st->meta.cpus = (uint32_t)d->ncpus;
@@ -518,16 +569,18 @@ static int pf_run(pf_reader *d, const ingest_sink *sink, ingest_stats *st, char 
         sink->end(sink->ctx);
     rc = 0;
 out:
-    while (d->nheap)
-        hold_unref(d->items[d->keys[--d->nheap].slot].hold);
+    for (size_t i = 0; i < d->ncpus; i++) {
+        pf_cpu *c = &d->cpus[i];
+        for (size_t k = 0; k < c->qlen; k++)
+            hold_unref(c->q[(c->qhead + k) & (c->qcap - 1)].hold);
+        free(c->q);
+    }
+    free(d->cheap);
     while (d->pool) {
         pf_chunk *k = d->pool;
         d->pool = k->next;
         free(k);
     }
-    free(d->items);
-    free(d->keys);
-    free(d->free_slots);
     free(d->in);
     free(d->pkt);
     free(d->cpus);

@@ -50,18 +50,16 @@ typedef struct pf_item {
     char prev_comm[24];
 } pf_item;
 
-/* A heap entry: an event's time and sequence, and its slot. */
-typedef struct pf_key {
-    uint64_t ts, seq;
-    uint32_t slot;
-} pf_key;
-
 /* What the compact form leaves implied: the task running on a CPU. */
 typedef struct pf_cpu {
     int64_t pid; /* -1: not known yet */
     int32_t prio;
     bool have_prio;
     char comm[24];
+    /* its events held for the merge (perfetto.c): a ring in time order */
+    pf_item *q;
+    size_t qcap, qhead, qlen;
+    size_t hpos; /* its place in the heap of CPUs, while qlen > 0 */
 } pf_cpu;
 
 typedef struct pf_reader {
@@ -79,10 +77,9 @@ typedef struct pf_reader {
     unsigned char *pkt;        /* the current packet's bytes */
     size_t pkt_cap;
     uint64_t npackets;
-    pf_key *keys;              /* min-heap by (ts, seq) of the events held */
-    size_t nheap, heap_cap;
-    pf_item *items;            /* the events, by slot */
-    uint32_t *free_slots;      /* slots not in use */
+    size_t held;               /* events held in the CPUs' queues */
+    uint32_t *cheap;           /* heap of the CPUs with events held, by their first */
+    size_t ncheap;
     pf_chunk *pool;            /* arena chunks free for the next packet */
     size_t npool;
     size_t nfree;

@@ -361,6 +361,34 @@ static void test_print_slices(void **state)
     rec_free(r);
 }
 
+/* ---- the merge of the CPUs: by time, a CPU's late bundle put in place ---- */
+
+static void test_merge_order(void **state)
+{
+    (void)state;
+    pb t = {.n = 0}, b0 = {.n = 0}, b1 = {.n = 0}, b2 = {.n = 0};
+    pb_u(&b0, 1, 0);
+    put_waking(&b0, 100, 10, "x", 1, 0);
+    put_waking(&b0, 300, 10, "x", 1, 0);
+    pb_u(&b1, 1, 1);
+    put_waking(&b1, 200, 20, "x", 1, 1);
+    put_waking(&b1, 200, 20, "x", 1, 1);
+    pb_u(&b2, 1, 0);
+    put_waking(&b2, 250, 10, "x", 1, 0); /* before CPU 0's last: goes in place */
+    put_bundle(&t, &b0);
+    put_bundle(&t, &b1);
+    put_bundle(&t, &b2);
+    rec *r = read_pb(&t, 0, NULL, 0);
+    const uint64_t want[] = {100, 200, 200, 250, 300};
+    const uint16_t cpu[] = {0, 1, 1, 0, 0};
+    assert_int_equal(r->nev, 5);
+    for (size_t i = 0; i < 5; i++) {
+        assert_int_equal(r->ev[i].ev.ts, want[i]);
+        assert_int_equal(r->ev[i].ev.cpu, cpu[i]);
+    }
+    rec_free(r);
+}
+
 /* ---- corrupt input ---- */
 
 static void test_bad_varint(void **state)
@@ -424,7 +452,7 @@ int main(void)
         cmocka_unit_test(test_full_switch), cmocka_unit_test(test_compact_is_full),
         cmocka_unit_test(test_binder),      cmocka_unit_test(test_print_slices),
         cmocka_unit_test(test_bad_varint),  cmocka_unit_test(test_length_past_end),
-        cmocka_unit_test(test_detect),
+        cmocka_unit_test(test_detect),      cmocka_unit_test(test_merge_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
