@@ -9,14 +9,14 @@
  * (every varint, length and wire type, so a corrupt file is a message,
  * not a read past a buffer) and because the schema stays declarative.
  * Measured (make bench's Perfetto line: the Android 11 trace of ../shared
- * repeated to 2.87M events, on this 2-core machine, shared): about 0.9M
- * events/s (3.2 s), short of the 3M target.  protobuf-c unpacks into an
- * arena per packet (its malloc and free of every part were a fifth of the
- * reading thread; with the arena its unpack is about 8% of the process),
- * and the CPUs merge through per-CPU queues (a heap of every event held
- * was a sixth); the rest is the mapping shared with the ftrace readers
- * and the graph and archive threads, so a hand decoder alone would not
- * reach the target either.
+ * repeated to 2.87M events, on this 2-core machine, shared): about 1.4M
+ * events/s (2.1 s, 3.4 cpu-s), short of the 3M target.  protobuf-c
+ * unpacks into an arena per packet (its malloc and free of every part
+ * were a fifth of the reading thread; its unpack is now about 8% of the
+ * process), and the CPUs merge as runs (see below; a heap of every event
+ * held was a sixth); what remains is spread over the mapping shared with
+ * the ftrace readers and the graph and archive threads, so a hand decoder
+ * alone would not reach the target either.
  *
  * Two passes over the stream: the first reads only process_tree and
  * system_info (the names of processes and threads, the kernel and the
@@ -45,61 +45,59 @@
 
 /* ---- the merge of the CPUs ----
  *
- * A CPU's events come in time order, so each CPU keeps its own queue (a
- * ring, appended and taken in order: its memory stays warm) and a small
- * heap orders the CPUs by the time of their first event; at most
- * PF_HEAP_MAX events are held in all.  (A heap of every event held was a
- * sixth of the reading thread, most of it cache misses.)  An event earlier
- * than its CPU's last (not seen in real traces) is put in place. */
+ * A CPU's events mostly come in time order, but not always: a trace from
+ * a ring buffer that wrapped holds a CPU's later seconds before its
+ * earlier ones (the Android 11 trace of ../shared: half its events are
+ * earlier than their CPU's last, by up to 3 s).  So the events held are
+ * runs, each in time order (a CPU's events are appended to its current
+ * run while they keep the order, and start a new run when they do not),
+ * and a heap orders the runs by their first event: a k-way merge, whose
+ * order is that of one heap of every event held (time, then arrival),
+ * with the events in arrays (warm) and a heap of a few runs instead of
+ * 64K events (that heap was a sixth of the process, mostly cache misses).
+ * At most PF_HEAP_MAX events are held in all. */
 
 static bool item_before(const pf_item *a, const pf_item *b)
 {
     return a->ts < b->ts || (a->ts == b->ts && a->seq < b->seq);
 }
 
-static const pf_item *head_of(const pf_reader *d, uint32_t cpu)
+static const pf_item *run_head(const pf_span *r) { return &r->q[r->head]; }
+
+static bool run_before(const pf_span *a, const pf_span *b) { return item_before(run_head(a), run_head(b)); }
+
+static void rheap_set(pf_reader *d, size_t i, pf_span *r)
 {
-    const pf_cpu *c = &d->cpus[cpu];
-    return &c->q[c->qhead];
+    d->rheap[i] = r;
+    r->hpos = i;
 }
 
-static bool cpu_before(const pf_reader *d, uint32_t a, uint32_t b)
+static void rheap_up(pf_reader *d, size_t i)
 {
-    return item_before(head_of(d, a), head_of(d, b));
-}
-
-static void cheap_set(pf_reader *d, size_t i, uint32_t cpu)
-{
-    d->cheap[i] = cpu;
-    d->cpus[cpu].hpos = i;
-}
-
-static void cheap_up(pf_reader *d, size_t i)
-{
-    uint32_t cpu = d->cheap[i];
-    while (i > 0 && cpu_before(d, cpu, d->cheap[(i - 1) / 2])) {
-        cheap_set(d, i, d->cheap[(i - 1) / 2]);
+    pf_span *r = d->rheap[i];
+    while (i > 0 && run_before(r, d->rheap[(i - 1) / 2])) {
+        rheap_set(d, i, d->rheap[(i - 1) / 2]);
         i = (i - 1) / 2;
     }
-    cheap_set(d, i, cpu);
+    rheap_set(d, i, r);
 }
 
-static void cheap_down(pf_reader *d, size_t i)
+static void rheap_down(pf_reader *d, size_t i)
 {
-    uint32_t cpu = d->cheap[i];
+    pf_span *r = d->rheap[i];
     for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        uint32_t mc = cpu;
-        if (l < d->ncheap && cpu_before(d, d->cheap[l], mc))
-            m = l, mc = d->cheap[l];
-        if (r < d->ncheap && cpu_before(d, d->cheap[r], mc))
-            m = r, mc = d->cheap[r];
+        size_t l = 2 * i + 1, rr = l + 1, m = i;
+        pf_span *mr = r;
+        if (l < d->nrheap && run_before(d->rheap[l], mr))
+            m = l, mr = d->rheap[l];
+        if (rr < d->nrheap && run_before(d->rheap[rr], mr))
+            m = rr, mr = d->rheap[rr];
         if (m == i)
             break;
-        cheap_set(d, i, mc);
+        rheap_set(d, i, mr);
         i = m;
     }
-    cheap_set(d, i, cpu);
+    rheap_set(d, i, r);
 }
 
 /* ---- a packet's memory: protobuf-c allocates an unpacked packet's
@@ -168,20 +166,28 @@ static void hold_unref(pf_hold *h)
     }
 }
 
+static void run_free(pf_reader *d, pf_span *r)
+{
+    if (r->cpu < d->ncpus && d->cpus[r->cpu].cur == r)
+        d->cpus[r->cpu].cur = NULL;
+    free(r->q);
+    free(r);
+}
+
 static int pop_emit(pf_reader *d)
 {
-    uint32_t cpu = d->cheap[0];
-    pf_cpu *c = &d->cpus[cpu];
-    pf_item it = c->q[c->qhead];
-    c->qhead = (c->qhead + 1) & (c->qcap - 1);
+    pf_span *r = d->rheap[0];
+    pf_item it = r->q[r->head];
+    r->head = (r->head + 1) & (r->cap - 1);
     d->held--;
-    if (--c->qlen == 0) {
-        if (--d->ncheap > 0) {
-            cheap_set(d, 0, d->cheap[d->ncheap]);
-            cheap_down(d, 0);
+    if (--r->len == 0) {
+        run_free(d, r);
+        if (--d->nrheap > 0) {
+            rheap_set(d, 0, d->rheap[d->nrheap]);
+            rheap_down(d, 0);
         }
     } else {
-        cheap_down(d, 0);
+        rheap_down(d, 0);
     }
     if (d->emitted && it.ts < d->last_ts) {
         it.ts = d->last_ts;
@@ -194,42 +200,61 @@ static int pop_emit(pf_reader *d)
     return rc;
 }
 
+/* a new run of the item's CPU, in the heap; NULL: out of memory */
+static pf_span *run_new(pf_reader *d, uint32_t cpu)
+{
+    if (d->nrheap == d->rheap_cap) {
+        size_t cap = d->rheap_cap ? d->rheap_cap * 2 : 64;
+        pf_span **h = realloc(d->rheap, cap * sizeof *h);
+        if (!h)
+            return NULL;
+        d->rheap = h;
+        d->rheap_cap = cap;
+    }
+    pf_span *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->cpu = cpu;
+    return r;
+}
+
 static int push_item(pf_reader *d, pf_item *it)
 {
     if (d->held == PF_HEAP_MAX && pop_emit(d) < 0) {
         hold_unref(it->hold);
         return -1;
     }
+    it->seq = d->seq++;
     pf_cpu *c = &d->cpus[it->cpu];
-    if (c->qlen == c->qcap) { /* grown as needed, unwrapped */
-        size_t cap = c->qcap ? c->qcap * 2 : 256;
+    pf_span *r = c->cur;
+    bool fresh = !r || it->ts < r->q[(r->head + r->len - 1) & (r->cap - 1)].ts;
+    if (fresh && !(r = run_new(d, it->cpu))) {
+        hold_unref(it->hold);
+        return ingest_pf_fail(d, it->offset, "out of memory");
+    }
+    if (r->len == r->cap) { /* grown as needed, unwrapped */
+        size_t cap = r->cap ? r->cap * 2 : 64;
         pf_item *q = malloc(cap * sizeof *q);
         if (!q) {
+            if (fresh)
+                free(r);
             hold_unref(it->hold);
             return ingest_pf_fail(d, it->offset, "out of memory");
         }
-        for (size_t k = 0; k < c->qlen; k++)
-            q[k] = c->q[(c->qhead + k) & (c->qcap - 1)];
-        free(c->q);
-        c->q = q;
-        c->qcap = cap;
-        c->qhead = 0;
+        for (size_t k = 0; k < r->len; k++)
+            q[k] = r->q[(r->head + k) & (r->cap - 1)];
+        free(r->q);
+        r->q = q;
+        r->cap = cap;
+        r->head = 0;
     }
-    it->seq = d->seq++;
-    size_t mask = c->qcap - 1, at = c->qlen;
-    /* in place from the back: after every event not later than it */
-    while (at > 0 && it->ts < c->q[(c->qhead + at - 1) & mask].ts) {
-        c->q[(c->qhead + at) & mask] = c->q[(c->qhead + at - 1) & mask];
-        at--;
-    }
-    c->q[(c->qhead + at) & mask] = *it;
-    c->qlen++;
+    r->q[(r->head + r->len) & (r->cap - 1)] = *it;
+    r->len++;
     d->held++;
-    if (c->qlen == 1) {
-        d->cheap[d->ncheap] = it->cpu;
-        cheap_up(d, d->ncheap++);
-    } else if (at == 0) {
-        cheap_up(d, c->hpos); /* its first event is earlier now */
+    if (fresh) { /* appending leaves a run's first event, and its place, as they were */
+        c->cur = r;
+        d->rheap[d->nrheap] = r;
+        rheap_up(d, d->nrheap++);
     }
     return 0;
 }
@@ -246,10 +271,10 @@ static int push_item(pf_reader *d, pf_item *it)
 static void blocked_reason(pf_reader *d, const ArgusqPf__SchedBlockedReasonFtraceEvent *b)
 {
     pf_item *last = NULL;
-    for (size_t i = 0; i < d->ncpus * (d->held > 0); i++)
-    for (size_t k = 0; k < d->cpus[i].qlen; k++) {
-        pf_cpu *c = &d->cpus[i];
-        pf_item *it = &c->q[(c->qhead + k) & (c->qcap - 1)];
+    for (size_t i = 0; i < d->nrheap; i++)
+    for (size_t k = 0; k < d->rheap[i]->len; k++) {
+        pf_span *r = d->rheap[i];
+        pf_item *it = &r->q[(r->head + k) & (r->cap - 1)];
         int32_t prev;
         if (it->form == PF_CSWITCH)
             prev = it->prev_pid;
@@ -272,10 +297,6 @@ static pf_cpu *cpu_state(pf_reader *d, uint32_t cpu)
 {
     if (cpu >= d->ncpus) {
         size_t n = cpu + 1;
-        uint32_t *h = realloc(d->cheap, n * sizeof *h);
-        if (!h)
-            return NULL;
-        d->cheap = h;
         pf_cpu *c = realloc(d->cpus, n * sizeof *c);
         if (!c)
             return NULL;
@@ -569,13 +590,14 @@ static int pf_run(pf_reader *d, const ingest_sink *sink, ingest_stats *st, char 
         sink->end(sink->ctx);
     rc = 0;
 out:
-    for (size_t i = 0; i < d->ncpus; i++) {
-        pf_cpu *c = &d->cpus[i];
-        for (size_t k = 0; k < c->qlen; k++)
-            hold_unref(c->q[(c->qhead + k) & (c->qcap - 1)].hold);
-        free(c->q);
+    for (size_t i = 0; i < d->nrheap; i++) {
+        pf_span *r = d->rheap[i];
+        for (size_t k = 0; k < r->len; k++)
+            hold_unref(r->q[(r->head + k) & (r->cap - 1)].hold);
+        free(r->q);
+        free(r);
     }
-    free(d->cheap);
+    free(d->rheap);
     while (d->pool) {
         pf_chunk *k = d->pool;
         d->pool = k->next;

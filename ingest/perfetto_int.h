@@ -50,16 +50,21 @@ typedef struct pf_item {
     char prev_comm[24];
 } pf_item;
 
+/* Events of one CPU held for the merge, in time order (a ring). */
+typedef struct pf_span {
+    pf_item *q;
+    size_t cap, head, len;
+    size_t hpos; /* its place in the heap of runs */
+    uint32_t cpu;
+} pf_span;
+
 /* What the compact form leaves implied: the task running on a CPU. */
 typedef struct pf_cpu {
     int64_t pid; /* -1: not known yet */
     int32_t prio;
     bool have_prio;
     char comm[24];
-    /* its events held for the merge (perfetto.c): a ring in time order */
-    pf_item *q;
-    size_t qcap, qhead, qlen;
-    size_t hpos; /* its place in the heap of CPUs, while qlen > 0 */
+    struct pf_span *cur; /* its run events are appended to (perfetto.c); NULL: none */
 } pf_cpu;
 
 typedef struct pf_reader {
@@ -77,9 +82,9 @@ typedef struct pf_reader {
     unsigned char *pkt;        /* the current packet's bytes */
     size_t pkt_cap;
     uint64_t npackets;
-    size_t held;               /* events held in the CPUs' queues */
-    uint32_t *cheap;           /* heap of the CPUs with events held, by their first */
-    size_t ncheap;
+    size_t held;               /* events held in the runs */
+    pf_span **rheap;            /* heap of the runs, by their first event */
+    size_t nrheap, rheap_cap;
     pf_chunk *pool;            /* arena chunks free for the next packet */
     size_t npool;
     size_t nfree;
