@@ -3,8 +3,8 @@
  * ftrace mapping (ftrace.h): the keys the kernel's own print format uses,
  * numbers as the kernel prints them, so ingest_ft_event gives the db event
  * a tracefs line or a trace.dat record of the same event gives.  Events
- * whose message the schema subset (perfetto.proto) does not hold are
- * counted as skipped. */
+ * whose message the schema subset (perfetto.proto) does not hold are kept
+ * raw, by name, without their fields. */
 #include <stdio.h>
 #include <string.h>
 
