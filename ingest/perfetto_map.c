@@ -43,6 +43,25 @@ static void kv_i(pf_reader *d, const char *key, int64_t v)
     ingest_ft_kv_add(&d->fr, key, p, n);
 }
 
+/* %llx, no 0x (task_newtask's clone_flags) */
+static void kv_xbare(pf_reader *d, const char *key, uint64_t v)
+{
+    char *p = vroom(d);
+    size_t n = ingest_fmt_hex(p, v, 1);
+    d->vlen += n;
+    ingest_ft_kv_add(&d->fr, key, p, n);
+}
+
+/* %03d, as sched_wakeup's print format has target_cpu (and trace.dat's
+ * reader gives it) */
+static void kv_i03(pf_reader *d, const char *key, int64_t v)
+{
+    char *p = vroom(d);
+    int n = snprintf(p, 32, "%03lld", (long long)v);
+    d->vlen += (size_t)n;
+    ingest_ft_kv_add(&d->fr, key, p, (size_t)n);
+}
+
 static void kv_hex(pf_reader *d, const char *key, uint64_t v)
 {
     char *p = vroom(d);
@@ -99,7 +118,7 @@ static void wake_pairs(pf_reader *d, const char *comm, int64_t pid, int64_t prio
     kv_s(d, "comm", comm);
     kv_i(d, "pid", pid);
     kv_i(d, "prio", prio);
-    kv_i(d, "target_cpu", target_cpu);
+    kv_i03(d, "target_cpu", target_cpu);
 }
 
 /* The pairs of a full event; *k and *name say which.  False: an event
@@ -204,7 +223,7 @@ static bool full_pairs(pf_reader *d, const ArgusqPf__FtraceEvent *e, ftrace_ev_k
         *k = FTRACE_EV_TASK_NEWTASK;
         kv_i(d, "pid", s->pid);
         kv_s(d, "comm", s->comm);
-        kv_hex(d, "clone_flags", s->clone_flags);
+        kv_xbare(d, "clone_flags", s->clone_flags);
         kv_i(d, "oom_score_adj", s->oom_score_adj);
         return true;
     }
@@ -245,10 +264,10 @@ static bool full_pairs(pf_reader *d, const ArgusqPf__FtraceEvent *e, ftrace_ev_k
         *name = "sys_enter";
         *k = FTRACE_EV_SYS_ENTER;
         kv_i(d, "id", s->id);
-        /* `(a, b, c, d, e, f)` in hex, as raw_syscalls prints them */
+        /* `a, b, c, d, e, f` in hex: what raw_syscalls prints inside its
+         * parentheses, the canonical pair of every reader */
         char *p = vroom(d);
         size_t n = 0;
-        p[n++] = '(';
         for (size_t i = 0; i < s->n_args && i < 6 && d->vlen + n + 24 < sizeof d->vbuf; i++) {
             if (i) {
                 p[n++] = ',';
@@ -256,7 +275,6 @@ static bool full_pairs(pf_reader *d, const ArgusqPf__FtraceEvent *e, ftrace_ev_k
             }
             n += ingest_fmt_hex(p + n, s->args[i], 1);
         }
-        p[n++] = ')';
         d->vlen += n;
         ingest_ft_kv_add(&d->fr, "args", p, n);
         return true;

@@ -361,6 +361,136 @@ static void test_print_slices(void **state)
     rec_free(r);
 }
 
+/* ---- the same db events as the ftrace text of the same events ---- */
+
+static void assert_same(const rec_event *a, const rec_event *b)
+{
+    assert_string_equal(a->name, b->name);
+    assert_int_equal(a->ev.type, b->ev.type);
+    assert_int_equal(a->ev.phase, b->ev.phase);
+    assert_int_equal(a->ev.obj, b->ev.obj);
+    assert_int_equal(a->ev.tid, b->ev.tid);
+    if (a->ev.attrs_len != b->ev.attrs_len || memcmp(a->attrs, b->attrs, a->ev.attrs_len) != 0) {
+        char x[1024], y[1024]; /* the packed pairs, NULs shown as | */
+        size_t nx = a->ev.attrs_len < sizeof x - 1 ? a->ev.attrs_len : sizeof x - 1;
+        size_t ny = b->ev.attrs_len < sizeof y - 1 ? b->ev.attrs_len : sizeof y - 1;
+        memcpy(x, a->attrs, nx);
+        memcpy(y, b->attrs, ny);
+        x[nx] = y[ny] = '\0';
+        for (size_t i = 0; i < nx; i++)
+            x[i] = x[i] ? x[i] : '|';
+        for (size_t i = 0; i < ny; i++)
+            y[i] = y[i] ? y[i] : '|';
+        fail_msg("%s: other attributes: '%s' and '%s'", a->name, x, y);
+    }
+}
+
+static void test_same_as_text(void **state)
+{
+    (void)state;
+    pb t = {.n = 0}, b = {.n = 0}, m = {.n = 0}, si = {.n = 0}, un = {.n = 0}, pkt = {.n = 0};
+    /* system_info (45): an x86-64 machine, as run() tells the text reader */
+    pb_s(&un, 4, "x86_64");
+    pb_m(&si, 1, &un);
+    pb_m(&pkt, 45, &si);
+    pb_m(&t, 1, &pkt);
+    pb_u(&b, 1, 1);
+    put_switch(&b, 1000001000, "a", 10, 2, "b", 20); /* D */
+    pb_s(&m, 1, "b");
+    pb_u(&m, 2, 10);
+    pb_u(&m, 3, 120);
+    pb_u(&m, 4, 1);
+    pb_u(&m, 5, 1);
+    put_event(&b, 1000002000, 20, 17, &m); /* sched_wakeup */
+    m.n = 0;
+    pb_u(&m, 1, 36);
+    pb_s(&m, 2, "virtio1");
+    put_event(&b, 1000003000, 20, 36, &m); /* irq_handler_entry */
+    m.n = 0;
+    pb_u(&m, 1, 36);
+    pb_u(&m, 2, 1);
+    put_event(&b, 1000004000, 20, 37, &m); /* irq_handler_exit */
+    m.n = 0;
+    pb_u(&m, 1, 9);
+    put_event(&b, 1000005000, 20, 24, &m); /* softirq_entry */
+    m.n = 0;
+    pb_u(&m, 1, 30);
+    pb_s(&m, 2, "kid");
+    pb_u(&m, 3, 0x3d0f00);
+    pb_u(&m, 4, 0);
+    put_event(&b, 1000006000, 20, 235, &m); /* task_newtask */
+    m.n = 0;
+    pb_s(&m, 1, "b");
+    pb_u(&m, 2, 20);
+    pb_s(&m, 3, "b");
+    pb_u(&m, 4, 31);
+    put_event(&b, 1000006100, 20, 239, &m); /* sched_process_fork */
+    m.n = 0;
+    pb_s(&m, 1, "/bin/sh");
+    pb_u(&m, 2, 31);
+    pb_u(&m, 3, 31);
+    put_event(&b, 1000006200, 31, 237, &m); /* sched_process_exec */
+    m.n = 0;
+    pb_u(&m, 1, 31);
+    pb_s(&m, 2, "sh");
+    pb_s(&m, 3, "sh2");
+    pb_u(&m, 4, 0);
+    put_event(&b, 1000006300, 31, 236, &m); /* task_rename */
+    m.n = 0;
+    pb_u(&m, 1, 63);
+    const uint64_t args[] = {1, 0x7ffd, 3, 0, 0, 0};
+    pb_packed(&m, 2, args, 6);
+    put_event(&b, 1000006400, 31, 329, &m); /* sys_enter */
+    m.n = 0;
+    pb_u(&m, 1, 63);
+    pb_u(&m, 2, (uint64_t)-2);
+    put_event(&b, 1000006500, 31, 330, &m); /* sys_exit */
+    m.n = 0;
+    pb_u(&m, 1, 1);
+    pb_u(&m, 2, 1);
+    put_event(&b, 1000006600, 31, 13, &m); /* cpu_idle */
+    m.n = 0;
+    pb_s(&m, 1, "sh2");
+    pb_u(&m, 2, 31);
+    pb_u(&m, 3, 31); /* tgid */
+    pb_u(&m, 4, 120);
+    put_event(&b, 1000006700, 31, 238, &m); /* sched_process_exit */
+    m.n = 0;
+    pb_s(&m, 2, "B|20|frame 7\n");
+    put_event(&b, 1000007000, 20, 3, &m); /* print */
+    put_bundle(&t, &b);
+    rec *r = read_pb(&t, 0, NULL, 0);
+    one o = ingest_text(
+        "# tracer: nop\n"
+        "   a-10    [001] d..2  1.000001000: sched_switch: prev_comm=a prev_pid=10 prev_prio=120 prev_state=D"
+        " ==> next_comm=b next_pid=20 next_prio=120\n"
+        "   b-20    [001] d..2  1.000002000: sched_wakeup: comm=b pid=10 prio=120 target_cpu=001\n"
+        "   b-20    [001] d.h2  1.000003000: irq_handler_entry: irq=36 name=virtio1\n"
+        "   b-20    [001] d.h2  1.000004000: irq_handler_exit: irq=36 ret=handled\n"
+        "   b-20    [001] ..s2  1.000005000: softirq_entry: vec=9 [action=RCU]\n"
+        "   b-20    [001] ....  1.000006000: task_newtask: pid=30 comm=kid clone_flags=3d0f00 oom_score_adj=0\n"
+        "   b-20    [001] ....  1.000006100: sched_process_fork: comm=b pid=20 child_comm=b child_pid=31\n"
+        "   b-31    [001] ....  1.000006200: sched_process_exec: filename=/bin/sh pid=31 old_pid=31\n"
+        "   sh-31   [001] ....  1.000006300: task_rename: pid=31 oldcomm=sh newcomm=sh2 oom_score_adj=0\n"
+        "   sh2-31  [001] ....  1.000006400: sys_enter: NR 63 (1, 7ffd, 3, 0, 0, 0)\n"
+        "   sh2-31  [001] ....  1.000006500: sys_exit: NR 63 = -2\n"
+        "   sh2-31  [001] ....  1.000006600: cpu_idle: state=1 cpu_id=1\n"
+        "   sh2-31  [001] ....  1.000006700: sched_process_exit: comm=sh2 pid=31 prio=120\n"
+        "   b-20    [001] ....  1.000007000: tracing_mark_write: B|20|frame 7\n");
+    assert_int_equal(r->nev, o.r->nev);
+    for (size_t i = 0; i < r->nev; i++) {
+        if (i == r->nev - 1) /* print and tracing_mark_write: the same text, two names */
+            assert_int_equal(r->ev[i].ev.type, o.r->ev[i].ev.type);
+        else
+            assert_same(&r->ev[i], &o.r->ev[i]);
+    }
+    const rec_event *pe = &r->ev[r->nev - 1], *te = &o.r->ev[o.r->nev - 1];
+    assert_int_equal(pe->ev.attrs_len, te->ev.attrs_len);
+    assert_memory_equal(pe->attrs, te->attrs, pe->ev.attrs_len);
+    rec_free(r);
+    rec_free(o.r);
+}
+
 /* ---- the merge of the CPUs: by time, a CPU's late bundle put in place ---- */
 
 static void test_merge_order(void **state)
@@ -453,6 +583,7 @@ int main(void)
         cmocka_unit_test(test_binder),      cmocka_unit_test(test_print_slices),
         cmocka_unit_test(test_bad_varint),  cmocka_unit_test(test_length_past_end),
         cmocka_unit_test(test_detect),      cmocka_unit_test(test_merge_order),
+        cmocka_unit_test(test_same_as_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
