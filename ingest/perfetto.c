@@ -233,7 +233,7 @@ static int push_item(pf_reader *d, pf_item *it)
         return ingest_pf_fail(d, it->offset, "out of memory");
     }
     if (r->len == r->cap) { /* grown as needed, unwrapped */
-        size_t cap = r->cap ? r->cap * 2 : 64;
+        size_t cap = r->cap ? r->cap * 2 : 4; /* small: a run per event is possible */
         pf_item *q = malloc(cap * sizeof *q);
         if (!q) {
             if (fresh)

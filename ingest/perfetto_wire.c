@@ -211,8 +211,14 @@ bool ingest_perfetto_sniff(const char *buf, size_t len)
             const unsigned char *at = q;
             if (!ingest_pf_buf_field(&q, e, &num, &wt, &val, &vl)) {
                 /* a field cut by the end of the head is fine, in a head
-                 * long enough to have shown fields before it */
-                good = !whole && at > p + 64;
+                 * long enough to have shown fields before it, or when it
+                 * is a length-delimited field longer than the head (a
+                 * packet holding one large bundle) */
+                const unsigned char *t = at;
+                uint64_t ftag, flen;
+                bool cut = buf_varint(&t, e, &ftag) && (ftag & 7) == 2 && (ftag >> 3) != 0 &&
+                           buf_varint(&t, e, &flen) && flen > (uint64_t)(e - t);
+                good = !whole && (at > p + 64 || cut);
                 q = pe;
                 break;
             }
