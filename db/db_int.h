@@ -42,6 +42,7 @@
 #include <lmdb.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 
 #include "db.h"
 
@@ -270,6 +271,24 @@ void db_normbuf_free(db_normbuf *b);
 size_t db_normbuf_count(const db_normbuf *b);
 int db_normbuf_add(db_normbuf *b, uint32_t hash, const char *text, size_t len);
 int db_normbuf_flush(db_normbuf *b, db_normbuf_put put, void *ctx);
+
+/* ---- an array that grows: room for `need` elements of `size` bytes in
+ * *p, whose capacity is *cap elements (doubled, at least 64); false when
+ * out of memory, *p as it was ---- */
+static inline bool db_grow(void **p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return true;
+    size_t c = *cap ? *cap * 2 : 64;
+    while (c < need)
+        c *= 2;
+    void *q = realloc(*p, c * size);
+    if (!q)
+        return false;
+    *p = q;
+    *cap = c;
+    return true;
+}
 
 /* ---- a 64-bit key to an index of the caller's array (slots.c) ---- */
 typedef struct db_slots {

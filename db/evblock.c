@@ -124,26 +124,10 @@ struct db_evblock_enc {
     size_t nattr, attr_cap;
 };
 
-/* Room for `need` elements of `size` bytes in *p (capacity *cap elements). */
-static bool room(void **p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return true;
-    size_t c = *cap ? *cap * 2 : 256;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, c * size);
-    if (!q)
-        return false;
-    *p = q;
-    *cap = c;
-    return true;
-}
-
 db_evblock_enc *db_evblock_enc_new(void)
 {
     db_evblock_enc *e = calloc(1, sizeof *e);
-    if (!e || !room((void **)&e->buf, &e->cap, 16384, 1)) {
+    if (!e || !db_grow((void **)&e->buf, &e->cap, 16384, 1)) {
         free(e);
         return NULL;
     }
@@ -178,7 +162,7 @@ uint64_t db_evblock_enc_first(const db_evblock_enc *e) { return e->first_id; }
 
 static bool put_uv(db_evblock_enc *e, uint64_t v)
 {
-    if (!room((void **)&e->buf, &e->cap, e->len + 10, 1))
+    if (!db_grow((void **)&e->buf, &e->cap, e->len + 10, 1))
         return false;
     e->len = (size_t)(uv_put(e->buf + e->len, v) - e->buf);
     return true;
@@ -186,7 +170,7 @@ static bool put_uv(db_evblock_enc *e, uint64_t v)
 
 static bool put_bytes(db_evblock_enc *e, const char *s, size_t n)
 {
-    if (!room((void **)&e->buf, &e->cap, e->len + n, 1))
+    if (!db_grow((void **)&e->buf, &e->cap, e->len + n, 1))
         return false;
     memcpy(e->buf + e->len, s, n);
     e->len += n;
@@ -256,8 +240,8 @@ static bool str_add(db_evblock_enc *e, const char *s, size_t n, uint32_t h, uint
     *num = UINT32_MAX;
     if (e->nstrs >= EVB_STR_MAX)
         return true;
-    if (!room((void **)&e->sbuf, &e->sbuf_cap, e->sbuf_len + n, 1) ||
-        !room((void **)&e->strs, &e->strs_cap, e->nstrs + 1, sizeof *e->strs))
+    if (!db_grow((void **)&e->sbuf, &e->sbuf_cap, e->sbuf_len + n, 1) ||
+        !db_grow((void **)&e->strs, &e->strs_cap, e->nstrs + 1, sizeof *e->strs))
         return false;
     memcpy(e->sbuf + e->sbuf_len, s, n);
     e->strs[e->nstrs] = (enc_str){(uint32_t)e->sbuf_len, (uint32_t)n, h, 0};
@@ -326,7 +310,7 @@ static bool split_attrs(db_evblock_enc *e, const db_event *ev)
     const char *p = ev->attrs, *end = ev->attrs + ev->attrs_len;
     e->nattr = 0;
     while (p < end) {
-        if (!room((void **)&e->attr, &e->attr_cap, e->nattr + 1, sizeof *e->attr))
+        if (!db_grow((void **)&e->attr, &e->attr_cap, e->nattr + 1, sizeof *e->attr))
             return false;
         enc_attr *at = &e->attr[e->nattr++];
         const char *q = memchr(p, 0, (size_t)(end - p));
@@ -409,8 +393,8 @@ static bool shape_add(db_evblock_enc *e, const uint32_t *words, size_t nw)
 {
     if (e->nshapes >= EVB_SHAPES)
         return true; /* a full table: later events define their shape anew */
-    if (!room((void **)&e->words, &e->words_cap, e->nwords + nw, sizeof *e->words) ||
-        !room((void **)&e->shapes, &e->shapes_cap, e->nshapes + 1, sizeof *e->shapes))
+    if (!db_grow((void **)&e->words, &e->words_cap, e->nwords + nw, sizeof *e->words) ||
+        !db_grow((void **)&e->shapes, &e->shapes_cap, e->nshapes + 1, sizeof *e->shapes))
         return false;
     uint32_t h = hash_bytes(words, nw * 4);
     memcpy(e->words + e->nwords, words, nw * 4);
@@ -602,8 +586,8 @@ static uint32_t get_str(dec *d, uint64_t ref, bool *numbered)
         return 0;
     }
     size_t idx = b->nstrs < EVB_STR_MAX ? b->nstrs : b->nstrs + d->ntemp;
-    if (!room((void **)&b->sbuf, &b->sbuf_cap, b->sbuf_len + (size_t)n + 1, 1) ||
-        !room((void **)&b->str, &b->str_cap, idx + 1, sizeof *b->str)) {
+    if (!db_grow((void **)&b->sbuf, &b->sbuf_cap, b->sbuf_len + (size_t)n + 1, 1) ||
+        !db_grow((void **)&b->str, &b->str_cap, idx + 1, sizeof *b->str)) {
         dec_fail(d, -2);
         return 0;
     }
@@ -626,7 +610,7 @@ static void text_put(dec *d, const char *s, size_t n)
     db_evblock *b = d->b;
     if (d->rc)
         return;
-    if (!room((void **)&b->text, &b->text_cap, b->text_len + n, 1)) {
+    if (!db_grow((void **)&b->text, &b->text_cap, b->text_len + n, 1)) {
         dec_fail(d, -2);
         return;
     }
@@ -677,7 +661,7 @@ static size_t get_shape(dec *d, size_t *shape_at, size_t *nshapes)
     if (d->rc)
         return 0;
     size_t at = b->nwords;
-    if (!room((void **)&b->words, &b->words_cap, at + EVB_SHAPE_HEAD + (size_t)nk, sizeof *b->words)) {
+    if (!db_grow((void **)&b->words, &b->words_cap, at + EVB_SHAPE_HEAD + (size_t)nk, sizeof *b->words)) {
         dec_fail(d, -2);
         return 0;
     }
@@ -704,8 +688,8 @@ static void number(dec *d, uint64_t v, bool hex)
     text_put(d, num, n);
     if (d->rc || b->nstrs >= EVB_STR_MAX)
         return;
-    if (!room((void **)&b->sbuf, &b->sbuf_cap, b->sbuf_len + n + 1, 1) ||
-        !room((void **)&b->str, &b->str_cap, b->nstrs + 1, sizeof *b->str)) {
+    if (!db_grow((void **)&b->sbuf, &b->sbuf_cap, b->sbuf_len + n + 1, 1) ||
+        !db_grow((void **)&b->str, &b->str_cap, b->nstrs + 1, sizeof *b->str)) {
         dec_fail(d, -2);
         return;
     }
@@ -767,8 +751,8 @@ int db_evblock_decode(db_evblock *b, uint64_t first_id, const void *data, size_t
     d.r.p++;
     uv_get(&d.r);
     uv_get(&d.r);
-    if (!room((void **)&b->ev, &b->ev_cap, DB_EVBLOCK_EVENTS, sizeof *b->ev) ||
-        !room((void **)&b->off, &b->off_cap, 2 * DB_EVBLOCK_EVENTS, sizeof *b->off))
+    if (!db_grow((void **)&b->ev, &b->ev_cap, DB_EVBLOCK_EVENTS, sizeof *b->ev) ||
+        !db_grow((void **)&b->off, &b->off_cap, 2 * DB_EVBLOCK_EVENTS, sizeof *b->off))
         return -2;
     size_t shape_at[EVB_SHAPES], nshapes = 0;
     uint32_t node = 0;

@@ -51,26 +51,12 @@ void db_normbuf_free(db_normbuf *b)
 
 size_t db_normbuf_count(const db_normbuf *b) { return b ? b->n : 0; }
 
-static bool grow(void **p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return true;
-    size_t c = *cap ? *cap : 256;
-    while (c < need)
-        c *= 2;
-    void *np = realloc(*p, c * size);
-    if (!np)
-        return false;
-    *p = np;
-    *cap = c;
-    return true;
-}
-
 int db_normbuf_add(db_normbuf *b, uint32_t hash, const char *text, size_t len)
 {
     if (db_slots_get(&b->seen, hash) >= 0) /* the first text of a hash wins, as in the table */
         return 0;
-    if (!grow((void **)&b->v, &b->cap, b->n + 1, sizeof *b->v) || !grow((void **)&b->text, &b->tcap, b->len + len, 1) ||
+    if (!db_grow((void **)&b->v, &b->cap, b->n + 1, sizeof *b->v) ||
+        !db_grow((void **)&b->text, &b->tcap, b->len + len, 1) ||
         db_slots_put(&b->seen, hash, (uint32_t)b->n))
         return -1;
     memcpy(b->text + b->len, text, len);

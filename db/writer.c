@@ -207,21 +207,6 @@ static int put_later(db_writer *w, int dbi, const unsigned char *k, size_t klen,
  * sort is drained.  A block that an earlier batch (or an older drain of
  * this one) already wrote is read and merged: a wakeup can join a node
  * to one of an earlier batch. */
-static bool grow(void **p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return true;
-    size_t c = *cap ? *cap : 64;
-    while (c < need)
-        c *= 2;
-    void *np = realloc(*p, c * size);
-    if (!np)
-        return false;
-    *p = np;
-    *cap = c;
-    return true;
-}
-
 /* appends b's recs after a's n (both sorted) into w->emerge, merged,
  * once each */
 static size_t merge_recs(db_writer *w, size_t n, const struct eblk *b)
@@ -265,19 +250,19 @@ static int edges_put(db_writer *w, int side)
             int got;
             db_edgeblk_begin(&it, &key, &v);
             while ((got = db_edgeblk_next(&it, &r)) == 1) {
-                if (!grow((void **)&w->emerge, &w->emerge_cap, stored + 1 + b->n, sizeof r))
+                if (!db_grow((void **)&w->emerge, &w->emerge_cap, stored + 1 + b->n, sizeof r))
                     return -1;
                 w->emerge[stored++] = r;
             }
             if (got < 0)
                 return MDB_CORRUPTED;
         }
-        if (!grow((void **)&w->emerge, &w->emerge_cap, stored + b->n, sizeof *recs))
+        if (!db_grow((void **)&w->emerge, &w->emerge_cap, stored + b->n, sizeof *recs))
             return -1;
         n = merge_recs(w, stored, b);
         recs = w->emerge;
     }
-    if (!grow((void **)&w->ebuf, &w->ebuf_cap, n * DB_EDGE_REC_MAX, 1))
+    if (!db_grow((void **)&w->ebuf, &w->ebuf_cap, n * DB_EDGE_REC_MAX, 1))
         return -1;
     MDB_val key = {sizeof k, k}, val = {db_edgeblk_encode(recs, n, w->ebuf), w->ebuf};
     b->n = 0;
@@ -299,7 +284,7 @@ static int edge_add(db_writer *w, int dbi, const unsigned char *k)
     int rc;
     if (b->n && blk != b->blk && (rc = edges_put(w, dbi == DBI_EDGES_OUT)) != 0)
         return rc;
-    if (!grow((void **)&b->r, &b->cap, b->n + 1, sizeof r))
+    if (!db_grow((void **)&b->r, &b->cap, b->n + 1, sizeof r))
         return -1;
     b->blk = blk;
     /* the sort gives equal keys next to each other: an edge stored twice
@@ -375,6 +360,17 @@ static int add_to_block(db_writer *w, const db_event *ev, db_error *err)
 static int flush(db_writer *w, db_error *err);
 static bool batch_ends(const db_writer *w);
 
+/* After a put of a run that may end the batch between two (chunk_commits):
+ * the commit's failure is kept for the run's caller (thr_fail). */
+static int between_puts(db_writer *w)
+{
+    if (w->chunk_commits && batch_ends(w) && flush(w, &w->thr_err)) {
+        w->thr_failed = true;
+        return -1;
+    }
+    return 0;
+}
+
 static int chunk_put(db_writer *w, int dbi, const unsigned char *k, size_t klen, const void *v, size_t vlen)
 {
     trim_every(w, vlen);
@@ -388,11 +384,7 @@ static int chunk_put(db_writer *w, int dbi, const unsigned char *k, size_t klen,
      * the middle of its table: batches end between them, or that last
      * transaction's copies of the pages it changes -- which LMDB keeps to
      * the end -- grow with the tables (66 MB more at 19M events). */
-    if (w->chunk_commits && batch_ends(w) && flush(w, &w->thr_err)) {
-        w->thr_failed = true;
-        return -1;
-    }
-    return 0;
+    return between_puts(w);
 }
 
 static int thr_put(void *ctx, const unsigned char *k, size_t klen, const void *v, size_t vlen)
@@ -728,18 +720,16 @@ static int norm_put(void *ctx, uint32_t hash, const char *text, size_t len)
         return -1;
     w->ops++;
     count_put(w, 0, 4 + len);
-    if (w->chunk_commits && batch_ends(w) && flush(w, &w->thr_err)) {
-        w->thr_failed = true;
-        return -1;
-    }
-    return 0;
+    return between_puts(w);
 }
 
 static int flush_norms(db_writer *w, db_error *err)
 {
+    w->norms_due = false;
+    if (!db_normbuf_count(w->norms))
+        return 0;
     bool was = w->chunk_commits;
     w->chunk_commits = true;
-    w->norms_due = false;
     sorted_run(w, DBI_NORMS, db_normbuf_count(w->norms));
     int rc = db_normbuf_flush(w->norms, norm_put, w);
     w->touch_w = 1024;

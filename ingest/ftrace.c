@@ -679,19 +679,36 @@ static char *html_part(char *line, int *state, bool *found)
     return line;
 }
 
+int ingest_ft_text_begin(ftrace_reader *r, ingest_reorder **ro, const ingest_lines *lb, const ingest_sink *sink,
+                         const ingest_opts *opts, ingest_stats *st, char *err, size_t errlen)
+{
+    *r = (ftrace_reader){0};
+    if (!(*ro = ingest_reorder_new(sink, st, lb->path, &r->lineno))) {
+        ingest_errf(err, errlen, "%s: out of memory", lb->path);
+        return -1;
+    }
+    int rc = ingest_ft_reader_init(r, lb->path, ingest_reorder_front(*ro), st, err, errlen);
+    r->x86_64 = opts && ingest_arch_known(opts->arch); /* text does not say its machine */
+    return rc;
+}
+
+int ingest_ft_text_end(ftrace_reader *r, ingest_reorder *ro, int rc, char *err, size_t errlen)
+{
+    if (rc == 0 && ro)
+        rc = ingest_reorder_finish(ro, err, errlen);
+    ingest_ft_reader_free(r);
+    ingest_reorder_free(ro);
+    return rc < 0 ? -1 : 0;
+}
+
 int ingest_ftrace_read(ingest_lines *lb, const ingest_sink *sink, const ingest_opts *opts, bool html,
                        ingest_stats *st, char *err, size_t errlen)
 {
     int hstate = H_OUT;
     bool hfound = false;
-    ftrace_reader r = {0};
-    ingest_reorder *ro = ingest_reorder_new(sink, st, lb->path, &r.lineno);
-    if (!ro) {
-        ingest_errf(err, errlen, "%s: out of memory", lb->path);
-        return -1;
-    }
-    int rc = ingest_ft_reader_init(&r, lb->path, ingest_reorder_front(ro), st, err, errlen);
-    r.x86_64 = opts && ingest_arch_known(opts->arch); /* text does not say its machine */
+    ftrace_reader r;
+    ingest_reorder *ro;
+    int rc = ingest_ft_text_begin(&r, &ro, lb, sink, opts, st, err, errlen);
     while (rc == 0) {
         char *line;
         size_t len;
@@ -725,9 +742,5 @@ int ingest_ftrace_read(ingest_lines *lb, const ingest_sink *sink, const ingest_o
                     lb->path);
         rc = -1;
     }
-    if (rc == 0)
-        rc = ingest_reorder_finish(ro, err, errlen);
-    ingest_ft_reader_free(&r);
-    ingest_reorder_free(ro);
-    return rc < 0 ? -1 : 0;
+    return ingest_ft_text_end(&r, ro, rc, err, errlen);
 }

@@ -465,6 +465,15 @@ const ingest_sink *ingest_reorder_front(ingest_reorder *ro);
 int ingest_reorder_finish(ingest_reorder *ro, char *err, size_t errlen);
 void ingest_reorder_free(ingest_reorder *ro);
 
+/* A text reader of the family (ftrace text, perf script) over lines of
+ * lb: *r behind a reorder window *ro (reorder.c), x86_64 syscall names
+ * when opts names the machine.  0, or -1 with err set; either way
+ * ingest_ft_text_end ends it.  end: the window handed on when rc is 0,
+ * then both freed; 0 or -1. */
+int ingest_ft_text_begin(ftrace_reader *r, ingest_reorder **ro, const ingest_lines *lb, const ingest_sink *sink,
+                         const ingest_opts *opts, ingest_stats *st, char *err, size_t errlen);
+int ingest_ft_text_end(ftrace_reader *r, ingest_reorder *ro, int rc, char *err, size_t errlen);
+
 /* ---- the trace.dat reader (tracedat.c) ---- */
 
 /* Reads the trace-cmd binary file at path into sink: every record becomes

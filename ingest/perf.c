@@ -251,14 +251,9 @@ static int perf_line(ftrace_reader *r, char *line)
 int ingest_perf_read(ingest_lines *lb, const ingest_sink *sink, const ingest_opts *opts, ingest_stats *st,
                      char *err, size_t errlen)
 {
-    ftrace_reader r = {0};
-    ingest_reorder *ro = ingest_reorder_new(sink, st, lb->path, &r.lineno);
-    if (!ro) {
-        ingest_errf(err, errlen, "%s: out of memory", lb->path);
-        return -1;
-    }
-    int rc = ingest_ft_reader_init(&r, lb->path, ingest_reorder_front(ro), st, err, errlen);
-    r.x86_64 = opts && ingest_arch_known(opts->arch);
+    ftrace_reader r;
+    ingest_reorder *ro;
+    int rc = ingest_ft_text_begin(&r, &ro, lb, sink, opts, st, err, errlen);
     if (!st->meta.recorder[0])
         snprintf(st->meta.recorder, sizeof st->meta.recorder, "perf");
     while (rc == 0) {
@@ -280,11 +275,7 @@ int ingest_perf_read(ingest_lines *lb, const ingest_sink *sink, const ingest_opt
                     (unsigned long long)lb->lineno);
         rc = -1;
     }
-    if (rc == 0)
-        rc = ingest_reorder_finish(ro, err, errlen);
-    ingest_ft_reader_free(&r);
-    ingest_reorder_free(ro);
-    return rc < 0 ? -1 : 0;
+    return ingest_ft_text_end(&r, ro, rc, err, errlen);
 }
 
 /* ---- perf.data ---- */

@@ -34,7 +34,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "ftrace.h"
 #include "perfetto.h"
@@ -435,26 +434,6 @@ static int do_bundle(pf_reader *d, pf_hold *h, const ArgusqPf__FtraceEventBundle
 
 /* ---- the second pass: packets ---- */
 
-static int events_packet(pf_reader *d, const unsigned char *p, size_t len, uint64_t off, int depth);
-
-static int events_trace(pf_reader *d, const unsigned char *p, size_t len, uint64_t off, int depth)
-{
-    if (len == 0) /* an empty packet or Trace: nothing (and p may be NULL) */
-        return 0;
-    const unsigned char *q = p, *e = p + len;
-    while (q < e) {
-        uint32_t num;
-        int wt;
-        const unsigned char *val;
-        size_t vl;
-        if (!ingest_pf_buf_field(&q, e, &num, &wt, &val, &vl))
-            return ingest_pf_fail(d, off, "compressed_packets: corrupt protobuf inside (bad varint or a length past the end)");
-        if (num == 1 && wt == 2 && events_packet(d, val, vl, off, depth) < 0)
-            return -1;
-    }
-    return 0;
-}
-
 static int events_packet(pf_reader *d, const unsigned char *p, size_t len, uint64_t off, int depth)
 {
     if (len == 0) /* an empty packet or Trace: nothing (and p may be NULL) */
@@ -475,15 +454,8 @@ static int events_packet(pf_reader *d, const unsigned char *p, size_t len, uint6
     int rc = 0;
     if (pkt->ftrace_events)
         rc = do_bundle(d, h, pkt->ftrace_events, off);
-    if (rc == 0 && pkt->has_compressed_packets && depth == 0) {
-        unsigned char *b;
-        size_t bl;
-        rc = ingest_pf_inflate(d, &pkt->compressed_packets, off, &b, &bl);
-        if (rc == 0) {
-            rc = events_trace(d, b, bl, off, depth + 1);
-            free(b);
-        }
-    }
+    if (rc == 0 && pkt->has_compressed_packets && depth == 0)
+        rc = ingest_pf_compressed(d, &pkt->compressed_packets, off, depth, events_packet);
     hold_unref(h);
     return rc;
 }

@@ -114,9 +114,12 @@ int ingest_pf_in_bytes(pf_reader *d, unsigned char *dst, uint64_t n, uint64_t at
  * one's bytes.  False: a bad varint, wire type or length. */
 bool ingest_pf_buf_field(const unsigned char **p, const unsigned char *e, uint32_t *num, int *wt,
                          const unsigned char **val, size_t *vlen);
-/* compressed_packets inflated into *out (malloc'd, at most PF_PACKET_MAX).  0 or -1. */
-int ingest_pf_inflate(pf_reader *d, const ProtobufCBinaryData *in, uint64_t off, unsigned char **out,
-                      size_t *outlen);
+/* One TracePacket's bytes (len 0: an empty one, p may be NULL).  0 or -1. */
+typedef int (*pf_packet_fn)(pf_reader *d, const unsigned char *p, size_t len, uint64_t off, int depth);
+/* compressed_packets: inflated (at most PF_PACKET_MAX), and each packet
+ * inside handed to fn at depth + 1.  off: the outer packet's, for
+ * messages.  0 or -1. */
+int ingest_pf_compressed(pf_reader *d, const ProtobufCBinaryData *in, uint64_t off, int depth, pf_packet_fn fn);
 
 /* ---- perfetto_names.c: the first pass ---- */
 

@@ -90,26 +90,6 @@ static void do_system_info(pf_reader *d, const ArgusqPf__SystemInfo *si)
         snprintf(m->recorder, sizeof m->recorder, "%.120s", v);
 }
 
-
-/* the packets of a Trace in a buffer */
-static int names_trace(pf_reader *d, const unsigned char *p, size_t len, uint64_t off, int depth)
-{
-    if (len == 0) /* an empty packet or Trace: nothing (and p may be NULL) */
-        return 0;
-    const unsigned char *q = p, *e = p + len;
-    while (q < e) {
-        uint32_t num;
-        int wt;
-        const unsigned char *val;
-        size_t vl;
-        if (!ingest_pf_buf_field(&q, e, &num, &wt, &val, &vl))
-            return ingest_pf_fail(d, off, "compressed_packets: corrupt protobuf inside (bad varint or a length past the end)");
-        if (num == 1 && wt == 2 && ingest_pf_names_packet(d, val, vl, off, depth) < 0)
-            return -1;
-    }
-    return 0;
-}
-
 int ingest_pf_names_packet(pf_reader *d, const unsigned char *p, size_t len, uint64_t off, int depth)
 {
     if (len == 0) /* an empty packet or Trace: nothing (and p may be NULL) */
@@ -140,14 +120,8 @@ int ingest_pf_names_packet(pf_reader *d, const unsigned char *p, size_t len, uin
             do_system_info(d, si);
             argusq_pf__system_info__free_unpacked(si, NULL);
         } else if (num == 50 && depth == 0) {
-            unsigned char *b;
-            size_t bl;
             ProtobufCBinaryData in = {vl, (uint8_t *)val};
-            if (ingest_pf_inflate(d, &in, off, &b, &bl) < 0)
-                return -1;
-            int rc = names_trace(d, b, bl, off, depth + 1);
-            free(b);
-            if (rc < 0)
+            if (ingest_pf_compressed(d, &in, off, depth, ingest_pf_names_packet) < 0)
                 return -1;
         }
     }

@@ -244,8 +244,9 @@ bool ingest_perfetto_sniff(const char *buf, size_t len)
 
 /* ---- inflating compressed_packets ---- */
 
-int ingest_pf_inflate(pf_reader *d, const ProtobufCBinaryData *in, uint64_t off, unsigned char **out,
-                       size_t *outlen)
+/* in inflated into *out (malloc'd, at most PF_PACKET_MAX).  0 or -1. */
+static int inflate_packets(pf_reader *d, const ProtobufCBinaryData *in, uint64_t off, unsigned char **out,
+                           size_t *outlen)
 {
     z_stream z;
     memset(&z, 0, sizeof z);
@@ -290,4 +291,27 @@ int ingest_pf_inflate(pf_reader *d, const ProtobufCBinaryData *in, uint64_t off,
     *out = b;
     *outlen = n;
     return 0;
+}
+
+int ingest_pf_compressed(pf_reader *d, const ProtobufCBinaryData *in, uint64_t off, int depth, pf_packet_fn fn)
+{
+    unsigned char *b = NULL;
+    size_t len = 0;
+    if (inflate_packets(d, in, off, &b, &len) < 0)
+        return -1;
+    /* the packets inside are a Trace's: field 1 each */
+    const unsigned char *q = b, *e = b + len;
+    int rc = 0;
+    while (rc == 0 && q < e) {
+        uint32_t num;
+        int wt;
+        const unsigned char *val;
+        size_t vl;
+        if (!ingest_pf_buf_field(&q, e, &num, &wt, &val, &vl))
+            rc = ingest_pf_fail(d, off, "compressed_packets: corrupt protobuf inside (bad varint or a length past the end)");
+        else if (num == 1 && wt == 2 && fn(d, val, vl, off, depth + 1) < 0)
+            rc = -1;
+    }
+    free(b);
+    return rc;
 }

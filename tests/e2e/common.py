@@ -1,4 +1,5 @@
 """Helpers for the end-to-end tests: run the argusq binary for real."""
+import collections
 import json
 import os
 import pty
@@ -61,6 +62,20 @@ class ArchiveCase(unittest.TestCase):
     def ingest(self, path, name=None):
         args = ["ingest", path, "--json"] + (["--name", name] if name else []) + arch_of(path)
         return self.json(*args)
+
+    def assert_one_cpu_at_a_time(self, switches):
+        """No thread runs on two CPUs at once: what each CPU runs, from its
+        sched_switch events (find events, in time order)."""
+        running, spans = {}, collections.defaultdict(list)
+        for e in switches:
+            if e["cpu"] in running and running[e["cpu"]][0]:
+                tid, begin = running[e["cpu"]]
+                spans[tid].append((begin, e["ts"], e["cpu"]))
+            running[e["cpu"]] = (e["next_pid"], e["ts"])
+        for tid, spl in spans.items():
+            spl.sort()
+            for a, b in zip(spl, spl[1:]):
+                self.assertFalse(b[0] < a[1] and a[2] != b[2], f"thread {tid} on CPUs {a[2]} and {b[2]} at {b[0]}")
 
 
 class Repl:

@@ -73,17 +73,7 @@ class Lttng(ArchiveCase):
         self.assertEqual(len(switches), want["switches"])
         self.assertEqual(self.count(name, 'event = "sched_wakeup" or event = "sched_waking"'), want["wakeups"])
         self.assertTrue(q('find edges where kind = "wakeup" limit 1')["edges"], "wakeup edges")
-        # no thread runs on two CPUs at once: what each CPU runs, from its switches
-        running, spans = {}, collections.defaultdict(list)
-        for e in switches:
-            if e["cpu"] in running and running[e["cpu"]][0]:
-                tid, begin = running[e["cpu"]]
-                spans[tid].append((begin, e["ts"], e["cpu"]))
-            running[e["cpu"]] = (e["next_pid"], e["ts"])
-        for tid, l in spans.items():
-            l.sort()
-            for a, b in zip(l, l[1:]):
-                self.assertFalse(b[0] < a[1] and a[2] != b[2], f"thread {tid} on CPUs {a[2]} and {b[2]} at {b[0]}")
+        self.assert_one_cpu_at_a_time(switches)
         # time order and nanoseconds
         ts = [e["ts"] for e in switches]
         self.assertEqual(ts, sorted(ts))

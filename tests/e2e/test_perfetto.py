@@ -146,17 +146,7 @@ class Perfetto(ArchiveCase):
         ev, n = want["wakeups"]
         self.assertEqual(len(q(f'find events where event = "{ev}"')["events"]), n)
         self.assertTrue(q('find edges where kind = "wakeup" limit 1')["edges"], "wakeup edges")
-        # no thread runs on two CPUs at once: what each CPU runs, from its switches
-        running, spans = {}, collections.defaultdict(list)
-        for e in switches:
-            if e["cpu"] in running and running[e["cpu"]][0]:
-                tid, begin = running[e["cpu"]]
-                spans[tid].append((begin, e["ts"], e["cpu"]))
-            running[e["cpu"]] = (e["next_pid"], e["ts"])
-        for tid, spl in spans.items():
-            spl.sort()
-            for a, b in zip(spl, spl[1:]):
-                self.assertFalse(b[0] < a[1] and a[2] != b[2], f"thread {tid} on CPUs {a[2]} and {b[2]} at {b[0]}")
+        self.assert_one_cpu_at_a_time(switches)
         # a switch's task is the one the switch before it on its CPU put there
         last = {}
         for e in switches:
