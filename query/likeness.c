@@ -49,6 +49,8 @@ static int by_name(const void *a, const void *b) { return strcmp(a, b); }
 
 static void sort_unique(names *s)
 {
+    if (s->n < 2) /* none yet: v may be NULL, which qsort may not be given */
+        return;
     qsort(s->v, s->n, sizeof *s->v, by_name);
     size_t k = 0;
     for (size_t i = 0; i < s->n; i++)
