@@ -198,13 +198,13 @@ static int exec_traces(query_session *s, const query_stmt *st, query_error *err)
     query_table_init(&t, s->format, labels ? 8 : 7, heads);
     for (size_t i = 0; i < c.n; i++) {
         const db_trace_info *ti = &c.v[i].info;
-        query_table_cell(&t, "%s", ti->name);
-        query_table_cell(&t, "%" PRIu64, ti->events);
-        query_table_cell(&t, "%" PRIu64, ti->nodes);
-        query_table_cell(&t, "%" PRIu64, ti->edges);
-        query_table_cell(&t, "%" PRIu64, ti->threads);
+        query_table_str(&t, ti->name);
+        query_table_u64(&t, ti->events);
+        query_table_u64(&t, ti->nodes);
+        query_table_u64(&t, ti->edges);
+        query_table_u64(&t, ti->threads);
         query_table_dur(&t, ti->last_ts - ti->first_ts, false);
-        query_table_cell(&t, "%s", ti->format);
+        query_table_str(&t, ti->format);
         if (labels) {
             char buf[2048];
             size_t n = 0;
@@ -214,7 +214,7 @@ static int exec_traces(query_session *s, const query_stmt *st, query_error *err)
                                  c.v[i].labels[k].value);
                 n += w > 0 ? (size_t)w : 0;
             }
-            query_table_cell(&t, "%s", buf);
+            query_table_str(&t, buf);
         }
     }
     query_table_print(&t, s->out);
@@ -447,9 +447,9 @@ static int edge_row(void *p, const db_edge *e)
             query_view_add_node(l->view, 0, &other, false);
         query_view_add_edge(l->view, 0, e);
     } else {
-        query_table_cell(l->t, "%s", l->in ? "in" : "out");
-        query_table_cell(l->t, "%s", db_edge_kind_name(e->kind));
-        query_table_cell(l->t, "%" PRIu32, l->in ? e->from : e->to);
+        query_table_str(l->t, l->in ? "in" : "out");
+        query_table_str(l->t, db_edge_kind_name(e->kind));
+        query_table_u64(l->t, l->in ? e->from : e->to);
         query_table_cell(l->t, "%" PRIu64 " -> %" PRIu64, e->from_event, e->to_event);
     }
     return 0;

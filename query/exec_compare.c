@@ -90,15 +90,15 @@ int query_exec_match(query_session *s, const query_stmt *st, query_error *err)
                 if (query_source_trace_name(&src, r, m[i].trace, name, sizeof name, &de) != 1)
                     snprintf(name, sizeof name, "?");
                 query_table_cell(&t, "%.2f%s", m[i].score, m[i].contained && !t.csv ? "*" : "");
-                query_table_cell(&t, "%s", name);
-                query_table_cell(&t, "%" PRIu32, m[i].n.id);
-                query_table_cell(&t, "%s", m[i].n.thread);
+                query_table_str(&t, name);
+                query_table_u64(&t, m[i].n.id);
+                query_table_str(&t, m[i].n.thread);
                 query_table_ts(&t, m[i].n.begin);
                 query_table_dur(&t, m[i].n.end - m[i].n.begin, false);
                 query_table_dur(&t, m[i].n.blocked, true);
-                query_table_cell(&t, "%" PRIu32, m[i].n.events);
+                query_table_u64(&t, m[i].n.events);
                 if (src.path)
-                    query_table_cell(&t, "%s", src.path);
+                    query_table_str(&t, src.path);
             }
             query_table_print(&t, s->out);
             query_table_free(&t);

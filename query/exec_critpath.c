@@ -123,17 +123,17 @@ static void print_table(query_session *s, const query_cp *cp)
     uint64_t period = cp->end - cp->begin;
     for (size_t i = 0; i < cp->n; i++) {
         const query_cp_part *p = &cp->parts[i];
-        query_table_cell(&t, "%s", p->thread);
-        query_table_cell(&t, "%" PRIu32, p->tid);
-        query_table_cell(&t, "%" PRIu32, p->node);
-        query_table_cell(&t, "%s", query_cp_state_name(p->state));
+        query_table_str(&t, p->thread);
+        query_table_u64(&t, p->tid);
+        query_table_u64(&t, p->node);
+        query_table_str(&t, query_cp_state_name(p->state));
         query_table_ts(&t, p->begin);
         query_table_dur(&t, p->ns, false);
         query_table_cell(&t, "%.1f%%", period ? 100.0 * (double)p->ns / (double)period : 0.0);
         if (p->for_tid)
             query_table_cell(&t, "%s (node %" PRIu32 ")", p->for_thread, p->for_node);
         else
-            query_table_cell(&t, "%s", s->format == QUERY_FMT_CSV ? "" : "-");
+            query_table_str(&t, s->format == QUERY_FMT_CSV ? "" : "-");
     }
     if (s->format == QUERY_FMT_TABLE) {
         char a[32], b[32];

@@ -62,11 +62,11 @@ static void emit_edge(find_ctx *c, const db_edge *e)
         fputs(c->n ? "," : "", c->s->out);
         query_json_edge(c->s->out, e);
     } else {
-        query_table_cell(&c->t, "%" PRIu32, e->from);
-        query_table_cell(&c->t, "%" PRIu32, e->to);
-        query_table_cell(&c->t, "%s", db_edge_kind_name(e->kind));
-        query_table_cell(&c->t, "%" PRIu64, e->from_event);
-        query_table_cell(&c->t, "%" PRIu64, e->to_event);
+        query_table_u64(&c->t, e->from);
+        query_table_u64(&c->t, e->to);
+        query_table_str(&c->t, db_edge_kind_name(e->kind));
+        query_table_u64(&c->t, e->from_event);
+        query_table_u64(&c->t, e->to_event);
     }
     c->n++;
 }

@@ -212,8 +212,8 @@ static int list_rule(void *ctx, uint32_t seq, const char *text)
         query_json_str(l->s->out, text, strlen(text));
         fputc('}', l->s->out);
     } else {
-        query_table_cell(&l->t, "%" PRIu32, seq);
-        query_table_cell(&l->t, "%s", text);
+        query_table_u64(&l->t, seq);
+        query_table_str(&l->t, text);
     }
     l->n++;
     return 0;

@@ -32,6 +32,25 @@ static int kinds_of(const query_stmt *st, uint32_t *kinds, query_error *err)
     return 0;
 }
 
+/* "wakeup -> 7" for a node reached against the edge (back), "7 -> wakeup"
+ * along it; without printf, as a table prints one per row */
+static void edge_cell(query_table *t, const db_edge *via, bool against)
+{
+    char id[24], b[96];
+    id[query_fmt_u64(id, against ? via->to : via->from)] = '\0';
+    const char *kind = db_edge_kind_name(via->kind);
+    const char *l = against ? kind : id, *r = against ? id : kind;
+    size_t ln = strlen(l), rn = strlen(r);
+    if (ln + rn + 5 > sizeof b) { /* no kind's name is that long */
+        query_table_str(t, kind);
+        return;
+    }
+    memcpy(b, l, ln);
+    memcpy(b + ln, " -> ", 4);
+    memcpy(b + ln + 4, r, rn + 1);
+    query_table_str(t, b);
+}
+
 static void print_table(query_session *s, const query_path *p, bool back)
 {
     static const char *const heads[] = {"depth", "edge", "node", "kind", "thread", "tid", "proc",
@@ -41,22 +60,20 @@ static void print_table(query_session *s, const query_path *p, bool back)
     for (size_t i = 0; i < p->len; i++) {
         const query_path_item *it = &p->items[i];
         const db_node *n = &it->node;
-        query_table_cell(&t, "%d", it->depth);
+        query_table_u64(&t, (uint64_t)it->depth);
         if (i == 0)
-            query_table_cell(&t, "-");
-        else if (it->via.to != n->id) /* reached against the edge: back */
-            query_table_cell(&t, "%s -> %" PRIu32, db_edge_kind_name(it->via.kind), it->via.to);
-        else
-            query_table_cell(&t, "%" PRIu32 " -> %s", it->via.from, db_edge_kind_name(it->via.kind));
-        query_table_cell(&t, "%" PRIu32, n->id);
-        query_table_cell(&t, "%s", db_node_kind_name(n->kind));
-        query_table_cell(&t, "%s", n->thread);
-        query_table_cell(&t, "%" PRIu32, n->tid);
-        query_table_cell(&t, "%s", n->proc);
+            query_table_str(&t, "-");
+        else /* reached against the edge: back */
+            edge_cell(&t, &it->via, it->via.to != n->id);
+        query_table_u64(&t, n->id);
+        query_table_str(&t, db_node_kind_name(n->kind));
+        query_table_str(&t, n->thread);
+        query_table_u64(&t, n->tid);
+        query_table_str(&t, n->proc);
         query_table_ts(&t, n->begin);
         query_table_dur(&t, n->end - n->begin, false);
         query_table_dur(&t, n->blocked, true);
-        query_table_cell(&t, "%" PRIu32, n->events);
+        query_table_u64(&t, n->events);
     }
     bool csv = t.csv;
     query_table_print(&t, s->out);

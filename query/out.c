@@ -159,9 +159,20 @@ void query_fmt_duration(char *buf, size_t len, uint64_t ns)
         snprintf(buf, len, "%.3fs", (double)ns / 1e9);
 }
 
+/* seconds, a point and six digits of microseconds (printf's "%llu.%06llu",
+ * without its format parsing: a table prints one per row) */
 void query_fmt_ts(char *buf, size_t len, uint64_t ns)
 {
-    snprintf(buf, len, "%" PRIu64 ".%06" PRIu64, ns / 1000000000u, ns % 1000000000u / 1000u);
+    if (len < 28) {
+        snprintf(buf, len, "%" PRIu64 ".%06" PRIu64, ns / 1000000000u, ns % 1000000000u / 1000u);
+        return;
+    }
+    size_t n = query_fmt_u64(buf, ns / 1000000000u);
+    buf[n++] = '.';
+    uint64_t us = ns % 1000000000u / 1000u;
+    for (int i = 5; i >= 0; i--, us /= 10)
+        buf[n + (size_t)i] = (char)('0' + us % 10);
+    buf[n + 6] = '\0';
 }
 
 /* ---- tables ---- */
@@ -193,74 +204,136 @@ void query_table_init(query_table *t, query_format f, int ncols, const char *con
     t->ncols = ncols;
     t->csv = f == QUERY_FMT_CSV;
     for (int i = 0; i < ncols; i++)
-        query_table_cell(t, "%s", heads[i]);
+        query_table_str(t, heads[i]);
+}
+
+/* Room for n more bytes of cell text and one more cell.  Cells live in
+ * one arena (a malloc per cell was half of a one-shot slice's printing). */
+static bool table_room(query_table *t, size_t n)
+{
+    if (t->oom)
+        return false;
+    if (t->ncells == t->cap) {
+        size_t c = t->cap ? t->cap * 2 : 64;
+        size_t *p = realloc(t->cells, c * sizeof *p);
+        if (!p)
+            return !(t->oom = true);
+        t->cells = p;
+        t->cap = c;
+    }
+    if (t->bcap - t->len < n) {
+        size_t c = t->bcap ? t->bcap : 4096;
+        while (c - t->len < n)
+            c *= 2;
+        char *p = realloc(t->buf, c);
+        if (!p)
+            return !(t->oom = true);
+        t->buf = p;
+        t->bcap = c;
+    }
+    return true;
+}
+
+/* The cell just written at t->buf + t->len (n bytes and its NUL) joins
+ * the table.  A table is for a terminal: a value's line breaks and tabs
+ * (a stack trace, a print's text) are shown as \n, \t, not made. */
+static void table_add(query_table *t, size_t n)
+{
+    char *s = t->buf + t->len;
+    size_t esc = 0;
+    if (!t->csv)
+        for (size_t i = 0; i < n; i++)
+            esc += s[i] == '\n' || s[i] == '\r' || s[i] == '\t';
+    if (esc) {
+        if (!table_room(t, n + 1 + esc)) /* this cell's own slot is free still */
+            return;
+        s = t->buf + t->len;
+        /* from the end backwards, in place */
+        for (size_t i = n, o = n + esc; i-- > 0;) {
+            char c = s[i];
+            if (c == '\n' || c == '\r' || c == '\t') {
+                s[--o] = c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
+                s[--o] = '\\';
+            } else
+                s[--o] = c;
+        }
+        n += esc;
+        s[n] = '\0';
+    }
+    t->cells[t->ncells++] = t->len;
+    t->len += n + 1;
 }
 
 void query_table_cell(query_table *t, const char *fmt, ...)
 {
-    if (t->ncells == t->cap) {
-        size_t n = t->cap ? t->cap * 2 : 64;
-        char **p = realloc(t->cells, n * sizeof *p);
-        if (!p) {
-            t->oom = true;
-            return;
-        }
-        t->cells = p;
-        t->cap = n;
-    }
     va_list ap;
     va_start(ap, fmt);
-    char *s = NULL;
-    if (vasprintf(&s, fmt, ap) < 0)
-        s = NULL;
+    int n = table_room(t, 64) ? vsnprintf(t->buf + t->len, t->bcap - t->len, fmt, ap) : -1;
     va_end(ap);
-    if (!s) {
+    if (n < 0) {
         t->oom = true;
         return;
     }
-    /* a table is for a terminal: a value's line breaks and tabs (a stack
-     * trace, a print's text) are shown as \n, \t, not made */
-    if (!t->csv && s[strcspn(s, "\n\r\t")]) {
-        size_t n = strlen(s);
-        char *e = malloc(2 * n + 1), *q = e;
-        if (!e) {
-            free(s);
-            t->oom = true;
+    if ((size_t)n >= t->bcap - t->len) { /* longer than the room: again with enough */
+        if (!table_room(t, (size_t)n + 1))
             return;
-        }
-        for (const char *p = s; *p; p++) {
-            const char *esc = *p == '\n' ? "\\n" : *p == '\r' ? "\\r" : *p == '\t' ? "\\t" : NULL;
-            if (esc) {
-                memcpy(q, esc, 2);
-                q += 2;
-            } else
-                *q++ = *p;
-        }
-        *q = '\0';
-        free(s);
-        s = e;
+        va_start(ap, fmt);
+        vsnprintf(t->buf + t->len, t->bcap - t->len, fmt, ap);
+        va_end(ap);
     }
-    t->cells[t->ncells++] = s;
+    table_add(t, (size_t)n);
+}
+
+void query_table_str(query_table *t, const char *s)
+{
+    size_t n = strlen(s);
+    if (!table_room(t, n + 1))
+        return;
+    memcpy(t->buf + t->len, s, n + 1);
+    table_add(t, n);
+}
+
+size_t query_fmt_u64(char *b, uint64_t v)
+{
+    char d[20];
+    size_t n = 0;
+    do
+        d[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    for (size_t i = 0; i < n; i++)
+        b[i] = d[n - 1 - i];
+    return n;
+}
+
+void query_table_u64(query_table *t, uint64_t v)
+{
+    if (!table_room(t, 21))
+        return;
+    size_t n = query_fmt_u64(t->buf + t->len, v);
+    t->buf[t->len + n] = '\0';
+    table_add(t, n);
 }
 
 void query_table_ts(query_table *t, uint64_t ns)
 {
     char b[32];
+    if (t->csv) {
+        query_table_u64(t, ns);
+        return;
+    }
     query_fmt_ts(b, sizeof b, ns);
-    if (t->csv)
-        query_table_cell(t, "%" PRIu64, ns);
-    else
-        query_table_cell(t, "%s", b);
+    query_table_str(t, b);
 }
 
 void query_table_dur(query_table *t, uint64_t ns, bool dash_if_zero)
 {
     char b[32];
+    if (t->csv) {
+        query_table_u64(t, ns);
+        return;
+    }
     query_fmt_duration(b, sizeof b, ns);
-    if (t->csv)
-        query_table_cell(t, "%" PRIu64, ns);
-    else
-        query_table_cell(t, "%s", ns == 0 && dash_if_zero ? "-" : b);
+    query_table_str(t, ns == 0 && dash_if_zero ? "-" : b);
 }
 
 /* RFC 4180: quote a field that holds a comma, a quote or a line break */
@@ -279,11 +352,19 @@ static void csv_field(FILE *f, const char *s)
     fputc('"', f);
 }
 
+static void pad(FILE *f, size_t n)
+{
+    static const char spaces[] = "                                                                ";
+    for (; n > sizeof spaces - 1; n -= sizeof spaces - 1)
+        fwrite(spaces, 1, sizeof spaces - 1, f);
+    fwrite(spaces, 1, n, f);
+}
+
 void query_table_print(query_table *t, FILE *f)
 {
     if (t->csv) {
         for (size_t i = 0; i < t->ncells; i++) {
-            csv_field(f, t->cells[i]);
+            csv_field(f, t->buf + t->cells[i]);
             fputc((int)(i % (size_t)t->ncols) == t->ncols - 1 || i + 1 == t->ncells ? '\n' : ',', f);
         }
         return;
@@ -291,25 +372,29 @@ void query_table_print(query_table *t, FILE *f)
     size_t w[32] = {0};
     int nc = t->ncols < 32 ? t->ncols : 32;
     for (size_t i = 0; i < t->ncells; i++) {
-        size_t n = strlen(t->cells[i]);
+        /* a cell's length: where the next starts (its NUL before it) */
+        size_t n = (i + 1 < t->ncells ? t->cells[i + 1] : t->len) - t->cells[i] - 1;
         if ((int)(i % (size_t)t->ncols) < nc && n > w[i % (size_t)t->ncols])
             w[i % (size_t)t->ncols] = n;
     }
     for (size_t i = 0; i < t->ncells; i++) {
         int c = (int)(i % (size_t)t->ncols);
         bool last = c == t->ncols - 1 || i + 1 == t->ncells;
+        size_t n = (i + 1 < t->ncells ? t->cells[i + 1] : t->len) - t->cells[i] - 1;
+        fwrite(t->buf + t->cells[i], 1, n, f);
         if (last)
-            fprintf(f, "%s\n", t->cells[i]);
-        else
-            fprintf(f, "%-*s  ", (int)w[c < nc ? c : 0], t->cells[i]);
+            fputc('\n', f);
+        else {
+            size_t width = w[c < nc ? c : 0];
+            pad(f, (width > n ? width - n : 0) + 2);
+        }
     }
 }
 
 void query_table_free(query_table *t)
 {
-    for (size_t i = 0; i < t->ncells; i++)
-        free(t->cells[i]);
     free(t->cells);
+    free(t->buf);
     memset(t, 0, sizeof *t);
 }
 
@@ -326,16 +411,16 @@ void query_table_nodes_init(query_table *t, query_format f)
 
 void query_table_node(query_table *t, const db_node *n)
 {
-    query_table_cell(t, "%" PRIu32, n->id);
-    query_table_cell(t, "%s", db_node_kind_name(n->kind));
-    query_table_cell(t, "%s", n->thread);
-    query_table_cell(t, "%" PRIu32, n->tid);
-    query_table_cell(t, "%s", n->proc);
-    query_table_cell(t, "%" PRIu32, n->pid);
+    query_table_u64(t, n->id);
+    query_table_str(t, db_node_kind_name(n->kind));
+    query_table_str(t, n->thread);
+    query_table_u64(t, n->tid);
+    query_table_str(t, n->proc);
+    query_table_u64(t, n->pid);
     query_table_ts(t, n->begin);
     query_table_dur(t, n->end - n->begin, false);
     query_table_dur(t, n->blocked, true);
-    query_table_cell(t, "%" PRIu32, n->events);
+    query_table_u64(t, n->events);
 }
 
 static const char *const event_heads[] = {"event", "ts", "tid", "node", "type", "source", "attributes"};
@@ -348,12 +433,12 @@ void query_table_events_init(query_table *t, query_format f)
 
 void query_table_event(query_table *t, const db_event *ev)
 {
-    query_table_cell(t, "%" PRIu64, ev->id);
+    query_table_u64(t, ev->id);
     query_table_ts(t, ev->ts);
-    query_table_cell(t, "%" PRIu32, ev->tid);
-    query_table_cell(t, "%" PRIu32, ev->node);
-    query_table_cell(t, "%s", db_evtype_name(ev->type));
-    query_table_cell(t, "%s", ev->name);
+    query_table_u64(t, ev->tid);
+    query_table_u64(t, ev->node);
+    query_table_str(t, db_evtype_name(ev->type));
+    query_table_str(t, ev->name);
     char attrs[512];
     size_t len = 0;
     attrs[0] = 0;
@@ -363,5 +448,5 @@ void query_table_event(query_table *t, const db_event *ev)
     for (const char *a = ev->attrs, *end = ev->attrs + ev->attrs_len; a < end && len < sizeof attrs;
          a += strlen(a) + 1)
         len += (size_t)snprintf(attrs + len, sizeof attrs - len, "%s%s", len ? " " : "", a);
-    query_table_cell(t, "%s", attrs);
+    query_table_str(t, attrs);
 }

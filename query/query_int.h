@@ -65,13 +65,16 @@ void query_json_edge(FILE *f, const db_edge *e);
 void query_json_event(FILE *f, const db_event *ev);
 void query_fmt_duration(char *buf, size_t len, uint64_t ns);
 void query_fmt_ts(char *buf, size_t len, uint64_t ns);
+size_t query_fmt_u64(char *b, uint64_t v); /* decimal, no NUL (b: 20 bytes); the length */
 
 /* Rows for people (aligned columns, readable times) or for programs
  * (CSV: a header row, raw integer nanoseconds). */
 typedef struct query_table {
     int ncols;
-    char **cells;
+    size_t *cells; /* where each cell's text starts in buf */
     size_t ncells, cap;
+    char *buf;     /* every cell's text, each ended by a NUL, one arena */
+    size_t len, bcap;
     bool oom;
     bool csv;
 } query_table;
@@ -80,6 +83,8 @@ void query_table_init(query_table *t, query_format f, int ncols, const char *con
 void query_table_ts(query_table *t, uint64_t ns);   /* a timestamp cell */
 void query_table_dur(query_table *t, uint64_t ns, bool dash_if_zero); /* a duration cell */
 void query_table_cell(query_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void query_table_str(query_table *t, const char *s); /* a text cell (no format) */
+void query_table_u64(query_table *t, uint64_t v);    /* a number cell */
 void query_table_print(query_table *t, FILE *f);
 void query_table_free(query_table *t);
 void query_table_nodes_init(query_table *t, query_format f);
