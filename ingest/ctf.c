@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "ctf.h"
 #include "ctflib.h"
@@ -414,6 +415,104 @@ static bt_graph_simple_sink_component_consume_func_status consume(bt_message_ite
                               : BT_GRAPH_SIMPLE_SINK_COMPONENT_CONSUME_FUNC_STATUS_OK;
 }
 
+/* ---- damaged metadata ---- */
+
+/* The metadata parser's complaint (ctf_meta.c says why it is looked for
+ * this way).  The parser's log level is not the component's: the ctf
+ * plugin reads it from BABELTRACE_PLUGIN_CTF_METADATA_LOG_LEVEL when it
+ * is loaded.  So, on this failure path only, with that set (unless the
+ * user set it), the plugin is loaded anew (the reader let go of it, so
+ * babeltrace2 unloaded it) and source.ctf.fs created once more, in a graph
+ * of its own, at log level ERROR with fd 2 sent to a temporary file for
+ * the few milliseconds it takes to fail.  A trace that reads well never
+ * touches the environment or fd 2; what other threads wrote to stderr
+ * meanwhile is passed on.  Should the plugin have stayed loaded (another
+ * thread reading a CTF trace), only the complaints logged at the
+ * component's level are seen, or none, and the message is babeltrace2's
+ * error causes as before. */
+static bool parser_complaint(ctf_reader *rd, const bt_value *params, unsigned *line, char *msg, size_t cap)
+{
+    static const char level_env[] = "BABELTRACE_PLUGIN_CTF_METADATA_LOG_LEVEL";
+    const ingest_ctflib *L = &rd->lib;
+    bool set_env = getenv(level_env) == NULL;
+    if (set_env && setenv(level_env, "E", 1) != 0)
+        set_env = false;
+    const bt_plugin *ctf = NULL;
+    const bt_component_class_source *fs = NULL;
+    bt_graph *g = NULL;
+    FILE *log = NULL;
+    bool found = false;
+    if (L->bt_plugin_find("ctf", BT_TRUE, BT_FALSE, BT_TRUE, BT_TRUE, BT_FALSE, &ctf) != BT_PLUGIN_FIND_STATUS_OK ||
+        !(fs = L->bt_plugin_borrow_source_component_class_by_name_const(ctf, "fs")) ||
+        !(g = L->bt_graph_create(0)) || !(log = tmpfile()))
+        goto out;
+    int saved = dup(STDERR_FILENO);
+    if (saved >= 0) {
+        fflush(stderr);
+        if (dup2(fileno(log), STDERR_FILENO) >= 0) {
+            const bt_component_source *src;
+            (void)L->bt_graph_add_source_component(g, fs, "source", params, BT_LOGGING_LEVEL_ERROR, &src);
+            fflush(stderr);
+            dup2(saved, STDERR_FILENO);
+        }
+        close(saved);
+    }
+    struct stat sb;
+    char *text = NULL;
+    /* the log of one failed creation: a few lines (at a user's DEBUG
+     * level more, the parser's first) */
+    size_t want = fstat(fileno(log), &sb) == 0 && sb.st_size > 0 ? (size_t)sb.st_size : 0;
+    if (want > (1u << 20))
+        want = 1u << 20;
+    if (want && (text = malloc(want))) {
+        rewind(log);
+        size_t n = fread(text, 1, want, log);
+        found = ingest_ctf_meta_complaint(text, n, line, msg, cap, stderr);
+    }
+    free(text);
+out:
+    if (log)
+        fclose(log);
+    L->bt_current_thread_clear_error();
+    if (g)
+        L->bt_graph_put_ref(g);
+    if (ctf)
+        L->bt_plugin_put_ref(ctf);
+    if (set_env)
+        unsetenv(level_env);
+    return found;
+}
+
+/* The metadata did not make a trace: where and why, in the parser's
+ * words when it said; else babeltrace2's error causes (why). */
+static void metadata_error(ctf_reader *rd, const bt_value *params, const char *why)
+{
+    char path[4096], msg[800];
+    unsigned line = 0;
+    snprintf(path, sizeof path, "%s/metadata", rd->dir);
+    if (!parser_complaint(rd, params, &line, msg, sizeof msg)) {
+        ingest_errf(rd->err, rd->errlen, "%s: not a CTF trace babeltrace2 can read: %s", path, why);
+        return;
+    }
+    for (char *p = msg; *p; p++) /* one line */
+        if (*p == '\r' || *p == '\t')
+            *p = ' ';
+    ctf_meta_place w;
+    if (ingest_ctf_meta_locate(path, line, &w) < 0 || !w.packetized)
+        ingest_errf(rd->err, rd->errlen, "%s:%u: not a CTF trace babeltrace2 can read: %s", path, line, msg);
+    else if (w.found) /* a binary file: the line's place too */
+        ingest_errf(rd->err, rd->errlen,
+                    "%s:%u: not a CTF trace babeltrace2 can read: %s (line %u of the metadata text, which this "
+                    "file holds in %llu packet%s: packet %llu, byte %llu)",
+                    path, line, msg, line, (unsigned long long)w.packets, w.packets == 1 ? "" : "s",
+                    (unsigned long long)w.packet, (unsigned long long)w.offset);
+    else
+        ingest_errf(rd->err, rd->errlen,
+                    "%s:%u: not a CTF trace babeltrace2 can read: %s (line %u of the metadata text, which this "
+                    "file holds in %llu packet%s)",
+                    path, line, msg, line, (unsigned long long)w.packets, w.packets == 1 ? "" : "s");
+}
+
 /* ---- the graph ---- */
 
 /* source.ctf.fs (inputs: [dir]) -> filter.utils.muxer -> our sink.
@@ -452,11 +551,18 @@ static bt_graph *make_graph(ctf_reader *rd)
     if (L->bt_graph_add_source_component(g, fs, "source", params, BT_LOGGING_LEVEL_NONE, &src) !=
         BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
         bt_message_text(rd, why, sizeof why, file, sizeof file);
-        if (file[0]) /* a stream file */
+        if (file[0]) { /* a stream file */
             ingest_errf(rd->err, rd->errlen, "%s: not a CTF stream babeltrace2 can read: %s", file, why);
-        else
-            ingest_errf(rd->err, rd->errlen, "%s/metadata: not a CTF trace babeltrace2 can read: %s", rd->dir, why);
-        goto fail;
+            goto fail;
+        }
+        /* the plugin let go of first: metadata_error loads it anew */
+        L->bt_graph_put_ref(g);
+        g = NULL;
+        L->bt_plugin_put_ref(ctf);
+        L->bt_plugin_put_ref(utils);
+        ctf = utils = NULL;
+        metadata_error(rd, params, why);
+        goto out;
     }
     if (L->bt_graph_add_filter_component(g, mux, "muxer", NULL, BT_LOGGING_LEVEL_NONE, &m) !=
             BT_GRAPH_ADD_COMPONENT_STATUS_OK ||

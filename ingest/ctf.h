@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ftrace.h"
 
@@ -68,6 +69,30 @@ bool ingest_ctf_prev_task(const ctf_event_in *e, uint32_t *cpu, uint32_t *tid, c
 /* One event to the sink.  n: its number in the trace, for messages.
  * Returns 0, or -1 with err = "PATH: event N (NAME): message". */
 int ingest_ctf_map_event(ctf_map *m, const ctf_event_in *e, uint64_t n);
+
+/* ---- damaged metadata (ctf_meta.c) ---- */
+
+/* In what babeltrace2 logged (len bytes; its log lines, colours or not),
+ * the metadata parser's first complaint: "At line N in metadata stream:
+ * MSG" gives *line = N and msg = MSG.  Lines that are not babeltrace2's
+ * log lines are written to other (when not NULL): what other threads
+ * wrote to stderr meanwhile.  False when the log holds no such line. */
+bool ingest_ctf_meta_complaint(const char *log, size_t len, unsigned *line, char *msg, size_t cap, FILE *other);
+
+/* Where line `line` of a metadata file's text is.  A packetized file
+ * (LTTng's: each packet a binary header, then text) says in which packet
+ * and at which byte; a text file's line is the line of the file. */
+typedef struct ctf_meta_place {
+    bool packetized;
+    bool found;        /* packetized and the text has that line */
+    uint64_t packet;   /* from 1 */
+    uint64_t packets;  /* the file's */
+    uint64_t offset;   /* the line's first byte in the file */
+    uint64_t end;      /* the end of the last packet's text */
+} ctf_meta_place;
+
+/* 0, or -1 when the file cannot be read. */
+int ingest_ctf_meta_locate(const char *path, unsigned line, ctf_meta_place *where);
 
 /* ---- the reader (ctf.c) ---- */
 

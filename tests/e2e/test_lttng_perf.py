@@ -21,6 +21,7 @@ workload name (`backend`, tests/e2e/test_diagnose.py).
 import collections
 import os
 import shutil
+import struct
 import unittest
 
 from common import ROOT, ArchiveCase, trace
@@ -118,7 +119,7 @@ class Lttng(ArchiveCase):
             f.truncate(70000)  # past its end: zeros where a packet should start
         empty = os.path.join(self.dir, "empty")
         os.mkdir(empty)
-        for path, want in ((cut, "cutmeta/metadata: not a CTF trace"),
+        for path, want in ((cut, "cutmeta/metadata:36: not a CTF trace"),  # babeltrace2: unexpected end
                            (missing, "missing/k_3: stream file missing"),
                            (garbled, "garbled/k_2: not a CTF stream"),
                            (empty, "empty/metadata: cannot open")):
@@ -127,6 +128,73 @@ class Lttng(ArchiveCase):
                 self.assertNotEqual(p.returncode, 0)
                 self.assertIn(want, p.stderr)
                 self.assertEqual(self.json("traces")["traces"], [], "nothing half-ingested")
+
+
+    def copy(self, name, to):
+        dst = os.path.join(self.dir, to)
+        shutil.copytree(os.path.join(LTTNG, name), dst)
+        for f in os.listdir(dst):
+            os.chmod(os.path.join(dst, f), 0o644)
+        return dst
+
+    def refused(self, path, *want):
+        """The ingest fails with every string of want on stderr and leaves
+        the archive as it was."""
+        before = self.json("traces")["traces"]
+        p = self.run_argusq("ingest", path)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        for w in want:
+            self.assertIn(w, p.stderr)
+        self.assertEqual(self.json("traces")["traces"], before, "archive unchanged")
+        return p.stderr
+
+    def test_damaged_metadata_names_its_line(self):
+        """babeltrace2 2.0 gives only "Cannot create trace" as its error;
+        the metadata parser's complaint, with its line, is in its log."""
+        self.ingest(trace("lockchain-normal.txt"), name="kept")
+        # text metadata (perf's CTF conversion): line 10 of the file
+        text = self.copy("tracecompass-test-traces-perf-taskset2", "textmeta")
+        meta = os.path.join(text, "metadata")
+        with open(meta) as f:
+            orig = f.read()
+        lines = orig.split("\n")
+        self.assertIn("uuid[16];", lines[9])
+        lines[9] = "\tbyte_order = le; garbage;"
+        with open(meta, "w") as f:
+            f.write("\n".join(lines))
+        self.refused(text, f"{meta}:10: not a CTF trace babeltrace2 can read: syntax error",
+                     'token="byte_order"')
+        # a value the parser takes and babeltrace2's IR visitor refuses
+        lines = orig.split("\n")
+        self.assertEqual(lines[6], "\tbyte_order = le;")
+        lines[6] = "\tbyte_order = xx;"
+        with open(meta, "w") as f:
+            f.write("\n".join(lines))
+        self.refused(text, f"{meta}:7: not a CTF trace babeltrace2 can read:", 'value="xx"')
+        # packetized metadata (LTTng's): line 5000 of the text in its
+        # packets, found here by walking the packet headers
+        pk = self.copy("tracevizlab-simple-kernel", "packetmeta")
+        meta = os.path.join(pk, "metadata")
+        with open(meta, "rb") as f:
+            data = bytearray(f.read())
+        off, line, at, packet, npackets = 0, 1, None, None, 0
+        while off + 37 <= len(data):
+            magic, = struct.unpack_from("<I", data, off)
+            self.assertEqual(magic, 0x75D11D57)
+            content, size = struct.unpack_from("<II", data, off + 24)
+            npackets += 1
+            for i in range(off + 37, off + content // 8):
+                if line == 5000 and at is None:
+                    at, packet = i, npackets
+                line += data[i] == 10
+            off += size // 8
+        semi = data.index(b";", at)
+        self.assertLess(semi, data.index(b"\n", at), "a ; on line 5000")
+        data[semi] = ord("@")
+        with open(meta, "wb") as f:
+            f.write(data)
+        self.refused(pk, f"{meta}:5000: not a CTF trace babeltrace2 can read: Invalid character",
+                     f"holds in {npackets} packets: packet {packet}, byte {at})")
 
 
 class Perf(ArchiveCase):

@@ -296,13 +296,107 @@ static void test_detect(void **state)
     assert_int_equal(ingest_detect_folder("tests"), INGEST_UNKNOWN); /* a folder without metadata */
 }
 
+/* ---- damaged metadata (ctf_meta.c) ---- */
+
+static void test_meta_complaint(void **state)
+{
+    (void)state;
+    /* babeltrace2 2.0.4's log of a metadata whose line 10 does not parse
+     * (the lexer's line first, then the parser's, then the decoder's),
+     * coloured as on a terminal, with a line another thread wrote */
+    static const char log[] =
+        "11-25 05:26:54.807 15509 15509 E PLUGIN-CTF-METADATA-LEXER yylex@lexer.l:138 \033[1;31mAt line 10 in "
+        "metadata stream: Invalid character: char=\"@\", val=0x40\033[0m\n"
+        "another thread's line\n"
+        "11-25 05:26:54.807 15509 15509 E PLUGIN/CTF/META/PARSER yyerror@parser.y:943 At line 11 in metadata "
+        "stream: syntax error, unexpected CTF_ERROR: token=\"@\"\n"
+        "11-25 05:26:54.807 15509 15509 E PLUGIN/CTF/META/IR-VISITOR f@v.c:4732 [src] At line 0 in metadata "
+        "stream: Cannot set trace's native byte order: ret=-22\n";
+    unsigned line = 0;
+    char msg[200];
+    char *other = NULL;
+    size_t olen = 0;
+    FILE *o = open_memstream(&other, &olen);
+    assert_true(ingest_ctf_meta_complaint(log, sizeof log - 1, &line, msg, sizeof msg, o));
+    fclose(o);
+    assert_int_equal(line, 10);
+    assert_string_equal(msg, "Invalid character: char=\"@\", val=0x40");
+    assert_string_equal(other, "another thread's line\n");
+    free(other);
+    /* the IR visitor's line 0 is no place; nothing else: no complaint */
+    const char *l0 = strstr(log, "11-25 05:26:54.807 15509 15509 E PLUGIN/CTF/META/IR");
+    line = 0;
+    assert_false(ingest_ctf_meta_complaint(l0, strlen(l0), &line, msg, sizeof msg, NULL));
+    assert_false(ingest_ctf_meta_complaint("", 0, &line, msg, sizeof msg, NULL));
+}
+
+/* A packetized metadata file: each packet a 37-byte header (magic, uuid,
+ * checksum, content_size and packet_size in bits, 5 bytes), its text, and
+ * padding to packet_size. */
+static void put32(unsigned char *p, uint32_t v, bool be)
+{
+    for (int i = 0; i < 4; i++)
+        p[be ? 3 - i : i] = (unsigned char)(v >> (8 * i));
+}
+
+static size_t meta_packet(unsigned char *out, const char *text, size_t size, bool be)
+{
+    size_t n = strlen(text);
+    memset(out, 0, size);
+    put32(out, 0x75D11D57u, be);
+    put32(out + 24, (uint32_t)((37 + n) * 8), be);
+    put32(out + 28, (uint32_t)(size * 8), be);
+    memcpy(out + 37, text, n);
+    return size;
+}
+
+static void test_meta_locate(void **state)
+{
+    (void)state;
+    for (int be = 0; be < 2; be++) {
+        unsigned char buf[512];
+        size_t n = meta_packet(buf, "trace {\n\tmajor = 1;\n", 128, be);
+        n += meta_packet(buf + n, "\tminor = 8;\n};\n", 128, be);
+        char path[] = "/tmp/argusq-meta-XXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, buf, n), (ssize_t)n);
+        close(fd);
+        ctf_meta_place w;
+        assert_int_equal(ingest_ctf_meta_locate(path, 2, &w), 0);
+        assert_true(w.packetized && w.found);
+        assert_int_equal(w.packets, 2);
+        assert_int_equal(w.packet, 1);
+        assert_int_equal(w.offset, 37 + 8); /* after "trace {\n" */
+        assert_int_equal(ingest_ctf_meta_locate(path, 4, &w), 0); /* "};" opens packet 2's second line */
+        assert_int_equal(w.packet, 2);
+        assert_int_equal(w.offset, 128 + 37 + 12);
+        /* the parser's "unexpected end": the line after the last newline */
+        assert_int_equal(ingest_ctf_meta_locate(path, 5, &w), 0);
+        assert_true(w.found);
+        assert_int_equal(w.offset, 128 + 37 + 15);
+        assert_int_equal(ingest_ctf_meta_locate(path, 9, &w), 0);
+        assert_false(w.found);
+        unlink(path);
+    }
+    /* a text metadata file: its lines are the file's */
+    char *path = write_temp("/* CTF 1.8 */\ntrace {\n");
+    ctf_meta_place w;
+    assert_int_equal(ingest_ctf_meta_locate(path, 2, &w), 0);
+    assert_false(w.packetized);
+    unlink(path);
+    free(path);
+    assert_int_equal(ingest_ctf_meta_locate("/nonexistent/metadata", 1, &w), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lttng_switch_and_wakeup), cmocka_unit_test(test_lttng_old_naming_and_irqs),
         cmocka_unit_test(test_lttng_statedump_and_fork), cmocka_unit_test(test_perf_ctf),
         cmocka_unit_test(test_perf_lex),                 cmocka_unit_test(test_perf_script_file),
-        cmocka_unit_test(test_detect),
+        cmocka_unit_test(test_detect),                   cmocka_unit_test(test_meta_complaint),
+        cmocka_unit_test(test_meta_locate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
