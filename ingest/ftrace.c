@@ -253,6 +253,14 @@ int ingest_ft_full_comm(ftrace_reader *r, uint32_t tid, const char *comm, size_t
     return ingest_ft_set_thread(r, tid, t->pid, comm, n, false);
 }
 
+const char *ingest_ft_name_of(ftrace_reader *r, uint32_t tid)
+{
+    ftrace_tent *t = tab_find(r, tid);
+    if (!t || !(t->flags & (T_THREAD | T_FNAME)) || !t->name[0] || strcmp(t->name, "<...>") == 0)
+        return NULL;
+    return t->name;
+}
+
 bool ingest_ft_pid_of(ftrace_reader *r, uint32_t tid, uint32_t *pid)
 {
     ftrace_tent *t = tab_find(r, tid);

@@ -281,6 +281,10 @@ int ingest_ft_set_thread(ftrace_reader *r, uint32_t tid, uint32_t pid, const cha
 int ingest_ft_rename_proc(ftrace_reader *r, uint32_t pid, const char *name, size_t n);
 /* Restores the full comm of a thread named by a cut -l comm column. */
 int ingest_ft_full_comm(ftrace_reader *r, uint32_t tid, const char *comm, size_t n);
+/* The name thread tid has so far (declared, or given by a field before
+ * it was seen); NULL when none is known but `<...>`.  Valid until the
+ * table next grows (ingest_ft_reserve). */
+const char *ingest_ft_name_of(ftrace_reader *r, uint32_t tid);
 /* The process of a declared thread; false if tid is not declared. */
 bool ingest_ft_pid_of(ftrace_reader *r, uint32_t tid, uint32_t *pid);
 /* Syscall number of a name in the x86-64 table (false unless the trace is

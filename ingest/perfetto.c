@@ -400,6 +400,7 @@ static int do_bundle(pf_reader *d, pf_hold *h, const ArgusqPf__FtraceEventBundle
             /* prev: the task the previous switch on this CPU put on it */
             it.tid = c->pid >= 0 ? (uint32_t)c->pid : 0;
             it.prev_pid = c->pid >= 0 ? (int32_t)c->pid : 0;
+            it.prev_known = c->pid >= 0;
             if (c->have_prio)
                 it.prev_prio = c->prio;
             snprintf(it.prev_comm, sizeof it.prev_comm, "%s", c->comm);

@@ -45,6 +45,7 @@ typedef struct pf_item {
     uint32_t tid;                    /* the event's task */
     uint16_t cpu;
     uint8_t form, ctx;
+    bool prev_known;                 /* compact switch: prev_pid is the task on the CPU (not a guess of 0) */
     bool has_blocked;                /* a switch: sched_blocked_reason named its wait's function */
     uint64_t blocked;                /* that function's address */
     char prev_comm[24];
@@ -96,6 +97,7 @@ typedef struct pf_reader {
     size_t ntgids, tgcap;
     char vbuf[2048];           /* the current event's number values */
     char other[32];            /* ftrace_event_N: an event the schema leaves out */
+    char prev_comm[DB_NAME_MAX]; /* a compact switch's prev_comm found at its emit */
     size_t vlen;
 } pf_reader;
 

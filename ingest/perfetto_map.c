@@ -380,6 +380,14 @@ int ingest_pf_name(pf_reader *d, uint32_t tid, const char *comm, size_t n)
     return ingest_ft_full_comm(&d->fr, tid, comm, n);
 }
 
+/* Names tid comm unless the file named it already.  0 or -1. */
+static int name_unknown(pf_reader *d, int32_t tid, const char *comm)
+{
+    if (tid <= 0 || !comm || !comm[0] || ingest_ft_name_of(&d->fr, (uint32_t)tid))
+        return 0;
+    return ingest_pf_name(d, (uint32_t)tid, comm, strlen(comm));
+}
+
 int ingest_pf_names(pf_reader *d, const pf_item *it)
 {
     if (it->form == PF_CSWITCH || it->form == PF_CWAKING)
@@ -404,6 +412,22 @@ int ingest_pf_names(pf_reader *d, const pf_item *it)
         c = e->sched_waking->comm;
         pid = e->sched_waking->pid;
         break;
+    /* the comm fields of a task's birth and death name it only when
+     * nothing else did: decoding runs ahead of the merge (and a CPU's
+     * bundles ahead of another's), so an exit's comm, the name after any
+     * exec, must not replace the name the task's earlier events had */
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_PROCESS_EXIT:
+        return name_unknown(d, e->sched_process_exit->pid, e->sched_process_exit->comm);
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_PROCESS_FREE:
+        return name_unknown(d, e->sched_process_free->pid, e->sched_process_free->comm);
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_WAKEUP_NEW:
+        return name_unknown(d, e->sched_wakeup_new->pid, e->sched_wakeup_new->comm);
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_TASK_NEWTASK:
+        return name_unknown(d, e->task_newtask->pid, e->task_newtask->comm);
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_PROCESS_FORK:
+        return name_unknown(d, e->sched_process_fork->parent_pid, e->sched_process_fork->parent_comm) < 0
+                   ? -1
+                   : name_unknown(d, e->sched_process_fork->child_pid, e->sched_process_fork->child_comm);
     default:
         return 0;
     }
@@ -463,6 +487,28 @@ static const char *other_name(pf_reader *d, const ArgusqPf__FtraceEvent *e)
     return NULL;
 }
 
+/* A compact switch's prev_comm: the next_comm of the switch before it on
+ * its CPU (in this bundle or an earlier one).  The first switch of a CPU
+ * whose task an earlier event gave by pid alone takes that task's name
+ * from what the file said of it so far, now that the events decoded
+ * ahead of this one have named their tasks too (process_tree, other
+ * switches' and wakings' comm fields), as the full form's prev_comm would
+ * say; the idle task is swapper/CPU, as the kernel names it.  A task the
+ * trace never showed on that CPU before (the first switch's prev, with
+ * no event before it there) stays unknown: `<...>`. */
+static const char *compact_prev_comm(pf_reader *d, const pf_item *it)
+{
+    if (it->prev_comm[0] || !it->prev_known)
+        return it->prev_comm;
+    /* a copy: the mapping may write the table's name while it reads this */
+    const char *n = it->prev_pid == 0 ? NULL : ingest_ft_name_of(&d->fr, (uint32_t)it->prev_pid);
+    if (it->prev_pid == 0)
+        snprintf(d->prev_comm, sizeof d->prev_comm, "swapper/%u", (unsigned)it->cpu);
+    else
+        snprintf(d->prev_comm, sizeof d->prev_comm, "%s", n ? n : "");
+    return d->prev_comm;
+}
+
 int ingest_pf_emit(pf_reader *d, const pf_item *it)
 {
     ftrace_reader *r = &d->fr;
@@ -474,8 +520,8 @@ int ingest_pf_emit(pf_reader *d, const pf_item *it)
     if (it->form == PF_CSWITCH) {
         name = "sched_switch";
         k = FTRACE_EV_SCHED_SWITCH;
-        switch_pairs(d, it->prev_comm, it->prev_pid, it->prev_prio != INT32_MIN, it->prev_prio, it->prev_state,
-                     it->comm, it->pid, it->prio);
+        switch_pairs(d, compact_prev_comm(d, it), it->prev_pid, it->prev_prio != INT32_MIN, it->prev_prio,
+                     it->prev_state, it->comm, it->pid, it->prio);
     } else if (it->form == PF_CWAKING) {
         name = "sched_waking";
         k = FTRACE_EV_SCHED_WAKING;

@@ -220,6 +220,37 @@ class Perfetto(ArchiveCase):
         self.assertEqual(len(q('find events where event = "sched_blocked_reason"')["events"]), 1253)
         self.assertTrue(q('find events where type = "wait" and blocked_caller != "" limit 1')["events"])
 
+    def test_compact_first_switch_names_its_prev(self):
+        """The compact form leaves a switch's prev implied by the switch
+        before it on its CPU; the first one's prev is the task an earlier
+        event there showed (named as the file names it elsewhere), or idle
+        (swapper/CPU); <...> only where the CPU showed nothing before."""
+        name = "Perfetto-Skills-api32_startup_warm.perfetto-trace"
+        self.ingest(os.path.join(PERFETTO, name), name=name)
+        q = lambda stmt: self.json("--trace", name, stmt)
+        switches = q('find events where event = "sched_switch"')["events"]
+        cpus = sorted({e["cpu"] for e in switches})
+        self.assertEqual(len(cpus), 8)
+        unknown = [e for e in switches if e["prev_comm"] == "<...>"]
+        for e in unknown:
+            # before it on its CPU, only compact wakings, whose waker is
+            # the same implied task
+            before = q(f"find events where cpu = {e['cpu']} and ts < {e['ts']}")["events"]
+            self.assertEqual({(b["event"], b["tid"]) for b in before} - {("sched_waking", 0)}, set(),
+                             f"switch {e['id']}: its CPU showed its prev before")
+        # CPU 0 begins with a compact waking and switch (nothing names the
+        # task running there); the other CPUs' first switches come after
+        # full events of theirs
+        self.assertEqual([e["cpu"] for e in unknown], [0])
+        for e in switches:
+            if e["prev_pid"] == 0 and e not in unknown:
+                self.assertEqual(e["prev_comm"], f"swapper/{e['cpu']}", f"switch {e['id']}")
+        # tid 7773 ran on CPU 2 before its first switch there; the file
+        # names it only in its sched_process_exit (comm=cat)
+        cat = q('find events where event = "sched_switch" and prev_pid = 7773')["events"]
+        self.assertEqual([(e["cpu"], e["prev_comm"]) for e in cat], [(2, "cat")])
+        self.assertEqual({n["thread"] for n in q("find nodes where tid = 7773")["nodes"]}, {"cat"})
+
     def test_bad_files(self):
         name = "ms-perftools-linux-android-test_trace.perfetto-trace"
         with open(os.path.join(PERFETTO, name), "rb") as f:

@@ -498,6 +498,68 @@ static void test_same_as_text(void **state)
 
 /* ---- the merge of the CPUs: by time, a CPU's late bundle put in place ---- */
 
+/* A bundle of cpu holding one compact switch, its prev implied. */
+static void put_compact_switch(pb *trace, uint32_t cpu, uint64_t ts, int64_t state, const char *nc, uint32_t np)
+{
+    pb cs = {.n = 0};
+    pb_s(&cs, 5, nc);
+    const uint64_t sts[] = {ts}, sstate[] = {(uint64_t)state}, spid[] = {np}, sprio[] = {120}, scomm[] = {0};
+    pb_packed(&cs, 1, sts, 1);
+    pb_packed(&cs, 2, sstate, 1);
+    pb_packed(&cs, 3, spid, 1);
+    pb_packed(&cs, 4, sprio, 1);
+    pb_packed(&cs, 6, scomm, 1);
+    pb b = {.n = 0};
+    pb_u(&b, 1, cpu);
+    pb_m(&b, 4, &cs);
+    put_bundle(trace, &b);
+}
+
+static const rec_event *switch_on(const rec *r, uint32_t cpu)
+{
+    for (size_t i = 0; i < r->nev; i++)
+        if (strcmp(r->ev[i].name, "sched_switch") == 0 && r->ev[i].ev.cpu == cpu)
+            return &r->ev[i];
+    fail_msg("no sched_switch on cpu %u", cpu);
+    return NULL;
+}
+
+/* The first compact switch of a CPU: its prev is the task an earlier
+ * event there showed, named as the file names it elsewhere (here only
+ * by its sched_process_exit); the idle task is swapper/CPU; a CPU with
+ * no event before stays <...>. */
+static void test_compact_first_prev_named(void **state)
+{
+    (void)state;
+    pb t = {.n = 0}, b1 = {.n = 0}, b2 = {.n = 0}, ex = {.n = 0}, si = {.n = 0};
+    pb_u(&b1, 1, 1);
+    put_print(&b1, 100, 30, "hello");
+    pb_s(&ex, 1, "cat"); /* SchedProcessExitFtraceEvent {comm 1, pid 2} */
+    pb_u(&ex, 2, 30);
+    put_event(&b1, 150, 30, 238, &ex);
+    put_bundle(&t, &b1);
+    pb_u(&b2, 1, 2);
+    pb_u(&si, 1, 7); /* softirq_entry in the idle task */
+    put_event(&b2, 120, 0, 24, &si);
+    put_bundle(&t, &b2);
+    put_compact_switch(&t, 1, 200, 16 /* X */, "swapper/1", 0);
+    put_compact_switch(&t, 2, 210, 0, "b", 20);
+    put_compact_switch(&t, 3, 220, 0, "c", 40);
+    rec *r = read_pb(&t, 0, NULL, 0);
+    const rec_event *e = switch_on(r, 1);
+    assert_int_equal(e->ev.tid, 30);
+    assert_attr(e, "prev_pid", "30");
+    assert_attr(e, "prev_comm", "cat");
+    assert_string_equal(find_thread(r, 30)->name, "cat");
+    e = switch_on(r, 2);
+    assert_int_equal(e->ev.tid, 0);
+    assert_attr(e, "prev_pid", "0");
+    assert_attr(e, "prev_comm", "swapper/2");
+    e = switch_on(r, 3);
+    assert_attr(e, "prev_comm", "<...>");
+    rec_free(r);
+}
+
 static void test_merge_order(void **state)
 {
     (void)state;
@@ -588,7 +650,7 @@ int main(void)
         cmocka_unit_test(test_binder),      cmocka_unit_test(test_print_slices),
         cmocka_unit_test(test_bad_varint),  cmocka_unit_test(test_length_past_end),
         cmocka_unit_test(test_detect),      cmocka_unit_test(test_merge_order),
-        cmocka_unit_test(test_same_as_text),
+        cmocka_unit_test(test_same_as_text),  cmocka_unit_test(test_compact_first_prev_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
