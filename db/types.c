@@ -169,6 +169,18 @@ bool db_event_attr_u64(const db_event *ev, const char *key, uint64_t *out)
     return true;
 }
 
+size_t db_fmt_u64(char *b, uint64_t v)
+{
+    char t[20];
+    size_t n = 0;
+    do
+        t[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    for (size_t i = 0; i < n; i++)
+        b[i] = t[n - 1 - i];
+    return n;
+}
+
 void db_put_be32(unsigned char *p, uint32_t v)
 {
     p[0] = (unsigned char)(v >> 24);

@@ -118,14 +118,9 @@ static void iso_name(graph_open *o, const db_event *ev, int kind)
     if (kind == DB_NODE_SOFTIRQ && db_event_attr(ev, "action", &v, &n))
         name_cat(d, name_cat(d, 0, "softirq/", 8), v, n);
     else if (kind == DB_NODE_INTERRUPT && db_event_attr(ev, "name", &v, &n)) {
-        char num[24];
-        size_t i = sizeof num;
-        uint64_t x = ev->obj;
-        do
-            num[--i] = (char)('0' + x % 10);
-        while ((x /= 10) != 0);
+        char num[20];
         size_t at = name_cat(d, 0, "irq/", 4);
-        at = name_cat(d, at, num + i, sizeof num - i);
+        at = name_cat(d, at, num, db_fmt_u64(num, ev->obj));
         name_cat(d, name_cat(d, at, " ", 1), v, n);
     } else if (kind == DB_NODE_TIMER && db_event_attr(ev, "func", &v, &n)) {
         const char *slash = memchr(v, '/', n); /* "hrtimer_wakeup/0x0" */

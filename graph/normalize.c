@@ -57,12 +57,8 @@ static void put_s(norm_buf *b, const char *s) { put_n(b, s, strlen(s)); }
 
 static void put_u64(norm_buf *b, uint64_t v)
 {
-    char d[24];
-    size_t i = sizeof d;
-    do
-        d[--i] = (char)('0' + v % 10);
-    while ((v /= 10) != 0);
-    put_n(b, d + i, sizeof d - i);
+    char d[20];
+    put_n(b, d, db_fmt_u64(d, v));
 }
 
 /* The name of a thread or of the process of a peer, as the trace says. */

@@ -320,15 +320,14 @@ static inline bool ingest_ft_lit(const char **pp, const char *e, const char *s)
 }
 
 /* Numbers as text at b (room for 24 bytes; no NUL), without printf's
- * cost on the per-event path; return the length.  hex: lowercase, no 0x,
- * at least min digits (zero-padded). */
-size_t ingest_fmt_u64(char *b, uint64_t v);
+ * cost on the per-event path; return the length (unsigned decimal:
+ * db_fmt_u64).  hex: lowercase, no 0x, at least min digits (zero-padded). */
 size_t ingest_fmt_i64(char *b, int64_t v);
 size_t ingest_fmt_hex(char *b, uint64_t v, int min);
 static inline int ingest_ft_attr_u64(ftrace_reader *r, const char *key, uint64_t v)
 {
     char b[24];
-    return ingest_ft_attr(r, key, b, ingest_fmt_u64(b, v));
+    return ingest_ft_attr(r, key, b, db_fmt_u64(b, v));
 }
 static inline int ingest_ft_attr_i64(ftrace_reader *r, const char *key, int64_t v)
 {

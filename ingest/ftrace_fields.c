@@ -80,24 +80,12 @@ bool ingest_ft_hex_u64(const char *p, size_t n, uint64_t *out)
     return true;
 }
 
-size_t ingest_fmt_u64(char *b, uint64_t v)
-{
-    char t[20];
-    size_t n = 0;
-    do
-        t[n++] = (char)('0' + v % 10);
-    while ((v /= 10) != 0);
-    for (size_t i = 0; i < n; i++)
-        b[i] = t[n - 1 - i];
-    return n;
-}
-
 size_t ingest_fmt_i64(char *b, int64_t v)
 {
     if (v >= 0)
-        return ingest_fmt_u64(b, (uint64_t)v);
+        return db_fmt_u64(b, (uint64_t)v);
     b[0] = '-';
-    return 1 + ingest_fmt_u64(b + 1, 0 - (uint64_t)v);
+    return 1 + db_fmt_u64(b + 1, 0 - (uint64_t)v);
 }
 
 size_t ingest_fmt_hex(char *b, uint64_t v, int min)

@@ -30,7 +30,7 @@ static char *vroom(pf_reader *d)
 static void kv_u(pf_reader *d, const char *key, uint64_t v)
 {
     char *p = vroom(d);
-    size_t n = ingest_fmt_u64(p, v);
+    size_t n = db_fmt_u64(p, v);
     d->vlen += n;
     ingest_ft_kv_add(&d->fr, key, p, n);
 }

@@ -37,7 +37,7 @@ static int kinds_of(const query_stmt *st, uint32_t *kinds, query_error *err)
 static void edge_cell(query_table *t, const db_edge *via, bool against)
 {
     char id[24], b[96];
-    id[query_fmt_u64(id, against ? via->to : via->from)] = '\0';
+    id[db_fmt_u64(id, against ? via->to : via->from)] = '\0';
     const char *kind = db_edge_kind_name(via->kind);
     const char *l = against ? kind : id, *r = against ? id : kind;
     size_t ln = strlen(l), rn = strlen(r);
@@ -63,8 +63,8 @@ static void print_table(query_session *s, const query_path *p, bool back)
         query_table_u64(&t, (uint64_t)it->depth);
         if (i == 0)
             query_table_str(&t, "-");
-        else /* reached against the edge: back */
-            edge_cell(&t, &it->via, it->via.to != n->id);
+        else
+            edge_cell(&t, &it->via, it->via.to != n->id); /* to another node: reached against the edge */
         query_table_u64(&t, n->id);
         query_table_str(&t, db_node_kind_name(n->kind));
         query_table_str(&t, n->thread);

@@ -167,7 +167,7 @@ void query_fmt_ts(char *buf, size_t len, uint64_t ns)
         snprintf(buf, len, "%" PRIu64 ".%06" PRIu64, ns / 1000000000u, ns % 1000000000u / 1000u);
         return;
     }
-    size_t n = query_fmt_u64(buf, ns / 1000000000u);
+    size_t n = db_fmt_u64(buf, ns / 1000000000u);
     buf[n++] = '.';
     uint64_t us = ns % 1000000000u / 1000u;
     for (int i = 5; i >= 0; i--, us /= 10)
@@ -293,23 +293,11 @@ void query_table_str(query_table *t, const char *s)
     table_add(t, n);
 }
 
-size_t query_fmt_u64(char *b, uint64_t v)
-{
-    char d[20];
-    size_t n = 0;
-    do
-        d[n++] = (char)('0' + v % 10);
-    while ((v /= 10) != 0);
-    for (size_t i = 0; i < n; i++)
-        b[i] = d[n - 1 - i];
-    return n;
-}
-
 void query_table_u64(query_table *t, uint64_t v)
 {
     if (!table_room(t, 21))
         return;
-    size_t n = query_fmt_u64(t->buf + t->len, v);
+    size_t n = db_fmt_u64(t->buf + t->len, v);
     t->buf[t->len + n] = '\0';
     table_add(t, n);
 }

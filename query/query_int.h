@@ -65,7 +65,6 @@ void query_json_edge(FILE *f, const db_edge *e);
 void query_json_event(FILE *f, const db_event *ev);
 void query_fmt_duration(char *buf, size_t len, uint64_t ns);
 void query_fmt_ts(char *buf, size_t len, uint64_t ns);
-size_t query_fmt_u64(char *b, uint64_t v); /* decimal, no NUL (b: 20 bytes); the length */
 
 /* Rows for people (aligned columns, readable times) or for programs
  * (CSV: a header row, raw integer nanoseconds). */
