@@ -137,9 +137,10 @@ static void trim_every(db_writer *w, size_t vlen);
 
 /* What a batch's dirty pages are guessed from (batch_full): LMDB copies
  * every page a transaction changes into memory of its own until the
- * commit, and keeps those buffers for the next.  A put into the middle of
- * a table dirties a page (an upper bound: two puts can share one); an
- * append fills pages in turn. */
+ * commit, and keeps those buffers for the next: the largest batch of an
+ * ingest sets its memory to the end.  A put into the middle of a table
+ * dirties a page (an upper bound: two puts can share one); an append
+ * fills pages in turn. */
 static void count_put(db_writer *w, unsigned flags, size_t bytes)
 {
     if (flags == MDB_APPEND)
@@ -157,20 +158,26 @@ static void count_put(db_writer *w, unsigned flags, size_t bytes)
  * a table of p pages dirty at most min(n, p) of them, so each counts
  * p/n of a page when n > p.  The objects' 312,000 sorted puts into a
  * 5,000-page ev_block at 19M events counted as as many pages and ended
- * 60 batches early, each commit writing its share of every table again. */
+ * 60 batches early, each commit writing its share of every table again.
+ * But the run's inserts split the pages they fill, and the new pages and
+ * their parents are dirty too: the batches that flushed the dictionary or
+ * the object indexes at 19M events wrote up to 1.9 times the pages p gave
+ * (measured by the bytes each commit wrote), and were the largest of the
+ * ingest.  So a run counts 2p. */
 static void sorted_run(db_writer *w, int dbi, size_t n)
 {
     MDB_stat st;
-    size_t pages = mdb_stat(w->txn, w->a->dbi[dbi], &st) ? n : st.ms_leaf_pages + st.ms_branch_pages + 1;
+    size_t pages = mdb_stat(w->txn, w->a->dbi[dbi], &st) ? n : 2 * (st.ms_leaf_pages + st.ms_branch_pages + 1);
     w->touch_w = n > pages ? (uint32_t)(1024 * pages / n) + 1 : 1024;
 }
 
 static int put(db_writer *w, int dbi, const unsigned char *k, size_t klen, const void *v, size_t vlen,
                db_error *err)
 {
-    trim_every(w, vlen);
     MDB_val key = {klen, (void *)k}, val = {vlen, (void *)v};
     unsigned flags = append_flag(w, dbi, k, klen);
+    if (flags != MDB_APPEND)
+        trim_every(w, vlen);
     w->ops++;
     int rc;
     count_put(w, flags, klen + vlen);
@@ -266,8 +273,9 @@ static int edges_put(db_writer *w, int side)
         return -1;
     MDB_val key = {sizeof k, k}, val = {db_edgeblk_encode(recs, n, w->ebuf), w->ebuf};
     b->n = 0;
-    trim_every(w, val.mv_size);
     unsigned flags = append_flag(w, dbi, k, sizeof k);
+    if (flags != MDB_APPEND)
+        trim_every(w, val.mv_size);
     count_put(w, flags, sizeof k + val.mv_size);
     if (flags != MDB_APPEND)
         return mdb_put(w->txn, w->a->dbi[dbi], &key, &val, 0);
@@ -300,12 +308,13 @@ static int put_sorted(void *ctx, int dbi, const unsigned char *k, size_t len)
     int rc = 0;
     if (dbi == DBI_EDGES_IN || dbi == DBI_EDGES_OUT)
         return len == DB_EDGE_KEY_LEN ? edge_add(w, dbi, k) : MDB_BAD_VALSIZE;
-    trim_every(w, len);
     if (!w->cur[dbi] && (rc = mdb_cursor_open(w->txn, w->a->dbi[dbi], &w->cur[dbi])) != 0)
         return rc;
     MDB_val key = {len, (void *)k}, val = {0, ""};
     /* the first batch of a new trace appends every key */
     unsigned flags = append_flag(w, dbi, k, len);
+    if (flags != MDB_APPEND)
+        trim_every(w, len);
     count_put(w, flags, len);
     return mdb_cursor_put(w->cur[dbi], &key, &val, flags);
 }
@@ -371,12 +380,30 @@ static int between_puts(db_writer *w)
     return 0;
 }
 
+/* A chunk (up to a kilobyte: thrindex.c, sigindex.c) goes in after the
+ * chunk before it of the same thread or object: a batch's chunks land on
+ * the few pages at the end of each key's run, and fill them.  Counted as
+ * a page each, the chunks made an ordinary batch guess 5,700 pages where
+ * its commit wrote 2,800 (1.9M and 19M events alike), while the batches
+ * of sorted runs guessed right: the largest batch, and memory, grew with
+ * the trace.  So a chunk counts a quarter of a page and twice its bytes
+ * (the pages it fills split half full), as a sorted run's puts do. */
+static void count_chunk(db_writer *w, size_t bytes)
+{
+    if (w->touch_w < 1024) { /* a sorted run (flush_objects) */
+        count_put(w, 0, bytes);
+        return;
+    }
+    w->touched += 256;
+    w->appended += 2 * (bytes + 10);
+}
+
 static int chunk_put(db_writer *w, int dbi, const unsigned char *k, size_t klen, const void *v, size_t vlen)
 {
     trim_every(w, vlen);
     MDB_val key = {klen, (void *)k}, val = {vlen, (void *)v};
     w->ops++;
-    count_put(w, 0, klen + vlen);
+    count_chunk(w, klen + vlen);
     w->thr_rc = mdb_put(w->txn, w->a->dbi[dbi], &key, &val, 0);
     if (w->thr_rc)
         return -1;
@@ -587,13 +614,18 @@ static void trim_map(db_writer *w)
  * commits at the paper's scale.  Every DB_TRIM_EVERY puts the process's
  * file pages are read from the kernel (db_archive_file_rss: a guess from
  * the puts missed what reads map), and past DB_TRIM_RSS more than after
- * the last trim the mapping goes.
+ * the last trim the mapping goes.  Only puts that search a table count:
+ * an append writes its own dirty page.  A read fault maps the 16 pages
+ * around the one read (the kernel's fault-around), so each search may map
+ * 64 KB: checked every 128 puts, the mapping reached 19 MB between two
+ * checks at 19M events (8 at 1.9M), the largest share of the growth of
+ * peak memory with the trace; every 32, 12 MB.
  * Without /proc, each put is counted as a page and twice its value, and
  * the mapping goes every DB_TRIM_BYTES.  Dropping the mapping of the
  * read-only map under a live write transaction is safe: its dirty pages
  * are its own memory, and a clean page read again faults back in from
  * the page cache, unchanged. */
-#define DB_TRIM_EVERY 128u
+#define DB_TRIM_EVERY 32u
 #define DB_TRIM_RSS (8u << 20)
 #define DB_TRIM_BYTES (32u << 20)
 
@@ -665,8 +697,13 @@ static int flush(db_writer *w, db_error *err)
  * (count_put) would pass DB_BATCH_PAGES: as a trace grows, the pages a
  * batch's scattered puts land on grow with it (41 MB of them at 19M
  * events against 20 MB at 1.9M), and LMDB keeps the largest batch's
- * buffers to the end. */
-#define DB_BATCH_PAGES 5000u
+ * buffers to the end.  With the guesses of count_chunk and sorted_run
+ * near what the commits write, an ordinary batch ends on its index keys
+ * (DB_BATCH_KEYS) at some 2,900 pages, at 1.9M and 19M events alike, and
+ * this bound cuts the batches that flush the dictionary or the object
+ * indexes near that too (the largest wrote 6,000 pages at 19M events,
+ * 24 MB, before). */
+#define DB_BATCH_PAGES 2800u
 
 
 /* ... or after DB_BATCH_KEYS index keys (put_later) */
