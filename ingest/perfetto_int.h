@@ -96,7 +96,7 @@ typedef struct pf_reader {
     uint32_t (*tgids)[2];      /* tid -> tgid from process_tree, sorted */
     size_t ntgids, tgcap;
     char vbuf[2048];           /* the current event's number values */
-    char obuf[8192];           /* perfetto_other.c: an event the subset leaves out: its name, keys and values */
+    char obuf[12288];          /* perfetto_other.c: an event the subset leaves out: its name, keys and values */
     char prev_comm[DB_NAME_MAX]; /* a compact switch's prev_comm found at its emit */
     size_t vlen;
 } pf_reader;
@@ -141,6 +141,12 @@ int ingest_pf_name(pf_reader *d, uint32_t tid, const char *comm, size_t n);
 int ingest_pf_names(pf_reader *d, const pf_item *it);
 /* Hands one event on: its canonical pairs, then ingest_ft_event.  0 or -1. */
 int ingest_pf_emit(pf_reader *d, const pf_item *it);
+
+/* The kernel's softirq names by vector (softirq_to_name, kernel/softirq.c;
+ * the list of show_softirq_name, include/trace/events/irq.h): softirq_*
+ * print them.  In perfetto_map.c. */
+#define PF_NSOFTIRQ 10
+extern const char *const pf_softirq_names[PF_NSOFTIRQ];
 
 /* ---- perfetto_other.c: the events the schema subset leaves out ---- */
 

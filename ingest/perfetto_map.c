@@ -91,12 +91,13 @@ static void kv_strip(pf_reader *d, const char *key, const char *s)
     ingest_ft_kv_add(&d->fr, key, s, n);
 }
 
+const char *const pf_softirq_names[PF_NSOFTIRQ] = {"HI",       "TIMER",   "NET_TX", "NET_RX",  "BLOCK",
+                                                   "IRQ_POLL", "TASKLET", "SCHED",  "HRTIMER", "RCU"};
+
 /* softirq_entry/exit print the vector's name as action= */
 static const char *softirq_name(uint32_t vec)
 {
-    static const char *const names[] = {"HI", "TIMER", "NET_TX", "NET_RX", "BLOCK",
-                                        "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU"};
-    return vec < sizeof names / sizeof *names ? names[vec] : "?";
+    return vec < PF_NSOFTIRQ ? pf_softirq_names[vec] : "?";
 }
 
 static void switch_pairs(pf_reader *d, const char *prev_comm, int64_t prev_pid, bool have_prio, int64_t prev_prio,

@@ -14,7 +14,15 @@
  * GenericFtraceEvent, Perfetto's form for an event without a message of
  * its own, carries its name and named fields itself.
  *
- * Values: varints in decimal (the table says signed or not, and 32 or 64
+ * An event the table gives print formats for (the kernel's TP_printk,
+ * perfetto_other_tab.c) is written as the tracefs line the kernel would
+ * print for it and that text is read by the text reader's own code
+ * (ingest_ft_text_pairs), so its pairs are the ones a tracefs line of the
+ * same event gives (issue 20): the kernel's keys, hex where it prints
+ * hex, names where it prints a table's names.  Fields the format does not
+ * show, and fields the table does not name, follow as pairs.
+ *
+ * Values without a print format: varints in decimal (the table says signed or not, and 32 or 64
  * bits), fixed32/fixed64 likewise, strings as they are to their first NUL
  * without a trailing newline (as perfetto_map.c's print), other bytes as
  * text when they read as text, else 0x and their hex (the first
@@ -26,14 +34,17 @@
 #include "perfetto_int.h"
 #include "perfetto_other.h"
 
-#define PFO_HEX_MAX 48   /* bytes of a non-text value shown in hex */
-#define PFO_NAME_MAX 255 /* a generic event's name */
+#define PFO_HEX_MAX 48    /* bytes of a non-text value shown in hex */
+#define PFO_NAME_MAX 255  /* a generic event's name */
+#define PFO_LINE_MAX 4096 /* an event's tracefs text: the kernel's trace_seq holds a page */
+#define PFO_VALS_MAX 32   /* fields of a message a print format is written from */
 
-/* Every pair's key and value, and the name, fit in d->obuf: a key made
- * here is "f" and a number of up to 10 digits (or "field"), a value at
- * most 0x, the hex of PFO_HEX_MAX bytes and "...", and r->kv holds
- * FTRACE_KV_MAX pairs (further ones are not added). */
-_Static_assert(PFO_NAME_MAX + 1 + FTRACE_KV_MAX * (11 + 2 + 2 * PFO_HEX_MAX + 3) <=
+/* Every pair's key and value, the name and the text, fit in d->obuf: a
+ * key made here is "f" and a number of up to 10 digits (or "field"), a
+ * value at most 0x, the hex of PFO_HEX_MAX bytes and "...", r->kv holds
+ * FTRACE_KV_MAX pairs (further ones are not added), and the text at most
+ * PFO_LINE_MAX bytes and its NUL. */
+_Static_assert(PFO_NAME_MAX + 1 + PFO_LINE_MAX + 1 + FTRACE_KV_MAX * (11 + 2 + 2 * PFO_HEX_MAX + 3) <=
                    sizeof(((pf_reader *)0)->obuf),
                "obuf too small for the pairs of one event");
 
@@ -234,21 +245,245 @@ static const pfo_event *find_event(uint32_t num)
     return NULL;
 }
 
+/* one field's pair by the table's name for it, else fN */
+static void add_field(pfo *o, const pfo_event *ev, const pfo_val *v)
+{
+    for (size_t i = 0; ev && i < ev->nfields; i++)
+        if (ev->fields[i].num == v->num) {
+            add_value(o, ev->fields[i].name, strlen(ev->fields[i].name), ev->fields[i].kind, v);
+            return;
+        }
+    add_value(o, NULL, 0, PFO_U64, v);
+}
+
+/* ---- the tracefs text of an event, by its print format ---- */
+
+typedef struct line {
+    char *p;
+    size_t n;
+} line;
+
+static bool put(line *l, const char *s, size_t n)
+{
+    if (n > PFO_LINE_MAX - l->n)
+        return false;
+    memcpy(l->p + l->n, s, n);
+    l->n += n;
+    return true;
+}
+
+/* s of n bytes, after pad bytes of c to width (a '-' before zeros) */
+static bool put_padded(line *l, const char *s, size_t n, unsigned width, bool zero)
+{
+    if (zero && n && s[0] == '-') {
+        if (!put(l, s, 1))
+            return false;
+        s++;
+        n--;
+        width = width ? width - 1 : 0;
+    }
+    for (size_t i = n; i < width; i++)
+        if (!put(l, zero ? "0" : " ", 1))
+            return false;
+    return put(l, s, n);
+}
+
+static bool put_hex(line *l, const char *pre, uint64_t v, int min)
+{
+    char b[16];
+    return put(l, pre, strlen(pre)) && put(l, b, ingest_fmt_hex(b, v, min));
+}
+
+/* A printf conversion, as far as the kernel's print formats use it:
+ * %[0][width][h|hh|l|ll|z](d|i|u|x|s|p[S|s]). */
+typedef struct conv {
+    bool zero;
+    unsigned width;
+    unsigned bits; /* of the argument: 8, 16, 32 or 64 */
+    char c;
+    char ext;      /* %pS, %ps */
+} conv;
+
+static const char *parse_conv(const char *f, conv *c)
+{
+    *c = (conv){.bits = 32};
+    if (*f == '0') {
+        c->zero = true;
+        f++;
+    }
+    while (*f >= '0' && *f <= '9' && c->width < 1000)
+        c->width = c->width * 10 + (unsigned)(*f++ - '0');
+    if (*f == 'h') {
+        f++;
+        c->bits = 16;
+        if (*f == 'h') {
+            f++;
+            c->bits = 8;
+        }
+    } else if (*f == 'l' || *f == 'z') {
+        c->bits = 64;
+        if (*f++ == 'l' && *f == 'l')
+            f++;
+    }
+    if (*f)
+        c->c = *f++;
+    if (c->c == 'p' && (*f == 'S' || *f == 's'))
+        c->ext = *f++;
+    return f;
+}
+
+/* An argument's text by its conversion and how the kernel shows it.
+ * False: the value does not fit the conversion (a string for a number,
+ * or the other way round). */
+static bool put_arg(line *l, const conv *c, const pfo_arg *a, const pfo_val *v)
+{
+    bool num = v->wt != 2;
+    uint64_t n = v->n;
+    if (c->c == 's' && a->show == PFO_AS_IS)
+        return !num && put(l, (const char *)v->b, text_len(v->b, v->len));
+    if (!num)
+        return false;
+    switch (a->show) {
+    case PFO_SYMBOLIC: /* trace_print_symbols_seq: the name, else 0x%lx */
+        if (n < a->nnames)
+            return put(l, a->names[n], strlen(a->names[n]));
+        return put_hex(l, "0x", n, 1);
+    case PFO_CHOICE:
+        return put(l, a->names[n != 0], strlen(a->names[n != 0]));
+    case PFO_GFP:
+        if ((uint32_t)n == 0)
+            return put(l, "none", 4);
+        return put_hex(l, "0x", (uint32_t)n, 1);
+    case PFO_CPUMASK:
+        return put_hex(l, "00000000,", (uint32_t)n, 8);
+    case PFO_AS_IS:
+        break;
+    }
+    if (c->c == 'p') /* %pS: an address without its symbol; %p: unhashed, 64-bit */
+        return c->ext ? put_hex(l, "0x", n, 1) : put_hex(l, "", n, 16);
+    if (c->bits < 64)
+        n &= ((uint64_t)1 << c->bits) - 1;
+    char b[24];
+    size_t bl;
+    if (c->c == 'd' || c->c == 'i') {
+        int64_t sv;
+        if (c->bits < 64)
+            sv = n >> (c->bits - 1) ? -(int64_t)(((uint64_t)1 << c->bits) - n) : (int64_t)n;
+        else
+            sv = n > INT64_MAX ? -(int64_t)(~n) - 1 : (int64_t)n;
+        bl = ingest_fmt_i64(b, sv);
+    } else if (c->c == 'u') {
+        bl = db_fmt_u64(b, n);
+    } else if (c->c == 'x') {
+        bl = ingest_fmt_hex(b, n, 1);
+    } else {
+        return false;
+    }
+    return put_padded(l, b, bl, c->width, c->zero);
+}
+
+/* the last value of field num (protobuf: the last one counts) */
+static const pfo_val *val_of(const pfo_val *vals, size_t nv, uint32_t num)
+{
+    const pfo_val *v = NULL;
+    for (size_t i = 0; i < nv; i++)
+        if (vals[i].num == num)
+            v = &vals[i];
+    return v;
+}
+
+/* The text of print format pr with the fields in vals.  False: a field it
+ * names is not there or does not fit, or the text is too long. */
+static bool render(line *l, const pfo_print *pr, const pfo_val *vals, size_t nv)
+{
+    size_t ai = 0;
+    for (const char *f = pr->fmt; *f;) {
+        if (*f != '%' || f[1] == '%') {
+            size_t n = f[0] == '%' ? 1 : strcspn(f, "%");
+            if (!put(l, f, n))
+                return false;
+            f += f[0] == '%' ? 2 : n;
+            continue;
+        }
+        conv c;
+        f = parse_conv(f + 1, &c);
+        if (ai == PFO_ARGS_MAX || pr->args[ai].num == 0)
+            return false;
+        const pfo_arg *a = &pr->args[ai++];
+        const pfo_val *v = val_of(vals, nv, a->num);
+        if (!v || !put_arg(l, &c, a, v))
+            return false;
+    }
+    return true;
+}
+
+static bool printed(const pfo_print *pr, uint32_t num)
+{
+    for (size_t i = 0; i < PFO_ARGS_MAX && pr->args[i].num; i++)
+        if (pr->args[i].num == num)
+            return true;
+    return false;
+}
+
+/* The pairs of the tracefs text of an event with print formats: 1, or 0
+ * when none fits the message (its pairs are then by field name), -1 a
+ * fault. */
+static int print_pairs(pfo *o, const pfo_event *ev, const uint8_t *p, const uint8_t *e)
+{
+    pfo_val vals[PFO_VALS_MAX];
+    size_t nv = 0;
+    while (p < e) {
+        if (nv == PFO_VALS_MAX)
+            return 0;
+        if (field(o, &p, e, &vals[nv]) < 0)
+            return -1;
+        nv++;
+    }
+    char *buf = room(o, PFO_LINE_MAX + 1);
+    if (!buf)
+        return 0;
+    for (size_t i = 0; i < ev->nprints; i++) {
+        line l = {buf, 0};
+        if (!render(&l, &ev->prints[i], vals, nv))
+            continue;
+        /* as the text reader's line: without the blanks around */
+        size_t s = 0, n = l.n;
+        while (s < n && (buf[s] == ' ' || buf[s] == '\t'))
+            s++;
+        while (n > s && (buf[n - 1] == ' ' || buf[n - 1] == '\t'))
+            n--;
+        buf[n] = '\0';
+        o->used -= PFO_LINE_MAX - n; /* the rest of the room back */
+        ftrace_line li;
+        memset(&li, 0, sizeof li);
+        li.name = (char *)ev->name;
+        li.name_len = strlen(ev->name);
+        li.fields = buf + s;
+        li.fields_len = n - s;
+        if (ingest_ft_text_pairs(&o->d->fr, ingest_ftrace_lex_event(ev->name), &li) != 0 || o->d->fr.nkv < 0)
+            o->d->fr.nkv = 0; /* not reached: the kinds of these events take any text */
+        for (size_t j = 0; j < nv; j++)
+            if (!printed(&ev->prints[i], vals[j].num))
+                add_field(o, ev, &vals[j]);
+        return 1;
+    }
+    o->used -= PFO_LINE_MAX + 1;
+    return 0;
+}
+
 /* The fields of a message the table lists (ev NULL: none, all fN). */
 static int listed(pfo *o, const pfo_event *ev, const uint8_t *p, const uint8_t *e)
 {
+    if (ev && ev->nprints) {
+        int rc = print_pairs(o, ev, p, e);
+        if (rc != 0)
+            return rc < 0 ? -1 : 0;
+    }
     while (p < e) {
         pfo_val v;
         if (field(o, &p, e, &v) < 0)
             return -1;
-        const pfo_field *fd = NULL;
-        for (size_t i = 0; ev && i < ev->nfields && !fd; i++)
-            if (ev->fields[i].num == v.num)
-                fd = &ev->fields[i];
-        if (fd)
-            add_value(o, fd->name, strlen(fd->name), fd->kind, &v);
-        else
-            add_value(o, NULL, 0, PFO_U64, &v);
+        add_field(o, ev, &v);
     }
     return 0;
 }

@@ -141,6 +141,22 @@ OTHER = {
 }
 SIGNED = {(313, 1), (313, 2), (52, 1), (52, 2), (326, 2), (326, 3)}
 
+# The pairs argusq's text reader gives for the tracefs line the kernel
+# prints for each (its TP_printk: include/trace/events/power.h, kmem.h,
+# dma_fence.h, oom.h; Android's drivers/android/binder_trace.h), from the
+# fields: a format that starts without a key is kept whole as raw=, a bare
+# word extends the value before it (binder_set_priority's `=>`)
+MM_PAGES = ["MM_FILEPAGES", "MM_ANONPAGES", "MM_SWAPENTS", "MM_SHMEMPAGES"]
+TEXT = {
+    "clock_set_rate": lambda f: {"raw": f"{f['name']} state={f['state']} cpu_id={f['cpu_id']}"},
+    "rss_stat": lambda f: {"mm_id": f["mm_id"], "curr": f["curr"], "type": MM_PAGES[f["member"]],
+                           "size": f"{f['size']}B"},
+    "binder_set_priority": lambda f: {"proc": f["proc"], "thread": f["thread"], "old": f"{f['old_prio']} =>",
+                                      "new": f["new_prio"], "desired": f["desired_prio"]},
+    "dma_fence_wait_start": lambda f: {k: f[k] for k in ("driver", "timeline", "context", "seqno")},
+    "oom_score_adj_update": lambda f: {k: f[k] for k in ("pid", "comm", "oom_score_adj")},
+}
+
 
 def other_events(path):
     """The FtraceEvents of messages outside SUBSET, by a wire walk of the
@@ -352,8 +368,9 @@ class Perfetto(ArchiveCase):
     def test_fields_of_other_messages(self):
         """Events whose message perfetto.proto leaves out carry their
         fields, by Perfetto's published schema (ingest/perfetto_other*.c),
-        as decoded here by the wire walk: the kernel's field names, signed
-        values with their sign, strings without a trailing newline."""
+        as decoded here by the wire walk, in the pairs of the tracefs text
+        the kernel prints for them (TEXT): signed values with their sign,
+        strings without a trailing newline."""
         name = "Perfetto-Skills-api32_startup_warm.perfetto-trace"
         path = os.path.join(PERFETTO, name)
         self.ingest(path, name=name)
@@ -361,19 +378,23 @@ class Perfetto(ArchiveCase):
         counts, generic, decoded = other_events(path)
         self.assertEqual(sum(counts.values()), 17166)
         self.assertEqual(counts[313], 6413)
-        for ev, want in sorted(decoded.items()):
+        for ev, fields in sorted(decoded.items()):
             with self.subTest(event=ev):
+                want = [(ts, tid, TEXT[ev](f)) for ts, tid, f in fields]
                 got = q(f'find events where event = "{ev}"')["events"]
                 self.assertEqual(len(got), len(want))
-                # pid is also an event's own field (its process): the
-                # attribute shows in the table's attributes, not in JSON
-                keys = {k for _, _, f in want for k in f} - {"pid"}
+                # pid and type are also an event's own fields (its
+                # process, its kind): such attributes show in the table's
+                # attributes, not in JSON
+                keys = {k for _, _, f in want for k in f} - {"pid", "type"}
                 mine = sorted((e["ts"], e["tid"], tuple(str(e.get(k)) for k in sorted(keys))) for e in got)
                 theirs = sorted((ts, tid, tuple(str(f.get(k)) for k in sorted(keys))) for ts, tid, f in want)
                 self.assertEqual(mine, theirs)
         # a few values as the kernel has them
         csr = q('find events where event = "clock_set_rate" limit 1')["events"][0]
-        self.assertEqual((csr["name"], csr["state"], csr["cpu_id"]), ("device_throughput", 200000, 3))
+        self.assertEqual(csr["raw"], "device_throughput state=200000 cpu_id=3")
+        rss = self.ok("--trace", name, 'find events where event = "rss_stat" limit 1').stdout
+        self.assertIn("mm_id=2396046776 curr=1 type=MM_FILEPAGES size=2007040B", rss)
         oom = q('find events where event = "oom_score_adj_update" and comm = "gle.android.gms"')["events"]
         self.assertEqual(sorted({e["oom_score_adj"] for e in oom})[:2], [0, 100])
         table = self.ok("--trace", name, 'find events where event = "oom_score_adj_update" limit 1').stdout
