@@ -96,7 +96,7 @@ typedef struct pf_reader {
     uint32_t (*tgids)[2];      /* tid -> tgid from process_tree, sorted */
     size_t ntgids, tgcap;
     char vbuf[2048];           /* the current event's number values */
-    char other[32];            /* ftrace_event_N: an event the schema leaves out */
+    char obuf[12288];          /* perfetto_other.c: an event the subset leaves out: its name, keys and values */
     char prev_comm[DB_NAME_MAX]; /* a compact switch's prev_comm found at its emit */
     size_t vlen;
 } pf_reader;
@@ -141,5 +141,34 @@ int ingest_pf_name(pf_reader *d, uint32_t tid, const char *comm, size_t n);
 int ingest_pf_names(pf_reader *d, const pf_item *it);
 /* Hands one event on: its canonical pairs, then ingest_ft_event.  0 or -1. */
 int ingest_pf_emit(pf_reader *d, const pf_item *it);
+
+/* The kernel's softirq names by vector (softirq_to_name, kernel/softirq.c;
+ * the list of show_softirq_name, include/trace/events/irq.h): softirq_*
+ * print them.  In perfetto_map.c. */
+#define PF_NSOFTIRQ 10
+extern const char *const pf_softirq_names[PF_NSOFTIRQ];
+
+/* ---- perfetto_other.c: the events the schema subset leaves out ---- */
+
+/* Where a sub-message is corrupt: the byte of it, and what is wrong. */
+typedef struct pf_other_fault {
+    size_t at;
+    const char *why;
+} pf_other_fault;
+
+/* The canonical pairs of an FtraceEvent's event field event_field (its
+ * number in ftrace_event.proto), whose sub-message is msg: one pair per
+ * field, by Perfetto's published schema (perfetto_other_tab.c), fN= for
+ * a field it does not name; *name the event's name (generic: the one it
+ * carries; unlisted: ftrace_event_N).  Values (and keys and names it
+ * makes) are in d->obuf, valid until the next call.  0, or -1 when msg is
+ * corrupt (*f says where). */
+int ingest_pf_other_pairs(pf_reader *d, uint32_t event_field, const uint8_t *msg, size_t len, const char **name,
+                          pf_other_fault *f);
+/* An FtraceEvent of none of the subset's messages (it->ev): its event,
+ * kept by protobuf-c as an unknown field, by ingest_pf_other_pairs.
+ * 1 (pairs and *name set), 0 (it holds no event), -1 (corrupt: err set,
+ * naming the file and byte). */
+int ingest_pf_other(pf_reader *d, const pf_item *it, const char **name);
 
 #endif

@@ -4,7 +4,7 @@
  * numbers as the kernel prints them, so ingest_ft_event gives the db event
  * a tracefs line or a trace.dat record of the same event gives.  Events
  * whose message the schema subset (perfetto.proto) does not hold are kept
- * raw, by name, without their fields. */
+ * raw, with the fields perfetto_other.c reads from their bytes. */
 #include <stdio.h>
 #include <string.h>
 
@@ -91,12 +91,13 @@ static void kv_strip(pf_reader *d, const char *key, const char *s)
     ingest_ft_kv_add(&d->fr, key, s, n);
 }
 
+const char *const pf_softirq_names[PF_NSOFTIRQ] = {"HI",       "TIMER",   "NET_TX", "NET_RX",  "BLOCK",
+                                                   "IRQ_POLL", "TASKLET", "SCHED",  "HRTIMER", "RCU"};
+
 /* softirq_entry/exit print the vector's name as action= */
 static const char *softirq_name(uint32_t vec)
 {
-    static const char *const names[] = {"HI", "TIMER", "NET_TX", "NET_RX", "BLOCK",
-                                        "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU"};
-    return vec < sizeof names / sizeof *names ? names[vec] : "?";
+    return vec < PF_NSOFTIRQ ? pf_softirq_names[vec] : "?";
 }
 
 static void switch_pairs(pf_reader *d, const char *prev_comm, int64_t prev_pid, bool have_prio, int64_t prev_prio,
@@ -446,47 +447,6 @@ static void reword(pf_reader *d, const pf_item *it)
              (unsigned long long)it->packet, rest);
 }
 
-/* Names of FtraceEvent's oneof fields the schema subset leaves out, the
- * ones Android traces commonly hold (ftrace_event.proto); others are
- * ftrace_event_N. */
-static const struct {
-    uint32_t num;
-    const char *name;
-} pf_other_names[] = {
-    {12, "cpu_frequency_limits"}, {14, "clock_enable"}, {15, "clock_disable"}, {16, "clock_set_rate"},
-    {19, "sched_cpu_hotplug"}, {21, "ipi_entry"}, {22, "ipi_exit"}, {23, "ipi_raise"}, {26, "softirq_raise"},
-    {35, "lowmemory_kill"}, {38, "sync_pt"}, {39, "sync_timeline"}, {40, "sync_wait"},
-    {46, "mm_vmscan_direct_reclaim_begin"}, {47, "mm_vmscan_direct_reclaim_end"}, {48, "mm_vmscan_kswapd_wake"},
-    {49, "mm_vmscan_kswapd_sleep"}, {52, "binder_set_priority"}, {53, "binder_lock"}, {54, "binder_locked"},
-    {55, "binder_unlock"}, {67, "cgroup_attach_task"}, {80, "tracing_mark_write"}, {113, "suspend_resume"},
-    {241, "sched_process_hang"}, {242, "sched_process_wait"}, {298, "kfree"}, {299, "kmalloc"},
-    {307, "mm_page_alloc"}, {310, "mm_page_free"}, {313, "rss_stat"}, {316, "fence_init"}, {317, "fence_destroy"},
-    {318, "fence_enable_signal"}, {319, "fence_signaled"}, {320, "clk_enable"}, {321, "clk_disable"},
-    {322, "clk_set_rate"}, {323, "binder_transaction_alloc_buf"}, {324, "signal_deliver"},
-    {325, "signal_generate"}, {326, "oom_score_adj_update"}, {327, "generic"}, {328, "mm_event_record"},
-    {331, "zero"}, {332, "gpu_frequency"}, {333, "sde_tracing_mark_write"}, {334, "mark_victim"},
-    {340, "gpu_mem_total"}, {341, "thermal_temperature"}, {342, "cdev_update"}, {348, "dpu_tracing_mark_write"},
-    {349, "g2d_tracing_mark_write"}, {350, "mali_tracing_mark_write"}, {351, "dma_heap_stat"},
-    {353, "sched_pi_setprio"}, {359, "rss_stat_throttled"}, {404, "wakeup_source_activate"},
-    {405, "wakeup_source_deactivate"}, {414, "dma_fence_init"}, {415, "dma_fence_emit"},
-    {416, "dma_fence_signaled"}, {417, "dma_fence_wait_start"}, {418, "dma_fence_wait_end"},
-};
-
-static const char *other_name(pf_reader *d, const ArgusqPf__FtraceEvent *e)
-{
-    for (unsigned i = 0; i < e->base.n_unknown_fields; i++) {
-        const ProtobufCMessageUnknownField *u = &e->base.unknown_fields[i];
-        if (u->wire_type != PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED || u->tag < 3)
-            continue;
-        for (size_t j = 0; j < sizeof pf_other_names / sizeof *pf_other_names; j++)
-            if (pf_other_names[j].num == u->tag)
-                return pf_other_names[j].name;
-        snprintf(d->other, sizeof d->other, "ftrace_event_%u", (unsigned)u->tag);
-        return d->other;
-    }
-    return NULL;
-}
-
 /* A compact switch's prev_comm: the next_comm of the switch before it on
  * its CPU (in this bundle or an earlier one).  The first switch of a CPU
  * whose task an earlier event gave by pid alone takes that task's name
@@ -528,10 +488,13 @@ int ingest_pf_emit(pf_reader *d, const pf_item *it)
         wake_pairs(d, it->comm, it->pid, it->prio, it->target_cpu);
     } else if (!full_pairs(d, it->ev, &k, &name)) {
         /* an event of a message the schema subset does not hold: stored
-         * raw, without its fields, by its name (Perfetto's field number,
-         * ftrace_event.proto) as every reader stores every event; an
-         * FtraceEvent with no event at all counts as skipped */
-        if (!(name = other_name(d, it->ev))) {
+         * raw, with the pairs of its own bytes (perfetto_other.c), as
+         * every reader stores every event; an FtraceEvent with no event
+         * at all counts as skipped */
+        int orc = ingest_pf_other(d, it, &name);
+        if (orc < 0)
+            return -1;
+        if (orc == 0) {
             r->st->skipped++;
             if (r->sink->skip)
                 r->sink->skip(r->sink->ctx);

@@ -1,0 +1,583 @@
+/* ingest/perfetto_other.c -- the FtraceEvents whose message the schema
+ * subset (perfetto.proto) does not hold, as canonical pairs all the same.
+ *
+ * protobuf-c keeps such an event's sub-message as an unknown field of
+ * FtraceEvent: raw bytes.  Rather than grow perfetto.proto (and the
+ * generated code) by a message per event, its fields are read here by
+ * hand, with the numbers, names and types of Perfetto's published schema
+ * (perfetto_other_tab.c): one pair a field, keyed by the kernel's format
+ * field name (the keys most print formats use), so the event carries the
+ * fields a tracefs line of it shows; kept raw, as the ftrace readers keep
+ * these events.  A field the table does not name
+ * is kept as fN= (N its number), an event it does not list as
+ * ftrace_event_N with fN= pairs, so nothing the file says is lost.
+ * GenericFtraceEvent, Perfetto's form for an event without a message of
+ * its own, carries its name and named fields itself.
+ *
+ * An event the table gives print formats for (the kernel's TP_printk,
+ * perfetto_other_tab.c) is written as the tracefs line the kernel would
+ * print for it and that text is read by the text reader's own code
+ * (ingest_ft_text_pairs), so its pairs are the ones a tracefs line of the
+ * same event gives (issue 20): the kernel's keys, hex where it prints
+ * hex, names where it prints a table's names.  Fields the format does not
+ * show, and fields the table does not name, follow as pairs.
+ *
+ * Values without a print format: varints in decimal (the table says signed or not, and 32 or 64
+ * bits), fixed32/fixed64 likewise, strings as they are to their first NUL
+ * without a trailing newline (as perfetto_map.c's print), other bytes as
+ * text when they read as text, else 0x and their hex (the first
+ * PFO_HEX_MAX bytes, then "...").  Numbers are written with db_fmt_u64 /
+ * ingest_fmt_i64, not snprintf: rss_stat alone is a tenth of the events
+ * of the Android 13 trace of ../shared. */
+#include <string.h>
+
+#include "perfetto_int.h"
+#include "perfetto_other.h"
+
+#define PFO_HEX_MAX 48    /* bytes of a non-text value shown in hex */
+#define PFO_NAME_MAX 255  /* a generic event's name */
+#define PFO_LINE_MAX 4096 /* an event's tracefs text: the kernel's trace_seq holds a page */
+#define PFO_VALS_MAX 32   /* fields of a message a print format is written from */
+
+/* Every pair's key and value, the name and the text, fit in d->obuf: a
+ * key made here is "f" and a number of up to 10 digits (or "field"), a
+ * value at most 0x, the hex of PFO_HEX_MAX bytes and "...", r->kv holds
+ * FTRACE_KV_MAX pairs (further ones are not added), and the text at most
+ * PFO_LINE_MAX bytes and its NUL. */
+_Static_assert(PFO_NAME_MAX + 1 + PFO_LINE_MAX + 1 + FTRACE_KV_MAX * (11 + 2 + 2 * PFO_HEX_MAX + 3) <=
+                   sizeof(((pf_reader *)0)->obuf),
+               "obuf too small for the pairs of one event");
+
+typedef struct pfo {
+    pf_reader *d;
+    size_t used;       /* of d->obuf */
+    const uint8_t *m;  /* the sub-message, for fault offsets */
+    pf_other_fault *f;
+} pfo;
+
+/* room for n more bytes in d->obuf (see the assertion above) */
+static char *room(pfo *o, size_t n)
+{
+    if (o->used + n > sizeof o->d->obuf)
+        return NULL;
+    char *p = o->d->obuf + o->used;
+    o->used += n;
+    return p;
+}
+
+static int fault(pfo *o, const uint8_t *at, const char *why)
+{
+    o->f->at = (size_t)(at - o->m);
+    o->f->why = why;
+    return -1;
+}
+
+static bool varint(const uint8_t **p, const uint8_t *e, uint64_t *v)
+{
+    uint64_t x = 0;
+    for (unsigned s = 0; s < 64 && *p < e; s += 7) {
+        uint8_t c = *(*p)++;
+        x |= (uint64_t)(c & 0x7f) << s;
+        if (!(c & 0x80)) {
+            *v = x;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* One field at *p: its number, wire type, and its value (varint and
+ * fixed: the number; length-delimited: the bytes).  0 or -1 (fault). */
+typedef struct pfo_val {
+    uint32_t num;
+    int wt;
+    uint64_t n;
+    const uint8_t *b;
+    size_t len;
+} pfo_val;
+
+static int field(pfo *o, const uint8_t **p, const uint8_t *e, pfo_val *v)
+{
+    const uint8_t *at = *p;
+    uint64_t tag;
+    if (!varint(p, e, &tag))
+        return fault(o, at, "bad varint");
+    if ((tag >> 3) == 0 || (tag >> 3) > UINT32_MAX)
+        return fault(o, at, "bad field number");
+    v->num = (uint32_t)(tag >> 3);
+    v->wt = (int)(tag & 7);
+    v->n = 0;
+    v->b = NULL;
+    v->len = 0;
+    switch (v->wt) {
+    case 0: {
+        const uint8_t *vp = *p;
+        return varint(p, e, &v->n) ? 0 : fault(o, vp, "bad varint");
+    }
+    case 1:
+    case 5: {
+        size_t w = v->wt == 1 ? 8 : 4;
+        if ((size_t)(e - *p) < w)
+            return fault(o, *p, "a fixed-size value past the end");
+        for (size_t i = w; i-- > 0;)
+            v->n = v->n << 8 | (*p)[i];
+        *p += w;
+        return 0;
+    }
+    case 2: {
+        const uint8_t *lp = *p;
+        uint64_t n;
+        if (!varint(p, e, &n))
+            return fault(o, lp, "bad varint");
+        if (n > (uint64_t)(e - *p))
+            return fault(o, lp, "a length past the end");
+        v->b = *p;
+        v->len = (size_t)n;
+        *p += n;
+        return 0;
+    }
+    default: /* groups (3, 4) are not in Perfetto's protos; 6, 7 are none */
+        return fault(o, at, "bad wire type");
+    }
+}
+
+static void add(pfo *o, const char *key, size_t kl, const char *val, size_t vl)
+{
+    ingest_ft_kv_add_n(&o->d->fr, key, kl, val, vl); /* add_value checked there is room */
+}
+
+/* a number by the kind's signedness and width */
+static void add_num(pfo *o, const char *key, size_t kl, pfo_kind k, uint64_t n, bool fixed32)
+{
+    char *p = room(o, 20);
+    if (!p)
+        return;
+    size_t len;
+    if (k == PFO_I32 || (k == PFO_I64 && fixed32)) {
+        uint32_t u = (uint32_t)n;
+        len = ingest_fmt_i64(p, u & 0x80000000u ? (int64_t)u - 0x100000000 : (int64_t)u);
+    } else if (k == PFO_I64) {
+        len = ingest_fmt_i64(p, n > INT64_MAX ? -(int64_t)(~n) - 1 : (int64_t)n);
+    } else {
+        len = db_fmt_u64(p, k == PFO_U32 ? (uint32_t)n : n);
+    }
+    o->used -= 20 - len;
+    add(o, key, kl, p, len);
+}
+
+/* a string's text: to its first NUL, without trailing newlines */
+static size_t text_len(const uint8_t *b, size_t n)
+{
+    const uint8_t *z = memchr(b, 0, n);
+    if (z)
+        n = (size_t)(z - b);
+    while (n && (b[n - 1] == '\n' || b[n - 1] == '\r'))
+        n--;
+    return n;
+}
+
+static bool reads_as_text(const uint8_t *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if ((b[i] < 0x20 && b[i] != '\t' && b[i] != '\n') || b[i] == 0x7f)
+            return false;
+    return true;
+}
+
+static void add_bytes(pfo *o, const char *key, size_t kl, bool str, const uint8_t *b, size_t n)
+{
+    if (str || reads_as_text(b, n)) {
+        add(o, key, kl, (const char *)b, text_len(b, n));
+        return;
+    }
+    static const char hex[] = "0123456789abcdef";
+    size_t shown = n < PFO_HEX_MAX ? n : PFO_HEX_MAX;
+    char *p = room(o, 2 + 2 * shown + 3);
+    if (!p)
+        return;
+    size_t len = 0;
+    p[len++] = '0';
+    p[len++] = 'x';
+    for (size_t i = 0; i < shown; i++) {
+        p[len++] = hex[b[i] >> 4];
+        p[len++] = hex[b[i] & 15];
+    }
+    if (shown < n) {
+        memcpy(p + len, "...", 3);
+        len += 3;
+    }
+    o->used -= 2 + 2 * shown + 3 - len;
+    add(o, key, kl, p, len);
+}
+
+/* one field's pair; key NULL: fN */
+static void add_value(pfo *o, const char *key, size_t kl, pfo_kind k, const pfo_val *v)
+{
+    if (o->d->fr.nkv >= FTRACE_KV_MAX) /* full: the rest are left out */
+        return;
+    char kb[16];
+    if (!key) {
+        kb[0] = 'f';
+        kl = 1 + db_fmt_u64(kb + 1, v->num);
+        char *p = room(o, kl);
+        if (!p)
+            return;
+        key = memcpy(p, kb, kl);
+    }
+    if (v->wt == 2)
+        add_bytes(o, key, kl, k == PFO_STR, v->b, v->len);
+    else
+        add_num(o, key, kl, k, v->n, v->wt == 5);
+}
+
+static const pfo_event *find_event(uint32_t num)
+{
+    size_t lo = 0, hi = pfo_nevents;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (pfo_events[mid].num == num)
+            return &pfo_events[mid];
+        if (pfo_events[mid].num < num)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/* one field's pair by the table's name for it, else fN */
+static void add_field(pfo *o, const pfo_event *ev, const pfo_val *v)
+{
+    for (size_t i = 0; ev && i < ev->nfields; i++)
+        if (ev->fields[i].num == v->num) {
+            add_value(o, ev->fields[i].name, strlen(ev->fields[i].name), ev->fields[i].kind, v);
+            return;
+        }
+    add_value(o, NULL, 0, PFO_U64, v);
+}
+
+/* ---- the tracefs text of an event, by its print format ---- */
+
+typedef struct line {
+    char *p;
+    size_t n;
+} line;
+
+static bool put(line *l, const char *s, size_t n)
+{
+    if (n > PFO_LINE_MAX - l->n)
+        return false;
+    memcpy(l->p + l->n, s, n);
+    l->n += n;
+    return true;
+}
+
+/* s of n bytes, after pad bytes of c to width (a '-' before zeros) */
+static bool put_padded(line *l, const char *s, size_t n, unsigned width, bool zero)
+{
+    if (zero && n && s[0] == '-') {
+        if (!put(l, s, 1))
+            return false;
+        s++;
+        n--;
+        width = width ? width - 1 : 0;
+    }
+    for (size_t i = n; i < width; i++)
+        if (!put(l, zero ? "0" : " ", 1))
+            return false;
+    return put(l, s, n);
+}
+
+static bool put_hex(line *l, const char *pre, uint64_t v, int min)
+{
+    char b[16];
+    return put(l, pre, strlen(pre)) && put(l, b, ingest_fmt_hex(b, v, min));
+}
+
+/* A printf conversion, as far as the kernel's print formats use it:
+ * %[0][width][h|hh|l|ll|z](d|i|u|x|s|p[S|s]). */
+typedef struct conv {
+    bool zero;
+    unsigned width;
+    unsigned bits; /* of the argument: 8, 16, 32 or 64 */
+    char c;
+    char ext;      /* %pS, %ps */
+} conv;
+
+static const char *parse_conv(const char *f, conv *c)
+{
+    *c = (conv){.bits = 32};
+    if (*f == '0') {
+        c->zero = true;
+        f++;
+    }
+    while (*f >= '0' && *f <= '9' && c->width < 1000)
+        c->width = c->width * 10 + (unsigned)(*f++ - '0');
+    if (*f == 'h') {
+        f++;
+        c->bits = 16;
+        if (*f == 'h') {
+            f++;
+            c->bits = 8;
+        }
+    } else if (*f == 'l' || *f == 'z') {
+        c->bits = 64;
+        if (*f++ == 'l' && *f == 'l')
+            f++;
+    }
+    if (*f)
+        c->c = *f++;
+    if (c->c == 'p' && (*f == 'S' || *f == 's'))
+        c->ext = *f++;
+    return f;
+}
+
+/* An argument's text by its conversion and how the kernel shows it.
+ * False: the value does not fit the conversion (a string for a number,
+ * or the other way round). */
+static bool put_arg(line *l, const conv *c, const pfo_arg *a, const pfo_val *v)
+{
+    bool num = v->wt != 2;
+    uint64_t n = v->n;
+    if (c->c == 's' && a->show == PFO_AS_IS)
+        return !num && put(l, (const char *)v->b, text_len(v->b, v->len));
+    if (!num)
+        return false;
+    switch (a->show) {
+    case PFO_SYMBOLIC: /* trace_print_symbols_seq: the name, else 0x%lx */
+        if (n < a->nnames)
+            return put(l, a->names[n], strlen(a->names[n]));
+        return put_hex(l, "0x", n, 1);
+    case PFO_CHOICE:
+        return put(l, a->names[n != 0], strlen(a->names[n != 0]));
+    case PFO_GFP:
+        if ((uint32_t)n == 0)
+            return put(l, "none", 4);
+        return put_hex(l, "0x", (uint32_t)n, 1);
+    case PFO_CPUMASK:
+        return put_hex(l, "00000000,", (uint32_t)n, 8);
+    case PFO_AS_IS:
+        break;
+    }
+    if (c->c == 'p') /* %pS: an address without its symbol; %p: unhashed, 64-bit */
+        return c->ext ? put_hex(l, "0x", n, 1) : put_hex(l, "", n, 16);
+    if (c->bits < 64)
+        n &= ((uint64_t)1 << c->bits) - 1;
+    char b[24];
+    size_t bl;
+    if (c->c == 'd' || c->c == 'i') {
+        int64_t sv;
+        if (c->bits < 64)
+            sv = n >> (c->bits - 1) ? -(int64_t)(((uint64_t)1 << c->bits) - n) : (int64_t)n;
+        else
+            sv = n > INT64_MAX ? -(int64_t)(~n) - 1 : (int64_t)n;
+        bl = ingest_fmt_i64(b, sv);
+    } else if (c->c == 'u') {
+        bl = db_fmt_u64(b, n);
+    } else if (c->c == 'x') {
+        bl = ingest_fmt_hex(b, n, 1);
+    } else {
+        return false;
+    }
+    return put_padded(l, b, bl, c->width, c->zero);
+}
+
+/* the last value of field num (protobuf: the last one counts) */
+static const pfo_val *val_of(const pfo_val *vals, size_t nv, uint32_t num)
+{
+    const pfo_val *v = NULL;
+    for (size_t i = 0; i < nv; i++)
+        if (vals[i].num == num)
+            v = &vals[i];
+    return v;
+}
+
+/* The text of print format pr with the fields in vals.  False: a field it
+ * names is not there or does not fit, or the text is too long. */
+static bool render(line *l, const pfo_print *pr, const pfo_val *vals, size_t nv)
+{
+    size_t ai = 0;
+    for (const char *f = pr->fmt; *f;) {
+        if (*f != '%' || f[1] == '%') {
+            size_t n = f[0] == '%' ? 1 : strcspn(f, "%");
+            if (!put(l, f, n))
+                return false;
+            f += f[0] == '%' ? 2 : n;
+            continue;
+        }
+        conv c;
+        f = parse_conv(f + 1, &c);
+        if (ai == PFO_ARGS_MAX || pr->args[ai].num == 0)
+            return false;
+        const pfo_arg *a = &pr->args[ai++];
+        const pfo_val *v = val_of(vals, nv, a->num);
+        if (!v || !put_arg(l, &c, a, v))
+            return false;
+    }
+    return true;
+}
+
+static bool printed(const pfo_print *pr, uint32_t num)
+{
+    for (size_t i = 0; i < PFO_ARGS_MAX && pr->args[i].num; i++)
+        if (pr->args[i].num == num)
+            return true;
+    return false;
+}
+
+/* The pairs of the tracefs text of an event with print formats: 1, or 0
+ * when none fits the message (its pairs are then by field name), -1 a
+ * fault. */
+static int print_pairs(pfo *o, const pfo_event *ev, const uint8_t *p, const uint8_t *e)
+{
+    pfo_val vals[PFO_VALS_MAX];
+    size_t nv = 0;
+    while (p < e) {
+        if (nv == PFO_VALS_MAX)
+            return 0;
+        if (field(o, &p, e, &vals[nv]) < 0)
+            return -1;
+        nv++;
+    }
+    char *buf = room(o, PFO_LINE_MAX + 1);
+    if (!buf)
+        return 0;
+    for (size_t i = 0; i < ev->nprints; i++) {
+        line l = {buf, 0};
+        if (!render(&l, &ev->prints[i], vals, nv))
+            continue;
+        /* as the text reader's line: without the blanks around */
+        size_t s = 0, n = l.n;
+        while (s < n && (buf[s] == ' ' || buf[s] == '\t'))
+            s++;
+        while (n > s && (buf[n - 1] == ' ' || buf[n - 1] == '\t'))
+            n--;
+        buf[n] = '\0';
+        o->used -= PFO_LINE_MAX - n; /* the rest of the room back */
+        ftrace_line li;
+        memset(&li, 0, sizeof li);
+        li.name = (char *)ev->name;
+        li.name_len = strlen(ev->name);
+        li.fields = buf + s;
+        li.fields_len = n - s;
+        if (ingest_ft_text_pairs(&o->d->fr, ingest_ftrace_lex_event(ev->name), &li) != 0 || o->d->fr.nkv < 0)
+            o->d->fr.nkv = 0; /* not reached: the kinds of these events take any text */
+        for (size_t j = 0; j < nv; j++)
+            if (!printed(&ev->prints[i], vals[j].num))
+                add_field(o, ev, &vals[j]);
+        return 1;
+    }
+    o->used -= PFO_LINE_MAX + 1;
+    return 0;
+}
+
+/* The fields of a message the table lists (ev NULL: none, all fN). */
+static int listed(pfo *o, const pfo_event *ev, const uint8_t *p, const uint8_t *e)
+{
+    if (ev && ev->nprints) {
+        int rc = print_pairs(o, ev, p, e);
+        if (rc != 0)
+            return rc < 0 ? -1 : 0;
+    }
+    while (p < e) {
+        pfo_val v;
+        if (field(o, &p, e, &v) < 0)
+            return -1;
+        add_field(o, ev, &v);
+    }
+    return 0;
+}
+
+/* GenericFtraceEvent (generic.proto): event_name 1, repeated field 2 of
+ * Field {name 1; str_value 3 | int_value 4 | uint_value 5}. */
+static int generic(pfo *o, const uint8_t *p, const uint8_t *e, const char **name)
+{
+    while (p < e) {
+        const uint8_t *at = p;
+        pfo_val v;
+        if (field(o, &p, e, &v) < 0)
+            return -1;
+        if (v.num == 1 && v.wt == 2) {
+            size_t n = text_len(v.b, v.len);
+            if (n > PFO_NAME_MAX)
+                return fault(o, at, "an event name too long");
+            if (n == 0)
+                continue;
+            char *s = room(o, n + 1);
+            if (!s) /* only a name given again and again: the first stays */
+                continue;
+            memcpy(s, v.b, n);
+            s[n] = '\0';
+            *name = s;
+        } else if (v.num == 2 && v.wt == 2) {
+            const uint8_t *q = v.b, *qe = v.b + v.len;
+            const char *key = "field";
+            size_t kl = 5;
+            pfo_val val = {.wt = 2, .b = v.b, .len = 0}; /* no value: empty */
+            pfo_kind k = PFO_STR;
+            while (q < qe) {
+                pfo_val w;
+                if (field(o, &q, qe, &w) < 0)
+                    return -1;
+                if (w.num == 1 && w.wt == 2 && text_len(w.b, w.len)) {
+                    key = (const char *)w.b;
+                    kl = text_len(w.b, w.len);
+                } else if (w.num >= 3 && w.num <= 5) {
+                    val = w;
+                    k = w.num == 3 ? PFO_STR : w.num == 4 ? PFO_I64 : PFO_U64;
+                }
+            }
+            add_value(o, key, kl, k, &val);
+        } else {
+            add_value(o, NULL, 0, PFO_U64, &v);
+        }
+    }
+    return 0;
+}
+
+int ingest_pf_other_pairs(pf_reader *d, uint32_t event_field, const uint8_t *msg, size_t len, const char **name,
+                          pf_other_fault *f)
+{
+    pfo o = {d, 0, msg, f};
+    const pfo_event *ev = find_event(event_field);
+    if (ev) {
+        *name = ev->name;
+    } else {
+        /* "ftrace_event_" and at most 10 digits */
+        char *s = room(&o, 24);
+        memcpy(s, "ftrace_event_", 13);
+        s[13 + db_fmt_u64(s + 13, event_field)] = '\0';
+        *name = s;
+    }
+    const uint8_t *e = msg + len;
+    if (event_field == PFO_GENERIC)
+        return generic(&o, msg, e, name);
+    return listed(&o, ev, msg, e);
+}
+
+int ingest_pf_other(pf_reader *d, const pf_item *it, const char **name)
+{
+    const ArgusqPf__FtraceEvent *e = it->ev;
+    for (unsigned i = 0; i < e->base.n_unknown_fields; i++) {
+        const ProtobufCMessageUnknownField *u = &e->base.unknown_fields[i];
+        /* the event: FtraceEvent's fields from 3 on are its oneof */
+        if (u->wire_type != PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED || u->tag < 3)
+            continue;
+        /* protobuf-c keeps a length-delimited field's bytes with their
+         * length in front (checked by its unpack) */
+        const uint8_t *p = u->data, *e = u->data + u->len;
+        uint64_t n = 0;
+        pf_other_fault f = {0, "a length past the end"};
+        const char *what = "ftrace event";
+        if (varint(&p, e, &n) && n == (uint64_t)(e - p)) {
+            if (ingest_pf_other_pairs(d, u->tag, p, (size_t)n, name, &f) == 0)
+                return 1;
+            what = *name;
+        }
+        ingest_errf(d->fr.err, d->fr.errlen, "%s: byte %llu: packet %llu: %s (FtraceEvent field %u): %s at byte %zu of its %llu",
+                    d->path, (unsigned long long)it->offset, (unsigned long long)it->packet, what,
+                    (unsigned)u->tag, f.why, f.at, (unsigned long long)n);
+        return -1;
+    }
+    return 0;
+}
