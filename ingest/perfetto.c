@@ -324,7 +324,7 @@ static void cpu_set(pf_cpu *c, int64_t pid, bool have_prio, int32_t prio, const 
     c->pid = pid;
     c->have_prio = have_prio;
     c->prio = prio;
-    snprintf(c->comm, sizeof c->comm, "%s", comm ? comm : "");
+    pf_copy_comm(c->comm, comm);
 }
 
 static int do_bundle(pf_reader *d, pf_hold *h, const ArgusqPf__FtraceEventBundle *b, uint64_t off)
@@ -403,7 +403,7 @@ static int do_bundle(pf_reader *d, pf_hold *h, const ArgusqPf__FtraceEventBundle
             it.prev_known = c->pid >= 0;
             if (c->have_prio)
                 it.prev_prio = c->prio;
-            snprintf(it.prev_comm, sizeof it.prev_comm, "%s", c->comm);
+            memcpy(it.prev_comm, c->comm, sizeof it.prev_comm);
             cpu_set(c, it.pid, true, it.prio, it.comm);
             j++;
             if (j < ns)
