@@ -2,21 +2,35 @@
  * Linux's newer tracers): `Trace { repeated TracePacket packet = 1; }`,
  * plain or gzip'd, with zlib'd `compressed_packets` inside.
  *
- * Decoder: Debian's protobuf-c, over the subset of Perfetto's schema in
- * ingest/perfetto.proto (generated at build time).  One TracePacket is
- * unpacked at a time; the outer Trace is walked by hand (tag, length) so
- * the file is never held whole.  protobuf-c was chosen for what it checks
- * (every varint, length and wire type, so a corrupt file is a message,
- * not a read past a buffer) and because the schema stays declarative.
+ * Decoders: the second pass's hot path, a packet's ftrace_events (the
+ * bundle, its FtraceEvents and their event messages), is decoded by hand
+ * (perfetto_fast.c) into the structs protobuf-c would unpack, reading
+ * each message's fields through protobuf-c's generated descriptors of
+ * ingest/perfetto.proto, so the schema stays declarative; everything
+ * else is Debian's protobuf-c: the first pass's process_tree and
+ * system_info, compact_sched, an FtraceEvent with a field the schema
+ * leaves out, and any packet the hand decoder does not read exactly as
+ * protobuf-c would (it then reads the whole packet, and its checks of
+ * every varint, length and wire type make a corrupt file a message, not
+ * a read past a buffer).  One TracePacket is decoded at a time; the
+ * outer Trace is walked by hand (tag, length) so the file is never held
+ * whole.  Why by hand: protobuf-c's unpack was 43% of the reading
+ * thread's instructions (callgrind, 8 copies of the Android 11 trace of
+ * ../shared: 784M of 1833M, 2,700 an event; it scans each message twice,
+ * looks up every field, allocates and initializes every message); the
+ * hand decoder takes 770 an event.
+ *
  * Measured (make bench's Perfetto line: the Android 11 trace of ../shared
- * repeated to 2.87M events, on this 2-core machine, shared): about 1.4M
- * events/s (2.1 s, 3.4 cpu-s), short of the 3M target.  protobuf-c
+ * repeated to 2.87M events, on this 2-core machine, shared): before the
+ * hand decoder about 1.24M events/s (2.32 s, 4.19 cpu-s).  protobuf-c
  * unpacks into an arena per packet (its malloc and free of every part
- * were a fifth of the reading thread; its unpack is now about 8% of the
- * process), and the CPUs merge as runs (see below; a heap of every event
- * held was a sixth); what remains is spread over the mapping shared with
- * the ftrace readers and the graph and archive threads, so a hand decoder
- * alone would not reach the target either.
+ * were a fifth of the reading thread), and the CPUs merge as runs (see
+ * below; a heap of every event held was a sixth).  With the reading
+ * thread's instructions down 41% (1833M -> 1084M for 287K events), the
+ * three threads cost about the same: reading 1084M, the graph (whose
+ * event block encoding, db/evblock.c, is half of it) 1148M, the archive
+ * 728M, so on two cores the mapping shared with the ftrace readers and
+ * the graph and archive threads now bound the rate as much as decoding.
  *
  * Two passes over the stream: the first reads only process_tree and
  * system_info (the names of processes and threads, the kernel and the
@@ -107,7 +121,7 @@ static void rheap_down(pf_reader *d, size_t i)
 
 #define PF_POOL_MAX 64
 
-static void *arena_alloc(void *ad, size_t n)
+void *ingest_pf_arena_alloc(void *ad, size_t n)
 {
     pf_hold *h = ad;
     n = (n + 15) & ~(size_t)15;
@@ -140,6 +154,12 @@ static void *arena_alloc(void *ad, size_t n)
 static void arena_free(void *ad, void *p)
 {
     (void)ad, (void)p; /* all at once, in hold_unref */
+}
+
+ProtobufCAllocator ingest_pf_allocator(pf_hold *h)
+{
+    ProtobufCAllocator al = {ingest_pf_arena_alloc, arena_free, h};
+    return al;
 }
 
 static void arena_release(pf_hold *h)
@@ -445,18 +465,31 @@ static int events_packet(pf_reader *d, const unsigned char *p, size_t len, uint6
     h->d = d;
     h->hint = 4 * len + 1024;
     h->refs = 1; /* ours, until the end of this function */
-    ProtobufCAllocator al = {arena_alloc, arena_free, h};
-    ArgusqPf__TracePacket *pkt = argusq_pf__trace_packet__unpack(&al, len, p);
-    if (!pkt) {
+    /* by hand where it can (perfetto_fast.c), else protobuf-c */
+    pf_fast f;
+    int fast = ingest_pf_fast_packet(d, h, p, len, &f);
+    if (fast < 0) {
         hold_unref(h);
-        return ingest_pf_fail(d, off, "packet %llu: corrupt protobuf (bad varint, wire type or a length past the end)",
-                              (unsigned long long)d->npackets);
+        return ingest_pf_fail(d, off, "out of memory");
+    }
+    if (fast == 0) {
+        arena_release(h);
+        ProtobufCAllocator al = ingest_pf_allocator(h);
+        ArgusqPf__TracePacket *pkt = argusq_pf__trace_packet__unpack(&al, len, p);
+        if (!pkt) {
+            hold_unref(h);
+            return ingest_pf_fail(d, off, "packet %llu: corrupt protobuf (bad varint, wire type or a length past the end)",
+                                  (unsigned long long)d->npackets);
+        }
+        f.bundle = pkt->ftrace_events;
+        f.has_compressed = pkt->has_compressed_packets;
+        f.compressed = pkt->compressed_packets;
     }
     int rc = 0;
-    if (pkt->ftrace_events)
-        rc = do_bundle(d, h, pkt->ftrace_events, off);
-    if (rc == 0 && pkt->has_compressed_packets && depth == 0)
-        rc = ingest_pf_compressed(d, &pkt->compressed_packets, off, depth, events_packet);
+    if (f.bundle)
+        rc = do_bundle(d, h, f.bundle, off);
+    if (rc == 0 && f.has_compressed && depth == 0)
+        rc = ingest_pf_compressed(d, &f.compressed, off, depth, events_packet);
     hold_unref(h);
     return rc;
 }
@@ -536,6 +569,7 @@ static int pf_run(pf_reader *d, const ingest_sink *sink, ingest_stats *st, char 
     if (ingest_ft_reader_init(&d->fr, d->path, sink, st, err, errlen) < 0)
         return -1;
     d->fr.unit = "packet";
+    ingest_pf_fast_init(d);
     snprintf(st->meta.recorder, sizeof st->meta.recorder, "perfetto");
     d->in = malloc(PF_IN_SIZE);
     int rc = -1;
@@ -580,6 +614,7 @@ out:
     free(d->pkt);
     free(d->cpus);
     free(d->tgids);
+    free(d->fast_ev);
     ingest_ft_reader_free(&d->fr);
     return rc;
 }

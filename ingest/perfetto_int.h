@@ -31,6 +31,24 @@ typedef struct pf_hold {
     size_t refs;
 } pf_hold;
 
+/* n bytes of a packet's arena (perfetto.c), and the allocator that gives
+ * them to protobuf-c; NULL: out of memory. */
+void *ingest_pf_arena_alloc(void *hold, size_t n);
+ProtobufCAllocator ingest_pf_allocator(pf_hold *h);
+/* The same, the common case inline (the hand decoder allocates a few
+ * times an event). */
+static inline void *ingest_pf_alloc(pf_hold *h, size_t n)
+{
+    n = (n + 15) & ~(size_t)15;
+    pf_chunk *c = h->chunks;
+    if (c && c->cap - c->used >= n) {
+        void *p = c->data + c->used;
+        c->used += n;
+        return p;
+    }
+    return ingest_pf_arena_alloc(h, n);
+}
+
 enum { PF_FULL, PF_CSWITCH, PF_CWAKING };
 
 /* One event waiting for the merge of the CPUs. */
@@ -60,6 +78,8 @@ static inline void pf_copy_comm(char dst[24], const char *comm)
     memcpy(dst, comm ? comm : "", n);
     dst[n] = '\0';
 }
+
+#define PF_EVFIELDS 512 /* FtraceEvent's field numbers looked up in a table */
 
 /* Events of one CPU held for the merge, in time order (a ring). */
 typedef struct pf_span {
@@ -108,6 +128,11 @@ typedef struct pf_reader {
     char vbuf[2048];           /* the current event's number values */
     char other[32];            /* ftrace_event_N: an event the schema leaves out */
     char prev_comm[DB_NAME_MAX]; /* a compact switch's prev_comm found at its emit */
+    ArgusqPf__FtraceEvent **fast_ev; /* a bundle's events as the hand decoder finds them */
+    size_t fast_cap;
+    /* FtraceEvent's fields by number (NULL: not in the schema), for the
+     * hand decoder: protobuf-c's lookup was a tenth of its time */
+    const ProtobufCFieldDescriptor *evfield[PF_EVFIELDS];
     size_t vlen;
 } pf_reader;
 
@@ -132,6 +157,21 @@ typedef int (*pf_packet_fn)(pf_reader *d, const unsigned char *p, size_t len, ui
  * inside handed to fn at depth + 1.  off: the outer packet's, for
  * messages.  0 or -1. */
 int ingest_pf_compressed(pf_reader *d, const ProtobufCBinaryData *in, uint64_t off, int depth, pf_packet_fn fn);
+
+/* ---- perfetto_fast.c: the second pass's hand decoder ---- */
+
+/* What a packet holds for the second pass. */
+typedef struct pf_fast {
+    ArgusqPf__FtraceEventBundle *bundle; /* NULL: none */
+    bool has_compressed;
+    ProtobufCBinaryData compressed; /* into the packet's bytes */
+} pf_fast;
+/* The packet [p, p + len) decoded by hand, its messages in h's arena, as
+ * protobuf-c would unpack them: 1; 0 when protobuf-c must unpack it (the
+ * arena may hold a part: release it); -1 out of memory. */
+int ingest_pf_fast_packet(pf_reader *d, pf_hold *h, const uint8_t *p, size_t len, pf_fast *out);
+/* The decoder's tables, before the first packet. */
+void ingest_pf_fast_init(pf_reader *d);
 
 /* ---- perfetto_names.c: the first pass ---- */
 
