@@ -239,6 +239,7 @@ static pf_span *run_new(pf_reader *d, uint32_t cpu)
 
 static int push_item(pf_reader *d, pf_item *it)
 {
+    uint64_t off = it->hold->offset; /* for a message after the item's unref */
     if (d->held == PF_HEAP_MAX && pop_emit(d) < 0) {
         hold_unref(it->hold);
         return -1;
@@ -249,7 +250,7 @@ static int push_item(pf_reader *d, pf_item *it)
     bool fresh = !r || it->ts < r->q[(r->head + r->len - 1) & (r->cap - 1)].ts;
     if (fresh && !(r = run_new(d, it->cpu))) {
         hold_unref(it->hold);
-        return ingest_pf_fail(d, it->offset, "out of memory");
+        return ingest_pf_fail(d, off, "out of memory");
     }
     if (r->len == r->cap) { /* grown as needed, unwrapped */
         size_t cap = r->cap ? r->cap * 2 : 4; /* small: a run per event is possible */
@@ -258,7 +259,7 @@ static int push_item(pf_reader *d, pf_item *it)
             if (fresh)
                 free(r);
             hold_unref(it->hold);
-            return ingest_pf_fail(d, it->offset, "out of memory");
+            return ingest_pf_fail(d, off, "out of memory");
         }
         for (size_t k = 0; k < r->len; k++)
             q[k] = r->q[(r->head + k) & (r->cap - 1)];
@@ -390,8 +391,6 @@ static int do_bundle(pf_reader *d, pf_hold *h, const ArgusqPf__FtraceEventBundle
         memset(&it, 0, sizeof it);
         it.hold = h;
         it.cpu = (uint16_t)cpu;
-        it.packet = d->npackets;
-        it.offset = off;
         it.prev_prio = INT32_MIN;
         if (i < nf && fts <= s && fts <= w) {
             const ArgusqPf__FtraceEvent *ev = b->event[i++];
@@ -423,7 +422,12 @@ static int do_bundle(pf_reader *d, pf_hold *h, const ArgusqPf__FtraceEventBundle
             it.prev_known = c->pid >= 0;
             if (c->have_prio)
                 it.prev_prio = c->prio;
-            memcpy(it.prev_comm, c->comm, sizeof it.prev_comm);
+            if (c->comm[0]) {
+                char *pc = ingest_pf_alloc(h, sizeof c->comm);
+                if (!pc)
+                    return ingest_pf_fail(d, off, "out of memory");
+                it.prev_comm = memcpy(pc, c->comm, sizeof c->comm);
+            }
             cpu_set(c, it.pid, true, it.prio, it.comm);
             j++;
             if (j < ns)
@@ -465,6 +469,8 @@ static int events_packet(pf_reader *d, const unsigned char *p, size_t len, uint6
     h->d = d;
     h->hint = 4 * len + 1024;
     h->refs = 1; /* ours, until the end of this function */
+    h->packet = d->npackets;
+    h->offset = off;
     /* by hand where it can (perfetto_fast.c), else protobuf-c */
     pf_fast f;
     int fast = ingest_pf_fast_packet(d, h, p, len, &f);
@@ -525,9 +531,16 @@ static int walk(pf_reader *d, bool names)
         if (len > PF_PACKET_MAX)
             return ingest_pf_fail(d, off, "packet %llu: %llu bytes (more than %zu MiB): corrupt",
                            (unsigned long long)d->npackets, (unsigned long long)len, PF_PACKET_MAX >> 20);
-        /* the buffer grows with the bytes that came, not with what a
-         * length says: a corrupt length costs no more than the file */
-        for (uint64_t got = 0; got < len;) {
+        /* where the read buffer holds the packet whole, it is read there
+         * (the copy into d->pkt was a twentieth of the reading thread);
+         * else copied, the buffer growing with the bytes that came, not
+         * with what a length says: a corrupt length costs no more than
+         * the file */
+        const unsigned char *pk = d->pkt;
+        int view = ingest_pf_in_view(d, len, &pk);
+        if (view < 0)
+            return -1;
+        for (uint64_t got = 0; !view && got < len;) {
             if (got == d->pkt_cap) {
                 size_t c = d->pkt_cap ? d->pkt_cap * 2 : 65536;
                 unsigned char *nb = realloc(d->pkt, c);
@@ -544,8 +557,9 @@ static int walk(pf_reader *d, bool names)
                 return -1;
             }
             got += n;
+            pk = d->pkt;
         }
-        int rc = names ? ingest_pf_names_packet(d, d->pkt, (size_t)len, off, 0) : events_packet(d, d->pkt, (size_t)len, off, 0);
+        int rc = names ? ingest_pf_names_packet(d, pk, (size_t)len, off, 0) : events_packet(d, pk, (size_t)len, off, 0);
         if (rc < 0)
             return -1;
         if (!names && d->fr.sink->progress)

@@ -29,6 +29,7 @@ typedef struct pf_hold {
     struct pf_reader *d; /* whose pool takes the chunks back */
     size_t hint;         /* the first chunk's size */
     size_t refs;
+    uint64_t packet, offset; /* the packet's number and offset, for messages */
 } pf_hold;
 
 /* n bytes of a packet's arena (perfetto.c), and the allocator that gives
@@ -51,11 +52,11 @@ static inline void *ingest_pf_alloc(pf_hold *h, size_t n)
 
 enum { PF_FULL, PF_CSWITCH, PF_CWAKING };
 
-/* One event waiting for the merge of the CPUs. */
+/* One event waiting for the merge of the CPUs (up to PF_HEAP_MAX of them:
+ * what is the same for a packet's events is in its hold). */
 typedef struct pf_item {
     uint64_t ts, seq;
-    uint64_t packet, offset; /* where it came from, for messages */
-    pf_hold *hold;
+    pf_hold *hold; /* its packet */
     const ArgusqPf__FtraceEvent *ev; /* PF_FULL */
     const char *comm;                /* compact: next_comm, or the woken task's comm */
     int64_t prev_state;              /* compact switch */
@@ -67,7 +68,7 @@ typedef struct pf_item {
     bool prev_known;                 /* compact switch: prev_pid is the task on the CPU (not a guess of 0) */
     bool has_blocked;                /* a switch: sched_blocked_reason named its wait's function */
     uint64_t blocked;                /* that function's address */
-    char prev_comm[24];
+    const char *prev_comm;           /* compact switch: the CPU's comm (in the hold); NULL: none */
 } pf_item;
 
 /* comm (NULL: "") into a pf_cpu's or pf_item's comm, cut as snprintf
@@ -145,6 +146,11 @@ typedef struct pf_reader {
 int ingest_pf_fail(pf_reader *d, uint64_t off, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* The stream: 1 a varint read, 0 the end before its first byte, -1 error. */
 int ingest_pf_in_varint(pf_reader *d, uint64_t *v);
+/* The next n bytes of the stream where they are, in the read buffer
+ * (valid until the next read): 1 and *p; 0 when they do not fit in it or
+ * the stream ends first (nothing read: read them with ingest_pf_in_bytes);
+ * -1 a read error. */
+int ingest_pf_in_view(pf_reader *d, uint64_t n, const unsigned char **p);
 /* n bytes of the stream into dst (NULL: skipped); at: offset for messages.  0 or -1. */
 int ingest_pf_in_bytes(pf_reader *d, unsigned char *dst, uint64_t n, uint64_t at);
 /* One field of a buffer at *p: number, wire type, and a length-delimited
