@@ -12,25 +12,33 @@
  * leaves out, and any packet the hand decoder does not read exactly as
  * protobuf-c would (it then reads the whole packet, and its checks of
  * every varint, length and wire type make a corrupt file a message, not
- * a read past a buffer).  One TracePacket is decoded at a time; the
- * outer Trace is walked by hand (tag, length) so the file is never held
- * whole.  Why by hand: protobuf-c's unpack was 43% of the reading
- * thread's instructions (callgrind, 8 copies of the Android 11 trace of
- * ../shared: 784M of 1833M, 2,700 an event; it scans each message twice,
- * looks up every field, allocates and initializes every message); the
- * hand decoder takes 770 an event.
+ * a read past a buffer).  One TracePacket is decoded at a time, where
+ * the read buffer holds it; the outer Trace is walked by hand (tag,
+ * length) so the file is never held whole.  Why by hand: protobuf-c's
+ * unpack was 43% of the reading thread's instructions (callgrind, 8
+ * copies of the Android 11 trace of ../shared, 287K events: 784M of
+ * 1833M, 2,700 an event; it scans each message twice, looks up every
+ * field, allocates and initializes every message); the hand decoder
+ * takes 810 an event.
  *
  * Measured (make bench's Perfetto line: the Android 11 trace of ../shared
- * repeated to 2.87M events, on this 2-core machine, shared): before the
- * hand decoder about 1.24M events/s (2.32 s, 4.19 cpu-s).  protobuf-c
- * unpacks into an arena per packet (its malloc and free of every part
- * were a fifth of the reading thread), and the CPUs merge as runs (see
- * below; a heap of every event held was a sixth).  With the reading
- * thread's instructions down 41% (1833M -> 1084M for 287K events), the
- * three threads cost about the same: reading 1084M, the graph (whose
- * event block encoding, db/evblock.c, is half of it) 1148M, the archive
- * 728M, so on two cores the mapping shared with the ftrace readers and
- * the graph and archive threads now bound the rate as much as decoding.
+ * repeated to 2.87M events, on this 2-core machine, shared; runs of both
+ * builds interleaved): 1.60M events/s (1.80 s, 3.2 cpu-s; the build
+ * before: 1.31M, 2.18 s, 4.0 cpu-s), peak RSS 123 -> 96 MiB.
+ * Per event (callgrind, 8 copies): the reading thread 6,390 -> 3,360
+ * instructions (the hand decoder 810; the pairs and the mapping shared
+ * with the ftrace readers, ingest_ft_event, 1,970, of which the shared
+ * part 1,510; the merge, the names and the pipe the rest), the graph
+ * 4,000 (half of it the archive's event block encoding, db/evblock.c),
+ * the archive thread 2,540.  The reading thread was the bound (2.1 of
+ * 4.2 cpu-s, perf); now the three take about the same (1.2, 1.05 and
+ * 1.0 cpu-s), so 3M events/s needs the graph and archive threads
+ * cheaper too: a Perfetto event costs them 6,540 instructions, an
+ * ftrace text event of make bench's input 3,580 (Perfetto's events
+ * make more nodes and edges).  Earlier: protobuf-c unpacks into an
+ * arena per packet (its malloc and free of every part were a fifth of
+ * the reading thread), and the CPUs merge as runs (see below; a heap of
+ * every event held was a sixth).
  *
  * Two passes over the stream: the first reads only process_tree and
  * system_info (the names of processes and threads, the kernel and the
@@ -214,6 +222,16 @@ static int pop_emit(pf_reader *d)
     }
     d->emitted = true;
     d->last_ts = it.ts;
+    /* the next event's messages, decoded up to PF_HEAP_MAX events ago, are
+     * out of the cache: fetched while this one is mapped (an event's
+     * FtraceEvent, event message and strings are one stretch of its
+     * packet's arena) */
+    if (d->nrheap) {
+        const char *nx = (const char *)run_head(d->rheap[0])->ev;
+        if (nx)
+            for (int k = 0; k < 4; k++)
+                __builtin_prefetch(nx + 64 * k);
+    }
     int rc = ingest_pf_emit(d, &it);
     hold_unref(it.hold);
     return rc;

@@ -5,7 +5,7 @@
  * types, in the packet's arena), so do_bundle and the mapping read one
  * form whichever decoder made it.
  *
- * Why: protobuf-c's unpack was 43% of the reading thread (2,500
+ * Why: protobuf-c's unpack was 43% of the reading thread (2,700
  * instructions an event, callgrind, 8 copies of the Android 11 trace):
  * it scans every message twice, looks up each field, and allocates and
  * initializes every message.  An event's messages here are walked once,
@@ -22,7 +22,9 @@
  * schema, a bad varint, ftrace_events or compact_sched twice, which
  * protobuf-c merges) is left whole to protobuf-c, which also says what is
  * wrong with a corrupt one.  compact_sched, one message a bundle of
- * packed arrays, is protobuf-c's too. */
+ * packed arrays, is protobuf-c's too.  The packet's and the bundle's own
+ * fields (the structure walked here) are known by their numbers, as
+ * perfetto_names.c knows the packet's. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -129,6 +131,46 @@ static const ProtobufCFieldDescriptor *field_of(const ProtobufCMessageDescriptor
     return protobuf_c_message_descriptor_get_field(desc, num);
 }
 
+/* An optional number or string field f of message m, its tag read:
+ * FAST_OK, FAST_NO (another kind of field, or not as its wire type
+ * says), or FAST_OOM. */
+static inline int plain_field(pf_hold *h, ProtobufCMessage *m, const ProtobufCFieldDescriptor *f, int wt,
+                              const uint8_t **p, const uint8_t *e)
+{
+    if (f->label != PROTOBUF_C_LABEL_OPTIONAL || (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF))
+        return FAST_NO;
+    char *at = (char *)m + f->offset;
+    uint64_t v;
+    if (f->type == PROTOBUF_C_TYPE_STRING) {
+        const uint8_t *s;
+        size_t n;
+        if (wt != 2 || !bytes(p, e, &s, &n))
+            return FAST_NO;
+        char *c = ingest_pf_alloc(h, n + 1);
+        if (!c)
+            return FAST_OOM;
+        memcpy(c, s, n);
+        c[n] = '\0';
+        memcpy(at, &c, sizeof c);
+    } else if (f->type == PROTOBUF_C_TYPE_INT32 || f->type == PROTOBUF_C_TYPE_UINT32) {
+        if (wt != 0 || !varint(p, e, &v))
+            return FAST_NO;
+        uint32_t x = (uint32_t)v; /* the low 32 bits, as protobuf-c's parse_uint32 */
+        memcpy(at, &x, sizeof x);
+    } else if (f->type == PROTOBUF_C_TYPE_INT64 || f->type == PROTOBUF_C_TYPE_UINT64) {
+        if (wt != 0 || !varint(p, e, &v))
+            return FAST_NO;
+        memcpy(at, &v, sizeof v);
+    } else {
+        return FAST_NO;
+    }
+    if (f->quantifier_offset) { /* has_X, as protobuf-c's parse_optional_member sets it */
+        protobuf_c_boolean yes = 1;
+        memcpy((char *)m + f->quantifier_offset, &yes, sizeof yes);
+    }
+    return FAST_OK;
+}
+
 /* An event message (sched_switch, cpu_idle, ...) at [p, e): FAST_OK with
  * *out, FAST_NO when protobuf-c must read it, or FAST_OOM. */
 static int event_message(pf_hold *h, const ProtobufCMessageDescriptor *desc, const uint8_t *p, const uint8_t *e,
@@ -144,37 +186,11 @@ static int event_message(pf_hold *h, const ProtobufCMessageDescriptor *desc, con
         if (!tag(&p, e, &num, &wt))
             return FAST_NO;
         const ProtobufCFieldDescriptor *f = field_of(desc, num);
-        if (!f || f->label != PROTOBUF_C_LABEL_OPTIONAL || (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF))
+        if (!f)
             return FAST_NO;
-        char *at = (char *)m + f->offset;
-        uint64_t v;
-        if (f->type == PROTOBUF_C_TYPE_STRING) {
-            const uint8_t *s;
-            size_t n;
-            if (wt != 2 || !bytes(&p, e, &s, &n))
-                return FAST_NO;
-            char *c = ingest_pf_alloc(h, n + 1);
-            if (!c)
-                return FAST_OOM;
-            memcpy(c, s, n);
-            c[n] = '\0';
-            memcpy(at, &c, sizeof c);
-        } else if (f->type == PROTOBUF_C_TYPE_INT32 || f->type == PROTOBUF_C_TYPE_UINT32) {
-            if (wt != 0 || !varint(&p, e, &v))
-                return FAST_NO;
-            uint32_t x = (uint32_t)v; /* the low 32 bits, as protobuf-c's parse_uint32 */
-            memcpy(at, &x, sizeof x);
-        } else if (f->type == PROTOBUF_C_TYPE_INT64 || f->type == PROTOBUF_C_TYPE_UINT64) {
-            if (wt != 0 || !varint(&p, e, &v))
-                return FAST_NO;
-            memcpy(at, &v, sizeof v);
-        } else {
-            return FAST_NO;
-        }
-        if (f->quantifier_offset) {
-            protobuf_c_boolean yes = 1;
-            memcpy((char *)m + f->quantifier_offset, &yes, sizeof yes);
-        }
+        int rc = plain_field(h, m, f, wt, &p, e);
+        if (rc != FAST_OK)
+            return rc;
     }
     *out = m;
     return FAST_OK;
@@ -191,27 +207,22 @@ static int ftrace_event(pf_reader *d, pf_hold *h, const uint8_t *p, const uint8_
     while (p < e) {
         uint32_t num;
         int wt;
-        uint64_t v;
         if (!tag(&p, e, &num, &wt))
             return FAST_NO;
-        if (num == 1 || num == 2 || num == 5) { /* timestamp, pid, common_flags */
-            if (wt != 0 || !varint(&p, e, &v))
-                return FAST_NO;
-            if (num == 1)
-                ev->has_timestamp = 1, ev->timestamp = v;
-            else if (num == 2)
-                ev->has_pid = 1, ev->pid = (uint32_t)v;
-            else
-                ev->has_common_flags = 1, ev->common_flags = (uint32_t)v;
-            continue;
-        }
         const ProtobufCFieldDescriptor *f =
             num < PF_EVFIELDS ? d->evfield[num]
                               : protobuf_c_message_descriptor_get_field(&argusq_pf__ftrace_event__descriptor, num);
+        if (!f)
+            return FAST_NO;
+        if (f->type != PROTOBUF_C_TYPE_MESSAGE) { /* timestamp, pid, common_flags */
+            int rc = plain_field(h, &ev->base, f, wt, &p, e);
+            if (rc != FAST_OK)
+                return rc;
+            continue;
+        }
         const uint8_t *val;
         size_t n;
-        if (!f || f->type != PROTOBUF_C_TYPE_MESSAGE || !(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) || wt != 2 ||
-            !bytes(&p, e, &val, &n))
+        if (!(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) || wt != 2 || !bytes(&p, e, &val, &n))
             return FAST_NO;
         /* a later member of the oneof replaces an earlier one whole, as in protobuf-c */
         ProtobufCMessage *m;
