@@ -171,13 +171,27 @@ bool db_event_attr_u64(const db_event *ev, const char *key, uint64_t *out)
 
 size_t db_fmt_u64(char *b, uint64_t v)
 {
-    char t[20];
-    size_t n = 0;
-    do
-        t[n++] = (char)('0' + v % 10);
-    while ((v /= 10) != 0);
-    for (size_t i = 0; i < n; i++)
-        b[i] = t[n - 1 - i];
+    /* two digits a division, written from the end: nanosecond times have
+     * 19 digits, and a digit at a time was 4% of a Perfetto ingest's
+     * reading thread; the length first, so the digits go straight to b
+     * (a copy's memcpy call cost as much as a small number's digits) */
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                "8081828384858687888990919293949596979899";
+    size_t n = 1;
+    for (uint64_t p = 10; n < 20 && v >= p; p *= 10)
+        n++;
+    char *q = b + n;
+    while (v >= 100) {
+        unsigned r = (unsigned)(v % 100);
+        v /= 100;
+        q -= 2;
+        memcpy(q, pairs + 2 * r, 2);
+    }
+    if (v >= 10)
+        memcpy(q - 2, pairs + 2 * v, 2);
+    else
+        q[-1] = (char)('0' + v);
     return n;
 }
 

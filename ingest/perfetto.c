@@ -2,21 +2,43 @@
  * Linux's newer tracers): `Trace { repeated TracePacket packet = 1; }`,
  * plain or gzip'd, with zlib'd `compressed_packets` inside.
  *
- * Decoder: Debian's protobuf-c, over the subset of Perfetto's schema in
- * ingest/perfetto.proto (generated at build time).  One TracePacket is
- * unpacked at a time; the outer Trace is walked by hand (tag, length) so
- * the file is never held whole.  protobuf-c was chosen for what it checks
- * (every varint, length and wire type, so a corrupt file is a message,
- * not a read past a buffer) and because the schema stays declarative.
+ * Decoders: the second pass's hot path, a packet's ftrace_events (the
+ * bundle, its FtraceEvents and their event messages), is decoded by hand
+ * (perfetto_fast.c) into the structs protobuf-c would unpack, reading
+ * each message's fields through protobuf-c's generated descriptors of
+ * ingest/perfetto.proto, so the schema stays declarative; everything
+ * else is Debian's protobuf-c: the first pass's process_tree and
+ * system_info, compact_sched, an FtraceEvent with a field the schema
+ * leaves out, and any packet the hand decoder does not read exactly as
+ * protobuf-c would (it then reads the whole packet, and its checks of
+ * every varint, length and wire type make a corrupt file a message, not
+ * a read past a buffer).  One TracePacket is decoded at a time, where
+ * the read buffer holds it; the outer Trace is walked by hand (tag,
+ * length) so the file is never held whole.  Why by hand: protobuf-c's
+ * unpack was 43% of the reading thread's instructions (callgrind, 8
+ * copies of the Android 11 trace of ../shared, 287K events: 784M of
+ * 1833M, 2,700 an event; it scans each message twice, looks up every
+ * field, allocates and initializes every message); the hand decoder
+ * takes 810 an event.
+ *
  * Measured (make bench's Perfetto line: the Android 11 trace of ../shared
- * repeated to 2.87M events, on this 2-core machine, shared): about 1.4M
- * events/s (2.1 s, 3.4 cpu-s), short of the 3M target.  protobuf-c
- * unpacks into an arena per packet (its malloc and free of every part
- * were a fifth of the reading thread; its unpack is now about 8% of the
- * process), and the CPUs merge as runs (see below; a heap of every event
- * held was a sixth); what remains is spread over the mapping shared with
- * the ftrace readers and the graph and archive threads, so a hand decoder
- * alone would not reach the target either.
+ * repeated to 2.87M events, on this 2-core machine, shared; runs of both
+ * builds interleaved): 1.60M events/s (1.80 s, 3.2 cpu-s; the build
+ * before: 1.31M, 2.18 s, 4.0 cpu-s), peak RSS 123 -> 96 MiB.
+ * Per event (callgrind, 8 copies): the reading thread 6,390 -> 3,360
+ * instructions (the hand decoder 810; the pairs and the mapping shared
+ * with the ftrace readers, ingest_ft_event, 1,970, of which the shared
+ * part 1,510; the merge, the names and the pipe the rest), the graph
+ * 4,000 (half of it the archive's event block encoding, db/evblock.c),
+ * the archive thread 2,540.  The reading thread was the bound (2.1 of
+ * 4.2 cpu-s, perf); now the three take about the same (1.2, 1.05 and
+ * 1.0 cpu-s), so 3M events/s needs the graph and archive threads
+ * cheaper too: a Perfetto event costs them 6,540 instructions, an
+ * ftrace text event of make bench's input 3,580 (Perfetto's events
+ * make more nodes and edges).  Earlier: protobuf-c unpacks into an
+ * arena per packet (its malloc and free of every part were a fifth of
+ * the reading thread), and the CPUs merge as runs (see below; a heap of
+ * every event held was a sixth).
  *
  * Two passes over the stream: the first reads only process_tree and
  * system_info (the names of processes and threads, the kernel and the
@@ -107,7 +129,7 @@ static void rheap_down(pf_reader *d, size_t i)
 
 #define PF_POOL_MAX 64
 
-static void *arena_alloc(void *ad, size_t n)
+void *ingest_pf_arena_alloc(void *ad, size_t n)
 {
     pf_hold *h = ad;
     n = (n + 15) & ~(size_t)15;
@@ -140,6 +162,12 @@ static void *arena_alloc(void *ad, size_t n)
 static void arena_free(void *ad, void *p)
 {
     (void)ad, (void)p; /* all at once, in hold_unref */
+}
+
+ProtobufCAllocator ingest_pf_allocator(pf_hold *h)
+{
+    ProtobufCAllocator al = {ingest_pf_arena_alloc, arena_free, h};
+    return al;
 }
 
 static void arena_release(pf_hold *h)
@@ -194,6 +222,16 @@ static int pop_emit(pf_reader *d)
     }
     d->emitted = true;
     d->last_ts = it.ts;
+    /* the next event's messages, decoded up to PF_HEAP_MAX events ago, are
+     * out of the cache: fetched while this one is mapped (an event's
+     * FtraceEvent, event message and strings are one stretch of its
+     * packet's arena) */
+    if (d->nrheap) {
+        const char *nx = (const char *)run_head(d->rheap[0])->ev;
+        if (nx)
+            for (int k = 0; k < 4; k++)
+                __builtin_prefetch(nx + 64 * k);
+    }
     int rc = ingest_pf_emit(d, &it);
     hold_unref(it.hold);
     return rc;
@@ -219,6 +257,7 @@ static pf_span *run_new(pf_reader *d, uint32_t cpu)
 
 static int push_item(pf_reader *d, pf_item *it)
 {
+    uint64_t off = it->hold->offset; /* for a message after the item's unref */
     if (d->held == PF_HEAP_MAX && pop_emit(d) < 0) {
         hold_unref(it->hold);
         return -1;
@@ -229,7 +268,7 @@ static int push_item(pf_reader *d, pf_item *it)
     bool fresh = !r || it->ts < r->q[(r->head + r->len - 1) & (r->cap - 1)].ts;
     if (fresh && !(r = run_new(d, it->cpu))) {
         hold_unref(it->hold);
-        return ingest_pf_fail(d, it->offset, "out of memory");
+        return ingest_pf_fail(d, off, "out of memory");
     }
     if (r->len == r->cap) { /* grown as needed, unwrapped */
         size_t cap = r->cap ? r->cap * 2 : 4; /* small: a run per event is possible */
@@ -238,7 +277,7 @@ static int push_item(pf_reader *d, pf_item *it)
             if (fresh)
                 free(r);
             hold_unref(it->hold);
-            return ingest_pf_fail(d, it->offset, "out of memory");
+            return ingest_pf_fail(d, off, "out of memory");
         }
         for (size_t k = 0; k < r->len; k++)
             q[k] = r->q[(r->head + k) & (r->cap - 1)];
@@ -324,7 +363,7 @@ static void cpu_set(pf_cpu *c, int64_t pid, bool have_prio, int32_t prio, const 
     c->pid = pid;
     c->have_prio = have_prio;
     c->prio = prio;
-    snprintf(c->comm, sizeof c->comm, "%s", comm ? comm : "");
+    pf_copy_comm(c->comm, comm);
 }
 
 static int do_bundle(pf_reader *d, pf_hold *h, const ArgusqPf__FtraceEventBundle *b, uint64_t off)
@@ -370,8 +409,6 @@ static int do_bundle(pf_reader *d, pf_hold *h, const ArgusqPf__FtraceEventBundle
         memset(&it, 0, sizeof it);
         it.hold = h;
         it.cpu = (uint16_t)cpu;
-        it.packet = d->npackets;
-        it.offset = off;
         it.prev_prio = INT32_MIN;
         if (i < nf && fts <= s && fts <= w) {
             const ArgusqPf__FtraceEvent *ev = b->event[i++];
@@ -403,7 +440,12 @@ static int do_bundle(pf_reader *d, pf_hold *h, const ArgusqPf__FtraceEventBundle
             it.prev_known = c->pid >= 0;
             if (c->have_prio)
                 it.prev_prio = c->prio;
-            snprintf(it.prev_comm, sizeof it.prev_comm, "%s", c->comm);
+            if (c->comm[0]) {
+                char *pc = ingest_pf_alloc(h, sizeof c->comm);
+                if (!pc)
+                    return ingest_pf_fail(d, off, "out of memory");
+                it.prev_comm = memcpy(pc, c->comm, sizeof c->comm);
+            }
             cpu_set(c, it.pid, true, it.prio, it.comm);
             j++;
             if (j < ns)
@@ -445,18 +487,33 @@ static int events_packet(pf_reader *d, const unsigned char *p, size_t len, uint6
     h->d = d;
     h->hint = 4 * len + 1024;
     h->refs = 1; /* ours, until the end of this function */
-    ProtobufCAllocator al = {arena_alloc, arena_free, h};
-    ArgusqPf__TracePacket *pkt = argusq_pf__trace_packet__unpack(&al, len, p);
-    if (!pkt) {
+    h->packet = d->npackets;
+    h->offset = off;
+    /* by hand where it can (perfetto_fast.c), else protobuf-c */
+    pf_fast f;
+    int fast = ingest_pf_fast_packet(d, h, p, len, &f);
+    if (fast < 0) {
         hold_unref(h);
-        return ingest_pf_fail(d, off, "packet %llu: corrupt protobuf (bad varint, wire type or a length past the end)",
-                              (unsigned long long)d->npackets);
+        return ingest_pf_fail(d, off, "out of memory");
+    }
+    if (fast == 0) {
+        arena_release(h);
+        ProtobufCAllocator al = ingest_pf_allocator(h);
+        ArgusqPf__TracePacket *pkt = argusq_pf__trace_packet__unpack(&al, len, p);
+        if (!pkt) {
+            hold_unref(h);
+            return ingest_pf_fail(d, off, "packet %llu: corrupt protobuf (bad varint, wire type or a length past the end)",
+                                  (unsigned long long)d->npackets);
+        }
+        f.bundle = pkt->ftrace_events;
+        f.has_compressed = pkt->has_compressed_packets;
+        f.compressed = pkt->compressed_packets;
     }
     int rc = 0;
-    if (pkt->ftrace_events)
-        rc = do_bundle(d, h, pkt->ftrace_events, off);
-    if (rc == 0 && pkt->has_compressed_packets && depth == 0)
-        rc = ingest_pf_compressed(d, &pkt->compressed_packets, off, depth, events_packet);
+    if (f.bundle)
+        rc = do_bundle(d, h, f.bundle, off);
+    if (rc == 0 && f.has_compressed && depth == 0)
+        rc = ingest_pf_compressed(d, &f.compressed, off, depth, events_packet);
     hold_unref(h);
     return rc;
 }
@@ -492,9 +549,16 @@ static int walk(pf_reader *d, bool names)
         if (len > PF_PACKET_MAX)
             return ingest_pf_fail(d, off, "packet %llu: %llu bytes (more than %zu MiB): corrupt",
                            (unsigned long long)d->npackets, (unsigned long long)len, PF_PACKET_MAX >> 20);
-        /* the buffer grows with the bytes that came, not with what a
-         * length says: a corrupt length costs no more than the file */
-        for (uint64_t got = 0; got < len;) {
+        /* where the read buffer holds the packet whole, it is read there
+         * (the copy into d->pkt was a twentieth of the reading thread);
+         * else copied, the buffer growing with the bytes that came, not
+         * with what a length says: a corrupt length costs no more than
+         * the file */
+        const unsigned char *pk = d->pkt;
+        int view = ingest_pf_in_view(d, len, &pk);
+        if (view < 0)
+            return -1;
+        for (uint64_t got = 0; !view && got < len;) {
             if (got == d->pkt_cap) {
                 size_t c = d->pkt_cap ? d->pkt_cap * 2 : 65536;
                 unsigned char *nb = realloc(d->pkt, c);
@@ -511,8 +575,9 @@ static int walk(pf_reader *d, bool names)
                 return -1;
             }
             got += n;
+            pk = d->pkt;
         }
-        int rc = names ? ingest_pf_names_packet(d, d->pkt, (size_t)len, off, 0) : events_packet(d, d->pkt, (size_t)len, off, 0);
+        int rc = names ? ingest_pf_names_packet(d, pk, (size_t)len, off, 0) : events_packet(d, pk, (size_t)len, off, 0);
         if (rc < 0)
             return -1;
         if (!names && d->fr.sink->progress)
@@ -536,6 +601,7 @@ static int pf_run(pf_reader *d, const ingest_sink *sink, ingest_stats *st, char 
     if (ingest_ft_reader_init(&d->fr, d->path, sink, st, err, errlen) < 0)
         return -1;
     d->fr.unit = "packet";
+    ingest_pf_fast_init(d);
     snprintf(st->meta.recorder, sizeof st->meta.recorder, "perfetto");
     d->in = malloc(PF_IN_SIZE);
     int rc = -1;
@@ -580,6 +646,7 @@ out:
     free(d->pkt);
     free(d->cpus);
     free(d->tgids);
+    free(d->fast_ev);
     ingest_ft_reader_free(&d->fr);
     return rc;
 }

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <zlib.h>
 
 #include "ftrace.h"
@@ -28,15 +29,34 @@ typedef struct pf_hold {
     struct pf_reader *d; /* whose pool takes the chunks back */
     size_t hint;         /* the first chunk's size */
     size_t refs;
+    uint64_t packet, offset; /* the packet's number and offset, for messages */
 } pf_hold;
+
+/* n bytes of a packet's arena (perfetto.c), and the allocator that gives
+ * them to protobuf-c; NULL: out of memory. */
+void *ingest_pf_arena_alloc(void *hold, size_t n);
+ProtobufCAllocator ingest_pf_allocator(pf_hold *h);
+/* The same, the common case inline (the hand decoder allocates a few
+ * times an event). */
+static inline void *ingest_pf_alloc(pf_hold *h, size_t n)
+{
+    n = (n + 15) & ~(size_t)15;
+    pf_chunk *c = h->chunks;
+    if (c && c->cap - c->used >= n) {
+        void *p = c->data + c->used;
+        c->used += n;
+        return p;
+    }
+    return ingest_pf_arena_alloc(h, n);
+}
 
 enum { PF_FULL, PF_CSWITCH, PF_CWAKING };
 
-/* One event waiting for the merge of the CPUs. */
+/* One event waiting for the merge of the CPUs (up to PF_HEAP_MAX of them:
+ * what is the same for a packet's events is in its hold). */
 typedef struct pf_item {
     uint64_t ts, seq;
-    uint64_t packet, offset; /* where it came from, for messages */
-    pf_hold *hold;
+    pf_hold *hold; /* its packet */
     const ArgusqPf__FtraceEvent *ev; /* PF_FULL */
     const char *comm;                /* compact: next_comm, or the woken task's comm */
     int64_t prev_state;              /* compact switch */
@@ -48,8 +68,19 @@ typedef struct pf_item {
     bool prev_known;                 /* compact switch: prev_pid is the task on the CPU (not a guess of 0) */
     bool has_blocked;                /* a switch: sched_blocked_reason named its wait's function */
     uint64_t blocked;                /* that function's address */
-    char prev_comm[24];
+    const char *prev_comm;           /* compact switch: the CPU's comm (in the hold); NULL: none */
 } pf_item;
+
+/* comm (NULL: "") into a pf_cpu's or pf_item's comm, cut as snprintf
+ * would cut it (snprintf itself was a twentieth of the reading thread). */
+static inline void pf_copy_comm(char dst[24], const char *comm)
+{
+    size_t n = comm ? strnlen(comm, 23) : 0;
+    memcpy(dst, comm ? comm : "", n);
+    dst[n] = '\0';
+}
+
+#define PF_EVFIELDS 512 /* FtraceEvent's field numbers looked up in a table */
 
 /* Events of one CPU held for the merge, in time order (a ring). */
 typedef struct pf_span {
@@ -98,11 +129,20 @@ typedef struct pf_reader {
     char vbuf[2048];           /* the current event's number values */
     char obuf[12288];          /* perfetto_other.c: an event the subset leaves out: its name, keys and values */
     char prev_comm[DB_NAME_MAX]; /* a compact switch's prev_comm found at its emit */
+    ArgusqPf__FtraceEvent **fast_ev; /* a bundle's events as the hand decoder finds them */
+    size_t fast_cap;
+    /* FtraceEvent's fields by number (NULL: not in the schema), for the
+     * hand decoder: protobuf-c's lookup was a tenth of its time */
+    const ProtobufCFieldDescriptor *evfield[PF_EVFIELDS];
     size_t vlen;
 } pf_reader;
 
 #define PF_PACKET_MAX ((size_t)256 << 20) /* a packet, or a compressed_packets inflated */
-#define PF_IN_SIZE ((size_t)1 << 18)       /* the stream's read buffer */
+/* the stream's read buffer: 1 MiB, so that a refill asks gzread for at
+ * least twice its own buffer (gzbuffer, 128 KiB), which it then reads
+ * into ours directly instead of copying through its own (that copy was
+ * a tenth of the reading thread's time on a plain file) */
+#define PF_IN_SIZE ((size_t)1 << 20)
 
 /* ---- perfetto_wire.c ---- */
 
@@ -110,6 +150,11 @@ typedef struct pf_reader {
 int ingest_pf_fail(pf_reader *d, uint64_t off, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* The stream: 1 a varint read, 0 the end before its first byte, -1 error. */
 int ingest_pf_in_varint(pf_reader *d, uint64_t *v);
+/* The next n bytes of the stream where they are, in the read buffer
+ * (valid until the next read): 1 and *p; 0 when they do not fit in it or
+ * the stream ends first (nothing read: read them with ingest_pf_in_bytes);
+ * -1 a read error. */
+int ingest_pf_in_view(pf_reader *d, uint64_t n, const unsigned char **p);
 /* n bytes of the stream into dst (NULL: skipped); at: offset for messages.  0 or -1. */
 int ingest_pf_in_bytes(pf_reader *d, unsigned char *dst, uint64_t n, uint64_t at);
 /* One field of a buffer at *p: number, wire type, and a length-delimited
@@ -122,6 +167,21 @@ typedef int (*pf_packet_fn)(pf_reader *d, const unsigned char *p, size_t len, ui
  * inside handed to fn at depth + 1.  off: the outer packet's, for
  * messages.  0 or -1. */
 int ingest_pf_compressed(pf_reader *d, const ProtobufCBinaryData *in, uint64_t off, int depth, pf_packet_fn fn);
+
+/* ---- perfetto_fast.c: the second pass's hand decoder ---- */
+
+/* What a packet holds for the second pass. */
+typedef struct pf_fast {
+    ArgusqPf__FtraceEventBundle *bundle; /* NULL: none */
+    bool has_compressed;
+    ProtobufCBinaryData compressed; /* into the packet's bytes */
+} pf_fast;
+/* The packet [p, p + len) decoded by hand, its messages in h's arena, as
+ * protobuf-c would unpack them: 1; 0 when protobuf-c must unpack it (the
+ * arena may hold a part: release it); -1 out of memory. */
+int ingest_pf_fast_packet(pf_reader *d, pf_hold *h, const uint8_t *p, size_t len, pf_fast *out);
+/* The decoder's tables, before the first packet. */
+void ingest_pf_fast_init(pf_reader *d);
 
 /* ---- perfetto_names.c: the first pass ---- */
 

@@ -575,7 +575,7 @@ int ingest_pf_other(pf_reader *d, const pf_item *it, const char **name)
             what = *name;
         }
         ingest_errf(d->fr.err, d->fr.errlen, "%s: byte %llu: packet %llu: %s (FtraceEvent field %u): %s at byte %zu of its %llu",
-                    d->path, (unsigned long long)it->offset, (unsigned long long)it->packet, what,
+                    d->path, (unsigned long long)it->hold->offset, (unsigned long long)it->hold->packet, what,
                     (unsigned)u->tag, f.why, f.at, (unsigned long long)n);
         return -1;
     }

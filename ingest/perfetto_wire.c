@@ -85,6 +85,22 @@ int ingest_pf_in_varint(pf_reader *d, uint64_t *v)
     return ingest_pf_fail(d, at, "bad varint (more than 10 bytes)");
 }
 
+int ingest_pf_in_view(pf_reader *d, uint64_t n, const unsigned char **p)
+{
+    if (n > PF_IN_SIZE)
+        return 0;
+    while (d->in_len - d->in_pos < n) {
+        size_t had = d->in_len - d->in_pos;
+        if (in_fill(d) < 0)
+            return -1;
+        if (d->in_len - d->in_pos == had) /* the end of the stream */
+            return 0;
+    }
+    *p = d->in + d->in_pos;
+    d->in_pos += n;
+    return 1;
+}
+
 /* n bytes into dst (NULL: skipped) */
 int ingest_pf_in_bytes(pf_reader *d, unsigned char *dst, uint64_t n, uint64_t at)
 {

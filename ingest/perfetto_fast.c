@@ -1,0 +1,351 @@
+/* ingest/perfetto_fast.c -- the hot path of the Perfetto reader's second
+ * pass, decoded by hand: a TracePacket's ftrace_events (FtraceEventBundle,
+ * its FtraceEvents and their event messages) into the very structs
+ * protobuf-c's unpack would give (ingest/perfetto.proto's generated
+ * types, in the packet's arena), so do_bundle and the mapping read one
+ * form whichever decoder made it.
+ *
+ * Why: protobuf-c's unpack was 43% of the reading thread (2,700
+ * instructions an event, callgrind, 8 copies of the Android 11 trace):
+ * it scans every message twice, looks up each field, and allocates and
+ * initializes every message.  An event's messages here are walked once,
+ * their fields found by the generated descriptors (so the schema stays
+ * declarative: perfetto.proto alone says what a message holds).
+ *
+ * What it takes on: only what it reads exactly as protobuf-c would.  An
+ * event message must be all optional numbers (int32, uint32, int64,
+ * uint64) and strings; tags and lengths at most 4 bytes of varint.
+ * Otherwise protobuf-c decides: an FtraceEvent with a field the schema
+ * does not know (its unknown_fields name the event, perfetto_map.c), or
+ * one this decoder does not take on, is unpacked by protobuf-c alone; a
+ * packet with anything else unusual (a wire type that does not match the
+ * schema, a bad varint, ftrace_events or compact_sched twice, which
+ * protobuf-c merges) is left whole to protobuf-c, which also says what is
+ * wrong with a corrupt one.  compact_sched, one message a bundle of
+ * packed arrays, is protobuf-c's too.  The packet's and the bundle's own
+ * fields (the structure walked here) are known by their numbers, as
+ * perfetto_names.c knows the packet's. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "perfetto_int.h"
+
+enum { FAST_NO = 0, FAST_OK = 1, FAST_OOM = -1 };
+
+/* a varint of at most 10 bytes, as protobuf-c reads one (the bits past
+ * 64 dropped); false: cut or unterminated */
+static inline bool varint(const uint8_t **p, const uint8_t *e, uint64_t *v)
+{
+    const uint8_t *q = *p;
+    if (q < e && !(*q & 0x80)) { /* most values: one byte */
+        *v = *q;
+        *p = q + 1;
+        return true;
+    }
+    uint64_t x = 0;
+    for (int i = 0; i < 10 && q < e; i++) {
+        uint8_t b = *q++;
+        x |= (uint64_t)(b & 0x7f) << (7 * i);
+        if (!(b & 0x80)) {
+            *v = x;
+            *p = q;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* a tag or a length: at most 4 bytes (field numbers and lengths under
+ * 2^25 and 2^28, where protobuf-c's 32-bit reading of them agrees) */
+static inline bool short_varint(const uint8_t **p, const uint8_t *e, uint32_t *v)
+{
+    const uint8_t *q = *p;
+    if (q < e && !(*q & 0x80)) { /* most tags and lengths: one byte */
+        *v = *q;
+        *p = q + 1;
+        return true;
+    }
+    uint32_t x = 0;
+    for (int i = 0; i < 4 && q < e; i++) {
+        uint8_t b = *q++;
+        x |= (uint32_t)(b & 0x7f) << (7 * i);
+        if (!(b & 0x80)) {
+            *v = x;
+            *p = q;
+            return true;
+        }
+    }
+    return false;
+}
+
+static inline bool tag(const uint8_t **p, const uint8_t *e, uint32_t *num, int *wt)
+{
+    uint32_t t;
+    if (!short_varint(p, e, &t) || (t >> 3) == 0)
+        return false;
+    *num = t >> 3;
+    *wt = (int)(t & 7);
+    return true;
+}
+
+/* a length-delimited field's bytes */
+static inline bool bytes(const uint8_t **p, const uint8_t *e, const uint8_t **val, size_t *len)
+{
+    uint32_t n;
+    if (!short_varint(p, e, &n) || n > (size_t)(e - *p))
+        return false;
+    *val = *p;
+    *len = n;
+    *p += n;
+    return true;
+}
+
+/* a field nothing here reads: skipped, as protobuf-c would keep it */
+static bool skip(const uint8_t **p, const uint8_t *e, int wt)
+{
+    uint64_t v;
+    const uint8_t *val;
+    size_t n;
+    switch (wt) {
+    case 0:
+        return varint(p, e, &v);
+    case 1:
+    case 5:
+        n = wt == 1 ? 8 : 4;
+        if ((size_t)(e - *p) < n)
+            return false;
+        *p += n;
+        return true;
+    case 2:
+        return bytes(p, e, &val, &n);
+    default:
+        return false;
+    }
+}
+
+static const ProtobufCFieldDescriptor *field_of(const ProtobufCMessageDescriptor *desc, uint32_t num)
+{
+    /* the generated fields are in number order, mostly 1..n */
+    if (num - 1 < desc->n_fields && desc->fields[num - 1].id == num)
+        return &desc->fields[num - 1];
+    return protobuf_c_message_descriptor_get_field(desc, num);
+}
+
+/* An optional number or string field f of message m, its tag read:
+ * FAST_OK, FAST_NO (another kind of field, or not as its wire type
+ * says), or FAST_OOM. */
+static inline int plain_field(pf_hold *h, ProtobufCMessage *m, const ProtobufCFieldDescriptor *f, int wt,
+                              const uint8_t **p, const uint8_t *e)
+{
+    if (f->label != PROTOBUF_C_LABEL_OPTIONAL || (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF))
+        return FAST_NO;
+    char *at = (char *)m + f->offset;
+    uint64_t v;
+    if (f->type == PROTOBUF_C_TYPE_STRING) {
+        const uint8_t *s;
+        size_t n;
+        if (wt != 2 || !bytes(p, e, &s, &n))
+            return FAST_NO;
+        char *c = ingest_pf_alloc(h, n + 1);
+        if (!c)
+            return FAST_OOM;
+        memcpy(c, s, n);
+        c[n] = '\0';
+        memcpy(at, &c, sizeof c);
+    } else if (f->type == PROTOBUF_C_TYPE_INT32 || f->type == PROTOBUF_C_TYPE_UINT32) {
+        if (wt != 0 || !varint(p, e, &v))
+            return FAST_NO;
+        uint32_t x = (uint32_t)v; /* the low 32 bits, as protobuf-c's parse_uint32 */
+        memcpy(at, &x, sizeof x);
+    } else if (f->type == PROTOBUF_C_TYPE_INT64 || f->type == PROTOBUF_C_TYPE_UINT64) {
+        if (wt != 0 || !varint(p, e, &v))
+            return FAST_NO;
+        memcpy(at, &v, sizeof v);
+    } else {
+        return FAST_NO;
+    }
+    if (f->quantifier_offset) { /* has_X, as protobuf-c's parse_optional_member sets it */
+        protobuf_c_boolean yes = 1;
+        memcpy((char *)m + f->quantifier_offset, &yes, sizeof yes);
+    }
+    return FAST_OK;
+}
+
+/* An event message (sched_switch, cpu_idle, ...) at [p, e): FAST_OK with
+ * *out, FAST_NO when protobuf-c must read it, or FAST_OOM. */
+static int event_message(pf_hold *h, const ProtobufCMessageDescriptor *desc, const uint8_t *p, const uint8_t *e,
+                         ProtobufCMessage **out)
+{
+    ProtobufCMessage *m = ingest_pf_alloc(h, desc->sizeof_message);
+    if (!m)
+        return FAST_OOM;
+    desc->message_init(m);
+    while (p < e) {
+        uint32_t num;
+        int wt;
+        if (!tag(&p, e, &num, &wt))
+            return FAST_NO;
+        const ProtobufCFieldDescriptor *f = field_of(desc, num);
+        if (!f)
+            return FAST_NO;
+        int rc = plain_field(h, m, f, wt, &p, e);
+        if (rc != FAST_OK)
+            return rc;
+    }
+    *out = m;
+    return FAST_OK;
+}
+
+/* One FtraceEvent at [p, e): FAST_OK with *out, FAST_NO when protobuf-c
+ * must read it, or FAST_OOM. */
+static int ftrace_event(pf_reader *d, pf_hold *h, const uint8_t *p, const uint8_t *e, ArgusqPf__FtraceEvent **out)
+{
+    ArgusqPf__FtraceEvent *ev = ingest_pf_alloc(h, sizeof *ev);
+    if (!ev)
+        return FAST_OOM;
+    argusq_pf__ftrace_event__init(ev);
+    while (p < e) {
+        uint32_t num;
+        int wt;
+        if (!tag(&p, e, &num, &wt))
+            return FAST_NO;
+        const ProtobufCFieldDescriptor *f =
+            num < PF_EVFIELDS ? d->evfield[num]
+                              : protobuf_c_message_descriptor_get_field(&argusq_pf__ftrace_event__descriptor, num);
+        if (!f)
+            return FAST_NO;
+        if (f->type != PROTOBUF_C_TYPE_MESSAGE) { /* timestamp, pid, common_flags */
+            int rc = plain_field(h, &ev->base, f, wt, &p, e);
+            if (rc != FAST_OK)
+                return rc;
+            continue;
+        }
+        const uint8_t *val;
+        size_t n;
+        if (!(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) || wt != 2 || !bytes(&p, e, &val, &n))
+            return FAST_NO;
+        /* a later member of the oneof replaces an earlier one whole, as in protobuf-c */
+        ProtobufCMessage *m;
+        int rc = event_message(h, f->descriptor, val, val + n, &m);
+        if (rc != FAST_OK)
+            return rc;
+        memcpy((char *)ev + f->offset, &m, sizeof m);
+        ev->event_case = (ArgusqPf__FtraceEvent__EventCase)num;
+    }
+    *out = ev;
+    return FAST_OK;
+}
+
+/* The bundle at [p, e) into *out. */
+static int bundle(pf_reader *d, pf_hold *h, const uint8_t *p, const uint8_t *e, ArgusqPf__FtraceEventBundle **out)
+{
+    ArgusqPf__FtraceEventBundle *b = ingest_pf_alloc(h, sizeof *b);
+    if (!b)
+        return FAST_OOM;
+    argusq_pf__ftrace_event_bundle__init(b);
+    size_t n = 0; /* events, in d->fast_ev until the end */
+    while (p < e) {
+        uint32_t num;
+        int wt;
+        uint64_t v;
+        const uint8_t *val;
+        size_t len;
+        if (!tag(&p, e, &num, &wt))
+            return FAST_NO;
+        if (num == 1 || num == 3) { /* cpu, lost_events */
+            if (wt != 0 || !varint(&p, e, &v))
+                return FAST_NO;
+            if (num == 1)
+                b->has_cpu = 1, b->cpu = (uint32_t)v;
+            else
+                b->has_lost_events = 1, b->lost_events = (uint32_t)v;
+        } else if (num == 2 || num == 4) { /* event, compact_sched */
+            if (wt != 2 || !bytes(&p, e, &val, &len))
+                return FAST_NO;
+            ProtobufCAllocator al = ingest_pf_allocator(h);
+            if (num == 4) {
+                if (b->compact_sched) /* twice: protobuf-c merges them */
+                    return FAST_NO;
+                if (!(b->compact_sched = argusq_pf__compact_sched__unpack(&al, len, val)))
+                    return FAST_NO;
+                continue;
+            }
+            if (n == d->fast_cap) {
+                size_t cap = n ? 2 * n : 256;
+                void *g = realloc(d->fast_ev, cap * sizeof *d->fast_ev);
+                if (!g)
+                    return FAST_OOM;
+                d->fast_ev = g;
+                d->fast_cap = cap;
+            }
+            int rc = ftrace_event(d, h, val, val + len, &d->fast_ev[n]);
+            if (rc == FAST_OOM)
+                return rc;
+            if (rc == FAST_NO && !(d->fast_ev[n] = argusq_pf__ftrace_event__unpack(&al, len, val)))
+                return FAST_NO;
+            n++;
+        } else if (!skip(&p, e, wt)) {
+            return FAST_NO;
+        }
+    }
+    if (n) {
+        if (!(b->event = ingest_pf_alloc(h, n * sizeof *b->event)))
+            return FAST_OOM;
+        memcpy(b->event, d->fast_ev, n * sizeof *b->event);
+        b->n_event = n;
+    }
+    *out = b;
+    return FAST_OK;
+}
+
+void ingest_pf_fast_init(pf_reader *d)
+{
+    const ProtobufCMessageDescriptor *desc = &argusq_pf__ftrace_event__descriptor;
+    for (unsigned i = 0; i < desc->n_fields; i++)
+        if (desc->fields[i].id < PF_EVFIELDS)
+            d->evfield[desc->fields[i].id] = &desc->fields[i];
+}
+
+int ingest_pf_fast_packet(pf_reader *d, pf_hold *h, const uint8_t *p, size_t len, pf_fast *out)
+{
+    const uint8_t *e = p + len;
+    const uint8_t *bp = NULL;
+    size_t blen = 0;
+    memset(out, 0, sizeof *out);
+    while (p < e) {
+        uint32_t num;
+        int wt;
+        const uint8_t *val;
+        size_t n;
+        if (!tag(&p, e, &num, &wt))
+            return FAST_NO;
+        switch (num) {
+        case 1: /* ftrace_events: twice, protobuf-c merges them */
+            if (wt != 2 || bp || !bytes(&p, e, &bp, &blen))
+                return FAST_NO;
+            break;
+        case 2:  /* process_tree, system_info: the first pass read them with */
+        case 45: /* protobuf-c (perfetto_names.c), so they are sound */
+            if (wt != 2 || !bytes(&p, e, &val, &n))
+                return FAST_NO;
+            break;
+        case 8: /* timestamp */
+            if (wt != 0 || !skip(&p, e, wt))
+                return FAST_NO;
+            break;
+        case 50: /* compressed_packets: the last one, as protobuf-c */
+            if (wt != 2 || !bytes(&p, e, &val, &n))
+                return FAST_NO;
+            out->has_compressed = true;
+            out->compressed.data = n ? (uint8_t *)val : NULL; /* protobuf-c's empty bytes */
+            out->compressed.len = n;
+            break;
+        default:
+            if (!skip(&p, e, wt))
+                return FAST_NO;
+        }
+    }
+    if (bp)
+        return bundle(d, h, bp, bp + blen, &out->bundle);
+    return FAST_OK;
+}
