@@ -309,7 +309,8 @@ int ingest_file_opts(const char *path, const ingest_sink *sink, const ingest_opt
     default:
         ingest_errf(err, errlen,
              "%s:1: unknown trace format (expected ftrace text, trace-cmd report, trace.dat, #argus-trace 1, "
-             "perf script text, perf.data, a Perfetto trace or a CTF trace's folder)",
+             "Android systrace (text or HTML), perf script text, perf.data, a Perfetto trace or a CTF trace's "
+             "folder)",
              path);
         rc = -1;
         break;
