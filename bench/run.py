@@ -719,8 +719,8 @@ def main():
 
     # -- ingest: Argus format, two sizes (RSS flat as the trace grows)
     log("ingest: Argus trace, %s events (small)" % os.path.basename(ins["argus_small"]).split("-")[1])
-    res["argus_ingest_small"] = aq.ingest(os.path.join(WORK, "small.db"), ins["argus_small"], "argus-small",
-                                          args.runs)
+    S = os.path.join(WORK, "small.db")
+    res["argus_ingest_small"] = aq.ingest(S, ins["argus_small"], "argus-small", args.runs, keep=True)
     log("ingest: Argus trace, %d events" % args.events)
     A = os.path.join(WORK, "argus.db")
     res["argus_ingest"] = aq.ingest(A, ins["argus"], "argus", args.runs, keep=True)
@@ -801,6 +801,13 @@ def main():
         v["max_s"] = max(v["runs"])
         v["runs"] = [round(x, 5) for x in v["runs"]]
     res["queries"] = q
+
+    # -- memory flat with the trace (issue 16): the statements above and
+    # rebuild graph on the small archive too, their peak RSS beside the big
+    # one's (the same node choice: ws.main's longest wait)
+    log("memory: rebuild graph, compare path, match, diagnose, critical path on the small archive")
+    res["flat"] = {"small": flat_part(aq, S, args.runs), "big": flat_part(aq, A, args.runs, rebuild=False)}
+    res["flat"]["big"]["rebuild graph"] = res["graph_rebuild"]["peak_rss_bytes"]
 
     # -- SQLite
     if not args.no_sqlite:
@@ -980,6 +987,28 @@ def fleet_only(args):
 
 # ---------------------------------------------------------------- the table
 
+def flat_part(aq, archive, runs, rebuild=True):
+    """Peak RSS (bytes, the largest of the runs) of each statement whose
+    memory issue 16 wants flat as the trace grows, on one archive."""
+    fstmt = 'find nodes where thread = "ws.main" order by blocked desc limit 2'
+    nodes = [n["id"] for n in json.loads(aq.q(archive, fstmt, fmt="json").out)["nodes"]]
+    node, other = nodes[0], nodes[-1]
+    stmts = {"compare path": "compare path (slice back from node %d depth 20) with (slice back from node %d depth 20)"
+                             % (other, node),
+             "match": "match node %d" % node, "diagnose": "diagnose node %d" % node,
+             "critical path": "critical path of node %d" % node}
+    out = {}
+    for name, st in stmts.items():
+        out[name] = max(aq.q(archive, st, stdout=subprocess.DEVNULL).maxrss for _ in range(max(2, runs)))
+    if rebuild:
+        rb = []
+        for _ in range(runs):
+            settle()
+            rb.append(run([aq.exe, "-d", archive, "rebuild graph"], stdout=subprocess.DEVNULL))
+        out["rebuild graph"] = max(r.maxrss for r in rb)
+    return out
+
+
 def report(res):
     rows = []
     targets = []
@@ -1055,6 +1084,14 @@ def report(res):
            b["events"] / s["events"], b["peak_rss_anon_bytes"] / MiB, s["peak_rss_anon_bytes"] / MiB,
            b["peak_rss_anon_bytes"] / max(1, s["peak_rss_anon_bytes"])),
         "flat (<= 1.10x)", b["peak_rss_bytes"] <= 1.10 * s["peak_rss_bytes"])
+    fl = res.get("flat")
+    if fl:  # issue 16: flat (<= 1.10x) for rebuild graph, compare, diagnose, critical path too
+        for k in ("rebuild graph", "compare path", "match", "diagnose", "critical path"):
+            if k in fl["big"] and k in fl["small"]:
+                r = fl["big"][k] / fl["small"][k]
+                row("peak RSS, %s: %s vs %s events" % (k, count(b["events"]), count(s["events"])),
+                    "%.0f vs %.0f MiB, x%.2f" % (fl["big"][k] / MiB, fl["small"][k] / MiB, r), "flat (<= 1.10x)",
+                    r <= 1.10)
     g = res["graph_rebuild"]
     row("graph: rebuild graph (median of %d)" % len(g["runs"]),
         "%.2f s (%.0f%% of ingest), peak RSS %.0f MiB (anon %.0f, file %.0f)"
