@@ -100,6 +100,9 @@ bool db_evtype_obj_is_addr(int type);
 /* Attribute lookup in an event's packed attrs.  Returns false if absent. */
 bool db_event_attr(const db_event *ev, const char *key, const char **val, size_t *len);
 bool db_event_attr_u64(const db_event *ev, const char *key, uint64_t *out);
+/* The number an attribute's value of n bytes gives, as db_event_attr_u64
+ * reads it. */
+bool db_attr_u64(const char *v, size_t n, uint64_t *out);
 
 /* ---- graph tables ---- */
 typedef enum db_node_kind {
@@ -303,6 +306,9 @@ int db_writer_event(db_writer *w, db_event *ev, db_error *err);
 uint64_t db_writer_next_event_id(const db_writer *w); /* the id the next event gets */
 void db_writer_skip(db_writer *w); /* a source line that held no event */
 int db_writer_node(db_writer *w, const db_node *n, db_error *err);
+/* The same, given db_thread_key(n->thread, n->kind) (the graph has it for
+ * the node's signature): the writer does not hash the name again. */
+int db_writer_node_key(db_writer *w, const db_node *n, uint32_t thread_key, db_error *err);
 int db_writer_edge(db_writer *w, const db_edge *e, db_error *err);
 int db_writer_set_event_node(db_writer *w, uint64_t event_id, uint32_t node, db_error *err);
 /* Looks up a thread or process of the trace being written (1, 0, -1). */

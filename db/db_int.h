@@ -325,7 +325,7 @@ int db_wq_event(db_wq *q, db_event *ev, db_error *err);
  * clearing, the commit) */
 int db_wq_hand_block(db_wq *q, db_error *err);
 uint64_t db_wq_next_event_id(const db_wq *q);
-int db_wq_node(db_wq *q, const db_node *n, db_error *err);
+int db_wq_node(db_wq *q, const db_node *n, uint32_t thread_key, db_error *err);
 int db_wq_edge(db_wq *q, const db_edge *e, db_error *err);
 int db_wq_signature(db_wq *q, const db_sig *s, db_error *err);
 int db_wq_norm(db_wq *q, uint32_t hash, const char *text, db_error *err);
@@ -374,7 +374,8 @@ typedef db_thrindex_put db_put_fn;
 typedef struct db_nodetop db_nodetop;
 db_nodetop *db_nodetop_new(void);
 void db_nodetop_free(db_nodetop *t);
-int db_nodetop_add(db_nodetop *t, const db_node *n); /* 0, -1 out of memory */
+/* key: db_thread_key(n->thread, n->kind); 0, -1 out of memory */
+int db_nodetop_add(db_nodetop *t, const db_node *n, uint32_t key);
 /* One put per thread key and field; 0, or what put returned. */
 int db_nodetop_flush(db_nodetop *t, uint32_t trace, db_put_fn put, void *ctx);
 int db_nodetop_decode(const void *data, size_t len, db_top *out); /* 0, -1 damaged */

@@ -134,9 +134,9 @@ static int keep(top_list *l, int f, uint64_t v, uint32_t id)
     return 0;
 }
 
-int db_nodetop_add(db_nodetop *t, const db_node *n)
+int db_nodetop_add(db_nodetop *t, const db_node *n, uint32_t key)
 {
-    top_list *l = list_of(t, db_thread_key(n->thread, n->kind));
+    top_list *l = list_of(t, key);
     if (!l)
         return -1;
     l->total++;

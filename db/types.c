@@ -154,8 +154,13 @@ bool db_event_attr_u64(const db_event *ev, const char *key, uint64_t *out)
 {
     const char *v;
     size_t n;
+    return db_event_attr(ev, key, &v, &n) && db_attr_u64(v, n, out);
+}
+
+bool db_attr_u64(const char *v, size_t n, uint64_t *out)
+{
     char buf[32];
-    if (!db_event_attr(ev, key, &v, &n) || n == 0 || n >= sizeof buf)
+    if (n == 0 || n >= sizeof buf)
         return false;
     if (plain_u64(v, n, out))
         return true;

@@ -317,7 +317,7 @@ void graph_ipc_match(graph_state *g, const db_event *ev)
     uint64_t kmsg = 0;
     uint32_t ix;
     graph_fifo *f = &g->ports;
-    db_event_attr_u64(ev, "kmsg", &kmsg);
+    graph_attr_u64(g, ev, "kmsg", &kmsg);
     if (kmsg && graph_map_get(&g->kmsgs, kmsg, &ix)) {
         g->match = g->pend[ix - 1];
         g->pend[ix - 1].dead = true;
@@ -375,7 +375,7 @@ int graph_msg_peer(graph_state *g, const db_event *ev, uint32_t *pid)
 {
     uint64_t v;
     uint32_t owner;
-    if (db_event_attr_u64(ev, "peer", &v) && v <= UINT32_MAX)
+    if (graph_attr_u64(g, ev, "peer", &v) && v <= UINT32_MAX)
         *pid = (uint32_t)v;
     else if (ev->phase == DB_PH_END && g->have_match)
         *pid = g->match.pid;
@@ -394,7 +394,7 @@ uint32_t graph_voucher_pid(graph_state *g, const graph_thread *t, const db_event
 {
     uint64_t v;
     uint32_t pid;
-    if (db_event_attr_u64(ev, "voucher", &v) && v && graph_map_get(&g->vouchers, v, &pid))
+    if (graph_attr_u64(g, ev, "voucher", &v) && v && graph_map_get(&g->vouchers, v, &pid))
         return pid;
     return ev->phase == DB_PH_BEGIN ? t->voucher_pid : 0;
 }
@@ -402,7 +402,7 @@ uint32_t graph_voucher_pid(graph_state *g, const graph_thread *t, const db_event
 static int rule_mach_msg(graph_state *g, const db_event *ev, uint32_t node)
 {
     uint64_t reply = 0, kmsg = 0;
-    db_event_attr_u64(ev, "reply", &reply);
+    graph_attr_u64(g, ev, "reply", &reply);
     if (ev->phase == DB_PH_END) {
         /* whoever receives on a port owns it */
         if (graph_map_put(&g->port_owner, ev->obj, ev->pid))
@@ -430,7 +430,7 @@ static int rule_mach_msg(graph_state *g, const db_event *ev, uint32_t node)
     uint32_t sent = fifo_push(g, &g->ports, ev->obj, ev, node);
     if (!sent)
         return -1;
-    if (db_event_attr_u64(ev, "kmsg", &kmsg) && kmsg) {
+    if (graph_attr_u64(g, ev, "kmsg", &kmsg) && kmsg) {
         g->pend[sent - 1].kmsg = kmsg;
         if (graph_map_put(&g->kmsgs, kmsg, sent))
             return -1;

@@ -94,6 +94,11 @@ typedef struct graph_thread {
     uint32_t preempt_victim; /* ...and that node's thread */
     uint32_t preempt_last_from, preempt_last_to; /* the last preempt edge into
                                                     this thread's nodes */
+    /* build.c: the thread keys of its nodes' name (zero-padded, as nodes
+     * hold it) by kind, those of tk_have's bits */
+    char tk_name[DB_NAME_MAX];
+    uint8_t tk_have;
+    uint32_t tk[DB_NODE__COUNT];
 } graph_thread;
 
 typedef struct graph_state {
@@ -137,6 +142,16 @@ typedef struct graph_state {
                                 (the lookup per event is skipped at 0) */
     bool have_match;         /* the send matched to the current recv */
     graph_pend match;
+    /* normalize.c: the current event's attributes, split at its first
+     * lookup (graph_attr); valid while attr_seq == ev_seq */
+    uint64_t ev_seq, attr_seq;
+    const db_event *attr_ev;
+    const char *attr_p, *attr_end; /* its entries not measured yet */
+    struct graph_attr {
+        const char *p; /* "key=value", len bytes */
+        size_t len;
+    } *attrs;
+    size_t nattrs, attrs_cap;
 } graph_state;
 
 /* edges.c */
@@ -159,9 +174,16 @@ void graph_sched_close(const graph_thread *t, graph_open *o);
 
 /* normalize.c */
 uint32_t graph_fnv1a(const void *p, size_t n);
-bool graph_normalize(graph_state *g, const db_event *ev, char *buf, size_t len);
+/* db_event_attr and db_event_attr_u64 of the event graph_event is given,
+ * each of its entries measured once (key: kl bytes, no '='); graph_attr
+ * and graph_attr_u64 take a literal key */
+bool graph_attr_n(graph_state *g, const db_event *ev, const char *key, size_t kl, const char **val, size_t *len);
+bool graph_attr_u64_n(graph_state *g, const db_event *ev, const char *key, size_t kl, uint64_t *out);
+#define graph_attr(g, ev, key, val, len) graph_attr_n(g, ev, key, sizeof key - 1, val, len)
+#define graph_attr_u64(g, ev, key, out) graph_attr_u64_n(g, ev, key, sizeof key - 1, out)
+size_t graph_normalize(graph_state *g, const db_event *ev, char *buf, size_t len);
 int graph_sig_add(graph_state *g, graph_open *o, const db_event *ev);
-int graph_sig_write(graph_state *g, const graph_open *o);
+int graph_sig_write(graph_state *g, const graph_open *o, uint32_t thread_key);
 /* rules.c */
 bool graph_rule_boundary(const graph_state *g, const db_event *ev);
 bool graph_rule_ignores_wakeup(const graph_state *g, const db_event *ev);

@@ -27,10 +27,67 @@ uint32_t graph_fnv1a(const void *p, size_t n)
  * archive's signature index keys them so: db_thread_key). */
 uint32_t graph_thread_key(const char *thread, int kind) { return db_thread_key(thread, kind); }
 
-static bool attr(const db_event *ev, const char *key, const char **v, int *n)
+/* The event's "key=value" entries, each measured once, as lookups reach
+ * them: the graph looks up several attributes of some events (a message's
+ * peer, reply, kmsg, voucher and id), and db_event_attr measured every
+ * entry before the one it wanted again for each (it and its strnlen were
+ * 55M instructions in 300,000 events of the Argus bench trace; this and
+ * its memchr, 49M).  An entry matches as it does there: key, then '='
+ * (key has no '='). */
+bool graph_attr_n(graph_state *g, const db_event *ev, const char *key, size_t kl, const char **val, size_t *len)
+{
+    if (g->attr_ev != ev || g->attr_seq != g->ev_seq) {
+        g->attr_ev = ev;
+        g->attr_seq = g->ev_seq;
+        g->nattrs = 0;
+        g->attr_p = ev->attrs;
+        g->attr_end = ev->attrs ? ev->attrs + ev->attrs_len : ev->attrs;
+    }
+    for (size_t i = 0;; i++) {
+        if (i == g->nattrs) { /* measure the next entry */
+            const char *p = g->attr_p;
+            if (p >= g->attr_end)
+                return false;
+            const char *q = memchr(p, 0, (size_t)(g->attr_end - p));
+            if (!q)
+                q = g->attr_end;
+            g->attr_p = q + 1;
+            if (g->nattrs == g->attrs_cap) {
+                size_t c = g->attrs_cap ? 2 * g->attrs_cap : 16;
+                void *a = realloc(g->attrs, c * sizeof *g->attrs);
+                if (!a) /* out of memory: the lookup as it was */
+                    return g->attr_ev = NULL, db_event_attr(ev, key, val, len);
+                g->attrs = a;
+                g->attrs_cap = c;
+            }
+            g->attrs[g->nattrs++] = (struct graph_attr){p, (size_t)(q - p)};
+        }
+        const struct graph_attr *a = &g->attrs[i];
+        if (a->len > kl && a->p[kl] == '=') {
+            size_t k = 0;
+            while (k < kl && a->p[k] == key[k])
+                k++;
+            if (k == kl) {
+                *val = a->p + kl + 1;
+                *len = a->len - kl - 1;
+                return true;
+            }
+        }
+    }
+}
+
+bool graph_attr_u64_n(graph_state *g, const db_event *ev, const char *key, size_t kl, uint64_t *out)
+{
+    const char *v;
+    size_t n;
+    return graph_attr_n(g, ev, key, kl, &v, &n) && db_attr_u64(v, n, out);
+}
+
+#define attr(g, ev, key, v, n) attr_n(g, ev, key, sizeof key - 1, v, n)
+static bool attr_n(graph_state *g, const db_event *ev, const char *key, size_t kl, const char **v, int *n)
 {
     size_t len;
-    if (!db_event_attr(ev, key, v, &len))
+    if (!graph_attr_n(g, ev, key, kl, v, &len))
         return false;
     *n = (int)(len < 64 ? len : 64);
     return true;
@@ -53,7 +110,9 @@ static void put_n(norm_buf *b, const char *s, size_t n)
     b->p[b->len] = 0;
 }
 
-static void put_s(norm_buf *b, const char *s) { put_n(b, s, strlen(s)); }
+/* inline, so that a literal's length is a constant (put_s and its strlen
+ * calls were 19M instructions in 300,000 events of the Argus bench trace) */
+static inline void put_s(norm_buf *b, const char *s) { put_n(b, s, strlen(s)); }
 
 static void put_u64(norm_buf *b, uint64_t v)
 {
@@ -80,52 +139,53 @@ static void put_proc(graph_state *g, norm_buf *b, uint32_t pid)
 }
 
 /* A function or object named by a symbol, a source name, or nothing. */
-static void put_func(norm_buf *b, const db_event *ev)
+static void put_func(graph_state *g, norm_buf *b, const db_event *ev)
 {
     const char *v;
     int n;
-    if (attr(ev, "func", &v, &n) || attr(ev, "sym", &v, &n) || attr(ev, "class", &v, &n)) {
+    if (attr(g, ev, "func", &v, &n) || attr(g, ev, "sym", &v, &n) || attr(g, ev, "class", &v, &n)) {
         const char *slash = memchr(v, '/', (size_t)n); /* "hrtimer_wakeup/0x0" */
         put_s(b, ":");
         put_n(b, v, slash ? (size_t)(slash - v) : (size_t)n);
     }
 }
 
-/* Writes the normalized text of ev into buf; false if the event is left
- * out of normal forms (source events outside the Argus vocabulary,
- * backtraces, whose frames are addresses). */
-bool graph_normalize(graph_state *g, const db_event *ev, char *buf, size_t len)
+/* Writes the normalized text of ev into buf and returns its length (the
+ * caller hashes it: no strlen of what was just built); 0 if the event is
+ * left out of normal forms (source events outside the Argus vocabulary,
+ * backtraces, whose frames are addresses).  Every form has a letter. */
+size_t graph_normalize(graph_state *g, const db_event *ev, char *buf, size_t len)
 {
     const char *v;
     int n;
     if (!len)
-        return false;
+        return 0;
     norm_buf b = {buf, 0, len};
     buf[0] = 0;
     switch (ev->type) {
     case DB_EV_RAW:
-    case DB_EV_BACKTRACE: return false;
+    case DB_EV_BACKTRACE: return 0;
     case DB_EV_SYSCALL:
         put_s(&b, "syscall:");
-        if (attr(ev, "name", &v, &n))
+        if (attr(g, ev, "name", &v, &n))
             put_n(&b, v, (size_t)n);
         else
             put_u64(&b, ev->obj);
-        return true;
+        return b.len;
     case DB_EV_WAIT:
         put_s(&b, "wait");
-        if (attr(ev, "reason", &v, &n)) {
+        if (attr(g, ev, "reason", &v, &n)) {
             put_s(&b, ":");
             put_n(&b, v, (size_t)n);
         }
-        return true;
+        return b.len;
     case DB_EV_WAKEUP: /* the peer: the thread woken */
         put_s(&b, "wakeup:");
         put_thread(g, &b, ev->obj);
-        return true;
+        return b.len;
     case DB_EV_MACH_MSG: {
         put_s(&b, ev->phase == DB_PH_BEGIN ? "mach_msg:send:" : "mach_msg:recv:");
-        if (attr(ev, "id", &v, &n))
+        if (attr(g, ev, "id", &v, &n))
             put_n(&b, v, (size_t)n);
         put_s(&b, ":");
         uint32_t pid;
@@ -133,18 +193,18 @@ bool graph_normalize(graph_state *g, const db_event *ev, char *buf, size_t len)
             put_proc(g, &b, pid);
         else
             put_s(&b, "?");
-        return true;
+        return b.len;
     }
     case DB_EV_RUNLOOP_OBSERVER:
         put_s(&b, "runloop_observer:");
-        if (attr(ev, "stage", &v, &n))
+        if (attr(g, ev, "stage", &v, &n))
             put_n(&b, v, (size_t)n);
-        return true;
+        return b.len;
     default:
         put_s(&b, db_evtype_name(ev->type));
         put_s(&b, ev->phase == DB_PH_BEGIN ? ":begin" : ev->phase == DB_PH_END ? ":end" : "");
-        put_func(&b, ev);
-        return true;
+        put_func(g, &b, ev);
+        return b.len;
     }
 }
 
@@ -163,9 +223,10 @@ int graph_sig_add(graph_state *g, graph_open *o, const db_event *ev)
     bool fresh = false; /* h made from text here, not taken from the cache */
     uint64_t ck = ev->type == DB_EV_SYSCALL && ev->obj < (1u << 20) ? (1ull << 40) | ev->obj : 0;
     if (!ck || !graph_map_get(&g->norm_cache, ck, &h)) {
-        if (!graph_normalize(g, ev, text, sizeof text))
+        size_t tl = graph_normalize(g, ev, text, sizeof text);
+        if (!tl)
             return 0;
-        h = graph_fnv1a(text, strlen(text));
+        h = graph_fnv1a(text, tl);
         if (ck && graph_map_put(&g->norm_cache, ck, h))
             return -1;
         fresh = true;
@@ -196,9 +257,15 @@ static int cmp_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int graph_sig_write(graph_state *g, const graph_open *o)
+int graph_sig_write(graph_state *g, const graph_open *o, uint32_t thread_key)
 {
-    db_sig sig = {.node = o->n.id, .thread_key = graph_thread_key(o->n.thread, o->n.kind), .n = o->nsig};
+    /* only the hashes the node has: the rest of h is never read, and
+     * zeroing all DB_SIG_MAX of them cost more than the copy */
+    db_sig sig;
+    sig.trace = 0;
+    sig.node = o->n.id;
+    sig.thread_key = thread_key;
+    sig.n = o->nsig;
     memcpy(sig.h, o->sig, o->nsig * sizeof *o->sig);
     if (sig.n <= 32) { /* most forms are a few hashes: qsort's call per compare costs more */
         for (uint32_t i = 1; i < sig.n; i++) {

@@ -370,7 +370,7 @@ static void test_nodetop_keeps_the_largest(void **state)
         db_node n = {.id = id, .kind = DB_NODE_THREAD, .begin = 100, .end = 100 + id % 17};
         snprintf(n.thread, sizeof n.thread, "worker");
         n.blocked = blocked[id] = (uint64_t)(rand() % 300); /* many ties */
-        assert_int_equal(db_nodetop_add(t, &n), 0);
+        assert_int_equal(db_nodetop_add(t, &n, db_thread_key(n.thread, n.kind)), 0);
     }
     top_out o = {.key = {[8] = DB_TOP_BLOCKED}};
     assert_int_equal(db_nodetop_flush(t, 5, top_capture, &o), 0);
