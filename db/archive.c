@@ -392,6 +392,18 @@ uint64_t db_archive_file_rss(db_archive *a)
     return (uint64_t)shared * (uint64_t)(page > 0 ? page : 4096);
 }
 
+bool db_archive_trim_past(db_archive *a, uint64_t *base, uint64_t slack)
+{
+    uint64_t rss = db_archive_file_rss(a);
+    if (!rss)
+        return false;
+    if (rss > *base + slack) {
+        db_archive_trim(a);
+        *base = db_archive_file_rss(a);
+    }
+    return true;
+}
+
 void db_close(db_archive *a)
 {
     if (!a)

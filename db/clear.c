@@ -31,18 +31,8 @@
  * last trim (0: unknown). */
 static void trim_check(db_archive *a, unsigned n, uint64_t *base)
 {
-    if (n % CLEAR_CHECK)
-        return;
-    uint64_t rss = db_archive_file_rss(a);
-    if (!rss) {
-        if (n % CLEAR_TRIM == 0)
-            db_archive_trim(a);
-        return;
-    }
-    if (rss > *base + CLEAR_TRIM_RSS) {
+    if (n % CLEAR_CHECK == 0 && !db_archive_trim_past(a, base, CLEAR_TRIM_RSS) && n % CLEAR_TRIM == 0)
         db_archive_trim(a);
-        *base = db_archive_file_rss(a);
-    }
 }
 
 /* A step's budget is in bytes of the leaf entries it deletes: a delete

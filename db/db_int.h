@@ -102,6 +102,11 @@ void db_archive_trim(db_archive *a);
 /* Bytes of files the process has mapped in (the archive's map, and the
  * program's own text): /proc/self/statm's third field; 0 when unknown. */
 uint64_t db_archive_file_rss(db_archive *a);
+/* The map trimmed when the file pages mapped have grown past *base (what
+ * was mapped after the last trim) by more than slack, *base then set
+ * anew; false when /proc does not tell (nothing done): the callers'
+ * check between two trims, writer.c's and clear.c's. */
+bool db_archive_trim_past(db_archive *a, uint64_t *base, uint64_t slack);
 
 /* evblock.c: the events table's blocks.  The encoder takes events in id
  * order: add returns 0, 1 when the block is full (the event was not

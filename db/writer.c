@@ -275,11 +275,11 @@ static int edges_put(db_writer *w, int side)
     MDB_val key = {sizeof k, k}, val = {db_edgeblk_encode(recs, n, w->ebuf), w->ebuf};
     b->n = 0;
     unsigned flags = append_flag(w, dbi, k, sizeof k);
-    if (flags != MDB_APPEND)
-        trim_every(w, val.mv_size);
     count_put(w, flags, sizeof k + val.mv_size);
-    if (flags != MDB_APPEND)
+    if (flags != MDB_APPEND) {
+        trim_every(w, val.mv_size);
         return mdb_put(w->txn, w->a->dbi[dbi], &key, &val, 0);
+    }
     int rc = w->cur[dbi] ? 0 : mdb_cursor_open(w->txn, w->a->dbi[dbi], &w->cur[dbi]);
     return rc ? rc : mdb_cursor_put(w->cur[dbi], &key, &val, MDB_APPEND);
 }
@@ -692,11 +692,8 @@ static void trim_map(db_writer *w)
 static void trim_every(db_writer *w, size_t vlen)
 {
     if (w->a->statm_fd >= 0) {
-        if (++w->untrimmed % DB_TRIM_EVERY == 0) {
-            uint64_t rss = db_archive_file_rss(w->a);
-            if (rss > w->trim_base + DB_TRIM_RSS)
-                trim_map(w);
-        }
+        if (++w->untrimmed % DB_TRIM_EVERY == 0)
+            (void)db_archive_trim_past(w->a, &w->trim_base, DB_TRIM_RSS);
         return;
     }
     w->untrimmed += 4096 + 2 * (uint64_t)vlen;

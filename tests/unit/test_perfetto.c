@@ -23,40 +23,9 @@
 #include "ingest/perfetto.h"
 
 #include "ftrace_rec.h"
+#include "pb_build.h"
 
-/* ---- a protobuf writer ---- */
-
-typedef struct pb {
-    unsigned char b[16384];
-    size_t n;
-} pb;
-
-static void pb_raw(pb *p, uint64_t v)
-{
-    do {
-        assert_true(p->n < sizeof p->b);
-        p->b[p->n++] = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-        v >>= 7;
-    } while (v);
-}
-
-static void pb_u(pb *p, unsigned f, uint64_t v) /* varint field (int32/int64: two's complement) */
-{
-    pb_raw(p, (uint64_t)f << 3);
-    pb_raw(p, v);
-}
-
-static void pb_bytes(pb *p, unsigned f, const void *d, size_t n)
-{
-    pb_raw(p, (uint64_t)f << 3 | 2);
-    pb_raw(p, n);
-    assert_true(p->n + n <= sizeof p->b);
-    memcpy(p->b + p->n, d, n);
-    p->n += n;
-}
-
-static void pb_s(pb *p, unsigned f, const char *s) { pb_bytes(p, f, s, strlen(s)); }
-static void pb_m(pb *p, unsigned f, const pb *m) { pb_bytes(p, f, m->b, m->n); }
+/* ---- a protobuf writer (pb_build.h), and packed fields ---- */
 
 static void pb_packed(pb *p, unsigned f, const uint64_t *v, size_t n)
 {

@@ -24,6 +24,7 @@
 #include "ingest/perfetto_other.h"
 
 #include "ftrace_rec.h"
+#include "pb_build.h"
 
 /* a reader with no file: only its pairs and obuf are used */
 static pf_reader *reader(void)
@@ -232,37 +233,6 @@ static void test_many_fields(void **state)
 }
 
 /* ---- through the reader: a trace in memory ---- */
-
-typedef struct pb {
-    unsigned char b[8192];
-    size_t n;
-} pb;
-
-static void pb_raw(pb *p, uint64_t v)
-{
-    do {
-        p->b[p->n++] = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-        v >>= 7;
-    } while (v);
-}
-
-static void pb_u(pb *p, unsigned f, uint64_t v)
-{
-    pb_raw(p, (uint64_t)f << 3);
-    pb_raw(p, v);
-}
-
-static void pb_bytes(pb *p, unsigned f, const void *d, size_t n)
-{
-    pb_raw(p, (uint64_t)f << 3 | 2);
-    pb_raw(p, n);
-    assert_true(p->n + n <= sizeof p->b);
-    memcpy(p->b + p->n, d, n);
-    p->n += n;
-}
-
-static void pb_s(pb *p, unsigned f, const char *s) { pb_bytes(p, f, s, strlen(s)); }
-static void pb_i(pb *p, unsigned f, int64_t v) { pb_u(p, f, (uint64_t)v); } /* int32/int64: two's complement */
 
 /* Trace { packet { ftrace_events { cpu 0, event { timestamp, pid 5,
  * FIELD = sub } } } } */
