@@ -32,29 +32,6 @@
 
 enum { FAST_NO = 0, FAST_OK = 1, FAST_OOM = -1 };
 
-/* a varint of at most 10 bytes, as protobuf-c reads one (the bits past
- * 64 dropped); false: cut or unterminated */
-static inline bool varint(const uint8_t **p, const uint8_t *e, uint64_t *v)
-{
-    const uint8_t *q = *p;
-    if (q < e && !(*q & 0x80)) { /* most values: one byte */
-        *v = *q;
-        *p = q + 1;
-        return true;
-    }
-    uint64_t x = 0;
-    for (int i = 0; i < 10 && q < e; i++) {
-        uint8_t b = *q++;
-        x |= (uint64_t)(b & 0x7f) << (7 * i);
-        if (!(b & 0x80)) {
-            *v = x;
-            *p = q;
-            return true;
-        }
-    }
-    return false;
-}
-
 /* a tag or a length: at most 4 bytes (field numbers and lengths under
  * 2^25 and 2^28, where protobuf-c's 32-bit reading of them agrees) */
 static inline bool short_varint(const uint8_t **p, const uint8_t *e, uint32_t *v)
@@ -108,7 +85,7 @@ static bool skip(const uint8_t **p, const uint8_t *e, int wt)
     size_t n;
     switch (wt) {
     case 0:
-        return varint(p, e, &v);
+        return ingest_pf_varint(p, e, &v);
     case 1:
     case 5:
         n = wt == 1 ? 8 : 4;
@@ -153,12 +130,12 @@ static inline int plain_field(pf_hold *h, ProtobufCMessage *m, const ProtobufCFi
         c[n] = '\0';
         memcpy(at, &c, sizeof c);
     } else if (f->type == PROTOBUF_C_TYPE_INT32 || f->type == PROTOBUF_C_TYPE_UINT32) {
-        if (wt != 0 || !varint(p, e, &v))
+        if (wt != 0 || !ingest_pf_varint(p, e, &v))
             return FAST_NO;
         uint32_t x = (uint32_t)v; /* the low 32 bits, as protobuf-c's parse_uint32 */
         memcpy(at, &x, sizeof x);
     } else if (f->type == PROTOBUF_C_TYPE_INT64 || f->type == PROTOBUF_C_TYPE_UINT64) {
-        if (wt != 0 || !varint(p, e, &v))
+        if (wt != 0 || !ingest_pf_varint(p, e, &v))
             return FAST_NO;
         memcpy(at, &v, sizeof v);
     } else {
@@ -253,7 +230,7 @@ static int bundle(pf_reader *d, pf_hold *h, const uint8_t *p, const uint8_t *e, 
         if (!tag(&p, e, &num, &wt))
             return FAST_NO;
         if (num == 1 || num == 3) { /* cpu, lost_events */
-            if (wt != 0 || !varint(&p, e, &v))
+            if (wt != 0 || !ingest_pf_varint(&p, e, &v))
                 return FAST_NO;
             if (num == 1)
                 b->has_cpu = 1, b->cpu = (uint32_t)v;

@@ -159,6 +159,31 @@ int ingest_pf_in_view(pf_reader *d, uint64_t n, const unsigned char **p);
 int ingest_pf_in_bytes(pf_reader *d, unsigned char *dst, uint64_t n, uint64_t at);
 /* One field of a buffer at *p: number, wire type, and a length-delimited
  * one's bytes.  False: a bad varint, wire type or length. */
+/* A varint of a buffer, at most 10 bytes, as protobuf-c reads one (the
+ * bits past 64 dropped); false: cut or unterminated (*p as it was).
+ * The one reader of the hand-walked parts (perfetto_wire.c, _fast.c,
+ * _other.c); most values are one byte. */
+static inline bool ingest_pf_varint(const uint8_t **p, const uint8_t *e, uint64_t *v)
+{
+    const uint8_t *q = *p;
+    if (q < e && !(*q & 0x80)) { /* most values: one byte */
+        *v = *q;
+        *p = q + 1;
+        return true;
+    }
+    uint64_t x = 0;
+    for (int i = 0; i < 10 && q < e; i++) {
+        uint8_t b = *q++;
+        x |= (uint64_t)(b & 0x7f) << (7 * i);
+        if (!(b & 0x80)) {
+            *v = x;
+            *p = q;
+            return true;
+        }
+    }
+    return false;
+}
+
 bool ingest_pf_buf_field(const unsigned char **p, const unsigned char *e, uint32_t *num, int *wt,
                          const unsigned char **val, size_t *vlen);
 /* One TracePacket's bytes (len 0: an empty one, p may be NULL).  0 or -1. */

@@ -72,20 +72,6 @@ static int fault(pfo *o, const uint8_t *at, const char *why)
     return -1;
 }
 
-static bool varint(const uint8_t **p, const uint8_t *e, uint64_t *v)
-{
-    uint64_t x = 0;
-    for (unsigned s = 0; s < 64 && *p < e; s += 7) {
-        uint8_t c = *(*p)++;
-        x |= (uint64_t)(c & 0x7f) << s;
-        if (!(c & 0x80)) {
-            *v = x;
-            return true;
-        }
-    }
-    return false;
-}
-
 /* One field at *p: its number, wire type, and its value (varint and
  * fixed: the number; length-delimited: the bytes).  0 or -1 (fault). */
 typedef struct pfo_val {
@@ -100,7 +86,7 @@ static int field(pfo *o, const uint8_t **p, const uint8_t *e, pfo_val *v)
 {
     const uint8_t *at = *p;
     uint64_t tag;
-    if (!varint(p, e, &tag))
+    if (!ingest_pf_varint(p, e, &tag))
         return fault(o, at, "bad varint");
     if ((tag >> 3) == 0 || (tag >> 3) > UINT32_MAX)
         return fault(o, at, "bad field number");
@@ -112,7 +98,7 @@ static int field(pfo *o, const uint8_t **p, const uint8_t *e, pfo_val *v)
     switch (v->wt) {
     case 0: {
         const uint8_t *vp = *p;
-        return varint(p, e, &v->n) ? 0 : fault(o, vp, "bad varint");
+        return ingest_pf_varint(p, e, &v->n) ? 0 : fault(o, vp, "bad varint");
     }
     case 1:
     case 5: {
@@ -127,7 +113,7 @@ static int field(pfo *o, const uint8_t **p, const uint8_t *e, pfo_val *v)
     case 2: {
         const uint8_t *lp = *p;
         uint64_t n;
-        if (!varint(p, e, &n))
+        if (!ingest_pf_varint(p, e, &n))
             return fault(o, lp, "bad varint");
         if (n > (uint64_t)(e - *p))
             return fault(o, lp, "a length past the end");
@@ -569,7 +555,7 @@ int ingest_pf_other(pf_reader *d, const pf_item *it, const char **name)
         uint64_t n = 0;
         pf_other_fault f = {0, "a length past the end"};
         const char *what = "ftrace event";
-        if (varint(&p, e, &n) && n == (uint64_t)(e - p)) {
+        if (ingest_pf_varint(&p, e, &n) && n == (uint64_t)(e - p)) {
             if (ingest_pf_other_pairs(d, u->tag, p, (size_t)n, name, &f) == 0)
                 return 1;
             what = *name;

@@ -126,25 +126,13 @@ int ingest_pf_in_bytes(pf_reader *d, unsigned char *dst, uint64_t n, uint64_t at
 /* ---- wire format of a buffer (the inner Trace of compressed_packets, the
  * fields of a packet in the first pass) ---- */
 
-static bool buf_varint(const unsigned char **p, const unsigned char *e, uint64_t *v)
-{
-    *v = 0;
-    for (int i = 0; i < 10 && *p < e; i++) {
-        unsigned char b = *(*p)++;
-        *v |= (uint64_t)(b & 0x7f) << (7 * i);
-        if (!(b & 0x80))
-            return true;
-    }
-    return false;
-}
-
 /* One field at *p: its number, wire type, and for a length-delimited one
  * its bytes.  False: a bad varint, wire type or length. */
 bool ingest_pf_buf_field(const unsigned char **p, const unsigned char *e, uint32_t *num, int *wt,
                       const unsigned char **val, size_t *vlen)
 {
     uint64_t tag, v;
-    if (!buf_varint(p, e, &tag) || (tag >> 3) == 0 || (tag >> 3) > UINT32_MAX)
+    if (!ingest_pf_varint(p, e, &tag) || (tag >> 3) == 0 || (tag >> 3) > UINT32_MAX)
         return false;
     *num = (uint32_t)(tag >> 3);
     *wt = (int)(tag & 7);
@@ -152,7 +140,7 @@ bool ingest_pf_buf_field(const unsigned char **p, const unsigned char *e, uint32
     *vlen = 0;
     switch (*wt) {
     case 0:
-        return buf_varint(p, e, &v);
+        return ingest_pf_varint(p, e, &v);
     case 1:
         if (e - *p < 8)
             return false;
@@ -164,7 +152,7 @@ bool ingest_pf_buf_field(const unsigned char **p, const unsigned char *e, uint32
         *p += 4;
         return true;
     case 2:
-        if (!buf_varint(p, e, &v) || v > (uint64_t)(e - *p))
+        if (!ingest_pf_varint(p, e, &v) || v > (uint64_t)(e - *p))
             return false;
         *val = *p;
         *vlen = (size_t)v;
@@ -214,7 +202,7 @@ bool ingest_perfetto_sniff(const char *buf, size_t len)
     int packets = 0;
     while (q < e) {
         uint64_t tag, plen;
-        if (!buf_varint(&q, e, &tag) || tag != ((1u << 3) | 2) || !buf_varint(&q, e, &plen))
+        if (!ingest_pf_varint(&q, e, &tag) || tag != ((1u << 3) | 2) || !ingest_pf_varint(&q, e, &plen))
             break;
         const unsigned char *pe = plen > (uint64_t)(e - q) ? e : q + plen;
         bool whole = plen <= (uint64_t)(e - q);
@@ -232,8 +220,8 @@ bool ingest_perfetto_sniff(const char *buf, size_t len)
                  * packet holding one large bundle) */
                 const unsigned char *t = at;
                 uint64_t ftag, flen;
-                bool cut = buf_varint(&t, e, &ftag) && (ftag & 7) == 2 && (ftag >> 3) != 0 &&
-                           buf_varint(&t, e, &flen) && flen > (uint64_t)(e - t);
+                bool cut = ingest_pf_varint(&t, e, &ftag) && (ftag & 7) == 2 && (ftag >> 3) != 0 &&
+                           ingest_pf_varint(&t, e, &flen) && flen > (uint64_t)(e - t);
                 good = !whole && (at > p + 64 || cut);
                 q = pe;
                 break;
