@@ -110,7 +110,8 @@ typedef struct query_path {
     size_t len, cap;
     db_edge *edges;         /* every edge followed */
     size_t elen, ecap;
-    unsigned char *seen;    /* bitmap over node ids */
+    uint32_t *seen;         /* the node ids met, open addressing: id + 1, 0 empty */
+    size_t seen_cap, seen_len; /* seen_cap a power of two, at most half full */
     uint64_t nnodes;
 } query_path;
 
