@@ -78,6 +78,9 @@ struct db_writer {
                                    end of a table), in 1/1024 pages, and
                                    bytes appended */
     uint32_t touch_w;   /* what such a put counts: 1024, less in a sorted run */
+    /* what the work a commit does first cost in the last: pages guessed
+     * per event patch, per byte of node records, per index key (batch_full) */
+    double patch_pages, node_pages, key_pages;
     db_slots runs;      /* the chunk runs the batch put into (count_chunk) */
     uint64_t batch_ops; /* DB_BATCH_OPS, or $ARGUSQ_BATCH_OPS (tests) */
     bool batch_nosync;  /* $ARGUSQ_BATCH_SYNC=0: batches unsynced (make bench) */
@@ -368,6 +371,7 @@ static int add_to_block(db_writer *w, const db_event *ev, db_error *err)
 }
 
 static int flush(db_writer *w, db_error *err);
+static uint64_t guessed(const db_writer *w);
 static bool batch_ends(const db_writer *w);
 
 /* After a put of a run that may end the batch between two (chunk_commits):
@@ -724,8 +728,25 @@ static int commit_fail(db_writer *w, int rc, db_error *err)
 /* Commits the batch so far and starts the next transaction. */
 static int flush(db_writer *w, db_error *err)
 {
-    if (apply_patches(w, err) || put_nodes(w, err) || drain_later(w, err))
+    size_t patches = w->npatch, node_bytes = w->nodes_len, keys = w->ks ? db_keysort_count(w->ks) : 0;
+    uint64_t g0 = guessed(w);
+    if (apply_patches(w, err))
         return -1;
+    uint64_t g1 = guessed(w);
+    if (put_nodes(w, err))
+        return -1;
+    uint64_t g2 = guessed(w);
+    if (drain_later(w, err))
+        return -1;
+    uint64_t g3 = guessed(w);
+    /* each averaged with the last; a few patches, nodes or keys (the last
+     * batch of a phase) tell little */
+    if (patches >= 1024)
+        w->patch_pages = (w->patch_pages + (double)(g1 - g0) / patches) / 2;
+    if (node_bytes >= 65536)
+        w->node_pages = (w->node_pages + (double)(g2 - g1) / node_bytes) / 2;
+    if (keys >= 1024)
+        w->key_pages = (w->key_pages + (double)(g3 - g2) / keys) / 2;
     close_cursors(w);
     /* A batch's data pages are synced before its meta page is written;
      * the meta page itself is synced with the next commit.  A crash can
@@ -752,23 +773,31 @@ static int flush(db_writer *w, db_error *err)
 }
 
 /* A batch ends after batch_ops puts, or sooner when its dirty pages
- * (count_put) would pass DB_BATCH_PAGES: as a trace grows, the pages a
- * batch's scattered puts land on grow with it (41 MB of them at 19M
- * events against 20 MB at 1.9M), and LMDB keeps the largest batch's
- * buffers to the end.  With the guesses of count_chunk and sorted_run
- * near what the commits write, an ordinary batch ends on its index keys
- * (DB_BATCH_KEYS) at some 2,900 pages, at 1.9M and 19M events alike, and
- * this bound cuts the batches that flush the dictionary or the object
- * indexes near that too (the largest wrote 6,000 pages at 19M events,
- * 24 MB, before). */
+ * would pass DB_BATCH_PAGES: as a trace grows, the pages a batch's
+ * scattered puts land on grow with it (41 MB of them at 19M events
+ * against 20 MB at 1.9M), and LMDB keeps the largest batch's buffers to
+ * the end.  The pages are guessed from the puts made (count_put,
+ * count_chunk, sorted_run) and from the work the commit does first --
+ * events given their nodes, node records, index keys sorted in -- at
+ * what that cost in the last commit.  Left out, that work (some 700
+ * pages of node records and 550 of index keys a batch) came on top of the
+ * bound, and the batches ended on their index keys (DB_BATCH_KEYS)
+ * instead, at whatever their pages came to: a rebuild's largest commit
+ * wrote 3,495 pages at 19M events against 2,968 at 1.9M (the largest of
+ * 267 batches against 20).  Counted, 2,847 against 2,758 (ingest: 2,701
+ * against 2,615), in fewer commits. */
 #define DB_BATCH_PAGES 2800u
 
+static uint64_t guessed(const db_writer *w) { return w->touched / 1024 + w->appended / 4096; }
 
 /* ... or after DB_BATCH_KEYS index keys (put_later) */
 static bool batch_full(const db_writer *w)
 {
-    return w->ops >= w->batch_ops || w->touched / 1024 + w->appended / 4096 >= DB_BATCH_PAGES ||
-           (w->ks && db_keysort_count(w->ks) >= DB_BATCH_KEYS);
+    size_t keys = w->ks ? db_keysort_count(w->ks) : 0;
+    if (w->ops >= w->batch_ops || keys >= DB_BATCH_KEYS)
+        return true;
+    double pending = w->npatch * w->patch_pages + w->nodes_len * w->node_pages + keys * w->key_pages;
+    return guessed(w) + pending >= DB_BATCH_PAGES;
 }
 
 static bool batch_ends(const db_writer *w)
