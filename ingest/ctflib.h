@@ -34,7 +34,7 @@
     X(bt_value_map_create) X(bt_value_array_create) X(bt_value_array_append_string_element)              \
     X(bt_value_map_insert_entry) X(bt_value_put_ref) X(bt_value_get_type) X(bt_value_string_get)         \
     X(bt_value_integer_signed_get) X(bt_value_integer_unsigned_get)                                     \
-    X(bt_message_iterator_next) X(bt_message_put_ref) X(bt_message_get_type)                             \
+    X(bt_message_iterator_next) X(bt_message_get_ref) X(bt_message_put_ref) X(bt_message_get_type)       \
     X(bt_message_event_borrow_event_const) X(bt_message_event_borrow_default_clock_snapshot_const)       \
     X(bt_message_stream_beginning_borrow_stream_const) X(bt_clock_snapshot_get_ns_from_origin)          \
     X(bt_message_discarded_events_get_count) X(bt_message_discarded_packets_get_count)                   \
