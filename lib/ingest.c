@@ -24,6 +24,7 @@ typedef struct prep {
     ingest_dump_head head;
     int dump; /* 1: path is an argusq dump (head filled) */
     const char *name;
+    char base[256]; /* the default name: the path's last part */
 } prep;
 
 static double now(void)
@@ -241,9 +242,19 @@ static int prepare(prep *p, const char *path, const argusq_ingest_opts *opts, ar
     p->name = p->o.name;
     if (!p->name && p->dump && p->head.name[0])
         p->name = p->head.name;
-    if (!p->name) {
-        const char *slash = strrchr(path, '/');
-        p->name = slash ? slash + 1 : path;
+    if (!p->name) { /* a folder given as DIR/ (as a shell completes it) is named DIR */
+        size_t end = strlen(path);
+        while (end > 1 && path[end - 1] == '/')
+            end--;
+        size_t start = end;
+        while (start > 0 && path[start - 1] != '/')
+            start--;
+        if (end - start < sizeof p->base) {
+            memcpy(p->base, path + start, end - start);
+            p->base[end - start] = 0;
+            p->name = p->base;
+        } else
+            p->name = path + start; /* too long: the catalog says so */
     }
     return 0;
 }

@@ -95,6 +95,13 @@ class Lttng(ArchiveCase):
             with self.subTest(folder=name):
                 self.check(name, want)
 
+    def test_folder_with_a_trailing_slash_is_named_by_the_folder(self):
+        """`argusq ingest DIR/` (as a shell completes a folder) names the trace DIR."""
+        name = "tracevizlab-simple-kernel"
+        s = self.ingest(os.path.join(LTTNG, name) + "//")
+        self.assertEqual(s["trace"], name)
+        self.assertEqual([t["name"] for t in self.json("traces")["traces"]], [name])
+
     def test_syscalls_by_both_namings(self):
         """syscall_entry_X/syscall_exit_X (2.6+) and sys_X/exit_syscall (before)."""
         for name in ("tracevizlab-simple-kernel", "tracecompass-test-traces-bug446190"):
