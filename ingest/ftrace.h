@@ -388,7 +388,21 @@ int ingest_ft_bad_fields(ftrace_reader *r, const ftrace_line *li);
 
 /* Appends one canonical pair (key: a string that outlives the event);
  * false when r->kv is full. */
-bool ingest_ft_kv_add_n(ftrace_reader *r, const char *key, size_t kl, const char *val, size_t vlen);
+static inline bool ingest_ft_kv_add_n(ftrace_reader *r, const char *key, size_t kl, const char *val, size_t vlen)
+{
+    /* inline: a Perfetto event adds six pairs or so (the calls were 25M
+     * of the reading thread's 964M instructions in 287,000 events) */
+    if (r->nkv < 0)
+        r->nkv = 0;
+    if (r->nkv == FTRACE_KV_MAX)
+        return false;
+    ftrace_kv *kv = &r->kv[r->nkv++];
+    kv->key = key;
+    kv->klen = kl;
+    kv->val = val;
+    kv->vlen = vlen;
+    return true;
+}
 static inline bool ingest_ft_kv_add(ftrace_reader *r, const char *key, const char *val, size_t vlen)
 {
     return ingest_ft_kv_add_n(r, key, strlen(key), val, vlen);
