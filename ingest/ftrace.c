@@ -303,7 +303,10 @@ static int resolve_task(ftrace_reader *r, const ftrace_line *li)
     uint32_t tgid = tgid_of(r, li);
     size_t cl = li->comm_len < DB_NAME_MAX - 1 ? li->comm_len : DB_NAME_MAX - 1;
     bool unknown = cl == 5 && memcmp(li->comm, "<...>", 5) == 0;
-    uint64_t h = hash_str(li->comm, cl);
+    /* the column's hash and the name's length only when they are read:
+     * Perfetto's events have no comm column (`<...>`), and the two were
+     * 18M of the reading thread's 879M instructions in 287,000 events */
+    uint64_t h = unknown ? 0 : hash_str(li->comm, cl);
     ftrace_tent *t = tab_get(r, li->tid);
     if (!(t->flags & T_THREAD)) {
         if (!unknown) {
@@ -318,19 +321,16 @@ static int resolve_task(ftrace_reader *r, const ftrace_line *li)
     }
     uint32_t pid = tgid ? tgid : t->pid;
     const char *name = t->name;
-    size_t nl = strlen(t->name);
     if (!unknown && (!(t->flags & T_COL) || t->col != h)) {
         bool first = !(t->flags & T_COL);
         t->flags |= T_COL;
         t->col = h;
-        if (!(first && cl <= nl && memcmp(li->comm, t->name, cl) == 0)) {
+        if (!(first && cl <= strlen(t->name) && memcmp(li->comm, t->name, cl) == 0))
             name = li->comm;
-            nl = cl;
-        }
     }
     if (pid == t->pid && name == t->name)
         return 0;
-    return ingest_ft_set_thread(r, li->tid, pid, name, nl, false);
+    return ingest_ft_set_thread(r, li->tid, pid, name, name == t->name ? strlen(t->name) : cl, false);
 }
 
 /* ---- syscall names ---- */

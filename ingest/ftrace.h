@@ -374,9 +374,15 @@ static inline int ingest_ft_attr_kv(ftrace_reader *r, const char *attr, const ch
     const ftrace_kv *kv = ingest_ft_kv_get(r, key);
     return kv ? ingest_ft_attr(r, attr, kv->val, kv->vlen) : 0;
 }
-/* An attribute for each of the NULL-terminated keys that has a pair, in
- * that order, with the pair's value. */
-int ingest_ft_attr_same(ftrace_reader *r, const char *const *keys);
+/* A key with its length, measured by the compiler (FTRACE_KEY("pid")). */
+typedef struct ftrace_key {
+    const char *s;
+    size_t n;
+} ftrace_key;
+#define FTRACE_KEY(lit) {lit, sizeof(lit) - 1}
+/* An attribute for each of the keys (ended by {NULL, 0}) that has a pair,
+ * in that order, with the pair's value. */
+int ingest_ft_attr_same(ftrace_reader *r, const ftrace_key *keys);
 /* func= a function: the symbol, without trace-cmd's /0x.. size suffix; an
  * address when no symbol was known (0x + lowercase hex) */
 int ingest_ft_attr_func(ftrace_reader *r, const char *v, size_t n);

@@ -77,7 +77,10 @@ int ingest_ft_map_switch(ftrace_reader *r, db_event *ev)
 {
     /* blocked_caller: where the wait blocked, from Perfetto's
      * sched_blocked_reason (perfetto.c); no text form has it */
-    static const char *const rest[] = {"prev_comm", "prev_pid", "prev_prio", "next_prio", "blocked_caller", NULL};
+    static const ftrace_key rest[] = {
+        FTRACE_KEY("prev_comm"), FTRACE_KEY("prev_pid"), FTRACE_KEY("prev_prio"), FTRACE_KEY("next_prio"),
+        FTRACE_KEY("blocked_caller"), {NULL, 0},
+    };
     char state[32];
     uint32_t next_pid;
     const ftrace_kv *st = ingest_ft_kv_get(r, "prev_state");
@@ -123,7 +126,7 @@ int ingest_ft_map_switch(ftrace_reader *r, db_event *ev)
  * the same pairs but kept raw (the wakeup proper follows it). */
 int ingest_ft_map_wakeup(ftrace_reader *r, db_event *ev, const char *reason)
 {
-    static const char *const rest[] = {"prio", "target_cpu", NULL};
+    static const ftrace_key rest[] = {FTRACE_KEY("prio"), FTRACE_KEY("target_cpu"), {NULL, 0}};
     uint32_t tid;
     const ftrace_kv *comm = ingest_ft_kv_get(r, "comm");
     if (!comm || !ingest_ft_kv_u32(r, "pid", &tid))
@@ -148,7 +151,9 @@ int ingest_ft_map_wakeup(ftrace_reader *r, db_event *ev, const char *reason)
  * of its own.  Kept raw. */
 int ingest_ft_map_newtask(ftrace_reader *r, const db_event *ev)
 {
-    static const char *const keys[] = {"pid", "comm", "clone_flags", "oom_score_adj", NULL};
+    static const ftrace_key keys[] = {
+        FTRACE_KEY("pid"), FTRACE_KEY("comm"), FTRACE_KEY("clone_flags"), FTRACE_KEY("oom_score_adj"), {NULL, 0},
+    };
     uint32_t child;
     uint64_t flags;
     const ftrace_kv *comm = ingest_ft_kv_get(r, "comm");
@@ -170,7 +175,9 @@ int ingest_ft_map_newtask(ftrace_reader *r, const db_event *ev)
  * declared here as a process of its own (fork cannot tell a thread). */
 int ingest_ft_map_fork(ftrace_reader *r, db_event *ev)
 {
-    static const char *const keys[] = {"comm", "pid", "child_comm", "child_pid", NULL};
+    static const ftrace_key keys[] = {
+        FTRACE_KEY("comm"), FTRACE_KEY("pid"), FTRACE_KEY("child_comm"), FTRACE_KEY("child_pid"), {NULL, 0},
+    };
     uint32_t child;
     const ftrace_kv *cc = ingest_ft_kv_get(r, "child_comm");
     if (!cc || !ingest_ft_kv_u32(r, "child_pid", &child))
@@ -191,7 +198,7 @@ int ingest_ft_map_fork(ftrace_reader *r, db_event *ev)
  * cut to 15 characters.  Kept raw. */
 int ingest_ft_map_exec(ftrace_reader *r)
 {
-    static const char *const keys[] = {"filename", "pid", "old_pid", NULL};
+    static const ftrace_key keys[] = {FTRACE_KEY("filename"), FTRACE_KEY("pid"), FTRACE_KEY("old_pid"), {NULL, 0}};
     uint32_t tid, pid;
     const ftrace_kv *fn = ingest_ft_kv_get(r, "filename");
     if (!fn || !ingest_ft_kv_u32(r, "pid", &tid))
@@ -216,7 +223,9 @@ int ingest_ft_map_exec(ftrace_reader *r)
  * renamed; a leader's rename renames its process.  Kept raw. */
 int ingest_ft_map_rename(ftrace_reader *r)
 {
-    static const char *const keys[] = {"pid", "oldcomm", "newcomm", "oom_score_adj", NULL};
+    static const ftrace_key keys[] = {
+        FTRACE_KEY("pid"), FTRACE_KEY("oldcomm"), FTRACE_KEY("newcomm"), FTRACE_KEY("oom_score_adj"), {NULL, 0},
+    };
     uint32_t tid, pid;
     const ftrace_kv *nc = ingest_ft_kv_get(r, "newcomm");
     if (!nc || !ingest_ft_kv_u32(r, "pid", &tid))
