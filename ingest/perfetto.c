@@ -601,11 +601,10 @@ static int pf_run(pf_reader *d, const ingest_sink *sink, ingest_stats *st, char 
     if (ingest_ft_reader_init(&d->fr, d->path, sink, st, err, errlen) < 0)
         return -1;
     d->fr.unit = "packet";
-    ingest_pf_fast_init(d);
     snprintf(st->meta.recorder, sizeof st->meta.recorder, "perfetto");
     d->in = malloc(PF_IN_SIZE);
     int rc = -1;
-    if (!d->in) {
+    if (!d->in || ingest_pf_fast_init(d) < 0) {
         ingest_pf_fail(d, 0, "out of memory");
         goto out;
     }
@@ -647,6 +646,7 @@ out:
     free(d->cpus);
     free(d->tgids);
     free(d->fast_ev);
+    ingest_pf_fast_free(d);
     ingest_ft_reader_free(&d->fr);
     return rc;
 }

@@ -134,6 +134,11 @@ typedef struct pf_reader {
     /* FtraceEvent's fields by number (NULL: not in the schema), for the
      * hand decoder: protobuf-c's lookup was a tenth of its time */
     const ProtobufCFieldDescriptor *evfield[PF_EVFIELDS];
+    /* the fields of the event message of each FtraceEvent field number,
+     * by their numbers (perfetto_fast.c), in fast_tab */
+    const struct pf_fastf *evmsg[PF_EVFIELDS];
+    uint32_t evmsg_n[PF_EVFIELDS]; /* field numbers below this are in evmsg */
+    struct pf_fastf *fast_tab;
     size_t vlen;
 } pf_reader;
 
@@ -205,8 +210,10 @@ typedef struct pf_fast {
  * protobuf-c would unpack them: 1; 0 when protobuf-c must unpack it (the
  * arena may hold a part: release it); -1 out of memory. */
 int ingest_pf_fast_packet(pf_reader *d, pf_hold *h, const uint8_t *p, size_t len, pf_fast *out);
-/* The decoder's tables, before the first packet. */
-void ingest_pf_fast_init(pf_reader *d);
+/* The decoder's tables, before the first packet.  0, or -1 out of
+ * memory; ingest_pf_fast_free frees them. */
+int ingest_pf_fast_init(pf_reader *d);
+void ingest_pf_fast_free(pf_reader *d);
 
 /* ---- perfetto_names.c: the first pass ---- */
 
