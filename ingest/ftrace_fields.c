@@ -10,21 +10,9 @@
 
 /* ---- small parsers over [p, p + n) ---- */
 
-bool ingest_ft_dec_u64(const char *p, size_t n, uint64_t *out)
+bool ingest_ft_dec_u64_long(const char *p, size_t n, uint64_t *out)
 {
     uint64_t v = 0;
-    if (n == 0 || n > 20)
-        return false;
-    if (n < 20) { /* 19 digits cannot overflow: no check per digit */
-        for (size_t i = 0; i < n; i++) {
-            unsigned d = (unsigned)(unsigned char)p[i] - '0';
-            if (d > 9)
-                return false;
-            v = v * 10 + d;
-        }
-        *out = v;
-        return true;
-    }
     for (size_t i = 0; i < n; i++) {
         if (p[i] < '0' || p[i] > '9')
             return false;
@@ -34,15 +22,6 @@ bool ingest_ft_dec_u64(const char *p, size_t n, uint64_t *out)
         v = v * 10 + d;
     }
     *out = v;
-    return true;
-}
-
-bool ingest_ft_dec_u32(const char *p, size_t n, uint32_t *out)
-{
-    uint64_t v;
-    if (!ingest_ft_dec_u64(p, n, &v) || v > UINT32_MAX)
-        return false;
-    *out = (uint32_t)v;
     return true;
 }
 
@@ -105,31 +84,9 @@ size_t ingest_fmt_hex(char *b, uint64_t v, int min)
 
 /* ---- key=value fields ---- */
 
-/* n bytes equal, without memcmp's call: keys are a few bytes */
-static inline bool bytes_same(const char *a, const char *b, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (a[i] != b[i])
-            return false;
-    return true;
-}
-
 void ingest_ft_parse_kv(ftrace_reader *r, const char *text)
 {
     r->nkv = ingest_ftrace_lex_kv(text, r->kv, FTRACE_KV_MAX);
-}
-
-const ftrace_kv *ingest_ft_kv_get_n(const ftrace_reader *r, const char *key, size_t kl)
-{
-    /* the same pointer is the same key without a compare: readers that
-     * name their pairs with literals (perfetto_map.c) mostly look them up
-     * with the same literals, merged by the linker */
-    for (int i = 0; i < r->nkv; i++) {
-        const ftrace_kv *kv = &r->kv[i];
-        if (kv->klen == kl && (kv->key == key || bytes_same(kv->key, key, kl)))
-            return kv;
-    }
-    return NULL;
 }
 
 /* n bytes, most of them a few: two overlapping fixed-size copies, which
