@@ -177,6 +177,18 @@ static inline bool ingest_pf_varint(const uint8_t **p, const uint8_t *e, uint64_
         return true;
     }
     uint64_t x = 0;
+    if (e - q >= 10) { /* all ten bytes there: no bound to test a byte (a timestamp's nine) */
+        for (int i = 0; i < 10; i++) {
+            uint8_t b = q[i];
+            x |= (uint64_t)(b & 0x7f) << (7 * i);
+            if (!(b & 0x80)) {
+                *v = x;
+                *p = q + i + 1;
+                return true;
+            }
+        }
+        return false;
+    }
     for (int i = 0; i < 10 && q < e; i++) {
         uint8_t b = *q++;
         x |= (uint64_t)(b & 0x7f) << (7 * i);
