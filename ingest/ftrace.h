@@ -202,6 +202,26 @@ int ingest_ftrace_read(ingest_lines *lb, const ingest_sink *sink, const ingest_o
 
 typedef struct ftrace_tent ftrace_tent; /* one slot of the tid table */
 
+/* A switch's or a wakeup's fields as values, from a reader that has them
+ * so (Perfetto's messages): the mapping takes them instead of the pairs,
+ * which the reader would print and the mapping look up and parse again
+ * (a Perfetto switch cost 1,660 instructions so).  Each stands for the
+ * pairs of the same name, with the same text: the strings as given (NULL
+ * none), the numbers printed in decimal. */
+typedef struct ftrace_switch_vals {
+    const char *prev_comm, *next_comm;
+    int64_t prev_pid, prev_prio, next_pid, next_prio;
+    bool have_prev_prio;
+    uint64_t prev_state; /* the kernel's number */
+    bool have_blocked;
+    uint64_t blocked; /* blocked_caller: 0x and hex */
+} ftrace_switch_vals;
+
+typedef struct ftrace_wake_vals {
+    const char *comm;
+    int64_t pid, prio, target_cpu; /* target_cpu: at least three digits, as %03d */
+} ftrace_wake_vals;
+
 typedef struct ftrace_reader {
     const char *path;
     const ingest_sink *sink;
@@ -220,6 +240,10 @@ typedef struct ftrace_reader {
     bool have_last_child;
     ftrace_kv kv[FTRACE_KV_MAX]; /* the current event's canonical pairs */
     int nkv;                     /* -1: the text is not in key=value form */
+    /* the current switch's or wakeup's fields as values instead of pairs
+     * (NULL: the pairs); set around one ingest_ft_event */
+    const ftrace_switch_vals *sw;
+    const ftrace_wake_vals *wake;
     char state[32];              /* prev_state translated to kernel letters */
     char sysname[80];            /* sys_enter_NAME of a `sys_NAME(...)` line */
     char frames[8192];           /* a stack event's frames (backtrace=) */
@@ -323,6 +347,7 @@ static inline bool ingest_ft_lit(const char **pp, const char *e, const char *s)
  * cost on the per-event path; return the length (unsigned decimal:
  * db_fmt_u64).  hex: lowercase, no 0x, at least min digits (zero-padded). */
 size_t ingest_fmt_i64(char *b, int64_t v);
+size_t ingest_fmt_i64_03(char *b, int64_t v); /* %03lld: at least three digits, the sign one of them */
 size_t ingest_fmt_hex(char *b, uint64_t v, int min);
 static inline int ingest_ft_attr_u64(ftrace_reader *r, const char *key, uint64_t v)
 {

@@ -67,6 +67,21 @@ size_t ingest_fmt_i64(char *b, int64_t v)
     return 1 + db_fmt_u64(b + 1, 0 - (uint64_t)v);
 }
 
+size_t ingest_fmt_i64_03(char *b, int64_t v)
+{
+    /* by hand: snprintf was a twentieth of a Perfetto ingest's reading
+     * thread; the sign counts in the width, as in printf */
+    char t[24];
+    size_t n = 0, s = v < 0;
+    if (s)
+        b[n++] = '-';
+    size_t k = db_fmt_u64(t, s ? 0 - (uint64_t)v : (uint64_t)v);
+    for (; n + k < 3; n++)
+        b[n] = '0';
+    memcpy(b + n, t, k);
+    return n + k;
+}
+
 size_t ingest_fmt_hex(char *b, uint64_t v, int min)
 {
     static const char digit[] = "0123456789abcdef";
