@@ -104,34 +104,15 @@ void ingest_ft_parse_kv(ftrace_reader *r, const char *text)
     r->nkv = ingest_ftrace_lex_kv(text, r->kv, FTRACE_KV_MAX);
 }
 
-/* n bytes, most of them a few: two overlapping fixed-size copies, which
- * the compiler makes moves, instead of memcpy's call (the two of an
- * attribute were 4% of a Perfetto ingest's reading thread) */
-static inline void copy_short(char *d, const char *s, size_t n)
-{
-    if (n >= 8 && n <= 16) {
-        memcpy(d, s, 8);
-        memcpy(d + n - 8, s + n - 8, 8);
-    } else if (n >= 4 && n < 8) {
-        memcpy(d, s, 4);
-        memcpy(d + n - 4, s + n - 4, 4);
-    } else if (n < 4) {
-        for (size_t i = 0; i < n; i++)
-            d[i] = s[i];
-    } else {
-        memcpy(d, s, n);
-    }
-}
-
 int ingest_ft_attr_n(ftrace_reader *r, const char *key, size_t kl, const char *val, size_t vlen)
 {
     size_t need = kl + 1 + vlen + 1;
     char *p = ingest_attr_reserve(&r->ab, r->alen, &r->acap, need);
     if (!p)
         return ingest_ft_fail(r, "out of memory (attributes)");
-    copy_short(p, key, kl);
+    ingest_ft_copy_short(p, key, kl);
     p[kl] = '=';
-    copy_short(p + kl + 1, val, vlen);
+    ingest_ft_copy_short(p + kl + 1, val, vlen);
     p[kl + 1 + vlen] = '\0';
     r->alen += need;
     return 0;
@@ -163,10 +144,10 @@ int ingest_ft_attr_same(ftrace_reader *r, const ftrace_key *keys)
         if (!p)
             return ingest_ft_fail(r, "out of memory (attributes)");
         for (size_t i = 0; i < n; i++) {
-            copy_short(p, k[i]->s, k[i]->n);
+            ingest_ft_copy_short(p, k[i]->s, k[i]->n);
             p += k[i]->n;
             *p++ = '=';
-            copy_short(p, kv[i]->val, kv[i]->vlen);
+            ingest_ft_copy_short(p, kv[i]->val, kv[i]->vlen);
             p += kv[i]->vlen;
             *p++ = '\0';
         }
@@ -198,6 +179,11 @@ int ingest_ft_attr_func(ftrace_reader *r, const char *v, size_t n)
 }
 
 /* ---- attributes ---- */
+
+int ingest_ft_attr_grow(ftrace_reader *r, size_t need)
+{
+    return ingest_attr_reserve(&r->ab, r->alen, &r->acap, need) ? 0 : ingest_ft_fail(r, "out of memory (attributes)");
+}
 
 char *ingest_attr_reserve(char **ab, size_t alen, size_t *acap, size_t need)
 {

@@ -78,10 +78,11 @@ static int switch_state(ftrace_reader *r, db_event *ev, const char *state, size_
     /* R, or any state with the preempted mark: still on the run queue */
     bool runnable = strcmp(state, "R") == 0 || (sl && state[sl - 1] == '+');
     ev->obj = next_pid;
+    const char *reason = NULL;
     if (!runnable) {
         /* the first state names the wait: D with K (killable) or N
          * (noload) is still uninterruptible, I/O-like */
-        const char *reason = state;
+        reason = state;
         if (state[0] == 'S' && (!state[1] || state[1] == '|'))
             reason = "sleep";
         else if (state[0] == 'D' && (!state[1] || state[1] == '|'))
@@ -89,12 +90,18 @@ static int switch_state(ftrace_reader *r, db_event *ev, const char *state, size_
         else if (strcmp(state, "I") == 0)
             reason = "idle";
         ev->type = DB_EV_WAIT;
-        if (ingest_ft_attr(r, "reason", reason, strlen(reason)) < 0)
-            return -1;
     }
-    if (ingest_ft_attr(r, "state", state, sl) < 0 || ingest_ft_attr_u64(r, "next_pid", next_pid) < 0 ||
-        ingest_ft_attr(r, "next_comm", nc, ncl) < 0)
+    /* in place: reason, state, next_pid, next_comm */
+    size_t rl = reason ? strlen(reason) : 0;
+    char *p = ingest_ft_attrs_room(r, 8 + rl + 7 + sl + 10 + INGEST_FT_NUM_MAX + 11 + ncl);
+    if (!p)
         return -1;
+    if (reason)
+        p = ingest_ft_put(p, FTRACE_LIT("reason"), reason, rl);
+    p = ingest_ft_put(p, FTRACE_LIT("state"), state, sl);
+    p = ingest_ft_put_u64(p, FTRACE_LIT("next_pid"), next_pid);
+    p = ingest_ft_put(p, FTRACE_LIT("next_comm"), nc, ncl);
+    ingest_ft_attrs_done(r, p);
     return 0;
 }
 
@@ -113,13 +120,20 @@ static int switch_vals(ftrace_reader *r, db_event *ev, const ftrace_switch_vals 
         (v->prev_pid >= 0 && v->prev_pid <= UINT32_MAX &&
          ingest_ft_full_comm(r, (uint32_t)v->prev_pid, v->prev_comm, strlen(v->prev_comm)) < 0))
         return -1;
-    if (switch_state(r, ev, state, strlen(state), next_pid, nc, ncl) < 0 ||
-        ingest_ft_attr(r, "prev_comm", v->prev_comm, strlen(v->prev_comm)) < 0 ||
-        ingest_ft_attr_i64(r, "prev_pid", v->prev_pid) < 0 ||
-        (v->have_prev_prio && ingest_ft_attr_i64(r, "prev_prio", v->prev_prio) < 0) ||
-        ingest_ft_attr_i64(r, "next_prio", v->next_prio) < 0 ||
-        (v->have_blocked && ingest_ft_attr_hex(r, "blocked_caller", v->blocked) < 0))
+    if (switch_state(r, ev, state, strlen(state), next_pid, nc, ncl) < 0)
         return -1;
+    size_t pcl = strlen(v->prev_comm);
+    char *p = ingest_ft_attrs_room(r, 11 + pcl + 4 * (16 + INGEST_FT_NUM_MAX));
+    if (!p)
+        return -1;
+    p = ingest_ft_put(p, FTRACE_LIT("prev_comm"), v->prev_comm, pcl);
+    p = ingest_ft_put_num(p, FTRACE_LIT("prev_pid"), ingest_fmt_i64, v->prev_pid);
+    if (v->have_prev_prio)
+        p = ingest_ft_put_num(p, FTRACE_LIT("prev_prio"), ingest_fmt_i64, v->prev_prio);
+    p = ingest_ft_put_num(p, FTRACE_LIT("next_prio"), ingest_fmt_i64, v->next_prio);
+    if (v->have_blocked)
+        p = ingest_ft_put_hex(p, FTRACE_LIT("blocked_caller"), v->blocked);
+    ingest_ft_attrs_done(r, p);
     return 0;
 }
 
@@ -186,17 +200,21 @@ int ingest_ft_map_wakeup(ftrace_reader *r, db_event *ev, const char *reason)
         ev->type = DB_EV_WAKEUP;
         ev->obj = tid;
     }
-    if (ingest_ft_attr_u64(r, "tid", tid) < 0 || ingest_ft_attr(r, "comm", comm, cl) < 0)
+    /* in place: tid, comm, reason, and the values' prio and target_cpu */
+    size_t rl = reason ? strlen(reason) : 0;
+    char *p = ingest_ft_attrs_room(r, 4 + INGEST_FT_NUM_MAX + 6 + cl + 8 + rl + 2 * (12 + INGEST_FT_NUM_MAX));
+    if (!p)
         return -1;
-    if (reason && ingest_ft_attr(r, "reason", reason, strlen(reason)) < 0)
-        return -1;
-    if (!v)
-        return ingest_ft_attr_same(r, rest);
-    char cpu[24];
-    if (ingest_ft_attr_i64(r, "prio", v->prio) < 0 ||
-        ingest_ft_attr(r, "target_cpu", cpu, ingest_fmt_i64_03(cpu, v->target_cpu)) < 0)
-        return -1;
-    return 0;
+    p = ingest_ft_put_u64(p, FTRACE_LIT("tid"), tid);
+    p = ingest_ft_put(p, FTRACE_LIT("comm"), comm, cl);
+    if (reason)
+        p = ingest_ft_put(p, FTRACE_LIT("reason"), reason, rl);
+    if (v) {
+        p = ingest_ft_put_num(p, FTRACE_LIT("prio"), ingest_fmt_i64, v->prio);
+        p = ingest_ft_put_num(p, FTRACE_LIT("target_cpu"), ingest_fmt_i64_03, v->target_cpu);
+    }
+    ingest_ft_attrs_done(r, p);
+    return v ? 0 : ingest_ft_attr_same(r, rest);
 }
 
 /* ---- processes: the declaration side effects (requirement 6) ---- */
