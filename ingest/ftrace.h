@@ -244,6 +244,7 @@ typedef struct ftrace_reader {
      * (NULL: the pairs); set around one ingest_ft_event */
     const ftrace_switch_vals *sw;
     const ftrace_wake_vals *wake;
+    bool kv_distinct; /* the reader says no key of r->kv is there twice */
     char state[32];              /* prev_state translated to kernel letters */
     char sysname[80];            /* sys_enter_NAME of a `sys_NAME(...)` line */
     char frames[8192];           /* a stack event's frames (backtrace=) */

@@ -214,6 +214,21 @@ static bool attr_has(const ftrace_reader *r, const char *key, size_t kl)
 
 int ingest_ft_attr_pairs(ftrace_reader *r)
 {
+    if (r->kv_distinct && r->alen == 0) {
+        /* no key twice and no attribute yet: every pair, in place (a
+         * Perfetto cpu_idle's two cost 320 instructions the long way) */
+        size_t need = 0;
+        for (int i = 0; i < r->nkv; i++)
+            need += r->kv[i].klen + 1 + r->kv[i].vlen + 1;
+        char *p = ingest_ft_attrs_room(r, need);
+        if (!p)
+            return -1;
+        for (int i = 0; i < r->nkv; i++)
+            if (r->kv[i].klen < 64) /* keys of 64 bytes and more are left out, as ever */
+                p = ingest_ft_put(p, r->kv[i].key, r->kv[i].klen, r->kv[i].val, r->kv[i].vlen);
+        ingest_ft_attrs_done(r, p);
+        return 0;
+    }
     for (int i = 0; i < r->nkv; i++) {
         const ftrace_kv *kv = &r->kv[i];
         /* keys of 64 bytes and more are left out, as ever */

@@ -472,6 +472,7 @@ int ingest_pf_emit(pf_reader *d, const pf_item *it)
     r->nkv = 0;
     r->sw = NULL;
     r->wake = NULL;
+    r->kv_distinct = false;
     d->vlen = 0;
     r->lineno = it->hold->packet;
     ftrace_ev_kind k = FTRACE_EV_OTHER;
@@ -485,7 +486,9 @@ int ingest_pf_emit(pf_reader *d, const pf_item *it)
         name = "sched_waking";
         k = FTRACE_EV_SCHED_WAKING;
         wake_pairs(d, it->comm, it->pid, it->prio, it->target_cpu);
-    } else if (!full_pairs(d, it->ev, &k, &name)) {
+    } else if (full_pairs(d, it->ev, &k, &name)) {
+        r->kv_distinct = true; /* each message's pairs have keys of their own */
+    } else {
         /* an event of a message the schema subset does not hold: stored
          * raw, with the pairs of its own bytes (perfetto_other.c), as
          * every reader stores every event; an FtraceEvent with no event
@@ -523,6 +526,7 @@ int ingest_pf_emit(pf_reader *d, const pf_item *it)
     int rc = ingest_ft_event(r, &li, k);
     r->sw = NULL;
     r->wake = NULL;
+    r->kv_distinct = false;
     if (rc == FTRACE_BAD_FIELDS) {
         ingest_errf(r->err, r->errlen, "%s: byte %llu: packet %llu: %s: fields missing or malformed", d->path,
                     (unsigned long long)it->hold->offset, (unsigned long long)it->hold->packet, name);
