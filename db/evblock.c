@@ -224,6 +224,17 @@ static inline uint32_t hash_bytes(const void *p, size_t n)
 {
     const unsigned char *s = p;
     uint64_t h = 0x9e3779b97f4a7c15ull ^ n, w;
+    if (n > 8 && n <= 16) { /* a comm, a key: its first and last 8 bytes, no loop */
+        uint64_t z;
+        memcpy(&w, s, 8);
+        memcpy(&z, s + n - 8, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+        h = (h ^ z) * 0xff51afd7ed558ccdull;
+        h ^= h >> 29;
+        h *= 0xc4ceb9fe1a85ec53ull;
+        return (uint32_t)(h >> 32);
+    }
     size_t rest = n & 7;
     for (; n >= 8; s += 8, n -= 8) {
         memcpy(&w, s, 8);
@@ -244,6 +255,14 @@ static inline uint32_t hash_bytes(const void *p, size_t n)
 static inline bool bytes_eq(const char *a, const char *b, size_t n)
 {
     uint64_t x, y;
+    if (n > 8 && n <= 16) { /* the first and the last 8 bytes, which overlap */
+        uint64_t z, w;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        memcpy(&z, a + n - 8, 8);
+        memcpy(&w, b + n - 8, 8);
+        return x == y && z == w;
+    }
     for (; n >= 8; a += 8, b += 8, n -= 8) {
         memcpy(&x, a, 8);
         memcpy(&y, b, 8);
