@@ -75,6 +75,8 @@ int db_keysort_add(db_keysort *ks, int dbi, const unsigned char *k, size_t len)
     e->dbi = (uint8_t)dbi;
     e->len = (uint8_t)len;
     memcpy(e->k, k, len);
+    if (len < 12) /* reduce reads 12 bytes: zero-padded */
+        memset(e->k + len, 0, 12 - len);
     return 0;
 }
 
@@ -97,13 +99,34 @@ static int index_cmp(const void *a, const void *b, void *keys)
 }
 
 /* bytes 0-3 (the trace) into *head, the rest of what is sorted on into
- * the record */
+ * the record: read in place, as a key is zero-padded to 12 bytes (a copy
+ * of its length into a zeroed buffer first stalled the loads after it:
+ * a seventh of the drain's cycles, perf) */
+/* big-endian loads, inline (db_get_be64 is a call) */
+static inline uint64_t be64_at(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    return v;
+}
+
+static inline uint32_t be32_at(const unsigned char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    v = __builtin_bswap32(v);
+#endif
+    return v;
+}
+
 static ks_rec reduce(const ks_key *e, uint32_t i, uint32_t *head)
 {
-    unsigned char b[12] = {0};
-    memcpy(b, e->k, e->len < 12 ? e->len : 12);
-    *head = db_get_be32(b);
-    return (ks_rec){db_get_be64(b + 4), e->dbi, i};
+    *head = be32_at(e->k);
+    return (ks_rec){be64_at(e->k + 4), e->dbi, i};
 }
 
 static unsigned digit(const ks_rec *r, int d) /* d: 0..8, least significant first */
@@ -214,7 +237,12 @@ int db_keysort_drain(db_keysort *ks, db_keysort_cb cb, void *ctx)
         if (!sorted)
             sort_run(ks, ks->rec + s, e - s);
     }
+    /* the keys in sorted order are all over the batch's megabytes of
+     * them: each is fetched a few keys ahead (their cache misses were a
+     * fifth of the drain's cycles, perf) */
     for (size_t i = 0; i < n && !rc; i++) {
+        if (i + 8 < n)
+            __builtin_prefetch(&ks->key[ks->rec[i + 8].i]);
         const ks_key *e = &ks->key[ks->rec[i].i];
         rc = cb(ctx, e->dbi, e->k, e->len);
     }

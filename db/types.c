@@ -183,8 +183,30 @@ size_t db_fmt_u64(char *b, uint64_t v)
     static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
                                 "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
                                 "8081828384858687888990919293949596979899";
-    size_t n = 1;
-    for (uint64_t p = 10; n < 20 && v >= p; p *= 10)
+    /* the numbers of events are mostly small (a prio, a state, a cpu, a
+     * pid): up to four digits without the loops (1.08M calls were 53M
+     * of a Perfetto ingest's 964M reading-thread instructions) */
+    if (v < 100) {
+        if (v < 10) {
+            b[0] = (char)('0' + v);
+            return 1;
+        }
+        memcpy(b, pairs + 2 * v, 2);
+        return 2;
+    }
+    if (v < 10000) {
+        unsigned hi = (unsigned)v / 100, lo = (unsigned)v % 100;
+        if (hi < 10) {
+            b[0] = (char)('0' + hi);
+            memcpy(b + 1, pairs + 2 * lo, 2);
+            return 3;
+        }
+        memcpy(b, pairs + 2 * hi, 2);
+        memcpy(b + 2, pairs + 2 * lo, 2);
+        return 4;
+    }
+    size_t n = 5;
+    for (uint64_t p = 100000; n < 20 && v >= p; p *= 10)
         n++;
     char *q = b + n;
     while (v >= 100) {

@@ -201,12 +201,31 @@ static uint64_t thread_slot(uint32_t tid, uint16_t cpu)
     return tid == 0 && cpu != DB_CPU_NONE ? (1ULL << 32) | cpu : tid;
 }
 
+/* t, of slot, is the thread got last */
+static graph_thread *recent(graph_state *g, uint64_t slot, graph_thread *t)
+{
+    if (g->recent[0] != t) {
+        g->recent[1] = g->recent[0];
+        g->recent_slot[1] = g->recent_slot[0];
+        g->recent[0] = t;
+        g->recent_slot[0] = slot;
+    }
+    return t;
+}
+
 graph_thread *graph_thread_get(graph_state *g, uint32_t tid, uint16_t cpu)
 {
+    /* the two threads got last first, without the table: 642,000 lookups
+     * in 287,000 Perfetto events were 40M of the graph thread's 857M
+     * instructions (threads are never taken out of the table) */
     uint64_t slot = thread_slot(tid, cpu);
+    if (g->recent[0] && g->recent_slot[0] == slot)
+        return g->recent[0];
+    if (g->recent[1] && g->recent_slot[1] == slot)
+        return recent(g, slot, g->recent[1]);
     uint32_t ix;
     if (graph_map_get(&g->tids, slot, &ix))
-        return g->threads[ix];
+        return recent(g, slot, g->threads[ix]);
     if (g->nthreads == g->cthreads) {
         size_t n = g->cthreads ? g->cthreads * 2 : 256;
         graph_thread **p = realloc(g->threads, n * sizeof *p);
@@ -222,7 +241,7 @@ graph_thread *graph_thread_get(graph_state *g, uint32_t tid, uint16_t cpu)
     }
     g->threads[g->nthreads++] = t;
     t->tid = tid;
-    return t;
+    return recent(g, slot, t);
 }
 
 static bool is_callout(const db_event *ev)

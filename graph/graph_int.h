@@ -114,6 +114,10 @@ typedef struct graph_state {
                                 while the table grows; `tids`: slot -> index */
     size_t nthreads, cthreads;
     graph_map tids;
+    /* the two threads last got (graph_thread_get), newest first: an event
+     * asks for its own thread two or three times (NULL: none yet) */
+    graph_thread *recent[2];
+    uint64_t recent_slot[2];
     graph_stack *cpus;       /* per-cpu isolated contexts */
     size_t ncpus;
     graph_pend *pend;        /* pool of pending halves; free list via next */

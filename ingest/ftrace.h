@@ -202,6 +202,26 @@ int ingest_ftrace_read(ingest_lines *lb, const ingest_sink *sink, const ingest_o
 
 typedef struct ftrace_tent ftrace_tent; /* one slot of the tid table */
 
+/* A switch's or a wakeup's fields as values, from a reader that has them
+ * so (Perfetto's messages): the mapping takes them instead of the pairs,
+ * which the reader would print and the mapping look up and parse again
+ * (a Perfetto switch cost 1,660 instructions so).  Each stands for the
+ * pairs of the same name, with the same text: the strings as given (NULL
+ * none), the numbers printed in decimal. */
+typedef struct ftrace_switch_vals {
+    const char *prev_comm, *next_comm;
+    int64_t prev_pid, prev_prio, next_pid, next_prio;
+    bool have_prev_prio;
+    uint64_t prev_state; /* the kernel's number */
+    bool have_blocked;
+    uint64_t blocked; /* blocked_caller: 0x and hex */
+} ftrace_switch_vals;
+
+typedef struct ftrace_wake_vals {
+    const char *comm;
+    int64_t pid, prio, target_cpu; /* target_cpu: at least three digits, as %03d */
+} ftrace_wake_vals;
+
 typedef struct ftrace_reader {
     const char *path;
     const ingest_sink *sink;
@@ -220,6 +240,11 @@ typedef struct ftrace_reader {
     bool have_last_child;
     ftrace_kv kv[FTRACE_KV_MAX]; /* the current event's canonical pairs */
     int nkv;                     /* -1: the text is not in key=value form */
+    /* the current switch's or wakeup's fields as values instead of pairs
+     * (NULL: the pairs); set around one ingest_ft_event */
+    const ftrace_switch_vals *sw;
+    const ftrace_wake_vals *wake;
+    bool kv_distinct; /* the reader says no key of r->kv is there twice */
     char state[32];              /* prev_state translated to kernel letters */
     char sysname[80];            /* sys_enter_NAME of a `sys_NAME(...)` line */
     char frames[8192];           /* a stack event's frames (backtrace=) */
@@ -256,6 +281,49 @@ void ingest_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((
  * unless it names the file already ("PATH:...").  Returns -1. */
 int ingest_sink_failed(char *err, size_t errlen, const char *path, uint64_t line);
 char *ingest_attr_reserve(char **ab, size_t alen, size_t *acap, size_t need);
+
+/* n bytes, most of them a few: two overlapping fixed-size copies, which
+ * the compiler makes moves, instead of memcpy's call (the two of an
+ * attribute were 4% of a Perfetto ingest's reading thread) */
+static inline void ingest_ft_copy_short(char *d, const char *s, size_t n)
+{
+    if (n >= 8 && n <= 16) {
+        memcpy(d, s, 8);
+        memcpy(d + n - 8, s + n - 8, 8);
+    } else if (n >= 4 && n < 8) {
+        memcpy(d, s, 4);
+        memcpy(d + n - 4, s + n - 4, 4);
+    } else if (n < 4) {
+        for (size_t i = 0; i < n; i++)
+            d[i] = s[i];
+    } else {
+        memcpy(d, s, n);
+    }
+}
+
+/* Attributes written in place after one reservation, for the mappings of
+ * the commonest events (an ingest_ft_attr_n call per attribute was 62
+ * instructions): ingest_ft_attrs_room makes room for need more bytes and
+ * says where they go (NULL: out of memory, err set), each put appends
+ * key=value and returns where the next goes, ingest_ft_attrs_done takes
+ * what was put.  Numbers take at most INGEST_FT_NUM_MAX bytes. */
+#define INGEST_FT_NUM_MAX 24
+int ingest_ft_attr_grow(ftrace_reader *r, size_t need);
+static inline char *ingest_ft_attrs_room(ftrace_reader *r, size_t need)
+{
+    if ((r->alen + need > r->acap || !r->ab) && ingest_ft_attr_grow(r, need) < 0)
+        return NULL;
+    return r->ab + r->alen;
+}
+static inline char *ingest_ft_put(char *p, const char *key, size_t kl, const char *val, size_t vlen)
+{
+    ingest_ft_copy_short(p, key, kl);
+    p[kl] = '=';
+    ingest_ft_copy_short(p + kl + 1, val, vlen);
+    p[kl + 1 + vlen] = '\0';
+    return p + kl + 1 + vlen + 1;
+}
+static inline void ingest_ft_attrs_done(ftrace_reader *r, const char *p) { r->alen = (size_t)(p - r->ab); }
 
 /* Append key=value to the current event's attributes (key NUL-terminated).
  * The wrappers measure the key inline: a literal's length is a constant,
@@ -323,7 +391,38 @@ static inline bool ingest_ft_lit(const char **pp, const char *e, const char *s)
  * cost on the per-event path; return the length (unsigned decimal:
  * db_fmt_u64).  hex: lowercase, no 0x, at least min digits (zero-padded). */
 size_t ingest_fmt_i64(char *b, int64_t v);
+size_t ingest_fmt_i64_03(char *b, int64_t v); /* %03lld: at least three digits, the sign one of them */
 size_t ingest_fmt_hex(char *b, uint64_t v, int min);
+/* ingest_ft_put of a number, printed in place (FTRACE_LIT("pid"): a
+ * literal key and its length) */
+#define FTRACE_LIT(lit) lit, sizeof(lit) - 1
+static inline char *ingest_ft_put_num(char *p, const char *key, size_t kl, size_t (*fmt)(char *, int64_t),
+                                      int64_t v)
+{
+    ingest_ft_copy_short(p, key, kl);
+    p[kl] = '=';
+    size_t n = fmt(p + kl + 1, v);
+    p[kl + 1 + n] = '\0';
+    return p + kl + 1 + n + 1;
+}
+static inline char *ingest_ft_put_u64(char *p, const char *key, size_t kl, uint64_t v)
+{
+    ingest_ft_copy_short(p, key, kl);
+    p[kl] = '=';
+    size_t n = db_fmt_u64(p + kl + 1, v);
+    p[kl + 1 + n] = '\0';
+    return p + kl + 1 + n + 1;
+}
+static inline char *ingest_ft_put_hex(char *p, const char *key, size_t kl, uint64_t v) /* 0x + lowercase hex */
+{
+    ingest_ft_copy_short(p, key, kl);
+    p[kl] = '=';
+    p[kl + 1] = '0';
+    p[kl + 2] = 'x';
+    size_t n = 2 + ingest_fmt_hex(p + kl + 3, v, 1);
+    p[kl + 1 + n] = '\0';
+    return p + kl + 1 + n + 1;
+}
 static inline int ingest_ft_attr_u64(ftrace_reader *r, const char *key, uint64_t v)
 {
     char b[24];
@@ -340,15 +439,62 @@ static inline int ingest_ft_attr_hex(ftrace_reader *r, const char *key, uint64_t
     return ingest_ft_attr(r, key, b, 2 + ingest_fmt_hex(b + 2, v, 1));
 }
 
-/* Numbers over [p, p + n): decimal, and hex with or without 0x. */
-bool ingest_ft_dec_u64(const char *p, size_t n, uint64_t *out);
-bool ingest_ft_dec_u32(const char *p, size_t n, uint32_t *out);
+/* Numbers over [p, p + n): decimal, and hex with or without 0x.  The
+ * decimals inline: the mapping reads a few an event (pids, a state), and
+ * their two calls each were 30M of a Perfetto ingest's 852M reading-thread
+ * instructions in 287,000 events. */
+bool ingest_ft_dec_u64_long(const char *p, size_t n, uint64_t *out); /* 20 digits, checked for overflow */
+static inline bool ingest_ft_dec_u64(const char *p, size_t n, uint64_t *out)
+{
+    if (n == 0 || n > 20)
+        return false;
+    if (n == 20)
+        return ingest_ft_dec_u64_long(p, n, out);
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++) { /* 19 digits cannot overflow: no check per digit */
+        unsigned d = (unsigned)(unsigned char)p[i] - '0';
+        if (d > 9)
+            return false;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return true;
+}
+static inline bool ingest_ft_dec_u32(const char *p, size_t n, uint32_t *out)
+{
+    uint64_t v;
+    if (!ingest_ft_dec_u64(p, n, &v) || v > UINT32_MAX)
+        return false;
+    *out = (uint32_t)v;
+    return true;
+}
 bool ingest_ft_dec_i64(const char *p, size_t n, int64_t *out);
 bool ingest_ft_hex_u64(const char *p, size_t n, uint64_t *out);
 
 /* r->kv / r->nkv from NUL-terminated text, and lookups in them. */
 void ingest_ft_parse_kv(ftrace_reader *r, const char *text);
-const ftrace_kv *ingest_ft_kv_get_n(const ftrace_reader *r, const char *key, size_t kl);
+/* Inline, its compare too: a Perfetto switch looks up ten pairs among its
+ * eight (the calls, and memcmp's for each pair of the key's length, were
+ * 60M of the reading thread's 964M instructions in 287,000 events).  The
+ * same pointer is the same key without a compare: readers that name their
+ * pairs with literals (perfetto_map.c) mostly look them up with the same
+ * literals, merged by the linker. */
+static inline const ftrace_kv *ingest_ft_kv_get_n(const ftrace_reader *r, const char *key, size_t kl)
+{
+    for (int i = 0; i < r->nkv; i++) {
+        const ftrace_kv *kv = &r->kv[i];
+        if (kv->klen != kl)
+            continue;
+        if (kv->key == key)
+            return kv;
+        size_t j = 0;
+        while (j < kl && kv->key[j] == key[j])
+            j++;
+        if (j == kl)
+            return kv;
+    }
+    return NULL;
+}
 static inline const ftrace_kv *ingest_ft_kv_get(const ftrace_reader *r, const char *key)
 {
     return ingest_ft_kv_get_n(r, key, strlen(key));
@@ -374,9 +520,15 @@ static inline int ingest_ft_attr_kv(ftrace_reader *r, const char *attr, const ch
     const ftrace_kv *kv = ingest_ft_kv_get(r, key);
     return kv ? ingest_ft_attr(r, attr, kv->val, kv->vlen) : 0;
 }
-/* An attribute for each of the NULL-terminated keys that has a pair, in
- * that order, with the pair's value. */
-int ingest_ft_attr_same(ftrace_reader *r, const char *const *keys);
+/* A key with its length, measured by the compiler (FTRACE_KEY("pid")). */
+typedef struct ftrace_key {
+    const char *s;
+    size_t n;
+} ftrace_key;
+#define FTRACE_KEY(lit) {lit, sizeof(lit) - 1}
+/* An attribute for each of the keys (ended by {NULL, 0}) that has a pair,
+ * in that order, with the pair's value. */
+int ingest_ft_attr_same(ftrace_reader *r, const ftrace_key *keys);
 /* func= a function: the symbol, without trace-cmd's /0x.. size suffix; an
  * address when no symbol was known (0x + lowercase hex) */
 int ingest_ft_attr_func(ftrace_reader *r, const char *v, size_t n);
@@ -388,7 +540,21 @@ int ingest_ft_bad_fields(ftrace_reader *r, const ftrace_line *li);
 
 /* Appends one canonical pair (key: a string that outlives the event);
  * false when r->kv is full. */
-bool ingest_ft_kv_add_n(ftrace_reader *r, const char *key, size_t kl, const char *val, size_t vlen);
+static inline bool ingest_ft_kv_add_n(ftrace_reader *r, const char *key, size_t kl, const char *val, size_t vlen)
+{
+    /* inline: a Perfetto event adds six pairs or so (the calls were 25M
+     * of the reading thread's 964M instructions in 287,000 events) */
+    if (r->nkv < 0)
+        r->nkv = 0;
+    if (r->nkv == FTRACE_KV_MAX)
+        return false;
+    ftrace_kv *kv = &r->kv[r->nkv++];
+    kv->key = key;
+    kv->klen = kl;
+    kv->val = val;
+    kv->vlen = vlen;
+    return true;
+}
 static inline bool ingest_ft_kv_add(ftrace_reader *r, const char *key, const char *val, size_t vlen)
 {
     return ingest_ft_kv_add_n(r, key, strlen(key), val, vlen);

@@ -124,7 +124,10 @@ static bool take(ftrace_reader *r, int64_t id, binder_ent *out)
 
 int ingest_ft_map_binder(ftrace_reader *r, db_event *ev, bool received)
 {
-    static const char *const send_keys[] = {"dest_node", "dest_proc", "dest_thread", "flags", "code", NULL};
+    static const ftrace_key send_keys[] = {
+        FTRACE_KEY("dest_node"), FTRACE_KEY("dest_proc"), FTRACE_KEY("dest_thread"), FTRACE_KEY("flags"),
+        FTRACE_KEY("code"), {NULL, 0},
+    };
     int64_t id;
     if (!ingest_ft_kv_i64(r, "transaction", &id) || id == 0)
         return FTRACE_BAD_FIELDS;

@@ -40,7 +40,8 @@ static int syscall_name_attr(ftrace_reader *r, int64_t nr)
  * begin/end, obj = the number, val = the return value. */
 static int map_raw_syscall(ftrace_reader *r, db_event *ev, bool enter)
 {
-    static const char *const enter_keys[] = {"args", NULL}, *const exit_keys[] = {"ret", NULL};
+    static const ftrace_key enter_keys[] = {FTRACE_KEY("args"), {NULL, 0}};
+    static const ftrace_key exit_keys[] = {FTRACE_KEY("ret"), {NULL, 0}};
     int64_t nr, ret = 0;
     if (!ingest_ft_kv_i64(r, "id", &nr) || (enter ? !ingest_ft_kv_get(r, "args") : !ingest_ft_kv_i64(r, "ret", &ret)))
         return FTRACE_BAD_FIELDS;
@@ -93,8 +94,8 @@ static int map_named_syscall(ftrace_reader *r, const ftrace_line *li, db_event *
  * the thread by the graph pass, paper/000 1.a). */
 static int map_irq(ftrace_reader *r, db_event *ev, bool begin, bool soft)
 {
-    static const char *const hard_keys[] = {"irq", "name", "ret", NULL};
-    static const char *const soft_keys[] = {"vec", "action", NULL};
+    static const ftrace_key hard_keys[] = {FTRACE_KEY("irq"), FTRACE_KEY("name"), FTRACE_KEY("ret"), {NULL, 0}};
+    static const ftrace_key soft_keys[] = {FTRACE_KEY("vec"), FTRACE_KEY("action"), {NULL, 0}};
     uint32_t n;
     if (!ingest_ft_kv_u32(r, soft ? "vec" : "irq", &n))
         return FTRACE_BAD_FIELDS;
@@ -111,7 +112,7 @@ static int map_irq(ftrace_reader *r, db_event *ev, bool begin, bool soft)
  * obj = the hrtimer address. */
 static int map_hrtimer(ftrace_reader *r, db_event *ev, ftrace_ev_kind k)
 {
-    static const char *const rest[] = {"softexpires", "now", NULL};
+    static const ftrace_key rest[] = {FTRACE_KEY("softexpires"), FTRACE_KEY("now"), {NULL, 0}};
     uint64_t addr;
     if (!ingest_ft_kv_hex(r, "hrtimer", &addr))
         return FTRACE_BAD_FIELDS;
@@ -145,7 +146,7 @@ static int map_hrtimer(ftrace_reader *r, db_event *ev, ftrace_ev_kind k)
  * activate_work is kept raw (with block and func).  obj = the work. */
 static int map_work(ftrace_reader *r, db_event *ev, ftrace_ev_kind k)
 {
-    static const char *const cpus[] = {"req_cpu", "cpu", NULL};
+    static const ftrace_key cpus[] = {FTRACE_KEY("req_cpu"), FTRACE_KEY("cpu"), {NULL, 0}};
     uint64_t addr;
     if (!ingest_ft_kv_hex(r, "work", &addr))
         return FTRACE_BAD_FIELDS;

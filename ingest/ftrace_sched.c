@@ -69,15 +69,88 @@ static void state_from_number(uint64_t v, char *out, size_t cap)
     out[n] = '\0';
 }
 
+/* A switch's state (kernel letters), the wait it begins, and its next
+ * task's attributes: the part of the mapping the pairs and the values
+ * share. */
+static int switch_state(ftrace_reader *r, db_event *ev, const char *state, size_t sl, uint32_t next_pid,
+                        const char *nc, size_t ncl)
+{
+    /* R, or any state with the preempted mark: still on the run queue */
+    bool runnable = strcmp(state, "R") == 0 || (sl && state[sl - 1] == '+');
+    ev->obj = next_pid;
+    const char *reason = NULL;
+    if (!runnable) {
+        /* the first state names the wait: D with K (killable) or N
+         * (noload) is still uninterruptible, I/O-like */
+        reason = state;
+        if (state[0] == 'S' && (!state[1] || state[1] == '|'))
+            reason = "sleep";
+        else if (state[0] == 'D' && (!state[1] || state[1] == '|'))
+            reason = "io";
+        else if (strcmp(state, "I") == 0)
+            reason = "idle";
+        ev->type = DB_EV_WAIT;
+    }
+    /* in place: reason, state, next_pid, next_comm */
+    size_t rl = reason ? strlen(reason) : 0;
+    char *p = ingest_ft_attrs_room(r, 8 + rl + 7 + sl + 10 + INGEST_FT_NUM_MAX + 11 + ncl);
+    if (!p)
+        return -1;
+    if (reason)
+        p = ingest_ft_put(p, FTRACE_LIT("reason"), reason, rl);
+    p = ingest_ft_put(p, FTRACE_LIT("state"), state, sl);
+    p = ingest_ft_put_u64(p, FTRACE_LIT("next_pid"), next_pid);
+    p = ingest_ft_put(p, FTRACE_LIT("next_comm"), nc, ncl);
+    ingest_ft_attrs_done(r, p);
+    return 0;
+}
+
+/* ingest_ft_map_switch from values (r->sw): what the pairs of the same
+ * text give */
+static int switch_vals(ftrace_reader *r, db_event *ev, const ftrace_switch_vals *v)
+{
+    char state[32];
+    const char *nc = v->next_comm ? v->next_comm : "";
+    size_t ncl = strlen(nc);
+    if (v->next_pid < 0 || v->next_pid > UINT32_MAX) /* not a u32's digits */
+        return FTRACE_BAD_FIELDS;
+    uint32_t next_pid = (uint32_t)v->next_pid;
+    state_from_number(v->prev_state, state, sizeof state);
+    if (ingest_ft_full_comm(r, next_pid, nc, ncl) < 0 ||
+        (v->prev_pid >= 0 && v->prev_pid <= UINT32_MAX &&
+         ingest_ft_full_comm(r, (uint32_t)v->prev_pid, v->prev_comm, strlen(v->prev_comm)) < 0))
+        return -1;
+    if (switch_state(r, ev, state, strlen(state), next_pid, nc, ncl) < 0)
+        return -1;
+    size_t pcl = strlen(v->prev_comm);
+    char *p = ingest_ft_attrs_room(r, 11 + pcl + 4 * (16 + INGEST_FT_NUM_MAX));
+    if (!p)
+        return -1;
+    p = ingest_ft_put(p, FTRACE_LIT("prev_comm"), v->prev_comm, pcl);
+    p = ingest_ft_put_num(p, FTRACE_LIT("prev_pid"), ingest_fmt_i64, v->prev_pid);
+    if (v->have_prev_prio)
+        p = ingest_ft_put_num(p, FTRACE_LIT("prev_prio"), ingest_fmt_i64, v->prev_prio);
+    p = ingest_ft_put_num(p, FTRACE_LIT("next_prio"), ingest_fmt_i64, v->next_prio);
+    if (v->have_blocked)
+        p = ingest_ft_put_hex(p, FTRACE_LIT("blocked_caller"), v->blocked);
+    ingest_ft_attrs_done(r, p);
+    return 0;
+}
+
 /* sched_switch: prev_state other than R / R+ is a wait of prev (the
  * event's task) with reason S sleep, D io, I idle, else the state text;
  * otherwise a preemption, kept raw (paper/000 1.b: a wait ends the node).
  * obj = next_pid either way. */
 int ingest_ft_map_switch(ftrace_reader *r, db_event *ev)
 {
+    if (r->sw)
+        return switch_vals(r, ev, r->sw);
     /* blocked_caller: where the wait blocked, from Perfetto's
      * sched_blocked_reason (perfetto.c); no text form has it */
-    static const char *const rest[] = {"prev_comm", "prev_pid", "prev_prio", "next_prio", "blocked_caller", NULL};
+    static const ftrace_key rest[] = {
+        FTRACE_KEY("prev_comm"), FTRACE_KEY("prev_pid"), FTRACE_KEY("prev_prio"), FTRACE_KEY("next_prio"),
+        FTRACE_KEY("blocked_caller"), {NULL, 0},
+    };
     char state[32];
     uint32_t next_pid;
     const ftrace_kv *st = ingest_ft_kv_get(r, "prev_state");
@@ -92,28 +165,8 @@ int ingest_ft_map_switch(ftrace_reader *r, db_event *ev)
         state_from_number(num, state, sizeof state);
         sl = strlen(state);
     }
-    if (ingest_ft_full_comm(r, next_pid, nc->val, nc->vlen) < 0 || full_comm_kv(r, "prev_pid", "prev_comm") < 0)
-        return -1;
-
-    /* R, or any state with the preempted mark: still on the run queue */
-    bool runnable = strcmp(state, "R") == 0 || (sl && state[sl - 1] == '+');
-    ev->obj = next_pid;
-    if (!runnable) {
-        /* the first state names the wait: D with K (killable) or N
-         * (noload) is still uninterruptible, I/O-like */
-        const char *reason = state;
-        if (state[0] == 'S' && (!state[1] || state[1] == '|'))
-            reason = "sleep";
-        else if (state[0] == 'D' && (!state[1] || state[1] == '|'))
-            reason = "io";
-        else if (strcmp(state, "I") == 0)
-            reason = "idle";
-        ev->type = DB_EV_WAIT;
-        if (ingest_ft_attr(r, "reason", reason, strlen(reason)) < 0)
-            return -1;
-    }
-    if (ingest_ft_attr(r, "state", state, sl) < 0 || ingest_ft_attr_u64(r, "next_pid", next_pid) < 0 ||
-        ingest_ft_attr(r, "next_comm", nc->val, nc->vlen) < 0)
+    if (ingest_ft_full_comm(r, next_pid, nc->val, nc->vlen) < 0 || full_comm_kv(r, "prev_pid", "prev_comm") < 0 ||
+        switch_state(r, ev, state, sl, next_pid, nc->val, nc->vlen) < 0)
         return -1;
     return ingest_ft_attr_same(r, rest);
 }
@@ -123,22 +176,45 @@ int ingest_ft_map_switch(ftrace_reader *r, db_event *ev)
  * the same pairs but kept raw (the wakeup proper follows it). */
 int ingest_ft_map_wakeup(ftrace_reader *r, db_event *ev, const char *reason)
 {
-    static const char *const rest[] = {"prio", "target_cpu", NULL};
+    static const ftrace_key rest[] = {FTRACE_KEY("prio"), FTRACE_KEY("target_cpu"), {NULL, 0}};
+    const ftrace_wake_vals *v = r->wake; /* the values instead of the pairs */
     uint32_t tid;
-    const ftrace_kv *comm = ingest_ft_kv_get(r, "comm");
-    if (!comm || !ingest_ft_kv_u32(r, "pid", &tid))
-        return FTRACE_BAD_FIELDS;
-    if (ingest_ft_full_comm(r, tid, comm->val, comm->vlen) < 0)
+    const char *comm;
+    size_t cl;
+    if (v) {
+        if (v->pid < 0 || v->pid > UINT32_MAX) /* not a u32's digits */
+            return FTRACE_BAD_FIELDS;
+        tid = (uint32_t)v->pid;
+        comm = v->comm ? v->comm : "";
+        cl = strlen(comm);
+    } else {
+        const ftrace_kv *c = ingest_ft_kv_get(r, "comm");
+        if (!c || !ingest_ft_kv_u32(r, "pid", &tid))
+            return FTRACE_BAD_FIELDS;
+        comm = c->val;
+        cl = c->vlen;
+    }
+    if (ingest_ft_full_comm(r, tid, comm, cl) < 0)
         return -1;
     if (reason) {
         ev->type = DB_EV_WAKEUP;
         ev->obj = tid;
     }
-    if (ingest_ft_attr_u64(r, "tid", tid) < 0 || ingest_ft_attr(r, "comm", comm->val, comm->vlen) < 0)
+    /* in place: tid, comm, reason, and the values' prio and target_cpu */
+    size_t rl = reason ? strlen(reason) : 0;
+    char *p = ingest_ft_attrs_room(r, 4 + INGEST_FT_NUM_MAX + 6 + cl + 8 + rl + 2 * (12 + INGEST_FT_NUM_MAX));
+    if (!p)
         return -1;
-    if (reason && ingest_ft_attr(r, "reason", reason, strlen(reason)) < 0)
-        return -1;
-    return ingest_ft_attr_same(r, rest);
+    p = ingest_ft_put_u64(p, FTRACE_LIT("tid"), tid);
+    p = ingest_ft_put(p, FTRACE_LIT("comm"), comm, cl);
+    if (reason)
+        p = ingest_ft_put(p, FTRACE_LIT("reason"), reason, rl);
+    if (v) {
+        p = ingest_ft_put_num(p, FTRACE_LIT("prio"), ingest_fmt_i64, v->prio);
+        p = ingest_ft_put_num(p, FTRACE_LIT("target_cpu"), ingest_fmt_i64_03, v->target_cpu);
+    }
+    ingest_ft_attrs_done(r, p);
+    return v ? 0 : ingest_ft_attr_same(r, rest);
 }
 
 /* ---- processes: the declaration side effects (requirement 6) ---- */
@@ -148,7 +224,9 @@ int ingest_ft_map_wakeup(ftrace_reader *r, db_event *ev, const char *reason)
  * of its own.  Kept raw. */
 int ingest_ft_map_newtask(ftrace_reader *r, const db_event *ev)
 {
-    static const char *const keys[] = {"pid", "comm", "clone_flags", "oom_score_adj", NULL};
+    static const ftrace_key keys[] = {
+        FTRACE_KEY("pid"), FTRACE_KEY("comm"), FTRACE_KEY("clone_flags"), FTRACE_KEY("oom_score_adj"), {NULL, 0},
+    };
     uint32_t child;
     uint64_t flags;
     const ftrace_kv *comm = ingest_ft_kv_get(r, "comm");
@@ -170,7 +248,9 @@ int ingest_ft_map_newtask(ftrace_reader *r, const db_event *ev)
  * declared here as a process of its own (fork cannot tell a thread). */
 int ingest_ft_map_fork(ftrace_reader *r, db_event *ev)
 {
-    static const char *const keys[] = {"comm", "pid", "child_comm", "child_pid", NULL};
+    static const ftrace_key keys[] = {
+        FTRACE_KEY("comm"), FTRACE_KEY("pid"), FTRACE_KEY("child_comm"), FTRACE_KEY("child_pid"), {NULL, 0},
+    };
     uint32_t child;
     const ftrace_kv *cc = ingest_ft_kv_get(r, "child_comm");
     if (!cc || !ingest_ft_kv_u32(r, "child_pid", &child))
@@ -191,7 +271,7 @@ int ingest_ft_map_fork(ftrace_reader *r, db_event *ev)
  * cut to 15 characters.  Kept raw. */
 int ingest_ft_map_exec(ftrace_reader *r)
 {
-    static const char *const keys[] = {"filename", "pid", "old_pid", NULL};
+    static const ftrace_key keys[] = {FTRACE_KEY("filename"), FTRACE_KEY("pid"), FTRACE_KEY("old_pid"), {NULL, 0}};
     uint32_t tid, pid;
     const ftrace_kv *fn = ingest_ft_kv_get(r, "filename");
     if (!fn || !ingest_ft_kv_u32(r, "pid", &tid))
@@ -216,7 +296,9 @@ int ingest_ft_map_exec(ftrace_reader *r)
  * renamed; a leader's rename renames its process.  Kept raw. */
 int ingest_ft_map_rename(ftrace_reader *r)
 {
-    static const char *const keys[] = {"pid", "oldcomm", "newcomm", "oom_score_adj", NULL};
+    static const ftrace_key keys[] = {
+        FTRACE_KEY("pid"), FTRACE_KEY("oldcomm"), FTRACE_KEY("newcomm"), FTRACE_KEY("oom_score_adj"), {NULL, 0},
+    };
     uint32_t tid, pid;
     const ftrace_kv *nc = ingest_ft_kv_get(r, "newcomm");
     if (!nc || !ingest_ft_kv_u32(r, "pid", &tid))

@@ -129,11 +129,18 @@ typedef struct pf_reader {
     char vbuf[2048];           /* the current event's number values */
     char obuf[12288];          /* perfetto_other.c: an event the subset leaves out: its name, keys and values */
     char prev_comm[DB_NAME_MAX]; /* a compact switch's prev_comm found at its emit */
+    ftrace_switch_vals sw;       /* the event's fields, when a switch (fr.sw) */
+    ftrace_wake_vals wake;       /* or a wakeup (fr.wake) */
     ArgusqPf__FtraceEvent **fast_ev; /* a bundle's events as the hand decoder finds them */
     size_t fast_cap;
     /* FtraceEvent's fields by number (NULL: not in the schema), for the
      * hand decoder: protobuf-c's lookup was a tenth of its time */
     const ProtobufCFieldDescriptor *evfield[PF_EVFIELDS];
+    /* the fields of the event message of each FtraceEvent field number,
+     * by their numbers (perfetto_fast.c), in fast_tab */
+    const struct pf_fastf *evmsg[PF_EVFIELDS];
+    uint32_t evmsg_n[PF_EVFIELDS]; /* field numbers below this are in evmsg */
+    struct pf_fastf *fast_tab;
     size_t vlen;
 } pf_reader;
 
@@ -172,6 +179,18 @@ static inline bool ingest_pf_varint(const uint8_t **p, const uint8_t *e, uint64_
         return true;
     }
     uint64_t x = 0;
+    if (e - q >= 10) { /* all ten bytes there: no bound to test a byte (a timestamp's nine) */
+        for (int i = 0; i < 10; i++) {
+            uint8_t b = q[i];
+            x |= (uint64_t)(b & 0x7f) << (7 * i);
+            if (!(b & 0x80)) {
+                *v = x;
+                *p = q + i + 1;
+                return true;
+            }
+        }
+        return false;
+    }
     for (int i = 0; i < 10 && q < e; i++) {
         uint8_t b = *q++;
         x |= (uint64_t)(b & 0x7f) << (7 * i);
@@ -205,8 +224,10 @@ typedef struct pf_fast {
  * protobuf-c would unpack them: 1; 0 when protobuf-c must unpack it (the
  * arena may hold a part: release it); -1 out of memory. */
 int ingest_pf_fast_packet(pf_reader *d, pf_hold *h, const uint8_t *p, size_t len, pf_fast *out);
-/* The decoder's tables, before the first packet. */
-void ingest_pf_fast_init(pf_reader *d);
+/* The decoder's tables, before the first packet.  0, or -1 out of
+ * memory; ingest_pf_fast_free frees them. */
+int ingest_pf_fast_init(pf_reader *d);
+void ingest_pf_fast_free(pf_reader *d);
 
 /* ---- perfetto_names.c: the first pass ---- */
 

@@ -54,24 +54,6 @@ static void kv_xbare(pf_reader *d, const char *key, uint64_t v)
     ingest_ft_kv_add(&d->fr, key, p, n);
 }
 
-/* %03d, as sched_wakeup's print format has target_cpu (and trace.dat's
- * reader gives it) */
-static void kv_i03(pf_reader *d, const char *key, int64_t v)
-{
-    /* by hand: snprintf was a twentieth of the reading thread, here and
-     * in cpu_set; the sign counts in the width, as in printf */
-    char *p = vroom(d), t[24];
-    size_t n = 0, s = v < 0;
-    if (s)
-        p[n++] = '-';
-    size_t k = db_fmt_u64(t, s ? 0 - (uint64_t)v : (uint64_t)v);
-    for (; n + k < 3; n++)
-        p[n] = '0';
-    memcpy(p + n, t, k);
-    n += k;
-    d->vlen += n;
-    ingest_ft_kv_add(&d->fr, key, p, n);
-}
 
 static void kv_hex(pf_reader *d, const char *key, uint64_t v)
 {
@@ -111,26 +93,30 @@ static const char *softirq_name(uint32_t vec)
     return vec < PF_NSOFTIRQ ? pf_softirq_names[vec] : "?";
 }
 
+/* A switch's and a wakeup's fields go to the mapping as values
+ * (ftrace_switch_vals), not as pairs: the commonest events' numbers are
+ * not printed here to be looked up and parsed there. */
 static void switch_pairs(pf_reader *d, const char *prev_comm, int64_t prev_pid, bool have_prio, int64_t prev_prio,
                          int64_t prev_state, const char *next_comm, int64_t next_pid, int64_t next_prio)
 {
-    kv_s(d, "prev_comm", prev_comm && *prev_comm ? prev_comm : "<...>");
-    kv_i(d, "prev_pid", prev_pid);
-    if (have_prio)
-        kv_i(d, "prev_prio", prev_prio);
-    /* the kernel's number: the mapping reads it with its table (R+ ...) */
-    kv_u(d, "prev_state", (uint64_t)prev_state);
-    kv_s(d, "next_comm", next_comm);
-    kv_i(d, "next_pid", next_pid);
-    kv_i(d, "next_prio", next_prio);
+    d->sw = (ftrace_switch_vals){
+        .prev_comm = prev_comm && *prev_comm ? prev_comm : "<...>",
+        .next_comm = next_comm,
+        .prev_pid = prev_pid,
+        .prev_prio = prev_prio,
+        .next_pid = next_pid,
+        .next_prio = next_prio,
+        .have_prev_prio = have_prio,
+        /* the kernel's number: the mapping reads it with its table (R+ ...) */
+        .prev_state = (uint64_t)prev_state,
+    };
+    d->fr.sw = &d->sw;
 }
 
 static void wake_pairs(pf_reader *d, const char *comm, int64_t pid, int64_t prio, int64_t target_cpu)
 {
-    kv_s(d, "comm", comm);
-    kv_i(d, "pid", pid);
-    kv_i(d, "prio", prio);
-    kv_i03(d, "target_cpu", target_cpu);
+    d->wake = (ftrace_wake_vals){.comm = comm, .pid = pid, .prio = prio, .target_cpu = target_cpu};
+    d->fr.wake = &d->wake;
 }
 
 /* The pairs of a full event; *k and *name say which.  False: an event
@@ -484,6 +470,9 @@ int ingest_pf_emit(pf_reader *d, const pf_item *it)
 {
     ftrace_reader *r = &d->fr;
     r->nkv = 0;
+    r->sw = NULL;
+    r->wake = NULL;
+    r->kv_distinct = false;
     d->vlen = 0;
     r->lineno = it->hold->packet;
     ftrace_ev_kind k = FTRACE_EV_OTHER;
@@ -497,7 +486,9 @@ int ingest_pf_emit(pf_reader *d, const pf_item *it)
         name = "sched_waking";
         k = FTRACE_EV_SCHED_WAKING;
         wake_pairs(d, it->comm, it->pid, it->prio, it->target_cpu);
-    } else if (!full_pairs(d, it->ev, &k, &name)) {
+    } else if (full_pairs(d, it->ev, &k, &name)) {
+        r->kv_distinct = true; /* each message's pairs have keys of their own */
+    } else {
         /* an event of a message the schema subset does not hold: stored
          * raw, with the pairs of its own bytes (perfetto_other.c), as
          * every reader stores every event; an FtraceEvent with no event
@@ -512,8 +503,12 @@ int ingest_pf_emit(pf_reader *d, const pf_item *it)
             return 0;
         }
     }
-    if (it->has_blocked)
+    if (it->has_blocked && r->sw) {
+        d->sw.have_blocked = true;
+        d->sw.blocked = it->blocked;
+    } else if (it->has_blocked) {
         kv_hex(d, "blocked_caller", it->blocked);
+    }
     ftrace_line li;
     memset(&li, 0, sizeof li);
     /* the task's name comes from the names the file gives (process_tree,
@@ -529,6 +524,9 @@ int ingest_pf_emit(pf_reader *d, const pf_item *it)
     li.name_len = strlen(name);
     li.fields = "";
     int rc = ingest_ft_event(r, &li, k);
+    r->sw = NULL;
+    r->wake = NULL;
+    r->kv_distinct = false;
     if (rc == FTRACE_BAD_FIELDS) {
         ingest_errf(r->err, r->errlen, "%s: byte %llu: packet %llu: %s: fields missing or malformed", d->path,
                     (unsigned long long)it->hold->offset, (unsigned long long)it->hold->packet, name);
