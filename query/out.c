@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "query_int.h"
 
@@ -88,6 +89,40 @@ static void json_value(FILE *f, const char *v, size_t n)
         query_json_str(f, v, n);
 }
 
+/* Whether attribute k=v says what the event's field (or object) of that
+ * name already says. */
+static bool repeats_field(const db_event *ev, const char *k, const char *v, size_t vn, const char *obj)
+{
+    char b[32];
+    const char *s = b;
+    if (obj && strcmp(k, obj) == 0) {
+        if (db_evtype_obj_is_addr(ev->type))
+            snprintf(b, sizeof b, "0x%" PRIx64, ev->obj);
+        else
+            snprintf(b, sizeof b, "%" PRIu64, ev->obj);
+    } else if (!strcasecmp(k, "id"))
+        snprintf(b, sizeof b, "%" PRIu64, ev->id);
+    else if (!strcasecmp(k, "ts"))
+        snprintf(b, sizeof b, "%" PRIu64, ev->ts);
+    else if (!strcasecmp(k, "tid"))
+        snprintf(b, sizeof b, "%" PRIu32, ev->tid);
+    else if (!strcasecmp(k, "pid"))
+        snprintf(b, sizeof b, "%" PRIu32, ev->pid);
+    else if (!strcasecmp(k, "node"))
+        snprintf(b, sizeof b, "%" PRIu32, ev->node);
+    else if (!strcasecmp(k, "cpu"))
+        snprintf(b, sizeof b, "%u", ev->cpu);
+    else if (!strcasecmp(k, "type"))
+        s = db_evtype_name(ev->type);
+    else if (!strcasecmp(k, "event"))
+        s = ev->name;
+    else if (!strcasecmp(k, "phase"))
+        s = query_event_phase(ev);
+    else
+        return false;
+    return s && strlen(s) == vn && memcmp(s, v, vn) == 0;
+}
+
 void query_json_event(FILE *f, const db_event *ev)
 {
     bool first = true;
@@ -123,24 +158,44 @@ void query_json_event(FILE *f, const db_event *ev)
         else
             fprintf(f, "%" PRIu64, ev->obj);
     }
-    /* attributes, except those that would repeat a field already written
-     * (a wakeup's tid=TARGET is "target") */
-    for (const char *p = ev->attrs, *end = ev->attrs + ev->attrs_len; p < end;) {
-        size_t n = strnlen(p, (size_t)(end - p));
-        const char *eq = memchr(p, '=', n);
-        if (eq) {
+    /* attributes, beside the fields; one named as a field (or as the
+     * object) goes in "attributes" instead, unless it repeats that field
+     * (a wakeup's pid=TARGET is its "target") */
+    bool clash = false;
+    for (int pass = 0; pass < 2; pass++) {
+        bool inner_first = true;
+        for (const char *p = ev->attrs, *end = ev->attrs + ev->attrs_len; p < end;) {
+            size_t n = strnlen(p, (size_t)(end - p));
+            const char *eq = memchr(p, '=', n);
             char k[64];
-            size_t kn = (size_t)(eq - p);
-            if (kn < sizeof k) {
+            size_t kn = eq ? (size_t)(eq - p) : 0;
+            if (eq && kn < sizeof k) {
                 memcpy(k, p, kn);
                 k[kn] = 0;
-                if (!query_event_is_fixed_field(k) && !(obj && strcmp(k, obj) == 0)) {
+                const char *v = eq + 1;
+                size_t vn = n - kn - 1;
+                bool named = query_event_is_fixed_field(k) || (obj && strcmp(k, obj) == 0) ||
+                             strcmp(k, "attributes") == 0; /* one JSON key each */
+                if (!pass && !named) {
                     key(f, &first, k);
-                    json_value(f, eq + 1, n - kn - 1);
+                    json_value(f, v, vn);
+                } else if (named && !repeats_field(ev, k, v, vn, obj)) {
+                    clash = true;
+                    if (pass) {
+                        key(f, &inner_first, k);
+                        json_value(f, v, vn);
+                    }
                 }
             }
+            p += n + 1;
         }
-        p += n + 1;
+        if (!clash)
+            break;
+        if (!pass) {
+            key(f, &first, "attributes");
+            fputc('{', f);
+        } else
+            fputc('}', f);
     }
     fputc('}', f);
 }

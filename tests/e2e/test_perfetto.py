@@ -384,10 +384,11 @@ class Perfetto(ArchiveCase):
                 got = q(f'find events where event = "{ev}"')["events"]
                 self.assertEqual(len(got), len(want))
                 # pid and type are also an event's own fields (its
-                # process, its kind): such attributes show in the table's
-                # attributes, not in JSON
-                keys = {k for _, _, f in want for k in f} - {"pid", "type"}
-                mine = sorted((e["ts"], e["tid"], tuple(str(e.get(k)) for k in sorted(keys))) for e in got)
+                # process, its kind): such an attribute is in the JSON's
+                # "attributes", unless it says what the field says
+                keys = {k for _, _, f in want for k in f}
+                val = lambda e, k: e.get("attributes", {}).get(k, e.get(k))
+                mine = sorted((e["ts"], e["tid"], tuple(str(val(e, k)) for k in sorted(keys))) for e in got)
                 theirs = sorted((ts, tid, tuple(str(f.get(k)) for k in sorted(keys))) for ts, tid, f in want)
                 self.assertEqual(mine, theirs)
         # a few values as the kernel has them
@@ -399,6 +400,10 @@ class Perfetto(ArchiveCase):
         self.assertEqual(sorted({e["oom_score_adj"] for e in oom})[:2], [0, 100])
         table = self.ok("--trace", name, 'find events where event = "oom_score_adj_update" limit 1').stdout
         self.assertIn("pid=25240", table)
+        # the process whose score changed, not the one that changed it
+        self.assertEqual({(e["pid"], e["attributes"]["pid"]) for e in oom}, {(455, 25240)})
+        rssj = q('find events where event = "rss_stat" limit 1')["events"][0]
+        self.assertEqual((rssj["type"], rssj["attributes"]["type"]), ("raw", "MM_FILEPAGES"))
         # the file holds no negative value in these messages (the unit
         # tests have them); a uint32 past 2^31 stays unsigned
         self.assertIn(2396046776, {e["mm_id"] for e in q('find events where event = "rss_stat"')["events"]})
