@@ -7,6 +7,7 @@
  * Exit status: 0 success, 1 a statement or an ingest failed, 2 usage or
  * I/O error (archive or script cannot be opened). */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <editline/readline.h>
 
@@ -42,7 +44,7 @@ static const char usage[] =
     "\n"
     "ingest reads (detected by content) ftrace text, trace-cmd report, trace.dat, systrace,\n"
     "the Argus format, perf script text, perf.data, Perfetto (plain or gzip'd) and a CTF (LTTng)\n"
-    "trace's FOLDER.\n"
+    "trace's FOLDER; FILE - is standard input (copied to a temporary file first).\n"
     "\n"
     "ARCHIVE defaults to $ARGUSQ_DB, else ./argus.db.  `argusq help` lists the statements.\n"
     "\n"
@@ -207,16 +209,103 @@ static int status_of(const argusq_error *e)
 
 static void report(const char *where, const char *src, size_t len, const argusq_error *e);
 
+/* A trace on standard input ("-") or from a pipe (`<(zcat t.gz)`): the
+ * readers detect a format by its first bytes and then read the file from
+ * its start, some more than once (trace.dat, perf.data, Perfetto), so the
+ * stream is copied into an unnamed temporary file first (O_TMPFILE: gone
+ * with the process, however it ends), which is read by its /proc/self/fd
+ * name (without /proc, or where O_TMPFILE is not supported, a named one,
+ * *named, which the caller removes); messages and the catalog still name
+ * what was given.  The fd, with the copy's path in copy, or -1 with the
+ * message printed; -2: path is a file to read as it is. */
+static int spool(const char *path, char *copy, size_t cap, bool *named)
+{
+    *named = false;
+    struct stat st;
+    bool std = strcmp(path, "-") == 0;
+    if (!std && (stat(path, &st) != 0 || !(S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode))))
+        return -2;
+    int in = std ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+    if (in < 0) {
+        fprintf(stderr, "argusq: %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    const char *dir = getenv("TMPDIR");
+    if (!dir || !*dir)
+        dir = "/tmp";
+    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    snprintf(copy, cap, "/proc/self/fd/%d", fd);
+    if (fd >= 0 && access(copy, R_OK) != 0) { /* no /proc */
+        close(fd);
+        fd = -1;
+    }
+    if (fd < 0 && (size_t)snprintf(copy, cap, "%s/argusq-stdin-XXXXXX", dir) < cap &&
+        (fd = mkostemp(copy, O_CLOEXEC)) >= 0)
+        *named = true; /* a file with a name: the caller removes it */
+    if (fd < 0) {
+        fprintf(stderr, "argusq: %s: cannot make a temporary file in %s for it: %s\n", path, dir, strerror(errno));
+        if (!std)
+            close(in);
+        return -1;
+    }
+    size_t bufsz = 1 << 20;
+    char *buf = malloc(bufsz);
+    ssize_t n = 0;
+    while (buf && (n = read(in, buf, bufsz)) != 0) {
+        if (n < 0 && errno == EINTR)
+            continue;
+        const char *what = n < 0 ? "cannot read it" : NULL;
+        for (ssize_t done = 0; !what && done < n;) {
+            ssize_t w = write(fd, buf + done, (size_t)(n - done));
+            if (w < 0 && errno != EINTR)
+                what = "cannot copy it to a temporary file";
+            done += w > 0 ? w : 0;
+        }
+        if (what) {
+            fprintf(stderr, "argusq: %s: %s: %s\n", path, what, strerror(errno));
+            break;
+        }
+    }
+    bool ok = buf && n == 0;
+    if (!buf)
+        fprintf(stderr, "argusq: %s: out of memory\n", path);
+    free(buf);
+    if (!std)
+        close(in);
+    if (!ok) {
+        close(fd);
+        if (*named)
+            unlink(copy);
+        return -1;
+    }
+    return fd;
+}
+
 static int cmd_ingest(const options *o)
 {
+    char copy[4200];
+    bool named;
+    int spooled = spool(o->file, copy, sizeof copy, &named);
+    if (spooled == -1)
+        return 2; /* as for a file that cannot be read */
     progress pg; /* on stderr, when it is a terminal */
     progress_begin(&pg, "ingest", 0);
     argusq_ingest_opts io = {.size = sizeof io, .name = o->name, .rules = o->rules, .arch = o->arch,
                              .labels = o->labels, .nlabels = (size_t)o->nlabels, .progress = ingest_progress,
                              .warning = ingest_warning, .ctx = &pg};
+    if (spooled >= 0) {
+        io.source = o->file;
+        if (!io.name && strcmp(o->file, "-") == 0)
+            io.name = "stdin";
+    }
     argusq_ingest_info info = {.size = sizeof info};
     argusq_error e;
-    int rc = argusq_ingest_into(o->archive, ARGUSQ_OPEN_LOG, o->file, &io, &info, &e);
+    int rc = argusq_ingest_into(o->archive, ARGUSQ_OPEN_LOG, spooled >= 0 ? copy : o->file, &io, &info, &e);
+    if (spooled >= 0) {
+        close(spooled);
+        if (named)
+            unlink(copy);
+    }
     progress_end(&pg);
     if (rc) {
         if (e.source[0]) /* a rule of the rules file or of a dump */

@@ -192,6 +192,10 @@ typedef struct argusq_ingest_opts {
     int threads; /* 1: read, build and write in the calling thread; 0: as
                     $ARGUSQ_THREADS says (default: the file is read in a
                     second thread) */
+    /* what the file is called in the catalog's source, the default name
+     * and messages, when path is a copy (argusq: "-", its standard input
+     * spooled to a temporary file); NULL: path */
+    const char *source;
 } argusq_ingest_opts;
 
 /* What an ingest made: the trace's catalog entry and what the reader

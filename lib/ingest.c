@@ -24,6 +24,7 @@ typedef struct prep {
     ingest_dump_head head;
     int dump; /* 1: path is an argusq dump (head filled) */
     const char *name;
+    const char *shown; /* what the file is called in messages and the catalog */
     char base[256]; /* the default name: the path's last part */
 } prep;
 
@@ -167,14 +168,14 @@ static int restore_head(const prep *p, db_writer *w, graph_rule **rules, size_t 
     const ingest_dump_head *h = &p->head;
     for (size_t i = 0; i < h->nrules; i++) {
         char where[600];
-        snprintf(where, sizeof where, "%s:%llu (rule record)", p->path, (unsigned long long)h->rule_lines[i]);
+        snprintf(where, sizeof where, "%s:%llu (rule record)", p->shown, (unsigned long long)h->rule_lines[i]);
         if (add_rules(where, h->rules[i], strlen(h->rules[i]), w, rules, n, err))
             return -1;
     }
     for (size_t i = 0; i < h->nlabels; i++) {
         db_error de = {0};
         if (db_writer_label(w, h->labels[2 * i], h->labels[2 * i + 1], &de))
-            return lib_fail(err, ARGUSQ_ERR_INGEST, "%s: label \"%s\": %s", p->path, h->labels[2 * i], de.msg);
+            return lib_fail(err, ARGUSQ_ERR_INGEST, "%s: label \"%s\": %s", p->shown, h->labels[2 * i], de.msg);
     }
     return 0;
 }
@@ -203,6 +204,8 @@ static int write_labels(db_writer *w, const prep *p, const ingest_meta *m, db_er
     return 0;
 }
 
+static void shown_as(char *msg, size_t cap, const char *path, const char *shown);
+
 /* ---- before the archive ---- */
 
 /* The options, checked; the file's format; a dump's head.  prep_free
@@ -213,6 +216,7 @@ static int prepare(prep *p, const char *path, const argusq_ingest_opts *opts, ar
     p->path = path;
     if (opts)
         memcpy(&p->o, opts, opts->size < sizeof p->o ? opts->size : sizeof p->o);
+    p->shown = p->o.source && p->o.source[0] ? p->o.source : path;
     if (!path)
         return lib_fail(err, ARGUSQ_ERR_USAGE, "no trace file to ingest");
     for (size_t i = 0; i < p->o.nlabels; i++) {
@@ -226,7 +230,7 @@ static int prepare(prep *p, const char *path, const argusq_ingest_opts *opts, ar
     }
     FILE *f = fopen(path, "rb");
     if (!f)
-        return lib_fail(err, ARGUSQ_ERR_IO, "%s: %s", path, strerror(errno));
+        return lib_fail(err, ARGUSQ_ERR_IO, "%s: %s", p->shown, strerror(errno));
     char head[4096];
     size_t n = fread(head, 1, sizeof head, f);
     fclose(f);
@@ -237,12 +241,15 @@ static int prepare(prep *p, const char *path, const argusq_ingest_opts *opts, ar
      * rules depend on it), name, labels and user rules */
     char msg[1024] = "";
     p->dump = p->fmt == INGEST_ARGUS ? ingest_dump_head_read(path, &p->head, msg, sizeof msg) : 0;
-    if (p->dump < 0)
+    if (p->dump < 0) {
+        shown_as(msg, sizeof msg, path, p->shown);
         return lib_fail(err, ARGUSQ_ERR_INGEST, "%s", msg);
+    }
     p->name = p->o.name;
     if (!p->name && p->dump && p->head.name[0])
         p->name = p->head.name;
     if (!p->name) { /* a folder given as DIR/ (as a shell completes it) is named DIR */
+        path = p->shown;
         size_t end = strlen(path);
         while (end > 1 && path[end - 1] == '/')
             end--;
@@ -260,6 +267,27 @@ static int prepare(prep *p, const char *path, const argusq_ingest_opts *opts, ar
 }
 
 static void prep_free(prep *p) { ingest_dump_head_free(&p->head); }
+
+/* A reader's message names the file it opened: the name the caller gave
+ * it goes in its place (argusq's "-" for a spooled standard input). */
+static void shown_as(char *msg, size_t cap, const char *path, const char *shown)
+{
+    size_t pl = strlen(path), sl = strlen(shown);
+    if (path == shown || !pl || strcmp(path, shown) == 0)
+        return;
+    char out[1024];
+    size_t o = 0;
+    for (const char *m = msg; *m && o + 1 < sizeof out;) {
+        if (strncmp(m, path, pl) == 0 && o + sl < sizeof out) {
+            memcpy(out + o, shown, sl);
+            o += sl;
+            m += pl;
+        } else
+            out[o++] = *m++;
+    }
+    out[o] = 0;
+    snprintf(msg, cap, "%s", out);
+}
 
 /* A message that quotes a line of the file: a hostile file must not send
  * escape sequences to the terminal that shows it. */
@@ -289,7 +317,7 @@ static int ingest(argusq_archive *a, prep *p, argusq_ingest_info *out, argusq_er
 {
     double t0 = now();
     db_error de = {0};
-    db_writer *w = db_writer_begin(a->db, p->name, p->dump ? p->head.format : ingest_format_name(p->fmt), p->path,
+    db_writer *w = db_writer_begin(a->db, p->name, p->dump ? p->head.format : ingest_format_name(p->fmt), p->shown,
                                    &de);
     if (!w)
         return lib_fail(err, ARGUSQ_ERR_INGEST, "%s", de.msg);
@@ -322,6 +350,7 @@ static int ingest(argusq_archive *a, prep *p, argusq_ingest_info *out, argusq_er
         irc = one ? ingest_file_opts(p->path, &sink, &iop, &fmt, &st, msg, sizeof msg)
                   : ingest_file_threaded(p->path, &sink, &iop, &fmt, &st, msg, sizeof msg);
     if (irc) {
+        shown_as(msg, sizeof msg, p->path, p->shown);
         defang(msg);
         lib_fail(err, ARGUSQ_ERR_INGEST, "%s", msg);
         graph_feed_abort(&sc.feed);
@@ -334,7 +363,7 @@ static int ingest(argusq_archive *a, prep *p, argusq_ingest_info *out, argusq_er
     free(rules);
     if (rc) {
         db_writer_abort(w);
-        return lib_fail(err, ARGUSQ_ERR_INGEST, "%s: %s", p->path, de.msg);
+        return lib_fail(err, ARGUSQ_ERR_INGEST, "%s: %s", p->shown, de.msg);
     }
     report_progress(&sc, true, "writing the archive");
     rc = write_labels(w, p, &st.meta, &de);
@@ -343,21 +372,21 @@ static int ingest(argusq_archive *a, prep *p, argusq_ingest_info *out, argusq_er
     else
         db_writer_abort(w);
     if (rc)
-        return lib_fail(err, ARGUSQ_ERR_INGEST, "%s: %s", p->path, de.msg);
+        return lib_fail(err, ARGUSQ_ERR_INGEST, "%s: %s", p->shown, de.msg);
     /* what the reader mended rather than refused */
     if (st.truncated)
-        warn(p, "%s:%llu: the file ends inside this line; it is left out, the rest is in", p->path,
+        warn(p, "%s:%llu: the file ends inside this line; it is left out, the rest is in", p->shown,
              (unsigned long long)st.truncated);
     if (st.unnamed)
         warn(p,
              "%s: %llu syscall events keep their number without a name: the file does not say the machine it "
              "was recorded on (ingest --arch x86_64 names them)",
-             p->path, (unsigned long long)st.unnamed);
+             p->shown, (unsigned long long)st.unnamed);
     if (st.reordered || st.late)
         warn(p,
              "%s: %llu events were out of time order and were put in order; %llu were too far behind to be and "
              "are kept at the time of the event before them",
-             p->path, (unsigned long long)st.reordered, (unsigned long long)st.late);
+             p->shown, (unsigned long long)st.reordered, (unsigned long long)st.late);
     argusq_ingest_info r = {.size = sizeof r};
     snprintf(r.trace, sizeof r.trace, "%s", info.name);
     snprintf(r.format, sizeof r.format, "%s", info.format);

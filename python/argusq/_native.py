@@ -57,7 +57,7 @@ class IngestOpts(ctypes.Structure):
     _fields_ = [("size", ctypes.c_size_t), ("name", ctypes.c_char_p), ("rules", ctypes.c_char_p),
                 ("arch", ctypes.c_char_p), ("labels", ctypes.POINTER(ctypes.c_char_p)),
                 ("nlabels", ctypes.c_size_t), ("progress", PROGRESS_FN), ("warning", WARNING_FN),
-                ("ctx", ctypes.c_void_p), ("threads", ctypes.c_int)]
+                ("ctx", ctypes.c_void_p), ("threads", ctypes.c_int), ("source", ctypes.c_char_p)]
 
 
 class IngestInfo(ctypes.Structure):
