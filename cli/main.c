@@ -225,6 +225,11 @@ static int spool(const char *path, char *copy, size_t cap, bool *named)
     bool std = strcmp(path, "-") == 0;
     if (!std && (stat(path, &st) != 0 || !(S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode))))
         return -2;
+    if (std && isatty(STDIN_FILENO)) { /* as gzip does: a trace is not typed in */
+        fprintf(stderr, "argusq: -: standard input is a terminal: pipe a trace into it (trace-cmd report | "
+                        "argusq ingest -)\n");
+        return -1;
+    }
     int in = std ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
     if (in < 0) {
         fprintf(stderr, "argusq: %s: %s\n", path, strerror(errno));

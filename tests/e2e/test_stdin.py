@@ -1,6 +1,7 @@
 """argusq ingest - (standard input) and pipes: the same trace as from
 the file, named as what was given."""
 import os
+import pty
 import subprocess
 import threading
 
@@ -80,3 +81,16 @@ class Stdin(ArchiveCase):
         self.assertIn("argusq: -:41:", p.stderr.decode())
         self.assertNotIn("/proc/self/fd", p.stderr.decode())
         self.assertEqual(self.json("traces")["traces"], [])
+
+    def test_a_terminal_is_no_trace(self):
+        """ingest - on a terminal says to pipe a trace, rather than wait for one typed in."""
+        master, slave = pty.openpty()
+        try:
+            p = subprocess.run([ARGUSQ, "-d", self.db, "ingest", "-"], stdin=slave, capture_output=True, text=True,
+                               timeout=30)
+        finally:
+            os.close(slave)
+            os.close(master)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("standard input is a terminal", p.stderr)
+        self.assertFalse(os.path.exists(self.db), "no archive made")
