@@ -102,31 +102,10 @@ static int index_cmp(const void *a, const void *b, void *keys)
  * the record: read in place, as a key is zero-padded to 12 bytes (a copy
  * of its length into a zeroed buffer first stalled the loads after it:
  * a seventh of the drain's cycles, perf) */
-/* big-endian loads, inline (db_get_be64 is a call) */
-static inline uint64_t be64_at(const unsigned char *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    v = __builtin_bswap64(v);
-#endif
-    return v;
-}
-
-static inline uint32_t be32_at(const unsigned char *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    v = __builtin_bswap32(v);
-#endif
-    return v;
-}
-
 static ks_rec reduce(const ks_key *e, uint32_t i, uint32_t *head)
 {
-    *head = be32_at(e->k);
-    return (ks_rec){be64_at(e->k + 4), e->dbi, i};
+    *head = db_get_be32(e->k);
+    return (ks_rec){db_get_be64(e->k + 4), e->dbi, i};
 }
 
 static unsigned digit(const ks_rec *r, int d) /* d: 0..8, least significant first */

@@ -236,16 +236,6 @@ void db_put_be64(unsigned char *p, uint64_t v)
     db_put_be32(p + 4, (uint32_t)v);
 }
 
-uint32_t db_get_be32(const unsigned char *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-uint64_t db_get_be64(const unsigned char *p)
-{
-    return (uint64_t)db_get_be32(p) << 32 | db_get_be32(p + 4);
-}
-
 /* Counterparts are nodes of a thread with the same name and role: the key
  * the signature index groups them by, FNV-1a of "NAME/KIND" (at most
  * DB_NAME_MAX + 15 bytes of it: a name from a query may be longer than any

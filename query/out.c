@@ -123,6 +123,38 @@ static bool repeats_field(const db_event *ev, const char *k, const char *v, size
     return s && strlen(s) == vn && memcmp(s, v, vn) == 0;
 }
 
+/* The event's attributes of one kind into f (NULL: none written): those
+ * named as a field or as the object that say something else of it
+ * (named), or the others.  Whether there was one. */
+static bool json_attrs(FILE *f, const db_event *ev, const char *obj, bool named, bool *first)
+{
+    bool any = false;
+    const char *end = ev->attrs + ev->attrs_len;
+    for (const char *p = ev->attrs, *next; p < end; p = next) {
+        size_t n = strnlen(p, (size_t)(end - p));
+        next = p + n + 1;
+        const char *eq = memchr(p, '=', n);
+        char k[64];
+        size_t kn = eq ? (size_t)(eq - p) : 0;
+        if (!eq || kn >= sizeof k)
+            continue;
+        memcpy(k, p, kn);
+        k[kn] = 0;
+        const char *v = eq + 1;
+        size_t vn = n - kn - 1;
+        bool is_named = query_event_is_fixed_field(k) || (obj && strcmp(k, obj) == 0) ||
+                        strcmp(k, "attributes") == 0; /* one JSON key each */
+        if (is_named != named || (named && repeats_field(ev, k, v, vn, obj)))
+            continue;
+        any = true;
+        if (f) {
+            key(f, first, k);
+            json_value(f, v, vn);
+        }
+    }
+    return any;
+}
+
 void query_json_event(FILE *f, const db_event *ev)
 {
     bool first = true;
@@ -161,41 +193,13 @@ void query_json_event(FILE *f, const db_event *ev)
     /* attributes, beside the fields; one named as a field (or as the
      * object) goes in "attributes" instead, unless it repeats that field
      * (a wakeup's pid=TARGET is its "target") */
-    bool clash = false;
-    for (int pass = 0; pass < 2; pass++) {
-        bool inner_first = true;
-        for (const char *p = ev->attrs, *end = ev->attrs + ev->attrs_len; p < end;) {
-            size_t n = strnlen(p, (size_t)(end - p));
-            const char *eq = memchr(p, '=', n);
-            char k[64];
-            size_t kn = eq ? (size_t)(eq - p) : 0;
-            if (eq && kn < sizeof k) {
-                memcpy(k, p, kn);
-                k[kn] = 0;
-                const char *v = eq + 1;
-                size_t vn = n - kn - 1;
-                bool named = query_event_is_fixed_field(k) || (obj && strcmp(k, obj) == 0) ||
-                             strcmp(k, "attributes") == 0; /* one JSON key each */
-                if (!pass && !named) {
-                    key(f, &first, k);
-                    json_value(f, v, vn);
-                } else if (named && !repeats_field(ev, k, v, vn, obj)) {
-                    clash = true;
-                    if (pass) {
-                        key(f, &inner_first, k);
-                        json_value(f, v, vn);
-                    }
-                }
-            }
-            p += n + 1;
-        }
-        if (!clash)
-            break;
-        if (!pass) {
-            key(f, &first, "attributes");
-            fputc('{', f);
-        } else
-            fputc('}', f);
+    json_attrs(f, ev, obj, false, &first);
+    if (json_attrs(NULL, ev, obj, true, NULL)) {
+        bool inner = true;
+        key(f, &first, "attributes");
+        fputc('{', f);
+        json_attrs(f, ev, obj, true, &inner);
+        fputc('}', f);
     }
     fputc('}', f);
 }
