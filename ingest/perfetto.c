@@ -208,6 +208,18 @@ static void run_free(pf_reader *d, pf_span *r)
     free(r);
 }
 
+/* The task a held switch leaves (its prev), or 0: not a switch.  Only
+ * switches away from a task (pid > 0) are kept for blocked_reason, which
+ * names a task. */
+static int32_t switch_prev(const pf_item *it)
+{
+    if (it->form == PF_CSWITCH)
+        return it->prev_pid;
+    if (it->form == PF_FULL && it->ev->event_case == ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_SWITCH)
+        return it->ev->sched_switch->prev_pid;
+    return 0;
+}
+
 static int pop_emit(pf_reader *d)
 {
     pf_span *r = d->rheap[0];
@@ -246,6 +258,12 @@ static int pop_emit(pf_reader *d)
         if (nx)
             for (int k = 0; k < 4; k++)
                 __builtin_prefetch(nx + 64 * k);
+    }
+    int32_t prev = switch_prev(&it);
+    uint64_t caller;
+    if (prev > 0 && ingest_pf_blk_take(d->blk, prev, it.seq, &caller)) {
+        it.has_blocked = true;
+        it.blocked = caller;
     }
     int rc = ingest_pf_emit(d, &it);
     hold_unref(it.hold);
@@ -323,28 +341,10 @@ static int push_item(pf_reader *d, pf_item *it)
  * field as the file has it: a kernel address, or, from a recorder that
  * symbolizes, an id into kernel_symbols interned data, which this reader
  * does not read (the Android 13 trace of ../shared has ids 1..n and no
- * table). */
+ * table).  The held switches are found by task (perfetto_blocked.c). */
 static void blocked_reason(pf_reader *d, const ArgusqPf__SchedBlockedReasonFtraceEvent *b)
 {
-    pf_item *last = NULL;
-    for (size_t i = 0; i < d->nrheap; i++)
-    for (size_t k = 0; k < d->rheap[i]->len; k++) {
-        pf_span *r = d->rheap[i];
-        pf_item *it = &r->q[(r->head + k) & (r->cap - 1)];
-        int32_t prev;
-        if (it->form == PF_CSWITCH)
-            prev = it->prev_pid;
-        else if (it->form == PF_FULL && it->ev->event_case == ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_SWITCH)
-            prev = it->ev->sched_switch->prev_pid;
-        else
-            continue;
-        if (prev == b->pid && (!last || it->seq > last->seq))
-            last = it;
-    }
-    if (last) {
-        last->has_blocked = true;
-        last->blocked = b->caller;
-    }
+    ingest_pf_blk_reason(d->blk, b->pid, b->caller);
 }
 
 /* ---- a bundle: one CPU's events, full and compact, in time order ---- */
@@ -489,6 +489,9 @@ static int do_bundle(pf_reader *d, pf_hold *h, const ArgusqPf__FtraceEventBundle
         h->refs++;
         if (push_item(d, &it) < 0)
             return -1;
+        int32_t prev = switch_prev(&it);
+        if (prev > 0 && ingest_pf_blk_held(&d->blk, prev, it.seq) < 0)
+            return ingest_pf_fail(d, off, "out of memory");
     }
     return 0;
 }
@@ -654,6 +657,7 @@ out:
         free(r);
     }
     free(d->rheap);
+    ingest_pf_blk_free(d->blk);
     while (d->pool) {
         pf_chunk *k = d->pool;
         d->pool = k->next;

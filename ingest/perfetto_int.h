@@ -13,6 +13,7 @@
 #include "perfetto.pb-c.h"
 
 struct pf_reader;
+struct pf_blk;
 
 /* A block of a packet's arena (perfetto.c). */
 typedef struct pf_chunk {
@@ -142,6 +143,7 @@ typedef struct pf_reader {
     uint32_t evmsg_n[PF_EVFIELDS]; /* field numbers below this are in evmsg */
     struct pf_fastf *fast_tab;
     size_t vlen;
+    struct pf_blk *blk;          /* held switches by task, for sched_blocked_reason (NULL: none yet) */
 } pf_reader;
 
 #define PF_PACKET_MAX ((size_t)256 << 20) /* a packet, or a compressed_packets inflated */
@@ -150,6 +152,19 @@ typedef struct pf_reader {
  * into ours directly instead of copying through its own (that copy was
  * a tenth of the reading thread's time on a plain file) */
 #define PF_IN_SIZE ((size_t)1 << 20)
+
+/* ---- perfetto_blocked.c: the held switches a sched_blocked_reason can
+ * name, by task ---- */
+typedef struct pf_blk pf_blk;
+/* A switch away from prev_pid, arrived as seq, is held (*b made on first
+ * use).  0, or -1 out of memory. */
+int ingest_pf_blk_held(pf_blk **b, int32_t prev_pid, uint64_t seq);
+/* A sched_blocked_reason of pid: its newest held switch gets caller. */
+void ingest_pf_blk_reason(pf_blk *b, int32_t pid, uint64_t caller);
+/* The switch seq of prev_pid is handed on: forgotten; true with *caller
+ * when a sched_blocked_reason named it. */
+bool ingest_pf_blk_take(pf_blk *b, int32_t prev_pid, uint64_t seq, uint64_t *caller);
+void ingest_pf_blk_free(pf_blk *b);
 
 /* ---- perfetto_wire.c ---- */
 

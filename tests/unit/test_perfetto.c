@@ -529,6 +529,49 @@ static void test_compact_first_prev_named(void **state)
     rec_free(r);
 }
 
+/* sched_blocked_reason (FtraceEvent 18) names the wait of its task's newest
+ * held switch: of a's two sleeps, the later; b's switch, and a task with
+ * no switch held, are left as they were. */
+static void put_blocked(pb *bundle, uint64_t ts, uint32_t waker, uint32_t pid, uint64_t caller)
+{
+    pb m = {.n = 0};
+    pb_u(&m, 1, pid);
+    pb_u(&m, 2, caller);
+    pb_u(&m, 3, 1);
+    put_event(bundle, ts, waker, 18, &m);
+}
+
+static bool has_attr(const rec_event *e, const char *key)
+{
+    const char *v;
+    size_t n;
+    db_event ev = e->ev;
+    ev.attrs = e->attrs;
+    return db_event_attr(&ev, key, &v, &n);
+}
+
+static void test_blocked_reason(void **state)
+{
+    (void)state;
+    pb t = {.n = 0}, b0 = {.n = 0}, b1 = {.n = 0};
+    pb_u(&b0, 1, 0);
+    put_switch(&b0, 1000, "a", 10, 2 /* D */, "b", 20);
+    put_switch(&b0, 1500, "b", 20, 0, "a", 10);
+    put_switch(&b0, 2000, "a", 10, 2, "b", 20);
+    put_bundle(&t, &b0);
+    pb_u(&b1, 1, 1);
+    put_blocked(&b1, 2500, 30, 10, 0xffffabcdull);
+    put_blocked(&b1, 2600, 30, 99, 0x1234ull);
+    put_bundle(&t, &b1);
+    rec *r = read_pb(&t, 0, NULL, 0);
+    const rec_event *e = find_event(r, 2000, "sched_switch");
+    assert_non_null(e);
+    assert_attr(e, "blocked_caller", "0xffffabcd");
+    assert_false(has_attr(find_event(r, 1000, "sched_switch"), "blocked_caller"));
+    assert_false(has_attr(find_event(r, 1500, "sched_switch"), "blocked_caller"));
+    rec_free(r);
+}
+
 static void test_merge_order(void **state)
 {
     (void)state;
@@ -730,7 +773,7 @@ int main(void)
         cmocka_unit_test(test_bad_varint),  cmocka_unit_test(test_length_past_end),
         cmocka_unit_test(test_detect),      cmocka_unit_test(test_merge_order),
         cmocka_unit_test(test_same_as_text),  cmocka_unit_test(test_compact_first_prev_named),
-        cmocka_unit_test(test_hand_decoder_agrees),
+        cmocka_unit_test(test_hand_decoder_agrees), cmocka_unit_test(test_blocked_reason),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
