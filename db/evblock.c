@@ -46,6 +46,10 @@
 #define EVB_SHAPES 128u /* numbered shapes in a block */
 #define EVB_SHAPE_KEYS 64u /* a shape with more keys is not numbered */
 #define EVB_SHAPE_HEAD 3u /* shape words before the keys: name, tpc, nkeys */
+#define EVB_MEMO_MAX 512u /* events remembered whole in a block (the memo, below) */
+#define EVB_MEMO_SLOTS 1024u /* their hash slots */
+#define EVB_MEMO_BYTES 65536u /* their names, attributes and encodings */
+#define EVB_MEMO_ALEN 1024u /* an event with longer attributes is not remembered */
 /* The most bytes an event with a name of nl bytes and na attributes in
  * alen bytes can take: a new shape (1, the name as a literal 11 + nl, tpc
  * and the key count 12), the fixed fields (58), and per attribute its key
@@ -101,6 +105,13 @@ typedef struct enc_shape {
     uint32_t at; /* in words: name, tpc, nkeys, keys... (string numbers) */
 } enc_shape;
 
+/* An event remembered whole: its name, type word and attributes, and
+ * the bytes its shape and its values were written as (see memo_find). */
+typedef struct enc_memo {
+    uint32_t hash, tpc, off, slot; /* off: in memo_buf, name, attributes, shape bytes, value bytes */
+    uint16_t nl, alen, slen, vlen;
+} enc_memo;
+
 /* One "key=value" (or bare "key") of the event being added. */
 typedef struct enc_attr {
     const char *key;
@@ -129,6 +140,12 @@ struct db_evblock_enc {
     enc_attr *attr; /* the event being added, split once (split_attrs) */
     size_t nattr, attr_cap;
     bool keyed; /* attr's keys and values found (split_keys or same_keys) */
+    enc_memo memo[EVB_MEMO_MAX];
+    size_t nmemo, memo_len;
+    uint16_t memo_slots[EVB_MEMO_SLOTS]; /* memo number + 1; 0 empty */
+    unsigned char *memo_buf; /* EVB_MEMO_BYTES, made on first use */
+    bool no_memo;            /* every event written in full */
+    size_t memo_hits;        /* events written from the memo */
 };
 
 db_evblock_enc *db_evblock_enc_new(void)
@@ -152,6 +169,7 @@ void db_evblock_enc_free(db_evblock_enc *e)
     free(e->shapes);
     free(e->words);
     free(e->attr);
+    free(e->memo_buf);
     free(e);
 }
 
@@ -169,11 +187,16 @@ void db_evblock_enc_reset(db_evblock_enc *e)
         memset(e->slots, 0, sizeof e->slots);
         memset(e->shape_slots, 0, sizeof e->shape_slots);
     }
+    for (size_t i = 0; i < e->nmemo; i++)
+        e->memo_slots[e->memo[i].slot] = 0;
+    e->nmemo = e->memo_len = 0;
     e->len = EVB_HEAD_MAX;
     e->n = 0;
     e->nstrs = e->nshapes = e->nwords = e->sbuf_len = 0;
 }
 
+void db_evblock_enc_memo(db_evblock_enc *e, bool on) { e->no_memo = !on; }
+size_t db_evblock_enc_memo_hits(const db_evblock_enc *e) { return e->memo_hits; }
 size_t db_evblock_enc_count(const db_evblock_enc *e) { return e->n; }
 uint64_t db_evblock_enc_first(const db_evblock_enc *e) { return e->first_id; }
 
@@ -582,6 +605,89 @@ static void rollback(db_evblock_enc *e, size_t len, size_t nstrs, size_t nshapes
     e->len = len;
 }
 
+/* ---- the memo: events that repeat ----
+ *
+ * Most events of a block repeat an earlier one but for their times, ids
+ * and nodes: an idle CPU's cpu_idle, the same two threads switching, the
+ * same wakeup.  Such an event is written as the earlier one was -- its
+ * shape's and its values' bytes -- once that one's were written without
+ * numbering anything new: they are then references to strings and a
+ * shape numbered already (or literals, when the block's tables are full,
+ * which they stay), and the tables only grow until the block ends, so
+ * writing the event again would give the same bytes.  Finding it here
+ * costs a hash and a compare of its attributes, instead of splitting
+ * them, matching the shape's keys, and hashing and looking up every
+ * value (about half of the block encoder's work on the Android 11
+ * Perfetto trace of ../shared).  The blocks are byte for byte what they
+ * were without the memo. */
+
+static uint32_t memo_hash(const char *name, size_t nl, uint32_t tpc, const char *attrs, size_t alen)
+{
+    uint64_t w = 0;
+    memcpy(&w, name, nl < 8 ? nl : 8);
+    uint64_t h = (uint64_t)hash_bytes(attrs, alen) ^ (w * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)(nl << 9 | tpc) << 40);
+    h *= 0xff51afd7ed558ccdull;
+    return (uint32_t)(h >> 32);
+}
+
+/* The remembered event with this name, type word and attributes, or NULL
+ * (*slot: where it would go). */
+static const enc_memo *memo_find(const db_evblock_enc *e, const char *name, size_t nl, uint32_t tpc,
+                                 const char *attrs, size_t alen, uint32_t h, uint32_t *slot)
+{
+    for (uint32_t i = h & (EVB_MEMO_SLOTS - 1);; i = (i + 1) & (EVB_MEMO_SLOTS - 1)) {
+        uint32_t v = e->memo_slots[i];
+        if (!v) {
+            *slot = i;
+            return NULL;
+        }
+        const enc_memo *m = &e->memo[v - 1];
+        const char *mb = (const char *)e->memo_buf + m->off;
+        if (m->hash == h && m->tpc == tpc && m->nl == nl && m->alen == alen && bytes_eq(mb, name, nl) &&
+            (!alen || bytes_eq(mb + nl, attrs, alen)))
+            return m;
+    }
+}
+
+/* Remembers the event just written: its shape's bytes at e->buf[s0, s1),
+ * its values' at [v0, e->len). */
+static void memo_add(db_evblock_enc *e, uint32_t slot, uint32_t h, const char *name, size_t nl, uint32_t tpc,
+                     const db_event *ev, size_t s0, size_t s1, size_t v0)
+{
+    size_t slen = s1 - s0, vlen = e->len - v0, need = nl + ev->attrs_len + slen + vlen;
+    if (e->nmemo == EVB_MEMO_MAX || nl > 255 || ev->attrs_len > EVB_MEMO_ALEN || slen > 0xffff || vlen > 0xffff ||
+        e->memo_len + need > EVB_MEMO_BYTES)
+        return;
+    if (!e->memo_buf && !(e->memo_buf = malloc(EVB_MEMO_BYTES)))
+        return; /* no memo: every event is written in full */
+    unsigned char *p = e->memo_buf + e->memo_len;
+    memcpy(p, name, nl);
+    if (ev->attrs_len)
+        memcpy(p + nl, ev->attrs, ev->attrs_len);
+    memcpy(p + nl + ev->attrs_len, e->buf + s0, slen);
+    memcpy(p + nl + ev->attrs_len + slen, e->buf + v0, vlen);
+    e->memo[e->nmemo] = (enc_memo){h, tpc, (uint32_t)e->memo_len, slot, (uint16_t)nl, (uint16_t)ev->attrs_len,
+                                   (uint16_t)slen, (uint16_t)vlen};
+    e->memo_slots[slot] = (uint16_t)++e->nmemo;
+    e->memo_len += need;
+}
+
+/* The fields every event writes between its shape and its values. */
+static void put_fixed(db_evblock_enc *e, const db_event *ev, uint64_t nd)
+{
+    put_uv(e, zz((int64_t)(ev->ts - e->prev_ts)));
+    put_uv(e, ev->tid);
+    put_uv(e, zz((int64_t)ev->pid - (int64_t)ev->tid));
+    put_uv(e, ev->cpu == DB_CPU_NONE ? 0 : (uint64_t)ev->cpu + 1);
+    put_uv(e, nd << 2 | (ev->obj != 0) | (uint64_t)(ev->val != 0) << 1);
+    if (ev->obj)
+        put_uv(e, ev->obj);
+    if (ev->val)
+        put_uv(e, zz(ev->val));
+}
+
+#define EVB_FIXED_MAX 58 /* put_fixed's most bytes */
+
 int db_evblock_enc_add(db_evblock_enc *e, const db_event *ev)
 {
     if (e->n >= DB_EVBLOCK_EVENTS)
@@ -595,27 +701,44 @@ int db_evblock_enc_add(db_evblock_enc *e, const db_event *ev)
     uint64_t nd = zz((int64_t)ev->node - (int64_t)e->prev_node);
     const char *name = ev->name ? ev->name : "";
     size_t nl = strlen(name);
-    if (!split_attrs(e, ev) ||
-        !db_grow((void **)&e->buf, &e->cap, e->len + EVB_EVENT_ROOM(nl, e->nattr, ev->attrs_len), 1))
-        return -1; /* nothing written yet */
-    bool ok = put_shape(e, ev, name, nl) && put_uv(e, zz((int64_t)(ev->ts - e->prev_ts))) &&
-              put_uv(e, ev->tid) &&
-              put_uv(e, zz((int64_t)ev->pid - (int64_t)ev->tid)) &&
-              put_uv(e, ev->cpu == DB_CPU_NONE ? 0 : (uint64_t)ev->cpu + 1) &&
-              put_uv(e, nd << 2 | (ev->obj != 0) | (uint64_t)(ev->val != 0) << 1);
-    if (ok && ev->obj)
-        ok = put_uv(e, ev->obj);
-    if (ok && ev->val)
-        ok = put_uv(e, zz(ev->val));
-    for (size_t j = 0; ok && j < e->nattr; j++)
-        ok = e->attr[j].val ? put_value(e, e->attr[j].val, e->attr[j].vlen) : put_uv(e, 3);
-    if (!ok) {
-        rollback(e, len, nstrs, nshapes, nwords, sl);
-        return -1;
-    }
-    if (e->n > 0 && e->len > DB_EVBLOCK_BYTES) { /* full: the event starts the next block */
-        rollback(e, len, nstrs, nshapes, nwords, sl);
-        return 1;
+    uint32_t tpc = tpc_of(ev), mslot = 0;
+    const char *attrs = ev->attrs_len ? ev->attrs : "";
+    uint32_t mh = memo_hash(name, nl, tpc, attrs, ev->attrs_len);
+    const enc_memo *m = e->no_memo ? NULL : memo_find(e, name, nl, tpc, attrs, ev->attrs_len, mh, &mslot);
+    if (m) {
+        if (!db_grow((void **)&e->buf, &e->cap, e->len + m->slen + m->vlen + EVB_FIXED_MAX, 1))
+            return -1;
+        const unsigned char *mb = e->memo_buf + m->off + m->nl + m->alen;
+        e->memo_hits++;
+        put_bytes(e, (const char *)mb, m->slen);
+        put_fixed(e, ev, nd);
+        put_bytes(e, (const char *)mb + m->slen, m->vlen);
+        if (e->n > 0 && e->len > DB_EVBLOCK_BYTES) { /* full: the event starts the next block */
+            e->len = len;
+            return 1;
+        }
+    } else {
+        if (!split_attrs(e, ev) ||
+            !db_grow((void **)&e->buf, &e->cap, e->len + EVB_EVENT_ROOM(nl, e->nattr, ev->attrs_len), 1))
+            return -1; /* nothing written yet */
+        bool ok = put_shape(e, ev, name, nl);
+        size_t s1 = e->len, v0 = 0;
+        if (ok) {
+            put_fixed(e, ev, nd);
+            v0 = e->len;
+        }
+        for (size_t j = 0; ok && j < e->nattr; j++)
+            ok = e->attr[j].val ? put_value(e, e->attr[j].val, e->attr[j].vlen) : put_uv(e, 3);
+        if (!ok) {
+            rollback(e, len, nstrs, nshapes, nwords, sl);
+            return -1;
+        }
+        if (e->n > 0 && e->len > DB_EVBLOCK_BYTES) { /* full: the event starts the next block */
+            rollback(e, len, nstrs, nshapes, nwords, sl);
+            return 1;
+        }
+        if (e->nstrs == nstrs && e->nshapes == nshapes && !e->no_memo)
+            memo_add(e, mslot, mh, name, nl, tpc, ev, len, s1, v0);
     }
     e->prev_ts = ev->ts;
     e->prev_node = ev->node;

@@ -423,6 +423,74 @@ static void test_deferred_object_chunks(void **state)
  * tables too, so events added after it (without a reset) that use the
  * same strings number them anew and the block still decodes to what went
  * in.  Many overflows, each followed by small events reusing its text. */
+/* The memo (events that repeat written as they were before) gives the
+ * bytes the full encoding gives: events of a few hot forms and of many
+ * (a block's shape table fills), with other times, threads, nodes and
+ * objects each, fed to an encoder with the memo and one without. */
+static void test_memo_same_bytes(void **state)
+{
+    (void)state;
+    enum { N = 20000, T = 300 };
+    static owned pool[T], evs[N];
+    uint64_t ts = 5000;
+    for (size_t t = 0; t < T; t++) {
+        random_event(&pool[t], 1, &ts);
+        if (t >= 20) /* a name per form: shapes past the table's 128 */
+            snprintf(pool[t].name, sizeof pool[t].name, "form%zu", t);
+    }
+    size_t repeats = 0;
+    for (size_t i = 0; i < N; i++) {
+        const owned *t = &pool[rnd() % 10 < 7 ? rnd() % 20 : rnd() % T];
+        owned *o = &evs[i];
+        random_event(o, i + 1, &ts); /* the fixed fields */
+        if (rnd() % 30 == 0)
+            continue; /* now and then one of its own */
+        memcpy(o->name, t->name, sizeof o->name);
+        memcpy(o->attrs, t->attrs, t->ev.attrs_len);
+        o->ev.name = t->ev.name ? o->name : NULL;
+        o->ev.attrs_len = t->ev.attrs_len;
+        if (rnd() % 4) { /* else the same attributes with another type, phase or context */
+            o->ev.type = t->ev.type;
+            o->ev.phase = t->ev.phase;
+            o->ev.ctx = t->ev.ctx;
+        }
+        repeats++;
+    }
+    db_evblock_enc *with = db_evblock_enc_new(), *without = db_evblock_enc_new();
+    db_evblock_enc_memo(without, false);
+    db_evblock b = {0};
+    size_t i = 0, blocks = 0;
+    while (i < N) {
+        db_evblock_enc_reset(with);
+        db_evblock_enc_reset(without);
+        size_t start = i;
+        int rc = 0;
+        while (i < N) {
+            rc = db_evblock_enc_add(with, &evs[i].ev);
+            assert_int_equal(db_evblock_enc_add(without, &evs[i].ev), rc);
+            if (rc)
+                break;
+            i++;
+        }
+        assert_int_equal(rc == 0 || rc == 1, 1);
+        size_t la, lb;
+        const unsigned char *a = db_evblock_enc_bytes(with, &la), *bb = db_evblock_enc_bytes(without, &lb);
+        assert_int_equal(la, lb);
+        assert_memory_equal(a, bb, la);
+        assert_int_equal(db_evblock_decode(&b, start + 1, a, la), 0);
+        for (size_t k = start; k < i; k++)
+            assert_same(&evs[k].ev, db_evblock_get(&b, k + 1));
+        blocks++;
+    }
+    assert_true(blocks > 20);
+    assert_true(repeats > N / 2);
+    assert_true(db_evblock_enc_memo_hits(with) > N / 4); /* the memo was used */
+    assert_int_equal(db_evblock_enc_memo_hits(without), 0);
+    db_evblock_free(&b);
+    db_evblock_enc_free(with);
+    db_evblock_enc_free(without);
+}
+
 static void test_rollback_keeps_tables(void **state)
 {
     (void)state;
@@ -553,7 +621,7 @@ int main(void)
         cmocka_unit_test(test_object_chunks),
         cmocka_unit_test(test_deferred_object_chunks),
         cmocka_unit_test(test_normbuf),
-        cmocka_unit_test(test_rollback_keeps_tables),
+        cmocka_unit_test(test_rollback_keeps_tables), cmocka_unit_test(test_memo_same_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
