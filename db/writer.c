@@ -431,7 +431,14 @@ static int chunk_put(db_writer *w, int dbi, const unsigned char *k, size_t klen,
     MDB_val key = {klen, (void *)k}, val = {vlen, (void *)v};
     w->ops++;
     count_chunk(w, dbi, k, klen, klen + vlen);
-    w->thr_rc = mdb_put(w->txn, w->a->dbi[dbi], &key, &val, 0);
+    /* through the table's cursor, not mdb_put: a cursor left on the leaf
+     * the key goes into skips the search from the root (the chunks of a
+     * thread follow each other), and mdb_put sets one up every call.
+     * Writer thread 594M -> 572M instructions on 8 copies of the Android
+     * 11 Perfetto trace (32,000 chunk puts: 2,700 each, now 2,000). */
+    w->thr_rc = w->cur[dbi] ? 0 : mdb_cursor_open(w->txn, w->a->dbi[dbi], &w->cur[dbi]);
+    if (!w->thr_rc)
+        w->thr_rc = mdb_cursor_put(w->cur[dbi], &key, &val, 0);
     if (w->thr_rc)
         return -1;
     /* The commit writes every open chunk of every index, each a put into
