@@ -31,10 +31,11 @@ uint64_t db_uv_get(const unsigned char **p, const unsigned char *end, bool *bad)
 static uint64_t zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
 static int64_t unzz(uint64_t u) { return (int64_t)(u >> 1) ^ -(int64_t)(u & 1); }
 
-/* Edge keys as the writer sorts them: trace, a, b, kind, from_event,
- * to_event -- (a, b) is (to, from) for edges_in and (from, to) for
- * edges_out.  memcmp order of these keys is the order of edges in a
- * block, and so the order a node's edges are read in. */
+/* Edge keys: trace, a, b, kind, from_event, to_event -- (a, b) is (to,
+ * from) for edges_in and (from, to) for edges_out.  memcmp order of these
+ * keys (db_edge_rec_cmp's order, the one the writer sorts a batch's edges
+ * in: keysort.c) is the order of edges in a block, and so the order a
+ * node's edges are read in. */
 void db_edge_key(unsigned char *k, uint32_t trace, uint32_t a, uint32_t b, const db_edge *e)
 {
     db_put_be32(k, trace);

@@ -453,16 +453,22 @@ int db_edgeblk_next(db_edgeblk_it *it, db_edge_rec *r);
 
 /* keysort.c: a batch's index keys, handed out in key order (table, then
  * memcmp of the key) at its end.  add: -1 when out of memory or the key
- * is longer than DB_KEYSORT_MAX.  drain: cb for every key, in order, then
- * empty; stops at the first non-zero cb (returned), -1 out of memory. */
+ * is longer than DB_KEYSORT_MAX.  add_edge: an edge of edges_in (side 0)
+ * or edges_out (1), -1 out of memory.  drain: cb for every key, in order,
+ * then ecb for every block of each side's edges (side 0 first; recs of
+ * one block, in db_edge_rec_cmp order, each once), then empty; stops at
+ * the first non-zero callback (returned), -1 out of memory.  count: keys
+ * and edges. */
 #define DB_KEYSORT_MAX 30
 typedef struct db_keysort db_keysort;
 typedef int (*db_keysort_cb)(void *ctx, int dbi, const unsigned char *k, size_t len);
+typedef int (*db_keysort_edges_cb)(void *ctx, int side, const db_edge_rec *r, size_t n);
 db_keysort *db_keysort_new(void);
 void db_keysort_free(db_keysort *ks);
 size_t db_keysort_count(const db_keysort *ks);
 int db_keysort_add(db_keysort *ks, int dbi, const unsigned char *k, size_t len);
-int db_keysort_drain(db_keysort *ks, db_keysort_cb cb, void *ctx);
+int db_keysort_add_edge(db_keysort *ks, int side, const db_edge_rec *r);
+int db_keysort_drain(db_keysort *ks, db_keysort_cb cb, db_keysort_edges_cb ecb, void *ctx);
 
 /* trace-prefixed range scans shared by reader.c and writer.c */
 typedef int (*db_key_cb)(void *ctx, const MDB_val *key, const MDB_val *val);

@@ -16,7 +16,8 @@
  * order, so the rest of the key only has to be compared when a run of
  * ties is out of order (an Argus trace out of time order).  A comparison
  * sort of the 12 million edge keys of a 19M-event trace, each its own
- * node pair, was the largest cost of an ingest. */
+ * node pair, was the largest cost of an ingest.  Edges are now kept as
+ * records and sorted by a radix sort of their own (below). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,11 +39,21 @@ typedef struct ks_rec {
     uint32_t i;   /* the key */
 } ks_rec;
 
+/* a table's edges (edges_in, edges_out), as records, not keys */
+typedef struct ks_edges {
+    db_edge_rec *r;
+    size_t n, cap;
+} ks_edges;
+
 struct db_keysort {
     ks_key *key;
     size_t n, cap;
     ks_rec *rec, *tmp; /* scratch of the drain, n each */
     size_t rcap;
+    ks_edges edge[2];  /* [0] edges_in, [1] edges_out */
+    uint64_t *ord;     /* the edges' drain: 2 per edge of the larger side */
+    db_edge_rec *eout; /* ... and the side's edges in order */
+    size_t ecap;
 };
 
 db_keysort *db_keysort_new(void) { return calloc(1, sizeof(db_keysort)); }
@@ -54,10 +65,29 @@ void db_keysort_free(db_keysort *ks)
     free(ks->key);
     free(ks->rec);
     free(ks->tmp);
+    free(ks->edge[0].r);
+    free(ks->edge[1].r);
+    free(ks->ord);
+    free(ks->eout);
     free(ks);
 }
 
-size_t db_keysort_count(const db_keysort *ks) { return ks->n; }
+size_t db_keysort_count(const db_keysort *ks) { return ks->n + ks->edge[0].n + ks->edge[1].n; }
+
+int db_keysort_add_edge(db_keysort *ks, int side, const db_edge_rec *r)
+{
+    ks_edges *e = &ks->edge[side != 0];
+    if (e->n == e->cap) {
+        size_t cap = e->cap ? e->cap * 2 : 65536;
+        db_edge_rec *nr = realloc(e->r, cap * sizeof *nr);
+        if (!nr)
+            return -1;
+        e->r = nr;
+        e->cap = cap;
+    }
+    e->r[e->n++] = *r;
+    return 0;
+}
 
 int db_keysort_add(db_keysort *ks, int dbi, const unsigned char *k, size_t len)
 {
@@ -175,12 +205,121 @@ static void sort_run(db_keysort *ks, ks_rec *r, size_t n)
     }
 }
 
-int db_keysort_drain(db_keysort *ks, db_keysort_cb cb, void *ctx)
+/* ---- edges ----
+ * Edges came as keys (trace, a, b, kind, events: 29 bytes) through the
+ * sort above, which took their 9 bytes of table and nodes digit by digit
+ * and gave each key back to be decoded again: 450 instructions an edge
+ * of a table, the writer's largest cost after LMDB on 8 copies of the
+ * Android 11 Perfetto trace.  Kept as records, an edge is sorted by its
+ * node a alone (the radix sort below, 11 bits a pass over a - min: two
+ * passes for a batch's 40,000 nodes), then a run of one node's edges,
+ * nearly always one or two in order, by the rest (db_edge_rec_cmp, which
+ * is the keys' memcmp order). */
+
+static int edge_cmp(const void *x, const void *y) { return db_edge_rec_cmp(x, y); }
+
+/* One node's edges r[0..n), n > 1, in arrival order: sorted by the rest
+ * of the edge (rarely needed), then moved down to out, each once (an
+ * edge stored twice is one edge, as it was when an edge was a key); the
+ * number moved. */
+static size_t put_run(db_edge_rec *out, db_edge_rec *r, size_t n)
+{
+    bool sorted = true;
+    for (size_t i = 1; i < n && sorted; i++)
+        sorted = db_edge_rec_cmp(&r[i - 1], &r[i]) <= 0;
+    if (!sorted && n > 16)
+        qsort(r, n, sizeof *r, edge_cmp);
+    else if (!sorted)
+        for (size_t i = 1; i < n; i++) {
+            db_edge_rec x = r[i];
+            size_t j = i;
+            for (; j > 0 && db_edge_rec_cmp(&r[j - 1], &x) > 0; j--)
+                r[j] = r[j - 1];
+            r[j] = x;
+        }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!k || db_edge_rec_cmp(&out[k - 1], &r[i]))
+            out[k++] = r[i];
+    return k;
+}
+
+/* The side's edges into ks->eout in order, each once; their number. */
+static size_t sort_edges(db_keysort *ks, const ks_edges *e)
+{
+    size_t n = e->n;
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        lo = e->r[i].a < lo ? e->r[i].a : lo;
+        hi = e->r[i].a > hi ? e->r[i].a : hi;
+    }
+    /* (a - lo) above, the edge's place below: stable on a */
+    uint64_t *src = ks->ord, *dst = ks->ord + n;
+    for (size_t i = 0; i < n; i++)
+        src[i] = (uint64_t)(e->r[i].a - lo) << 32 | i;
+    for (unsigned shift = 32; shift < 64 && (uint64_t)(hi - lo) >> (shift - 32); shift += 11) {
+        uint32_t count[2048] = {0};
+        for (size_t i = 0; i < n; i++)
+            count[src[i] >> shift & 2047]++;
+        for (uint32_t v = 0, at = 0; v < 2048; v++) {
+            uint32_t c = count[v];
+            count[v] = at;
+            at += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            dst[count[src[i] >> shift & 2047]++] = src[i];
+        uint64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    db_edge_rec *out = ks->eout;
+    for (size_t i = 0; i < n; i++)
+        out[i] = e->r[(uint32_t)src[i]];
+    /* runs of one node: nearly all a single edge */
+    size_t k = 0;
+    for (size_t s = 0, end; s < n; s = end) {
+        for (end = s + 1; end < n && out[end].a == out[s].a; end++)
+            ;
+        if (end - s == 1)
+            out[k++] = out[s];
+        else
+            k += put_run(out + k, out + s, end - s);
+    }
+    return k;
+}
+
+/* Both sides, a block (DB_EDGE_BLOCK_NODES nodes) at a time. */
+static int drain_edges(db_keysort *ks, db_keysort_edges_cb cb, void *ctx)
+{
+    size_t most = ks->edge[0].n > ks->edge[1].n ? ks->edge[0].n : ks->edge[1].n;
+    if (most > ks->ecap) {
+        free(ks->ord);
+        free(ks->eout);
+        ks->ord = malloc(2 * most * sizeof *ks->ord);
+        ks->eout = malloc(most * sizeof *ks->eout);
+        ks->ecap = ks->ord && ks->eout ? most : 0;
+        if (!ks->ecap)
+            return -1;
+    }
+    int rc = 0;
+    for (int side = 0; side < 2 && !rc; side++) {
+        size_t n = ks->edge[side].n ? sort_edges(ks, &ks->edge[side]) : 0;
+        for (size_t s = 0, e; s < n && !rc; s = e) {
+            uint32_t blk = ks->eout[s].a >> DB_EDGE_BLOCK_SHIFT;
+            for (e = s + 1; e < n && ks->eout[e].a >> DB_EDGE_BLOCK_SHIFT == blk; e++)
+                ;
+            rc = cb(ctx, side, ks->eout + s, e - s);
+        }
+    }
+    return rc;
+}
+
+int db_keysort_drain(db_keysort *ks, db_keysort_cb cb, db_keysort_edges_cb ecb, void *ctx)
 {
     int rc = 0;
     size_t n = ks->n;
     if (!n)
-        return 0;
+        goto edges;
     if (n > ks->rcap) {
         free(ks->rec);
         free(ks->tmp);
@@ -227,5 +366,9 @@ int db_keysort_drain(db_keysort *ks, db_keysort_cb cb, void *ctx)
     }
 done:
     ks->n = 0;
+edges:
+    if (!rc && (ks->edge[0].n || ks->edge[1].n))
+        rc = drain_edges(ks, ecb, ctx);
+    ks->edge[0].n = ks->edge[1].n = 0;
     return rc;
 }

@@ -112,7 +112,7 @@ static void run_batch(db_keysort *ks, unsigned seed, size_t n, bool in_time_orde
         assert_int_equal(db_keysort_add(ks, dbi, want[i].k, want[i].len), 0);
     }
     assert_int_equal(db_keysort_count(ks), n);
-    assert_int_equal(db_keysort_drain(ks, collect, &s), 0);
+    assert_int_equal(db_keysort_drain(ks, collect, NULL, &s), 0);
     assert_int_equal(db_keysort_count(ks), 0);
     qsort(want, n, sizeof *want, lmdb_order);
     assert_int_equal(s.n, n);
@@ -155,11 +155,146 @@ static void test_callback_stops_the_drain(void **state)
         assert_int_equal(db_keysort_add(ks, 3, k, len), 0);
     }
     sink s = {calloc(10, sizeof *s.k), 0, 10, 4};
-    assert_int_equal(db_keysort_drain(ks, collect, &s), 7);
+    assert_int_equal(db_keysort_drain(ks, collect, NULL, &s), 7);
     assert_int_equal(s.n, 4);
     assert_int_equal(db_keysort_count(ks), 0); /* what was left is gone */
     assert_int_equal(db_keysort_add(ks, 3, k, DB_KEYSORT_MAX + 1), -1);
     free(s.k);
+    db_keysort_free(ks);
+}
+
+/* ---- edges: db_keysort_add_edge, handed out a block at a time ---- */
+
+typedef struct edge_sink {
+    db_edge_rec *r;
+    size_t n, cap;
+    int side;       /* of the calls so far */
+    uint32_t block; /* of the last call */
+    size_t calls;
+} edge_sink;
+
+static int collect_edges(void *ctx, int side, const db_edge_rec *r, size_t n)
+{
+    edge_sink *s = ctx;
+    assert_true(n > 0);
+    uint32_t block = r[0].a >> DB_EDGE_BLOCK_SHIFT;
+    /* side 0 first; blocks ascending within a side, each given once */
+    assert_true(side >= s->side);
+    if (s->calls && side == s->side)
+        assert_true(block > s->block);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(r[i].a >> DB_EDGE_BLOCK_SHIFT, block);
+    s->side = side;
+    s->block = block;
+    s->calls++;
+    assert_true(s->n + n <= s->cap);
+    memcpy(s->r + s->n, r, n * sizeof *r);
+    s->n += n;
+    return 0;
+}
+
+static int rec_order(const void *a, const void *b) { return db_edge_rec_cmp(a, b); }
+
+/* n edges a side, a over a span of `span` nodes (a span past 2^22 takes
+ * the radix sort's third pass), a third of them twice, a node's edges in
+ * random order; what comes out is each side's distinct edges in
+ * db_edge_rec_cmp order (side 0's, then side 1's). */
+static void run_edges(db_keysort *ks, unsigned seed, size_t n, uint32_t base, uint32_t span)
+{
+    db_edge_rec *want = calloc(4 * n, sizeof *want);
+    edge_sink s = {calloc(4 * n, sizeof *s.r), 0, 4 * n, 0, 0, 0};
+    assert_non_null(want);
+    assert_non_null(s.r);
+    srand(seed);
+    size_t nw[2] = {0, 0};
+    for (int side = 0; side < 2; side++) {
+        db_edge_rec *w = want + side * 2 * n;
+        for (size_t i = 0; i < n; i++) {
+            db_edge_rec r = {0};
+            r.a = base + (uint32_t)((uint64_t)rand() * rand() % span);
+            r.b = r.a + (uint32_t)(rand() % 7) - 3;
+            r.kind = (uint8_t)(rand() % 4);
+            r.from_event = (uint64_t)rand() % 50;
+            r.to_event = r.from_event + (uint64_t)(rand() % 3);
+            w[nw[side]++] = r;
+            assert_int_equal(db_keysort_add_edge(ks, side, &r), 0);
+            if (i % 3 == 0) { /* the same edge again */
+                w[nw[side]++] = r;
+                assert_int_equal(db_keysort_add_edge(ks, side, &r), 0);
+            }
+        }
+    }
+    assert_int_equal(db_keysort_count(ks), nw[0] + nw[1]);
+    assert_int_equal(db_keysort_drain(ks, collect, collect_edges, &s), 0); /* no keys */
+    assert_int_equal(db_keysort_count(ks), 0);
+    size_t at = 0;
+    for (int side = 0; side < 2; side++) {
+        db_edge_rec *w = want + side * 2 * n;
+        qsort(w, nw[side], sizeof *w, rec_order);
+        size_t k = 0;
+        for (size_t i = 0; i < nw[side]; i++)
+            if (!k || db_edge_rec_cmp(&w[k - 1], &w[i]))
+                w[k++] = w[i];
+        for (size_t i = 0; i < k; i++, at++) {
+            assert_true(at < s.n);
+            assert_int_equal(db_edge_rec_cmp(&s.r[at], &w[i]), 0);
+        }
+    }
+    assert_int_equal(at, s.n);
+    free(want);
+    free(s.r);
+}
+
+static void test_edges(void **state)
+{
+    (void)state;
+    db_keysort *ks = db_keysort_new();
+    assert_non_null(ks);
+    run_edges(ks, 5, 20000, 1000, 3000);      /* many edges a node: runs sorted */
+    run_edges(ks, 6, 5000, 7, 1u << 30);      /* three passes */
+    run_edges(ks, 7, 300, 123456, 1);         /* every edge of one node */
+    run_edges(ks, 8, 1, UINT32_MAX - 5, 1);   /* one edge a side */
+    db_keysort_free(ks);
+}
+
+/* keys and edges in one drain: the keys first, then the edges */
+typedef struct both {
+    sink keys;
+    edge_sink edges;
+} both;
+
+static int both_key(void *ctx, int dbi, const unsigned char *k, size_t len)
+{
+    both *b = ctx;
+    assert_int_equal(b->edges.n, 0);
+    return collect(&b->keys, dbi, k, len);
+}
+
+static int both_edges(void *ctx, int side, const db_edge_rec *r, size_t n)
+{
+    return collect_edges(&((both *)ctx)->edges, side, r, n);
+}
+
+static void test_keys_then_edges(void **state)
+{
+    (void)state;
+    db_keysort *ks = db_keysort_new();
+    assert_non_null(ks);
+    unsigned char k[DB_KEYSORT_MAX];
+    size_t len = make_key(k, 0, 5, 10, 1);
+    db_edge_rec r = {.a = 40, .b = 41};
+    assert_int_equal(db_keysort_add_edge(ks, 1, &r), 0);
+    assert_int_equal(db_keysort_add(ks, 3, k, len), 0);
+    assert_int_equal(db_keysort_count(ks), 2);
+    both b = {{calloc(1, sizeof *b.keys.k), 0, 1, 0}, {calloc(1, sizeof *b.edges.r), 0, 1, 0, 0, 0}};
+    assert_int_equal(db_keysort_drain(ks, both_key, both_edges, &b), 0);
+    assert_int_equal(b.keys.n, 1);
+    assert_int_equal(b.edges.n, 1);
+    assert_int_equal(b.edges.side, 1);
+    assert_int_equal(b.edges.r[0].a, 40);
+    assert_int_equal(db_keysort_count(ks), 0);
+    free(b.keys.k);
+    free(b.edges.r);
     db_keysort_free(ks);
 }
 
@@ -169,6 +304,8 @@ int main(void)
         cmocka_unit_test(test_in_time_order),
         cmocka_unit_test(test_out_of_time_order),
         cmocka_unit_test(test_callback_stops_the_drain),
+        cmocka_unit_test(test_edges),
+        cmocka_unit_test(test_keys_then_edges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
