@@ -21,6 +21,7 @@
 #include "ingest/ftrace.h"
 #include "ingest/ingest.h"
 #include "ingest/perfetto.h"
+#include "ingest/perfetto_int.h"
 
 #include "ftrace_rec.h"
 #include "pb_build.h"
@@ -708,6 +709,66 @@ static void test_hand_decoder_agrees(void **state)
     rec_free(rc);
 }
 
+/* ingest_pf_varint reads up to 8 bytes at once when 10 are there: every
+ * length, with what follows the varint's last byte set (it must not leak
+ * in), and with the buffer ending at the varint (the byte-wise path),
+ * gives what a byte-wise reading gives; a varint cut short or of 11
+ * bytes is refused. */
+static uint64_t varint_ref(const unsigned char *b, size_t *len)
+{
+    uint64_t x = 0;
+    size_t i = 0;
+    do
+        x |= (uint64_t)(b[i] & 0x7f) << (7 * i);
+    while (b[i++] & 0x80 && i < 10);
+    *len = i;
+    return x;
+}
+
+static void test_varint(void **state)
+{
+    (void)state;
+    uint64_t vals[200];
+    size_t nv = 0;
+    for (unsigned k = 0; k < 64; k++) {
+        vals[nv++] = (uint64_t)1 << k;
+        vals[nv++] = ((uint64_t)1 << k) - 1;
+        vals[nv++] = ((uint64_t)1 << k) | 0x5555555555555555ull >> (63 - k);
+    }
+    vals[nv++] = UINT64_MAX;
+    vals[nv++] = 1234567890123ull;
+    for (size_t i = 0; i < nv; i++) {
+        for (int tail = 0; tail < 3; tail++) { /* nothing after; 0xff bytes; 0x00 bytes */
+            pb b = {.n = 0};
+            pb_raw(&b, vals[i]);
+            size_t n = b.n;
+            if (tail)
+                for (int k = 0; k < 12; k++)
+                    b.b[b.n++] = tail == 1 ? 0xff : 0x00;
+            size_t rl;
+            uint64_t want = varint_ref(b.b, &rl), got = 0;
+            assert_int_equal(rl, n);
+            assert_int_equal(want, vals[i]);
+            const uint8_t *p = b.b;
+            assert_true(ingest_pf_varint(&p, b.b + b.n, &got));
+            assert_int_equal(got, want);
+            assert_int_equal(p - b.b, n);
+        }
+    }
+    /* cut short, with and without room for the wide read */
+    unsigned char cut[16];
+    memset(cut, 0x80, sizeof cut);
+    const uint8_t *p = cut;
+    uint64_t v;
+    assert_false(ingest_pf_varint(&p, cut + 5, &v));
+    assert_false(ingest_pf_varint(&p, cut + 16, &v)); /* eleven continuation bytes */
+    assert_ptr_equal(p, cut);
+    cut[9] = 0x01; /* ten bytes: the bits past 64 dropped, as protobuf-c does */
+    assert_true(ingest_pf_varint(&p, cut + 16, &v));
+    assert_int_equal(v, (uint64_t)1 << 63);
+    assert_int_equal(p - cut, 10);
+}
+
 /* ---- corrupt input ---- */
 
 static void test_bad_varint(void **state)
@@ -774,6 +835,7 @@ int main(void)
         cmocka_unit_test(test_detect),      cmocka_unit_test(test_merge_order),
         cmocka_unit_test(test_same_as_text),  cmocka_unit_test(test_compact_first_prev_named),
         cmocka_unit_test(test_hand_decoder_agrees), cmocka_unit_test(test_blocked_reason),
+        cmocka_unit_test(test_varint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
