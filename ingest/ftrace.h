@@ -351,8 +351,15 @@ static inline int ingest_ft_attr(ftrace_reader *r, const char *key, const char *
 int ingest_ft_attr_pairs(ftrace_reader *r);
 
 /* Room in the thread table for n more tids (declarations a reader makes
- * itself, before ingest_ft_event).  0, or -1 with err set. */
-int ingest_ft_reserve(ftrace_reader *r, size_t n);
+ * itself, before ingest_ft_event).  0, or -1 with err set.  The test
+ * inline: each event makes it once or twice (the calls were 9M of a
+ * Perfetto ingest's reading thread, 664M instructions in 287,016
+ * events); ingest_ft_tab_grow grows the table. */
+int ingest_ft_tab_grow(ftrace_reader *r, size_t n);
+static inline int ingest_ft_reserve(ftrace_reader *r, size_t n)
+{
+    return (r->tused + n) * 2 <= r->tcap ? 0 : ingest_ft_tab_grow(r, n);
+}
 
 /* Declares thread tid of process pid named name (and the process before
  * it) if it is new or its pid or name changed.  new_task: a fork/newtask
