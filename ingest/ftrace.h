@@ -623,8 +623,29 @@ enum { INGEST_C_PROC = 1, INGEST_C_THREAD, INGEST_C_SYMBOL, INGEST_C_EVENT, INGE
 /* Bytes of a call (tag included), and the call written at q. */
 size_t ingest_call_named_size(size_t num, const char *name); /* proc: num 4, symbol: num 8 */
 void ingest_call_named_put(char *q, uint8_t tag, const void *num, size_t size, const char *name);
-size_t ingest_call_event_size(const db_event *ev);
-void ingest_call_event_put(char *q, const db_event *ev, size_t size);
+/* An event's call inline, its name copied as a few moves: one an event
+ * (the calls, and memcpy's for the name and the db_event, were 30M of a
+ * Perfetto ingest's reading thread, 640M instructions in 287,016
+ * events). */
+static inline size_t ingest_call_event_size(const db_event *ev)
+{
+    return 1 + sizeof *ev + 4 + strlen(ev->name ? ev->name : "") + 1 + ev->attrs_len;
+}
+/* size: ingest_call_event_size's, which measured the name already */
+static inline void ingest_call_event_put(char *q, const db_event *ev, size_t size)
+{
+    const char *name = ev->name ? ev->name : "";
+    uint32_t nl = (uint32_t)(size - (1 + sizeof *ev + 4 + 1 + ev->attrs_len));
+    *q++ = INGEST_C_EVENT;
+    memcpy(q, ev, sizeof *ev);
+    q += sizeof *ev;
+    memcpy(q, &nl, 4);
+    q += 4;
+    ingest_ft_copy_short(q, name, nl + 1);
+    q += nl + 1;
+    if (ev->attrs_len)
+        memcpy(q, ev->attrs, ev->attrs_len);
+}
 #define INGEST_CALL_THREAD_SIZE (1 + sizeof(db_thread))
 void ingest_call_thread_put(char *q, const db_thread *t);
 #define INGEST_CALL_PROGRESS_SIZE (1 + 16)
