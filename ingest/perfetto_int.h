@@ -88,6 +88,7 @@ typedef struct pf_span {
     pf_item *q;
     size_t cap, head, len;
     size_t hpos; /* its place in the heap of runs */
+    uint64_t ts, seq; /* those of its first event (perfetto.c's run_keep) */
     uint32_t cpu;
 } pf_span;
 

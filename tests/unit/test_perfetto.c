@@ -599,6 +599,48 @@ static void test_merge_order(void **state)
     rec_free(r);
 }
 
+/* Many runs (six CPUs' bundles, each out of order and with equal times):
+ * every event is held until the end, so the merge hands them on in the
+ * order of a stable sort by time, ties in arrival order. */
+static void test_merge_many(void **state)
+{
+    (void)state;
+    enum { NCPU = 6, NBUNDLE = 5, NEV = 8, N = NCPU * NBUNDLE * NEV };
+    pb t = {.n = 0};
+    uint64_t ts[N];
+    uint32_t x = 12345;
+    size_t n = 0;
+    for (int b = 0; b < NBUNDLE; b++)
+        for (int c = 0; c < NCPU; c++) {
+            pb bu = {.n = 0};
+            pb_u(&bu, 1, (uint64_t)c);
+            for (int k = 0; k < NEV; k++, n++) {
+                x = x * 1103515245u + 12345u;
+                ts[n] = 1000 + 10 * ((x >> 16) % 40); /* forty times: many ties */
+                put_waking(&bu, ts[n], 10 + (uint32_t)c, "w", 2000 + (uint32_t)n, c);
+            }
+            put_bundle(&t, &bu);
+        }
+    rec *r = read_pb(&t, 0, NULL, 0);
+    assert_int_equal(r->nev, N);
+    size_t order[N]; /* the stable sort of arrival numbers by time */
+    for (size_t i = 0; i < N; i++)
+        order[i] = i;
+    for (size_t i = 1; i < N; i++)
+        for (size_t j = i; j > 0 && ts[order[j - 1]] > ts[order[j]]; j--) {
+            size_t tmp = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = tmp;
+        }
+    for (size_t i = 0; i < N; i++) {
+        char want[16];
+        snprintf(want, sizeof want, "%zu", 2000 + order[i]);
+        assert_int_equal(r->ev[i].ev.ts, ts[order[i]]);
+        assert_attr(&r->ev[i], "tid", want);
+    }
+    rec_free(r);
+}
+
 /* ---- the hand decoder (perfetto_fast.c) and protobuf-c agree ---- */
 
 static void assert_all_same(const rec *a, const rec *b)
@@ -833,6 +875,7 @@ int main(void)
         cmocka_unit_test(test_binder),      cmocka_unit_test(test_print_slices),
         cmocka_unit_test(test_bad_varint),  cmocka_unit_test(test_length_past_end),
         cmocka_unit_test(test_detect),      cmocka_unit_test(test_merge_order),
+        cmocka_unit_test(test_merge_many),
         cmocka_unit_test(test_same_as_text),  cmocka_unit_test(test_compact_first_prev_named),
         cmocka_unit_test(test_hand_decoder_agrees), cmocka_unit_test(test_blocked_reason),
         cmocka_unit_test(test_varint),
