@@ -147,7 +147,7 @@ static int message(pf_hold *h, ProtobufCMessage *m, const pf_fastf *f, uint32_t 
             char *c = ingest_pf_alloc(h, n + 1);
             if (!c)
                 return FAST_OOM;
-            memcpy(c, sv, n);
+            ingest_ft_copy_short(c, (const char *)sv, n); /* a comm: a few moves, not memcpy's call */
             c[n] = '\0';
             memcpy(at, &c, sizeof c);
             break;

@@ -811,6 +811,32 @@ static void test_varint(void **state)
     assert_int_equal(p - cut, 10);
 }
 
+/* The hand decoder copies a string of up to 16 bytes as a few moves:
+ * comms of every length from 0 to 40 come out whole (next_comm=). */
+static void test_comm_lengths(void **state)
+{
+    (void)state;
+    const char abc[] = "abcdefghijklmnopqrstuvwxyz0123456789ABCD";
+    pb t = {.n = 0}, b = {.n = 0};
+    pb_u(&b, 1, 0);
+    for (uint32_t n = 0; n <= 40; n++) {
+        char comm[48];
+        memcpy(comm, abc, n);
+        comm[n] = '\0';
+        put_switch(&b, 1000 + n, "p", 5, 1, comm, 100 + n);
+    }
+    put_bundle(&t, &b);
+    rec *r = read_pb(&t, 0, NULL, 0);
+    assert_int_equal(r->nev, 41);
+    for (uint32_t n = 0; n <= 40; n++) {
+        char comm[48];
+        memcpy(comm, abc, n);
+        comm[n] = '\0';
+        assert_attr(&r->ev[n], "next_comm", comm);
+    }
+    rec_free(r);
+}
+
 /* ---- corrupt input ---- */
 
 static void test_bad_varint(void **state)
@@ -878,7 +904,7 @@ int main(void)
         cmocka_unit_test(test_merge_many),
         cmocka_unit_test(test_same_as_text),  cmocka_unit_test(test_compact_first_prev_named),
         cmocka_unit_test(test_hand_decoder_agrees), cmocka_unit_test(test_blocked_reason),
-        cmocka_unit_test(test_varint),
+        cmocka_unit_test(test_varint), cmocka_unit_test(test_comm_lengths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
