@@ -33,24 +33,6 @@ void ingest_call_named_put(char *q, uint8_t tag, const void *num, size_t size, c
     memcpy(q, name, n + 1);
 }
 
-size_t ingest_call_event_size(const db_event *ev)
-{
-    return 1 + sizeof *ev + 4 + strlen(ev->name ? ev->name : "") + 1 + ev->attrs_len;
-}
-
-/* size: ingest_call_event_size's, which measured the name already */
-void ingest_call_event_put(char *q, const db_event *ev, size_t size)
-{
-    const char *name = ev->name ? ev->name : "";
-    uint32_t nl = (uint32_t)(size - (1 + sizeof *ev + 4 + 1 + ev->attrs_len));
-    *q++ = INGEST_C_EVENT;
-    q = wr(q, ev, sizeof *ev);
-    q = wr(q, &nl, 4);
-    q = wr(q, name, nl + 1);
-    if (ev->attrs_len)
-        memcpy(q, ev->attrs, ev->attrs_len);
-}
-
 void ingest_call_thread_put(char *q, const db_thread *t)
 {
     *q++ = INGEST_C_THREAD;

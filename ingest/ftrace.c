@@ -86,9 +86,9 @@ static ftrace_tent *tab_find(ftrace_reader *r, uint32_t tid)
     }
 }
 
-/* Growing happens only here, before a line takes any pointer into the
- * table, so the pointers of one line stay valid. */
-static int tab_reserve(ftrace_reader *r, size_t n)
+/* Growing happens only here (ingest_ft_reserve), before a line takes any
+ * pointer into the table, so the pointers of one line stay valid. */
+int ingest_ft_tab_grow(ftrace_reader *r, size_t n)
 {
     if ((r->tused + n) * 2 <= r->tcap)
         return 0;
@@ -111,8 +111,6 @@ static int tab_reserve(ftrace_reader *r, size_t n)
     r->tcap = cap;
     return 0;
 }
-
-int ingest_ft_reserve(ftrace_reader *r, size_t n) { return tab_reserve(r, n); }
 
 static ftrace_tent *tab_get(ftrace_reader *r, uint32_t tid)
 {
@@ -298,7 +296,7 @@ static uint32_t tgid_of(const ftrace_reader *r, const ftrace_line *li)
     return lo < r->ntgids && r->tgids[lo][0] == li->tid ? r->tgids[lo][1] : 0;
 }
 
-static int resolve_task(ftrace_reader *r, const ftrace_line *li)
+static int resolve_task(ftrace_reader *r, const ftrace_line *li, ftrace_tent **te)
 {
     uint32_t tgid = tgid_of(r, li);
     size_t cl = li->comm_len < DB_NAME_MAX - 1 ? li->comm_len : DB_NAME_MAX - 1;
@@ -308,6 +306,7 @@ static int resolve_task(ftrace_reader *r, const ftrace_line *li)
      * 18M of the reading thread's 879M instructions in 287,000 events */
     uint64_t h = unknown ? 0 : hash_str(li->comm, cl);
     ftrace_tent *t = tab_get(r, li->tid);
+    *te = t; /* valid for the line: declarations add entries, the table grows only in ingest_ft_reserve */
     if (!(t->flags & T_THREAD)) {
         if (!unknown) {
             t->flags |= T_COL;
@@ -400,14 +399,14 @@ int ingest_ft_event(ftrace_reader *r, ftrace_line *li, ftrace_ev_kind k)
                               INGEST_NAME_MAX);
     /* at most: the task, a child, and a process entry for each, and two
      * tasks only named in fields (a switch's next, a wakeup's target) */
-    if (tab_reserve(r, 8) < 0)
+    ftrace_tent *te;
+    if (ingest_ft_reserve(r, 8) < 0)
         return -1;
-    if (resolve_task(r, li) < 0)
+    if (resolve_task(r, li, &te) < 0)
         return -1;
     /* trace-cmd merges a .dat's CPU buffers in time order, so there a
      * thread's time going back means a corrupt file (text goes through the
      * reorder window instead, which keeps every thread in order) */
-    ftrace_tent *te = tab_find(r, li->tid);
     if (r->check_order && (te->flags & T_EVENT) && li->ts < te->ts)
         return ingest_ft_fail(r, "thread %lu: time goes backwards: %llu.%09llu is before %llu.%09llu of %s %llu",
                               (unsigned long)li->tid, (unsigned long long)(li->ts / 1000000000),
@@ -424,8 +423,7 @@ int ingest_ft_event(ftrace_reader *r, ftrace_line *li, ftrace_ev_kind k)
     ev.id = 0; /* the sink assigns it */
     ev.ts = li->ts;
     ev.tid = li->tid;
-    if (!ingest_ft_pid_of(r, li->tid, &ev.pid))
-        ev.pid = li->tid;
+    ev.pid = (te->flags & T_THREAD) ? te->pid : li->tid; /* ingest_ft_pid_of's, without its lookup */
     ev.cpu = li->cpu;
     ev.name = li->name;
     ev.type = DB_EV_RAW;
@@ -617,7 +615,7 @@ int ingest_ft_reader_init(ftrace_reader *r, const char *path, const ingest_sink 
     r->ab = malloc(r->acap);
     if (!r->ab)
         return ingest_ft_fail(r, "out of memory");
-    if (build_syscalls(r) < 0 || tab_reserve(r, 8) < 0)
+    if (build_syscalls(r) < 0 || ingest_ft_reserve(r, 8) < 0)
         return -1;
     return 0;
 }

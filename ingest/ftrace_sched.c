@@ -69,15 +69,14 @@ static void state_from_number(uint64_t v, char *out, size_t cap)
     out[n] = '\0';
 }
 
-/* A switch's state (kernel letters), the wait it begins, and its next
- * task's attributes: the part of the mapping the pairs and the values
- * share. */
-static int switch_state(ftrace_reader *r, db_event *ev, const char *state, size_t sl, uint32_t next_pid,
-                        const char *nc, size_t ncl)
+/* A switch's state (kernel letters) as its attributes (reason=,
+ * state=) at out (room for sizeof ftrace_state_memo.attrs: a state of
+ * at most 31 letters) and whether it begins a wait: the part of the
+ * mapping every switch of the state shares.  Returns the bytes put. */
+static size_t state_attrs(const char *state, size_t sl, char *out, bool *wait)
 {
     /* R, or any state with the preempted mark: still on the run queue */
     bool runnable = strcmp(state, "R") == 0 || (sl && state[sl - 1] == '+');
-    ev->obj = next_pid;
     const char *reason = NULL;
     if (!runnable) {
         /* the first state names the wait: D with K (killable) or N
@@ -89,16 +88,43 @@ static int switch_state(ftrace_reader *r, db_event *ev, const char *state, size_
             reason = "io";
         else if (strcmp(state, "I") == 0)
             reason = "idle";
-        ev->type = DB_EV_WAIT;
     }
+    char *p = out;
+    if (reason)
+        p = ingest_ft_put(p, FTRACE_LIT("reason"), reason, strlen(reason));
+    p = ingest_ft_put(p, FTRACE_LIT("state"), state, sl);
+    *wait = !runnable;
+    return (size_t)(p - out);
+}
+
+/* The memo of state number v (its attributes made on first use). */
+static const ftrace_state_memo *state_memo(ftrace_reader *r, uint64_t v)
+{
+    ftrace_state_memo *m = &r->smemo[(v * 0x9e3779b97f4a7c15ull) >> 60];
+    if (m->len && m->num == v)
+        return m;
+    char state[32];
+    state_from_number(v, state, sizeof state);
+    m->num = v;
+    m->len = (uint8_t)state_attrs(state, strlen(state), m->attrs, &m->wait);
+    return m;
+}
+
+/* A switch's state attributes (st, sl bytes, from state_attrs), the wait
+ * it begins, and its next task's attributes: the part of the mapping the
+ * pairs and the values share. */
+static int switch_state(ftrace_reader *r, db_event *ev, const char *st, size_t sl, bool wait, uint32_t next_pid,
+                        const char *nc, size_t ncl)
+{
+    ev->obj = next_pid;
+    if (wait)
+        ev->type = DB_EV_WAIT;
     /* in place: reason, state, next_pid, next_comm */
-    size_t rl = reason ? strlen(reason) : 0;
-    char *p = ingest_ft_attrs_room(r, 8 + rl + 7 + sl + 10 + INGEST_FT_NUM_MAX + 11 + ncl);
+    char *p = ingest_ft_attrs_room(r, sl + 10 + INGEST_FT_NUM_MAX + 11 + ncl);
     if (!p)
         return -1;
-    if (reason)
-        p = ingest_ft_put(p, FTRACE_LIT("reason"), reason, rl);
-    p = ingest_ft_put(p, FTRACE_LIT("state"), state, sl);
+    memcpy(p, st, sl);
+    p += sl;
     p = ingest_ft_put_u64(p, FTRACE_LIT("next_pid"), next_pid);
     p = ingest_ft_put(p, FTRACE_LIT("next_comm"), nc, ncl);
     ingest_ft_attrs_done(r, p);
@@ -109,20 +135,18 @@ static int switch_state(ftrace_reader *r, db_event *ev, const char *state, size_
  * text give */
 static int switch_vals(ftrace_reader *r, db_event *ev, const ftrace_switch_vals *v)
 {
-    char state[32];
     const char *nc = v->next_comm ? v->next_comm : "";
-    size_t ncl = strlen(nc);
+    size_t ncl = strlen(nc), pcl = strlen(v->prev_comm);
     if (v->next_pid < 0 || v->next_pid > UINT32_MAX) /* not a u32's digits */
         return FTRACE_BAD_FIELDS;
     uint32_t next_pid = (uint32_t)v->next_pid;
-    state_from_number(v->prev_state, state, sizeof state);
+    const ftrace_state_memo *m = state_memo(r, v->prev_state);
     if (ingest_ft_full_comm(r, next_pid, nc, ncl) < 0 ||
         (v->prev_pid >= 0 && v->prev_pid <= UINT32_MAX &&
-         ingest_ft_full_comm(r, (uint32_t)v->prev_pid, v->prev_comm, strlen(v->prev_comm)) < 0))
+         ingest_ft_full_comm(r, (uint32_t)v->prev_pid, v->prev_comm, pcl) < 0))
         return -1;
-    if (switch_state(r, ev, state, strlen(state), next_pid, nc, ncl) < 0)
+    if (switch_state(r, ev, m->attrs, m->len, m->wait, next_pid, nc, ncl) < 0)
         return -1;
-    size_t pcl = strlen(v->prev_comm);
     char *p = ingest_ft_attrs_room(r, 11 + pcl + 4 * (16 + INGEST_FT_NUM_MAX));
     if (!p)
         return -1;
@@ -161,12 +185,14 @@ int ingest_ft_map_switch(ftrace_reader *r, db_event *ev)
     memcpy(state, st->val, sl);
     state[sl] = '\0';
     uint64_t num;
-    if (sl && state[0] >= '0' && state[0] <= '9' && ingest_ft_dec_u64(state, sl, &num)) {
-        state_from_number(num, state, sizeof state);
-        sl = strlen(state);
-    }
+    ftrace_state_memo own;
+    const ftrace_state_memo *m = &own;
+    if (sl && state[0] >= '0' && state[0] <= '9' && ingest_ft_dec_u64(state, sl, &num))
+        m = state_memo(r, num);
+    else
+        own.len = (uint8_t)state_attrs(state, sl, own.attrs, &own.wait);
     if (ingest_ft_full_comm(r, next_pid, nc->val, nc->vlen) < 0 || full_comm_kv(r, "prev_pid", "prev_comm") < 0 ||
-        switch_state(r, ev, state, sl, next_pid, nc->val, nc->vlen) < 0)
+        switch_state(r, ev, m->attrs, m->len, m->wait, next_pid, nc->val, nc->vlen) < 0)
         return -1;
     return ingest_ft_attr_same(r, rest);
 }

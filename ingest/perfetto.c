@@ -85,14 +85,23 @@
  * 64K events (that heap was a sixth of the process, mostly cache misses).
  * At most PF_HEAP_MAX events are held in all. */
 
-static bool item_before(const pf_item *a, const pf_item *b)
+static const pf_item *run_head(const pf_span *r) { return &r->q[r->head]; }
+
+/* The heap compares the runs' first events by the copy of their time and
+ * arrival in the run itself (run_keep), not in the event, one load
+ * further (the loads of the events were a third of the merge's 28M
+ * instructions in 287,016 events). */
+static bool run_before(const pf_span *a, const pf_span *b)
 {
     return a->ts < b->ts || (a->ts == b->ts && a->seq < b->seq);
 }
 
-static const pf_item *run_head(const pf_span *r) { return &r->q[r->head]; }
-
-static bool run_before(const pf_span *a, const pf_span *b) { return item_before(run_head(a), run_head(b)); }
+/* the run's first event changed: its keys, for run_before */
+static void run_keep(pf_span *r)
+{
+    r->ts = run_head(r)->ts;
+    r->seq = run_head(r)->seq;
+}
 
 static void rheap_set(pf_reader *d, size_t i, pf_span *r)
 {
@@ -241,6 +250,7 @@ static int pop_emit(pf_reader *d)
             rheap_down(d, 0);
         }
     } else {
+        run_keep(r);
         rheap_down(d, 0);
     }
     if (d->emitted && it.ts < d->last_ts) {
@@ -326,6 +336,7 @@ static int push_item(pf_reader *d, pf_item *it)
     r->len++;
     d->held++;
     if (fresh) { /* appending leaves a run's first event, and its place, as they were */
+        run_keep(r);
         c->cur = r;
         d->rheap[d->nrheap] = r;
         rheap_up(d, d->nrheap++);

@@ -32,24 +32,37 @@
 
 enum { FAST_NO = 0, FAST_OK = 1, FAST_OOM = -1 };
 
-/* An event message's field, as plain_field reads it: what its descriptor
- * says, looked up once per message type instead of once per field read
- * (the descriptor's lookup and tests were 45M of the reading thread's
- * 865M instructions in 287,000 events). */
-enum { FF_NO = 0, FF_STRING, FF_U32, FF_U64 };
+/* A message's field, as message() reads it: what its descriptor says,
+ * looked up once per message type instead of once per field read (the
+ * descriptor's lookup and tests were 45M of the reading thread's 865M
+ * instructions in 287,000 events; FtraceEvent's own fields read through
+ * their descriptors were still 30M of 677M). */
+enum { FF_NO = 0, FF_STRING, FF_U32, FF_U64, FF_MSG };
 typedef struct pf_fastf {
-    uint32_t offset, has; /* of the value and of has_X (0: none) */
-    uint8_t kind;         /* FF_NO: not an optional number or string */
+    uint32_t offset, has; /* of the value and of has_X (0: none); FF_MSG: of the oneof's case */
+    uint8_t kind;         /* FF_NO: not an optional number or string, nor a oneof's message */
+    /* FF_MSG (FtraceEvent's event messages): the message's type, and its
+     * fields by number, those below nsub */
+    uint32_t nsub;
+    const struct pf_fastf *sub;
+    const ProtobufCMessageDescriptor *desc;
 } pf_fastf;
 
 /* a tag or a length: at most 4 bytes (field numbers and lengths under
- * 2^25 and 2^28, where protobuf-c's 32-bit reading of them agrees) */
+ * 2^25 and 2^28, where protobuf-c's 32-bit reading of them agrees).  One
+ * and two bytes unrolled: every tag of FtraceEvent's fields 16 to 2047
+ * (sched_wakeup's, sched_waking's) and every length from 128 bytes. */
 static inline bool short_varint(const uint8_t **p, const uint8_t *e, uint32_t *v)
 {
     const uint8_t *q = *p;
     if (q < e && !(*q & 0x80)) { /* most tags and lengths: one byte */
         *v = *q;
         *p = q + 1;
+        return true;
+    }
+    if (e - q >= 2 && !(q[1] & 0x80)) {
+        *v = (uint32_t)(q[0] & 0x7f) | (uint32_t)q[1] << 7;
+        *p = q + 2;
         return true;
     }
     uint32_t x = 0;
@@ -110,56 +123,13 @@ static bool skip(const uint8_t **p, const uint8_t *e, int wt)
     }
 }
 
-/* An optional number or string field f of message m, its tag read:
- * FAST_OK, FAST_NO (another kind of field, or not as its wire type
- * says), or FAST_OOM. */
-static inline int plain_field(pf_hold *h, ProtobufCMessage *m, const ProtobufCFieldDescriptor *f, int wt,
-                              const uint8_t **p, const uint8_t *e)
+/* The fields at [p, e) of message m, whose fields are f[0 .. nf): an
+ * FtraceEvent (its event message read in turn, into an m of its own) or
+ * an event message (sched_switch, cpu_idle, ...).  FAST_OK, FAST_NO when
+ * protobuf-c must read it, or FAST_OOM. */
+static int message(pf_hold *h, ProtobufCMessage *m, const pf_fastf *f, uint32_t nf, const uint8_t *p,
+                   const uint8_t *e)
 {
-    if (f->label != PROTOBUF_C_LABEL_OPTIONAL || (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF))
-        return FAST_NO;
-    char *at = (char *)m + f->offset;
-    uint64_t v;
-    if (f->type == PROTOBUF_C_TYPE_STRING) {
-        const uint8_t *s;
-        size_t n;
-        if (wt != 2 || !bytes(p, e, &s, &n))
-            return FAST_NO;
-        char *c = ingest_pf_alloc(h, n + 1);
-        if (!c)
-            return FAST_OOM;
-        memcpy(c, s, n);
-        c[n] = '\0';
-        memcpy(at, &c, sizeof c);
-    } else if (f->type == PROTOBUF_C_TYPE_INT32 || f->type == PROTOBUF_C_TYPE_UINT32) {
-        if (wt != 0 || !ingest_pf_varint(p, e, &v))
-            return FAST_NO;
-        uint32_t x = (uint32_t)v; /* the low 32 bits, as protobuf-c's parse_uint32 */
-        memcpy(at, &x, sizeof x);
-    } else if (f->type == PROTOBUF_C_TYPE_INT64 || f->type == PROTOBUF_C_TYPE_UINT64) {
-        if (wt != 0 || !ingest_pf_varint(p, e, &v))
-            return FAST_NO;
-        memcpy(at, &v, sizeof v);
-    } else {
-        return FAST_NO;
-    }
-    if (f->quantifier_offset) { /* has_X, as protobuf-c's parse_optional_member sets it */
-        protobuf_c_boolean yes = 1;
-        memcpy((char *)m + f->quantifier_offset, &yes, sizeof yes);
-    }
-    return FAST_OK;
-}
-
-/* An event message (sched_switch, cpu_idle, ...) at [p, e), whose fields
- * are f[0 .. nf): FAST_OK with *out, FAST_NO when protobuf-c must read
- * it, or FAST_OOM. */
-static int event_message(pf_hold *h, const ProtobufCMessageDescriptor *desc, const pf_fastf *f, uint32_t nf,
-                         const uint8_t *p, const uint8_t *e, ProtobufCMessage **out)
-{
-    ProtobufCMessage *m = ingest_pf_alloc(h, desc->sizeof_message);
-    if (!m)
-        return FAST_OOM;
-    desc->message_init(m);
     while (p < e) {
         uint32_t num;
         int wt;
@@ -177,7 +147,7 @@ static int event_message(pf_hold *h, const ProtobufCMessageDescriptor *desc, con
             char *c = ingest_pf_alloc(h, n + 1);
             if (!c)
                 return FAST_OOM;
-            memcpy(c, sv, n);
+            ingest_ft_copy_short(c, (const char *)sv, n); /* a comm: a few moves, not memcpy's call */
             c[n] = '\0';
             memcpy(at, &c, sizeof c);
             break;
@@ -194,6 +164,24 @@ static int event_message(pf_hold *h, const ProtobufCMessageDescriptor *desc, con
                 return FAST_NO;
             memcpy(at, &v, sizeof v);
             break;
+        case FF_MSG: {
+            /* a later member of the oneof replaces an earlier one whole, as in protobuf-c */
+            const uint8_t *val;
+            size_t n;
+            if (wt != 2 || !bytes(&p, e, &val, &n))
+                return FAST_NO;
+            ProtobufCMessage *sub = ingest_pf_alloc(h, ff->desc->sizeof_message);
+            if (!sub)
+                return FAST_OOM;
+            ff->desc->message_init(sub);
+            int rc = message(h, sub, ff->sub, ff->nsub, val, val + n);
+            if (rc != FAST_OK)
+                return rc;
+            memcpy(at, &sub, sizeof sub);
+            /* the oneof's case: the member's number, as protobuf-c's parse_oneof_member */
+            memcpy((char *)m + ff->has, &num, sizeof num);
+            continue;
+        }
         default:
             return FAST_NO;
         }
@@ -202,7 +190,6 @@ static int event_message(pf_hold *h, const ProtobufCMessageDescriptor *desc, con
             memcpy((char *)m + ff->has, &yes, sizeof yes);
         }
     }
-    *out = m;
     return FAST_OK;
 }
 
@@ -214,37 +201,10 @@ static int ftrace_event(pf_reader *d, pf_hold *h, const uint8_t *p, const uint8_
     if (!ev)
         return FAST_OOM;
     argusq_pf__ftrace_event__init(ev);
-    while (p < e) {
-        uint32_t num;
-        int wt;
-        if (!tag(&p, e, &num, &wt))
-            return FAST_NO;
-        const ProtobufCFieldDescriptor *f =
-            num < PF_EVFIELDS ? d->evfield[num]
-                              : protobuf_c_message_descriptor_get_field(&argusq_pf__ftrace_event__descriptor, num);
-        if (!f)
-            return FAST_NO;
-        if (f->type != PROTOBUF_C_TYPE_MESSAGE) { /* timestamp, pid, common_flags */
-            int rc = plain_field(h, &ev->base, f, wt, &p, e);
-            if (rc != FAST_OK)
-                return rc;
-            continue;
-        }
-        const uint8_t *val;
-        size_t n;
-        if (!(f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) || wt != 2 || !bytes(&p, e, &val, &n))
-            return FAST_NO;
-        /* a later member of the oneof replaces an earlier one whole, as in protobuf-c */
-        ProtobufCMessage *m;
-        int rc = num < PF_EVFIELDS ? event_message(h, f->descriptor, d->evmsg[num], d->evmsg_n[num], val, val + n, &m)
-                                   : FAST_NO;
-        if (rc != FAST_OK)
-            return rc;
-        memcpy((char *)ev + f->offset, &m, sizeof m);
-        ev->event_case = (ArgusqPf__FtraceEvent__EventCase)num;
-    }
-    *out = ev;
-    return FAST_OK;
+    int rc = message(h, &ev->base, d->evtab, PF_EVFIELDS, p, e);
+    if (rc == FAST_OK)
+        *out = ev;
+    return rc;
 }
 
 /* The bundle at [p, e) into *out. */
@@ -273,8 +233,8 @@ static int bundle(pf_reader *d, pf_hold *h, const uint8_t *p, const uint8_t *e, 
         } else if (num == 2 || num == 4) { /* event, compact_sched */
             if (wt != 2 || !bytes(&p, e, &val, &len))
                 return FAST_NO;
-            ProtobufCAllocator al = ingest_pf_allocator(h);
             if (num == 4) {
+                ProtobufCAllocator al = ingest_pf_allocator(h);
                 if (b->compact_sched) /* twice: protobuf-c merges them */
                     return FAST_NO;
                 if (!(b->compact_sched = argusq_pf__compact_sched__unpack(&al, len, val)))
@@ -292,8 +252,11 @@ static int bundle(pf_reader *d, pf_hold *h, const uint8_t *p, const uint8_t *e, 
             int rc = ftrace_event(d, h, val, val + len, &d->fast_ev[n]);
             if (rc == FAST_OOM)
                 return rc;
-            if (rc == FAST_NO && !(d->fast_ev[n] = argusq_pf__ftrace_event__unpack(&al, len, val)))
-                return FAST_NO;
+            if (rc == FAST_NO) {
+                ProtobufCAllocator al = ingest_pf_allocator(h);
+                if (!(d->fast_ev[n] = argusq_pf__ftrace_event__unpack(&al, len, val)))
+                    return FAST_NO;
+            }
             n++;
         } else if (!skip(&p, e, wt)) {
             return FAST_NO;
@@ -309,10 +272,12 @@ static int bundle(pf_reader *d, pf_hold *h, const uint8_t *p, const uint8_t *e, 
     return FAST_OK;
 }
 
-/* What plain_field makes of a field. */
+/* What message() makes of a field. */
 static pf_fastf fast_field(const ProtobufCFieldDescriptor *f)
 {
-    pf_fastf ff = {f->offset, f->quantifier_offset, FF_NO};
+    pf_fastf ff = {.offset = f->offset, .has = f->quantifier_offset, .kind = FF_NO};
+    if (f->type == PROTOBUF_C_TYPE_MESSAGE && (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF))
+        ff.kind = FF_MSG; /* an event message: only FtraceEvent's are read (ingest_pf_fast_init) */
     if (f->label != PROTOBUF_C_LABEL_OPTIONAL || (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF))
         return ff;
     if (f->type == PROTOBUF_C_TYPE_STRING)
@@ -324,37 +289,46 @@ static pf_fastf fast_field(const ProtobufCFieldDescriptor *f)
     return ff;
 }
 
+/* The field numbers of message type m: those below the returned one. */
+static uint32_t fields_top(const ProtobufCMessageDescriptor *m)
+{
+    uint32_t top = 0;
+    for (unsigned k = 0; k < m->n_fields; k++)
+        if (m->fields[k].id >= top)
+            top = m->fields[k].id + 1;
+    return top;
+}
+
 int ingest_pf_fast_init(pf_reader *d)
 {
+    /* FtraceEvent's fields (PF_EVFIELDS), then each event message's */
     const ProtobufCMessageDescriptor *desc = &argusq_pf__ftrace_event__descriptor;
-    size_t total = 0;
+    size_t total = PF_EVFIELDS;
+    for (unsigned i = 0; i < desc->n_fields; i++)
+        if (desc->fields[i].id < PF_EVFIELDS && desc->fields[i].type == PROTOBUF_C_TYPE_MESSAGE)
+            total += fields_top(desc->fields[i].descriptor);
+    if (!(d->fast_tab = calloc(total, sizeof *d->fast_tab)))
+        return ingest_pf_fail(d, 0, "out of memory");
+    d->evtab = d->fast_tab;
+    pf_fastf *t = d->fast_tab + PF_EVFIELDS;
     for (unsigned i = 0; i < desc->n_fields; i++) {
         const ProtobufCFieldDescriptor *f = &desc->fields[i];
         if (f->id >= PF_EVFIELDS)
             continue;
-        d->evfield[f->id] = f;
+        pf_fastf *ff = &d->fast_tab[f->id];
+        *ff = fast_field(f);
         if (f->type != PROTOBUF_C_TYPE_MESSAGE)
             continue;
         const ProtobufCMessageDescriptor *m = f->descriptor;
-        uint32_t top = 0;
-        for (unsigned k = 0; k < m->n_fields; k++)
-            if (m->fields[k].id >= top)
-                top = m->fields[k].id + 1;
-        d->evmsg_n[f->id] = top;
-        total += top;
-    }
-    if (!(d->fast_tab = calloc(total ? total : 1, sizeof *d->fast_tab)))
-        return ingest_pf_fail(d, 0, "out of memory");
-    pf_fastf *t = d->fast_tab;
-    for (unsigned i = 0; i < desc->n_fields; i++) {
-        const ProtobufCFieldDescriptor *f = &desc->fields[i];
-        if (f->id >= PF_EVFIELDS || f->type != PROTOBUF_C_TYPE_MESSAGE)
-            continue;
-        const ProtobufCMessageDescriptor *m = f->descriptor;
-        d->evmsg[f->id] = t;
-        for (unsigned k = 0; k < m->n_fields; k++)
+        ff->desc = m;
+        ff->sub = t;
+        ff->nsub = fields_top(m);
+        for (unsigned k = 0; k < m->n_fields; k++) {
             t[m->fields[k].id] = fast_field(&m->fields[k]);
-        t += d->evmsg_n[f->id];
+            if (t[m->fields[k].id].kind == FF_MSG) /* a message inside an event's: protobuf-c reads it */
+                t[m->fields[k].id].kind = FF_NO;
+        }
+        t += ff->nsub;
     }
     return 0;
 }
@@ -363,6 +337,7 @@ void ingest_pf_fast_free(pf_reader *d)
 {
     free(d->fast_tab);
     d->fast_tab = NULL;
+    d->evtab = NULL;
 }
 
 int ingest_pf_fast_packet(pf_reader *d, pf_hold *h, const uint8_t *p, size_t len, pf_fast *out)

@@ -111,9 +111,9 @@ static int failed(ingest_pipe *p, char *err, size_t errlen)
     return -1;
 }
 
-/* Room for n bytes in the current batch: a full batch is handed over
- * first.  NULL when out of memory. */
-static char *room(ingest_pipe *p, size_t n)
+/* room's other cases: a full batch handed over, a call larger than a
+ * batch */
+static char *room_more(ingest_pipe *p, size_t n)
 {
     batch *b = &p->b[p->cur];
     if (b->len && b->len + n > b->cap) {
@@ -135,9 +135,23 @@ static char *room(ingest_pipe *p, size_t n)
     return q;
 }
 
+/* Room for n bytes in the current batch: a full batch is handed over
+ * first.  NULL when out of memory.  Inline where it fits, as it mostly
+ * does (a call of room each event was 9M of a Perfetto ingest's reading
+ * thread, 640M instructions in 287,016 events). */
+static inline char *room(ingest_pipe *p, size_t n)
+{
+    batch *b = &p->b[p->cur];
+    if (b->len + n > b->cap)
+        return room_more(p, n);
+    char *q = b->buf + b->len;
+    b->len += n;
+    return q;
+}
+
 /* Room for a call of n bytes (tag included); NULL with err set when the
  * back sink has refused a call or memory ran out. */
-static char *call(ingest_pipe *p, size_t n, char *err, size_t errlen)
+static inline char *call(ingest_pipe *p, size_t n, char *err, size_t errlen)
 {
     if (atomic_load_explicit(&p->failed, memory_order_relaxed)) {
         failed(p, err, errlen);

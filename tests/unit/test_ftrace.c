@@ -433,6 +433,58 @@ static void test_switch_states(void **state)
     rec_free(o.r);
 }
 
+/* prev_state as the kernel's number (`trace-cmd report -R`): each
+ * number's attributes are made once and kept by the number
+ * (ftrace_state_memo), so the numbers come twice, in two orders, more of
+ * them than the memo has slots: every switch must still say its own
+ * state, reason and wait. */
+static void test_switch_state_numbers(void **state)
+{
+    (void)state;
+    static const struct {
+        unsigned v;
+        const char *letters, *reason; /* reason NULL: runnable, no wait */
+    } want[] = {
+        {0, "R", NULL},         {1, "S", "sleep"},       {2, "D", "io"},        {0x100, "R+", NULL},
+        {0x80, "I", "idle"},    {130, "D|K", "io"},      {0x101, "S|W", "sleep"}, {1026, "D|N", "io"},
+        {0x40, "P", "P"},       {4, "T", "T"},           {0x10, "X", "X"},      {2049, "S+", NULL},
+        {3, "S|D", "sleep"},    {0x20, "Z", "Z"},        {8, "t", "t"},         {6, "D|T", "io"},
+        {0x81, "S|K", "sleep"}, {5, "S|T", "sleep"},     {0x102, "D|W", "io"},  {9, "S|t", "sleep"},
+    };
+    size_t n = sizeof want / sizeof *want;
+    char text[16384];
+    size_t len = 0;
+    for (size_t k = 0; k < 2 * n; k++) {
+        size_t i = k < n ? k : 2 * n - 1 - k;
+        len += (size_t)snprintf(text + len, sizeof text - len,
+                                "  x-1 [000] 5.%06zu: sched_switch: prev_comm=x prev_pid=1 prev_prio=120 "
+                                "prev_state=%u ==> next_comm=y next_pid=2 next_prio=120\n",
+                                k + 1, want[i].v);
+    }
+    one o = ingest_text(text);
+    assert_int_equal(o.r->nev, 2 * n);
+    for (size_t k = 0; k < 2 * n; k++) {
+        size_t i = k < n ? k : 2 * n - 1 - k;
+        const rec_event *e = &o.r->ev[k];
+        db_event ev = e->ev;
+        ev.attrs = e->attrs;
+        const char *v;
+        size_t vl;
+        assert_attr(e, "state", want[i].letters);
+        if (want[i].reason) {
+            assert_int_equal(e->ev.type, DB_EV_WAIT);
+            assert_attr(e, "reason", want[i].reason);
+        } else {
+            assert_int_equal(e->ev.type, DB_EV_RAW);
+            assert_false(db_event_attr(&ev, "reason", &v, &vl));
+        }
+        assert_int_equal(e->ev.obj, 2);
+        assert_attr(e, "next_pid", "2");
+        assert_attr(e, "next_comm", "y");
+    }
+    rec_free(o.r);
+}
+
 static void test_comm_forms(void **state)
 {
     (void)state;
@@ -696,6 +748,7 @@ int main(void)
         cmocka_unit_test(test_counts),        cmocka_unit_test(test_lockchain_txt),
         cmocka_unit_test(test_lockchain_raw), cmocka_unit_test(test_ipcdaemon_raw),
         cmocka_unit_test(test_three_forms),   cmocka_unit_test(test_switch_states),
+        cmocka_unit_test(test_switch_state_numbers),
         cmocka_unit_test(test_plugin_forms_same_event),
         cmocka_unit_test(test_comm_forms),    cmocka_unit_test(test_misc_events),
         cmocka_unit_test(test_errors),        cmocka_unit_test(test_sink_error),

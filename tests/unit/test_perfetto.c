@@ -21,6 +21,7 @@
 #include "ingest/ftrace.h"
 #include "ingest/ingest.h"
 #include "ingest/perfetto.h"
+#include "ingest/perfetto_int.h"
 
 #include "ftrace_rec.h"
 #include "pb_build.h"
@@ -598,6 +599,48 @@ static void test_merge_order(void **state)
     rec_free(r);
 }
 
+/* Many runs (six CPUs' bundles, each out of order and with equal times):
+ * every event is held until the end, so the merge hands them on in the
+ * order of a stable sort by time, ties in arrival order. */
+static void test_merge_many(void **state)
+{
+    (void)state;
+    enum { NCPU = 6, NBUNDLE = 5, NEV = 8, N = NCPU * NBUNDLE * NEV };
+    pb t = {.n = 0};
+    uint64_t ts[N];
+    uint32_t x = 12345;
+    size_t n = 0;
+    for (int b = 0; b < NBUNDLE; b++)
+        for (int c = 0; c < NCPU; c++) {
+            pb bu = {.n = 0};
+            pb_u(&bu, 1, (uint64_t)c);
+            for (int k = 0; k < NEV; k++, n++) {
+                x = x * 1103515245u + 12345u;
+                ts[n] = 1000 + 10 * ((x >> 16) % 40); /* forty times: many ties */
+                put_waking(&bu, ts[n], 10 + (uint32_t)c, "w", 2000 + (uint32_t)n, c);
+            }
+            put_bundle(&t, &bu);
+        }
+    rec *r = read_pb(&t, 0, NULL, 0);
+    assert_int_equal(r->nev, N);
+    size_t order[N]; /* the stable sort of arrival numbers by time */
+    for (size_t i = 0; i < N; i++)
+        order[i] = i;
+    for (size_t i = 1; i < N; i++)
+        for (size_t j = i; j > 0 && ts[order[j - 1]] > ts[order[j]]; j--) {
+            size_t tmp = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = tmp;
+        }
+    for (size_t i = 0; i < N; i++) {
+        char want[16];
+        snprintf(want, sizeof want, "%zu", 2000 + order[i]);
+        assert_int_equal(r->ev[i].ev.ts, ts[order[i]]);
+        assert_attr(&r->ev[i], "tid", want);
+    }
+    rec_free(r);
+}
+
 /* ---- the hand decoder (perfetto_fast.c) and protobuf-c agree ---- */
 
 static void assert_all_same(const rec *a, const rec *b)
@@ -708,6 +751,92 @@ static void test_hand_decoder_agrees(void **state)
     rec_free(rc);
 }
 
+/* ingest_pf_varint reads up to 8 bytes at once when 10 are there: every
+ * length, with what follows the varint's last byte set (it must not leak
+ * in), and with the buffer ending at the varint (the byte-wise path),
+ * gives what a byte-wise reading gives; a varint cut short or of 11
+ * bytes is refused. */
+static uint64_t varint_ref(const unsigned char *b, size_t *len)
+{
+    uint64_t x = 0;
+    size_t i = 0;
+    do
+        x |= (uint64_t)(b[i] & 0x7f) << (7 * i);
+    while (b[i++] & 0x80 && i < 10);
+    *len = i;
+    return x;
+}
+
+static void test_varint(void **state)
+{
+    (void)state;
+    uint64_t vals[200];
+    size_t nv = 0;
+    for (unsigned k = 0; k < 64; k++) {
+        vals[nv++] = (uint64_t)1 << k;
+        vals[nv++] = ((uint64_t)1 << k) - 1;
+        vals[nv++] = ((uint64_t)1 << k) | 0x5555555555555555ull >> (63 - k);
+    }
+    vals[nv++] = UINT64_MAX;
+    vals[nv++] = 1234567890123ull;
+    for (size_t i = 0; i < nv; i++) {
+        for (int tail = 0; tail < 3; tail++) { /* nothing after; 0xff bytes; 0x00 bytes */
+            pb b = {.n = 0};
+            pb_raw(&b, vals[i]);
+            size_t n = b.n;
+            if (tail)
+                for (int k = 0; k < 12; k++)
+                    b.b[b.n++] = tail == 1 ? 0xff : 0x00;
+            size_t rl;
+            uint64_t want = varint_ref(b.b, &rl), got = 0;
+            assert_int_equal(rl, n);
+            assert_int_equal(want, vals[i]);
+            const uint8_t *p = b.b;
+            assert_true(ingest_pf_varint(&p, b.b + b.n, &got));
+            assert_int_equal(got, want);
+            assert_int_equal(p - b.b, n);
+        }
+    }
+    /* cut short, with and without room for the wide read */
+    unsigned char cut[16];
+    memset(cut, 0x80, sizeof cut);
+    const uint8_t *p = cut;
+    uint64_t v;
+    assert_false(ingest_pf_varint(&p, cut + 5, &v));
+    assert_false(ingest_pf_varint(&p, cut + 16, &v)); /* eleven continuation bytes */
+    assert_ptr_equal(p, cut);
+    cut[9] = 0x01; /* ten bytes: the bits past 64 dropped, as protobuf-c does */
+    assert_true(ingest_pf_varint(&p, cut + 16, &v));
+    assert_int_equal(v, (uint64_t)1 << 63);
+    assert_int_equal(p - cut, 10);
+}
+
+/* The hand decoder copies a string of up to 16 bytes as a few moves:
+ * comms of every length from 0 to 40 come out whole (next_comm=). */
+static void test_comm_lengths(void **state)
+{
+    (void)state;
+    const char abc[] = "abcdefghijklmnopqrstuvwxyz0123456789ABCD";
+    pb t = {.n = 0}, b = {.n = 0};
+    pb_u(&b, 1, 0);
+    for (uint32_t n = 0; n <= 40; n++) {
+        char comm[48];
+        memcpy(comm, abc, n);
+        comm[n] = '\0';
+        put_switch(&b, 1000 + n, "p", 5, 1, comm, 100 + n);
+    }
+    put_bundle(&t, &b);
+    rec *r = read_pb(&t, 0, NULL, 0);
+    assert_int_equal(r->nev, 41);
+    for (uint32_t n = 0; n <= 40; n++) {
+        char comm[48];
+        memcpy(comm, abc, n);
+        comm[n] = '\0';
+        assert_attr(&r->ev[n], "next_comm", comm);
+    }
+    rec_free(r);
+}
+
 /* ---- corrupt input ---- */
 
 static void test_bad_varint(void **state)
@@ -772,8 +901,10 @@ int main(void)
         cmocka_unit_test(test_binder),      cmocka_unit_test(test_print_slices),
         cmocka_unit_test(test_bad_varint),  cmocka_unit_test(test_length_past_end),
         cmocka_unit_test(test_detect),      cmocka_unit_test(test_merge_order),
+        cmocka_unit_test(test_merge_many),
         cmocka_unit_test(test_same_as_text),  cmocka_unit_test(test_compact_first_prev_named),
         cmocka_unit_test(test_hand_decoder_agrees), cmocka_unit_test(test_blocked_reason),
+        cmocka_unit_test(test_varint), cmocka_unit_test(test_comm_lengths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
