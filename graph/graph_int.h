@@ -68,6 +68,16 @@ typedef struct graph_pend {
 
 #define GRAPH_PEERS_MAX 16
 
+/* A thread's or process's name as the writer gave it last (build.c,
+ * graph_name_thread / graph_name_proc): valid while gen is the state's
+ * names_gen and id is the one asked for. */
+typedef struct graph_name {
+    uint64_t gen; /* 0: never read */
+    uint32_t id;  /* the tid or pid named */
+    int got;      /* 1: named, 0: the writer has no such thread / process */
+    char name[DB_NAME_MAX]; /* zero-padded, as a node holds it */
+} graph_name;
+
 typedef struct graph_thread {
     uint32_t tid, pid;
     graph_open cur;          /* the thread's open node */
@@ -99,11 +109,16 @@ typedef struct graph_thread {
     char tk_name[DB_NAME_MAX];
     uint8_t tk_have;
     uint32_t tk[DB_NODE__COUNT];
+    /* build.c: the name of the thread (its tid), and of the process of
+     * its latest node */
+    graph_name tname, pname;
 } graph_thread;
 
 typedef struct graph_state {
     db_writer *w;
     bool proc_guess; /* process names may be guesses until the leader shows */
+    uint64_t names_gen;  /* 0: names are asked of the writer every time; else
+                            bumped at every naming (graph_feed_named) */
     db_error *err;
     graph_stats *st;
     graph_stats stats;       /* st points here */
@@ -169,6 +184,14 @@ uint32_t graph_voucher_pid(graph_state *g, const graph_thread *t, const db_event
 void graph_edges_free(graph_state *g);
 /* build.c */
 graph_thread *graph_thread_get(graph_state *g, uint32_t tid, uint16_t cpu);
+/* the thread of a slot (a tid, or an idle task's cpu | 1 << 32), NULL if
+ * it has had none: no thread is made */
+graph_thread *graph_thread_find(graph_state *g, uint64_t slot);
+/* The name of thread tid / process pid as the writer has it, zero-padded
+ * into dst: 1 named, 0 not, -1 error (in err); c (NULL: none) keeps it
+ * while the names are tracked (graph_feed_track_names). */
+int graph_name_thread(graph_state *g, graph_name *c, uint32_t tid, char dst[DB_NAME_MAX], db_error *err);
+int graph_name_proc(graph_state *g, graph_name *c, uint32_t pid, char dst[DB_NAME_MAX], db_error *err);
 /* sched.c: running and runnable time of thread nodes.  event: every
  * event, before it is given a node; open / close: a thread node's. */
 int graph_sched_event(graph_state *g, const db_event *ev);
