@@ -427,7 +427,7 @@ static int thread_event(graph_state *g, graph_thread *t, const db_event *ev, boo
         return node_close(g, &t->cur);
     /* paper/000 1.e (other heuristics): the idle task switching out has
      * found work; its idle stretch ends like a wait */
-    if (ev->tid == 0 && ev->type == DB_EV_RAW && strcmp(ev->name, "sched_switch") == 0)
+    if (ev->tid == 0 && ev->type == DB_EV_RAW && g->ev_name == GRAPH_NAME_SCHED_SWITCH)
         return node_close(g, &t->cur);
     return 0;
 }
@@ -519,9 +519,26 @@ graph_builder *graph_begin(db_writer *w, const graph_rule *rules, size_t nrules,
     return g;
 }
 
+/* The event's name among those the rules look for, measured once: the
+ * rules' strcmp of it with their names was 20M of the graph thread's 682M
+ * instructions on 8 copies of the Android 11 Perfetto trace (290,000
+ * events, 720,000 compares). */
+static uint8_t ev_name(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 12 && memcmp(s, "sched_switch", 12) == 0)
+        return GRAPH_NAME_SCHED_SWITCH;
+    if (n == 12 && memcmp(s, "sched_waking", 12) == 0)
+        return GRAPH_NAME_SCHED_WAKING;
+    if (n >= 6 && memcmp(s, "block_", 6) == 0)
+        return GRAPH_NAME_BLOCK;
+    return GRAPH_NAME_OTHER;
+}
+
 int graph_event(graph_builder *g, const db_event *ev, uint32_t *node)
 {
     g->last_node = 0;
+    g->ev_name = ev_name(ev->name);
     g->ev_seq++; /* graph_attr's entries are the event before's */
     if (on_event(g, ev) || graph_sched_after(g, ev, g->last_node)) {
         if (!g->err->msg[0])

@@ -114,6 +114,14 @@ typedef struct graph_thread {
     graph_name tname, pname;
 } graph_thread;
 
+/* The source event names the rules look for (graph_state.ev_name). */
+enum graph_ev_name {
+    GRAPH_NAME_OTHER,
+    GRAPH_NAME_SCHED_SWITCH,
+    GRAPH_NAME_SCHED_WAKING,
+    GRAPH_NAME_BLOCK, /* "block_..." */
+};
+
 typedef struct graph_state {
     db_writer *w;
     bool proc_guess; /* process names may be guesses until the leader shows */
@@ -123,6 +131,7 @@ typedef struct graph_state {
     graph_stats *st;
     graph_stats stats;       /* st points here */
     uint32_t last_node;      /* the node the current event was given */
+    uint8_t ev_name;         /* the current event's name (graph_ev_name) */
     bool post_pass;          /* events are stored: write their node back */
     uint32_t next_node;
     graph_thread **threads;  /* each allocated alone, so pointers stay valid

@@ -61,7 +61,7 @@ int graph_sched_event(graph_state *g, const db_event *ev)
             t->runnable_since = ev->ts ? ev->ts : 1;
         return 0;
     }
-    if (strcmp(ev->name, "sched_switch") != 0 || ev->obj > UINT32_MAX)
+    if (g->ev_name != GRAPH_NAME_SCHED_SWITCH || ev->obj > UINT32_MAX)
         return 0;
     graph_thread *prev = graph_thread_get(g, ev->tid, ev->cpu);
     if (!prev)

@@ -479,6 +479,34 @@ static void test_feed_names_tracked(void **state)
     assert_false(sig_has(node_of(7), "wakeup:before"));
 }
 
+/* The source events the rules know by name (sched_waking, sched_switch,
+ * block_*), told from names that only begin or end alike. */
+static void test_event_names(void **state)
+{
+    (void)state;
+    spec s[] = {
+        {10, 1, 0, T, DB_EV_WAIT, 0, 0, NULL, NULL, 0},
+        {11, 3, 0, T, DB_EV_WAIT, 0, 0, NULL, NULL, 0},
+        {20, 2, 1, T, DB_EV_RAW, 0, 0, "sched_waking", "tid=1", 0},
+        {21, 2, 1, T, DB_EV_RAW, 0, 0, "sched_waking_x", "tid=3", 0},
+        {30, 1, 0, T, DB_EV_SYSCALL, DB_PH_END, 0, NULL, NULL, 0},
+        {31, 3, 0, T, DB_EV_SYSCALL, DB_PH_END, 0, NULL, NULL, 0},
+        /* the idle task switching out ends its node; a longer name does not */
+        {40, 0, 2, T, DB_EV_RAW, 0, 0, "sched_switches", NULL, 0},
+        {41, 0, 2, T, DB_EV_RAW, 0, 0, "sched_switch", NULL, 0},
+        {42, 0, 2, T, DB_EV_RAW, 0, 0, "cpu_idle", NULL, 0},
+        /* a block request's completion, from its submitter */
+        {50, 4, 3, T, DB_EV_RAW, 0, 0, "block_rq_issue", "dev=8,0 sector=64", 0},
+        {60, 5, 3, H, DB_EV_RAW, 0, 0, "block_rq_complete", "dev=8,0 sector=64", 0},
+    };
+    build(s, 11);
+    assert_true(has_edge(node_of(3), node_of(5), DB_EDGE_WAKEUP));
+    assert_false(has_edge(node_of(4), node_of(6), DB_EDGE_WAKEUP));
+    assert_int_equal(node_of(7), node_of(8));
+    assert_int_not_equal(node_of(8), node_of(9));
+    assert_true(has_edge(node_of(10), node_of(11), DB_EDGE_IO));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -493,6 +521,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_runloop, setup, teardown),
         cmocka_unit_test_setup_teardown(test_timers_back_to_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_feed_names_tracked, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_event_names, setup, teardown),
     };
     return cmocka_run_group_tests_name("graph", tests, NULL, NULL);
 }
