@@ -35,10 +35,8 @@ static int node_close(graph_state *g, graph_open *o)
         return 0;
     o->open = false;
     graph_thread *t = NULL;
-    uint32_t ix;
-    uint64_t slot = o->n.tid == 0 && o->n.cpu != DB_CPU_NONE ? (1ULL << 32) | o->n.cpu : o->n.tid;
-    if (!db_node_kind_isolated(o->n.kind) && graph_map_get(&g->tids, slot, &ix))
-        t = g->threads[ix];
+    if (!db_node_kind_isolated(o->n.kind))
+        t = graph_thread_find(g, graph_thread_slot(o->n.tid, o->n.cpu));
     graph_sched_close(t, o);
     g->st->nodes++;
     uint32_t key = node_key(t, &o->n);
@@ -248,12 +246,6 @@ static graph_stack *cpu_stack(graph_state *g, uint16_t cpu)
 
 /* ---- threads ---- */
 
-/* The idle task has pid 0 on every cpu: each cpu's idle is its own thread. */
-static uint64_t thread_slot(uint32_t tid, uint16_t cpu)
-{
-    return tid == 0 && cpu != DB_CPU_NONE ? (1ULL << 32) | cpu : tid;
-}
-
 /* t, of slot, is the thread got last */
 static graph_thread *recent(graph_state *g, uint64_t slot, graph_thread *t)
 {
@@ -266,24 +258,21 @@ static graph_thread *recent(graph_state *g, uint64_t slot, graph_thread *t)
     return t;
 }
 
-graph_thread *graph_thread_find(graph_state *g, uint64_t slot)
+/* graph_thread_find past the thread got last */
+graph_thread *graph_thread_find_more(graph_state *g, uint64_t slot)
 {
     uint32_t ix;
-    if (g->recent[0] && g->recent_slot[0] == slot)
-        return g->recent[0];
     if (g->recent[1] && g->recent_slot[1] == slot)
         return g->recent[1];
     return graph_map_get(&g->tids, slot, &ix) ? g->threads[ix] : NULL;
 }
 
-graph_thread *graph_thread_get(graph_state *g, uint32_t tid, uint16_t cpu)
+/* graph_thread_get past the thread got last */
+graph_thread *graph_thread_get_more(graph_state *g, uint64_t slot, uint32_t tid)
 {
     /* the two threads got last first, without the table: 642,000 lookups
      * in 287,000 Perfetto events were 40M of the graph thread's 857M
      * instructions (threads are never taken out of the table) */
-    uint64_t slot = thread_slot(tid, cpu);
-    if (g->recent[0] && g->recent_slot[0] == slot)
-        return g->recent[0];
     if (g->recent[1] && g->recent_slot[1] == slot)
         return recent(g, slot, g->recent[1]);
     uint32_t ix;

@@ -507,6 +507,24 @@ static void test_event_names(void **state)
     assert_true(has_edge(node_of(10), node_of(11), DB_EDGE_IO));
 }
 
+/* Issue 13: a thread preempted (switched out with state R) for one that
+ * has no node yet gets its preempt edge from that thread's next node,
+ * found by tid when its first event comes. */
+static void test_preempt_owed(void **state)
+{
+    (void)state;
+    spec s[] = {
+        {10, 1, 0, T, DB_EV_SYSCALL, DB_PH_BEGIN, 0, NULL, NULL, 0},
+        {20, 1, 0, T, DB_EV_RAW, 0, 2, "sched_switch", "state=R", 0},
+        {25, 3, 1, T, DB_EV_SYSCALL, DB_PH_BEGIN, 0, NULL, NULL, 0},
+        {30, 2, 0, T, DB_EV_SYSCALL, DB_PH_END, 0, NULL, NULL, 0},
+    };
+    build(s, 4);
+    assert_int_equal(node_of(1), node_of(2));
+    assert_true(has_edge(node_of(4), node_of(2), DB_EDGE_PREEMPT));
+    assert_false(has_edge(node_of(3), node_of(2), DB_EDGE_PREEMPT));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -522,6 +540,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_timers_back_to_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_feed_names_tracked, setup, teardown),
         cmocka_unit_test_setup_teardown(test_event_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_preempt_owed, setup, teardown),
     };
     return cmocka_run_group_tests_name("graph", tests, NULL, NULL);
 }
