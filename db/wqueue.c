@@ -305,8 +305,8 @@ static void hand_over(db_wq *q)
     pthread_mutex_unlock(&q->mu);
 }
 
-/* Room for a call of n bytes; NULL when out of memory. */
-static char *room(db_wq *q, size_t n)
+/* room() when the batch is full (or empty and too small) */
+static char *room_more(db_wq *q, size_t n)
 {
     wq_batch *b = filling(q);
     if (b->len && b->len + n > b->cap) {
@@ -320,6 +320,19 @@ static char *room(db_wq *q, size_t n)
         b->buf = nb;
         b->cap = n;
     }
+    char *p = b->buf + b->len;
+    b->len += n;
+    return p;
+}
+
+/* Room for a call of n bytes; NULL when out of memory.  The common case
+ * inline: the call was 30 instructions of each of 656,000 events, nodes,
+ * signatures and edges on 8 copies of the Android 11 Perfetto trace. */
+static inline char *room(db_wq *q, size_t n)
+{
+    wq_batch *b = filling(q);
+    if (b->len + n > b->cap)
+        return room_more(q, n);
     char *p = b->buf + b->len;
     b->len += n;
     return p;

@@ -193,7 +193,7 @@ static int rule_wakeup(graph_state *g, const db_event *ev, uint32_t node)
 static int rule_waking(graph_state *g, const db_event *ev, uint32_t node)
 {
     uint64_t tid;
-    if (strcmp(ev->name, "sched_waking") != 0 || !db_event_attr_u64(ev, "tid", &tid) || tid == 0)
+    if (g->ev_name != GRAPH_NAME_SCHED_WAKING || !db_event_attr_u64(ev, "tid", &tid) || tid == 0)
         return 0;
     return graph_pend_keep(g, &g->wakings, tid, ev, node);
 }
@@ -222,7 +222,7 @@ static int rule_block(graph_state *g, const db_event *ev, uint32_t node)
 {
     uint64_t key;
     uint32_t ix;
-    if (strncmp(ev->name, "block_", 6) != 0 || !block_key(ev, &key))
+    if (g->ev_name != GRAPH_NAME_BLOCK || !block_key(ev, &key))
         return 0;
     if (strcmp(ev->name, "block_rq_complete") == 0) {
         if (!graph_map_get(&g->requests, key, &ix))

@@ -46,6 +46,20 @@ int graph_feed_end(graph_feed *f, graph_stats *st)
                : 0;
 }
 
+void graph_feed_track_names(graph_feed *f)
+{
+    if (f->g && !f->g->names_gen)
+        f->g->names_gen = 1;
+}
+
+/* Every name read before is stale.  A graph_build at the end (events out
+ * of time order) does not track names, and needs no telling. */
+void graph_feed_named(graph_feed *f)
+{
+    if (f->g && f->g->names_gen)
+        f->g->names_gen++;
+}
+
 void graph_feed_abort(graph_feed *f)
 {
     graph_abort(f->g);

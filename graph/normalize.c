@@ -120,13 +120,20 @@ static void put_u64(norm_buf *b, uint64_t v)
     put_n(b, d, db_fmt_u64(d, v));
 }
 
-/* The name of a thread or of the process of a peer, as the trace says. */
+/* The name of a thread or of the process of a peer, as the trace says.
+ * A woken thread has its graph_thread (graph_sched_event made it): its
+ * name is kept there (graph_name_thread). */
 static void put_thread(graph_state *g, norm_buf *b, uint64_t tid)
 {
-    db_thread t;
+    char name[DB_NAME_MAX];
     db_error e;
-    if (tid <= UINT32_MAX && db_writer_get_thread(g->w, (uint32_t)tid, &t, &e) == 1)
-        put_n(b, t.name, strnlen(t.name, sizeof t.name));
+    if (tid > UINT32_MAX) {
+        put_s(b, "?");
+        return;
+    }
+    graph_thread *t = graph_thread_find(g, tid);
+    if (graph_name_thread(g, t ? &t->tname : NULL, (uint32_t)tid, name, &e) == 1)
+        put_n(b, name, strnlen(name, sizeof name));
     else
         put_s(b, "?");
 }

@@ -61,7 +61,7 @@ int graph_sched_event(graph_state *g, const db_event *ev)
             t->runnable_since = ev->ts ? ev->ts : 1;
         return 0;
     }
-    if (strcmp(ev->name, "sched_switch") != 0 || ev->obj > UINT32_MAX)
+    if (g->ev_name != GRAPH_NAME_SCHED_SWITCH || ev->obj > UINT32_MAX)
         return 0;
     graph_thread *prev = graph_thread_get(g, ev->tid, ev->cpu);
     if (!prev)
@@ -121,15 +121,17 @@ static int preempt_edge(graph_state *g, graph_thread *victim, uint64_t from_ev, 
  * in a node gives it the node a pending preemption was waiting for. */
 int graph_sched_after(graph_state *g, const db_event *ev, uint32_t node)
 {
-    uint32_t ix;
     if (g->preempts_owed && (ev->ctx == DB_CTX_THREAD || ev->ctx == DB_CTX_UNKNOWN)) {
-        graph_thread *t = graph_map_get(&g->tids, ev->tid, &ix) ? g->threads[ix] : NULL;
+        /* by tid alone, the idle task's slot without a cpu: the event's
+         * own thread mostly, one of the two got last (8M instructions of
+         * table lookups on pf8, once a preemption was owed) */
+        graph_thread *t = graph_thread_find(g, ev->tid);
         if (t && t->preempt_ev && t->cur.open && t->cur.n.id == node) {
             uint64_t to_ev = t->preempt_ev;
             uint32_t to = t->preempt_node;
             t->preempt_ev = 0;
             g->preempts_owed--;
-            graph_thread *victim = graph_map_get(&g->tids, t->preempt_victim, &ix) ? g->threads[ix] : NULL;
+            graph_thread *victim = graph_thread_find(g, t->preempt_victim);
             if (victim && preempt_edge(g, victim, ev->id, node, to_ev, to))
                 return -1;
         }

@@ -68,16 +68,22 @@ static int sink_fail(const db_error *de, char *err, size_t len)
     return -1;
 }
 
+/* Names go to the archive only through these two, which tell the graph
+ * (graph_feed_track_names). */
 static int sink_proc(void *p, uint32_t pid, const char *name, char *err, size_t len)
 {
+    sink_ctx *sc = p;
     db_error de = {0};
-    return db_writer_proc(((sink_ctx *)p)->w, pid, name, &de) ? sink_fail(&de, err, len) : 0;
+    graph_feed_named(&sc->feed);
+    return db_writer_proc(sc->w, pid, name, &de) ? sink_fail(&de, err, len) : 0;
 }
 
 static int sink_thread(void *p, const db_thread *t, char *err, size_t len)
 {
+    sink_ctx *sc = p;
     db_error de = {0};
-    return db_writer_thread(((sink_ctx *)p)->w, t, &de) ? sink_fail(&de, err, len) : 0;
+    graph_feed_named(&sc->feed);
+    return db_writer_thread(sc->w, t, &de) ? sink_fail(&de, err, len) : 0;
 }
 
 static int sink_event(void *p, db_event *ev, char *err, size_t len)
@@ -340,6 +346,8 @@ static int ingest(argusq_archive *a, prep *p, argusq_ingest_info *out, argusq_er
     bool fed = graph_feed_begin(&sc.feed, w, rules, nrules, &de) == 0;
     if (!fed)
         snprintf(msg, sizeof msg, "%s", de.msg);
+    else
+        graph_feed_track_names(&sc.feed);
     /* two cores: the reader in a second thread, graph and archive here
      * (threads 1, or ARGUSQ_THREADS=1: one thread; the archive is the same) */
     const char *env = getenv("ARGUSQ_THREADS");

@@ -502,6 +502,43 @@ static void test_shared_handles_from_threads(void **state)
     db_close(a);
 }
 
+/* The threaded writer's queue (wqueue.c) across its batches: 200,000
+ * edges are some 7 MB of calls, several batches handed over, each call
+ * made once and whole. */
+static void test_queue_batches(void **state)
+{
+    (void)state;
+    db_error err = {0};
+    db_archive *a = db_open(path, false, &err);
+    assert_non_null(a);
+    db_writer *w = db_writer_begin(a, "q", "test", "unit", &err);
+    assert_non_null(w);
+    db_event ev = {.ts = 1, .tid = 5, .pid = 5, .cpu = DB_CPU_NONE, .type = DB_EV_TIMER_ARM, .name = "timer_arm"};
+    assert_int_equal(db_writer_event(w, &ev, &err), 0);
+    db_node n = {.id = 1, .tid = 5, .events = 1, .begin = 1, .end = 1};
+    assert_int_equal(db_writer_node(w, &n, &err), 0);
+    n.id = 2;
+    assert_int_equal(db_writer_node(w, &n, &err), 0);
+    enum { EDGES = 200000 };
+    for (uint32_t i = 0; i < EDGES; i++) {
+        db_edge e = {.from = 1 + i % 2, .to = 2 - i % 2, .kind = DB_EDGE_WAKEUP, .from_event = i, .to_event = i + 1};
+        assert_int_equal(db_writer_edge(w, &e, &err), 0);
+    }
+    db_trace_info info;
+    assert_int_equal(db_writer_commit(w, &info, &err), 0);
+    assert_int_equal(info.events, 1);
+    assert_int_equal(info.nodes, 2);
+    assert_int_equal(info.edges, EDGES);
+    db_reader *r = db_reader_open(a, "q", &err);
+    assert_non_null(r);
+    db_edge last = {0};
+    assert_int_equal(db_edges_in(r, 2, edge_cb, &last, &err), 0);
+    assert_int_equal(last.from, 1);
+    assert_int_equal(last.to, 2);
+    db_reader_close(r);
+    db_close(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -515,6 +552,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_commit_and_abort, setup, teardown),
         cmocka_unit_test_setup_teardown(test_format_version, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shared_handles_from_threads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_queue_batches, setup, teardown),
     };
     return cmocka_run_group_tests_name("db", tests, NULL, NULL);
 }

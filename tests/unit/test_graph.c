@@ -403,6 +403,128 @@ static void test_timers_back_to_back(void **state)
     assert_true(has_edge(node_of(2), tb, DB_EDGE_TIMER));
 }
 
+/* One event of a spec fed to the streaming graph (graph_feed). */
+static void feed_one(graph_feed *f, const spec *x)
+{
+    db_event ev = {.ts = x->ts, .tid = x->tid, .pid = x->pid ? x->pid : x->tid, .cpu = x->cpu, .ctx = x->ctx,
+                   .type = x->type, .phase = x->phase, .obj = x->obj, .name = db_evtype_name(x->type),
+                   .attrs = "", .attrs_len = 0};
+    assert_int_equal(graph_feed_event(f, &ev), 0);
+}
+
+/* Whether node's signature holds the normal form text. */
+static bool sig_has(uint32_t node, const char *text)
+{
+    db_sig sig;
+    db_error err = {0};
+    assert_int_equal(db_get_sig(rd, node, &sig, &err), 1);
+    for (uint32_t i = 0; i < sig.n; i++) {
+        char buf[256];
+        if (db_norm_text(rd, sig.h[i], buf, sizeof buf, &err) == 1 && strcmp(buf, text) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Names kept by the graph while the feed tracks them: a thread and a
+ * process renamed (and told, graph_feed_named) name the nodes and the
+ * wakeups after it by their new names, those before by the old. */
+static void test_feed_names_tracked(void **state)
+{
+    (void)state;
+    db_error err = {0};
+    db_writer *w = db_writer_begin(arch, "g", "test", "unit", &err);
+    assert_non_null(w);
+    graph_feed f;
+    assert_int_equal(graph_feed_begin(&f, w, NULL, 0, &err), 0);
+    graph_feed_track_names(&f);
+    db_thread t1 = {.tid = 1, .pid = 1, .name = "before"}, t2 = {.tid = 2, .pid = 2, .name = "waker"};
+    assert_int_equal(db_writer_thread(w, &t1, &err), 0);
+    assert_int_equal(db_writer_thread(w, &t2, &err), 0);
+    assert_int_equal(db_writer_proc(w, 1, "proc-old", &err), 0);
+    graph_feed_named(&f);
+    spec s[] = {
+        {10, 1, N, T, DB_EV_SYSCALL, DB_PH_BEGIN, 1, NULL, NULL, 0},
+        {20, 1, N, T, DB_EV_WAIT, 0, 0, NULL, NULL, 0},
+        {30, 2, N, T, DB_EV_WAKEUP, 0, 1, NULL, NULL, 0},
+        {35, 2, N, T, DB_EV_WAIT, 0, 0, NULL, NULL, 0},
+        {40, 1, N, T, DB_EV_SYSCALL, DB_PH_END, 1, NULL, NULL, 0},
+        {50, 1, N, T, DB_EV_WAIT, 0, 0, NULL, NULL, 0},
+        /* renamed here */
+        {60, 2, N, T, DB_EV_WAKEUP, 0, 1, NULL, NULL, 0},
+        {70, 1, N, T, DB_EV_SYSCALL, DB_PH_END, 1, NULL, NULL, 0},
+    };
+    for (int i = 0; i < 6; i++)
+        feed_one(&f, &s[i]);
+    t1 = (db_thread){.tid = 1, .pid = 1, .name = "after"};
+    assert_int_equal(db_writer_thread(w, &t1, &err), 0);
+    assert_int_equal(db_writer_proc(w, 1, "proc-new", &err), 0);
+    graph_feed_named(&f);
+    for (int i = 6; i < 8; i++)
+        feed_one(&f, &s[i]);
+    graph_stats st;
+    assert_int_equal(graph_feed_end(&f, &st), 0);
+    assert_int_equal(db_writer_commit(w, NULL, &err), 0);
+    rd = db_reader_open(arch, "g", &err);
+    assert_non_null(rd);
+    db_node a = node(node_of(1)), b = node(node_of(5)), c = node(node_of(8));
+    assert_string_equal(a.thread, "before");
+    assert_string_equal(a.proc, "proc-old");
+    assert_string_equal(b.thread, "before");
+    assert_string_equal(c.thread, "after");
+    assert_string_equal(c.proc, "proc-new");
+    assert_true(sig_has(node_of(3), "wakeup:before"));
+    assert_int_not_equal(node_of(3), node_of(7));
+    assert_true(sig_has(node_of(7), "wakeup:after"));
+    assert_false(sig_has(node_of(7), "wakeup:before"));
+}
+
+/* The source events the rules know by name (sched_waking, sched_switch,
+ * block_*), told from names that only begin or end alike. */
+static void test_event_names(void **state)
+{
+    (void)state;
+    spec s[] = {
+        {10, 1, 0, T, DB_EV_WAIT, 0, 0, NULL, NULL, 0},
+        {11, 3, 0, T, DB_EV_WAIT, 0, 0, NULL, NULL, 0},
+        {20, 2, 1, T, DB_EV_RAW, 0, 0, "sched_waking", "tid=1", 0},
+        {21, 2, 1, T, DB_EV_RAW, 0, 0, "sched_waking_x", "tid=3", 0},
+        {30, 1, 0, T, DB_EV_SYSCALL, DB_PH_END, 0, NULL, NULL, 0},
+        {31, 3, 0, T, DB_EV_SYSCALL, DB_PH_END, 0, NULL, NULL, 0},
+        /* the idle task switching out ends its node; a longer name does not */
+        {40, 0, 2, T, DB_EV_RAW, 0, 0, "sched_switches", NULL, 0},
+        {41, 0, 2, T, DB_EV_RAW, 0, 0, "sched_switch", NULL, 0},
+        {42, 0, 2, T, DB_EV_RAW, 0, 0, "cpu_idle", NULL, 0},
+        /* a block request's completion, from its submitter */
+        {50, 4, 3, T, DB_EV_RAW, 0, 0, "block_rq_issue", "dev=8,0 sector=64", 0},
+        {60, 5, 3, H, DB_EV_RAW, 0, 0, "block_rq_complete", "dev=8,0 sector=64", 0},
+    };
+    build(s, 11);
+    assert_true(has_edge(node_of(3), node_of(5), DB_EDGE_WAKEUP));
+    assert_false(has_edge(node_of(4), node_of(6), DB_EDGE_WAKEUP));
+    assert_int_equal(node_of(7), node_of(8));
+    assert_int_not_equal(node_of(8), node_of(9));
+    assert_true(has_edge(node_of(10), node_of(11), DB_EDGE_IO));
+}
+
+/* Issue 13: a thread preempted (switched out with state R) for one that
+ * has no node yet gets its preempt edge from that thread's next node,
+ * found by tid when its first event comes. */
+static void test_preempt_owed(void **state)
+{
+    (void)state;
+    spec s[] = {
+        {10, 1, 0, T, DB_EV_SYSCALL, DB_PH_BEGIN, 0, NULL, NULL, 0},
+        {20, 1, 0, T, DB_EV_RAW, 0, 2, "sched_switch", "state=R", 0},
+        {25, 3, 1, T, DB_EV_SYSCALL, DB_PH_BEGIN, 0, NULL, NULL, 0},
+        {30, 2, 0, T, DB_EV_SYSCALL, DB_PH_END, 0, NULL, NULL, 0},
+    };
+    build(s, 4);
+    assert_int_equal(node_of(1), node_of(2));
+    assert_true(has_edge(node_of(4), node_of(2), DB_EDGE_PREEMPT));
+    assert_false(has_edge(node_of(3), node_of(2), DB_EDGE_PREEMPT));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -416,6 +538,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_mig_service, setup, teardown),
         cmocka_unit_test_setup_teardown(test_runloop, setup, teardown),
         cmocka_unit_test_setup_teardown(test_timers_back_to_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_feed_names_tracked, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_event_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_preempt_owed, setup, teardown),
     };
     return cmocka_run_group_tests_name("graph", tests, NULL, NULL);
 }
