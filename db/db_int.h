@@ -436,7 +436,22 @@ typedef struct db_edge_rec {
 void db_edge_key(unsigned char *k, uint32_t trace, uint32_t a, uint32_t b, const db_edge *e);
 void db_edge_rec_from_key(const unsigned char *k, db_edge_rec *r);
 void db_edge_from_rec(const db_edge_rec *r, bool in, db_edge *e);
-int db_edge_rec_cmp(const db_edge_rec *x, const db_edge_rec *y);
+/* the order of the edge keys' bytes (codec.c); inline: the writer's
+ * sort and merges compare runs of a node's edges with it */
+static inline int db_edge_rec_cmp(const db_edge_rec *x, const db_edge_rec *y)
+{
+    if (x->a != y->a)
+        return x->a < y->a ? -1 : 1;
+    if (x->b != y->b)
+        return x->b < y->b ? -1 : 1;
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    if (x->from_event != y->from_event)
+        return x->from_event < y->from_event ? -1 : 1;
+    if (x->to_event != y->to_event)
+        return x->to_event < y->to_event ? -1 : 1;
+    return 0;
+}
 /* the block key (8 bytes) of a node's edges; a block's value from recs
  * sorted by db_edge_rec_cmp (buf: DB_EDGE_REC_MAX bytes per rec) */
 void db_edgeblk_key(unsigned char *k, uint32_t trace, uint32_t node);
