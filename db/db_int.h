@@ -305,7 +305,25 @@ typedef struct db_slots {
     uint32_t *ix; /* index + 1, 0 for an empty slot */
     size_t n, used;
 } db_slots;
-long db_slots_get(const db_slots *s, uint64_t key); /* the index, or -1 */
+/* a key's first slot (n: a power of two) */
+static inline size_t db_slots_home(uint64_t key, size_t n)
+{
+    return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (n - 1);
+}
+/* the index, or -1.  Inline: the writer's indexes look up a thread or
+ * a thread key per event and per node (650,000 lookups on 8 copies of
+ * the Android 11 Perfetto trace, 20 instructions each in a call) */
+static inline long db_slots_get(const db_slots *s, uint64_t key)
+{
+    if (!s->n)
+        return -1;
+    for (size_t i = db_slots_home(key, s->n);; i = (i + 1) & (s->n - 1)) {
+        if (!s->ix[i])
+            return -1;
+        if (s->key[i] == key)
+            return (long)s->ix[i] - 1;
+    }
+}
 int db_slots_put(db_slots *s, uint64_t key, uint32_t index); /* 0, -1 out of memory */
 void db_slots_free(db_slots *s);
 
