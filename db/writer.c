@@ -118,12 +118,30 @@ static bool front(const db_writer *w) { return w->q && !db_wq_here(w->q); }
  * into the same table (every key of a new trace sorts after older traces). */
 /* MDB_APPEND when k is past the last key this writer put in the table (a
  * new trace's keys are past every older trace's), else 0. */
+/* memcmp of n bytes, 8 at a time as big-endian words: the keys are 8 to
+ * 28 bytes, and a call to memcmp (with its result's use) was 40
+ * instructions of every append's 80 (129,000 of them on 8 copies of the
+ * Android 11 Perfetto trace, most node records) */
+static int key_cmp(const unsigned char *a, const unsigned char *b, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x = db_get_be64(a + i), y = db_get_be64(b + i);
+        if (x != y)
+            return x < y ? -1 : 1;
+    }
+    for (; i < n; i++)
+        if (a[i] != b[i])
+            return a[i] < b[i] ? -1 : 1;
+    return 0;
+}
+
 static bool past_last(const db_writer *w, int dbi, const unsigned char *k, size_t klen)
 {
     if (klen > IX_KEY_MAX || w->existing)
         return false;
     size_t n = klen < w->last_len[dbi] ? klen : w->last_len[dbi];
-    int cmp = memcmp(k, w->last[dbi], n);
+    int cmp = key_cmp(k, w->last[dbi], n);
     return !(w->last_len[dbi] && cmp <= 0 && !(cmp == 0 && klen > w->last_len[dbi]));
 }
 
@@ -785,8 +803,8 @@ static uint64_t guessed(const db_writer *w) { return w->touched / 1024 + w->appe
  * to double as signed numbers (one instruction each, where an unsigned
  * 64-bit one branches; they are far below 2^63, so the values, the sums
  * and the batches are the same).  With maybe_flush's slow paths out of
- * line, 72 instructions a safe point were 31M of the writer thread's
- * 499M. */
+ * line, a safe point took 72 instructions, now 54 (31M, now 23M, of the
+ * writer thread's instructions). */
 static inline double as_double(uint64_t n) { return (double)(int64_t)n; }
 
 static bool batch_full(const db_writer *w)
