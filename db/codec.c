@@ -64,21 +64,6 @@ void db_edge_from_rec(const db_edge_rec *r, bool in, db_edge *e)
     e->to_event = r->to_event;
 }
 
-int db_edge_rec_cmp(const db_edge_rec *x, const db_edge_rec *y)
-{
-    if (x->a != y->a)
-        return x->a < y->a ? -1 : 1;
-    if (x->b != y->b)
-        return x->b < y->b ? -1 : 1;
-    if (x->kind != y->kind)
-        return x->kind < y->kind ? -1 : 1;
-    if (x->from_event != y->from_event)
-        return x->from_event < y->from_event ? -1 : 1;
-    if (x->to_event != y->to_event)
-        return x->to_event < y->to_event ? -1 : 1;
-    return 0;
-}
-
 /* ---- edge blocks (format 6) ----
  * One entry holds the edges of DB_EDGE_BLOCK_NODES consecutive nodes:
  * key trace, node >> DB_EDGE_BLOCK_SHIFT; value, per edge in db_edge_rec

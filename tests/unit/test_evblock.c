@@ -315,6 +315,36 @@ static void test_thread_chunks(void **state)
     db_thrindex_free(t);
 }
 
+/* An id not above the chunk's last starts a chunk of its own (its delta
+ * would not be positive), as a step back in time does; the chunk before
+ * keeps what it had. */
+static void test_thread_chunk_id_back(void **state)
+{
+    (void)state;
+    db_thrindex *t = db_thrindex_new(4, false);
+    chunks *c = calloc(1, sizeof *c);
+    static const uint64_t ids[] = {10, 20, 15, 30, 30, 31};
+    for (size_t i = 0; i < sizeof ids / sizeof *ids; i++)
+        assert_int_equal(db_thrindex_add(t, 9, 7, 100 + i, ids[i], keep, c), 0);
+    assert_int_equal(db_thrindex_flush(t, 9, keep, c), 0);
+    /* chunks (10, 20), (15, 30), (30, 31) */
+    static const uint64_t first[] = {10, 15, 30}, want[] = {10, 20, 15, 30, 30, 31};
+    assert_int_equal(c->n, 3);
+    size_t at = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        assert_int_equal(db_get_be64(c->key[i] + 16), first[i]);
+        assert_int_equal(db_get_be64(c->key[i] + 8), 100 + at);
+        db_thrchunk it;
+        db_thrchunk_begin(&it, c->key[i], 24, c->val[i], c->vlen[i]);
+        uint64_t id;
+        while (db_thrchunk_next(&it, &id))
+            assert_int_equal(id, want[at++]);
+    }
+    assert_int_equal(at, 6);
+    free(c);
+    db_thrindex_free(t);
+}
+
 /* ---- the object indexes: keys of 8 bytes, more keys than are kept ---- */
 
 typedef struct objchunks {
@@ -618,6 +648,7 @@ int main(void)
         cmocka_unit_test(test_compact),
         cmocka_unit_test(test_damaged),
         cmocka_unit_test(test_thread_chunks),
+        cmocka_unit_test(test_thread_chunk_id_back),
         cmocka_unit_test(test_object_chunks),
         cmocka_unit_test(test_deferred_object_chunks),
         cmocka_unit_test(test_normbuf),

@@ -195,10 +195,11 @@ static int collect_edges(void *ctx, int side, const db_edge_rec *r, size_t n)
 
 static int rec_order(const void *a, const void *b) { return db_edge_rec_cmp(a, b); }
 
-/* n edges a side, a over a span of `span` nodes (a span past 2^22 takes
- * the radix sort's third pass), a third of them twice, a node's edges in
- * random order; what comes out is each side's distinct edges in
- * db_edge_rec_cmp order (side 0's, then side 1's). */
+/* n edges a side, a over a span of `span` nodes (the radix sort takes
+ * digits of at most 16 bits, no wider than n needs: one pass or several),
+ * a third of them twice, a node's edges in random order; what comes out
+ * is each side's distinct edges in db_edge_rec_cmp order (side 0's, then
+ * side 1's). */
 static void run_edges(db_keysort *ks, unsigned seed, size_t n, uint32_t base, uint32_t span)
 {
     db_edge_rec *want = calloc(4 * n, sizeof *want);
@@ -251,9 +252,12 @@ static void test_edges(void **state)
     db_keysort *ks = db_keysort_new();
     assert_non_null(ks);
     run_edges(ks, 5, 20000, 1000, 3000);      /* many edges a node: runs sorted */
-    run_edges(ks, 6, 5000, 7, 1u << 30);      /* three passes */
+    run_edges(ks, 6, 5000, 7, 1u << 30);      /* three passes of 10 bits */
     run_edges(ks, 7, 300, 123456, 1);         /* every edge of one node */
     run_edges(ks, 8, 1, UINT32_MAX - 5, 1);   /* one edge a side */
+    run_edges(ks, 9, 50000, 77, 60000);       /* one pass of 16 bits */
+    run_edges(ks, 10, 50000, 5, 1u << 16);    /* 17 bits: two passes */
+    run_edges(ks, 11, 40, 0, UINT32_MAX);     /* 32 bits, few edges: four of 8 */
     db_keysort_free(ks);
 }
 
