@@ -120,10 +120,12 @@ db_evblock_enc *db_evblock_enc_new(void);
 void db_evblock_enc_free(db_evblock_enc *e);
 void db_evblock_enc_reset(db_evblock_enc *e);
 int db_evblock_enc_add(db_evblock_enc *e, const db_event *ev);
-/* Whether repeated events are written from the memo (the default) or in
+/* Whether events are written by the shortcuts (the default: repeated
+ * events from the memo, others by their name's latest shape) or all in
  * full: the bytes are the same either way (tests prove it). */
 void db_evblock_enc_memo(db_evblock_enc *e, bool on);
 size_t db_evblock_enc_memo_hits(const db_evblock_enc *e); /* events written from it so far */
+size_t db_evblock_enc_shape_hits(const db_evblock_enc *e); /* ... and by their name's latest shape */
 size_t db_evblock_enc_count(const db_evblock_enc *e);
 uint64_t db_evblock_enc_first(const db_evblock_enc *e);
 const unsigned char *db_evblock_enc_bytes(db_evblock_enc *e, size_t *len);

@@ -122,6 +122,7 @@ enum graph_ev_name {
     GRAPH_NAME_BLOCK, /* "block_..." */
 };
 
+#define GRAPH_NEAR 256u /* entries of graph_state.near */
 typedef struct graph_state {
     db_writer *w;
     bool proc_guess; /* process names may be guesses until the leader shows */
@@ -138,10 +139,13 @@ typedef struct graph_state {
                                 while the table grows; `tids`: slot -> index */
     size_t nthreads, cthreads;
     graph_map tids;
-    /* the two threads last got (graph_thread_get), newest first: an event
-     * asks for its own thread two or three times (NULL: none yet) */
-    graph_thread *recent[2];
-    uint64_t recent_slot[2];
+    /* the thread last got (graph_thread_get): an event asks for its own
+     * thread two or three times (NULL: none yet) */
+    graph_thread *recent;
+    uint64_t recent_slot;
+    /* threads got before, by slot, direct-mapped (graph_thread_near) */
+    graph_thread *near[GRAPH_NEAR];
+    uint64_t near_slot[GRAPH_NEAR];
     graph_stack *cpus;       /* per-cpu isolated contexts */
     size_t ncpus;
     graph_pend *pend;        /* pool of pending halves; free list via next */
@@ -206,13 +210,13 @@ graph_thread *graph_thread_get_more(graph_state *g, uint64_t slot, uint32_t tid)
 static inline graph_thread *graph_thread_get(graph_state *g, uint32_t tid, uint16_t cpu)
 {
     uint64_t slot = graph_thread_slot(tid, cpu);
-    return g->recent[0] && g->recent_slot[0] == slot ? g->recent[0] : graph_thread_get_more(g, slot, tid);
+    return g->recent && g->recent_slot == slot ? g->recent : graph_thread_get_more(g, slot, tid);
 }
 /* The thread of a slot, NULL if it has had none: no thread is made. */
 graph_thread *graph_thread_find_more(graph_state *g, uint64_t slot);
 static inline graph_thread *graph_thread_find(graph_state *g, uint64_t slot)
 {
-    return g->recent[0] && g->recent_slot[0] == slot ? g->recent[0] : graph_thread_find_more(g, slot);
+    return g->recent && g->recent_slot == slot ? g->recent : graph_thread_find_more(g, slot);
 }
 /* The name of thread tid / process pid as the writer has it, zero-padded
  * into dst: 1 named, 0 not, -1 error (in err); c (NULL: none) keeps it

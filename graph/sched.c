@@ -123,7 +123,8 @@ int graph_sched_after(graph_state *g, const db_event *ev, uint32_t node)
 {
     if (g->preempts_owed && (ev->ctx == DB_CTX_THREAD || ev->ctx == DB_CTX_UNKNOWN)) {
         /* by tid alone, the idle task's slot without a cpu: the event's
-         * own thread mostly, one of the two got last (8M instructions of
+         * own thread mostly, the one got last, else graph_state.near,
+         * which knows the idle task's slot has none (8M instructions of
          * table lookups on pf8, once a preemption was owed) */
         graph_thread *t = graph_thread_find(g, ev->tid);
         if (t && t->preempt_ev && t->cur.open && t->cur.n.id == node) {

@@ -521,6 +521,97 @@ static void test_memo_same_bytes(void **state)
     db_evblock_enc_free(without);
 }
 
+/* An event the memo misses is written by its name's latest shape, its
+ * entries matched with the shape's keys as it reads them: the bytes must
+ * be those of the full encoding whatever the entries are.  Events of two
+ * names built from one list of keys, each now and then changed the ways
+ * that must fail the match or only look like it would: an entry dropped
+ * or added, a key a prefix of the shape's or longer, a bare key for a
+ * key=value and back, an empty entry, "=v", "k=", a value with '=', the
+ * last NUL left off; values from a small set, so most events repeat keys
+ * but not whole attributes. */
+static void test_latest_shape_same_bytes(void **state)
+{
+    (void)state;
+    enum { N = 12000 };
+    static owned evs[N];
+    static const char *const ks[] = {"reason", "state", "next_pid", "next_comm", "prev_comm", "pid", "prio"};
+    static const char *const vs[] = {"sleep", "S", "R+", "20726", "kworker/u16:0", "0", "120", "", "a=b", "0x1f"};
+    uint64_t ts = 100;
+    for (size_t i = 0; i < N; i++) {
+        owned *o = &evs[i];
+        random_event(o, i + 1, &ts); /* the fixed fields */
+        snprintf(o->name, sizeof o->name, "%s", rnd() % 2 ? "sched_switch" : "wake");
+        o->ev.name = o->name;
+        o->ev.type = DB_EV_RAW;
+        o->ev.phase = o->ev.ctx = 0;
+        size_t n = 0, nk = sizeof ks / sizeof ks[0];
+        unsigned change = rnd() % 4 == 0 ? (unsigned)(rnd() % 9) : 99;
+        for (size_t k = 0; k < nk; k++) {
+            const char *key = ks[k], *v = vs[rnd() % (rnd() % 3 ? 3 : sizeof vs / sizeof vs[0])];
+            char kb[32];
+            if (change == 0 && k == 3)
+                continue; /* one fewer */
+            if (change == 1 && k == 5) {
+                snprintf(kb, sizeof kb, "%.2s", key); /* a prefix of the key */
+                key = kb;
+            }
+            if (change == 2 && k == 5) {
+                snprintf(kb, sizeof kb, "%sx", key); /* the key and more */
+                key = kb;
+            }
+            if (change == 3 && k == 1) /* bare */
+                n += (size_t)snprintf(o->attrs + n, sizeof o->attrs - n, "%s", key) + 1;
+            else if (change == 4 && k == 2) /* an empty entry before it */
+                n += 1 + (size_t)snprintf(o->attrs + n + 1, sizeof o->attrs - n - 1, "%s=%s", key, v) + 1;
+            else if (change == 5 && k == 0) /* no key */
+                n += (size_t)snprintf(o->attrs + n, sizeof o->attrs - n, "=%s", v) + 1;
+            else
+                n += (size_t)snprintf(o->attrs + n, sizeof o->attrs - n, "%s=%s", key, v) + 1;
+        }
+        if (change == 6) /* one more */
+            n += (size_t)snprintf(o->attrs + n, sizeof o->attrs - n, "extra=1") + 1;
+        if (change == 7 || rnd() % 5 == 0) /* the last NUL left off */
+            n--;
+        if (change == 8)
+            n = 0; /* none */
+        o->ev.attrs_len = n;
+    }
+    db_evblock_enc *with = db_evblock_enc_new(), *without = db_evblock_enc_new();
+    db_evblock_enc_memo(without, false);
+    db_evblock b = {0};
+    size_t i = 0;
+    while (i < N) {
+        db_evblock_enc_reset(with);
+        db_evblock_enc_reset(without);
+        size_t start = i;
+        int rc = 0;
+        while (i < N && !(rc = db_evblock_enc_add(with, &evs[i].ev))) {
+            assert_int_equal(db_evblock_enc_add(without, &evs[i].ev), 0);
+            i++;
+        }
+        assert_true(rc == 0 || rc == 1);
+        if (rc)
+            assert_int_equal(db_evblock_enc_add(without, &evs[i].ev), 1);
+        size_t la, lb;
+        const unsigned char *a = db_evblock_enc_bytes(with, &la), *bb = db_evblock_enc_bytes(without, &lb);
+        assert_int_equal(la, lb);
+        assert_memory_equal(a, bb, la);
+        assert_int_equal(db_evblock_decode(&b, start + 1, a, la), 0);
+        for (size_t k = start; k < i; k++) {
+            db_event want = evs[k].ev; /* decoded, every entry ends with its NUL */
+            if (want.attrs_len && want.attrs[want.attrs_len - 1])
+                evs[k].attrs[want.attrs_len++] = 0;
+            assert_same(&want, db_evblock_get(&b, k + 1));
+        }
+    }
+    assert_true(db_evblock_enc_shape_hits(with) > N / 4); /* the shortcut was taken */
+    assert_int_equal(db_evblock_enc_shape_hits(without), 0);
+    db_evblock_free(&b);
+    db_evblock_enc_free(with);
+    db_evblock_enc_free(without);
+}
+
 static void test_rollback_keeps_tables(void **state)
 {
     (void)state;
@@ -653,6 +744,7 @@ int main(void)
         cmocka_unit_test(test_deferred_object_chunks),
         cmocka_unit_test(test_normbuf),
         cmocka_unit_test(test_rollback_keeps_tables), cmocka_unit_test(test_memo_same_bytes),
+        cmocka_unit_test(test_latest_shape_same_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

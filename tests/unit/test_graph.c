@@ -13,6 +13,7 @@
 
 #include "db/db.h"
 #include "graph/graph.h"
+#include "graph/graph_int.h"
 
 #define N DB_CPU_NONE
 #define T DB_CTX_THREAD
@@ -525,6 +526,54 @@ static void test_preempt_owed(void **state)
     assert_false(has_edge(node_of(3), node_of(2), DB_EDGE_PREEMPT));
 }
 
+/* The threads by slot (graph_thread_get / _find and the direct-mapped
+ * table in front of the thread table): a slot always gives its one
+ * thread, whichever slots took the same entry in between; a slot without
+ * a thread gives none until one is made for it. */
+static void test_thread_slots(void **state)
+{
+    (void)state;
+    db_error err = {0};
+    db_writer *w = db_writer_begin(arch, "slots", "test", "unit", &err);
+    assert_non_null(w);
+    graph_builder *g = graph_begin(w, NULL, 0, &err);
+    assert_non_null(g);
+    enum { T = 1500 };
+    static graph_thread *got[T];
+    assert_null(graph_thread_find(g, 0)); /* none yet, for slot 0 too */
+    assert_null(graph_thread_find(g, 7));
+    for (uint32_t i = 0; i < T; i++) { /* tids i * 64: four of them to each entry */
+        got[i] = graph_thread_get(g, i * 64 + 1, DB_CPU_NONE);
+        assert_non_null(got[i]);
+        assert_int_equal(got[i]->tid, i * 64 + 1);
+    }
+    for (uint32_t r = 0; r < 3; r++)
+        for (uint32_t i = 0; i < T; i++) {
+            uint32_t k = (i * 7 + r * 13) % T;
+            assert_ptr_equal(graph_thread_get(g, k * 64 + 1, DB_CPU_NONE), got[k]);
+            assert_ptr_equal(graph_thread_find(g, (k * 311) % T * 64 + 1), got[(k * 311) % T]);
+            assert_null(graph_thread_find(g, k * 64 + 2)); /* absent, same entries */
+        }
+    /* absent, then made, then found */
+    assert_null(graph_thread_find(g, 0));
+    graph_thread *t0 = graph_thread_get(g, 0, DB_CPU_NONE);
+    assert_non_null(t0);
+    assert_ptr_equal(graph_thread_find(g, 0), t0);
+    assert_null(graph_thread_find(g, 66));
+    graph_thread *t66 = graph_thread_get(g, 66, DB_CPU_NONE);
+    assert_ptr_equal(graph_thread_get(g, 1, DB_CPU_NONE), got[0]);
+    assert_ptr_equal(graph_thread_find(g, 66), t66);
+    /* a cpu's idle is not the tid 0 of no cpu */
+    graph_thread *idle3 = graph_thread_get(g, 0, 3);
+    assert_non_null(idle3);
+    assert_ptr_not_equal(idle3, t0);
+    assert_ptr_equal(graph_thread_find(g, graph_thread_slot(0, 3)), idle3);
+    assert_ptr_equal(graph_thread_find(g, 0), t0);
+    assert_null(graph_thread_find(g, graph_thread_slot(0, 4)));
+    graph_abort(g);
+    db_writer_abort(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -541,6 +590,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_feed_names_tracked, setup, teardown),
         cmocka_unit_test_setup_teardown(test_event_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_preempt_owed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_thread_slots, setup, teardown),
     };
     return cmocka_run_group_tests_name("graph", tests, NULL, NULL);
 }
