@@ -722,8 +722,8 @@ static void test_hand_decoder_agrees(void **state)
     assert_all_same(rf, rm);
     rec_free(rm);
     rec_free(rf);
-    /* an event the schema leaves out beside those it holds: protobuf-c
-     * reads that one event, and its unknown field names it */
+    /* an event the schema leaves out beside those it holds: its unknown
+     * field (kept by the hand decoder as protobuf-c keeps it) names it */
     pb u = {.n = 0}, b = {.n = 0}, rss = {.n = 0};
     pb_u(&b, 1, 0);
     put_switch(&b, 500, "swapper/0", 0, 0, "a", 10);
@@ -811,6 +811,41 @@ static void test_varint(void **state)
     assert_int_equal(p - cut, 10);
 }
 
+/* ingest_pf_short_varint (tags and lengths): every value below 2^28
+ * written in each width from its own to 4 bytes (padded, as Perfetto
+ * writes a nested message's length), with bytes after it and without
+ * (the byte-wise path), gives the value and the width; 5 bytes, or cut
+ * short, are refused. */
+static void test_short_varint(void **state)
+{
+    (void)state;
+    const uint32_t vals[] = {0, 1, 0x7f, 0x80, 0x3fff, 0x4000, 0x1fffff, 0x200000, 0xfffffff, 0x5a5a5a5, 0x1234567};
+    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
+        int own = 1;
+        while (own < 4 && vals[i] >> (7 * own))
+            own++;
+        for (int w = own; w <= 4; w++)
+            for (int tail = 0; tail < 3; tail++) {
+                unsigned char b[16];
+                memset(b, tail == 1 ? 0xff : 0, sizeof b);
+                for (int k = 0; k < w; k++)
+                    b[k] = (unsigned char)(((vals[i] >> (7 * k)) & 0x7f) | (k < w - 1 ? 0x80 : 0));
+                const uint8_t *p = b;
+                uint32_t v = 0;
+                assert_true(ingest_pf_short_varint(&p, b + (tail ? sizeof b : (size_t)w), &v));
+                assert_int_equal(v, vals[i]);
+                assert_int_equal(p - b, w);
+            }
+    }
+    const unsigned char five[8] = {0x81, 0x80, 0x80, 0x80, 0x00, 0, 0, 0};
+    const uint8_t *p = five;
+    uint32_t v;
+    assert_false(ingest_pf_short_varint(&p, five + 8, &v));
+    assert_false(ingest_pf_short_varint(&p, five + 5, &v));
+    assert_false(ingest_pf_short_varint(&p, five + 3, &v)); /* cut */
+    assert_ptr_equal(p, five);
+}
+
 /* The hand decoder copies a string of up to 16 bytes as a few moves:
  * comms of every length from 0 to 40 come out whole (next_comm=). */
 static void test_comm_lengths(void **state)
@@ -835,6 +870,170 @@ static void test_comm_lengths(void **state)
         assert_attr(&r->ev[n], "next_comm", comm);
     }
     rec_free(r);
+}
+
+/* ---- the hand decoder alone: its structs, packed again by protobuf-c,
+ * are the bytes protobuf-c's own unpack of the packet packs to ---- */
+
+/* field f of message m, its length written in width bytes (a padded
+ * varint, as Perfetto's writer leaves a nested message's length) */
+static void pb_pad(pb *p, unsigned f, const pb *m, int width)
+{
+    pb_raw(p, (uint64_t)f << 3 | 2);
+    for (int i = 0; i < width; i++)
+        p->b[p->n++] = (unsigned char)(((m->n >> (7 * i)) & 0x7f) | (i < width - 1 ? 0x80 : 0));
+    memcpy(p->b + p->n, m->b, m->n);
+    p->n += m->n;
+}
+
+static void pack_same(const ProtobufCMessage *a, const ProtobufCMessage *b)
+{
+    size_t na = protobuf_c_message_get_packed_size(a), nb = protobuf_c_message_get_packed_size(b);
+    assert_int_equal(na, nb);
+    uint8_t *ba = malloc(na + 1), *bb = malloc(nb + 1);
+    assert_int_equal(protobuf_c_message_pack(a, ba), na);
+    assert_int_equal(protobuf_c_message_pack(b, bb), nb);
+    assert_memory_equal(ba, bb, na);
+    free(ba);
+    free(bb);
+}
+
+/* The hand decoder's answer for TracePacket pkt (1: read by hand, 0:
+ * left to protobuf-c); when 1, its bundle is protobuf-c's. */
+static int fast_vs_protobuf_c(const pb *pkt)
+{
+    pf_reader d;
+    memset(&d, 0, sizeof d);
+    char err[256];
+    d.fr.err = err;
+    d.fr.errlen = sizeof err;
+    assert_int_equal(ingest_pf_fast_init(&d), 0);
+    pf_hold h = {.d = &d, .hint = 1024, .refs = 1};
+    pf_fast f;
+    int rc = ingest_pf_fast_packet(&d, &h, pkt->b, pkt->n, &f);
+    if (rc == 1) {
+        ArgusqPf__TracePacket *ref = argusq_pf__trace_packet__unpack(NULL, pkt->n, pkt->b);
+        assert_non_null(ref);
+        assert_non_null(f.bundle);
+        assert_non_null(ref->ftrace_events);
+        pack_same(&f.bundle->base, &ref->ftrace_events->base);
+        argusq_pf__trace_packet__free_unpacked(ref, NULL);
+    }
+    while (h.chunks) {
+        pf_chunk *c = h.chunks;
+        h.chunks = c->next;
+        free(c);
+    }
+    free(d.fast_ev);
+    ingest_pf_fast_free(&d);
+    return rc;
+}
+
+/* FtraceEvent {timestamp, pid, common_flags, field = msg (its length in width bytes)} */
+static void put_event_w(pb *bundle, uint64_t ts, uint32_t pid, unsigned field, const pb *msg, int width)
+{
+    pb e = {.n = 0};
+    pb_u(&e, 1, ts);
+    pb_u(&e, 2, pid);
+    pb_u(&e, 5, 0x10);
+    pb_pad(&e, field, msg, width);
+    pb_m(bundle, 2, &e);
+}
+
+static void test_fast_decoder(void **state)
+{
+    (void)state;
+    /* every length of a nested message from 1 to 4 bytes, padded or not,
+     * the commonest messages, values of every size up to a message's
+     * last byte (the word-wide reads past it), comms of 0 to 20 bytes */
+    pb bu = {.n = 0};
+    pb_u(&bu, 1, 3);
+    for (int w = 1; w <= 4; w++)
+        for (unsigned k = 0; k <= 20; k++) {
+            char comm[24];
+            memset(comm, 'a' + (char)w, k);
+            comm[k] = '\0';
+            uint64_t big = ((uint64_t)1 << (3 * k)) - 1;
+            pb s = {.n = 0}, wk = {.n = 0}, idle = {.n = 0};
+            pb_s(&s, 1, comm);
+            pb_u(&s, 2, big & 0xffffffff);
+            pb_u(&s, 3, 120);
+            pb_u(&s, 4, big);
+            pb_s(&s, 5, comm);
+            pb_i(&s, 6, -(int64_t)k);
+            pb_u(&s, 7, big);
+            put_event_w(&bu, 1000 + k, 10 + k, 4, &s, w);
+            pb_s(&wk, 1, comm);
+            pb_u(&wk, 2, big);
+            pb_u(&wk, 5, k);
+            put_event_w(&bu, 2000 + k, 10 + k, k & 1 ? 20 : 17, &wk, w);
+            pb_u(&idle, 1, 0xffffffffu);
+            pb_u(&idle, 2, big);
+            put_event_w(&bu, 3000 + k, 0, 13, &idle, w);
+        }
+    pb pkt = {.n = 0};
+    pb_m(&pkt, 1, &bu);
+    assert_int_equal(fast_vs_protobuf_c(&pkt), 1);
+
+    /* fields FtraceEvent does not declare, of each wire type, kept as
+     * protobuf-c keeps them (an event the subset leaves out); five in one
+     * event: protobuf-c reads that event */
+    pb b2 = {.n = 0}, rss = {.n = 0}, e = {.n = 0};
+    pb_u(&rss, 1, 5);
+    pb_u(&rss, 2, 123456789);
+    for (int n = 1; n <= 5; n++) {
+        e.n = 0;
+        pb_u(&e, 1, 4000 + (uint64_t)n);
+        pb_u(&e, 2, 7);
+        pb_pad(&e, 313, &rss, 4);
+        if (n >= 2)
+            pb_u(&e, 400, 99999); /* varint */
+        if (n >= 3) {
+            pb_raw(&e, 401 << 3 | 5); /* fixed32 */
+            memcpy(e.b + e.n, "\1\2\3\4", 4);
+            e.n += 4;
+        }
+        if (n >= 4) {
+            pb_raw(&e, 402 << 3 | 1); /* fixed64 */
+            memcpy(e.b + e.n, "\1\2\3\4\5\6\7\10", 8);
+            e.n += 8;
+        }
+        if (n >= 5)
+            pb_m(&e, 100000, &rss); /* past the decoder's table */
+        pb_m(&b2, 2, &e);
+    }
+    pkt.n = 0;
+    pb_m(&pkt, 1, &b2);
+    assert_int_equal(fast_vs_protobuf_c(&pkt), 1);
+
+    /* a length in 5 bytes: protobuf-c reads that event; a declared field
+     * of another wire type, a value running past its message's end (but
+     * not the packet's): protobuf-c refuses the event, so the packet is
+     * left to it */
+    pb b3 = {.n = 0}, idle = {.n = 0};
+    pb_u(&idle, 1, 1);
+    put_event_w(&b3, 5000, 0, 13, &idle, 5);
+    pkt.n = 0;
+    pb_m(&pkt, 1, &b3);
+    assert_int_equal(fast_vs_protobuf_c(&pkt), 1);
+    b3.n = 0;
+    e.n = 0;
+    pb_u(&e, 1, 5000);
+    pb_s(&e, 13, "x"); /* cpu_idle as a string */
+    pb_m(&b3, 2, &e);
+    pkt.n = 0;
+    pb_m(&pkt, 1, &b3);
+    assert_int_equal(fast_vs_protobuf_c(&pkt), 0);
+    b3.n = 0;
+    idle.n = 0;
+    pb_u(&idle, 1, 1);
+    pb_raw(&idle, 2 << 3);
+    idle.b[idle.n++] = 0x81; /* cpu_id's varint goes on past the message */
+    put_event_w(&b3, 5000, 0, 13, &idle, 1);
+    pb_u(&b3, 1, 0x7f); /* the bundle's cpu: the bytes after it */
+    pkt.n = 0;
+    pb_m(&pkt, 1, &b3);
+    assert_int_equal(fast_vs_protobuf_c(&pkt), 0);
 }
 
 /* ---- corrupt input ---- */
@@ -905,6 +1104,7 @@ int main(void)
         cmocka_unit_test(test_same_as_text),  cmocka_unit_test(test_compact_first_prev_named),
         cmocka_unit_test(test_hand_decoder_agrees), cmocka_unit_test(test_blocked_reason),
         cmocka_unit_test(test_varint), cmocka_unit_test(test_comm_lengths),
+        cmocka_unit_test(test_fast_decoder), cmocka_unit_test(test_short_varint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
