@@ -81,10 +81,20 @@ static inline void pf_copy_comm(char dst[24], const char *comm)
     dst[n] = '\0';
 }
 
-/* Events of one CPU held for the merge, in time order (a ring). */
+/* A stretch of a run's events (perfetto.c): a run is a chain of them,
+ * appended to at its last, taken from at its first, never copied. */
+typedef struct pf_seg {
+    struct pf_seg *next;
+    uint32_t cap;
+    pf_item q[];
+} pf_seg;
+
+/* Events of one CPU held for the merge, in time order. */
 typedef struct pf_span {
-    pf_item *q;
-    size_t cap, head, len;
+    pf_seg *first, *last;
+    uint32_t head, tail; /* first->q[head]: its first event; last->q[tail]: where the next goes */
+    size_t len;
+    uint64_t last_ts; /* of its last event */
     size_t hpos; /* its place in the heap of runs */
     uint64_t ts, seq; /* those of its first event (perfetto.c's run_keep) */
     uint32_t cpu;
@@ -117,6 +127,8 @@ typedef struct pf_reader {
     size_t held;               /* events held in the runs */
     pf_span **rheap;            /* heap of the runs, by their first event */
     size_t nrheap, rheap_cap;
+    pf_seg *segs;              /* run segments of the largest size, free for reuse */
+    size_t nsegs;
     pf_chunk *pool;            /* arena chunks free for the next packet */
     size_t npool;
     size_t nfree;

@@ -641,6 +641,64 @@ static void test_merge_many(void **state)
     rec_free(r);
 }
 
+/* Long runs (perfetto.c keeps a run as a chain of segments of 4 to 256
+ * events): three CPUs of 1,000 events each, held to the end, CPU 1's
+ * going back in time half way (a second run), CPU 2's in bundles of 7;
+ * handed on as a stable sort by time. */
+static void test_merge_long(void **state)
+{
+    (void)state;
+    enum { NCPU = 3, NEV = 1000, N = NCPU * NEV };
+    static uint64_t ts[N];
+    static size_t order[N];
+    unsigned char *buf = malloc(1 << 20);
+    assert_non_null(buf);
+    size_t len = 0, n = 0;
+    pb bu = {.n = 0}, pkt = {.n = 0};
+    for (int c = 0; c < NCPU; c++) {
+        pb_u(&bu, 1, (uint64_t)c);
+        for (int k = 0; k < NEV; k++, n++) {
+            ts[n] = 1000 + 3 * (uint64_t)k + (uint64_t)c;
+            if (c == 1 && k >= NEV / 2)
+                ts[n] -= 1200; /* back in time: a new run */
+            put_waking(&bu, ts[n], 10, "w", 2000 + (uint32_t)n, c);
+            if (bu.n > sizeof bu.b / 2 || k == NEV - 1 || (c == 2 && k % 7 == 6)) {
+                pkt.n = 0;
+                put_bundle(&pkt, &bu);
+                assert_true(len + pkt.n <= 1 << 20);
+                memcpy(buf + len, pkt.b, pkt.n);
+                len += pkt.n;
+                bu.n = 0;
+                pb_u(&bu, 1, (uint64_t)c);
+            }
+        }
+        bu.n = 0;
+    }
+    rec *r = rec_new(true);
+    ingest_sink sk = {.ctx = r, .proc = on_proc, .thread = on_thread, .event = on_event, .skip = on_skip};
+    ingest_stats st;
+    memset(&st, 0, sizeof st);
+    char err[512];
+    assert_int_equal(ingest_perfetto_read_mem("t.pftrace", buf, len, &sk, &st, err, sizeof err), 0);
+    assert_int_equal(r->nev, N);
+    for (size_t i = 0; i < N; i++)
+        order[i] = i;
+    for (size_t i = 1; i < N; i++)
+        for (size_t j = i; j > 0 && ts[order[j - 1]] > ts[order[j]]; j--) {
+            size_t tmp = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = tmp;
+        }
+    for (size_t i = 0; i < N; i++) {
+        char want[16];
+        snprintf(want, sizeof want, "%zu", 2000 + order[i]);
+        assert_int_equal(r->ev[i].ev.ts, ts[order[i]]);
+        assert_attr(&r->ev[i], "tid", want);
+    }
+    rec_free(r);
+    free(buf);
+}
+
 /* ---- the hand decoder (perfetto_fast.c) and protobuf-c agree ---- */
 
 static void assert_all_same(const rec *a, const rec *b)
@@ -1100,7 +1158,7 @@ int main(void)
         cmocka_unit_test(test_binder),      cmocka_unit_test(test_print_slices),
         cmocka_unit_test(test_bad_varint),  cmocka_unit_test(test_length_past_end),
         cmocka_unit_test(test_detect),      cmocka_unit_test(test_merge_order),
-        cmocka_unit_test(test_merge_many),
+        cmocka_unit_test(test_merge_many), cmocka_unit_test(test_merge_long),
         cmocka_unit_test(test_same_as_text),  cmocka_unit_test(test_compact_first_prev_named),
         cmocka_unit_test(test_hand_decoder_agrees), cmocka_unit_test(test_blocked_reason),
         cmocka_unit_test(test_varint), cmocka_unit_test(test_comm_lengths),
