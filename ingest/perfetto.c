@@ -311,12 +311,10 @@ static int pop_emit(pf_reader *d)
             for (int k = 0; k < 4; k++)
                 __builtin_prefetch(nx + 64 * k);
     }
+    /* a sched_blocked_reason marked it in its run (perfetto_blocked.c) */
     int32_t prev = switch_prev(&it);
-    uint64_t caller;
-    if (prev > 0 && ingest_pf_blk_take(d->blk, prev, it.seq, &caller)) {
-        it.has_blocked = true;
-        it.blocked = caller;
-    }
+    if (prev > 0)
+        ingest_pf_blk_take(d->blk, prev, it.seq);
     int rc = ingest_pf_emit(d, &it);
     hold_unref(it.hold);
     return rc;
@@ -340,7 +338,8 @@ static pf_span *run_new(pf_reader *d, uint32_t cpu)
     return r;
 }
 
-static int push_item(pf_reader *d, pf_item *it)
+/* The item into its CPU's run, *at where it waits there. */
+static int push_item(pf_reader *d, pf_item *it, pf_item **at)
 {
     uint64_t off = it->hold->offset; /* for a message after the item's unref */
     if (d->held == PF_HEAP_MAX && pop_emit(d) < 0) {
@@ -371,6 +370,7 @@ static int push_item(pf_reader *d, pf_item *it)
         r->last = s;
         r->tail = 0;
     }
+    *at = &r->last->q[r->tail];
     r->last->q[r->tail++] = *it;
     r->last_ts = it->ts;
     /* where the run's next items go, last written up to PF_HEAP_MAX
@@ -542,10 +542,11 @@ static int do_bundle(pf_reader *d, pf_hold *h, const ArgusqPf__FtraceEventBundle
         if (ingest_pf_names(d, &it) < 0)
             return -1;
         h->refs++;
-        if (push_item(d, &it) < 0)
+        pf_item *at = NULL;
+        if (push_item(d, &it, &at) < 0)
             return -1;
         int32_t prev = switch_prev(&it);
-        if (prev > 0 && ingest_pf_blk_held(&d->blk, prev, it.seq) < 0)
+        if (prev > 0 && ingest_pf_blk_held(&d->blk, prev, at->seq, at) < 0)
             return ingest_pf_fail(d, off, "out of memory");
     }
     return 0;

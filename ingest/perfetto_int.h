@@ -163,14 +163,15 @@ typedef struct pf_reader {
 /* ---- perfetto_blocked.c: the held switches a sched_blocked_reason can
  * name, by task ---- */
 typedef struct pf_blk pf_blk;
-/* A switch away from prev_pid, arrived as seq, is held (*b made on first
- * use).  0, or -1 out of memory. */
-int ingest_pf_blk_held(pf_blk **b, int32_t prev_pid, uint64_t seq);
-/* A sched_blocked_reason of pid: its newest held switch gets caller. */
+/* A switch away from prev_pid, arrived as seq, is held, at it in its run
+ * (where it stays until handed on; *b made on first use).  0, or -1 out
+ * of memory. */
+int ingest_pf_blk_held(pf_blk **b, int32_t prev_pid, uint64_t seq, pf_item *it);
+/* A sched_blocked_reason of pid: its newest held switch gets caller
+ * (has_blocked, blocked). */
 void ingest_pf_blk_reason(pf_blk *b, int32_t pid, uint64_t caller);
-/* The switch seq of prev_pid is handed on: forgotten; true with *caller
- * when a sched_blocked_reason named it. */
-bool ingest_pf_blk_take(pf_blk *b, int32_t prev_pid, uint64_t seq, uint64_t *caller);
+/* The switch seq of prev_pid is handed on: forgotten. */
+void ingest_pf_blk_take(pf_blk *b, int32_t prev_pid, uint64_t seq);
 void ingest_pf_blk_free(pf_blk *b);
 
 /* ---- perfetto_wire.c ---- */

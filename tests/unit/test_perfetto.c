@@ -573,6 +573,59 @@ static void test_blocked_reason(void **state)
     rec_free(r);
 }
 
+/* perfetto_blocked.c against the rule itself: thousands of switches of
+ * five tasks held, handed on in random order (as a wrapped ring buffer
+ * hands them on), and reasons between; each reason marks the newest
+ * arrived switch of its task still held, found here by looking at all. */
+static void test_blocked_model(void **state)
+{
+    (void)state;
+    enum { N = 4000 };
+    static pf_item items[N];
+    static bool held[N];
+    memset(items, 0, sizeof items);
+    memset(held, 0, sizeof held);
+    pf_blk *b = NULL;
+    uint32_t x = 777;
+    size_t next = 0, nheld = 0;
+    for (int step = 0; step < 3 * N; step++) {
+        x = x * 1103515245u + 12345u;
+        unsigned r = (x >> 16) % 10;
+        if (r < 4 && next < N) { /* a switch arrives */
+            items[next].seq = next;
+            items[next].prev_pid = 1 + (int32_t)((x >> 8) % 5);
+            assert_int_equal(ingest_pf_blk_held(&b, items[next].prev_pid, next, &items[next]), 0);
+            held[next++] = true;
+            nheld++;
+        } else if (r < 8 && nheld) { /* one held is handed on, any */
+            size_t k = (x >> 4) % next;
+            while (!held[k])
+                k = (k + 1) % next;
+            held[k] = false;
+            nheld--;
+            ingest_pf_blk_take(b, items[k].prev_pid, k);
+        } else { /* a reason */
+            int32_t pid = 1 + (int32_t)((x >> 9) % 6); /* 6: a task with none */
+            size_t want = N;
+            for (size_t k = 0; k < next; k++)
+                if (held[k] && items[k].prev_pid == pid)
+                    want = k;
+            static pf_item before[N];
+            memcpy(before, items, sizeof items);
+            ingest_pf_blk_reason(b, pid, 0x1000 + (uint64_t)step);
+            for (size_t k = 0; k < next; k++) {
+                if (k == want) {
+                    assert_true(items[k].has_blocked);
+                    assert_int_equal(items[k].blocked, 0x1000 + (uint64_t)step);
+                } else {
+                    assert_memory_equal(&items[k], &before[k], sizeof items[k]);
+                }
+            }
+        }
+    }
+    ingest_pf_blk_free(b);
+}
+
 static void test_merge_order(void **state)
 {
     (void)state;
@@ -1161,6 +1214,7 @@ int main(void)
         cmocka_unit_test(test_merge_many), cmocka_unit_test(test_merge_long),
         cmocka_unit_test(test_same_as_text),  cmocka_unit_test(test_compact_first_prev_named),
         cmocka_unit_test(test_hand_decoder_agrees), cmocka_unit_test(test_blocked_reason),
+        cmocka_unit_test(test_blocked_model),
         cmocka_unit_test(test_varint), cmocka_unit_test(test_comm_lengths),
         cmocka_unit_test(test_fast_decoder), cmocka_unit_test(test_short_varint),
     };
