@@ -3,13 +3,13 @@
  * plain or gzip'd, with zlib'd `compressed_packets` inside.
  *
  * Decoders: the second pass's hot path, a packet's ftrace_events (the
- * bundle, its FtraceEvents and their event messages), is decoded by hand
- * (perfetto_fast.c) into the structs protobuf-c would unpack, reading
- * each message's fields through protobuf-c's generated descriptors of
- * ingest/perfetto.proto, so the schema stays declarative; everything
- * else is Debian's protobuf-c: the first pass's process_tree and
- * system_info, compact_sched, and any packet the hand decoder does not
- * read exactly as protobuf-c would (it then reads the whole packet, and its checks of
+ * bundle, its FtraceEvents and their event messages, compact_sched), is
+ * decoded by hand (perfetto_fast.c) into the structs protobuf-c would
+ * unpack, reading each message's fields through protobuf-c's generated
+ * descriptors of ingest/perfetto.proto, so the schema stays declarative;
+ * everything else is Debian's protobuf-c: the first pass's process_tree
+ * and system_info, and any packet the hand decoder does not read exactly
+ * as protobuf-c would (it then reads the whole packet, and its checks of
  * every varint, length and wire type make a corrupt file a message, not
  * a read past a buffer).  One TracePacket is decoded at a time, where
  * the read buffer holds it; the outer Trace is walked by hand (tag,

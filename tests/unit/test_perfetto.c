@@ -1147,6 +1147,47 @@ static void test_fast_decoder(void **state)
     assert_int_equal(fast_vs_protobuf_c(&pkt), 0);
 }
 
+/* compact_sched by the hand decoder: packed numbers of every size (a
+ * negative int32 in 10 bytes, a uint64 in 10), more than 8 of them (the
+ * count 8 bytes at a time), an empty array, the intern table; a field
+ * given twice, or a number not packed: protobuf-c reads it (and agrees);
+ * a packed field whose last varint is cut: refused by both */
+static void test_fast_compact(void **state)
+{
+    (void)state;
+    uint64_t vals[40];
+    for (int i = 0; i < 40; i++)
+        vals[i] = ((uint64_t)1 << (i * 64 / 40)) + (uint64_t)i;
+    vals[3] = (uint64_t)(int64_t)-5;
+    vals[7] = UINT64_MAX;
+    for (int variant = 0; variant < 4; variant++) {
+        pb cs = {.n = 0}, b = {.n = 0}, pkt = {.n = 0};
+        pb_s(&cs, 5, "swapper/0");
+        pb_s(&cs, 5, "");
+        pb_s(&cs, 5, "a much longer comm than sixteen");
+        pb_packed(&cs, 1, vals, 40);                /* uint64 */
+        pb_packed(&cs, 2, vals + 1, 39);            /* int64 */
+        pb_packed(&cs, 3, vals, 17);                /* int32 */
+        pb_packed(&cs, 4, vals + 20, 9);            /* int32 */
+        pb_packed(&cs, 6, vals, 0);                 /* uint32, empty */
+        pb_packed(&cs, 12, vals + 2, 1);            /* uint32 */
+        if (variant == 1)
+            pb_packed(&cs, 3, vals, 3); /* twice: joined */
+        if (variant == 2)
+            pb_u(&cs, 8, 42); /* waking_pid, not packed */
+        if (variant == 3) {
+            pb_raw(&cs, 9 << 3 | 2);
+            pb_raw(&cs, 2);
+            cs.b[cs.n++] = 0x01;
+            cs.b[cs.n++] = 0x81; /* cut */
+        }
+        pb_u(&b, 1, 2);
+        pb_m(&b, 4, &cs);
+        pb_m(&pkt, 1, &b);
+        assert_int_equal(fast_vs_protobuf_c(&pkt), variant == 3 ? 0 : 1);
+    }
+}
+
 /* ---- corrupt input ---- */
 
 static void test_bad_varint(void **state)
@@ -1217,6 +1258,7 @@ int main(void)
         cmocka_unit_test(test_blocked_model),
         cmocka_unit_test(test_varint), cmocka_unit_test(test_comm_lengths),
         cmocka_unit_test(test_fast_decoder), cmocka_unit_test(test_short_varint),
+        cmocka_unit_test(test_fast_compact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
