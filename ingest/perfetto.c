@@ -3,14 +3,13 @@
  * plain or gzip'd, with zlib'd `compressed_packets` inside.
  *
  * Decoders: the second pass's hot path, a packet's ftrace_events (the
- * bundle, its FtraceEvents and their event messages), is decoded by hand
- * (perfetto_fast.c) into the structs protobuf-c would unpack, reading
- * each message's fields through protobuf-c's generated descriptors of
- * ingest/perfetto.proto, so the schema stays declarative; everything
- * else is Debian's protobuf-c: the first pass's process_tree and
- * system_info, compact_sched, an FtraceEvent with a field the schema
- * leaves out, and any packet the hand decoder does not read exactly as
- * protobuf-c would (it then reads the whole packet, and its checks of
+ * bundle, its FtraceEvents and their event messages, compact_sched), is
+ * decoded by hand (perfetto_fast.c) into the structs protobuf-c would
+ * unpack, reading each message's fields through protobuf-c's generated
+ * descriptors of ingest/perfetto.proto, so the schema stays declarative;
+ * everything else is Debian's protobuf-c: the first pass's process_tree
+ * and system_info, and any packet the hand decoder does not read exactly
+ * as protobuf-c would (it then reads the whole packet, and its checks of
  * every varint, length and wire type make a corrupt file a message, not
  * a read past a buffer).  One TracePacket is decoded at a time, where
  * the read buffer holds it; the outer Trace is walked by hand (tag,
@@ -85,7 +84,7 @@
  * 64K events (that heap was a sixth of the process, mostly cache misses).
  * At most PF_HEAP_MAX events are held in all. */
 
-static const pf_item *run_head(const pf_span *r) { return &r->q[r->head]; }
+static const pf_item *run_head(const pf_span *r) { return &r->first->q[r->head]; }
 
 /* The heap compares the runs' first events by the copy of their time and
  * arrival in the run itself (run_keep), not in the event, one load
@@ -209,11 +208,49 @@ static void hold_unref(pf_hold *h)
     }
 }
 
+/* A run's events are in segments of PF_SEG_MIN events, doubling up to
+ * PF_SEG_MAX, chained: appending never copies the run (growing it as one
+ * array, copied when it doubled, was 9M of the reading thread's 578M
+ * instructions in 287,016 events), and the largest segments are reused
+ * (up to PF_SEG_POOL of them) rather than freed. */
+#define PF_SEG_MIN 4 /* small: a run per event is possible */
+#define PF_SEG_MAX 256
+#define PF_SEG_POOL 16
+
+static pf_seg *seg_new(pf_reader *d, uint32_t cap)
+{
+    pf_seg *s = d->segs;
+    if (cap == PF_SEG_MAX && s) {
+        d->segs = s->next;
+        d->nsegs--;
+    } else if (!(s = malloc(sizeof *s + cap * sizeof s->q[0]))) {
+        return NULL;
+    }
+    s->next = NULL;
+    s->cap = cap;
+    return s;
+}
+
+static void seg_free(pf_reader *d, pf_seg *s)
+{
+    if (s->cap == PF_SEG_MAX && d->nsegs < PF_SEG_POOL) {
+        s->next = d->segs;
+        d->segs = s;
+        d->nsegs++;
+    } else {
+        free(s);
+    }
+}
+
 static void run_free(pf_reader *d, pf_span *r)
 {
     if (r->cpu < d->ncpus && d->cpus[r->cpu].cur == r)
         d->cpus[r->cpu].cur = NULL;
-    free(r->q);
+    while (r->first) {
+        pf_seg *s = r->first;
+        r->first = s->next;
+        seg_free(d, s);
+    }
     free(r);
 }
 
@@ -232,14 +269,19 @@ static int32_t switch_prev(const pf_item *it)
 static int pop_emit(pf_reader *d)
 {
     pf_span *r = d->rheap[0];
-    pf_item it = r->q[r->head];
-    r->head = (r->head + 1) & (r->cap - 1);
+    pf_item it = r->first->q[r->head];
     d->held--;
+    if (++r->head == r->first->cap && r->len > 1) { /* the rest are in the next segment */
+        pf_seg *s = r->first;
+        r->first = s->next;
+        r->head = 0;
+        seg_free(d, s);
+    }
     /* the run's next items, written up to PF_HEAP_MAX events ago: fetched
      * now, as a run often stays first for a few events (their loads here
      * and in the heap's compares were most of the merge's time, perf) */
     if (r->len > 1) {
-        const char *nx = (const char *)&r->q[r->head];
+        const char *nx = (const char *)&r->first->q[r->head];
         for (int k = 0; k < 4; k++)
             __builtin_prefetch(nx + 64 * k);
     }
@@ -269,12 +311,10 @@ static int pop_emit(pf_reader *d)
             for (int k = 0; k < 4; k++)
                 __builtin_prefetch(nx + 64 * k);
     }
+    /* a sched_blocked_reason marked it in its run (perfetto_blocked.c) */
     int32_t prev = switch_prev(&it);
-    uint64_t caller;
-    if (prev > 0 && ingest_pf_blk_take(d->blk, prev, it.seq, &caller)) {
-        it.has_blocked = true;
-        it.blocked = caller;
-    }
+    if (prev > 0)
+        ingest_pf_blk_take(d->blk, prev, it.seq);
     int rc = ingest_pf_emit(d, &it);
     hold_unref(it.hold);
     return rc;
@@ -298,7 +338,8 @@ static pf_span *run_new(pf_reader *d, uint32_t cpu)
     return r;
 }
 
-static int push_item(pf_reader *d, pf_item *it)
+/* The item into its CPU's run, *at where it waits there. */
+static int push_item(pf_reader *d, pf_item *it, pf_item **at)
 {
     uint64_t off = it->hold->offset; /* for a message after the item's unref */
     if (d->held == PF_HEAP_MAX && pop_emit(d) < 0) {
@@ -308,31 +349,34 @@ static int push_item(pf_reader *d, pf_item *it)
     it->seq = d->seq++;
     pf_cpu *c = &d->cpus[it->cpu];
     pf_span *r = c->cur;
-    bool fresh = !r || it->ts < r->q[(r->head + r->len - 1) & (r->cap - 1)].ts;
+    bool fresh = !r || it->ts < r->last_ts;
     if (fresh && !(r = run_new(d, it->cpu))) {
         hold_unref(it->hold);
         return ingest_pf_fail(d, off, "out of memory");
     }
-    if (r->len == r->cap) { /* grown as needed, unwrapped */
-        size_t cap = r->cap ? r->cap * 2 : 4; /* small: a run per event is possible */
-        pf_item *q = malloc(cap * sizeof *q);
-        if (!q) {
+    if (!r->last || r->tail == r->last->cap) {
+        uint32_t cap = !r->last ? PF_SEG_MIN : r->last->cap < PF_SEG_MAX ? 2 * r->last->cap : PF_SEG_MAX;
+        pf_seg *s = seg_new(d, cap);
+        if (!s) {
             if (fresh)
                 free(r);
             hold_unref(it->hold);
             return ingest_pf_fail(d, off, "out of memory");
         }
-        for (size_t k = 0; k < r->len; k++)
-            q[k] = r->q[(r->head + k) & (r->cap - 1)];
-        free(r->q);
-        r->q = q;
-        r->cap = cap;
-        r->head = 0;
+        if (r->last)
+            r->last->next = s;
+        else
+            r->first = s;
+        r->last = s;
+        r->tail = 0;
     }
-    r->q[(r->head + r->len) & (r->cap - 1)] = *it;
+    *at = &r->last->q[r->tail];
+    r->last->q[r->tail++] = *it;
+    r->last_ts = it->ts;
     /* where the run's next items go, last written up to PF_HEAP_MAX
      * events ago: fetched for writing ahead of them */
-    __builtin_prefetch(&r->q[(r->head + r->len + 3) & (r->cap - 1)], 1);
+    if (r->tail + 3 < r->last->cap)
+        __builtin_prefetch(&r->last->q[r->tail + 3], 1);
     r->len++;
     d->held++;
     if (fresh) { /* appending leaves a run's first event, and its place, as they were */
@@ -498,10 +542,11 @@ static int do_bundle(pf_reader *d, pf_hold *h, const ArgusqPf__FtraceEventBundle
         if (ingest_pf_names(d, &it) < 0)
             return -1;
         h->refs++;
-        if (push_item(d, &it) < 0)
+        pf_item *at = NULL;
+        if (push_item(d, &it, &at) < 0)
             return -1;
         int32_t prev = switch_prev(&it);
-        if (prev > 0 && ingest_pf_blk_held(&d->blk, prev, it.seq) < 0)
+        if (prev > 0 && ingest_pf_blk_held(&d->blk, prev, at->seq, at) < 0)
             return ingest_pf_fail(d, off, "out of memory");
     }
     return 0;
@@ -662,12 +707,18 @@ static int pf_run(pf_reader *d, const ingest_sink *sink, ingest_stats *st, char 
 out:
     for (size_t i = 0; i < d->nrheap; i++) {
         pf_span *r = d->rheap[i];
-        for (size_t k = 0; k < r->len; k++)
-            hold_unref(r->q[(r->head + k) & (r->cap - 1)].hold);
-        free(r->q);
-        free(r);
+        size_t k = r->head;
+        for (pf_seg *s = r->first; s; s = s->next, k = 0)
+            for (; k < (s == r->last ? r->tail : s->cap); k++)
+                hold_unref(s->q[k].hold);
+        run_free(d, r);
     }
     free(d->rheap);
+    while (d->segs) {
+        pf_seg *s = d->segs;
+        d->segs = s->next;
+        free(s);
+    }
     ingest_pf_blk_free(d->blk);
     while (d->pool) {
         pf_chunk *k = d->pool;

@@ -14,17 +14,19 @@
  *
  * What it takes on: only what it reads exactly as protobuf-c would.  An
  * event message must be all optional numbers (int32, uint32, int64,
- * uint64) and strings; tags and lengths at most 4 bytes of varint.
- * Otherwise protobuf-c decides: an FtraceEvent with a field the schema
- * does not know (its unknown_fields name the event, perfetto_map.c), or
- * one this decoder does not take on, is unpacked by protobuf-c alone; a
- * packet with anything else unusual (a wire type that does not match the
+ * uint64) and strings; tags and lengths at most 4 bytes of varint.  An
+ * FtraceEvent's fields the schema does not know (the events the subset
+ * leaves out, perfetto_other.c) are kept as protobuf-c keeps them, as
+ * unknown fields.  Otherwise protobuf-c decides: an FtraceEvent this
+ * decoder does not take on is unpacked by protobuf-c alone; a packet
+ * with anything else unusual (a wire type that does not match the
  * schema, a bad varint, ftrace_events or compact_sched twice, which
- * protobuf-c merges) is left whole to protobuf-c, which also says what is
- * wrong with a corrupt one.  compact_sched, one message a bundle of
- * packed arrays, is protobuf-c's too.  The packet's and the bundle's own
- * fields (the structure walked here) are known by their numbers, as
- * perfetto_names.c knows the packet's. */
+ * protobuf-c merges) is left whole to protobuf-c, which also says what
+ * is wrong with a corrupt one.  compact_sched, one message a bundle of
+ * packed arrays (and its intern table), is read by the same tables;
+ * protobuf-c reads one this decoder does not take on.  The packet's and
+ * the bundle's own fields (the structure walked here) are known by their
+ * numbers, as perfetto_names.c knows the packet's. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,71 +34,55 @@
 
 enum { FAST_NO = 0, FAST_OK = 1, FAST_OOM = -1 };
 
-/* A message's field, as message() reads it: what its descriptor says,
+/* A message's field, as the decoder reads it: what its descriptor says,
  * looked up once per message type instead of once per field read (the
  * descriptor's lookup and tests were 45M of the reading thread's 865M
  * instructions in 287,000 events; FtraceEvent's own fields read through
- * their descriptors were still 30M of 677M). */
-enum { FF_NO = 0, FF_STRING, FF_U32, FF_U64, FF_MSG };
+ * their descriptors were still 30M of 677M).  The tables are indexed by
+ * the whole tag, number and wire type, so a field of the wrong wire type
+ * is an FF_NO entry, not a test of every field read. */
+enum { FF_NO = 0, FF_STRING, FF_U32, FF_U64, FF_MSG, FF_UNKNOWN, FF_P32, FF_P64, FF_STRINGS };
 typedef struct pf_fastf {
-    uint32_t offset, has; /* of the value and of has_X (0: none); FF_MSG: of the oneof's case */
-    uint8_t kind;         /* FF_NO: not an optional number or string, nor a oneof's message */
-    /* FF_MSG (FtraceEvent's event messages): the message's type, and its
-     * fields by number, those below nsub */
-    uint32_t nsub;
-    const struct pf_fastf *sub;
-    const ProtobufCMessageDescriptor *desc;
+    /* of the value and of has_X (numbers); FF_MSG: of the oneof's case;
+     * repeated (FF_P32, FF_P64 packed, FF_STRINGS): of the array and its n_X */
+    uint16_t offset, has;
+    uint8_t kind;         /* FF_NO: protobuf-c reads it */
+    uint16_t msg;         /* FF_MSG: its type in the reader's fast_msg */
 } pf_fastf;
 
-/* a tag or a length: at most 4 bytes (field numbers and lengths under
- * 2^25 and 2^28, where protobuf-c's 32-bit reading of them agrees).  One
- * and two bytes unrolled: every tag of FtraceEvent's fields 16 to 2047
- * (sched_wakeup's, sched_waking's) and every length from 128 bytes. */
-static inline bool short_varint(const uint8_t **p, const uint8_t *e, uint32_t *v)
-{
-    const uint8_t *q = *p;
-    if (q < e && !(*q & 0x80)) { /* most tags and lengths: one byte */
-        *v = *q;
-        *p = q + 1;
-        return true;
-    }
-    if (e - q >= 2 && !(q[1] & 0x80)) {
-        *v = (uint32_t)(q[0] & 0x7f) | (uint32_t)q[1] << 7;
-        *p = q + 2;
-        return true;
-    }
-    uint32_t x = 0;
-    for (int i = 0; i < 4 && q < e; i++) {
-        uint8_t b = *q++;
-        x |= (uint32_t)(b & 0x7f) << (7 * i);
-        if (!(b & 0x80)) {
-            *v = x;
-            *p = q;
-            return true;
-        }
-    }
-    return false;
-}
-
-static inline bool tag(const uint8_t **p, const uint8_t *e, uint32_t *num, int *wt)
-{
-    uint32_t t;
-    if (!short_varint(p, e, &t) || (t >> 3) == 0)
-        return false;
-    *num = t >> 3;
-    *wt = (int)(t & 7);
-    return true;
-}
+/* A message type: FtraceEvent (fast_msg[PF_FM_EVENT]), CompactSched
+ * (PF_FM_COMPACT), or one of FtraceEvent's event messages. */
+enum { PF_FM_EVENT, PF_FM_COMPACT, PF_FM_FIRST_SUB };
+typedef struct pf_fastm {
+    const ProtobufCMessageDescriptor *desc;
+    uint32_t ntags;      /* tab's length: the tags of its field numbers */
+    const pf_fastf *tab; /* by tag */
+} pf_fastm;
 
 /* a length-delimited field's bytes */
 static inline bool bytes(const uint8_t **p, const uint8_t *e, const uint8_t **val, size_t *len)
 {
     uint32_t n;
-    if (!short_varint(p, e, &n) || n > (size_t)(e - *p))
+    if (!ingest_pf_short_varint(p, e, &n) || n > (size_t)(e - *p))
         return false;
     *val = *p;
     *len = n;
     *p += n;
+    return true;
+}
+
+/* A varint of a message ending at e, whose bytes may be read up to re
+ * (the packet's end): a value near the end of an event's message, with
+ * fewer than 10 bytes left in it, is still read a word at a time (byte
+ * by byte, pids and comms' neighbours were 8M of the reading thread's
+ * instructions in 287,016 events).  One that runs past e is refused, as
+ * protobuf-c refuses it. */
+static inline bool varint_in(const uint8_t **p, const uint8_t *e, const uint8_t *re, uint64_t *v)
+{
+    const uint8_t *q = *p;
+    if (!ingest_pf_varint(&q, re, v) || q > e)
+        return false;
+    *p = q;
     return true;
 }
 
@@ -123,92 +109,283 @@ static bool skip(const uint8_t **p, const uint8_t *e, int wt)
     }
 }
 
-/* The fields at [p, e) of message m, whose fields are f[0 .. nf): an
- * FtraceEvent (its event message read in turn, into an m of its own) or
- * an event message (sched_switch, cpu_idle, ...).  FAST_OK, FAST_NO when
- * protobuf-c must read it, or FAST_OOM. */
-static int message(pf_hold *h, ProtobufCMessage *m, const pf_fastf *f, uint32_t nf, const uint8_t *p,
-                   const uint8_t *e)
+/* One number or string field, ff, at *p into message m.  FAST_OK,
+ * FAST_NO (not one, or corrupt), or FAST_OOM.  Inlined in both loops
+ * (gcc made it a call a field: 44M more of the reading thread's 585M
+ * instructions in 287,016 events). */
+static inline __attribute__((always_inline)) int scalar(pf_hold *h, const pf_fastf *ff, char *m, const uint8_t **p, const uint8_t *e,
+                         const uint8_t *re)
 {
-    while (p < e) {
-        uint32_t num;
-        int wt;
-        if (!tag(&p, e, &num, &wt) || num >= nf)
+    char *at = m + ff->offset;
+    uint64_t v;
+    protobuf_c_boolean yes = 1; /* has_X, as protobuf-c's parse_optional_member sets it */
+    switch (ff->kind) {
+    case FF_U32: {
+        if (!varint_in(p, e, re, &v))
             return FAST_NO;
-        const pf_fastf *ff = &f[num];
-        char *at = (char *)m + ff->offset;
-        uint64_t v;
-        switch (ff->kind) {
-        case FF_STRING: {
-            const uint8_t *sv;
-            size_t n;
-            if (wt != 2 || !bytes(&p, e, &sv, &n))
-                return FAST_NO;
-            char *c = ingest_pf_alloc(h, n + 1);
-            if (!c)
-                return FAST_OOM;
-            ingest_ft_copy_short(c, (const char *)sv, n); /* a comm: a few moves, not memcpy's call */
-            c[n] = '\0';
-            memcpy(at, &c, sizeof c);
-            break;
-        }
-        case FF_U32: {
-            if (wt != 0 || !ingest_pf_varint(&p, e, &v))
-                return FAST_NO;
-            uint32_t x = (uint32_t)v; /* the low 32 bits, as protobuf-c's parse_uint32 */
-            memcpy(at, &x, sizeof x);
-            break;
-        }
-        case FF_U64:
-            if (wt != 0 || !ingest_pf_varint(&p, e, &v))
-                return FAST_NO;
-            memcpy(at, &v, sizeof v);
-            break;
-        case FF_MSG: {
-            /* a later member of the oneof replaces an earlier one whole, as in protobuf-c */
-            const uint8_t *val;
-            size_t n;
-            if (wt != 2 || !bytes(&p, e, &val, &n))
-                return FAST_NO;
-            ProtobufCMessage *sub = ingest_pf_alloc(h, ff->desc->sizeof_message);
-            if (!sub)
-                return FAST_OOM;
-            ff->desc->message_init(sub);
-            int rc = message(h, sub, ff->sub, ff->nsub, val, val + n);
-            if (rc != FAST_OK)
-                return rc;
-            memcpy(at, &sub, sizeof sub);
-            /* the oneof's case: the member's number, as protobuf-c's parse_oneof_member */
-            memcpy((char *)m + ff->has, &num, sizeof num);
-            continue;
-        }
-        default:
-            return FAST_NO;
-        }
-        if (ff->has) { /* has_X, as protobuf-c's parse_optional_member sets it */
-            protobuf_c_boolean yes = 1;
-            memcpy((char *)m + ff->has, &yes, sizeof yes);
-        }
+        uint32_t x = (uint32_t)v; /* the low 32 bits, as protobuf-c's parse_uint32 */
+        memcpy(at, &x, sizeof x);
+        memcpy(m + ff->has, &yes, sizeof yes);
+        return FAST_OK;
     }
+    case FF_U64:
+        if (!varint_in(p, e, re, &v))
+            return FAST_NO;
+        memcpy(at, &v, sizeof v);
+        memcpy(m + ff->has, &yes, sizeof yes);
+        return FAST_OK;
+    case FF_STRING: {
+        const uint8_t *sv;
+        size_t n;
+        if (!bytes(p, e, &sv, &n))
+            return FAST_NO;
+        char *c = ingest_pf_alloc(h, n + 1);
+        if (!c)
+            return FAST_OOM;
+        ingest_ft_copy_short(c, (const char *)sv, n); /* a comm: a few moves, not memcpy's call */
+        c[n] = '\0';
+        memcpy(at, &c, sizeof c);
+        return FAST_OK;
+    }
+    default:
+        return FAST_NO;
+    }
+}
+
+/* a tag: one byte, most (p < e) */
+static inline bool tag(const uint8_t **p, const uint8_t *e, uint32_t *t)
+{
+    if (!(**p & 0x80)) {
+        *t = *(*p)++;
+        return true;
+    }
+    return ingest_pf_short_varint(p, e, t);
+}
+
+/* An event message (sched_switch, cpu_idle, ...) of type fm at [p, e)
+ * into *out.  FAST_OK, FAST_NO when protobuf-c must read it, or FAST_OOM. */
+static int event_message(pf_hold *h, const pf_fastm *fm, const uint8_t *p, const uint8_t *e, const uint8_t *re,
+                         ProtobufCMessage **out)
+{
+    ProtobufCMessage *m = ingest_pf_alloc(h, fm->desc->sizeof_message);
+    if (!m)
+        return FAST_OOM;
+    fm->desc->message_init(m);
+    while (p < e) {
+        uint32_t t;
+        if (!tag(&p, e, &t) || t >= fm->ntags)
+            return FAST_NO;
+        int rc = scalar(h, &fm->tab[t], (char *)m, &p, e, re);
+        if (rc != FAST_OK)
+            return rc;
+    }
+    *out = m;
     return FAST_OK;
 }
 
-/* One FtraceEvent at [p, e): FAST_OK with *out, FAST_NO when protobuf-c
- * must read it, or FAST_OOM. */
-static int ftrace_event(pf_reader *d, pf_hold *h, const uint8_t *p, const uint8_t *e, ArgusqPf__FtraceEvent **out)
+/* An FtraceEvent's fields the schema does not know, kept as protobuf-c
+ * keeps them (its parse_member): number, wire type, and the value's
+ * bytes (a length-delimited one's with its length in front), copied.
+ * More than PF_UNKNOWN_MAX: protobuf-c reads the event. */
+#define PF_UNKNOWN_MAX 4
+typedef struct pf_unknowns {
+    size_t n;
+    ProtobufCMessageUnknownField f[PF_UNKNOWN_MAX]; /* data: into the packet, until copied */
+} pf_unknowns;
+
+/* the field of tag t, of a number FtraceEvent does not declare, at *p */
+static int unknown(pf_unknowns *u, uint32_t t, const uint8_t **p, const uint8_t *e)
+{
+    const uint8_t *at = *p;
+    if (u->n == PF_UNKNOWN_MAX || !skip(p, e, (int)(t & 7)))
+        return FAST_NO;
+    u->f[u->n++] = (ProtobufCMessageUnknownField){t >> 3, (ProtobufCWireType)(t & 7), (size_t)(*p - at), (uint8_t *)at};
+    return FAST_OK;
+}
+
+static int keep_unknowns(pf_hold *h, ProtobufCMessage *m, const pf_unknowns *u)
+{
+    ProtobufCMessageUnknownField *f = ingest_pf_alloc(h, u->n * sizeof *f);
+    if (!f)
+        return FAST_OOM;
+    for (size_t i = 0; i < u->n; i++) {
+        f[i] = u->f[i];
+        if (!(f[i].data = ingest_pf_alloc(h, f[i].len)))
+            return FAST_OOM;
+        memcpy(f[i].data, u->f[i].data, f[i].len);
+    }
+    m->unknown_fields = f;
+    m->n_unknown_fields = (unsigned)u->n;
+    return FAST_OK;
+}
+
+/* One FtraceEvent at [p, e) (re: the packet's end): FAST_OK with *out,
+ * FAST_NO when protobuf-c must read it, or FAST_OOM. */
+static int ftrace_event(const pf_reader *d, pf_hold *h, const uint8_t *p, const uint8_t *e, const uint8_t *re,
+                        ArgusqPf__FtraceEvent **out)
 {
     ArgusqPf__FtraceEvent *ev = ingest_pf_alloc(h, sizeof *ev);
     if (!ev)
         return FAST_OOM;
     argusq_pf__ftrace_event__init(ev);
-    int rc = message(h, &ev->base, d->evtab, PF_EVFIELDS, p, e);
-    if (rc == FAST_OK)
-        *out = ev;
+    const pf_fastm *fm = &d->fast_msg[PF_FM_EVENT];
+    pf_unknowns u;
+    u.n = 0;
+    while (p < e) {
+        uint32_t t;
+        if (!tag(&p, e, &t))
+            return FAST_NO;
+        /* past the table: a number the schema does not declare */
+        const pf_fastf *ff = t < fm->ntags ? &fm->tab[t] : NULL;
+        int rc;
+        if (!ff || ff->kind == FF_UNKNOWN) {
+            rc = unknown(&u, t, &p, e);
+        } else if (ff->kind == FF_MSG) {
+            /* a later member of the oneof replaces an earlier one whole, as in protobuf-c */
+            const uint8_t *val;
+            size_t n;
+            ProtobufCMessage *sub;
+            if (!bytes(&p, e, &val, &n))
+                return FAST_NO;
+            if ((rc = event_message(h, &d->fast_msg[ff->msg], val, val + n, re, &sub)) == FAST_OK) {
+                memcpy((char *)ev + ff->offset, &sub, sizeof sub);
+                /* the oneof's case: the member's number, as protobuf-c's parse_oneof_member */
+                uint32_t num = t >> 3;
+                memcpy((char *)ev + ff->has, &num, sizeof num);
+            }
+        } else {
+            rc = scalar(h, ff, (char *)ev, &p, e, re);
+        }
+        if (rc != FAST_OK)
+            return rc;
+    }
+    if (u.n) {
+        int rc = keep_unknowns(h, &ev->base, &u);
+        if (rc != FAST_OK)
+            return rc;
+    }
+    *out = ev;
+    return FAST_OK;
+}
+
+/* ---- compact_sched: repeated fields, packed numbers and strings ---- */
+
+/* the varints of a packed field's bytes: those without the top bit (as
+ * protobuf-c counts them), 8 at a time */
+static size_t varints(const uint8_t *p, size_t n)
+{
+    size_t c = 0, i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        c += (size_t)__builtin_popcountll(~w & 0x8080808080808080ull);
+    }
+    for (; i < n; i++)
+        c += !(p[i] & 0x80);
+    return c;
+}
+
+/* CompactSched at [p, e) (re: the packet's end) into *out, as protobuf-c
+ * unpacks it: the elements of each repeated field counted first (into its
+ * n_X), the arrays allocated, then filled.  Each packed field once, packed
+ * (protobuf-c joins a field given twice, and reads a number given alone):
+ * else FAST_NO.  Why: protobuf-c's unpack of the Android 13 trace's
+ * bundles (4 copies, 72,000 compact events) was 21M of the reading
+ * thread's 588M instructions, 290 an event; read here, the thread took
+ * 583M. */
+static int compact_fast(const pf_reader *d, pf_hold *h, const uint8_t *p, const uint8_t *e, const uint8_t *re,
+                        ArgusqPf__CompactSched **out)
+{
+    const pf_fastm *fm = &d->fast_msg[PF_FM_COMPACT];
+    ArgusqPf__CompactSched *cs = ingest_pf_alloc(h, sizeof *cs);
+    if (!cs)
+        return FAST_OOM;
+    argusq_pf__compact_sched__init(cs);
+    char *m = (char *)cs;
+    for (const uint8_t *q = p; q < e;) {
+        uint32_t t;
+        const uint8_t *val;
+        size_t n;
+        if (!tag(&q, e, &t) || t >= fm->ntags || !bytes(&q, e, &val, &n))
+            return FAST_NO;
+        const pf_fastf *ff = &fm->tab[t];
+        size_t *cnt = (size_t *)(m + ff->has);
+        if (ff->kind == FF_STRINGS) {
+            (*cnt)++;
+        } else if (ff->kind == FF_P32 || ff->kind == FF_P64) {
+            if (*cnt || (n && (val[n - 1] & 0x80))) /* twice, or its last varint cut */
+                return FAST_NO;
+            *cnt = varints(val, n);
+        } else {
+            return FAST_NO;
+        }
+    }
+    for (unsigned i = 0; i < fm->desc->n_fields; i++) {
+        const ProtobufCFieldDescriptor *f = &fm->desc->fields[i];
+        size_t *cnt = (size_t *)(m + f->quantifier_offset);
+        if (f->label != PROTOBUF_C_LABEL_REPEATED || !*cnt)
+            continue;
+        size_t size = f->type == PROTOBUF_C_TYPE_STRING ? sizeof(char *)
+                      : f->type == PROTOBUF_C_TYPE_INT64 || f->type == PROTOBUF_C_TYPE_UINT64 ? 8 : 4;
+        void *a = ingest_pf_alloc(h, *cnt * size);
+        if (!a)
+            return FAST_OOM;
+        memcpy(m + f->offset, &a, sizeof a);
+        *cnt = 0; /* filled below */
+    }
+    for (const uint8_t *q = p; q < e;) {
+        uint32_t t = 0;
+        const uint8_t *val = q;
+        size_t n = 0;
+        if (!tag(&q, e, &t) || !bytes(&q, e, &val, &n)) /* read above */
+            return FAST_NO;
+        const pf_fastf *ff = &fm->tab[t];
+        size_t *cnt = (size_t *)(m + ff->has);
+        char *a;
+        memcpy(&a, m + ff->offset, sizeof a);
+        if (ff->kind == FF_STRINGS) {
+            char *c = ingest_pf_alloc(h, n + 1);
+            if (!c)
+                return FAST_OOM;
+            memcpy(c, val, n);
+            c[n] = '\0';
+            memcpy(a + sizeof c * (*cnt)++, &c, sizeof c);
+            continue;
+        }
+        for (const uint8_t *v = val; v < val + n;) {
+            uint64_t x;
+            if (!varint_in(&v, val + n, re, &x)) /* more than 10 bytes */
+                return FAST_NO;
+            if (ff->kind == FF_P64) {
+                memcpy(a + 8 * *cnt, &x, 8);
+            } else {
+                uint32_t y = (uint32_t)x; /* the low 32 bits, as protobuf-c's parse_uint32 */
+                memcpy(a + 4 * *cnt, &y, 4);
+            }
+            ++*cnt;
+        }
+    }
+    *out = cs;
+    return FAST_OK;
+}
+
+/* CompactSched at [p, e) into *out: by compact_fast, else protobuf-c.
+ * FAST_OK, FAST_NO (corrupt: protobuf-c says so), or FAST_OOM. */
+static int compact(const pf_reader *d, pf_hold *h, const uint8_t *p, const uint8_t *e, const uint8_t *re,
+                   ArgusqPf__CompactSched **out)
+{
+    int rc = compact_fast(d, h, p, e, re, out);
+    if (rc == FAST_NO) {
+        ProtobufCAllocator al = ingest_pf_allocator(h);
+        *out = argusq_pf__compact_sched__unpack(&al, (size_t)(e - p), p);
+        rc = *out ? FAST_OK : FAST_NO;
+    }
     return rc;
 }
 
-/* The bundle at [p, e) into *out. */
-static int bundle(pf_reader *d, pf_hold *h, const uint8_t *p, const uint8_t *e, ArgusqPf__FtraceEventBundle **out)
+/* The bundle at [p, e) into *out (re: the packet's end). */
+static int bundle(pf_reader *d, pf_hold *h, const uint8_t *p, const uint8_t *e, const uint8_t *re,
+                  ArgusqPf__FtraceEventBundle **out)
 {
     ArgusqPf__FtraceEventBundle *b = ingest_pf_alloc(h, sizeof *b);
     if (!b)
@@ -216,13 +393,13 @@ static int bundle(pf_reader *d, pf_hold *h, const uint8_t *p, const uint8_t *e, 
     argusq_pf__ftrace_event_bundle__init(b);
     size_t n = 0; /* events, in d->fast_ev until the end */
     while (p < e) {
-        uint32_t num;
-        int wt;
+        uint32_t t;
         uint64_t v;
         const uint8_t *val;
         size_t len;
-        if (!tag(&p, e, &num, &wt))
+        if (!ingest_pf_short_varint(&p, e, &t) || (t >> 3) == 0)
             return FAST_NO;
+        uint32_t num = t >> 3, wt = t & 7;
         if (num == 1 || num == 3) { /* cpu, lost_events */
             if (wt != 0 || !ingest_pf_varint(&p, e, &v))
                 return FAST_NO;
@@ -234,11 +411,11 @@ static int bundle(pf_reader *d, pf_hold *h, const uint8_t *p, const uint8_t *e, 
             if (wt != 2 || !bytes(&p, e, &val, &len))
                 return FAST_NO;
             if (num == 4) {
-                ProtobufCAllocator al = ingest_pf_allocator(h);
                 if (b->compact_sched) /* twice: protobuf-c merges them */
                     return FAST_NO;
-                if (!(b->compact_sched = argusq_pf__compact_sched__unpack(&al, len, val)))
-                    return FAST_NO;
+                int rc = compact(d, h, val, val + len, re, &b->compact_sched);
+                if (rc != FAST_OK)
+                    return rc;
                 continue;
             }
             if (n == d->fast_cap) {
@@ -249,7 +426,7 @@ static int bundle(pf_reader *d, pf_hold *h, const uint8_t *p, const uint8_t *e, 
                 d->fast_ev = g;
                 d->fast_cap = cap;
             }
-            int rc = ftrace_event(d, h, val, val + len, &d->fast_ev[n]);
+            int rc = ftrace_event(d, h, val, val + len, re, &d->fast_ev[n]);
             if (rc == FAST_OOM)
                 return rc;
             if (rc == FAST_NO) {
@@ -258,7 +435,7 @@ static int bundle(pf_reader *d, pf_hold *h, const uint8_t *p, const uint8_t *e, 
                     return FAST_NO;
             }
             n++;
-        } else if (!skip(&p, e, wt)) {
+        } else if (!skip(&p, e, (int)wt)) {
             return FAST_NO;
         }
     }
@@ -272,22 +449,7 @@ static int bundle(pf_reader *d, pf_hold *h, const uint8_t *p, const uint8_t *e, 
     return FAST_OK;
 }
 
-/* What message() makes of a field. */
-static pf_fastf fast_field(const ProtobufCFieldDescriptor *f)
-{
-    pf_fastf ff = {.offset = f->offset, .has = f->quantifier_offset, .kind = FF_NO};
-    if (f->type == PROTOBUF_C_TYPE_MESSAGE && (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF))
-        ff.kind = FF_MSG; /* an event message: only FtraceEvent's are read (ingest_pf_fast_init) */
-    if (f->label != PROTOBUF_C_LABEL_OPTIONAL || (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF))
-        return ff;
-    if (f->type == PROTOBUF_C_TYPE_STRING)
-        ff.kind = FF_STRING;
-    else if (f->type == PROTOBUF_C_TYPE_INT32 || f->type == PROTOBUF_C_TYPE_UINT32)
-        ff.kind = FF_U32;
-    else if (f->type == PROTOBUF_C_TYPE_INT64 || f->type == PROTOBUF_C_TYPE_UINT64)
-        ff.kind = FF_U64;
-    return ff;
-}
+/* ---- the tables ---- */
 
 /* The field numbers of message type m: those below the returned one. */
 static uint32_t fields_top(const ProtobufCMessageDescriptor *m)
@@ -299,36 +461,94 @@ static uint32_t fields_top(const ProtobufCMessageDescriptor *m)
     return top;
 }
 
+/* What the decoder makes of field f (of the wire type its type has): an
+ * FtraceEvent's event message is FF_MSG (its msg set by the caller); a
+ * field nested deeper, or of a kind not listed, FF_NO. */
+static pf_fastf fast_field(const ProtobufCFieldDescriptor *f, bool top)
+{
+    pf_fastf ff = {.kind = FF_NO};
+    if (f->offset > UINT16_MAX || f->quantifier_offset > UINT16_MAX)
+        return ff;
+    ff.offset = (uint16_t)f->offset;
+    ff.has = (uint16_t)f->quantifier_offset;
+    bool oneof = f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF;
+    if (f->type == PROTOBUF_C_TYPE_MESSAGE && oneof && top)
+        ff.kind = FF_MSG;
+    if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+        if (f->type == PROTOBUF_C_TYPE_STRING)
+            ff.kind = FF_STRINGS;
+        else if (f->type == PROTOBUF_C_TYPE_INT32 || f->type == PROTOBUF_C_TYPE_UINT32)
+            ff.kind = FF_P32;
+        else if (f->type == PROTOBUF_C_TYPE_INT64 || f->type == PROTOBUF_C_TYPE_UINT64)
+            ff.kind = FF_P64;
+        return ff;
+    }
+    if (f->label != PROTOBUF_C_LABEL_OPTIONAL || oneof)
+        return ff;
+    if (f->type == PROTOBUF_C_TYPE_STRING)
+        ff.kind = FF_STRING;
+    else if ((f->type == PROTOBUF_C_TYPE_INT32 || f->type == PROTOBUF_C_TYPE_UINT32) && ff.has)
+        ff.kind = FF_U32;
+    else if ((f->type == PROTOBUF_C_TYPE_INT64 || f->type == PROTOBUF_C_TYPE_UINT64) && ff.has)
+        ff.kind = FF_U64;
+    return ff;
+}
+
+/* the wire type of the fields fast_field takes on */
+static uint32_t fast_wire(uint8_t kind) { return kind == FF_U32 || kind == FF_U64 ? 0 : 2; }
+
+/* message type desc's table at t (its tags, fields_top * 8): each field
+ * at the tag of its number and wire type; top (FtraceEvent): the numbers
+ * it does not declare FF_UNKNOWN, in the wire types protobuf-c keeps */
+static void fast_table(pf_fastf *t, const ProtobufCMessageDescriptor *desc, bool top)
+{
+    uint32_t ntags = fields_top(desc) * 8;
+    if (top)
+        for (uint32_t k = 8; k < ntags; k++)
+            if ((k & 7) == 0 || (k & 7) == 1 || (k & 7) == 2 || (k & 7) == 5)
+                t[k].kind = FF_UNKNOWN;
+    for (unsigned k = 0; k < desc->n_fields; k++) {
+        const ProtobufCFieldDescriptor *f = &desc->fields[k];
+        for (uint32_t wt = 0; wt < 8; wt++)
+            t[f->id * 8 + wt].kind = FF_NO; /* declared: a wire type but its own is protobuf-c's */
+        pf_fastf ff = fast_field(f, top);
+        t[f->id * 8 + fast_wire(ff.kind)] = ff;
+    }
+}
+
 int ingest_pf_fast_init(pf_reader *d)
 {
-    /* FtraceEvent's fields (PF_EVFIELDS), then each event message's */
-    const ProtobufCMessageDescriptor *desc = &argusq_pf__ftrace_event__descriptor;
-    size_t total = PF_EVFIELDS;
+    /* FtraceEvent, CompactSched, then each of FtraceEvent's event messages */
+    const ProtobufCMessageDescriptor *desc = &argusq_pf__ftrace_event__descriptor,
+                                     *cdesc = &argusq_pf__compact_sched__descriptor;
+    size_t nmsg = PF_FM_FIRST_SUB, total = (fields_top(desc) + fields_top(cdesc)) * 8;
     for (unsigned i = 0; i < desc->n_fields; i++)
-        if (desc->fields[i].id < PF_EVFIELDS && desc->fields[i].type == PROTOBUF_C_TYPE_MESSAGE)
-            total += fields_top(desc->fields[i].descriptor);
-    if (!(d->fast_tab = calloc(total, sizeof *d->fast_tab)))
+        if (fast_field(&desc->fields[i], true).kind == FF_MSG) {
+            nmsg++;
+            total += fields_top(desc->fields[i].descriptor) * 8;
+        }
+    d->fast_msg = calloc(nmsg, sizeof *d->fast_msg);
+    d->fast_tab = calloc(total, sizeof *d->fast_tab);
+    if (!d->fast_msg || !d->fast_tab)
         return ingest_pf_fail(d, 0, "out of memory");
-    d->evtab = d->fast_tab;
-    pf_fastf *t = d->fast_tab + PF_EVFIELDS;
+    pf_fastm *m = d->fast_msg;
+    pf_fastf *t = d->fast_tab;
+    *m = (pf_fastm){desc, fields_top(desc) * 8, t};
+    fast_table(t, desc, true);
+    t += m->ntags;
+    m++;
+    *m = (pf_fastm){cdesc, fields_top(cdesc) * 8, t};
+    fast_table(t, cdesc, false);
+    t += m->ntags;
     for (unsigned i = 0; i < desc->n_fields; i++) {
         const ProtobufCFieldDescriptor *f = &desc->fields[i];
-        if (f->id >= PF_EVFIELDS)
+        if (fast_field(f, true).kind != FF_MSG)
             continue;
-        pf_fastf *ff = &d->fast_tab[f->id];
-        *ff = fast_field(f);
-        if (f->type != PROTOBUF_C_TYPE_MESSAGE)
-            continue;
-        const ProtobufCMessageDescriptor *m = f->descriptor;
-        ff->desc = m;
-        ff->sub = t;
-        ff->nsub = fields_top(m);
-        for (unsigned k = 0; k < m->n_fields; k++) {
-            t[m->fields[k].id] = fast_field(&m->fields[k]);
-            if (t[m->fields[k].id].kind == FF_MSG) /* a message inside an event's: protobuf-c reads it */
-                t[m->fields[k].id].kind = FF_NO;
-        }
-        t += ff->nsub;
+        m++;
+        *m = (pf_fastm){f->descriptor, fields_top(f->descriptor) * 8, t};
+        fast_table(t, f->descriptor, false);
+        t += m->ntags;
+        d->fast_tab[f->id * 8 + 2].msg = (uint16_t)(m - d->fast_msg);
     }
     return 0;
 }
@@ -336,8 +556,9 @@ int ingest_pf_fast_init(pf_reader *d)
 void ingest_pf_fast_free(pf_reader *d)
 {
     free(d->fast_tab);
+    free(d->fast_msg);
     d->fast_tab = NULL;
-    d->evtab = NULL;
+    d->fast_msg = NULL;
 }
 
 int ingest_pf_fast_packet(pf_reader *d, pf_hold *h, const uint8_t *p, size_t len, pf_fast *out)
@@ -347,12 +568,13 @@ int ingest_pf_fast_packet(pf_reader *d, pf_hold *h, const uint8_t *p, size_t len
     size_t blen = 0;
     memset(out, 0, sizeof *out);
     while (p < e) {
-        uint32_t num;
-        int wt;
+        uint32_t t;
         const uint8_t *val;
         size_t n;
-        if (!tag(&p, e, &num, &wt))
+        if (!ingest_pf_short_varint(&p, e, &t) || (t >> 3) == 0)
             return FAST_NO;
+        uint32_t num = t >> 3;
+        int wt = (int)(t & 7);
         switch (num) {
         case 1: /* ftrace_events: twice, protobuf-c merges them */
             if (wt != 2 || bp || !bytes(&p, e, &bp, &blen))
@@ -380,6 +602,6 @@ int ingest_pf_fast_packet(pf_reader *d, pf_hold *h, const uint8_t *p, size_t len
         }
     }
     if (bp)
-        return bundle(d, h, bp, bp + blen, &out->bundle);
+        return bundle(d, h, bp, bp + blen, e, &out->bundle);
     return FAST_OK;
 }

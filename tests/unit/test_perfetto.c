@@ -573,6 +573,59 @@ static void test_blocked_reason(void **state)
     rec_free(r);
 }
 
+/* perfetto_blocked.c against the rule itself: thousands of switches of
+ * five tasks held, handed on in random order (as a wrapped ring buffer
+ * hands them on), and reasons between; each reason marks the newest
+ * arrived switch of its task still held, found here by looking at all. */
+static void test_blocked_model(void **state)
+{
+    (void)state;
+    enum { N = 4000 };
+    static pf_item items[N];
+    static bool held[N];
+    memset(items, 0, sizeof items);
+    memset(held, 0, sizeof held);
+    pf_blk *b = NULL;
+    uint32_t x = 777;
+    size_t next = 0, nheld = 0;
+    for (int step = 0; step < 3 * N; step++) {
+        x = x * 1103515245u + 12345u;
+        unsigned r = (x >> 16) % 10;
+        if (r < 4 && next < N) { /* a switch arrives */
+            items[next].seq = next;
+            items[next].prev_pid = 1 + (int32_t)((x >> 8) % 5);
+            assert_int_equal(ingest_pf_blk_held(&b, items[next].prev_pid, next, &items[next]), 0);
+            held[next++] = true;
+            nheld++;
+        } else if (r < 8 && nheld) { /* one held is handed on, any */
+            size_t k = (x >> 4) % next;
+            while (!held[k])
+                k = (k + 1) % next;
+            held[k] = false;
+            nheld--;
+            ingest_pf_blk_take(b, items[k].prev_pid, k);
+        } else { /* a reason */
+            int32_t pid = 1 + (int32_t)((x >> 9) % 6); /* 6: a task with none */
+            size_t want = N;
+            for (size_t k = 0; k < next; k++)
+                if (held[k] && items[k].prev_pid == pid)
+                    want = k;
+            static pf_item before[N];
+            memcpy(before, items, sizeof items);
+            ingest_pf_blk_reason(b, pid, 0x1000 + (uint64_t)step);
+            for (size_t k = 0; k < next; k++) {
+                if (k == want) {
+                    assert_true(items[k].has_blocked);
+                    assert_int_equal(items[k].blocked, 0x1000 + (uint64_t)step);
+                } else {
+                    assert_memory_equal(&items[k], &before[k], sizeof items[k]);
+                }
+            }
+        }
+    }
+    ingest_pf_blk_free(b);
+}
+
 static void test_merge_order(void **state)
 {
     (void)state;
@@ -639,6 +692,64 @@ static void test_merge_many(void **state)
         assert_attr(&r->ev[i], "tid", want);
     }
     rec_free(r);
+}
+
+/* Long runs (perfetto.c keeps a run as a chain of segments of 4 to 256
+ * events): three CPUs of 1,000 events each, held to the end, CPU 1's
+ * going back in time half way (a second run), CPU 2's in bundles of 7;
+ * handed on as a stable sort by time. */
+static void test_merge_long(void **state)
+{
+    (void)state;
+    enum { NCPU = 3, NEV = 1000, N = NCPU * NEV };
+    static uint64_t ts[N];
+    static size_t order[N];
+    unsigned char *buf = malloc(1 << 20);
+    assert_non_null(buf);
+    size_t len = 0, n = 0;
+    pb bu = {.n = 0}, pkt = {.n = 0};
+    for (int c = 0; c < NCPU; c++) {
+        pb_u(&bu, 1, (uint64_t)c);
+        for (int k = 0; k < NEV; k++, n++) {
+            ts[n] = 1000 + 3 * (uint64_t)k + (uint64_t)c;
+            if (c == 1 && k >= NEV / 2)
+                ts[n] -= 1200; /* back in time: a new run */
+            put_waking(&bu, ts[n], 10, "w", 2000 + (uint32_t)n, c);
+            if (bu.n > sizeof bu.b / 2 || k == NEV - 1 || (c == 2 && k % 7 == 6)) {
+                pkt.n = 0;
+                put_bundle(&pkt, &bu);
+                assert_true(len + pkt.n <= 1 << 20);
+                memcpy(buf + len, pkt.b, pkt.n);
+                len += pkt.n;
+                bu.n = 0;
+                pb_u(&bu, 1, (uint64_t)c);
+            }
+        }
+        bu.n = 0;
+    }
+    rec *r = rec_new(true);
+    ingest_sink sk = {.ctx = r, .proc = on_proc, .thread = on_thread, .event = on_event, .skip = on_skip};
+    ingest_stats st;
+    memset(&st, 0, sizeof st);
+    char err[512];
+    assert_int_equal(ingest_perfetto_read_mem("t.pftrace", buf, len, &sk, &st, err, sizeof err), 0);
+    assert_int_equal(r->nev, N);
+    for (size_t i = 0; i < N; i++)
+        order[i] = i;
+    for (size_t i = 1; i < N; i++)
+        for (size_t j = i; j > 0 && ts[order[j - 1]] > ts[order[j]]; j--) {
+            size_t tmp = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = tmp;
+        }
+    for (size_t i = 0; i < N; i++) {
+        char want[16];
+        snprintf(want, sizeof want, "%zu", 2000 + order[i]);
+        assert_int_equal(r->ev[i].ev.ts, ts[order[i]]);
+        assert_attr(&r->ev[i], "tid", want);
+    }
+    rec_free(r);
+    free(buf);
 }
 
 /* ---- the hand decoder (perfetto_fast.c) and protobuf-c agree ---- */
@@ -722,8 +833,8 @@ static void test_hand_decoder_agrees(void **state)
     assert_all_same(rf, rm);
     rec_free(rm);
     rec_free(rf);
-    /* an event the schema leaves out beside those it holds: protobuf-c
-     * reads that one event, and its unknown field names it */
+    /* an event the schema leaves out beside those it holds: its unknown
+     * field (kept by the hand decoder as protobuf-c keeps it) names it */
     pb u = {.n = 0}, b = {.n = 0}, rss = {.n = 0};
     pb_u(&b, 1, 0);
     put_switch(&b, 500, "swapper/0", 0, 0, "a", 10);
@@ -811,6 +922,41 @@ static void test_varint(void **state)
     assert_int_equal(p - cut, 10);
 }
 
+/* ingest_pf_short_varint (tags and lengths): every value below 2^28
+ * written in each width from its own to 4 bytes (padded, as Perfetto
+ * writes a nested message's length), with bytes after it and without
+ * (the byte-wise path), gives the value and the width; 5 bytes, or cut
+ * short, are refused. */
+static void test_short_varint(void **state)
+{
+    (void)state;
+    const uint32_t vals[] = {0, 1, 0x7f, 0x80, 0x3fff, 0x4000, 0x1fffff, 0x200000, 0xfffffff, 0x5a5a5a5, 0x1234567};
+    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
+        int own = 1;
+        while (own < 4 && vals[i] >> (7 * own))
+            own++;
+        for (int w = own; w <= 4; w++)
+            for (int tail = 0; tail < 3; tail++) {
+                unsigned char b[16];
+                memset(b, tail == 1 ? 0xff : 0, sizeof b);
+                for (int k = 0; k < w; k++)
+                    b[k] = (unsigned char)(((vals[i] >> (7 * k)) & 0x7f) | (k < w - 1 ? 0x80 : 0));
+                const uint8_t *p = b;
+                uint32_t v = 0;
+                assert_true(ingest_pf_short_varint(&p, b + (tail ? sizeof b : (size_t)w), &v));
+                assert_int_equal(v, vals[i]);
+                assert_int_equal(p - b, w);
+            }
+    }
+    const unsigned char five[8] = {0x81, 0x80, 0x80, 0x80, 0x00, 0, 0, 0};
+    const uint8_t *p = five;
+    uint32_t v;
+    assert_false(ingest_pf_short_varint(&p, five + 8, &v));
+    assert_false(ingest_pf_short_varint(&p, five + 5, &v));
+    assert_false(ingest_pf_short_varint(&p, five + 3, &v)); /* cut */
+    assert_ptr_equal(p, five);
+}
+
 /* The hand decoder copies a string of up to 16 bytes as a few moves:
  * comms of every length from 0 to 40 come out whole (next_comm=). */
 static void test_comm_lengths(void **state)
@@ -835,6 +981,211 @@ static void test_comm_lengths(void **state)
         assert_attr(&r->ev[n], "next_comm", comm);
     }
     rec_free(r);
+}
+
+/* ---- the hand decoder alone: its structs, packed again by protobuf-c,
+ * are the bytes protobuf-c's own unpack of the packet packs to ---- */
+
+/* field f of message m, its length written in width bytes (a padded
+ * varint, as Perfetto's writer leaves a nested message's length) */
+static void pb_pad(pb *p, unsigned f, const pb *m, int width)
+{
+    pb_raw(p, (uint64_t)f << 3 | 2);
+    for (int i = 0; i < width; i++)
+        p->b[p->n++] = (unsigned char)(((m->n >> (7 * i)) & 0x7f) | (i < width - 1 ? 0x80 : 0));
+    memcpy(p->b + p->n, m->b, m->n);
+    p->n += m->n;
+}
+
+static void pack_same(const ProtobufCMessage *a, const ProtobufCMessage *b)
+{
+    size_t na = protobuf_c_message_get_packed_size(a), nb = protobuf_c_message_get_packed_size(b);
+    assert_int_equal(na, nb);
+    uint8_t *ba = malloc(na + 1), *bb = malloc(nb + 1);
+    assert_int_equal(protobuf_c_message_pack(a, ba), na);
+    assert_int_equal(protobuf_c_message_pack(b, bb), nb);
+    assert_memory_equal(ba, bb, na);
+    free(ba);
+    free(bb);
+}
+
+/* The hand decoder's answer for TracePacket pkt (1: read by hand, 0:
+ * left to protobuf-c); when 1, its bundle is protobuf-c's. */
+static int fast_vs_protobuf_c(const pb *pkt)
+{
+    pf_reader d;
+    memset(&d, 0, sizeof d);
+    char err[256];
+    d.fr.err = err;
+    d.fr.errlen = sizeof err;
+    assert_int_equal(ingest_pf_fast_init(&d), 0);
+    pf_hold h = {.d = &d, .hint = 1024, .refs = 1};
+    pf_fast f;
+    int rc = ingest_pf_fast_packet(&d, &h, pkt->b, pkt->n, &f);
+    if (rc == 1) {
+        ArgusqPf__TracePacket *ref = argusq_pf__trace_packet__unpack(NULL, pkt->n, pkt->b);
+        assert_non_null(ref);
+        assert_non_null(f.bundle);
+        assert_non_null(ref->ftrace_events);
+        pack_same(&f.bundle->base, &ref->ftrace_events->base);
+        argusq_pf__trace_packet__free_unpacked(ref, NULL);
+    }
+    while (h.chunks) {
+        pf_chunk *c = h.chunks;
+        h.chunks = c->next;
+        free(c);
+    }
+    free(d.fast_ev);
+    ingest_pf_fast_free(&d);
+    return rc;
+}
+
+/* FtraceEvent {timestamp, pid, common_flags, field = msg (its length in width bytes)} */
+static void put_event_w(pb *bundle, uint64_t ts, uint32_t pid, unsigned field, const pb *msg, int width)
+{
+    pb e = {.n = 0};
+    pb_u(&e, 1, ts);
+    pb_u(&e, 2, pid);
+    pb_u(&e, 5, 0x10);
+    pb_pad(&e, field, msg, width);
+    pb_m(bundle, 2, &e);
+}
+
+static void test_fast_decoder(void **state)
+{
+    (void)state;
+    /* every length of a nested message from 1 to 4 bytes, padded or not,
+     * the commonest messages, values of every size up to a message's
+     * last byte (the word-wide reads past it), comms of 0 to 20 bytes */
+    pb bu = {.n = 0};
+    pb_u(&bu, 1, 3);
+    for (int w = 1; w <= 4; w++)
+        for (unsigned k = 0; k <= 20; k++) {
+            char comm[24];
+            memset(comm, 'a' + (char)w, k);
+            comm[k] = '\0';
+            uint64_t big = ((uint64_t)1 << (3 * k)) - 1;
+            pb s = {.n = 0}, wk = {.n = 0}, idle = {.n = 0};
+            pb_s(&s, 1, comm);
+            pb_u(&s, 2, big & 0xffffffff);
+            pb_u(&s, 3, 120);
+            pb_u(&s, 4, big);
+            pb_s(&s, 5, comm);
+            pb_i(&s, 6, -(int64_t)k);
+            pb_u(&s, 7, big);
+            put_event_w(&bu, 1000 + k, 10 + k, 4, &s, w);
+            pb_s(&wk, 1, comm);
+            pb_u(&wk, 2, big);
+            pb_u(&wk, 5, k);
+            put_event_w(&bu, 2000 + k, 10 + k, k & 1 ? 20 : 17, &wk, w);
+            pb_u(&idle, 1, 0xffffffffu);
+            pb_u(&idle, 2, big);
+            put_event_w(&bu, 3000 + k, 0, 13, &idle, w);
+        }
+    pb pkt = {.n = 0};
+    pb_m(&pkt, 1, &bu);
+    assert_int_equal(fast_vs_protobuf_c(&pkt), 1);
+
+    /* fields FtraceEvent does not declare, of each wire type, kept as
+     * protobuf-c keeps them (an event the subset leaves out); five in one
+     * event: protobuf-c reads that event */
+    pb b2 = {.n = 0}, rss = {.n = 0}, e = {.n = 0};
+    pb_u(&rss, 1, 5);
+    pb_u(&rss, 2, 123456789);
+    for (int n = 1; n <= 5; n++) {
+        e.n = 0;
+        pb_u(&e, 1, 4000 + (uint64_t)n);
+        pb_u(&e, 2, 7);
+        pb_pad(&e, 313, &rss, 4);
+        if (n >= 2)
+            pb_u(&e, 400, 99999); /* varint */
+        if (n >= 3) {
+            pb_raw(&e, 401 << 3 | 5); /* fixed32 */
+            memcpy(e.b + e.n, "\1\2\3\4", 4);
+            e.n += 4;
+        }
+        if (n >= 4) {
+            pb_raw(&e, 402 << 3 | 1); /* fixed64 */
+            memcpy(e.b + e.n, "\1\2\3\4\5\6\7\10", 8);
+            e.n += 8;
+        }
+        if (n >= 5)
+            pb_m(&e, 100000, &rss); /* past the decoder's table */
+        pb_m(&b2, 2, &e);
+    }
+    pkt.n = 0;
+    pb_m(&pkt, 1, &b2);
+    assert_int_equal(fast_vs_protobuf_c(&pkt), 1);
+
+    /* a length in 5 bytes: protobuf-c reads that event; a declared field
+     * of another wire type, a value running past its message's end (but
+     * not the packet's): protobuf-c refuses the event, so the packet is
+     * left to it */
+    pb b3 = {.n = 0}, idle = {.n = 0};
+    pb_u(&idle, 1, 1);
+    put_event_w(&b3, 5000, 0, 13, &idle, 5);
+    pkt.n = 0;
+    pb_m(&pkt, 1, &b3);
+    assert_int_equal(fast_vs_protobuf_c(&pkt), 1);
+    b3.n = 0;
+    e.n = 0;
+    pb_u(&e, 1, 5000);
+    pb_s(&e, 13, "x"); /* cpu_idle as a string */
+    pb_m(&b3, 2, &e);
+    pkt.n = 0;
+    pb_m(&pkt, 1, &b3);
+    assert_int_equal(fast_vs_protobuf_c(&pkt), 0);
+    b3.n = 0;
+    idle.n = 0;
+    pb_u(&idle, 1, 1);
+    pb_raw(&idle, 2 << 3);
+    idle.b[idle.n++] = 0x81; /* cpu_id's varint goes on past the message */
+    put_event_w(&b3, 5000, 0, 13, &idle, 1);
+    pb_u(&b3, 1, 0x7f); /* the bundle's cpu: the bytes after it */
+    pkt.n = 0;
+    pb_m(&pkt, 1, &b3);
+    assert_int_equal(fast_vs_protobuf_c(&pkt), 0);
+}
+
+/* compact_sched by the hand decoder: packed numbers of every size (a
+ * negative int32 in 10 bytes, a uint64 in 10), more than 8 of them (the
+ * count 8 bytes at a time), an empty array, the intern table; a field
+ * given twice, or a number not packed: protobuf-c reads it (and agrees);
+ * a packed field whose last varint is cut: refused by both */
+static void test_fast_compact(void **state)
+{
+    (void)state;
+    uint64_t vals[40];
+    for (int i = 0; i < 40; i++)
+        vals[i] = ((uint64_t)1 << (i * 64 / 40)) + (uint64_t)i;
+    vals[3] = (uint64_t)(int64_t)-5;
+    vals[7] = UINT64_MAX;
+    for (int variant = 0; variant < 4; variant++) {
+        pb cs = {.n = 0}, b = {.n = 0}, pkt = {.n = 0};
+        pb_s(&cs, 5, "swapper/0");
+        pb_s(&cs, 5, "");
+        pb_s(&cs, 5, "a much longer comm than sixteen");
+        pb_packed(&cs, 1, vals, 40);                /* uint64 */
+        pb_packed(&cs, 2, vals + 1, 39);            /* int64 */
+        pb_packed(&cs, 3, vals, 17);                /* int32 */
+        pb_packed(&cs, 4, vals + 20, 9);            /* int32 */
+        pb_packed(&cs, 6, vals, 0);                 /* uint32, empty */
+        pb_packed(&cs, 12, vals + 2, 1);            /* uint32 */
+        if (variant == 1)
+            pb_packed(&cs, 3, vals, 3); /* twice: joined */
+        if (variant == 2)
+            pb_u(&cs, 8, 42); /* waking_pid, not packed */
+        if (variant == 3) {
+            pb_raw(&cs, 9 << 3 | 2);
+            pb_raw(&cs, 2);
+            cs.b[cs.n++] = 0x01;
+            cs.b[cs.n++] = 0x81; /* cut */
+        }
+        pb_u(&b, 1, 2);
+        pb_m(&b, 4, &cs);
+        pb_m(&pkt, 1, &b);
+        assert_int_equal(fast_vs_protobuf_c(&pkt), variant == 3 ? 0 : 1);
+    }
 }
 
 /* ---- corrupt input ---- */
@@ -901,10 +1252,13 @@ int main(void)
         cmocka_unit_test(test_binder),      cmocka_unit_test(test_print_slices),
         cmocka_unit_test(test_bad_varint),  cmocka_unit_test(test_length_past_end),
         cmocka_unit_test(test_detect),      cmocka_unit_test(test_merge_order),
-        cmocka_unit_test(test_merge_many),
+        cmocka_unit_test(test_merge_many), cmocka_unit_test(test_merge_long),
         cmocka_unit_test(test_same_as_text),  cmocka_unit_test(test_compact_first_prev_named),
         cmocka_unit_test(test_hand_decoder_agrees), cmocka_unit_test(test_blocked_reason),
+        cmocka_unit_test(test_blocked_model),
         cmocka_unit_test(test_varint), cmocka_unit_test(test_comm_lengths),
+        cmocka_unit_test(test_fast_decoder), cmocka_unit_test(test_short_varint),
+        cmocka_unit_test(test_fast_compact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
