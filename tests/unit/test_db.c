@@ -65,6 +65,20 @@ static void test_node_record_roundtrip(void **state)
         assert_int_equal(db_node_decode(buf, cut, 77, &out), -1);
     buf[len] = 0;
     assert_int_equal(db_node_decode(buf, len + 1, 77, &out), -1);
+    /* the largest record, both names full, in exactly DB_NODE_REC_MAX
+     * bytes of the heap (the names' copies write their whole room) */
+    db_node big = {.id = 78, .tid = UINT32_MAX, .pid = 0, .kind = DB_NODE_SOFTIRQ, .cpu = 65000,
+                   .begin = 1, .end = 0, .blocked = UINT64_MAX, .running = UINT64_MAX, .runnable = UINT64_MAX,
+                   .events = UINT32_MAX, .first_event = UINT64_MAX, .last_event = UINT64_MAX - 1};
+    memset(big.thread, 't', DB_NAME_MAX - 1);
+    memset(big.proc, 'p', DB_NAME_MAX - 1);
+    unsigned char *heap = malloc(DB_NODE_REC_MAX);
+    assert_non_null(heap);
+    len = db_node_encode(&big, heap);
+    assert_true(len <= DB_NODE_REC_MAX);
+    assert_int_equal(db_node_decode(heap, len, 78, &out), 0);
+    assert_memory_equal(&out, &big, sizeof big);
+    free(heap);
 }
 
 static void test_edge_key_roundtrip(void **state)
