@@ -178,11 +178,18 @@ int db_scan_rules_txn(MDB_txn *txn, MDB_dbi dbi, uint32_t trace, db_rule_cb cb, 
 /* ---- nodes: varints, then the two names (a node record was 168 bytes
  * of fixed fields, most of them zero or small) ---- */
 
+/* The name's whole room is copied, DB_NAME_MAX - 1 bytes whatever its
+ * length: a copy of constant size is a few moves, where one of its length
+ * was a call (3.4M instructions of the writer thread for 228,000 names on 8
+ * copies of the Android 11 Perfetto trace).  What lies past the name is
+ * written over by what follows, or is past the record; the record is at
+ * most DB_NODE_REC_MAX bytes with both names full, and so is what this
+ * writes. */
 static unsigned char *name_put(unsigned char *p, const char *s)
 {
     size_t n = strnlen(s, DB_NAME_MAX - 1);
     *p++ = (unsigned char)n;
-    memcpy(p, s, n);
+    memcpy(p, s, DB_NAME_MAX - 1);
     return p + n;
 }
 

@@ -222,20 +222,6 @@ size_t db_fmt_u64(char *b, uint64_t v)
     return n;
 }
 
-void db_put_be32(unsigned char *p, uint32_t v)
-{
-    p[0] = (unsigned char)(v >> 24);
-    p[1] = (unsigned char)(v >> 16);
-    p[2] = (unsigned char)(v >> 8);
-    p[3] = (unsigned char)v;
-}
-
-void db_put_be64(unsigned char *p, uint64_t v)
-{
-    db_put_be32(p, (uint32_t)(v >> 32));
-    db_put_be32(p + 4, (uint32_t)v);
-}
-
 /* Counterparts are nodes of a thread with the same name and role: the key
  * the signature index groups them by, FNV-1a of "NAME/KIND" (at most
  * DB_NAME_MAX + 15 bytes of it: a name from a query may be longer than any

@@ -65,6 +65,20 @@ static void test_node_record_roundtrip(void **state)
         assert_int_equal(db_node_decode(buf, cut, 77, &out), -1);
     buf[len] = 0;
     assert_int_equal(db_node_decode(buf, len + 1, 77, &out), -1);
+    /* the largest record, both names full, in exactly DB_NODE_REC_MAX
+     * bytes of the heap (the names' copies write their whole room) */
+    db_node big = {.id = 78, .tid = UINT32_MAX, .pid = 0, .kind = DB_NODE_SOFTIRQ, .cpu = 65000,
+                   .begin = 1, .end = 0, .blocked = UINT64_MAX, .running = UINT64_MAX, .runnable = UINT64_MAX,
+                   .events = UINT32_MAX, .first_event = UINT64_MAX, .last_event = UINT64_MAX - 1};
+    memset(big.thread, 't', DB_NAME_MAX - 1);
+    memset(big.proc, 'p', DB_NAME_MAX - 1);
+    unsigned char *heap = malloc(DB_NODE_REC_MAX);
+    assert_non_null(heap);
+    len = db_node_encode(&big, heap);
+    assert_true(len <= DB_NODE_REC_MAX);
+    assert_int_equal(db_node_decode(heap, len, 78, &out), 0);
+    assert_memory_equal(&out, &big, sizeof big);
+    free(heap);
 }
 
 static void test_edge_key_roundtrip(void **state)
@@ -539,6 +553,65 @@ static void test_queue_batches(void **state)
     db_close(a);
 }
 
+/* The nodes of a batch go in in id order whatever order they came in:
+ * ids of a dense range (placed by id), of a sparse one (radix-sorted, in
+ * two passes: the ids span more than 16 bits), and an id that comes
+ * twice (its later record stays, as a later put replaces the earlier). */
+typedef struct node_seen {
+    uint32_t last_id;
+    size_t n;
+    bool ordered, matched;
+} node_seen;
+
+static int node_seen_cb(void *ctx, const db_node *n)
+{
+    node_seen *s = ctx;
+    s->ordered = s->ordered && (s->n == 0 || n->id > s->last_id);
+    s->matched = s->matched && n->begin == (n->id == 77 ? 2000 : 1000 + (uint64_t)n->id);
+    s->last_id = n->id;
+    s->n++;
+    return 0;
+}
+
+static void write_nodes(db_archive *a, const char *name, uint32_t step, size_t count)
+{
+    db_error err = {0};
+    db_writer *w = db_writer_begin(a, name, "test", "unit", &err);
+    assert_non_null(w);
+    for (size_t i = 0; i < count; i++) {
+        uint32_t id = (uint32_t)((i * 7919 % count) + 1) * step; /* a permutation */
+        db_node n = {.id = id, .tid = 5, .begin = 1000 + (uint64_t)id, .end = 5000000};
+        assert_int_equal(db_writer_node(w, &n, &err), 0);
+    }
+    db_node twice = {.id = 77, .tid = 5, .begin = 2000, .end = 5000000};
+    assert_int_equal(db_writer_node(w, &twice, &err), 0);
+    db_trace_info info;
+    assert_int_equal(db_writer_commit(w, &info, &err), 0);
+}
+
+static void test_nodes_in_id_order(void **state)
+{
+    (void)state;
+    db_error err = {0};
+    db_archive *a = db_open(path, false, &err);
+    assert_non_null(a);
+    write_nodes(a, "dense", 1, 5000);   /* 77 among them: twice */
+    write_nodes(a, "sparse", 101, 5000); /* up to 505,000: 19 bits; 77 once */
+    const char *names[] = {"dense", "sparse"};
+    size_t want[] = {5000, 5001};
+    for (int t = 0; t < 2; t++) {
+        db_reader *r = db_reader_open(a, names[t], &err);
+        assert_non_null(r);
+        node_seen s = {0, 0, true, true};
+        assert_int_equal(db_scan_nodes(r, node_seen_cb, &s, &err), 0);
+        assert_int_equal(s.n, want[t]);
+        assert_true(s.ordered);
+        assert_true(s.matched);
+        db_reader_close(r);
+    }
+    db_close(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -553,6 +626,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_format_version, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shared_handles_from_threads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_queue_batches, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nodes_in_id_order, setup, teardown),
     };
     return cmocka_run_group_tests_name("db", tests, NULL, NULL);
 }
