@@ -94,7 +94,20 @@ typedef struct ftrace_line {
     ftrace_form form;
     uint8_t sys; /* ftrace_sys_form */
     uint8_t ctx; /* db_ctx: from the flag column (the reader sets it) */
+    /* ingest_ft_comm_hash of the comm column, when the reader has it
+     * already (Perfetto's constant <idle>); 0: the event hashes it */
+    uint64_t comm_hash;
 } ftrace_line;
+
+/* The hash a task's comm column is known by (FNV-1a): a column seen again
+ * is compared by it, not by its text. */
+static inline uint64_t ingest_ft_comm_hash(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
 
 ftrace_lex_status ingest_ftrace_lex_line(char *line, ftrace_line *out);
 /* 1 if the NUL-terminated line is a trace-cmd/tracefs header that holds

@@ -678,6 +678,7 @@ static int pf_run(pf_reader *d, const ingest_sink *sink, ingest_stats *st, char 
     if (ingest_ft_reader_init(&d->fr, d->path, sink, st, err, errlen) < 0)
         return -1;
     d->fr.unit = "packet";
+    d->idle_hash = ingest_ft_comm_hash("<idle>", 6);
     snprintf(st->meta.recorder, sizeof st->meta.recorder, "perfetto");
     d->in = malloc(PF_IN_SIZE);
     int rc = -1;
