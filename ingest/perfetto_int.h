@@ -106,6 +106,12 @@ typedef struct pf_cpu {
     int32_t prio;
     bool have_prio;
     char comm[24];
+    /* the comm given last, in the bundle being read, not yet in comm:
+     * only a compact switch reads it, so a full switch followed by
+     * another one (or by the bundle's end) is not copied twice
+     * (perfetto.c cpu_comm) */
+    const char *comm_src;
+    bool comm_pending;
     struct pf_span *cur; /* its run events are appended to (perfetto.c); NULL: none */
 } pf_cpu;
 
