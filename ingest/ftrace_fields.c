@@ -71,6 +71,16 @@ size_t ingest_fmt_i64_03(char *b, int64_t v)
 {
     /* by hand: snprintf was a twentieth of a Perfetto ingest's reading
      * thread; the sign counts in the width, as in printf */
+    if (v >= 0 && v < 1000) {
+        /* a CPU's number, all a wakeup's target_cpu ever is: its three
+         * digits at once, not through db_fmt_u64 and a padding loop (52
+         * instructions a call; 70,000 calls on 8 copies of the Android 11
+         * trace, whose reading thread went 544.9M -> 543.5M) */
+        b[0] = (char)('0' + v / 100);
+        b[1] = (char)('0' + v / 10 % 10);
+        b[2] = (char)('0' + v % 10);
+        return 3;
+    }
     char t[24];
     size_t n = 0, s = v < 0;
     if (s)

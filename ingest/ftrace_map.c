@@ -332,11 +332,11 @@ int ingest_ft_map(ftrace_reader *r, ftrace_ev_kind k, const ftrace_line *li, db_
     case FTRACE_EV_SCHED_SWITCH:
         return ingest_ft_map_switch(r, ev);
     case FTRACE_EV_SCHED_WAKEUP:
-        return ingest_ft_map_wakeup(r, ev, "wakeup");
+        return ingest_ft_map_wakeup(r, ev, FTRACE_LIT("wakeup"));
     case FTRACE_EV_SCHED_WAKEUP_NEW:
-        return ingest_ft_map_wakeup(r, ev, "wakeup_new");
+        return ingest_ft_map_wakeup(r, ev, FTRACE_LIT("wakeup_new"));
     case FTRACE_EV_SCHED_WAKING:
-        return ingest_ft_map_wakeup(r, ev, NULL);
+        return ingest_ft_map_wakeup(r, ev, NULL, 0);
     case FTRACE_EV_PROCESS_FORK:
         return ingest_ft_map_fork(r, ev);
     case FTRACE_EV_TASK_NEWTASK:

@@ -200,7 +200,7 @@ int ingest_ft_map_switch(ftrace_reader *r, db_event *ev)
 /* sched_wakeup / sched_wakeup_new: a wakeup of the target by the event's
  * task (or the interrupt it runs in), obj = target tid.  sched_waking is
  * the same pairs but kept raw (the wakeup proper follows it). */
-int ingest_ft_map_wakeup(ftrace_reader *r, db_event *ev, const char *reason)
+int ingest_ft_map_wakeup(ftrace_reader *r, db_event *ev, const char *reason, size_t rl)
 {
     static const ftrace_key rest[] = {FTRACE_KEY("prio"), FTRACE_KEY("target_cpu"), {NULL, 0}};
     const ftrace_wake_vals *v = r->wake; /* the values instead of the pairs */
@@ -227,7 +227,6 @@ int ingest_ft_map_wakeup(ftrace_reader *r, db_event *ev, const char *reason)
         ev->obj = tid;
     }
     /* in place: tid, comm, reason, and the values' prio and target_cpu */
-    size_t rl = reason ? strlen(reason) : 0;
     char *p = ingest_ft_attrs_room(r, 4 + INGEST_FT_NUM_MAX + 6 + cl + 8 + rl + 2 * (12 + INGEST_FT_NUM_MAX));
     if (!p)
         return -1;

@@ -106,6 +106,12 @@ typedef struct pf_cpu {
     int32_t prio;
     bool have_prio;
     char comm[24];
+    /* the comm given last, in the bundle being read, not yet in comm:
+     * only a compact switch reads it, so a full switch followed by
+     * another one (or by the bundle's end) is not copied twice
+     * (perfetto.c cpu_comm) */
+    const char *comm_src;
+    bool comm_pending;
     struct pf_span *cur; /* its run events are appended to (perfetto.c); NULL: none */
 } pf_cpu;
 
@@ -141,6 +147,7 @@ typedef struct pf_reader {
     char vbuf[2048];           /* the current event's number values */
     char obuf[12288];          /* perfetto_other.c: an event the subset leaves out: its name, keys and values */
     char prev_comm[DB_NAME_MAX]; /* a compact switch's prev_comm found at its emit */
+    uint64_t idle_hash;          /* ingest_ft_comm_hash of <idle>, the idle task's comm */
     ftrace_switch_vals sw;       /* the event's fields, when a switch (fr.sw) */
     ftrace_wake_vals wake;       /* or a wakeup (fr.wake) */
     ArgusqPf__FtraceEvent **fast_ev; /* a bundle's events as the hand decoder finds them */

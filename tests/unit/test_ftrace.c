@@ -695,6 +695,89 @@ static void test_detect(void **state)
     assert_string_equal(ingest_format_name(INGEST_ARGUS), "argus");
 }
 
+/* A reader that gives the comm column's hash (ftrace_line.comm_hash, as
+ * Perfetto's reader does for <idle>) gets what the text would give, and
+ * the hash given is what the column is known by. */
+static int comm_line(ftrace_reader *fr, uint32_t tid, const char *comm, uint64_t ts, bool give)
+{
+    char name[] = "tick";
+    ftrace_line li;
+    memset(&li, 0, sizeof li);
+    li.comm = comm;
+    li.comm_len = strlen(comm);
+    li.comm_hash = give ? ingest_ft_comm_hash(comm, strlen(comm)) : 0;
+    li.tid = tid;
+    li.ts = ts;
+    li.name = name;
+    li.name_len = 4;
+    li.fields = "";
+    fr->nkv = 0;
+    return ingest_ft_event(fr, &li, FTRACE_EV_OTHER);
+}
+
+static void test_comm_hash_given(void **state)
+{
+    (void)state;
+    static const struct {
+        uint32_t tid;
+        const char *comm;
+    } lines[] = {{0, "<idle>"}, {7, "worker"}, {0, "<idle>"}, {7, "worker2"}, {7, "worker2"}, {0, "<idle>"}, {9, "<...>"}};
+    rec *r[2];
+    for (int give = 0; give < 2; give++) {
+        r[give] = rec_new(true);
+        ingest_sink s = {.ctx = r[give], .proc = on_proc, .thread = on_thread, .event = on_event, .skip = on_skip};
+        ingest_stats st;
+        memset(&st, 0, sizeof st);
+        char err[256];
+        ftrace_reader fr;
+        assert_int_equal(ingest_ft_reader_init(&fr, "t", &s, &st, err, sizeof err), 0);
+        for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+            assert_int_equal(comm_line(&fr, lines[i].tid, lines[i].comm, 1000 * (i + 1), give), 0);
+        ingest_ft_reader_free(&fr);
+    }
+    assert_int_equal(r[0]->nev, r[1]->nev);
+    assert_int_equal(r[0]->thread_calls, r[1]->thread_calls);
+    assert_int_equal(r[0]->proc_calls, r[1]->proc_calls);
+    assert_int_equal(r[0]->nth, r[1]->nth);
+    for (size_t i = 0; i < r[0]->nth; i++) {
+        assert_int_equal(r[0]->th[i].tid, r[1]->th[i].tid);
+        assert_string_equal(r[0]->th[i].name, r[1]->th[i].name);
+    }
+    assert_string_equal(find_thread(r[1], 7)->name, "worker2");
+    assert_string_equal(find_thread(r[1], 0)->name, "<idle>");
+    rec_free(r[0]);
+    rec_free(r[1]);
+
+    /* the hash given, not the text, is what a column is compared by: the
+     * same hash under another text is the same column (no rename) */
+    rec *q = rec_new(true);
+    ingest_sink s = {.ctx = q, .proc = on_proc, .thread = on_thread, .event = on_event, .skip = on_skip};
+    ingest_stats st;
+    memset(&st, 0, sizeof st);
+    char err[256];
+    ftrace_reader fr;
+    assert_int_equal(ingest_ft_reader_init(&fr, "t", &s, &st, err, sizeof err), 0);
+    assert_int_equal(comm_line(&fr, 7, "worker", 1000, true), 0);
+    char name[] = "tick";
+    ftrace_line li;
+    memset(&li, 0, sizeof li);
+    li.comm = "other";
+    li.comm_len = 5;
+    li.comm_hash = ingest_ft_comm_hash("worker", 6);
+    li.tid = 7;
+    li.ts = 2000;
+    li.name = name;
+    li.name_len = 4;
+    li.fields = "";
+    fr.nkv = 0;
+    assert_int_equal(ingest_ft_event(&fr, &li, FTRACE_EV_OTHER), 0);
+    assert_string_equal(find_thread(q, 7)->name, "worker");
+    assert_int_equal(comm_line(&fr, 7, "other", 3000, false), 0);
+    assert_string_equal(find_thread(q, 7)->name, "other");
+    ingest_ft_reader_free(&fr);
+    rec_free(q);
+}
+
 static void test_lexer(void **state)
 {
     (void)state;
@@ -753,7 +836,7 @@ int main(void)
         cmocka_unit_test(test_comm_forms),    cmocka_unit_test(test_misc_events),
         cmocka_unit_test(test_errors),        cmocka_unit_test(test_sink_error),
         cmocka_unit_test(test_streaming),     cmocka_unit_test(test_detect),
-        cmocka_unit_test(test_lexer),
+        cmocka_unit_test(test_lexer),         cmocka_unit_test(test_comm_hash_given),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -326,6 +326,30 @@ static void test_decimal_numbers(void **state)
     assert_false(ingest_ft_dec_u64("1\xe9", 2, &v));
 }
 
+/* ingest_fmt_i64_03 prints as "%03lld": the three digits of 0-999 at
+ * once, and every other number (negative, four digits and more) the
+ * long way. */
+static void test_fmt_03(void **state)
+{
+    (void)state;
+    const int64_t vs[] = {-1000, -999, -100, -99, -10, -9, -1, 0, 1, 9, 10, 99, 100, 998, 999, 1000, 1001,
+                          99999, INT64_MAX, INT64_MIN};
+    for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++) {
+        char want[32], got[32];
+        int wn = snprintf(want, sizeof want, "%03lld", (long long)vs[i]);
+        size_t n = ingest_fmt_i64_03(got, vs[i]);
+        got[n] = '\0';
+        assert_int_equal(n, (size_t)wn);
+        assert_string_equal(got, want);
+    }
+    for (int64_t v = -1100; v <= 1100; v++) {
+        char want[32], got[32];
+        snprintf(want, sizeof want, "%03lld", (long long)v);
+        got[ingest_fmt_i64_03(got, v)] = '\0';
+        assert_string_equal(got, want);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -334,6 +358,7 @@ int main(void)
         cmocka_unit_test(test_cut_last_line),       cmocka_unit_test(test_numeric_prev_state),
         cmocka_unit_test(test_names_from_fields),   cmocka_unit_test(test_flag_layouts),
         cmocka_unit_test(test_syscall_names_need_the_machine), cmocka_unit_test(test_decimal_numbers),
+        cmocka_unit_test(test_fmt_03),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -530,6 +530,49 @@ static void test_compact_first_prev_named(void **state)
     rec_free(r);
 }
 
+/* A compact switch's prev_comm is the comm of the CPU's last switch,
+ * copied (cut to 23 bytes) when a compact switch reads it or its bundle
+ * ends: the last of several full switches, in the same bundle or an
+ * earlier packet; an event of another task on the CPU clears it. */
+static void test_compact_prev_after_full(void **state)
+{
+    (void)state;
+    const char *longc = "abcdefghijklmnopqrstuvwxyz0123"; /* 30 bytes */
+    pb t = {.n = 0}, b1 = {.n = 0}, b2 = {.n = 0}, cs = {.n = 0};
+    pb_u(&b1, 1, 1);
+    put_switch(&b1, 100, "swapper/1", 0, 0, "first", 50);
+    put_switch(&b1, 110, "first", 50, 1, longc, 60);
+    put_bundle(&t, &b1);
+    put_compact_switch(&t, 1, 200, 1, "next", 70); /* a later packet */
+    pb_u(&b2, 1, 2);
+    put_switch(&b2, 300, "swapper/2", 0, 0, "one", 80);
+    put_switch(&b2, 310, "one", 80, 1, "gammagammagammagammagamma12", 90);
+    pb_s(&cs, 5, "delta"); /* the same bundle */
+    const uint64_t sts[] = {400}, sstate[] = {1}, spid[] = {95}, sprio[] = {120}, scomm[] = {0};
+    pb_packed(&cs, 1, sts, 1);
+    pb_packed(&cs, 2, sstate, 1);
+    pb_packed(&cs, 3, spid, 1);
+    pb_packed(&cs, 4, sprio, 1);
+    pb_packed(&cs, 6, scomm, 1);
+    pb_m(&b2, 4, &cs);
+    put_bundle(&t, &b2);
+    rec *r = read_pb(&t, 0, NULL, 0);
+    const rec_event *e = NULL;
+    for (size_t i = 0; i < r->nev; i++)
+        if (r->ev[i].ev.ts == 200)
+            e = &r->ev[i];
+    assert_non_null(e);
+    assert_attr(e, "prev_pid", "60");
+    assert_attr(e, "prev_comm", "abcdefghijklmnopqrstuvw");
+    for (size_t i = 0; i < r->nev; i++)
+        if (r->ev[i].ev.ts == 400)
+            e = &r->ev[i];
+    assert_int_equal(e->ev.ts, 400);
+    assert_attr(e, "prev_pid", "90");
+    assert_attr(e, "prev_comm", "gammagammagammagammagam"); /* cut, not the table's name */
+    rec_free(r);
+}
+
 /* sched_blocked_reason (FtraceEvent 18) names the wait of its task's newest
  * held switch: of a's two sleeps, the later; b's switch, and a task with
  * no switch held, are left as they were. */
@@ -1253,7 +1296,7 @@ int main(void)
         cmocka_unit_test(test_bad_varint),  cmocka_unit_test(test_length_past_end),
         cmocka_unit_test(test_detect),      cmocka_unit_test(test_merge_order),
         cmocka_unit_test(test_merge_many), cmocka_unit_test(test_merge_long),
-        cmocka_unit_test(test_same_as_text),  cmocka_unit_test(test_compact_first_prev_named),
+        cmocka_unit_test(test_same_as_text),  cmocka_unit_test(test_compact_first_prev_named), cmocka_unit_test(test_compact_prev_after_full),
         cmocka_unit_test(test_hand_decoder_agrees), cmocka_unit_test(test_blocked_reason),
         cmocka_unit_test(test_blocked_model),
         cmocka_unit_test(test_varint), cmocka_unit_test(test_comm_lengths),
