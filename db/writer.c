@@ -932,7 +932,8 @@ static __attribute__((noinline)) int flush_due(db_writer *w, db_error *err)
  * Inlined into its callers with batch_full, the same tests in the same
  * order, the commits out of line: as calls they were 22.7M of the writer
  * thread's instructions on 8 copies of the Android 11 Perfetto trace
- * (428,000 safe points), their prologues and epilogues a third of it. */
+ * (428,000 safe points), inlined 8.4M fewer (the calls' prologues and
+ * epilogues, and the loads of w's fields the caller already holds). */
 static inline __attribute__((always_inline)) int maybe_flush(db_writer *w, db_error *err)
 {
     if ((w->objects_due || w->norms_due) && !w->in_scan && flush_due(w, err))
