@@ -5,15 +5,7 @@
 #include "db_int.h"
 
 /* (uv: LEB128 varint; zz: zigzag, for differences of either sign) */
-unsigned char *db_uv_put(unsigned char *p, uint64_t v)
-{
-    while (v >= 0x80) {
-        *p++ = (unsigned char)(v | 0x80);
-        v >>= 7;
-    }
-    *p++ = (unsigned char)v;
-    return p;
-}
+unsigned char *db_uv_put(unsigned char *p, uint64_t v) { return db_uv_put_inline(p, v); }
 
 uint64_t db_uv_get(const unsigned char **p, const unsigned char *end, bool *bad)
 {

@@ -231,6 +231,19 @@ size_t db_label_key(unsigned char *k, uint32_t trace, const char *key);
  * the end of the buffer or past 64 bits */
 unsigned char *db_uv_put(unsigned char *p, uint64_t v);
 uint64_t db_uv_get(const unsigned char **p, const unsigned char *end, bool *bad);
+/* db_uv_put's loop, for callers outside codec.c that put a few varints
+ * per call: the signature index's two a signature were calls of 6
+ * instructions' work each (228,000 on 8 copies of the Android 11
+ * Perfetto trace) */
+static inline unsigned char *db_uv_put_inline(unsigned char *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (unsigned char)v;
+    return p;
+}
 int db_fail(db_error *err, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int db_lmdb_fail(db_error *err, int rc, const char *what);
 int db_catalog_get(db_archive *a, MDB_txn *txn, const char *name, db_trace_info *out, db_error *err);

@@ -140,8 +140,8 @@ int db_sigindex_add(db_sigindex *s, uint32_t trace, const db_sig *sig, db_put_fn
         c->open = true;
         c->first = c->last = sig->node;
     }
-    c->len = (size_t)(db_uv_put(c->buf + c->len, sig->node - c->last) - c->buf);
-    c->len = (size_t)(db_uv_put(c->buf + c->len, (uint64_t)n << 1 | same) - c->buf);
+    c->len = (size_t)(db_uv_put_inline(c->buf + c->len, sig->node - c->last) - c->buf);
+    c->len = (size_t)(db_uv_put_inline(c->buf + c->len, (uint64_t)n << 1 | same) - c->buf);
     if (!same) {
         for (uint32_t i = 0; i < n; i++)
             db_put_be32(c->buf + c->len + 4 * i, sig->h[i]);
