@@ -226,6 +226,7 @@ int graph_name_proc(graph_state *g, graph_name *c, uint32_t pid, char dst[DB_NAM
 /* sched.c: running and runnable time of thread nodes.  event: every
  * event, before it is given a node; open / close: a thread node's. */
 int graph_sched_event(graph_state *g, const db_event *ev);
+bool graph_sched_preempted(const db_event *ev); /* a switch's state: R or ...+ */
 int graph_sched_after(graph_state *g, const db_event *ev, uint32_t node);
 void graph_sched_open(graph_thread *t, graph_open *o, const db_event *ev);
 void graph_sched_close(const graph_thread *t, graph_open *o);

@@ -526,6 +526,46 @@ static void test_preempt_owed(void **state)
     assert_false(has_edge(node_of(3), node_of(2), DB_EDGE_PREEMPT));
 }
 
+/* A switch's preempted state read by graph_sched_preempted's own scan is
+ * what db_event_attr's "state" gives: the first entry that is the key and
+ * '=', whatever comes before it (entries that begin with 's', or with
+ * "state" and more, a bare "state", an empty entry) and with the last
+ * NUL left off. */
+static bool preempted_by_attr(const db_event *ev)
+{
+    const char *v;
+    size_t n;
+    return db_event_attr(ev, "state", &v, &n) && n >= 1 && ((n == 1 && v[0] == 'R') || v[n - 1] == '+');
+}
+
+static void test_preempted_state(void **state)
+{
+    (void)state;
+    static const char *const before[] = {"", "reason=sleep", "s=1", "stat=R", "states=R", "state", "xstate=R",
+                                         "stateR", "", "sleep"};
+    static const char *const states[] = {"R", "R+", "S", "D", "", "RR", "S|D+", "+", "R=", "r"};
+    int pre = 0, not = 0;
+    for (size_t b = 0; b < sizeof before / sizeof before[0]; b++)
+        for (size_t k = 0; k < sizeof states / sizeof states[0]; k++)
+            for (int form = 0; form < 4; form++) {
+                char a[128];
+                size_t n = 0;
+                if (b > 0 || form & 2) /* an entry before it (the empty one too) */
+                    n += (size_t)snprintf(a + n, sizeof a - n, "%s", before[b]) + 1;
+                n += (size_t)snprintf(a + n, sizeof a - n, "state=%s", states[k]) + 1;
+                n += (size_t)snprintf(a + n, sizeof a - n, "state=R") + 1; /* a second: never read */
+                if (form & 1) /* only the state, its NUL left off */
+                    n -= 9;
+                db_event ev = {.attrs = a, .attrs_len = n};
+                bool want = preempted_by_attr(&ev);
+                assert_int_equal(graph_sched_preempted(&ev), want);
+                want ? pre++ : not++;
+            }
+    db_event none = {0};
+    assert_false(graph_sched_preempted(&none));
+    assert_true(pre > 0 && not > 0);
+}
+
 /* The threads by slot (graph_thread_get / _find and the direct-mapped
  * table in front of the thread table): a slot always gives its one
  * thread, whichever slots took the same entry in between; a slot without
@@ -590,6 +630,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_feed_names_tracked, setup, teardown),
         cmocka_unit_test_setup_teardown(test_event_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_preempt_owed, setup, teardown),
+        cmocka_unit_test(test_preempted_state),
         cmocka_unit_test_setup_teardown(test_thread_slots, setup, teardown),
     };
     return cmocka_run_group_tests_name("graph", tests, NULL, NULL);
