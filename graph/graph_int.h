@@ -112,6 +112,10 @@ typedef struct graph_thread {
     /* build.c: the name of the thread (its tid), and of the process of
      * its latest node */
     graph_name tname, pname;
+    /* normalize.c: the hash of the form "wakeup:NAME" of a wakeup of this
+     * thread, good while wake_gen is the state's names_gen (0: none) */
+    uint64_t wake_gen;
+    uint32_t wake_h;
 } graph_thread;
 
 /* The source event names the rules look for (graph_state.ev_name). */

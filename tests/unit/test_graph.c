@@ -480,6 +480,63 @@ static void test_feed_names_tracked(void **state)
     assert_false(sig_has(node_of(7), "wakeup:before"));
 }
 
+/* A wakeup's form kept with the thread woken (graph_sig_add): a thread
+ * woken again in the same naming gives its form again (its name, or "?"
+ * for one the writer does not know), and a renaming the new one. */
+static void test_wakeup_form_cached(void **state)
+{
+    (void)state;
+    db_error err = {0};
+    db_writer *w = db_writer_begin(arch, "g", "test", "unit", &err);
+    assert_non_null(w);
+    graph_feed f;
+    assert_int_equal(graph_feed_begin(&f, w, NULL, 0, &err), 0);
+    graph_feed_track_names(&f);
+    db_thread t1 = {.tid = 1, .pid = 1, .name = "a"}, t2 = {.tid = 2, .pid = 2, .name = "waker"},
+              t3 = {.tid = 3, .pid = 3, .name = "c"};
+    assert_int_equal(db_writer_thread(w, &t1, &err), 0);
+    assert_int_equal(db_writer_thread(w, &t2, &err), 0);
+    assert_int_equal(db_writer_thread(w, &t3, &err), 0);
+    graph_feed_named(&f);
+    spec s[] = {
+        {10, 1, N, T, DB_EV_SYSCALL, DB_PH_BEGIN, 1, NULL, NULL, 0},
+        {20, 1, N, T, DB_EV_WAIT, 0, 0, NULL, NULL, 0},
+        {30, 2, N, T, DB_EV_WAKEUP, 0, 1, NULL, NULL, 0},
+        {31, 2, N, T, DB_EV_WAKEUP, 0, 3, NULL, NULL, 0},
+        {32, 2, N, T, DB_EV_WAKEUP, 0, 4, NULL, NULL, 0}, /* no such thread */
+        {35, 2, N, T, DB_EV_WAIT, 0, 0, NULL, NULL, 0},
+        {40, 2, N, T, DB_EV_WAKEUP, 0, 1, NULL, NULL, 0}, /* again: from the cache */
+        {41, 2, N, T, DB_EV_WAKEUP, 0, 4, NULL, NULL, 0},
+        {45, 2, N, T, DB_EV_WAIT, 0, 0, NULL, NULL, 0},
+        /* renamed here */
+        {60, 2, N, T, DB_EV_WAKEUP, 0, 1, NULL, NULL, 0},
+        {65, 2, N, T, DB_EV_WAIT, 0, 0, NULL, NULL, 0},
+    };
+    for (int i = 0; i < 9; i++)
+        feed_one(&f, &s[i]);
+    t1 = (db_thread){.tid = 1, .pid = 1, .name = "after"};
+    assert_int_equal(db_writer_thread(w, &t1, &err), 0);
+    graph_feed_named(&f);
+    for (int i = 9; i < 11; i++)
+        feed_one(&f, &s[i]);
+    graph_stats st;
+    assert_int_equal(graph_feed_end(&f, &st), 0);
+    assert_int_equal(db_writer_commit(w, NULL, &err), 0);
+    rd = db_reader_open(arch, "g", &err);
+    assert_non_null(rd);
+    uint32_t first = node_of(3), second = node_of(7), third = node_of(10);
+    assert_int_not_equal(first, second);
+    assert_int_not_equal(second, third);
+    assert_true(sig_has(first, "wakeup:a"));
+    assert_true(sig_has(first, "wakeup:c"));
+    assert_true(sig_has(first, "wakeup:?"));
+    assert_true(sig_has(second, "wakeup:a"));
+    assert_true(sig_has(second, "wakeup:?"));
+    assert_false(sig_has(second, "wakeup:c"));
+    assert_true(sig_has(third, "wakeup:after"));
+    assert_false(sig_has(third, "wakeup:a"));
+}
+
 /* The source events the rules know by name (sched_waking, sched_switch,
  * block_*), told from names that only begin or end alike. */
 static void test_event_names(void **state)
@@ -631,6 +688,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_event_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_preempt_owed, setup, teardown),
         cmocka_unit_test(test_preempted_state),
+        cmocka_unit_test_setup_teardown(test_wakeup_form_cached, setup, teardown),
         cmocka_unit_test_setup_teardown(test_thread_slots, setup, teardown),
     };
     return cmocka_run_group_tests_name("graph", tests, NULL, NULL);
