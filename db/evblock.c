@@ -255,32 +255,25 @@ static inline uint64_t hash_step16(uint64_t h, const unsigned char *s)
 
 /* The encoder's own tables' hash (never stored): eight bytes a step, as
  * every key and value of every event goes through it -- byte-wise FNV was
- * a tenth of the graph thread's time in an ingest. */
+ * a tenth of the graph thread's time in an ingest.  In two parts: the
+ * long strings' loop out of line, so that the short ones' few loads and
+ * multiplies inline into their callers (hash_bytes whole was too big to
+ * inline: a call for each of 550,000 values of 287,000 Perfetto events). */
+static uint32_t hash_long(const unsigned char *s, size_t n);
+
 static inline uint32_t hash_bytes(const void *p, size_t n)
 {
     const unsigned char *s = p;
     uint64_t h = 0x9e3779b97f4a7c15ull ^ n, w;
-    if (n > 8 && n <= 16) { /* a comm, a key: its first and last 8 bytes, no loop */
+    if (n > 16)
+        return hash_long(s, n);
+    if (n > 8) { /* a comm, a key: its first and last 8 bytes, no loop */
         uint64_t z;
         memcpy(&w, s, 8);
         memcpy(&z, s + n - 8, 8);
         h = (h ^ w) * 0xff51afd7ed558ccdull;
         h ^= h >> 32;
         h = (h ^ z) * 0xff51afd7ed558ccdull;
-        h ^= h >> 29;
-        h *= 0xc4ceb9fe1a85ec53ull;
-        return (uint32_t)(h >> 32);
-    }
-    if (n > 16) { /* an event's attributes (the memo's key; about 100
-                   * bytes in each of the 287,000 events of 8 copies of the
-                   * Android 11 Perfetto trace): sixteen bytes a step in
-                   * two multiplies, the last sixteen overlapping, instead
-                   * of eight in a multiply and a shift (the graph thread
-                   * 618M -> 611M instructions) */
-        const unsigned char *last = s + n - 16;
-        for (; s < last; s += 16)
-            h = hash_step16(h, s);
-        h = hash_step16(h, last);
         h ^= h >> 29;
         h *= 0xc4ceb9fe1a85ec53ull;
         return (uint32_t)(h >> 32);
@@ -295,6 +288,23 @@ static inline uint32_t hash_bytes(const void *p, size_t n)
         w = tail_word(s, rest);
         h = (h ^ w) * 0xff51afd7ed558ccdull;
     }
+    h ^= h >> 29;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    return (uint32_t)(h >> 32);
+}
+
+/* More than sixteen bytes: an event's attributes (the memo's key; about
+ * 100 bytes in each of the 287,000 events of 8 copies of the Android 11
+ * Perfetto trace): sixteen bytes a step in two multiplies, the last
+ * sixteen overlapping, instead of eight in a multiply and a shift (the
+ * graph thread 618M -> 611M instructions) */
+static uint32_t hash_long(const unsigned char *s, size_t n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+    const unsigned char *last = s + n - 16;
+    for (; s < last; s += 16)
+        h = hash_step16(h, s);
+    h = hash_step16(h, last);
     h ^= h >> 29;
     h *= 0xc4ceb9fe1a85ec53ull;
     return (uint32_t)(h >> 32);
@@ -759,8 +769,14 @@ static int put_by_latest_shape(db_evblock_enc *e, const db_event *ev, const char
 
 static uint32_t memo_hash(const char *name, size_t nl, uint32_t tpc, const char *attrs, size_t alen)
 {
+    /* the name's first 8 bytes, or all of a shorter one in two loads
+     * (tail_word): a memcpy of nl < 8 ? nl : 8 bytes was 15 instructions
+     * an event; the value is the encoder's own, never stored */
     uint64_t w = 0;
-    memcpy(&w, name, nl < 8 ? nl : 8);
+    if (nl >= 8)
+        memcpy(&w, name, 8);
+    else if (nl)
+        w = tail_word((const unsigned char *)name, nl);
     uint64_t h = (uint64_t)hash_bytes(attrs, alen) ^ (w * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)(nl << 9 | tpc) << 40);
     h *= 0xff51afd7ed558ccdull;
     return (uint32_t)(h >> 32);
