@@ -228,6 +228,11 @@ int graph_sig_add(graph_state *g, graph_open *o, const db_event *ev)
     char text[160];
     uint32_t h;
     bool fresh = false; /* h made from text here, not taken from the cache */
+    /* source events and backtraces have no form (graph_normalize): told
+     * here, without its call and frame for each (150,000 of the 287,000
+     * Perfetto events of pf8 are source events, 6M instructions) */
+    if (ev->type == DB_EV_RAW || ev->type == DB_EV_BACKTRACE)
+        return 0;
     uint64_t ck = ev->type == DB_EV_SYSCALL && ev->obj < (1u << 20) ? (1ull << 40) | ev->obj : 0;
     /* A wakeup's form is its woken thread's name's: its hash is kept with
      * the thread while the names stand (graph_feed_named), which spares

@@ -537,6 +537,30 @@ static void test_wakeup_form_cached(void **state)
     assert_false(sig_has(third, "wakeup:a"));
 }
 
+/* Source events and backtraces join a node but give its signature no
+ * form (graph_sig_add tells them before graph_normalize); the events
+ * around them give theirs. */
+static void test_raw_no_form(void **state)
+{
+    (void)state;
+    spec s[] = {
+        {10, 1, 0, T, DB_EV_SYSCALL, DB_PH_BEGIN, 3, NULL, "name=read", 0},
+        {11, 1, 0, T, DB_EV_RAW, 0, 0, "sched_foo", "reason=sleep state=S", 0},
+        {12, 1, 0, T, DB_EV_BACKTRACE, 0, 0, NULL, "frame=0x1", 0},
+        {13, 1, 0, T, DB_EV_WAIT, 0, 0, NULL, "reason=io", 0},
+    };
+    build(s, 4);
+    uint32_t nd = node_of(1);
+    assert_int_equal(node_of(2), nd);
+    assert_int_equal(node_of(3), nd);
+    db_sig sig;
+    db_error err = {0};
+    assert_int_equal(db_get_sig(rd, nd, &sig, &err), 1);
+    assert_int_equal(sig.n, 2);
+    assert_true(sig_has(nd, "syscall:read"));
+    assert_true(sig_has(nd, "wait:io"));
+}
+
 /* The source events the rules know by name (sched_waking, sched_switch,
  * block_*), told from names that only begin or end alike. */
 static void test_event_names(void **state)
@@ -688,6 +712,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_event_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_preempt_owed, setup, teardown),
         cmocka_unit_test(test_preempted_state),
+        cmocka_unit_test_setup_teardown(test_raw_no_form, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wakeup_form_cached, setup, teardown),
         cmocka_unit_test_setup_teardown(test_thread_slots, setup, teardown),
     };
