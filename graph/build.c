@@ -250,12 +250,11 @@ static graph_stack *cpu_stack(graph_state *g, uint16_t cpu)
 
 /* Where slot's thread is looked for in g->near: a thread id, or a cpu's
  * idle (1 << 32 | cpu) folded onto ids far from the small ones. */
-static size_t near_ix(uint64_t slot) { return (size_t)((uint32_t)slot ^ (uint32_t)(slot >> 32) * 0x9e5u) % GRAPH_NEAR; }
 
 /* slot's thread is t (NULL: none yet) */
 static void near_put(graph_state *g, uint64_t slot, graph_thread *t)
 {
-    size_t i = near_ix(slot);
+    size_t i = graph_near_ix(slot);
     g->near[i] = t;
     g->near_slot[i] = slot;
 }
@@ -281,7 +280,7 @@ static graph_thread *recent(graph_state *g, uint64_t slot, graph_thread *t)
  * zeroed table says slot 0 has none, as the empty table does.) */
 static bool near(const graph_state *g, uint64_t slot, graph_thread **t)
 {
-    size_t i = near_ix(slot);
+    size_t i = graph_near_ix(slot);
     *t = g->near[i];
     return g->near_slot[i] == slot;
 }
