@@ -561,6 +561,52 @@ static void test_raw_no_form(void **state)
     assert_true(sig_has(nd, "wait:io"));
 }
 
+/* graph_attr_n answers as db_event_attr does: a new event's first entry
+ * read in place when it is the key, the others through the table of
+ * entries, on lookups of several keys of one event in turn and of the
+ * same text as a new event. */
+static void test_attr_lookup(void **state)
+{
+    (void)state;
+    db_error err = {0};
+    db_writer *w = db_writer_begin(arch, "attrs", "test", "unit", &err);
+    assert_non_null(w);
+    graph_builder *g = graph_begin(w, NULL, 0, &err);
+    assert_non_null(g);
+    static const char *const texts[] = {"reason=sleep state=S next_pid=5", "reasons=x reason=io", "reason",
+                                        "reason= state=R", "reaso=n reason=y", "=reason reason=z", "", "state=R+",
+                                        "reason=a reason=b"};
+    static const char *const keys[] = {"reason", "state", "next_pid", "reaso", "x"};
+    int found = 0;
+    for (size_t t = 0; t < sizeof texts / sizeof texts[0]; t++)
+        for (int cut = 0; cut < 2; cut++) { /* the last NUL there or left off */
+            char a[64];
+            size_t n = strlen(texts[t]);
+            memcpy(a, texts[t], n + 1);
+            for (size_t j = 0; j < n; j++)
+                if (a[j] == ' ')
+                    a[j] = 0;
+            db_event ev = {.attrs = a, .attrs_len = n ? n + 1 - (size_t)cut : 0};
+            for (size_t first = 0; first < sizeof keys / sizeof keys[0]; first++) {
+                g->ev_seq++; /* a new event: `first` is looked up first, then every key */
+                for (size_t k = 0; k <= sizeof keys / sizeof keys[0]; k++) {
+                    const char *key = keys[k == 0 ? first : k - 1], *v1 = NULL, *v2 = NULL;
+                    size_t l1 = 0, l2 = 0;
+                    bool want = db_event_attr(&ev, key, &v1, &l1);
+                    assert_int_equal(graph_attr_n(g, &ev, key, strlen(key), &v2, &l2), want);
+                    if (want) {
+                        assert_ptr_equal(v2, v1);
+                        assert_int_equal(l2, l1);
+                        found++;
+                    }
+                }
+            }
+        }
+    assert_true(found > 0);
+    graph_abort(g);
+    db_writer_abort(w);
+}
+
 /* The source events the rules know by name (sched_waking, sched_switch,
  * block_*), told from names that only begin or end alike. */
 static void test_event_names(void **state)
@@ -712,6 +758,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_event_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_preempt_owed, setup, teardown),
         cmocka_unit_test(test_preempted_state),
+        cmocka_unit_test_setup_teardown(test_attr_lookup, setup, teardown),
         cmocka_unit_test_setup_teardown(test_raw_no_form, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wakeup_form_cached, setup, teardown),
         cmocka_unit_test_setup_teardown(test_thread_slots, setup, teardown),
