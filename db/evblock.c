@@ -49,6 +49,7 @@
 #define EVB_MEMO_MAX 512u /* events remembered whole in a block (the memo, below) */
 #define EVB_MEMO_SLOTS 1024u /* their hash slots */
 #define EVB_MEMO_BYTES 65536u /* their names, attributes and encodings */
+#define EVB_MEMO_PAD 16u /* memo_buf's bytes past them, read by put_memo_bytes */
 #define EVB_MEMO_ALEN 1024u /* an event with longer attributes is not remembered */
 /* The most bytes an event with a name of nl bytes and na attributes in
  * alen bytes can take: a new shape (1, the name as a literal 11 + nl, tpc
@@ -143,7 +144,7 @@ struct db_evblock_enc {
     enc_memo memo[EVB_MEMO_MAX];
     size_t nmemo, memo_len;
     uint16_t memo_slots[EVB_MEMO_SLOTS]; /* memo number + 1; 0 empty */
-    unsigned char *memo_buf; /* EVB_MEMO_BYTES, made on first use */
+    unsigned char *memo_buf; /* EVB_MEMO_BYTES + EVB_MEMO_PAD, made on first use */
     bool no_memo;            /* every event written in full: no memo, no put_by_latest_shape */
     size_t memo_hits;        /* events written from the memo */
     size_t shape_hits;       /* events written by put_by_latest_shape */
@@ -255,32 +256,25 @@ static inline uint64_t hash_step16(uint64_t h, const unsigned char *s)
 
 /* The encoder's own tables' hash (never stored): eight bytes a step, as
  * every key and value of every event goes through it -- byte-wise FNV was
- * a tenth of the graph thread's time in an ingest. */
+ * a tenth of the graph thread's time in an ingest.  In two parts: the
+ * long strings' loop out of line, so that the short ones' few loads and
+ * multiplies inline into their callers (hash_bytes whole was too big to
+ * inline: a call for each of 550,000 values of 287,000 Perfetto events). */
+static uint32_t hash_long(const unsigned char *s, size_t n);
+
 static inline uint32_t hash_bytes(const void *p, size_t n)
 {
     const unsigned char *s = p;
     uint64_t h = 0x9e3779b97f4a7c15ull ^ n, w;
-    if (n > 8 && n <= 16) { /* a comm, a key: its first and last 8 bytes, no loop */
+    if (n > 16)
+        return hash_long(s, n);
+    if (n > 8) { /* a comm, a key: its first and last 8 bytes, no loop */
         uint64_t z;
         memcpy(&w, s, 8);
         memcpy(&z, s + n - 8, 8);
         h = (h ^ w) * 0xff51afd7ed558ccdull;
         h ^= h >> 32;
         h = (h ^ z) * 0xff51afd7ed558ccdull;
-        h ^= h >> 29;
-        h *= 0xc4ceb9fe1a85ec53ull;
-        return (uint32_t)(h >> 32);
-    }
-    if (n > 16) { /* an event's attributes (the memo's key; about 100
-                   * bytes in each of the 287,000 events of 8 copies of the
-                   * Android 11 Perfetto trace): sixteen bytes a step in
-                   * two multiplies, the last sixteen overlapping, instead
-                   * of eight in a multiply and a shift (the graph thread
-                   * 618M -> 611M instructions) */
-        const unsigned char *last = s + n - 16;
-        for (; s < last; s += 16)
-            h = hash_step16(h, s);
-        h = hash_step16(h, last);
         h ^= h >> 29;
         h *= 0xc4ceb9fe1a85ec53ull;
         return (uint32_t)(h >> 32);
@@ -295,6 +289,23 @@ static inline uint32_t hash_bytes(const void *p, size_t n)
         w = tail_word(s, rest);
         h = (h ^ w) * 0xff51afd7ed558ccdull;
     }
+    h ^= h >> 29;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    return (uint32_t)(h >> 32);
+}
+
+/* More than sixteen bytes: an event's attributes (the memo's key; about
+ * 100 bytes in each of the 287,000 events of 8 copies of the Android 11
+ * Perfetto trace): sixteen bytes a step in two multiplies, the last
+ * sixteen overlapping, instead of eight in a multiply and a shift (the
+ * graph thread 618M -> 611M instructions) */
+static uint32_t hash_long(const unsigned char *s, size_t n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+    const unsigned char *last = s + n - 16;
+    for (; s < last; s += 16)
+        h = hash_step16(h, s);
+    h = hash_step16(h, last);
     h ^= h >> 29;
     h *= 0xc4ceb9fe1a85ec53ull;
     return (uint32_t)(h >> 32);
@@ -588,14 +599,11 @@ static bool put_shape(db_evblock_enc *e, const db_event *ev, const char *name, s
     return !numbered || shape_add(e, words, nw);
 }
 
-/* A value: a reference to the same text earlier in the block, else the
- * number or the literal, numbered as a string all the same. */
-static bool put_value(db_evblock_enc *e, const char *v, size_t n)
+/* A value not in the block's strings yet (its hash h, its place slot):
+ * the number or the literal, numbered as a string all the same. */
+static bool put_new_value(db_evblock_enc *e, const char *v, size_t n, uint32_t h, uint32_t slot)
 {
-    uint32_t h = hash_bytes(v, n), slot, num;
-    long i = str_find(e, v, n, h, &slot);
-    if (i >= 0)
-        return put_uv(e, ((uint64_t)i + 1) << 2);
+    uint32_t num;
     uint64_t x;
     bool ok;
     if (canon_dec(v, n, &x))
@@ -605,6 +613,19 @@ static bool put_value(db_evblock_enc *e, const char *v, size_t n)
     else
         ok = put_uv(e, 0) && put_uv(e, n) && put_bytes(e, v, n);
     return ok && str_add(e, v, n, h, slot, &num);
+}
+
+/* A value: a reference to the same text earlier in the block, else a new
+ * one.  The reference inline (90% of the 534,000 values the latest-shape
+ * path writes on pf8): put_value whole, too big to inline, cost a call
+ * and a frame of 12 instructions for each. */
+static inline bool put_value(db_evblock_enc *e, const char *v, size_t n)
+{
+    uint32_t h = hash_bytes(v, n), slot;
+    long i = str_find(e, v, n, h, &slot);
+    if (i >= 0)
+        return put_uv(e, ((uint64_t)i + 1) << 2);
+    return put_new_value(e, v, n, h, slot);
 }
 
 /* Undoes a partly written event: the strings and shapes it numbered.  In a
@@ -759,8 +780,14 @@ static int put_by_latest_shape(db_evblock_enc *e, const db_event *ev, const char
 
 static uint32_t memo_hash(const char *name, size_t nl, uint32_t tpc, const char *attrs, size_t alen)
 {
+    /* the name's first 8 bytes, or all of a shorter one in two loads
+     * (tail_word): a memcpy of nl < 8 ? nl : 8 bytes was 15 instructions
+     * an event; the value is the encoder's own, never stored */
     uint64_t w = 0;
-    memcpy(&w, name, nl < 8 ? nl : 8);
+    if (nl >= 8)
+        memcpy(&w, name, 8);
+    else if (nl)
+        w = tail_word((const unsigned char *)name, nl);
     uint64_t h = (uint64_t)hash_bytes(attrs, alen) ^ (w * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)(nl << 9 | tpc) << 40);
     h *= 0xff51afd7ed558ccdull;
     return (uint32_t)(h >> 32);
@@ -788,6 +815,20 @@ static const enc_memo *memo_find(const db_evblock_enc *e, const char *name, size
     }
 }
 
+/* Writes n bytes of memo_buf (a remembered event's shape or values: a
+ * shape's number, a few values' references, mostly under 16 bytes) in
+ * copies of 16, up to 15 bytes past them, which memo_buf's pad and the
+ * room the caller made (EVB_MEMO_PAD more) hold; the bytes past e->len
+ * are written over or never read.  Two calls to memcpy of n bytes per
+ * memo hit were 8M instructions on pf8 (198,000 hits). */
+static inline void put_memo_bytes(db_evblock_enc *e, const unsigned char *s, size_t n)
+{
+    unsigned char *d = e->buf + e->len;
+    for (size_t i = 0; i < n; i += 16)
+        memcpy(d + i, s + i, 16);
+    e->len += n;
+}
+
 /* Remembers the event just written: its shape's bytes at e->buf[s0, s1),
  * its values' at [v0, e->len). */
 static void memo_add(db_evblock_enc *e, uint32_t slot, uint32_t h, const char *name, size_t nl, uint32_t tpc,
@@ -797,7 +838,7 @@ static void memo_add(db_evblock_enc *e, uint32_t slot, uint32_t h, const char *n
     if (e->nmemo == EVB_MEMO_MAX || nl > 255 || ev->attrs_len > EVB_MEMO_ALEN || slen > 0xffff || vlen > 0xffff ||
         e->memo_len + need > EVB_MEMO_BYTES)
         return;
-    if (!e->memo_buf && !(e->memo_buf = malloc(EVB_MEMO_BYTES)))
+    if (!e->memo_buf && !(e->memo_buf = malloc(EVB_MEMO_BYTES + EVB_MEMO_PAD)))
         return; /* no memo: every event is written in full */
     unsigned char *p = e->memo_buf + e->memo_len;
     memcpy(p, name, nl);
@@ -830,13 +871,13 @@ int db_evblock_enc_add(db_evblock_enc *e, const db_event *ev)
     uint32_t mh = memo_hash(name, nl, tpc, attrs, ev->attrs_len);
     const enc_memo *m = e->no_memo ? NULL : memo_find(e, name, nl, tpc, attrs, ev->attrs_len, mh, &mslot);
     if (m) {
-        if (!db_grow((void **)&e->buf, &e->cap, e->len + m->slen + m->vlen + EVB_FIXED_MAX, 1))
+        if (!db_grow((void **)&e->buf, &e->cap, e->len + m->slen + m->vlen + EVB_FIXED_MAX + EVB_MEMO_PAD, 1))
             return -1;
         const unsigned char *mb = e->memo_buf + m->off + m->nl + m->alen;
         e->memo_hits++;
-        put_bytes(e, (const char *)mb, m->slen);
+        put_memo_bytes(e, mb, m->slen);
         put_fixed(e, ev, nd);
-        put_bytes(e, (const char *)mb + m->slen, m->vlen);
+        put_memo_bytes(e, mb + m->slen, m->vlen);
         if (e->n > 0 && e->len > DB_EVBLOCK_BYTES) { /* full: the event starts the next block */
             e->len = len;
             return 1;

@@ -344,8 +344,10 @@ static char *put(char *p, const void *src, size_t n)
     return p + n;
 }
 
-/* Room for an op; -1 (err set) once the thread has failed. */
-static char *op(db_wq *q, uint8_t tag, size_t n, db_error *err)
+/* Room for an op; -1 (err set) once the thread has failed.  Inline: its
+ * call and frame were 8 of its 16 instructions for each of 656,000 events,
+ * nodes, signatures and edges of pf8. */
+static inline char *op(db_wq *q, uint8_t tag, size_t n, db_error *err)
 {
     if (atomic_load(&q->failed)) {
         *err = q->err;

@@ -120,7 +120,7 @@ void graph_edges_free(graph_state *g)
  * thread-context event before it joins node `node`: the first event after
  * a wait (or a new thread's first event) receives the wakeup edge; a wait
  * becomes the pending wait that a later wakeup answers. */
-int graph_thread_waits(graph_state *g, graph_thread *t, const db_event *ev, uint32_t node)
+int graph_thread_waits_more(graph_state *g, graph_thread *t, const db_event *ev, uint32_t node)
 {
     uint32_t ix;
     /* Linux traced with sched_waking alone (recent tools enable only it):

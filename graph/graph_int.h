@@ -112,6 +112,10 @@ typedef struct graph_thread {
     /* build.c: the name of the thread (its tid), and of the process of
      * its latest node */
     graph_name tname, pname;
+    /* normalize.c: the hash of the form "wakeup:NAME" of a wakeup of this
+     * thread, good while wake_gen is the state's names_gen (0: none) */
+    uint64_t wake_gen;
+    uint32_t wake_h;
 } graph_thread;
 
 /* The source event names the rules look for (graph_state.ev_name). */
@@ -190,7 +194,19 @@ typedef struct graph_state {
 int graph_edge(graph_state *g, int kind, uint64_t from_ev, uint32_t from, uint64_t to_ev, uint32_t to);
 int graph_pend_keep(graph_state *g, graph_map *m, uint64_t key, const db_event *ev, uint32_t node);
 int graph_connect(graph_state *g, const db_event *ev, uint32_t node);
-int graph_thread_waits(graph_state *g, graph_thread *t, const db_event *ev, uint32_t node);
+int graph_thread_waits_more(graph_state *g, graph_thread *t, const db_event *ev, uint32_t node);
+/* paper/000 2.a, the thread side of a wakeup (edges.c).  A thread seen and
+ * not waiting, whose event is no wait, only forgets any wakeup: that,
+ * inline, for most events (the call and its frame for each were 35
+ * instructions, 10M of the graph thread's 526M on pf8). */
+static inline int graph_thread_waits(graph_state *g, graph_thread *t, const db_event *ev, uint32_t node)
+{
+    if (t->seen && !t->waiting && ev->type != DB_EV_WAIT) {
+        t->woken = false;
+        return 0;
+    }
+    return graph_thread_waits_more(g, t, ev, node);
+}
 void graph_ipc_match(graph_state *g, const db_event *ev);
 int graph_msg_peer(graph_state *g, const db_event *ev, uint32_t *pid);
 uint32_t graph_voucher_pid(graph_state *g, const graph_thread *t, const db_event *ev);
@@ -207,16 +223,34 @@ static inline uint64_t graph_thread_slot(uint32_t tid, uint16_t cpu)
  * or three times, and the call was 38 instructions of 642,000 lookups in
  * 8 copies of the Android 11 Perfetto trace. */
 graph_thread *graph_thread_get_more(graph_state *g, uint64_t slot, uint32_t tid);
+/* The entry of g->near for slot (build.c says how the table stays right).
+ * Read inline too, after the one got last: the calls past it were 32
+ * instructions each, 11.5M of the graph thread's 540M on pf8. */
+static inline size_t graph_near_ix(uint64_t slot)
+{
+    return (size_t)((uint32_t)slot ^ (uint32_t)(slot >> 32) * 0x9e5u) % GRAPH_NEAR;
+}
 static inline graph_thread *graph_thread_get(graph_state *g, uint32_t tid, uint16_t cpu)
 {
     uint64_t slot = graph_thread_slot(tid, cpu);
-    return g->recent && g->recent_slot == slot ? g->recent : graph_thread_get_more(g, slot, tid);
+    if (g->recent && g->recent_slot == slot)
+        return g->recent;
+    size_t i = graph_near_ix(slot);
+    graph_thread *t = g->near[i];
+    if (!t || g->near_slot[i] != slot)
+        return graph_thread_get_more(g, slot, tid);
+    g->recent = t;
+    g->recent_slot = slot;
+    return t;
 }
 /* The thread of a slot, NULL if it has had none: no thread is made. */
 graph_thread *graph_thread_find_more(graph_state *g, uint64_t slot);
 static inline graph_thread *graph_thread_find(graph_state *g, uint64_t slot)
 {
-    return g->recent && g->recent_slot == slot ? g->recent : graph_thread_find_more(g, slot);
+    if (g->recent && g->recent_slot == slot)
+        return g->recent;
+    size_t i = graph_near_ix(slot);
+    return g->near_slot[i] == slot ? g->near[i] : graph_thread_find_more(g, slot);
 }
 /* The name of thread tid / process pid as the writer has it, zero-padded
  * into dst: 1 named, 0 not, -1 error (in err); c (NULL: none) keeps it
@@ -226,6 +260,7 @@ int graph_name_proc(graph_state *g, graph_name *c, uint32_t pid, char dst[DB_NAM
 /* sched.c: running and runnable time of thread nodes.  event: every
  * event, before it is given a node; open / close: a thread node's. */
 int graph_sched_event(graph_state *g, const db_event *ev);
+bool graph_sched_preempted(const db_event *ev); /* a switch's state: R or ...+ */
 int graph_sched_after(graph_state *g, const db_event *ev, uint32_t node);
 void graph_sched_open(graph_thread *t, graph_open *o, const db_event *ev);
 void graph_sched_close(const graph_thread *t, graph_open *o);

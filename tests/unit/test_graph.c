@@ -480,6 +480,133 @@ static void test_feed_names_tracked(void **state)
     assert_false(sig_has(node_of(7), "wakeup:before"));
 }
 
+/* A wakeup's form kept with the thread woken (graph_sig_add): a thread
+ * woken again in the same naming gives its form again (its name, or "?"
+ * for one the writer does not know), and a renaming the new one. */
+static void test_wakeup_form_cached(void **state)
+{
+    (void)state;
+    db_error err = {0};
+    db_writer *w = db_writer_begin(arch, "g", "test", "unit", &err);
+    assert_non_null(w);
+    graph_feed f;
+    assert_int_equal(graph_feed_begin(&f, w, NULL, 0, &err), 0);
+    graph_feed_track_names(&f);
+    db_thread t1 = {.tid = 1, .pid = 1, .name = "a"}, t2 = {.tid = 2, .pid = 2, .name = "waker"},
+              t3 = {.tid = 3, .pid = 3, .name = "c"};
+    assert_int_equal(db_writer_thread(w, &t1, &err), 0);
+    assert_int_equal(db_writer_thread(w, &t2, &err), 0);
+    assert_int_equal(db_writer_thread(w, &t3, &err), 0);
+    graph_feed_named(&f);
+    spec s[] = {
+        {10, 1, N, T, DB_EV_SYSCALL, DB_PH_BEGIN, 1, NULL, NULL, 0},
+        {20, 1, N, T, DB_EV_WAIT, 0, 0, NULL, NULL, 0},
+        {30, 2, N, T, DB_EV_WAKEUP, 0, 1, NULL, NULL, 0},
+        {31, 2, N, T, DB_EV_WAKEUP, 0, 3, NULL, NULL, 0},
+        {32, 2, N, T, DB_EV_WAKEUP, 0, 4, NULL, NULL, 0}, /* no such thread */
+        {35, 2, N, T, DB_EV_WAIT, 0, 0, NULL, NULL, 0},
+        {40, 2, N, T, DB_EV_WAKEUP, 0, 1, NULL, NULL, 0}, /* again: from the cache */
+        {41, 2, N, T, DB_EV_WAKEUP, 0, 4, NULL, NULL, 0},
+        {45, 2, N, T, DB_EV_WAIT, 0, 0, NULL, NULL, 0},
+        /* renamed here */
+        {60, 2, N, T, DB_EV_WAKEUP, 0, 1, NULL, NULL, 0},
+        {65, 2, N, T, DB_EV_WAIT, 0, 0, NULL, NULL, 0},
+    };
+    for (int i = 0; i < 9; i++)
+        feed_one(&f, &s[i]);
+    t1 = (db_thread){.tid = 1, .pid = 1, .name = "after"};
+    assert_int_equal(db_writer_thread(w, &t1, &err), 0);
+    graph_feed_named(&f);
+    for (int i = 9; i < 11; i++)
+        feed_one(&f, &s[i]);
+    graph_stats st;
+    assert_int_equal(graph_feed_end(&f, &st), 0);
+    assert_int_equal(db_writer_commit(w, NULL, &err), 0);
+    rd = db_reader_open(arch, "g", &err);
+    assert_non_null(rd);
+    uint32_t first = node_of(3), second = node_of(7), third = node_of(10);
+    assert_int_not_equal(first, second);
+    assert_int_not_equal(second, third);
+    assert_true(sig_has(first, "wakeup:a"));
+    assert_true(sig_has(first, "wakeup:c"));
+    assert_true(sig_has(first, "wakeup:?"));
+    assert_true(sig_has(second, "wakeup:a"));
+    assert_true(sig_has(second, "wakeup:?"));
+    assert_false(sig_has(second, "wakeup:c"));
+    assert_true(sig_has(third, "wakeup:after"));
+    assert_false(sig_has(third, "wakeup:a"));
+}
+
+/* Source events and backtraces join a node but give its signature no
+ * form (graph_sig_add tells them before graph_normalize); the events
+ * around them give theirs. */
+static void test_raw_no_form(void **state)
+{
+    (void)state;
+    spec s[] = {
+        {10, 1, 0, T, DB_EV_SYSCALL, DB_PH_BEGIN, 3, NULL, "name=read", 0},
+        {11, 1, 0, T, DB_EV_RAW, 0, 0, "sched_foo", "reason=sleep state=S", 0},
+        {12, 1, 0, T, DB_EV_BACKTRACE, 0, 0, NULL, "frame=0x1", 0},
+        {13, 1, 0, T, DB_EV_WAIT, 0, 0, NULL, "reason=io", 0},
+    };
+    build(s, 4);
+    uint32_t nd = node_of(1);
+    assert_int_equal(node_of(2), nd);
+    assert_int_equal(node_of(3), nd);
+    db_sig sig;
+    db_error err = {0};
+    assert_int_equal(db_get_sig(rd, nd, &sig, &err), 1);
+    assert_int_equal(sig.n, 2);
+    assert_true(sig_has(nd, "syscall:read"));
+    assert_true(sig_has(nd, "wait:io"));
+}
+
+/* graph_attr_n answers as db_event_attr does: a new event's first entry
+ * read in place when it is the key, the others through the table of
+ * entries, on lookups of several keys of one event in turn and of the
+ * same text as a new event. */
+static void test_attr_lookup(void **state)
+{
+    (void)state;
+    db_error err = {0};
+    db_writer *w = db_writer_begin(arch, "attrs", "test", "unit", &err);
+    assert_non_null(w);
+    graph_builder *g = graph_begin(w, NULL, 0, &err);
+    assert_non_null(g);
+    static const char *const texts[] = {"reason=sleep state=S next_pid=5", "reasons=x reason=io", "reason",
+                                        "reason= state=R", "reaso=n reason=y", "=reason reason=z", "", "state=R+",
+                                        "reason=a reason=b"};
+    static const char *const keys[] = {"reason", "state", "next_pid", "reaso", "x"};
+    int found = 0;
+    for (size_t t = 0; t < sizeof texts / sizeof texts[0]; t++)
+        for (int cut = 0; cut < 2; cut++) { /* the last NUL there or left off */
+            char a[64];
+            size_t n = strlen(texts[t]);
+            memcpy(a, texts[t], n + 1);
+            for (size_t j = 0; j < n; j++)
+                if (a[j] == ' ')
+                    a[j] = 0;
+            db_event ev = {.attrs = a, .attrs_len = n ? n + 1 - (size_t)cut : 0};
+            for (size_t first = 0; first < sizeof keys / sizeof keys[0]; first++) {
+                g->ev_seq++; /* a new event: `first` is looked up first, then every key */
+                for (size_t k = 0; k <= sizeof keys / sizeof keys[0]; k++) {
+                    const char *key = keys[k == 0 ? first : k - 1], *v1 = NULL, *v2 = NULL;
+                    size_t l1 = 0, l2 = 0;
+                    bool want = db_event_attr(&ev, key, &v1, &l1);
+                    assert_int_equal(graph_attr_n(g, &ev, key, strlen(key), &v2, &l2), want);
+                    if (want) {
+                        assert_ptr_equal(v2, v1);
+                        assert_int_equal(l2, l1);
+                        found++;
+                    }
+                }
+            }
+        }
+    assert_true(found > 0);
+    graph_abort(g);
+    db_writer_abort(w);
+}
+
 /* The source events the rules know by name (sched_waking, sched_switch,
  * block_*), told from names that only begin or end alike. */
 static void test_event_names(void **state)
@@ -524,6 +651,46 @@ static void test_preempt_owed(void **state)
     assert_int_equal(node_of(1), node_of(2));
     assert_true(has_edge(node_of(4), node_of(2), DB_EDGE_PREEMPT));
     assert_false(has_edge(node_of(3), node_of(2), DB_EDGE_PREEMPT));
+}
+
+/* A switch's preempted state read by graph_sched_preempted's own scan is
+ * what db_event_attr's "state" gives: the first entry that is the key and
+ * '=', whatever comes before it (entries that begin with 's', or with
+ * "state" and more, a bare "state", an empty entry) and with the last
+ * NUL left off. */
+static bool preempted_by_attr(const db_event *ev)
+{
+    const char *v;
+    size_t n;
+    return db_event_attr(ev, "state", &v, &n) && n >= 1 && ((n == 1 && v[0] == 'R') || v[n - 1] == '+');
+}
+
+static void test_preempted_state(void **state)
+{
+    (void)state;
+    static const char *const before[] = {"", "reason=sleep", "s=1", "stat=R", "states=R", "state", "xstate=R",
+                                         "stateR", "", "sleep"};
+    static const char *const states[] = {"R", "R+", "S", "D", "", "RR", "S|D+", "+", "R=", "r"};
+    int pre = 0, not = 0;
+    for (size_t b = 0; b < sizeof before / sizeof before[0]; b++)
+        for (size_t k = 0; k < sizeof states / sizeof states[0]; k++)
+            for (int form = 0; form < 4; form++) {
+                char a[128];
+                size_t n = 0;
+                if (b > 0 || form & 2) /* an entry before it (the empty one too) */
+                    n += (size_t)snprintf(a + n, sizeof a - n, "%s", before[b]) + 1;
+                n += (size_t)snprintf(a + n, sizeof a - n, "state=%s", states[k]) + 1;
+                n += (size_t)snprintf(a + n, sizeof a - n, "state=R") + 1; /* a second: never read */
+                if (form & 1) /* only the state, its NUL left off */
+                    n -= 9;
+                db_event ev = {.attrs = a, .attrs_len = n};
+                bool want = preempted_by_attr(&ev);
+                assert_int_equal(graph_sched_preempted(&ev), want);
+                want ? pre++ : not++;
+            }
+    db_event none = {0};
+    assert_false(graph_sched_preempted(&none));
+    assert_true(pre > 0 && not > 0);
 }
 
 /* The threads by slot (graph_thread_get / _find and the direct-mapped
@@ -590,6 +757,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_feed_names_tracked, setup, teardown),
         cmocka_unit_test_setup_teardown(test_event_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_preempt_owed, setup, teardown),
+        cmocka_unit_test(test_preempted_state),
+        cmocka_unit_test_setup_teardown(test_attr_lookup, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_raw_no_form, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wakeup_form_cached, setup, teardown),
         cmocka_unit_test_setup_teardown(test_thread_slots, setup, teardown),
     };
     return cmocka_run_group_tests_name("graph", tests, NULL, NULL);
