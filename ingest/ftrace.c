@@ -192,7 +192,7 @@ int ingest_ft_rename_proc(ftrace_reader *r, uint32_t pid, const char *name, size
 int ingest_ft_set_thread(ftrace_reader *r, uint32_t tid, uint32_t pid, const char *name, size_t n,
                          bool new_task)
 {
-    char nm[DB_NAME_MAX];
+    char nm[DB_NAME_MAX] = {0}; /* whole: the table's and the record's names are compared and copied whole */
     if (n > INGEST_NAME_MAX)
         return ingest_ft_fail(r, "thread name too long (%zu bytes, at most %d)", n, INGEST_NAME_MAX);
     copy_name(nm, name, n, DB_NAME_MAX - 1);

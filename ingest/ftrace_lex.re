@@ -193,6 +193,7 @@ static ftrace_lex_status lex_rest(char *YYCURSOR, ftrace_line *out)
 
 ftrace_lex_status ingest_ftrace_lex_line(char *line, ftrace_line *out)
 {
+    out->comm_hash = 0; /* the comm column's hash: ingest_ft_event makes it */
     char *p = line;
     while (*p == ' ' || *p == '\t')
         p++;

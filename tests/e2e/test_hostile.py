@@ -318,6 +318,18 @@ class Valgrind(ArchiveCase):
             f.write("cpus=2\nthis is not a trace line\n")
         self.grind("ingest", bad, fail=True)
 
+    @unittest.skipUnless(VALGRIND, "valgrind is not installed")
+    def test_perfetto_defined(self):
+        """The Perfetto reader (its hand decoder, the merge of the CPUs, the
+        held switches sched_blocked_reason names) reads nothing it did not
+        write: the Android 13 trace of ../shared, compact_sched and all."""
+        path = os.path.join(ROOT, "..", "shared", "foreign-perfetto",
+                            "Perfetto-Skills-api32_startup_warm.perfetto-trace")
+        if not os.path.exists(path):
+            self.skipTest("no %s (../shared is absent)" % path)
+        self.assertTrue(os.path.exists(PLAIN), f"{PLAIN} is not built")
+        self.grind("ingest", path, "--name", "android13")
+
 
 if __name__ == "__main__":
     unittest.main()
