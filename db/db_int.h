@@ -108,11 +108,11 @@ uint64_t db_archive_file_rss(db_archive *a);
  * check between two trims, writer.c's and clear.c's. */
 bool db_archive_trim_past(db_archive *a, uint64_t *base, uint64_t slack);
 
-/* evblock.c: the events table's blocks.  The encoder takes events in id
- * order: add returns 0, 1 when the block is full (the event was not
- * added: write the block, reset, add it again), -1 out of memory.  A
- * decoded block's events point into its own buffers: valid until the
- * block is decoded again or freed. */
+/* evblock.c, evblock_enc.c: the events table's blocks.  The encoder
+ * takes events in id order: add returns 0, 1 when the block is full (the
+ * event was not added: write the block, reset, add it again), -1 out of
+ * memory.  A decoded block's events point into its own buffers: valid
+ * until the block is decoded again or freed. */
 #define DB_EVBLOCK_EVENTS 512
 #define DB_EVBLOCK_BYTES 8150 /* with its key, two LMDB overflow pages */
 typedef struct db_evblock_enc db_evblock_enc;

@@ -1,6 +1,7 @@
-/* tests/unit/test_evblock.c -- the events table's blocks (db/evblock.c)
- * and the thread index's chunks (db/thrindex.c): what goes in comes back
- * byte for byte, full blocks say so, damaged blocks are refused. */
+/* tests/unit/test_evblock.c -- the events table's blocks (db/evblock.c,
+ * db/evblock_enc.c) and the thread index's chunks (db/thrindex.c): what
+ * goes in comes back byte for byte, full blocks say so, damaged blocks
+ * are refused. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

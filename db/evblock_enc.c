@@ -1,0 +1,855 @@
+/* db/evblock_enc.c -- the encoder of event blocks (the format, and its
+ * decoder: evblock.c).  An event is added to the block being filled:
+ * its strings and shape numbered in the block's tables, written whole or
+ * by the shortcuts below (its name's latest shapes, the memo of events
+ * that repeat), which give the bytes the whole encoding gives. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "db_int.h"
+#include "evblock_int.h"
+
+#define EVB_MEMO_MAX 512u /* events remembered whole in a block (the memo, below) */
+#define EVB_MEMO_SLOTS 1024u /* their hash slots */
+#define EVB_MEMO_BYTES 65536u /* their names, attributes and encodings */
+#define EVB_MEMO_PAD 16u /* memo_buf's bytes past them, read by put_memo_bytes */
+#define EVB_MEMO_ALEN 1024u /* an event with longer attributes is not remembered */
+/* The most bytes an event with a name of nl bytes and na attributes in
+ * alen bytes can take: a new shape (1, the name as a literal 11 + nl, tpc
+ * and the key count 12), the fixed fields (58), and per attribute its key
+ * as a literal (11 + its length) and its value as one (11 + its length). */
+#define EVB_EVENT_ROOM(nl, na, alen) (96 + (nl) + 24 * (na) + (alen))
+
+typedef struct enc_str {
+    uint32_t off, len; /* in sbuf */
+    uint32_t hash;
+    uint32_t shape[2]; /* as an event's name: the last two shapes found for it + 1 (0 none) */
+} enc_str;
+
+typedef struct enc_shape {
+    uint32_t hash;
+    uint32_t at; /* in words: name, tpc, nkeys, keys... (string numbers) */
+} enc_shape;
+
+/* An event remembered whole: its name, type word and attributes, and
+ * the bytes its shape and its values were written as (see memo_find). */
+typedef struct enc_memo {
+    uint32_t hash, tpc, off, slot; /* off: in memo_buf, name, attributes, shape bytes, value bytes */
+    uint16_t nl, alen, slen, vlen;
+} enc_memo;
+
+/* One "key=value" (or bare "key") of the event being added. */
+typedef struct enc_attr {
+    const char *key;
+    size_t len; /* of the entry */
+    size_t klen;
+    const char *val; /* after the '='; NULL for a key without one */
+    size_t vlen;
+} enc_attr;
+
+struct db_evblock_enc {
+    unsigned char *buf; /* EVB_HEAD_MAX bytes reserved, then the events */
+    size_t len, cap;
+    size_t n;
+    uint64_t first_id, first_ts, prev_ts;
+    uint32_t prev_node;
+    char *sbuf; /* the numbered strings' bytes */
+    size_t sbuf_len, sbuf_cap;
+    enc_str *strs;
+    size_t nstrs, strs_cap;
+    uint32_t slots[EVB_STR_SLOTS]; /* string number + 1; 0 empty */
+    enc_shape *shapes;
+    size_t nshapes, shapes_cap;
+    uint32_t *words;
+    size_t nwords, words_cap;
+    uint32_t shape_slots[2 * EVB_SHAPES]; /* shape number + 1 */
+    enc_attr *attr; /* the event being added, split once (split_attrs) */
+    size_t nattr, attr_cap;
+    bool keyed; /* attr's keys and values found (split_keys or same_keys) */
+    enc_memo memo[EVB_MEMO_MAX];
+    size_t nmemo, memo_len;
+    uint16_t memo_slots[EVB_MEMO_SLOTS]; /* memo number + 1; 0 empty */
+    unsigned char *memo_buf; /* EVB_MEMO_BYTES + EVB_MEMO_PAD, made on first use */
+    bool no_memo;            /* every event written in full: no memo, no put_by_latest_shape */
+    size_t memo_hits;        /* events written from the memo */
+    size_t shape_hits;       /* events written by put_by_latest_shape */
+};
+
+db_evblock_enc *db_evblock_enc_new(void)
+{
+    db_evblock_enc *e = calloc(1, sizeof *e);
+    if (!e || !db_grow((void **)&e->buf, &e->cap, 16384, 1)) {
+        free(e);
+        return NULL;
+    }
+    e->len = EVB_HEAD_MAX;
+    return e;
+}
+
+void db_evblock_enc_free(db_evblock_enc *e)
+{
+    if (!e)
+        return;
+    free(e->buf);
+    free(e->sbuf);
+    free(e->strs);
+    free(e->shapes);
+    free(e->words);
+    free(e->attr);
+    free(e->memo_buf);
+    free(e);
+}
+
+static void rollback(db_evblock_enc *e, size_t len, size_t nstrs, size_t nshapes, size_t nwords, size_t sbuf_len);
+
+void db_evblock_enc_reset(db_evblock_enc *e)
+{
+    /* the slots the block used, not all 8192: a block of Perfetto events
+     * numbers a few hundred strings, and clearing the whole table was 21M
+     * of the graph thread's 929M instructions in 287,000 events (8
+     * copies of the Android 11 trace) */
+    if (e->nstrs < EVB_STR_SLOTS / 8)
+        rollback(e, EVB_HEAD_MAX, 0, 0, 0, 0);
+    else {
+        memset(e->slots, 0, sizeof e->slots);
+        memset(e->shape_slots, 0, sizeof e->shape_slots);
+    }
+    for (size_t i = 0; i < e->nmemo; i++)
+        e->memo_slots[e->memo[i].slot] = 0;
+    e->nmemo = e->memo_len = 0;
+    e->len = EVB_HEAD_MAX;
+    e->n = 0;
+    e->nstrs = e->nshapes = e->nwords = e->sbuf_len = 0;
+}
+
+void db_evblock_enc_memo(db_evblock_enc *e, bool on) { e->no_memo = !on; }
+size_t db_evblock_enc_memo_hits(const db_evblock_enc *e) { return e->memo_hits; }
+size_t db_evblock_enc_shape_hits(const db_evblock_enc *e) { return e->shape_hits; }
+size_t db_evblock_enc_count(const db_evblock_enc *e) { return e->n; }
+uint64_t db_evblock_enc_first(const db_evblock_enc *e) { return e->first_id; }
+
+/* The writers of an event's bytes: db_evblock_enc_add made room for the
+ * largest the event can take (EVB_EVENT_ROOM) before the first, so they
+ * check nothing and inline (put_uv, called with its check per number, was
+ * 76M of the encoder's 487M instructions in 300,000 events of the Argus
+ * bench trace).  true, for the chains of their callers. */
+static inline bool put_uv(db_evblock_enc *e, uint64_t v)
+{
+    e->len = (size_t)(uv_put(e->buf + e->len, v) - e->buf);
+    return true;
+}
+
+static inline bool put_bytes(db_evblock_enc *e, const char *s, size_t n)
+{
+    memcpy(e->buf + e->len, s, n);
+    e->len += n;
+    return true;
+}
+
+/* The last n bytes (1 to 7) of a string as a number, in two loads that
+ * may overlap and never read past them, instead of a loop over the bytes:
+ * most keys and values of events are short ("prio", "120", "sleep"), and
+ * hash_bytes went from 78M to 49M instructions in 300,000 events of the
+ * Argus bench trace. */
+static inline uint64_t tail_word(const unsigned char *s, size_t n)
+{
+    if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        return a | (uint64_t)b << 32;
+    }
+    if (n >= 2) {
+        uint16_t a, b;
+        memcpy(&a, s, 2);
+        memcpy(&b, s + n - 2, 2);
+        return a | (uint64_t)b << 16;
+    }
+    return s[0];
+}
+
+/* Sixteen bytes into h: each word multiplied in, the first's high bits
+ * rotated down to meet the second's low ones. */
+static inline uint64_t hash_step16(uint64_t h, const unsigned char *s)
+{
+    uint64_t w, z;
+    memcpy(&w, s, 8);
+    memcpy(&z, s + 8, 8);
+    h = (h ^ w) * 0xff51afd7ed558ccdull;
+    return ((h << 31 | h >> 33) ^ z) * 0xc4ceb9fe1a85ec53ull;
+}
+
+/* The encoder's own tables' hash (never stored): eight bytes a step, as
+ * every key and value of every event goes through it -- byte-wise FNV was
+ * a tenth of the graph thread's time in an ingest.  In two parts: the
+ * long strings' loop out of line, so that the short ones' few loads and
+ * multiplies inline into their callers (hash_bytes whole was too big to
+ * inline: a call for each of 550,000 values of 287,000 Perfetto events). */
+static uint32_t hash_long(const unsigned char *s, size_t n);
+
+static inline uint32_t hash_bytes(const void *p, size_t n)
+{
+    const unsigned char *s = p;
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n, w;
+    if (n > 16)
+        return hash_long(s, n);
+    if (n > 8) { /* a comm, a key: its first and last 8 bytes, no loop */
+        uint64_t z;
+        memcpy(&w, s, 8);
+        memcpy(&z, s + n - 8, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+        h = (h ^ z) * 0xff51afd7ed558ccdull;
+        h ^= h >> 29;
+        h *= 0xc4ceb9fe1a85ec53ull;
+        return (uint32_t)(h >> 32);
+    }
+    size_t rest = n & 7;
+    if (n == 8) {
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    if (rest) {
+        w = tail_word(s, rest);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+    }
+    h ^= h >> 29;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    return (uint32_t)(h >> 32);
+}
+
+/* More than sixteen bytes: an event's attributes (the memo's key; about
+ * 100 bytes in each of the 287,000 events of 8 copies of the Android 11
+ * Perfetto trace): sixteen bytes a step in two multiplies, the last
+ * sixteen overlapping, instead of eight in a multiply and a shift (the
+ * graph thread 618M -> 611M instructions) */
+static uint32_t hash_long(const unsigned char *s, size_t n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+    const unsigned char *last = s + n - 16;
+    for (; s < last; s += 16)
+        h = hash_step16(h, s);
+    h = hash_step16(h, last);
+    h ^= h >> 29;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    return (uint32_t)(h >> 32);
+}
+
+/* n bytes equal?  Eight at a time, inline: the strings are short, and a
+ * call to memcmp for each was a twentieth of an ftrace ingest's time. */
+static inline bool bytes_eq(const char *a, const char *b, size_t n)
+{
+    uint64_t x, y;
+    if (n > 8 && n <= 16) { /* the first and the last 8 bytes, which overlap */
+        uint64_t z, w;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        memcpy(&z, a + n - 8, 8);
+        memcpy(&w, b + n - 8, 8);
+        return x == y && z == w;
+    }
+    for (; n >= 8; a += 8, b += 8, n -= 8) {
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        if (x != y)
+            return false;
+    }
+    return !n || tail_word((const unsigned char *)a, n) == tail_word((const unsigned char *)b, n);
+}
+
+/* The string's number in this block, or -1 (*slot: where it would go). */
+static inline long str_find(const db_evblock_enc *e, const char *s, size_t n, uint32_t h, uint32_t *slot)
+{
+    uint32_t i = h & (EVB_STR_SLOTS - 1);
+    for (;; i = (i + 1) & (EVB_STR_SLOTS - 1)) {
+        uint32_t v = e->slots[i];
+        if (!v) {
+            *slot = i;
+            return -1;
+        }
+        const enc_str *st = &e->strs[v - 1];
+        if (st->hash == h && st->len == n && bytes_eq(e->sbuf + st->off, s, n))
+            return (long)(v - 1);
+    }
+}
+
+/* Numbers the string just written (as the decoder will), while there is
+ * room.  Its number, or UINT32_MAX when the table is full. */
+static bool str_add(db_evblock_enc *e, const char *s, size_t n, uint32_t h, uint32_t slot, uint32_t *num)
+{
+    *num = UINT32_MAX;
+    if (e->nstrs >= EVB_STR_MAX)
+        return true;
+    if (!db_grow((void **)&e->sbuf, &e->sbuf_cap, e->sbuf_len + n, 1) ||
+        !db_grow((void **)&e->strs, &e->strs_cap, e->nstrs + 1, sizeof *e->strs))
+        return false;
+    memcpy(e->sbuf + e->sbuf_len, s, n);
+    e->strs[e->nstrs] = (enc_str){(uint32_t)e->sbuf_len, (uint32_t)n, h, {0, 0}};
+    e->sbuf_len += n;
+    e->slots[slot] = (uint32_t)++e->nstrs;
+    *num = (uint32_t)e->nstrs - 1;
+    return true;
+}
+
+/* A str: a reference, or the literal (numbered if there is room). */
+static bool put_str(db_evblock_enc *e, const char *s, size_t n, uint32_t *num)
+{
+    uint32_t h = hash_bytes(s, n), slot;
+    long i = str_find(e, s, n, h, &slot);
+    if (i >= 0) {
+        *num = (uint32_t)i;
+        return put_uv(e, (uint64_t)i + 1);
+    }
+    return put_uv(e, 0) && put_uv(e, n) && put_bytes(e, s, n) && str_add(e, s, n, h, slot, num);
+}
+
+/* An attribute entry "key=value": the key's length, and whether it has '='. */
+/* Decimal without sign or leading zeros, below 2^62. */
+static bool canon_dec(const char *s, size_t n, uint64_t *out)
+{
+    if (n == 0 || n > 18 || (s[0] == '0' && n > 1))
+        return false;
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        v = v * 10 + (uint64_t)(s[i] - '0');
+    }
+    *out = v;
+    return true;
+}
+
+/* 0x and lowercase hex digits without leading zeros ("0x0" for zero). */
+static bool canon_hex(const char *s, size_t n, uint64_t *out)
+{
+    if (n < 3 || n > 18 || s[0] != '0' || s[1] != 'x' || (s[2] == '0' && n > 3))
+        return false;
+    uint64_t v = 0;
+    for (size_t i = 2; i < n; i++) {
+        char c = s[i];
+        unsigned d;
+        if (c >= '0' && c <= '9')
+            d = (unsigned)(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            d = (unsigned)(c - 'a' + 10);
+        else
+            return false;
+        v = v << 4 | d;
+    }
+    *out = v;
+    return true;
+}
+
+/* Splits the event's attributes ("k=v\0k=v\0...", the last NUL optional)
+ * into e->attr once: the shape and the values read the split, not the
+ * text again (two memchr calls per attribute for each of up to three
+ * passes).  The entries only: where each key ends is found by the shape
+ * the event has (same_keys), else by split_keys. */
+static bool split_attrs(db_evblock_enc *e, const db_event *ev)
+{
+    const char *p = ev->attrs, *end = ev->attrs + ev->attrs_len;
+    e->nattr = 0;
+    e->keyed = false;
+    while (p < end) {
+        if (!db_grow((void **)&e->attr, &e->attr_cap, e->nattr + 1, sizeof *e->attr))
+            return false;
+        enc_attr *at = &e->attr[e->nattr++];
+        const char *q = memchr(p, 0, (size_t)(end - p));
+        if (!q)
+            q = end;
+        at->key = p;
+        at->len = (size_t)(q - p);
+        p = q + 1;
+    }
+    return true;
+}
+
+/* An entry's key ends at its first '=' (or it is all key). */
+static void split_keys(db_evblock_enc *e)
+{
+    if (e->keyed)
+        return;
+    for (size_t j = 0; j < e->nattr; j++) {
+        enc_attr *at = &e->attr[j];
+        const char *eq = memchr(at->key, '=', at->len);
+        at->klen = eq ? (size_t)(eq - at->key) : at->len;
+        at->val = eq ? eq + 1 : NULL;
+        at->vlen = eq ? at->len - at->klen - 1 : 0;
+    }
+    e->keyed = true;
+}
+static uint32_t tpc_of(const db_event *ev)
+{
+    return (uint32_t)ev->type | (uint32_t)(ev->phase & 3) << 5 | (uint32_t)(ev->ctx & 3) << 7;
+}
+
+/* Does the event have the keys of shape words w, in order?  Compared as
+ * bytes with the numbered strings, without hashing them.  A shape's key
+ * holds no '=' (it is the text before an entry's first), so an entry
+ * that begins with it and then has '=' or ends has that key: its split
+ * is read off the shape (looking for each entry's '=' was 27M of the
+ * graph thread's 878M instructions in 287,000 Perfetto events). */
+static bool same_keys(db_evblock_enc *e, const uint32_t *w)
+{
+    if (e->nattr != w[2])
+        return false;
+    if (e->keyed) {
+        for (size_t j = 0; j < e->nattr; j++) {
+            const enc_attr *at = &e->attr[j];
+            const enc_str *st = &e->strs[w[EVB_SHAPE_HEAD + j]];
+            if (st->len != at->klen || !bytes_eq(e->sbuf + st->off, at->key, at->klen))
+                return false;
+        }
+        return true;
+    }
+    for (size_t j = 0; j < e->nattr; j++) {
+        const enc_attr *at = &e->attr[j];
+        const enc_str *st = &e->strs[w[EVB_SHAPE_HEAD + j]];
+        if (at->len < st->len || (at->len > st->len && at->key[st->len] != '=') ||
+            !bytes_eq(e->sbuf + st->off, at->key, st->len))
+            return false;
+    }
+    for (size_t j = 0; j < e->nattr; j++) {
+        enc_attr *at = &e->attr[j];
+        at->klen = e->strs[w[EVB_SHAPE_HEAD + j]].len;
+        at->val = at->len > at->klen ? at->key + at->klen + 1 : NULL;
+        at->vlen = at->len > at->klen ? at->len - at->klen - 1 : 0;
+    }
+    e->keyed = true;
+    return true;
+}
+
+/* The name's shape v + 1 is its latest (a name's shapes are unique by
+ * their words, so which way one is found does not change the number). */
+static void shape_seen(enc_str *ns, uint32_t v)
+{
+    if (ns->shape[0] != v) {
+        ns->shape[1] = ns->shape[0];
+        ns->shape[0] = v;
+    }
+}
+
+/* The event's shape number when its name and keys are numbered strings
+ * and the shape is numbered; else -1 (the event defines it anew).  The
+ * last two shapes seen with the event's name are tried first: most events
+ * of a name have one shape, or two that alternate (an Argus syscall's
+ * begin and end, a message's send and receipt), and comparing their keys
+ * spares hashing each (in 300,000 events of the Argus bench trace, 379,000
+ * keys were hashed and looked up with the last shape only, 11,000 now). */
+static long shape_find(db_evblock_enc *e, const db_event *ev, const char *name, size_t nl)
+{
+    uint32_t words[EVB_SHAPE_HEAD + EVB_SHAPE_KEYS];
+    size_t nw = EVB_SHAPE_HEAD;
+    uint32_t slot;
+    long s = str_find(e, name, nl, hash_bytes(name, nl), &slot);
+    if (s < 0)
+        return -1;
+    enc_str *ns = &e->strs[s];
+    for (int k = 0; k < 2; k++) {
+        uint32_t v = ns->shape[k];
+        if (v && v <= e->nshapes) { /* a rollback may have dropped it */
+            const uint32_t *w = &e->words[e->shapes[v - 1].at];
+            if (w[0] == (uint32_t)s && w[1] == tpc_of(ev) && same_keys(e, w)) {
+                shape_seen(ns, v);
+                return (long)v - 1;
+            }
+        }
+    }
+    split_keys(e);
+    words[0] = (uint32_t)s;
+    words[1] = tpc_of(ev);
+    for (size_t j = 0; j < e->nattr; j++) {
+        const enc_attr *at = &e->attr[j];
+        if (nw == EVB_SHAPE_HEAD + EVB_SHAPE_KEYS ||
+            (s = str_find(e, at->key, at->klen, hash_bytes(at->key, at->klen), &slot)) < 0)
+            return -1;
+        words[nw++] = (uint32_t)s;
+    }
+    words[2] = (uint32_t)(nw - EVB_SHAPE_HEAD);
+    uint32_t h = hash_bytes(words, nw * 4);
+    for (uint32_t i = h & (2 * EVB_SHAPES - 1);; i = (i + 1) & (2 * EVB_SHAPES - 1)) {
+        uint32_t v = e->shape_slots[i];
+        if (!v)
+            return -1;
+        const enc_shape *sh = &e->shapes[v - 1];
+        if (sh->hash == h && e->words[sh->at + 2] == words[2] && memcmp(&e->words[sh->at], words, nw * 4) == 0) {
+            shape_seen(ns, v);
+            return (long)(v - 1);
+        }
+    }
+}
+
+static bool shape_add(db_evblock_enc *e, const uint32_t *words, size_t nw)
+{
+    if (e->nshapes >= EVB_SHAPES)
+        return true; /* a full table: later events define their shape anew */
+    if (!db_grow((void **)&e->words, &e->words_cap, e->nwords + nw, sizeof *e->words) ||
+        !db_grow((void **)&e->shapes, &e->shapes_cap, e->nshapes + 1, sizeof *e->shapes))
+        return false;
+    uint32_t h = hash_bytes(words, nw * 4);
+    memcpy(e->words + e->nwords, words, nw * 4);
+    e->shapes[e->nshapes] = (enc_shape){h, (uint32_t)e->nwords};
+    e->nwords += nw;
+    uint32_t i = h & (2 * EVB_SHAPES - 1);
+    while (e->shape_slots[i])
+        i = (i + 1) & (2 * EVB_SHAPES - 1);
+    e->shape_slots[i] = (uint32_t)++e->nshapes;
+    shape_seen(&e->strs[words[0]], (uint32_t)e->nshapes); /* the name's latest shape */
+    return true;
+}
+
+static bool put_shape(db_evblock_enc *e, const db_event *ev, const char *name, size_t nl)
+{
+    long s = shape_find(e, ev, name, nl);
+    if (s >= 0)
+        return put_uv(e, (uint64_t)s + 1);
+    split_keys(e);
+    uint32_t words[EVB_SHAPE_HEAD + EVB_SHAPE_KEYS];
+    size_t nw = EVB_SHAPE_HEAD, nk = e->nattr;
+    if (!put_uv(e, 0) || !put_str(e, name, nl, &words[0]) || !put_uv(e, tpc_of(ev)) ||
+        !put_uv(e, nk))
+        return false;
+    words[1] = tpc_of(ev);
+    words[2] = (uint32_t)nk;
+    bool numbered = words[0] != UINT32_MAX && nk <= EVB_SHAPE_KEYS;
+    for (size_t j = 0; j < e->nattr; j++) {
+        uint32_t num;
+        if (!put_str(e, e->attr[j].key, e->attr[j].klen, &num))
+            return false;
+        if (nw < EVB_SHAPE_HEAD + EVB_SHAPE_KEYS)
+            words[nw++] = num;
+        numbered = numbered && num != UINT32_MAX;
+    }
+    return !numbered || shape_add(e, words, nw);
+}
+
+/* A value not in the block's strings yet (its hash h, its place slot):
+ * the number or the literal, numbered as a string all the same. */
+static bool put_new_value(db_evblock_enc *e, const char *v, size_t n, uint32_t h, uint32_t slot)
+{
+    uint32_t num;
+    uint64_t x;
+    bool ok;
+    if (canon_dec(v, n, &x))
+        ok = put_uv(e, x << 2 | 1);
+    else if (canon_hex(v, n, &x))
+        ok = put_uv(e, 2) && put_uv(e, x);
+    else
+        ok = put_uv(e, 0) && put_uv(e, n) && put_bytes(e, v, n);
+    return ok && str_add(e, v, n, h, slot, &num);
+}
+
+/* A value: a reference to the same text earlier in the block, else a new
+ * one.  The reference inline (90% of the 534,000 values the latest-shape
+ * path writes on pf8): put_value whole, too big to inline, cost a call
+ * and a frame of 12 instructions for each. */
+static inline bool put_value(db_evblock_enc *e, const char *v, size_t n)
+{
+    uint32_t h = hash_bytes(v, n), slot;
+    long i = str_find(e, v, n, h, &slot);
+    if (i >= 0)
+        return put_uv(e, ((uint64_t)i + 1) << 2);
+    return put_new_value(e, v, n, h, slot);
+}
+
+/* Undoes a partly written event: the strings and shapes it numbered.  In a
+ * linear-probing table an insertion never moves an older entry, so taking
+ * the newest entries out, newest first, leaves the table as it was before
+ * them (no rebuild of all 8192 slots for one event that did not fit). */
+static void rollback(db_evblock_enc *e, size_t len, size_t nstrs, size_t nshapes, size_t nwords, size_t sbuf_len)
+{
+    for (size_t k = e->nstrs; k-- > nstrs;) {
+        uint32_t i = e->strs[k].hash & (EVB_STR_SLOTS - 1);
+        while (e->slots[i] != (uint32_t)k + 1)
+            i = (i + 1) & (EVB_STR_SLOTS - 1);
+        e->slots[i] = 0;
+    }
+    for (size_t k = e->nshapes; k-- > nshapes;) {
+        uint32_t i = e->shapes[k].hash & (2 * EVB_SHAPES - 1);
+        while (e->shape_slots[i] != (uint32_t)k + 1)
+            i = (i + 1) & (2 * EVB_SHAPES - 1);
+        e->shape_slots[i] = 0;
+    }
+    e->nstrs = nstrs;
+    e->nshapes = nshapes;
+    e->nwords = nwords;
+    e->sbuf_len = sbuf_len;
+    e->len = len;
+}
+
+/* The fields every event writes between its shape and its values. */
+static void put_fixed(db_evblock_enc *e, const db_event *ev, uint64_t nd)
+{
+    put_uv(e, zz((int64_t)(ev->ts - e->prev_ts)));
+    put_uv(e, ev->tid);
+    put_uv(e, zz((int64_t)ev->pid - (int64_t)ev->tid));
+    put_uv(e, ev->cpu == DB_CPU_NONE ? 0 : (uint64_t)ev->cpu + 1);
+    put_uv(e, nd << 2 | (ev->obj != 0) | (uint64_t)(ev->val != 0) << 1);
+    if (ev->obj)
+        put_uv(e, ev->obj);
+    if (ev->val)
+        put_uv(e, zz(ev->val));
+}
+
+#define EVB_FIXED_MAX 58 /* put_fixed's most bytes */
+
+/* ---- the latest shapes of the event's name, read off its text ----
+ *
+ * An event the memo misses (31% of the Android 11 Perfetto trace's: a
+ * switch between threads not paired before in the block, a wakeup of
+ * another thread) mostly has the shape its name had last.  Its entries
+ * are then matched with that shape's keys and its values written in one
+ * pass over its text, instead of splitting it into entries (a memchr
+ * call each), matching the keys and then reading the values again. */
+
+/* Where the entry from p ends: its NUL, or end.  Eight bytes a step (a
+ * value is mostly shorter: "120", "sleep", "kworker/u16:0"). */
+static inline size_t entry_end(const char *a, size_t p, size_t end)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (; end - p >= 8; p += 8) {
+        uint64_t w;
+        memcpy(&w, a + p, 8);
+        uint64_t z = (w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull; /* its lowest: the first NUL */
+        if (z)
+            return p + ((unsigned)__builtin_ctzll(z) >> 3);
+    }
+#endif
+    while (p < end && a[p])
+        p++;
+    return p;
+}
+
+/* Writes the values of attributes a[0, alen) by the keys of shape words
+ * w, as split_attrs, same_keys and put_value would: 1 done, 0 the entries
+ * are not those keys (values may be written and numbered: the caller
+ * rolls back), -1 memory. */
+static int put_keyed_values(db_evblock_enc *e, const uint32_t *w, const char *a, size_t alen)
+{
+    size_t p = 0;
+    for (uint32_t j = 0; j < w[2]; j++) {
+        const enc_str *k = &e->strs[w[EVB_SHAPE_HEAD + j]]; /* again each time: put_value may move strs */
+        if (p >= alen || alen - p < k->len || !bytes_eq(e->sbuf + k->off, a + p, k->len))
+            return 0; /* a key holds no NUL: a shorter entry differs within it */
+        size_t q = p + k->len;
+        if (q == alen || !a[q]) { /* the entry is the key */
+            put_uv(e, 3);
+            p = q + 1;
+            continue;
+        }
+        if (a[q] != '=')
+            return 0;
+        size_t ve = entry_end(a, q + 1, alen);
+        if (!put_value(e, a + q + 1, ve - q - 1))
+            return -1;
+        p = ve + 1;
+    }
+    return p >= alen; /* no entry left */
+}
+
+/* Writes the event (its shape, fixed fields and values) by one of the two
+ * latest shapes of its name: 1 written (*s1: where its fixed fields
+ * start, *v0: its values), 0 neither fits (nothing written or numbered),
+ * -1 memory. */
+static int put_by_latest_shape(db_evblock_enc *e, const db_event *ev, const char *name, size_t nl, uint64_t nd,
+                               size_t *s1, size_t *v0)
+{
+    uint32_t slot;
+    long s = str_find(e, name, nl, hash_bytes(name, nl), &slot);
+    if (s < 0)
+        return 0;
+    size_t len = e->len, nstrs = e->nstrs, sl = e->sbuf_len;
+    const char *attrs = ev->attrs_len ? ev->attrs : "";
+    for (int k = 0; k < 2; k++) {
+        uint32_t v = e->strs[s].shape[k];
+        if (!v || v > e->nshapes) /* a rollback may have dropped it */
+            continue;
+        const uint32_t *w = &e->words[e->shapes[v - 1].at];
+        if (w[0] != (uint32_t)s || w[1] != tpc_of(ev))
+            continue;
+        if (!db_grow((void **)&e->buf, &e->cap, e->len + EVB_EVENT_ROOM(nl, w[2], ev->attrs_len), 1))
+            return -1;
+        put_uv(e, v);
+        *s1 = e->len;
+        put_fixed(e, ev, nd);
+        *v0 = e->len;
+        int r = put_keyed_values(e, w, attrs, ev->attrs_len);
+        if (r == 1) {
+            shape_seen(&e->strs[s], v);
+            e->shape_hits++;
+            return 1;
+        }
+        rollback(e, len, nstrs, e->nshapes, e->nwords, sl); /* values number strings, nothing else */
+        if (r < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* ---- the memo: events that repeat ----
+ *
+ * Most events of a block repeat an earlier one but for their times, ids
+ * and nodes: an idle CPU's cpu_idle, the same two threads switching, the
+ * same wakeup.  Such an event is written as the earlier one was -- its
+ * shape's and its values' bytes -- once that one's were written without
+ * numbering anything new: they are then references to strings and a
+ * shape numbered already (or literals, when the block's tables are full,
+ * which they stay), and the tables only grow until the block ends, so
+ * writing the event again would give the same bytes.  Finding it here
+ * costs a hash and a compare of its attributes, instead of splitting
+ * them, matching the shape's keys, and hashing and looking up every
+ * value (about half of the block encoder's work on the Android 11
+ * Perfetto trace of ../shared).  The blocks are byte for byte what they
+ * were without the memo. */
+
+static uint32_t memo_hash(const char *name, size_t nl, uint32_t tpc, const char *attrs, size_t alen)
+{
+    /* the name's first 8 bytes, or all of a shorter one in two loads
+     * (tail_word): a memcpy of nl < 8 ? nl : 8 bytes was 15 instructions
+     * an event; the value is the encoder's own, never stored */
+    uint64_t w = 0;
+    if (nl >= 8)
+        memcpy(&w, name, 8);
+    else if (nl)
+        w = tail_word((const unsigned char *)name, nl);
+    uint64_t h = (uint64_t)hash_bytes(attrs, alen) ^ (w * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)(nl << 9 | tpc) << 40);
+    h *= 0xff51afd7ed558ccdull;
+    return (uint32_t)(h >> 32);
+}
+
+/* The remembered event with this name, type word and attributes, or NULL
+ * (*slot: where it would go). */
+static const enc_memo *memo_find(const db_evblock_enc *e, const char *name, size_t nl, uint32_t tpc,
+                                 const char *attrs, size_t alen, uint32_t h, uint32_t *slot)
+{
+    for (uint32_t i = h & (EVB_MEMO_SLOTS - 1);; i = (i + 1) & (EVB_MEMO_SLOTS - 1)) {
+        uint32_t v = e->memo_slots[i];
+        if (!v) {
+            *slot = i;
+            return NULL;
+        }
+        const enc_memo *m = &e->memo[v - 1];
+        const char *mb = (const char *)e->memo_buf + m->off;
+        /* the attributes by memcmp: about 100 bytes (a switch's), which
+         * bytes_eq compares in some 80 instructions, memcmp in half
+         * (the graph thread 627M -> 618M instructions on pf8, 198,000 hits) */
+        if (m->hash == h && m->tpc == tpc && m->nl == nl && m->alen == alen && bytes_eq(mb, name, nl) &&
+            (!alen || memcmp(mb + nl, attrs, alen) == 0))
+            return m;
+    }
+}
+
+/* Writes n bytes of memo_buf (a remembered event's shape or values: a
+ * shape's number, a few values' references, mostly under 16 bytes) in
+ * copies of 16, up to 15 bytes past them, which memo_buf's pad and the
+ * room the caller made (EVB_MEMO_PAD more) hold; the bytes past e->len
+ * are written over or never read.  Two calls to memcpy of n bytes per
+ * memo hit were 8M instructions on pf8 (198,000 hits). */
+static inline void put_memo_bytes(db_evblock_enc *e, const unsigned char *s, size_t n)
+{
+    unsigned char *d = e->buf + e->len;
+    for (size_t i = 0; i < n; i += 16)
+        memcpy(d + i, s + i, 16);
+    e->len += n;
+}
+
+/* Remembers the event just written: its shape's bytes at e->buf[s0, s1),
+ * its values' at [v0, e->len). */
+static void memo_add(db_evblock_enc *e, uint32_t slot, uint32_t h, const char *name, size_t nl, uint32_t tpc,
+                     const db_event *ev, size_t s0, size_t s1, size_t v0)
+{
+    size_t slen = s1 - s0, vlen = e->len - v0, need = nl + ev->attrs_len + slen + vlen;
+    if (e->nmemo == EVB_MEMO_MAX || nl > 255 || ev->attrs_len > EVB_MEMO_ALEN || slen > 0xffff || vlen > 0xffff ||
+        e->memo_len + need > EVB_MEMO_BYTES)
+        return;
+    if (!e->memo_buf && !(e->memo_buf = malloc(EVB_MEMO_BYTES + EVB_MEMO_PAD)))
+        return; /* no memo: every event is written in full */
+    unsigned char *p = e->memo_buf + e->memo_len;
+    memcpy(p, name, nl);
+    if (ev->attrs_len)
+        memcpy(p + nl, ev->attrs, ev->attrs_len);
+    memcpy(p + nl + ev->attrs_len, e->buf + s0, slen);
+    memcpy(p + nl + ev->attrs_len + slen, e->buf + v0, vlen);
+    e->memo[e->nmemo] = (enc_memo){h, tpc, (uint32_t)e->memo_len, slot, (uint16_t)nl, (uint16_t)ev->attrs_len,
+                                   (uint16_t)slen, (uint16_t)vlen};
+    e->memo_slots[slot] = (uint16_t)++e->nmemo;
+    e->memo_len += need;
+}
+
+
+int db_evblock_enc_add(db_evblock_enc *e, const db_event *ev)
+{
+    if (e->n >= DB_EVBLOCK_EVENTS)
+        return 1;
+    size_t len = e->len, nstrs = e->nstrs, nshapes = e->nshapes, nwords = e->nwords, sl = e->sbuf_len;
+    if (e->n == 0) {
+        e->first_id = ev->id;
+        e->first_ts = e->prev_ts = ev->ts;
+        e->prev_node = 0;
+    }
+    uint64_t nd = zz((int64_t)ev->node - (int64_t)e->prev_node);
+    const char *name = ev->name ? ev->name : "";
+    size_t nl = strlen(name);
+    uint32_t tpc = tpc_of(ev), mslot = 0;
+    const char *attrs = ev->attrs_len ? ev->attrs : "";
+    uint32_t mh = memo_hash(name, nl, tpc, attrs, ev->attrs_len);
+    const enc_memo *m = e->no_memo ? NULL : memo_find(e, name, nl, tpc, attrs, ev->attrs_len, mh, &mslot);
+    if (m) {
+        if (!db_grow((void **)&e->buf, &e->cap, e->len + m->slen + m->vlen + EVB_FIXED_MAX + EVB_MEMO_PAD, 1))
+            return -1;
+        const unsigned char *mb = e->memo_buf + m->off + m->nl + m->alen;
+        e->memo_hits++;
+        put_memo_bytes(e, mb, m->slen);
+        put_fixed(e, ev, nd);
+        put_memo_bytes(e, mb + m->slen, m->vlen);
+        if (e->n > 0 && e->len > DB_EVBLOCK_BYTES) { /* full: the event starts the next block */
+            e->len = len;
+            return 1;
+        }
+    } else {
+        size_t s1 = 0, v0 = 0;
+        int by = e->no_memo ? 0 : put_by_latest_shape(e, ev, name, nl, nd, &s1, &v0);
+        bool ok = by == 1;
+        if (by == 0) { /* the plain path */
+            if (!split_attrs(e, ev) ||
+                !db_grow((void **)&e->buf, &e->cap, e->len + EVB_EVENT_ROOM(nl, e->nattr, ev->attrs_len), 1))
+                return -1; /* nothing written yet */
+            ok = put_shape(e, ev, name, nl);
+            s1 = e->len;
+            if (ok) {
+                put_fixed(e, ev, nd);
+                v0 = e->len;
+            }
+            for (size_t j = 0; ok && j < e->nattr; j++)
+                ok = e->attr[j].val ? put_value(e, e->attr[j].val, e->attr[j].vlen) : put_uv(e, 3);
+        }
+        if (!ok) {
+            rollback(e, len, nstrs, nshapes, nwords, sl);
+            return -1;
+        }
+        if (e->n > 0 && e->len > DB_EVBLOCK_BYTES) { /* full: the event starts the next block */
+            rollback(e, len, nstrs, nshapes, nwords, sl);
+            return 1;
+        }
+        if (e->nstrs == nstrs && e->nshapes == nshapes && !e->no_memo)
+            memo_add(e, mslot, mh, name, nl, tpc, ev, len, s1, v0);
+    }
+    e->prev_ts = ev->ts;
+    e->prev_node = ev->node;
+    e->n++;
+    return 0;
+}
+
+const unsigned char *db_evblock_enc_bytes(db_evblock_enc *e, size_t *len)
+{
+    unsigned char head[EVB_HEAD_MAX], *p = head;
+    *p++ = EVB_VERSION;
+    p = uv_put(p, e->n);
+    p = uv_put(p, e->first_ts);
+    size_t hl = (size_t)(p - head);
+    unsigned char *start = e->buf + EVB_HEAD_MAX - hl;
+    memcpy(start, head, hl);
+    *len = e->len - (EVB_HEAD_MAX - hl);
+    return start;
+}
