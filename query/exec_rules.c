@@ -288,6 +288,12 @@ int query_rebuild_trace(db_archive *a, const char *name, size_t *nrules, db_trac
     graph_stats gs;
     graph_feed feed;
     int rc = graph_feed_begin(&feed, w, rs.v, rs.n, &de);
+    /* a rebuild names no thread or process: the copy's names are the old
+     * copy's, known before the first event (db_writer_rebuild), so the
+     * graph may keep the names it reads (as an ingest does between two
+     * namings) instead of asking the writer at every node and wakeup */
+    if (!rc)
+        graph_feed_track_names(&feed);
     if (!rc && (db_writer_scan_source(w, feed_one, &feed, &de) || graph_feed_end(&feed, &gs))) {
         graph_feed_abort(&feed);
         rc = -1;
