@@ -18,6 +18,7 @@
  * sort of the 12 million edge keys of a 19M-event trace, each its own
  * node pair, was the largest cost of an ingest.  Edges are now kept as
  * records and sorted by a radix sort of their own (below). */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -280,8 +281,7 @@ static unsigned digit_bits(unsigned bits, size_t n)
     unsigned most = 8;
     while (most < KS_DIGIT_MAX && ((size_t)1 << most) < n)
         most++;
-    unsigned passes = (bits + most - 1) / most;
-    return passes ? (bits + passes - 1) / passes : 0;
+    return db_radix_width(bits, most);
 }
 
 /* The side's edges sorted by a, stably (ties in arrival order), moved
@@ -289,27 +289,9 @@ static unsigned digit_bits(unsigned bits, size_t n)
  * end in. */
 static db_edge_rec *by_node(db_keysort *ks, const ks_edges *e)
 {
-    size_t n = e->n;
-    uint32_t lo = e->lo, span = e->hi - e->lo;
-    unsigned bits = span ? 32 - (unsigned)__builtin_clz(span) : 0, width = digit_bits(bits, n);
-    uint32_t mask = (uint32_t)(((uint64_t)1 << width) - 1), *count = ks->count;
-    db_edge_rec *src = e->r, *dst = ks->eout;
-    for (unsigned shift = 0; shift < bits; shift += width) {
-        memset(count, 0, ((size_t)mask + 1) * sizeof *count);
-        for (size_t i = 0; i < n; i++)
-            count[(src[i].a - lo) >> shift & mask]++;
-        for (uint32_t v = 0, at = 0; v <= mask; v++) {
-            uint32_t c = count[v];
-            count[v] = at;
-            at += c;
-        }
-        for (size_t i = 0; i < n; i++)
-            dst[count[(src[i].a - lo) >> shift & mask]++] = src[i];
-        db_edge_rec *t = src;
-        src = dst;
-        dst = t;
-    }
-    return src;
+    unsigned bits = db_radix_bits(e->hi - e->lo);
+    return db_radix_u32(e->r, ks->eout, e->n, sizeof *e->r, offsetof(db_edge_rec, a), e->lo, bits,
+                        digit_bits(bits, e->n), ks->count);
 }
 
 /* One side's edges, a block (DB_EDGE_BLOCK_NODES nodes) at a time, in

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -603,32 +604,15 @@ static bool place_nodes(db_writer *w, uint32_t lo, uint32_t hi)
 static bool radix_nodes(db_writer *w, uint32_t lo, uint32_t hi)
 {
     size_t n = w->nnref;
-    uint32_t span = hi - lo;
-    unsigned bits = span ? 32 - (unsigned)__builtin_clz(span) : 0;
-    unsigned passes = (bits + DB_NREF_DIGIT_MAX - 1) / DB_NREF_DIGIT_MAX;
-    unsigned width = passes ? (bits + passes - 1) / passes : 0;
-    uint32_t mask = (uint32_t)(((uint64_t)1 << width) - 1);
+    unsigned bits = db_radix_bits(hi - lo), width = db_radix_width(bits, DB_NREF_DIGIT_MAX);
     struct nref *tmp = malloc(n * sizeof *tmp);
-    uint32_t *count = malloc(((size_t)mask + 1) * sizeof *count);
+    uint32_t *count = malloc(((size_t)1 << width) * sizeof *count);
     bool ok = tmp && count;
-    struct nref *src = w->nref, *dst = tmp;
-    for (unsigned shift = 0; ok && shift < bits; shift += width) {
-        memset(count, 0, ((size_t)mask + 1) * sizeof *count);
-        for (size_t i = 0; i < n; i++)
-            count[(src[i].id - lo) >> shift & mask]++;
-        for (uint32_t v = 0, at = 0; v <= mask; v++) {
-            uint32_t c = count[v];
-            count[v] = at;
-            at += c;
-        }
-        for (size_t i = 0; i < n; i++)
-            dst[count[(src[i].id - lo) >> shift & mask]++] = src[i];
-        struct nref *t = src;
-        src = dst;
-        dst = t;
+    if (ok) {
+        struct nref *src = db_radix_u32(w->nref, tmp, n, sizeof *tmp, offsetof(struct nref, id), lo, bits, width, count);
+        if (src != w->nref)
+            memcpy(w->nref, src, n * sizeof *src);
     }
-    if (ok && src != w->nref)
-        memcpy(w->nref, src, n * sizeof *src);
     free(tmp);
     free(count);
     return ok;
