@@ -248,9 +248,6 @@ static graph_stack *cpu_stack(graph_state *g, uint16_t cpu)
 
 /* ---- threads ---- */
 
-/* Where slot's thread is looked for in g->near: a thread id, or a cpu's
- * idle (1 << 32 | cpu) folded onto ids far from the small ones. */
-
 /* slot's thread is t (NULL: none yet) */
 static void near_put(graph_state *g, uint64_t slot, graph_thread *t)
 {

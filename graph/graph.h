@@ -93,11 +93,12 @@ int graph_feed_begin(graph_feed *f, db_writer *w, const graph_rule *rules, size_
 int graph_feed_event(graph_feed *f, db_event *ev);
 int graph_feed_end(graph_feed *f, graph_stats *st);
 void graph_feed_abort(graph_feed *f);
-/* A caller that names threads and processes (db_writer_thread,
- * db_writer_proc) only through calls it follows with graph_feed_named
- * may say so once, after graph_feed_begin: the graph then keeps the names
- * it read until the next naming instead of asking the writer for them at
- * every node and wakeup. */
+/* A caller that tells the graph of every naming of a thread or process
+ * (db_writer_thread, db_writer_proc) with graph_feed_named, just before
+ * or after it (no event comes in between), may say so once, after
+ * graph_feed_begin: the graph then keeps the names it read until the
+ * next naming instead of asking the writer for them at every node and
+ * wakeup.  A rebuild names nothing and says so at once. */
 void graph_feed_track_names(graph_feed *f);
 void graph_feed_named(graph_feed *f);
 

@@ -223,7 +223,9 @@ static inline uint64_t graph_thread_slot(uint32_t tid, uint16_t cpu)
  * or three times, and the call was 38 instructions of 642,000 lookups in
  * 8 copies of the Android 11 Perfetto trace. */
 graph_thread *graph_thread_get_more(graph_state *g, uint64_t slot, uint32_t tid);
-/* The entry of g->near for slot (build.c says how the table stays right).
+/* The entry of g->near for slot (build.c says how the table stays right):
+ * a thread id, or a cpu's idle (1 << 32 | cpu) folded onto ids far from
+ * the small ones.
  * Read inline too, after the one got last: the calls past it were 32
  * instructions each, 11.5M of the graph thread's 540M on pf8. */
 static inline size_t graph_near_ix(uint64_t slot)
