@@ -52,6 +52,15 @@ DEBS    += clang libclang-rt-dev valgrind
 WARN    := -Wall -Wextra -Werror
 CSTD    := -std=c11 -D_GNU_SOURCE
 CFLAGS  ?= -O2 -g
+# The command is linked with link-time optimization: the graph thread's
+# calls between graph/, db/wqueue.c and db/evblock_enc.c, and the reader's
+# into ingest/ftrace*.c, cross files on every event (callgrind, 8 copies of
+# the Android 11 Perfetto trace: 1,497M -> 1,434M instructions in all, the
+# graph thread 514M -> 472M; make bench's Perfetto ingest about 3% less
+# cpu).  The objects are fat (their ordinary code beside the compiler's
+# intermediate form), so build/libargusq.a links into any program, with or
+# without LTO, as it did before.
+LTOFLAGS := -flto=auto -ffat-lto-objects
 SANFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LEMON_T := /usr/share/lemon/lempar.c
 SYSCALL_H := /usr/include/x86_64-linux-gnu/asm/unistd_64.h
@@ -172,11 +181,11 @@ $(GEN)/syscalls.c: $(SYSCALL_H) | $(B)/.deps
 # ---- compile ----
 $(B)/obj/%.o: %.c $(GEN_H) | $(B)/.deps
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(WARN) $(CFLAGS) $(INC) -MMD -MP -c -o $@ $<
+	$(CC) $(CSTD) $(WARN) $(CFLAGS) $(LTOFLAGS) $(INC) -MMD -MP -c -o $@ $<
 
 $(B)/obj/gen/%.o: $(GEN)/%.c $(GEN_H) | $(B)/.deps
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(WARN) -Wno-unused-parameter $(CFLAGS) $(INC) -MMD -MP -c -o $@ $<
+	$(CC) $(CSTD) $(WARN) -Wno-unused-parameter $(CFLAGS) $(LTOFLAGS) $(INC) -MMD -MP -c -o $@ $<
 
 $(B)/san/%.o: %.c $(GEN_H) | $(B)/.deps
 	@mkdir -p $(dir $@)
@@ -212,7 +221,7 @@ $(B)/$(SO_NAME) $(B)/libargusq.so: $(B)/$(SO_FILE)
 CLI_SRC := $(wildcard cli/*.c)
 
 $(B)/argusq: $(patsubst %.c,$(B)/obj/%.o,$(CLI_SRC)) $(B)/libargusq.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
+	$(CC) $(CFLAGS) $(LTOFLAGS) -o $@ $^ $(LIBS)
 
 $(B)/san/argusq: $(patsubst %.c,$(B)/san/%.o,$(CLI_SRC)) $(B)/san/libargusq.a
 	$(CC) $(SANFLAGS) -o $@ $^ $(LIBS)
