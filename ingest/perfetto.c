@@ -140,9 +140,28 @@ static void rheap_down(pf_reader *d, size_t i)
  * messages, strings and arrays from an arena of the packet's own, freed
  * whole when its last event is handed on (malloc and protobuf-c's free
  * of each part were a fifth of the reading thread).  Chunks go back to a
- * small pool of the reader's. ---- */
+ * pool of the reader's, by size class. ---- */
 
-#define PF_POOL_MAX 64
+/* A chunk's size is a class's: PF_CHUNK_MIN, then four classes an octave
+ * (at most a quarter more than asked), so that a chunk freed is found
+ * again by the next packet of about its size.  Why: the pool was one
+ * list, taken from only when its first chunk was large enough: 9,340 of
+ * 15,993 chunks were malloc'd (and as many freed) in 8 copies of the
+ * Android 11 trace, about 2% of the process in perf, fresh memory each. */
+#define PF_CHUNK_MIN ((size_t)4096)
+
+size_t ingest_pf_chunk_class(size_t want, unsigned *cls)
+{
+    if (want <= PF_CHUNK_MIN) {
+        *cls = 0;
+        return PF_CHUNK_MIN;
+    }
+    unsigned b = 63u - (unsigned)__builtin_clzll((unsigned long long)(want - 1)); /* 2^b < want <= 2^(b+1) */
+    size_t step = (size_t)1 << (b - 2);
+    size_t k = (want - 1) / step + 1; /* 5..8 quarters of 2^b */
+    *cls = (b - 12) * 4 + (unsigned)(k - 4);
+    return k * step;
+}
 
 void *ingest_pf_arena_alloc(void *ad, size_t n)
 {
@@ -156,14 +175,16 @@ void *ingest_pf_arena_alloc(void *ad, size_t n)
         size_t want = c ? c->cap * 2 : h->hint;
         if (want < n)
             want = n;
-        if (d->pool && d->pool->cap >= want) {
-            c = d->pool;
-            d->pool = c->next;
-            d->npool--;
+        unsigned cls;
+        size_t cap = ingest_pf_chunk_class(want, &cls);
+        if (cls < PF_POOL_CLASSES && d->pool[cls]) {
+            c = d->pool[cls];
+            d->pool[cls] = c->next;
+            d->pool_bytes -= cap;
         } else {
-            if (!(c = malloc(sizeof *c + want)))
+            if (!(c = malloc(sizeof *c + cap)))
                 return NULL;
-            c->cap = want;
+            c->cap = cap;
         }
         c->used = 0;
         c->next = h->chunks;
@@ -187,13 +208,16 @@ ProtobufCAllocator ingest_pf_allocator(pf_hold *h)
 
 static void arena_release(pf_hold *h)
 {
+    pf_reader *d = h->d;
     while (h->chunks) {
         pf_chunk *c = h->chunks;
         h->chunks = c->next;
-        if (h->d->npool < PF_POOL_MAX) {
-            c->next = h->d->pool;
-            h->d->pool = c;
-            h->d->npool++;
+        unsigned cls;
+        ingest_pf_chunk_class(c->cap, &cls);
+        if (cls < PF_POOL_CLASSES && d->pool_bytes + c->cap <= PF_POOL_BYTES) {
+            c->next = d->pool[cls];
+            d->pool[cls] = c;
+            d->pool_bytes += c->cap;
         } else {
             free(c);
         }
@@ -574,9 +598,13 @@ static int events_packet(pf_reader *d, const unsigned char *p, size_t len, uint6
 {
     if (len == 0) /* an empty packet or Trace: nothing (and p may be NULL) */
         return 0;
-    pf_hold *h = calloc(1, sizeof *h);
+    /* malloc, not calloc: glibc's calloc bypasses its thread cache (a
+     * hold a packet: 15,000 calls of _int_malloc in 8 copies of the
+     * Android 11 trace) */
+    pf_hold *h = malloc(sizeof *h);
     if (!h)
         return ingest_pf_fail(d, off, "out of memory");
+    *h = (pf_hold){0};
     h->d = d;
     h->hint = 4 * len + 1024;
     h->refs = 1; /* ours, until the end of this function */
@@ -737,11 +765,12 @@ out:
         free(s);
     }
     ingest_pf_blk_free(d->blk);
-    while (d->pool) {
-        pf_chunk *k = d->pool;
-        d->pool = k->next;
-        free(k);
-    }
+    for (unsigned i = 0; i < PF_POOL_CLASSES; i++)
+        while (d->pool[i]) {
+            pf_chunk *k = d->pool[i];
+            d->pool[i] = k->next;
+            free(k);
+        }
     free(d->in);
     free(d->pkt);
     free(d->cpus);

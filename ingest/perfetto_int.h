@@ -115,6 +115,14 @@ typedef struct pf_cpu {
     struct pf_span *cur; /* its run events are appended to (perfetto.c); NULL: none */
 } pf_cpu;
 
+/* the pool of free arena chunks: classes of up to 4 MiB (larger ones
+ * are freed), 8 MiB in all */
+#define PF_POOL_CLASSES 41
+#define PF_POOL_BYTES ((size_t)8 << 20)
+/* The size of the arena chunk made for want bytes, and its class (the
+ * same for every size the class covers, and for the size itself). */
+size_t ingest_pf_chunk_class(size_t want, unsigned *cls);
+
 typedef struct pf_reader {
     ftrace_reader fr; /* the thread table and the mapping (ftrace.h) */
     const char *path;
@@ -135,8 +143,8 @@ typedef struct pf_reader {
     size_t nrheap, rheap_cap;
     pf_seg *segs;              /* run segments of the largest size, free for reuse */
     size_t nsegs;
-    pf_chunk *pool;            /* arena chunks free for the next packet */
-    size_t npool;
+    pf_chunk *pool[PF_POOL_CLASSES]; /* arena chunks free for the next packets, by size class (perfetto.c) */
+    size_t pool_bytes;               /* their bytes, at most PF_POOL_BYTES */
     size_t nfree;
     uint64_t seq, last_ts;
     bool emitted;

@@ -1288,6 +1288,36 @@ static void test_detect(void **state)
     assert_int_not_equal(ingest_detect(text, strlen(text)), INGEST_PERFETTO);
 }
 
+/* The arena's chunk sizes: each at least what was asked and at most a
+ * quarter more (past the smallest), one size a class, a chunk's own size
+ * in its class (so a chunk freed is found again by its class), and the
+ * classes in the order of the sizes. */
+static void test_chunk_classes(void **state)
+{
+    (void)state;
+    unsigned last = 0;
+    size_t last_cap = 0;
+    for (size_t want = 1; want <= ((size_t)5 << 20); want += want < 20000 ? 1 : want / 97) {
+        unsigned cls, cls2;
+        size_t cap = ingest_pf_chunk_class(want, &cls);
+        assert_true(cap >= want);
+        assert_true(cap <= 4096 || cap <= want + want / 4);
+        assert_int_equal(ingest_pf_chunk_class(cap, &cls2), cap);
+        assert_int_equal(cls2, cls);
+        assert_true(cls >= last);
+        if (cls == last)
+            assert_true(last_cap == 0 || cap == last_cap);
+        else
+            assert_true(cap > last_cap);
+        if (cap <= ((size_t)4 << 20))
+            assert_true(cls < PF_POOL_CLASSES);
+        else
+            assert_true(cls >= PF_POOL_CLASSES);
+        last = cls;
+        last_cap = cap;
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1301,7 +1331,7 @@ int main(void)
         cmocka_unit_test(test_blocked_model),
         cmocka_unit_test(test_varint), cmocka_unit_test(test_comm_lengths),
         cmocka_unit_test(test_fast_decoder), cmocka_unit_test(test_short_varint),
-        cmocka_unit_test(test_fast_compact),
+        cmocka_unit_test(test_fast_compact), cmocka_unit_test(test_chunk_classes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
