@@ -726,7 +726,7 @@ static int pf_run(pf_reader *d, const ingest_sink *sink, ingest_stats *st, char 
     snprintf(st->meta.recorder, sizeof st->meta.recorder, "perfetto");
     d->in = malloc(PF_IN_SIZE);
     int rc = -1;
-    if (!d->in || ingest_pf_fast_init(d) < 0) {
+    if (!d->in || ingest_pf_fast_init(d) < 0 || ingest_pf_other_init(d) < 0) {
         ingest_pf_fail(d, 0, "out of memory");
         goto out;
     }
@@ -777,6 +777,7 @@ out:
     free(d->tgids);
     free(d->fast_ev);
     ingest_pf_fast_free(d);
+    ingest_pf_other_free(d);
     ingest_ft_reader_free(&d->fr);
     return rc;
 }

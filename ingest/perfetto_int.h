@@ -164,6 +164,9 @@ typedef struct pf_reader {
      * event messages' types, their fields by tag in fast_tab */
     struct pf_fastm *fast_msg;
     struct pf_fastf *fast_tab;
+    /* perfetto_other.c: the key=value print formats' plans, NULL: none
+     * (every print format's text is then written and read) */
+    struct pfo_plan *other_plans;
     size_t vlen;
     struct pf_blk *blk;          /* held switches by task, for sched_blocked_reason (NULL: none yet) */
 } pf_reader;
@@ -381,5 +384,11 @@ int ingest_pf_other_pairs(pf_reader *d, uint32_t event_field, const uint8_t *msg
  * 1 (pairs and *name set), 0 (it holds no event), -1 (corrupt: err set,
  * naming the file and byte). */
 int ingest_pf_other(pf_reader *d, const pf_item *it, const char **name);
+/* The plans of the print formats that are key=value pairs only, read
+ * once before the first event (without them every event with a print
+ * format is written as text and read back, to the same pairs).  0, or
+ * -1 out of memory; ingest_pf_other_free frees them. */
+int ingest_pf_other_init(pf_reader *d);
+void ingest_pf_other_free(pf_reader *d);
 
 #endif

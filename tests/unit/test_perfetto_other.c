@@ -544,6 +544,70 @@ static void test_nearest_form(void **state)
     free(d);
 }
 
+/* one field of kind k, its value by case c: the plans' shortcuts and
+ * their way back to the text (a blank, a width, a missing field, a string
+ * for a number, a line past PFO_LINE_MAX) */
+static void some_value(pb *m, const pfo_field *fd, int c)
+{
+    /* a blank inside, after, before: the text reader's pairs differ from
+     * the value (`a k=v` is two pairs, `trail ` loses its blank) */
+    static const char *const strs[] = {"mif", "", "a b", "tab\there", "x=y", "end\n", "[z]", "a k=v", "trail ", " lead"};
+    static char big[4091]; /* fits the line alone, not with its key */
+    memset(big, 'q', sizeof big - 1);
+    if (c % 9 == 8 && fd->num % 3 == 0)
+        return; /* missing */
+    if (fd->kind == PFO_STR || c % 11 == 10) {
+        if (c % 13 == 12)
+            pb_s(m, fd->num, big);
+        else
+            pb_s(m, fd->num, strs[(size_t)(c + fd->num) % (sizeof strs / sizeof *strs)]);
+        return;
+    }
+    static const int64_t nums[] = {0, 1, 3, 7, -5, 120, 4294967295, -1000, 2396046776, INT64_MIN, 99999};
+    pb_i(m, fd->num, nums[(size_t)(c * 7 + fd->num) % (sizeof nums / sizeof *nums)]);
+}
+
+/* The pairs made from a key=value format's plan are those of its text
+ * read back by the text reader, for every event with print formats and
+ * values of every kind (a reader without plans writes and reads the
+ * text). */
+static void test_plans_same_as_text(void **state)
+{
+    (void)state;
+    pf_reader *a = reader(), *b = reader();
+    assert_int_equal(ingest_pf_other_init(b), 0);
+    size_t planned = 0;
+    for (size_t i = 0; i < pfo_nevents; i++) {
+        const pfo_event *ev = &pfo_events[i];
+        if (!ev->nprints)
+            continue;
+        for (int c = 0; c < 40; c++) {
+            pb m = {.n = 0};
+            for (size_t j = 0; j < ev->nfields; j++)
+                some_value(&m, &ev->fields[j], c);
+            const char *na = NULL, *nb = NULL;
+            pf_other_fault fa, fb;
+            assert_int_equal(decode(a, ev->num, m.b, m.n, &na, &fa), decode(b, ev->num, m.b, m.n, &nb, &fb));
+            assert_string_equal(na, nb);
+            assert_int_equal(a->fr.nkv, b->fr.nkv);
+            /* a plan's keys are its format's, the text's in the line */
+            if (c == 0 && b->fr.nkv > 0 && (b->fr.kv[0].key < b->obuf || b->fr.kv[0].key >= b->obuf + sizeof b->obuf))
+                planned++;
+            for (int k = 0; k < a->fr.nkv; k++) {
+                const ftrace_kv *x = &a->fr.kv[k], *y = &b->fr.kv[k];
+                assert_int_equal(x->klen, y->klen);
+                assert_memory_equal(x->key, y->key, x->klen);
+                assert_int_equal(x->vlen, y->vlen);
+                assert_memory_equal(x->val, y->val, x->vlen);
+            }
+        }
+    }
+    assert_true(planned >= 20); /* rss_stat, binder_transaction_alloc_buf, ... have plans */
+    ingest_pf_other_free(b);
+    free(a);
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -552,6 +616,7 @@ int main(void)
         cmocka_unit_test(test_generic),      cmocka_unit_test(test_corrupt),
         cmocka_unit_test(test_many_fields),  cmocka_unit_test(test_read),
         cmocka_unit_test(test_same_as_text), cmocka_unit_test(test_nearest_form),
+        cmocka_unit_test(test_plans_same_as_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
