@@ -608,6 +608,68 @@ static void test_plans_same_as_text(void **state)
     free(b);
 }
 
+/* the attributes ingest_ft_attr_pairs writes of d's pairs, as said
+ * (kv_distinct) and the long way (each key searched for first): the same */
+static bool attrs_as_said(pf_reader *d)
+{
+    bool said = d->fr.kv_distinct;
+    d->fr.alen = 0;
+    assert_int_equal(ingest_ft_attr_pairs(&d->fr), 0);
+    char fast[1024];
+    size_t n = d->fr.alen;
+    assert_true(n <= sizeof fast);
+    memcpy(fast, d->fr.ab, n);
+    d->fr.kv_distinct = false;
+    d->fr.alen = 0;
+    assert_int_equal(ingest_ft_attr_pairs(&d->fr), 0);
+    assert_int_equal(d->fr.alen, n);
+    assert_memory_equal(d->fr.ab, fast, n);
+    return said;
+}
+
+/* keys all different and without '=': the pairs are written at once
+ * (kv_distinct); a field given twice, or a generic event's field named
+ * with an '=', the long way, which leaves the later of a key out */
+static void test_keys_distinct(void **state)
+{
+    (void)state;
+    pf_reader *d = reader();
+    assert_int_equal(ingest_pf_other_init(d), 0);
+    const char *name = NULL;
+    pf_other_fault f;
+    pb m = {.n = 0};
+    pb_i(&m, 1, 1);
+    pb_i(&m, 2, 532480);
+    pb_u(&m, 3, 1);
+    pb_u(&m, 4, 7);
+    pb_u(&m, 9, 5);
+    assert_int_equal(decode(d, 313, m.b, m.n, &name, &f), 0);
+    assert_true(attrs_as_said(d)); /* rss_stat's four and f9 */
+    pb_u(&m, 9, 6);
+    assert_int_equal(decode(d, 313, m.b, m.n, &name, &f), 0);
+    assert_false(attrs_as_said(d)); /* f9 twice: the first kept */
+    pb g = {.n = 0}, fld = {.n = 0};
+    pb_s(&fld, 1, "a");
+    pb_s(&fld, 3, "2=z");
+    pb_m(&g, 2, &fld);
+    fld.n = 0;
+    pb_s(&fld, 1, "b");
+    pb_u(&fld, 5, 2);
+    pb_m(&g, 2, &fld);
+    assert_int_equal(decode(d, 327, g.b, g.n, &name, &f), 0);
+    assert_true(attrs_as_said(d));
+    fld.n = 0;
+    pb_s(&fld, 1, "a=2");
+    pb_u(&fld, 5, 3);
+    pb_m(&g, 2, &fld);
+    assert_int_equal(decode(d, 327, g.b, g.n, &name, &f), 0);
+    assert_false(attrs_as_said(d)); /* key a=2 is found in a=2=z: left out */
+    assert_int_equal(d->fr.alen, strlen("a=2=z") + 1 + strlen("b=2") + 1);
+    ingest_pf_other_free(d);
+    free(d->fr.ab);
+    free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -616,7 +678,7 @@ int main(void)
         cmocka_unit_test(test_generic),      cmocka_unit_test(test_corrupt),
         cmocka_unit_test(test_many_fields),  cmocka_unit_test(test_read),
         cmocka_unit_test(test_same_as_text), cmocka_unit_test(test_nearest_form),
-        cmocka_unit_test(test_plans_same_as_text),
+        cmocka_unit_test(test_plans_same_as_text), cmocka_unit_test(test_keys_distinct),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
