@@ -351,6 +351,11 @@ static bool put_arg(line *l, const conv *c, const pfo_arg *a, const pfo_val *v)
     if (c->bits < 64)
         n &= ((uint64_t)1 << c->bits) - 1;
     char b[24];
+    /* without a width (most), written where it goes, not copied there
+     * (put_padded's copy was 4M of the reading thread's 546M
+     * instructions on 4 copies of the Android 13 trace) */
+    bool there = c->width == 0 && PFO_LINE_MAX - l->n >= sizeof b;
+    char *out = there ? l->p + l->n : b;
     size_t bl;
     if (c->c == 'd' || c->c == 'i') {
         int64_t sv;
@@ -358,13 +363,17 @@ static bool put_arg(line *l, const conv *c, const pfo_arg *a, const pfo_val *v)
             sv = n >> (c->bits - 1) ? -(int64_t)(((uint64_t)1 << c->bits) - n) : (int64_t)n;
         else
             sv = n > INT64_MAX ? -(int64_t)(~n) - 1 : (int64_t)n;
-        bl = ingest_fmt_i64(b, sv);
+        bl = ingest_fmt_i64(out, sv);
     } else if (c->c == 'u') {
-        bl = db_fmt_u64(b, n);
+        bl = db_fmt_u64(out, n);
     } else if (c->c == 'x') {
-        bl = ingest_fmt_hex(b, n, 1);
+        bl = ingest_fmt_hex(out, n, 1);
     } else {
         return false;
+    }
+    if (there) {
+        l->n += bl;
+        return true;
     }
     return put_padded(l, b, bl, c->width, c->zero);
 }
