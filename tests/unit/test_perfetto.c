@@ -1188,6 +1188,40 @@ static void test_fast_decoder(void **state)
     pkt.n = 0;
     pb_m(&pkt, 1, &b3);
     assert_int_equal(fast_vs_protobuf_c(&pkt), 0);
+
+    /* timestamp and pid, read ahead of the table: given again (the later
+     * counts), in the other order, a pid past 32 bits (its low 32); a
+     * timestamp running past its event's end: protobuf-c's */
+    pb b4 = {.n = 0}, id = {.n = 0};
+    pb_u(&id, 1, 2);
+    e.n = 0;
+    pb_u(&e, 1, 6000);
+    pb_u(&e, 2, 0x1234567890ull);
+    pb_u(&e, 1, 6001);
+    pb_u(&e, 2, 9);
+    pb_pad(&e, 13, &id, 1);
+    pb_m(&b4, 2, &e);
+    e.n = 0;
+    pb_u(&e, 2, 8);
+    pb_u(&e, 1, 6002);
+    pb_pad(&e, 13, &id, 1);
+    pb_m(&b4, 2, &e);
+    e.n = 0;
+    pb_u(&e, 1, 6003);
+    pb_u(&e, 2, 0x1234567890ull);
+    pb_m(&b4, 2, &e);
+    pkt.n = 0;
+    pb_m(&pkt, 1, &b4);
+    assert_int_equal(fast_vs_protobuf_c(&pkt), 1);
+    b4.n = 0;
+    e.n = 0;
+    pb_raw(&e, 1 << 3);
+    e.b[e.n++] = 0x81;
+    pb_m(&b4, 2, &e);
+    pb_u(&b4, 1, 0x7f);
+    pkt.n = 0;
+    pb_m(&pkt, 1, &b4);
+    assert_int_equal(fast_vs_protobuf_c(&pkt), 0);
 }
 
 /* compact_sched by the hand decoder: packed numbers of every size (a
