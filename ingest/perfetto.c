@@ -224,12 +224,19 @@ static void arena_release(pf_hold *h)
     }
 }
 
-static void hold_unref(pf_hold *h)
+static void __attribute__((noinline)) hold_free(pf_hold *h)
 {
-    if (h && --h->refs == 0) {
-        arena_release(h);
-        free(h);
-    }
+    arena_release(h);
+    free(h);
+}
+
+/* inline, its call once a packet (gcc made it a call an event: 5M of the
+ * reading thread's 531M instructions on 8 copies of the Android 11
+ * trace) */
+static inline void hold_unref(pf_hold *h)
+{
+    if (h && --h->refs == 0)
+        hold_free(h);
 }
 
 /* A run's events are in segments of PF_SEG_MIN events, doubling up to
