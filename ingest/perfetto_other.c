@@ -528,11 +528,15 @@ static int plan_pairs(pfo *o, const pfo_plan *pl, const pfo_print *pr, const pfo
     r->nkv = 0; /* as the text reader's pairs of the line */
     for (size_t i = 0; i < pl->n && rc > 0; i++) {
         const pfo_pair *pp = &pl->p[i];
-        const pfo_val *v = val_of(vals, nv, pr->args[i].num);
+        const pfo_arg *a = &pr->args[i];
+        const pfo_val *v = val_of(vals, nv, a->num);
         size_t at = l.n;
-        if (!v || !put_arg(&l, &pp->c, &pr->args[i], v) || !put(&l, pp->suffix, pp->slen))
+        /* a blank only from a string, a name, or a width's padding (a
+         * number's digits and hex have none, the suffix none by its plan) */
+        bool text = (v && v->wt == 2) || a->show == PFO_SYMBOLIC || a->show == PFO_CHOICE || pp->c.width > 0;
+        if (!v || !put_arg(&l, &pp->c, a, v) || !put(&l, pp->suffix, pp->slen))
             rc = 0;
-        else if (memchr(buf + at, ' ', l.n - at) || memchr(buf + at, '\t', l.n - at))
+        else if (text && (memchr(buf + at, ' ', l.n - at) || memchr(buf + at, '\t', l.n - at)))
             rc = -1;
         else
             ingest_ft_kv_add_n(r, pp->key, pp->klen, buf + at, l.n - at);
