@@ -557,6 +557,38 @@ static void test_misc_events(void **state)
     rec_free(o.r);
 }
 
+/* atrace's markers: every attribute, in order (buf=, atrace=, tgid=,
+ * slice= or counter=, cookie= or value=), written at once */
+static void test_atrace_markers(void **state)
+{
+    (void)state;
+    static const char *const lines[][2] = {
+        {"B|40|Choreographer#doFrame 191059", "buf=B|40|Choreographer#doFrame 191059;atrace=B;tgid=40;slice=Choreographer#doFrame;"},
+        {"E|40", "buf=E|40;atrace=E;tgid=40;"},
+        {"E", "buf=E;atrace=E;"},
+        {"C|40|frames|3", "buf=C|40|frames|3;atrace=C;tgid=40;counter=frames;value=3;"},
+        {"S|40|a|b|7", "buf=S|40|a|b|7;atrace=S;tgid=40;slice=a|b;cookie=7;"},
+        {"F|x|name 12", "buf=F|x|name 12;atrace=F;slice=name;"},
+        {"B|40|a|b", "buf=B|40|a|b;atrace=B;tgid=40;slice=a|b;"},
+        {"B|40|5 7", "buf=B|40|5 7;atrace=B;tgid=40;slice=5;"},
+        {"B|40|", "buf=B|40|;"},
+        {"X|1|y", "buf=X|1|y;"},
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
+        char text[256], got[256];
+        snprintf(text, sizeof text, "  cat-50 [000] 2.000001: tracing_mark_write: %s\n", lines[i][0]);
+        one o = ingest_text(text);
+        assert_int_equal(o.r->nev, 1);
+        size_t n = o.e->ev.attrs_len;
+        assert_true(n < sizeof got);
+        for (size_t k = 0; k < n; k++)
+            got[k] = o.e->attrs[k] ? o.e->attrs[k] : ';';
+        got[n] = '\0';
+        assert_string_equal(got, lines[i][1]);
+        rec_free(o.r);
+    }
+}
+
 /* ---- errors ---- */
 
 static void expect_error(const char *text, const char *want1, const char *want2)
@@ -828,7 +860,7 @@ static void test_lexer(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_counts),        cmocka_unit_test(test_lockchain_txt),
+        cmocka_unit_test(test_atrace_markers), cmocka_unit_test(test_counts),        cmocka_unit_test(test_lockchain_txt),
         cmocka_unit_test(test_lockchain_raw), cmocka_unit_test(test_ipcdaemon_raw),
         cmocka_unit_test(test_three_forms),   cmocka_unit_test(test_switch_states),
         cmocka_unit_test(test_switch_state_numbers),
