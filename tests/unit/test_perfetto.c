@@ -236,6 +236,43 @@ static void put_recv(pb *bundle, uint64_t ts, uint32_t pid, int32_t id)
     put_event(bundle, ts, pid, 51, &m);
 }
 
+/* Each event's process from process_tree's table of threads, its
+ * answer kept in the thread's entry after the thread's first event: 40
+ * threads of 7 processes seen, then 300 threads the table does not know
+ * (the thread table grows, its entries moved), then the 40 again */
+static void test_tgids_kept(void **state)
+{
+    (void)state;
+    pb t = {.n = 0}, pt = {.n = 0}, pkt = {.n = 0};
+    for (uint32_t tid = 1000; tid < 1040; tid++) {
+        pb th = {.n = 0};
+        pb_u(&th, 1, tid);
+        pb_u(&th, 3, 2000 + tid % 7);
+        pb_m(&pt, 2, &th);
+    }
+    pb_m(&pkt, 2, &pt);
+    pb_m(&t, 1, &pkt);
+    pb idle = {.n = 0};
+    pb_u(&idle, 1, 1);
+    pb_u(&idle, 2, 0);
+    uint64_t ts = 100;
+    static const uint32_t from[] = {1000, 3000, 1000}, to[] = {1040, 3300, 1040};
+    for (int round = 0; round < 3; round++) {
+        pb b = {.n = 0};
+        pb_u(&b, 1, 0);
+        for (uint32_t tid = from[round]; tid < to[round]; tid++)
+            put_event(&b, ts++, tid, 13, &idle);
+        put_bundle(&t, &b);
+    }
+    rec *r = read_pb(&t, 0, NULL, 0);
+    assert_int_equal(r->nev, 380);
+    for (size_t i = 0; i < r->nev; i++) {
+        uint32_t tid = r->ev[i].ev.tid;
+        assert_int_equal(r->ev[i].ev.pid, tid >= 3000 ? tid : 2000 + tid % 7);
+    }
+    rec_free(r);
+}
+
 static void test_binder(void **state)
 {
     (void)state;
@@ -1356,7 +1393,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_full_switch), cmocka_unit_test(test_compact_is_full),
-        cmocka_unit_test(test_binder),      cmocka_unit_test(test_print_slices),
+        cmocka_unit_test(test_binder), cmocka_unit_test(test_tgids_kept),      cmocka_unit_test(test_print_slices),
         cmocka_unit_test(test_bad_varint),  cmocka_unit_test(test_length_past_end),
         cmocka_unit_test(test_detect),      cmocka_unit_test(test_merge_order),
         cmocka_unit_test(test_merge_many), cmocka_unit_test(test_merge_long),
