@@ -294,6 +294,8 @@ static inline unsigned char *db_uv_put_inline(unsigned char *p, uint64_t v)
 }
 int db_fail(db_error *err, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int db_lmdb_fail(db_error *err, int rc, const char *what);
+/* every table's key compare (archive.c): LMDB's memcmp order, faster */
+int db_key_order(const MDB_val *a, const MDB_val *b);
 int db_catalog_get(db_archive *a, MDB_txn *txn, const char *name, db_trace_info *out, db_error *err);
 int db_catalog_put(db_archive *a, MDB_txn *txn, const db_trace_info *t, bool latest, db_error *err);
 /* A catalog value as read by a cursor: 0, or -1 (damaged, or another

@@ -40,6 +40,40 @@ static void test_be_keys_sort_numerically(void **state)
     assert_int_equal(db_get_be32(k), 0x01020304u);
 }
 
+/* db_key_order is LMDB's default order (memcmp of the shorter length,
+ * then the shorter first): the sign agrees for keys of every length up to
+ * 40 that differ in one byte, in a few, or are prefixes of each other. */
+static int memn_order(const unsigned char *a, size_t la, const unsigned char *b, size_t lb)
+{
+    int c = memcmp(a, b, la < lb ? la : lb);
+    if (c)
+        return c < 0 ? -1 : 1;
+    return (la > lb) - (la < lb);
+}
+
+static void test_key_order_is_lmdb_order(void **state)
+{
+    (void)state;
+    unsigned seed = 12345;
+    for (int round = 0; round < 200000; round++) {
+        unsigned char a[40], b[40];
+        seed = seed * 1103515245u + 12345u;
+        size_t la = (seed >> 8) % 41, lb = round % 3 ? la : (seed >> 16) % 41;
+        for (size_t i = 0; i < sizeof a; i++) {
+            seed = seed * 1103515245u + 12345u;
+            a[i] = b[i] = (unsigned char)(seed >> 16);
+        }
+        /* change none, one or two bytes of b, to a value below or above */
+        for (int k = round % 3; k > 0; k--) {
+            seed = seed * 1103515245u + 12345u;
+            b[(seed >> 8) % 40] = (unsigned char)(seed >> 20);
+        }
+        MDB_val x = {la, a}, y = {lb, b};
+        int got = db_key_order(&x, &y);
+        assert_int_equal(got > 0 ? 1 : got < 0 ? -1 : 0, memn_order(a, la, b, lb));
+    }
+}
+
 /* Node records: varints and names come back whole; damage is refused. */
 static void test_node_record_roundtrip(void **state)
 {
@@ -616,6 +650,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_be_keys_sort_numerically),
+        cmocka_unit_test(test_key_order_is_lmdb_order),
         cmocka_unit_test(test_node_record_roundtrip),
         cmocka_unit_test(test_edge_key_roundtrip),
         cmocka_unit_test(test_edge_block_roundtrip),
