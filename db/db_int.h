@@ -402,7 +402,6 @@ void db_slots_free(db_slots *s);
  * front knows of the trace's threads (*absent: no such thread). */
 typedef struct db_wq db_wq;
 db_wq *db_wq_start(void);
-bool db_wq_here(const db_wq *q);
 db_writer *db_wq_begin(db_wq *q, db_writer *(*fn)(db_wq *q, void *ctx), void *ctx);
 /* threads and processes the trace has without the queue having carried
  * them (a rebuild's copies) */

@@ -288,7 +288,6 @@ fail:
     return NULL;
 }
 
-bool db_wq_here(const db_wq *q) { return pthread_equal(pthread_self(), q->thread); }
 
 /* The batch the front fills. */
 static wq_batch *filling(db_wq *q) { return &q->b[q->cur]; }

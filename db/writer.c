@@ -5,6 +5,7 @@
  * trace, and what a killed ingest leaves is deleted by the next writer. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -103,6 +104,7 @@ struct db_writer {
     size_t ebuf_cap;
     db_names names;              /* threads and processes written or read */
     db_wq *q;                    /* the writer's thread (wqueue.c), or NULL */
+    pthread_t q_thread;          /* ... which is this thread (front) */
     bool rebuild;                /* db_writer_rebuild: a hidden copy of ... */
     db_trace_info replaces;      /* ... this trace, which it replaces at commit */
 };
@@ -112,7 +114,11 @@ static int hand_block(db_writer *w, db_error *err);
 
 /* A call made on a threaded writer from another thread than its own: it
  * goes through the queue (wqueue.c), and the writer's thread makes it. */
-static bool front(const db_writer *w) { return w->q && !db_wq_here(w->q); }
+/* The thread's id is the writer's own copy, compared inline: through
+ * db_wq_here (wqueue.c), a call, it was 9.5M of the graph thread's 514M instructions
+ * on 8 copies of the Android 11 Perfetto trace (940,000 calls: events,
+ * their ids, nodes, signatures, edges), and 2M of the writer thread's. */
+static bool front(const db_writer *w) { return w->q && !pthread_equal(pthread_self(), w->q_thread); }
 
 
 /* Puts a key, appending when it sorts after the last key this writer put
@@ -1105,8 +1111,10 @@ static db_writer *begin_there(db_wq *q, void *ctx)
 {
     struct begin_args *b = ctx;
     db_writer *w = begin_here(b->a, b->name, b->format, b->source, b->err);
-    if (w)
+    if (w) { /* on the writer's thread */
         w->q = q;
+        w->q_thread = pthread_self();
+    }
     return w;
 }
 
@@ -1264,8 +1272,10 @@ static db_writer *rebuild_there(db_wq *q, void *ctx)
 {
     struct rebuild_args *b = ctx;
     db_writer *w = rebuild_here(b->a, b->trace, b->err);
-    if (w)
+    if (w) { /* on the writer's thread */
         w->q = q;
+        w->q_thread = pthread_self();
+    }
     return w;
 }
 
