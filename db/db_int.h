@@ -162,6 +162,11 @@ void db_evix_of(db_evix *x, const db_event *ev);
  * block handed over alone. */
 int db_writer_event_back(db_writer *w, const db_evix *x, const db_evblk *blk, db_error *err);
 int db_writer_put_block(db_writer *w, const db_evblk *blk, db_error *err);
+/* db_writer_node_key, db_writer_signature and db_writer_edge made here,
+ * on the writer's own thread (the queue's replay) */
+int db_writer_node_back(db_writer *w, const db_node *n, uint32_t thread_key, db_error *err);
+int db_writer_signature_back(db_writer *w, const db_sig *sig, db_error *err);
+int db_writer_edge_back(db_writer *w, const db_edge *e, db_error *err);
 
 typedef struct db_evblock_str {
     uint32_t off, len; /* in sbuf */

@@ -141,14 +141,14 @@ static void replay(db_wq *q, const char *p, const char *end)
             take(&p, &n, sizeof n);
             take(&p, &key, sizeof key);
             if (!skip)
-                rc = db_writer_node_key(q->w, &n, key, &e);
+                rc = db_writer_node_back(q->w, &n, key, &e);
             break;
         }
         case OP_EDGE: {
             db_edge ed;
             take(&p, &ed, sizeof ed);
             if (!skip)
-                rc = db_writer_edge(q->w, &ed, &e);
+                rc = db_writer_edge_back(q->w, &ed, &e);
             break;
         }
         case OP_SIG: {
@@ -156,7 +156,7 @@ static void replay(db_wq *q, const char *p, const char *end)
             take(&p, &s, offsetof(db_sig, h));
             take(&p, s.h, s.n * sizeof *s.h);
             if (!skip)
-                rc = db_writer_signature(q->w, &s, &e);
+                rc = db_writer_signature_back(q->w, &s, &e);
             break;
         }
         case OP_NORM: {

@@ -1747,10 +1747,23 @@ static int hand_block(db_writer *w, db_error *err)
     return db_evfront_take(&w->front, &blk) ? db_writer_put_block(w, &blk, err) : 0;
 }
 
+/* The public calls that a threaded writer queues (events, nodes,
+ * signatures, edges) test front() and hand the rest to a function of its
+ * own, out of line, which the queue's replay calls directly (*_back): in
+ * one function, the body's prologue and epilogue (six registers saved and
+ * restored) ran for every call the graph's thread queued, and the front()
+ * test for every call the writer's thread replayed: apart, the graph
+ * thread 503.4M -> 502.0M and the writer's 434.4M -> 429.5M instructions
+ * on 8 copies of the Android 11 Perfetto trace. */
+static __attribute__((noinline)) int event_here(db_writer *w, db_event *ev, db_error *err);
+
 int db_writer_event(db_writer *w, db_event *ev, db_error *err)
 {
-    if (front(w))
-        return db_wq_event(w->q, ev, err);
+    return front(w) ? db_wq_event(w->q, ev, err) : event_here(w, ev, err);
+}
+
+static int event_here(db_writer *w, db_event *ev, db_error *err)
+{
     db_evblk blk;
     int handed = db_evfront_add(&w->front, ev, &blk);
     if (handed < 0)
@@ -1810,8 +1823,11 @@ int db_writer_node(db_writer *w, const db_node *n, db_error *err)
 
 int db_writer_node_key(db_writer *w, const db_node *n, uint32_t thread_key, db_error *err)
 {
-    if (front(w))
-        return db_wq_node(w->q, n, thread_key, err);
+    return front(w) ? db_wq_node(w->q, n, thread_key, err) : db_writer_node_back(w, n, thread_key, err);
+}
+
+__attribute__((noinline)) int db_writer_node_back(db_writer *w, const db_node *n, uint32_t thread_key, db_error *err)
+{
     if (w->nodes_len + DB_NODE_REC_MAX > w->nodes_cap) {
         size_t c = w->nodes_cap ? w->nodes_cap * 2 : 65536;
         void *p = realloc(w->nodes, c);
@@ -1849,8 +1865,11 @@ int db_writer_node_key(db_writer *w, const db_node *n, uint32_t thread_key, db_e
 
 int db_writer_signature(db_writer *w, const db_sig *sig, db_error *err)
 {
-    if (front(w))
-        return db_wq_signature(w->q, sig, err);
+    return front(w) ? db_wq_signature(w->q, sig, err) : db_writer_signature_back(w, sig, err);
+}
+
+__attribute__((noinline)) int db_writer_signature_back(db_writer *w, const db_sig *sig, db_error *err)
+{
     /* chunks of a committed trace are not reopened: a trace's signatures
      * are written with its graph (ingest, rebuild's new copy) */
     if (w->existing)
@@ -1884,8 +1903,11 @@ int db_writer_norm(db_writer *w, uint32_t hash, const char *text, db_error *err)
 
 int db_writer_edge(db_writer *w, const db_edge *e, db_error *err)
 {
-    if (front(w))
-        return db_wq_edge(w->q, e, err);
+    return front(w) ? db_wq_edge(w->q, e, err) : db_writer_edge_back(w, e, err);
+}
+
+__attribute__((noinline)) int db_writer_edge_back(db_writer *w, const db_edge *e, db_error *err)
+{
     /* a batch ends between two edges too: a node that ends can bring
      * hundreds (the graph's end, a broadcast), and they wait in memory */
     if (maybe_flush(w, err))
