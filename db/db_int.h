@@ -156,7 +156,14 @@ int db_evfront_add(db_evfront *f, db_event *ev, db_evblk *out);
 /* The block being filled, handed over: 1, or 0 when it is empty. */
 int db_evfront_take(db_evfront *f, db_evblk *out);
 void db_evfront_free(db_evfront *f);
-void db_evix_of(db_evix *x, const db_event *ev);
+/* inline: as a call for each event on the graph's thread (db_wq_event,
+ * which also stopped copying the entries through its own db_evix), the
+ * graph thread took 502.0M instructions on 8 copies of the Android 11
+ * Perfetto trace, now 499.1M */
+static inline void db_evix_of(db_evix *x, const db_event *ev)
+{
+    *x = (db_evix){.id = ev->id, .ts = ev->ts, .obj = ev->obj, .tid = ev->tid, .type = ev->type};
+}
 /* The writer's half of db_writer_event, on its thread: blk (or NULL) is a
  * block the front handed over before this event; db_writer_put_block a
  * block handed over alone. */

@@ -65,11 +65,6 @@ int db_evfront_take(db_evfront *f, db_evblk *out)
     return 1;
 }
 
-void db_evix_of(db_evix *x, const db_event *ev)
-{
-    *x = (db_evix){.id = ev->id, .ts = ev->ts, .obj = ev->obj, .tid = ev->tid, .type = ev->type};
-}
-
 void db_evfront_free(db_evfront *f)
 {
     db_evblock_enc_free(f->fill);

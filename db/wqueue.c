@@ -382,11 +382,16 @@ int db_wq_event(db_wq *q, db_event *ev, db_error *err)
     if (handed < 0)
         return db_fail_oom(err);
     db_evix x;
-    db_evix_of(&x, ev);
-    if (handed)
+    if (handed) {
+        db_evix_of(&x, ev);
         return queue_block(q, &x, &blk, err);
+    }
     char *p = op(q, OP_EVENT, sizeof x, err);
-    return p ? (put(p, &x, sizeof x), 0) : -1;
+    if (!p)
+        return -1;
+    db_evix_of(&x, ev);
+    memcpy(p, &x, sizeof x);
+    return 0;
 }
 
 int db_wq_hand_block(db_wq *q, db_error *err)
