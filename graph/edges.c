@@ -309,11 +309,8 @@ static int rule_flag(graph_state *g, const db_event *ev, uint32_t node)
 /* Pairs a receipt with its send, before the receipt is given a node:
  * by kmsg when both have one, else the earliest unmatched send to the
  * same port (FIFO).  The match waits in g->match for graph_connect. */
-void graph_ipc_match(graph_state *g, const db_event *ev)
+void graph_ipc_match_more(graph_state *g, const db_event *ev)
 {
-    g->have_match = false;
-    if (ev->type != DB_EV_MACH_MSG || ev->phase != DB_PH_END)
-        return;
     uint64_t kmsg = 0;
     uint32_t ix;
     graph_fifo *f = &g->ports;

@@ -257,16 +257,16 @@ static uint64_t wait_key(graph_state *g, const db_event *ev)
     return 1ull << 63 | (uint64_t)(n + 1) << 56 | k;
 }
 
-int graph_sig_add(graph_state *g, graph_open *o, const db_event *ev)
+int graph_sig_add_more(graph_state *g, graph_open *o, const db_event *ev)
 {
     char text[160];
     uint32_t h;
     bool fresh = false; /* h made from text here, not taken from the cache */
     /* source events and backtraces have no form (graph_normalize): told
-     * here, without its call and frame for each (150,000 of the 287,000
-     * Perfetto events of pf8 are source events, 6M instructions) */
-    if (ev->type == DB_EV_RAW || ev->type == DB_EV_BACKTRACE)
-        return 0;
+     * before the call (graph_sig_add, inline), without graph_normalize's
+     * call and frame for each (150,000 of the 287,000 Perfetto events of
+     * pf8 are source events, 6M instructions), and now without this
+     * one's either */
     uint64_t ck = ev->type == DB_EV_SYSCALL && ev->obj < (1u << 20) ? (1ull << 40) | ev->obj
                   : ev->type == DB_EV_WAIT                           ? wait_key(g, ev)
                                                                      : 0;
