@@ -444,7 +444,9 @@ static int rule_voucher(graph_state *g, const db_event *ev)
     return graph_map_put(&g->vouchers, ev->obj, (uint32_t)pid);
 }
 
-int graph_connect(graph_state *g, const db_event *ev, uint32_t node)
+/* A type given a case here is one of GRAPH_CONNECT_TYPES (graph_int.h),
+ * which graph_connect tests before the call. */
+int graph_connect_more(graph_state *g, const db_event *ev, uint32_t node)
 {
     if (g->nrules && graph_rule_connect(g, ev, node))
         return -1;

@@ -193,7 +193,19 @@ typedef struct graph_state {
 /* edges.c */
 int graph_edge(graph_state *g, int kind, uint64_t from_ev, uint32_t from, uint64_t to_ev, uint32_t to);
 int graph_pend_keep(graph_state *g, graph_map *m, uint64_t key, const db_event *ev, uint32_t node);
-int graph_connect(graph_state *g, const db_event *ev, uint32_t node);
+/* The connection rules (paper/000 part 2) of an event with its node:
+ * the event types the rules of edges.c know (graph_connect_more's cases;
+ * a source event only as a waking or a block request), told inline.  The
+ * others -- syscalls, waits, most source events -- went through the call
+ * and its switch for nothing: graph thread 488.3M -> 483.9M instructions
+ * on 8 copies of the Android 11 Perfetto trace, 531.2M -> 526.7M on 4 of
+ * the Android 13 one.  With user rules, every event goes to the call. */
+#define GRAPH_CONNECT_TYPES                                                                                     \
+    (1u << DB_EV_MACH_MSG | 1u << DB_EV_VOUCHER | 1u << DB_EV_WAKEUP | 1u << DB_EV_TIMER_ARM |                  \
+     1u << DB_EV_TIMER_CANCEL | 1u << DB_EV_TIMER_CALLOUT | 1u << DB_EV_DISPATCH_ENQUEUE |                      \
+     1u << DB_EV_DISPATCH_INVOKE | 1u << DB_EV_RUNLOOP_SUBMIT | 1u << DB_EV_RUNLOOP_INVOKE |                     \
+     1u << DB_EV_FLAG_WRITE | 1u << DB_EV_FLAG_READ | 1u << DB_EV_RAW)
+int graph_connect_more(graph_state *g, const db_event *ev, uint32_t node);
 int graph_thread_waits_more(graph_state *g, graph_thread *t, const db_event *ev, uint32_t node);
 /* paper/000 2.a, the thread side of a wakeup (edges.c).  A thread seen and
  * not waiting, whose event is no wait, only forgets any wakeup: that,
@@ -206,6 +218,12 @@ static inline int graph_thread_waits(graph_state *g, graph_thread *t, const db_e
         return 0;
     }
     return graph_thread_waits_more(g, t, ev, node);
+}
+static inline int graph_connect(graph_state *g, const db_event *ev, uint32_t node)
+{
+    bool none = ev->type >= 32 || !(GRAPH_CONNECT_TYPES >> ev->type & 1) ||
+                (ev->type == DB_EV_RAW && g->ev_name != GRAPH_NAME_SCHED_WAKING && g->ev_name != GRAPH_NAME_BLOCK);
+    return none && !g->nrules ? 0 : graph_connect_more(g, ev, node);
 }
 /* A message's receipt paired with its send (edges.c): the test inline, as
  * graph_thread_waits', for the events that are no receipt.  With
