@@ -561,6 +561,23 @@ static void test_raw_no_form(void **state)
     assert_true(sig_has(nd, "wait:io"));
 }
 
+/* paper/000 2.f: a flag write connects to a later read of its value at
+ * its address (and to no read elsewhere): flag events are among the
+ * types graph_connect gives to the rules (GRAPH_CONNECT_TYPES). */
+static void test_flag_write_read(void **state)
+{
+    (void)state;
+    spec s[] = {
+        {10, 1, N, T, DB_EV_FLAG_WRITE, 0, 0x40, NULL, NULL, 0},
+        {20, 2, N, T, DB_EV_SYSCALL, DB_PH_BEGIN, 1, NULL, NULL, 0},
+        {30, 2, N, T, DB_EV_FLAG_READ, 0, 0x40, NULL, NULL, 0},
+        {40, 3, N, T, DB_EV_FLAG_READ, 0, 0x41, NULL, NULL, 0},
+    };
+    build(s, 4);
+    assert_true(has_edge(node_of(1), node_of(3), DB_EDGE_FLAG));
+    assert_false(has_edge(node_of(1), node_of(4), DB_EDGE_FLAG));
+}
+
 /* A wait's form cached by its reason (graph_sig_add, wait_key): a reason
  * seen before, none, an empty one, 7 bytes (the longest cached), 8 (not
  * cached) and one that is not the event's first entry each give the form
@@ -791,6 +808,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_attr_lookup, setup, teardown),
         cmocka_unit_test_setup_teardown(test_raw_no_form, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wait_form_cached, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_flag_write_read, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wakeup_form_cached, setup, teardown),
         cmocka_unit_test_setup_teardown(test_thread_slots, setup, teardown),
     };
