@@ -216,6 +216,34 @@ static void find_map(db_archive *a)
         fclose(f);
 }
 
+/* LMDB's own key order, memcmp of the shorter length then the shorter
+ * key first (mdb_cmp_memn), compared 8 bytes at a time as big-endian
+ * words: the keys are 4 to 28 bytes.  The same order for every pair of
+ * keys, so an archive written with it is what LMDB's default writes and
+ * reads (mdb_dump, an older argusq).  mdb_cmp_memn with its call to
+ * memcmp was 39 instructions a compare, 19M of the writer thread's 441M
+ * on 8 copies of the Android 11 Perfetto trace (492,000 compares). */
+int db_key_order(const MDB_val *a, const MDB_val *b)
+{
+    const unsigned char *x = a->mv_data, *y = b->mv_data;
+    size_t n = a->mv_size < b->mv_size ? a->mv_size : b->mv_size, i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t u = db_get_be64(x + i), v = db_get_be64(y + i);
+        if (u != v)
+            return u < v ? -1 : 1;
+    }
+    if (i + 4 <= n) { /* the 12-, 20- and 28-byte keys' last word */
+        uint32_t u = db_get_be32(x + i), v = db_get_be32(y + i);
+        if (u != v)
+            return u < v ? -1 : 1;
+        i += 4;
+    }
+    for (; i < n; i++)
+        if (x[i] != y[i])
+            return x[i] < y[i] ? -1 : 1;
+    return (a->mv_size > b->mv_size) - (a->mv_size < b->mv_size);
+}
+
 /* The tables, in a write transaction (write: created if missing) or a
  * read one (MDB_NOTFOUND when a table or, in a writable archive, the
  * format record is missing).  Returns 0, an LMDB code, or -1 with err
@@ -238,8 +266,10 @@ static int open_tables(db_archive *a, bool write, db_error *err)
         mdb_txn_abort(txn);
         return -1;
     }
+    /* the environment keeps a table's compare for every later transaction */
     for (int i = 0; !rc && i < DBI__COUNT; i++)
-        rc = mdb_dbi_open(txn, dbi_names[i], create, &a->dbi[i]);
+        if (!(rc = mdb_dbi_open(txn, dbi_names[i], create, &a->dbi[i])))
+            rc = mdb_set_compare(txn, a->dbi[i], db_key_order);
     if (!rc)
         return mdb_txn_commit(txn);
     mdb_txn_abort(txn);

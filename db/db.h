@@ -119,8 +119,13 @@ typedef enum db_node_kind {
 
 const char *db_node_kind_name(int kind);
 /* An isolated context (interrupt, softirq, timer callout, timeshare): it
- * runs on a cpu, not as the thread it landed on (paper/000 1.a). */
-bool db_node_kind_isolated(int kind);
+ * runs on a cpu, not as the thread it landed on (paper/000 1.a).  Inline:
+ * asked of every node by the graph and again by the writer. */
+static inline bool db_node_kind_isolated(int kind)
+{
+    return kind == DB_NODE_INTERRUPT || kind == DB_NODE_SOFTIRQ || kind == DB_NODE_TIMER ||
+           kind == DB_NODE_TIMESHARE;
+}
 int db_node_kind_from_name(const char *s, size_t len); /* -1 if unknown */
 
 #define DB_NAME_MAX 48

@@ -109,6 +109,22 @@ int db_keysort_add_edge(db_keysort *ks, int side, const db_edge_rec *r)
     return 0;
 }
 
+/* An edge into both tables: r as edges_in has it, and with a and b
+ * swapped into edges_out.  One call an edge, not two (with the writer's
+ * count of each around it): see writer.c, db_writer_edge_back. */
+int db_keysort_add_edge_pair(db_keysort *ks, const db_edge_rec *r)
+{
+    db_edge_rec out = *r;
+    out.a = r->b;
+    out.b = r->a;
+    ks_edges *in_side = &ks->edge[0], *out_side = &ks->edge[1];
+    if (in_side->n == in_side->cap || out_side->n == out_side->cap)
+        return db_keysort_add_edge(ks, 0, r) || db_keysort_add_edge(ks, 1, &out) ? -1 : 0;
+    put_edge(in_side, r);
+    put_edge(out_side, &out);
+    return 0;
+}
+
 int db_keysort_add(db_keysort *ks, int dbi, const unsigned char *k, size_t len)
 {
     if (len > DB_KEYSORT_MAX)

@@ -155,10 +155,34 @@ int db_nodetop_add(db_nodetop *t, const db_node *n, uint32_t key)
     return 0;
 }
 
-static int by_rank(const void *a, const void *b)
+/* A list's entries, highest rank first, into out: a merge sort of runs
+ * doubling from 1, between out and tmp (both room for n), its compare
+ * inline.  With qsort's merge sort, a call per compare, the writer
+ * thread took 211.9M instructions on 4 copies of the Android 13 Perfetto
+ * trace (628 lists), now 207.8M; 421.8M on 8 of the Android 11 one, now
+ * 419.5M.  Ranks are a total order (a list holds a node once), so any
+ * sort gives the same bytes. */
+static void sort_by_rank(const top_ent *h, uint32_t n, top_ent *out, top_ent *tmp)
 {
-    const top_ent *x = a, *y = b;
-    return below(x, y) ? 1 : below(y, x) ? -1 : 0;
+    top_ent *src = tmp, *dst = out;
+    memcpy(src, h, n * sizeof *h);
+    for (uint32_t w = 1; w < n; w *= 2) {
+        for (uint32_t lo = 0; lo < n; lo += 2 * w) {
+            uint32_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            uint32_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                dst[k++] = below(&src[i], &src[j]) ? src[j++] : src[i++];
+            while (i < mid)
+                dst[k++] = src[i++];
+            while (j < hi)
+                dst[k++] = src[j++];
+        }
+        top_ent *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != out)
+        memcpy(out, src, n * sizeof *out);
 }
 
 int db_nodetop_flush(db_nodetop *t, uint32_t trace, db_put_fn put, void *ctx)
@@ -166,15 +190,16 @@ int db_nodetop_flush(db_nodetop *t, uint32_t trace, db_put_fn put, void *ctx)
     unsigned char *v = malloc(4 + 12 * (size_t)DB_TOP_MAX);
     if (!v)
         return -2; /* as the thread index says out of memory */
+    top_ent sorted[DB_TOP_MAX], tmp[DB_TOP_MAX];
     int rc = 0;
     for (size_t i = 0; i < t->n && rc == 0; i++) {
         top_list *l = &t->l[i];
         for (int f = 0; f < DB_TOP__COUNT && rc == 0; f++) {
-            qsort(l->heap[f], l->n[f], sizeof *l->heap[f], by_rank);
+            sort_by_rank(l->heap[f], l->n[f], sorted, tmp);
             db_put_be32(v, l->total);
             for (uint32_t j = 0; j < l->n[f]; j++) {
-                db_put_be64(v + 4 + 12 * j, l->heap[f][j].v);
-                db_put_be32(v + 4 + 12 * j + 8, l->heap[f][j].id);
+                db_put_be64(v + 4 + 12 * j, sorted[j].v);
+                db_put_be32(v + 4 + 12 * j + 8, sorted[j].id);
             }
             unsigned char k[9];
             db_put_be32(k, trace);

@@ -237,9 +237,3 @@ uint32_t db_thread_key(const char *thread, int kind)
             h = (h ^ (unsigned char)*c) * 16777619u;
     return h;
 }
-
-bool db_node_kind_isolated(int kind)
-{
-    return kind == DB_NODE_INTERRUPT || kind == DB_NODE_SOFTIRQ || kind == DB_NODE_TIMER ||
-           kind == DB_NODE_TIMESHARE;
-}

@@ -141,14 +141,14 @@ static void replay(db_wq *q, const char *p, const char *end)
             take(&p, &n, sizeof n);
             take(&p, &key, sizeof key);
             if (!skip)
-                rc = db_writer_node_key(q->w, &n, key, &e);
+                rc = db_writer_node_back(q->w, &n, key, &e);
             break;
         }
         case OP_EDGE: {
             db_edge ed;
             take(&p, &ed, sizeof ed);
             if (!skip)
-                rc = db_writer_edge(q->w, &ed, &e);
+                rc = db_writer_edge_back(q->w, &ed, &e);
             break;
         }
         case OP_SIG: {
@@ -156,7 +156,7 @@ static void replay(db_wq *q, const char *p, const char *end)
             take(&p, &s, offsetof(db_sig, h));
             take(&p, s.h, s.n * sizeof *s.h);
             if (!skip)
-                rc = db_writer_signature(q->w, &s, &e);
+                rc = db_writer_signature_back(q->w, &s, &e);
             break;
         }
         case OP_NORM: {
@@ -288,7 +288,6 @@ fail:
     return NULL;
 }
 
-bool db_wq_here(const db_wq *q) { return pthread_equal(pthread_self(), q->thread); }
 
 /* The batch the front fills. */
 static wq_batch *filling(db_wq *q) { return &q->b[q->cur]; }
@@ -383,11 +382,16 @@ int db_wq_event(db_wq *q, db_event *ev, db_error *err)
     if (handed < 0)
         return db_fail_oom(err);
     db_evix x;
-    db_evix_of(&x, ev);
-    if (handed)
+    if (handed) {
+        db_evix_of(&x, ev);
         return queue_block(q, &x, &blk, err);
+    }
     char *p = op(q, OP_EVENT, sizeof x, err);
-    return p ? (put(p, &x, sizeof x), 0) : -1;
+    if (!p)
+        return -1;
+    db_evix_of(&x, ev);
+    memcpy(p, &x, sizeof x);
+    return 0;
 }
 
 int db_wq_hand_block(db_wq *q, db_error *err)

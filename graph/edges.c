@@ -309,11 +309,8 @@ static int rule_flag(graph_state *g, const db_event *ev, uint32_t node)
 /* Pairs a receipt with its send, before the receipt is given a node:
  * by kmsg when both have one, else the earliest unmatched send to the
  * same port (FIFO).  The match waits in g->match for graph_connect. */
-void graph_ipc_match(graph_state *g, const db_event *ev)
+void graph_ipc_match_more(graph_state *g, const db_event *ev)
 {
-    g->have_match = false;
-    if (ev->type != DB_EV_MACH_MSG || ev->phase != DB_PH_END)
-        return;
     uint64_t kmsg = 0;
     uint32_t ix;
     graph_fifo *f = &g->ports;
@@ -447,7 +444,9 @@ static int rule_voucher(graph_state *g, const db_event *ev)
     return graph_map_put(&g->vouchers, ev->obj, (uint32_t)pid);
 }
 
-int graph_connect(graph_state *g, const db_event *ev, uint32_t node)
+/* A type given a case here is one of GRAPH_CONNECT_TYPES (graph_int.h),
+ * which graph_connect tests before the call. */
+int graph_connect_more(graph_state *g, const db_event *ev, uint32_t node)
 {
     if (g->nrules && graph_rule_connect(g, ev, node))
         return -1;

@@ -229,23 +229,47 @@ size_t graph_normalize(graph_state *g, const db_event *ev, char *buf, size_t len
 
 /* Adds ev's normalized event to the open node's set (repeats omitted).
  * A syscall's form depends on its number alone: its hash is cached, which
- * spares the formatting for the commonest event of all.
+ * spares the formatting for the commonest event of all (and a wait's on
+ * its reason: wait_key).
  * A normal form goes into the archive's dictionary when it was not among
  * the last written in its slot of g->norms: a set of every hash seen grew
  * with the trace (275,000 forms in the 19M-event bench trace), this stays
  * at 256 KB; a form written again is a put the dictionary refuses. */
 #define GRAPH_NORMS_SEEN 65536u
-int graph_sig_add(graph_state *g, graph_open *o, const db_event *ev)
+
+/* A wait's form depends on its reason alone ("wait:S", "wait" without
+ * one), so its hash is cached as a syscall's is, by the reason: up to 7
+ * bytes of it with its length + 1 (0 for none) under the top bit, apart
+ * from the syscalls' keys (below 2^41); 0, not cached, for a longer one.
+ * The text and its hash were 80 of a wait's 220 instructions (graph_normalize)
+ * for each of pf8's 69,000 waits, of a handful of reasons. */
+static uint64_t wait_key(graph_state *g, const db_event *ev)
+{
+    const char *v;
+    size_t n;
+    if (!graph_attr_n(g, ev, "reason", 6, &v, &n))
+        return 1ull << 63;
+    if (n > 7)
+        return 0;
+    uint64_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k |= (uint64_t)(unsigned char)v[i] << (8 * i);
+    return 1ull << 63 | (uint64_t)(n + 1) << 56 | k;
+}
+
+int graph_sig_add_more(graph_state *g, graph_open *o, const db_event *ev)
 {
     char text[160];
     uint32_t h;
     bool fresh = false; /* h made from text here, not taken from the cache */
     /* source events and backtraces have no form (graph_normalize): told
-     * here, without its call and frame for each (150,000 of the 287,000
-     * Perfetto events of pf8 are source events, 6M instructions) */
-    if (ev->type == DB_EV_RAW || ev->type == DB_EV_BACKTRACE)
-        return 0;
-    uint64_t ck = ev->type == DB_EV_SYSCALL && ev->obj < (1u << 20) ? (1ull << 40) | ev->obj : 0;
+     * before the call (graph_sig_add, inline), without graph_normalize's
+     * call and frame for each (150,000 of the 287,000 Perfetto events of
+     * pf8 are source events, 6M instructions), and now without this
+     * one's either */
+    uint64_t ck = ev->type == DB_EV_SYSCALL && ev->obj < (1u << 20) ? (1ull << 40) | ev->obj
+                  : ev->type == DB_EV_WAIT                           ? wait_key(g, ev)
+                                                                     : 0;
     /* A wakeup's form is its woken thread's name's: its hash is kept with
      * the thread while the names stand (graph_feed_named), which spares
      * the name's copy, the formatting and the hash of the text (put_thread

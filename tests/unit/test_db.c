@@ -40,6 +40,40 @@ static void test_be_keys_sort_numerically(void **state)
     assert_int_equal(db_get_be32(k), 0x01020304u);
 }
 
+/* db_key_order is LMDB's default order (memcmp of the shorter length,
+ * then the shorter first): the sign agrees for keys of every length up to
+ * 40 that differ in one byte, in a few, or are prefixes of each other. */
+static int memn_order(const unsigned char *a, size_t la, const unsigned char *b, size_t lb)
+{
+    int c = memcmp(a, b, la < lb ? la : lb);
+    if (c)
+        return c < 0 ? -1 : 1;
+    return (la > lb) - (la < lb);
+}
+
+static void test_key_order_is_lmdb_order(void **state)
+{
+    (void)state;
+    unsigned seed = 12345;
+    for (int round = 0; round < 200000; round++) {
+        unsigned char a[40], b[40];
+        seed = seed * 1103515245u + 12345u;
+        size_t la = (seed >> 8) % 41, lb = round % 3 ? la : (seed >> 16) % 41;
+        for (size_t i = 0; i < sizeof a; i++) {
+            seed = seed * 1103515245u + 12345u;
+            a[i] = b[i] = (unsigned char)(seed >> 16);
+        }
+        /* change none, one or two bytes of b, to a value below or above */
+        for (int k = round % 3; k > 0; k--) {
+            seed = seed * 1103515245u + 12345u;
+            b[(seed >> 8) % 40] = (unsigned char)(seed >> 20);
+        }
+        MDB_val x = {la, a}, y = {lb, b};
+        int got = db_key_order(&x, &y);
+        assert_int_equal(got > 0 ? 1 : got < 0 ? -1 : 0, memn_order(a, la, b, lb));
+    }
+}
+
 /* Node records: varints and names come back whole; damage is refused. */
 static void test_node_record_roundtrip(void **state)
 {
@@ -416,6 +450,71 @@ static void test_nodetop_keeps_the_largest(void **state)
     assert_int_equal(db_nodetop_decode(bad, sizeof bad, &x), -1);
 }
 
+/* Lists of every length a flush sorts (nodetop.c, sort_by_rank: runs
+ * merged from 1 up, odd lengths leaving a short run): 1 to 130 nodes of a
+ * thread key each, values with ties, come out as the reference sort of
+ * the key's nodes by value desc, id asc, cut at DB_TOP_MAX. */
+enum { TOP_ALL_N = 1000 }; /* node ids 1 .. TOP_ALL_N - 1 */
+typedef struct top_all {
+    uint64_t v[TOP_ALL_N][2]; /* by node id: blocked, duration */
+    uint32_t key_of[TOP_ALL_N];
+    int checked;
+} top_all;
+
+static int top_check(void *ctx, const unsigned char *k, size_t klen, const void *v, size_t vlen)
+{
+    top_all *a = ctx;
+    db_top got;
+    assert_int_equal(klen, 9);
+    assert_int_equal(db_nodetop_decode(v, vlen, &got), 0);
+    uint32_t key = db_get_be32(k + 4), f = k[8], want[TOP_ALL_N], n = 0;
+    for (uint32_t id = 1; id < TOP_ALL_N; id++)
+        if (a->key_of[id] == key)
+            want[n++] = id;
+    assert_int_equal(got.total, n);
+    for (uint32_t i = 1; i < n; i++) /* value desc, id asc */
+        for (uint32_t j = i; j > 0; j--) {
+            uint32_t x = want[j - 1], y = want[j];
+            if (a->v[x][f] > a->v[y][f] || (a->v[x][f] == a->v[y][f] && x < y))
+                break;
+            want[j - 1] = y;
+            want[j] = x;
+        }
+    assert_int_equal(got.n, n < DB_TOP_MAX ? n : DB_TOP_MAX);
+    for (uint32_t i = 0; i < got.n; i++) {
+        assert_int_equal(got.id[i], want[i]);
+        assert_int_equal(got.v[i], a->v[want[i]][f]);
+    }
+    a->checked++;
+    return 0;
+}
+
+static void test_nodetop_lists_of_every_length(void **state)
+{
+    (void)state;
+    static const uint32_t lens[] = {1, 2, 3, 5, 8, 9, 17, 31, 33, 64, 65, 127, 128, 129, 130};
+    enum { K = sizeof lens / sizeof *lens };
+    static top_all a;
+    memset(&a, 0, sizeof a);
+    db_nodetop *t = db_nodetop_new();
+    assert_non_null(t);
+    srand(11);
+    uint32_t id = 1;
+    for (uint32_t k = 0; k < K; k++)
+        for (uint32_t i = 0; i < lens[k]; i++, id++) {
+            assert_true(id < TOP_ALL_N);
+            db_node n = {.id = id, .kind = DB_NODE_THREAD, .begin = 1000};
+            snprintf(n.thread, sizeof n.thread, "k%u", k);
+            n.blocked = a.v[id][0] = (uint64_t)(rand() % 20);
+            n.end = n.begin + (a.v[id][1] = (uint64_t)(rand() % 20));
+            a.key_of[id] = db_thread_key(n.thread, n.kind);
+            assert_int_equal(db_nodetop_add(t, &n, a.key_of[id]), 0);
+        }
+    assert_int_equal(db_nodetop_flush(t, 9, top_check, &a), 0);
+    assert_int_equal(a.checked, 2 * K);
+    db_nodetop_free(t);
+}
+
 /* An attribute by its key (a key that is a prefix of another is not it),
  * and as a number: the readers' decimal and 0x hex, and what strtoull's
  * base 0 reads besides (octal, uppercase hex), as before its fast path. */
@@ -616,12 +715,14 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_be_keys_sort_numerically),
+        cmocka_unit_test(test_key_order_is_lmdb_order),
         cmocka_unit_test(test_node_record_roundtrip),
         cmocka_unit_test(test_edge_key_roundtrip),
         cmocka_unit_test(test_edge_block_roundtrip),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_event_attr),
         cmocka_unit_test(test_nodetop_keeps_the_largest),
+        cmocka_unit_test(test_nodetop_lists_of_every_length),
         cmocka_unit_test_setup_teardown(test_commit_and_abort, setup, teardown),
         cmocka_unit_test_setup_teardown(test_format_version, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shared_handles_from_threads, setup, teardown),

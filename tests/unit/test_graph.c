@@ -561,6 +561,53 @@ static void test_raw_no_form(void **state)
     assert_true(sig_has(nd, "wait:io"));
 }
 
+/* paper/000 2.f: a flag write connects to a later read of its value at
+ * its address (and to no read elsewhere): flag events are among the
+ * types graph_connect gives to the rules (GRAPH_CONNECT_TYPES). */
+static void test_flag_write_read(void **state)
+{
+    (void)state;
+    spec s[] = {
+        {10, 1, N, T, DB_EV_FLAG_WRITE, 0, 0x40, NULL, NULL, 0},
+        {20, 2, N, T, DB_EV_SYSCALL, DB_PH_BEGIN, 1, NULL, NULL, 0},
+        {30, 2, N, T, DB_EV_FLAG_READ, 0, 0x40, NULL, NULL, 0},
+        {40, 3, N, T, DB_EV_FLAG_READ, 0, 0x41, NULL, NULL, 0},
+    };
+    build(s, 4);
+    assert_true(has_edge(node_of(1), node_of(3), DB_EDGE_FLAG));
+    assert_false(has_edge(node_of(1), node_of(4), DB_EDGE_FLAG));
+}
+
+/* A wait's form cached by its reason (graph_sig_add, wait_key): a reason
+ * seen before, none, an empty one, 7 bytes (the longest cached), 8 (not
+ * cached) and one that is not the event's first entry each give the form
+ * its text would, in nodes of their own. */
+static void test_wait_form_cached(void **state)
+{
+    (void)state;
+    const char *reasons[] = {"reason=S",        "reason=S",        NULL,       "reason=",
+                             "reason=1234567", "reason=12345678", "reason=12345678",
+                             "state=R reason=D", "reason=D",       "reason=1234567"};
+    const char *forms[] = {"wait:S",        "wait:S",        "wait",     "wait:",    "wait:1234567",
+                           "wait:12345678", "wait:12345678", "wait:D",   "wait:D",   "wait:1234567"};
+    enum { K = sizeof reasons / sizeof *reasons };
+    spec s[2 * K];
+    for (int i = 0; i < K; i++) {
+        s[2 * i] = (spec){100 * (uint64_t)i + 10, 1, N, T, DB_EV_SYSCALL, DB_PH_BEGIN, 3, NULL, "name=read", 0};
+        s[2 * i + 1] = (spec){100 * (uint64_t)i + 20, 1, N, T, DB_EV_WAIT, 0, 0, NULL, reasons[i], 0};
+    }
+    build(s, 2 * K);
+    for (int i = 0; i < K; i++) {
+        uint32_t nd = node_of(2 * (uint64_t)i + 2);
+        assert_int_equal(node_of(2 * (uint64_t)i + 1), nd);
+        assert_true(sig_has(nd, forms[i]));
+        assert_true(sig_has(nd, "syscall:read"));
+        for (int j = 0; j < K; j++)
+            if (strcmp(forms[j], forms[i]))
+                assert_false(sig_has(nd, forms[j]));
+    }
+}
+
 /* graph_attr_n answers as db_event_attr does: a new event's first entry
  * read in place when it is the key, the others through the table of
  * entries, on lookups of several keys of one event in turn and of the
@@ -760,6 +807,8 @@ int main(void)
         cmocka_unit_test(test_preempted_state),
         cmocka_unit_test_setup_teardown(test_attr_lookup, setup, teardown),
         cmocka_unit_test_setup_teardown(test_raw_no_form, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wait_form_cached, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_flag_write_read, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wakeup_form_cached, setup, teardown),
         cmocka_unit_test_setup_teardown(test_thread_slots, setup, teardown),
     };
