@@ -21,10 +21,20 @@
 #define EVB_EVENT_ROOM(nl, na, alen) (96 + (nl) + 24 * (na) + (alen))
 
 typedef struct enc_str {
+    uint64_t head; /* its head_word */
     uint32_t off, len; /* in sbuf */
     uint32_t hash;
     uint32_t shape[2]; /* as an event's name: the last two shapes found for it + 1 (0 none) */
 } enc_str;
+
+/* A shape's key as its entries begin, "key=" (len bytes, 1 to 16): its
+ * first eight bytes (zeros past them), the mask of those, and its last
+ * eight, to match an entry in one or two loads (key_at).  len 0: a
+ * longer key, compared byte for byte. */
+typedef struct enc_key {
+    uint64_t head, mask, tail;
+    uint32_t len;
+} enc_key;
 
 typedef struct enc_shape {
     uint32_t hash;
@@ -62,6 +72,8 @@ struct db_evblock_enc {
     size_t nshapes, shapes_cap;
     uint32_t *words;
     size_t nwords, words_cap;
+    enc_key *keys; /* a shape's keys where words has them: keys[at + EVB_SHAPE_HEAD + j] */
+    size_t keys_cap;
     uint32_t shape_slots[2 * EVB_SHAPES]; /* shape number + 1 */
     enc_attr *attr; /* the event being added, split once (split_attrs) */
     size_t nattr, attr_cap;
@@ -95,6 +107,7 @@ void db_evblock_enc_free(db_evblock_enc *e)
     free(e->strs);
     free(e->shapes);
     free(e->words);
+    free(e->keys);
     free(e->attr);
     free(e->memo_buf);
     free(e);
@@ -146,26 +159,48 @@ static inline bool put_bytes(db_evblock_enc *e, const char *s, size_t n)
     return true;
 }
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define EVB_LE 1 /* a word loaded from bytes has the first in its low bits */
+#else
+#define EVB_LE 0
+#endif
+
 /* The last n bytes (1 to 7) of a string as a number, in two loads that
  * may overlap and never read past them, instead of a loop over the bytes:
  * most keys and values of events are short ("prio", "120", "sleep"), and
  * hash_bytes went from 78M to 49M instructions in 300,000 events of the
- * Argus bench trace. */
+ * Argus bench trace.  On a little-endian machine the second load is
+ * shifted onto the first's overlapping bytes, which makes the number the
+ * one a load of the bytes with zeros past them gives: what
+ * put_keyed_values has after masking a word of an event's text. */
 static inline uint64_t tail_word(const unsigned char *s, size_t n)
 {
     if (n >= 4) {
         uint32_t a, b;
         memcpy(&a, s, 4);
         memcpy(&b, s + n - 4, 4);
-        return a | (uint64_t)b << 32;
+        return a | (uint64_t)b << (EVB_LE ? 8 * (n - 4) : 32);
     }
     if (n >= 2) {
         uint16_t a, b;
         memcpy(&a, s, 2);
         memcpy(&b, s + n - 2, 2);
-        return a | (uint64_t)b << 16;
+        return a | (uint64_t)b << (EVB_LE ? 8 * (n - 2) : 16);
     }
     return s[0];
+}
+
+/* A string's first eight bytes (all of a shorter one, zeros past them):
+ * the string table keeps it, so that a string of up to eight bytes is
+ * compared in one step (str_find). */
+static inline uint64_t head_word(const unsigned char *s, size_t n)
+{
+    uint64_t w;
+    if (n >= 8) {
+        memcpy(&w, s, 8);
+        return w;
+    }
+    return n ? tail_word(s, n) : 0;
 }
 
 /* Sixteen bytes into h: each word multiplied in, the first's high bits
@@ -179,44 +214,48 @@ static inline uint64_t hash_step16(uint64_t h, const unsigned char *s)
     return ((h << 31 | h >> 33) ^ z) * 0xc4ceb9fe1a85ec53ull;
 }
 
+/* The hash of a string of n <= 8 bytes from its head_word w, which
+ * put_keyed_values has without reading the string again. */
+static inline uint32_t hash_head(uint64_t w, size_t n)
+{
+    uint64_t h = (0x9e3779b97f4a7c15ull ^ (uint64_t)n << 56 ^ w) * 0xff51afd7ed558ccdull;
+    h ^= h >> 29;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    return (uint32_t)(h >> 32);
+}
+
 /* The encoder's own tables' hash (never stored): eight bytes a step, as
  * every key and value of every event goes through it -- byte-wise FNV was
  * a tenth of the graph thread's time in an ingest.  In two parts: the
  * long strings' loop out of line, so that the short ones' few loads and
  * multiplies inline into their callers (hash_bytes whole was too big to
- * inline: a call for each of 550,000 values of 287,000 Perfetto events). */
+ * inline: a call for each of 550,000 values of 287,000 Perfetto events).
+ * *head: the string's head_word. */
 static uint32_t hash_long(const unsigned char *s, size_t n);
 
-static inline uint32_t hash_bytes(const void *p, size_t n)
+static inline uint32_t hash_str(const void *p, size_t n, uint64_t *head)
 {
     const unsigned char *s = p;
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ n, w;
+    *head = head_word(s, n);
+    if (n <= 8)
+        return hash_head(*head, n);
     if (n > 16)
         return hash_long(s, n);
-    if (n > 8) { /* a comm, a key: its first and last 8 bytes, no loop */
-        uint64_t z;
-        memcpy(&w, s, 8);
-        memcpy(&z, s + n - 8, 8);
-        h = (h ^ w) * 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
-        h = (h ^ z) * 0xff51afd7ed558ccdull;
-        h ^= h >> 29;
-        h *= 0xc4ceb9fe1a85ec53ull;
-        return (uint32_t)(h >> 32);
-    }
-    size_t rest = n & 7;
-    if (n == 8) {
-        memcpy(&w, s, 8);
-        h = (h ^ w) * 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
-    }
-    if (rest) {
-        w = tail_word(s, rest);
-        h = (h ^ w) * 0xff51afd7ed558ccdull;
-    }
+    /* a comm, a key: its first and last 8 bytes, no loop */
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n, z;
+    memcpy(&z, s + n - 8, 8);
+    h = (h ^ *head) * 0xff51afd7ed558ccdull;
+    h ^= h >> 32;
+    h = (h ^ z) * 0xff51afd7ed558ccdull;
     h ^= h >> 29;
     h *= 0xc4ceb9fe1a85ec53ull;
     return (uint32_t)(h >> 32);
+}
+
+static inline uint32_t hash_bytes(const void *p, size_t n)
+{
+    uint64_t head;
+    return hash_str(p, n, &head);
 }
 
 /* More than sixteen bytes: an event's attributes (the memo's key; about
@@ -258,8 +297,11 @@ static inline bool bytes_eq(const char *a, const char *b, size_t n)
     return !n || tail_word((const unsigned char *)a, n) == tail_word((const unsigned char *)b, n);
 }
 
-/* The string's number in this block, or -1 (*slot: where it would go). */
-static inline long str_find(const db_evblock_enc *e, const char *s, size_t n, uint32_t h, uint32_t *slot)
+/* The string's number in this block, or -1 (*slot: where it would go).
+ * h and head: its hash_str.  A string of up to eight bytes is its head
+ * and length; a longer one's bytes past the head are compared. */
+static inline long str_find(const db_evblock_enc *e, const char *s, size_t n, uint32_t h, uint64_t head,
+                            uint32_t *slot)
 {
     uint32_t i = h & (EVB_STR_SLOTS - 1);
     for (;; i = (i + 1) & (EVB_STR_SLOTS - 1)) {
@@ -269,14 +311,16 @@ static inline long str_find(const db_evblock_enc *e, const char *s, size_t n, ui
             return -1;
         }
         const enc_str *st = &e->strs[v - 1];
-        if (st->hash == h && st->len == n && bytes_eq(e->sbuf + st->off, s, n))
+        if (st->hash == h && st->len == n && st->head == head &&
+            (n <= 8 || bytes_eq(e->sbuf + st->off + 8, s + 8, n - 8)))
             return (long)(v - 1);
     }
 }
 
 /* Numbers the string just written (as the decoder will), while there is
  * room.  Its number, or UINT32_MAX when the table is full. */
-static bool str_add(db_evblock_enc *e, const char *s, size_t n, uint32_t h, uint32_t slot, uint32_t *num)
+static bool str_add(db_evblock_enc *e, const char *s, size_t n, uint32_t h, uint64_t head, uint32_t slot,
+                    uint32_t *num)
 {
     *num = UINT32_MAX;
     if (e->nstrs >= EVB_STR_MAX)
@@ -285,7 +329,7 @@ static bool str_add(db_evblock_enc *e, const char *s, size_t n, uint32_t h, uint
         !db_grow((void **)&e->strs, &e->strs_cap, e->nstrs + 1, sizeof *e->strs))
         return false;
     memcpy(e->sbuf + e->sbuf_len, s, n);
-    e->strs[e->nstrs] = (enc_str){(uint32_t)e->sbuf_len, (uint32_t)n, h, {0, 0}};
+    e->strs[e->nstrs] = (enc_str){head, (uint32_t)e->sbuf_len, (uint32_t)n, h, {0, 0}};
     e->sbuf_len += n;
     e->slots[slot] = (uint32_t)++e->nstrs;
     *num = (uint32_t)e->nstrs - 1;
@@ -295,13 +339,14 @@ static bool str_add(db_evblock_enc *e, const char *s, size_t n, uint32_t h, uint
 /* A str: a reference, or the literal (numbered if there is room). */
 static bool put_str(db_evblock_enc *e, const char *s, size_t n, uint32_t *num)
 {
-    uint32_t h = hash_bytes(s, n), slot;
-    long i = str_find(e, s, n, h, &slot);
+    uint64_t head;
+    uint32_t h = hash_str(s, n, &head), slot;
+    long i = str_find(e, s, n, h, head, &slot);
     if (i >= 0) {
         *num = (uint32_t)i;
         return put_uv(e, (uint64_t)i + 1);
     }
-    return put_uv(e, 0) && put_uv(e, n) && put_bytes(e, s, n) && str_add(e, s, n, h, slot, num);
+    return put_uv(e, 0) && put_uv(e, n) && put_bytes(e, s, n) && str_add(e, s, n, h, head, slot, num);
 }
 
 /* An attribute entry "key=value": the key's length, and whether it has '='. */
@@ -420,6 +465,65 @@ static bool same_keys(db_evblock_enc *e, const uint32_t *w)
     return true;
 }
 
+/* The matcher of key k (key_at). */
+static enc_key key_of(const enc_str *k, const char *sbuf)
+{
+    enc_key m = {0};
+    size_t len = (size_t)k->len + 1;
+    if (len > 16)
+        return m;
+    unsigned char t[16] = {0};
+    memcpy(t, sbuf + k->off, k->len);
+    t[k->len] = '=';
+    memcpy(&m.head, t, 8);
+    memcpy(&m.tail, t + (len > 8 ? len - 8 : 0), 8);
+    m.mask = len >= 8 ? ~0ull : (1ull << 8 * len) - 1;
+    m.len = (uint32_t)len;
+    return m;
+}
+
+/* Does the entry at a + p, of the text a[0, alen), begin with key k and
+ * '='?  false also when that is not told here (a longer key, fewer than
+ * eight bytes of text left, a big-endian machine): the caller then
+ * compares the bytes. */
+static inline bool key_at(const enc_key *k, const char *a, size_t p, size_t alen)
+{
+    uint64_t x;
+    if (!EVB_LE || !k->len || p + (k->len > 8 ? k->len : 8) > alen)
+        return false;
+    memcpy(&x, a + p, 8);
+    if ((x & k->mask) != k->head)
+        return false;
+    if (k->len <= 8)
+        return true;
+    memcpy(&x, a + p + k->len - 8, 8);
+    return x == k->tail;
+}
+
+/* The value at a + v of the text a[0, alen), up to its NUL or the end,
+ * when it is shorter than eight bytes: its length *n and its head_word
+ * *w, from one load (the last eight bytes of the text, shifted, near its
+ * end).  false for a longer value, a text shorter than eight bytes or on
+ * a big-endian machine. */
+static inline bool short_value(const char *a, size_t v, size_t alen, uint64_t *w, size_t *n)
+{
+    uint64_t x = 0;
+    if (!EVB_LE || alen < 8)
+        return false;
+    if (alen - v >= 8)
+        memcpy(&x, a + v, 8);
+    else if (v < alen) {
+        memcpy(&x, a + alen - 8, 8);
+        x >>= 8 * (8 - (alen - v));
+    }
+    uint64_t z = (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull; /* its lowest: the first NUL */
+    if (!z)
+        return false;
+    *n = (unsigned)__builtin_ctzll(z) >> 3;
+    *w = x & ((1ull << 8 * *n) - 1);
+    return true;
+}
+
 /* The name's shape v + 1 is its latest (a name's shapes are unique by
  * their words, so which way one is found does not change the number). */
 static void shape_seen(enc_str *ns, uint32_t v)
@@ -442,7 +546,9 @@ static long shape_find(db_evblock_enc *e, const db_event *ev, const char *name, 
     uint32_t words[EVB_SHAPE_HEAD + EVB_SHAPE_KEYS];
     size_t nw = EVB_SHAPE_HEAD;
     uint32_t slot;
-    long s = str_find(e, name, nl, hash_bytes(name, nl), &slot);
+    uint64_t head;
+    uint32_t h = hash_str(name, nl, &head);
+    long s = str_find(e, name, nl, h, head, &slot);
     if (s < 0)
         return -1;
     enc_str *ns = &e->strs[s];
@@ -461,13 +567,15 @@ static long shape_find(db_evblock_enc *e, const db_event *ev, const char *name, 
     words[1] = tpc_of(ev);
     for (size_t j = 0; j < e->nattr; j++) {
         const enc_attr *at = &e->attr[j];
-        if (nw == EVB_SHAPE_HEAD + EVB_SHAPE_KEYS ||
-            (s = str_find(e, at->key, at->klen, hash_bytes(at->key, at->klen), &slot)) < 0)
+        if (nw == EVB_SHAPE_HEAD + EVB_SHAPE_KEYS)
+            return -1;
+        h = hash_str(at->key, at->klen, &head);
+        if ((s = str_find(e, at->key, at->klen, h, head, &slot)) < 0)
             return -1;
         words[nw++] = (uint32_t)s;
     }
     words[2] = (uint32_t)(nw - EVB_SHAPE_HEAD);
-    uint32_t h = hash_bytes(words, nw * 4);
+    h = hash_bytes(words, nw * 4);
     for (uint32_t i = h & (2 * EVB_SHAPES - 1);; i = (i + 1) & (2 * EVB_SHAPES - 1)) {
         uint32_t v = e->shape_slots[i];
         if (!v)
@@ -485,10 +593,13 @@ static bool shape_add(db_evblock_enc *e, const uint32_t *words, size_t nw)
     if (e->nshapes >= EVB_SHAPES)
         return true; /* a full table: later events define their shape anew */
     if (!db_grow((void **)&e->words, &e->words_cap, e->nwords + nw, sizeof *e->words) ||
+        !db_grow((void **)&e->keys, &e->keys_cap, e->nwords + nw, sizeof *e->keys) ||
         !db_grow((void **)&e->shapes, &e->shapes_cap, e->nshapes + 1, sizeof *e->shapes))
         return false;
     uint32_t h = hash_bytes(words, nw * 4);
     memcpy(e->words + e->nwords, words, nw * 4);
+    for (size_t j = EVB_SHAPE_HEAD; j < nw; j++)
+        e->keys[e->nwords + j] = key_of(&e->strs[words[j]], e->sbuf);
     e->shapes[e->nshapes] = (enc_shape){h, (uint32_t)e->nwords};
     e->nwords += nw;
     uint32_t i = h & (2 * EVB_SHAPES - 1);
@@ -526,7 +637,7 @@ static bool put_shape(db_evblock_enc *e, const db_event *ev, const char *name, s
 
 /* A value not in the block's strings yet (its hash h, its place slot):
  * the number or the literal, numbered as a string all the same. */
-static bool put_new_value(db_evblock_enc *e, const char *v, size_t n, uint32_t h, uint32_t slot)
+static bool put_new_value(db_evblock_enc *e, const char *v, size_t n, uint32_t h, uint64_t head, uint32_t slot)
 {
     uint32_t num;
     uint64_t x;
@@ -537,20 +648,27 @@ static bool put_new_value(db_evblock_enc *e, const char *v, size_t n, uint32_t h
         ok = put_uv(e, 2) && put_uv(e, x);
     else
         ok = put_uv(e, 0) && put_uv(e, n) && put_bytes(e, v, n);
-    return ok && str_add(e, v, n, h, slot, &num);
+    return ok && str_add(e, v, n, h, head, slot, &num);
 }
 
 /* A value: a reference to the same text earlier in the block, else a new
  * one.  The reference inline (90% of the 534,000 values the latest-shape
  * path writes on pf8): put_value whole, too big to inline, cost a call
  * and a frame of 12 instructions for each. */
-static inline bool put_value(db_evblock_enc *e, const char *v, size_t n)
+static inline bool put_hashed_value(db_evblock_enc *e, const char *v, size_t n, uint32_t h, uint64_t head)
 {
-    uint32_t h = hash_bytes(v, n), slot;
-    long i = str_find(e, v, n, h, &slot);
+    uint32_t slot;
+    long i = str_find(e, v, n, h, head, &slot);
     if (i >= 0)
         return put_uv(e, ((uint64_t)i + 1) << 2);
-    return put_new_value(e, v, n, h, slot);
+    return put_new_value(e, v, n, h, head, slot);
+}
+
+static inline bool put_value(db_evblock_enc *e, const char *v, size_t n)
+{
+    uint64_t head;
+    uint32_t h = hash_str(v, n, &head);
+    return put_hashed_value(e, v, n, h, head);
 }
 
 /* Undoes a partly written event: the strings and shapes it numbered.  In a
@@ -622,28 +740,45 @@ static inline size_t entry_end(const char *a, size_t p, size_t end)
 }
 
 /* Writes the values of attributes a[0, alen) by the keys of shape words
- * w, as split_attrs, same_keys and put_value would: 1 done, 0 the entries
- * are not those keys (values may be written and numbered: the caller
- * rolls back), -1 memory. */
-static int put_keyed_values(db_evblock_enc *e, const uint32_t *w, const char *a, size_t alen)
+ * w (their matchers: keys), as split_attrs, same_keys and put_value
+ * would: 1 done, 0 the entries are not those keys (values may be written
+ * and numbered: the caller rolls back), -1 memory.  Most entries are
+ * "key=" found by key_at and a value shorter than eight bytes read in
+ * one load by short_value, which also give the value's head and hash:
+ * its bytes are not read again to hash it (hash_str) nor to compare it
+ * (str_find). */
+static int put_keyed_values(db_evblock_enc *e, const uint32_t *w, const enc_key *keys, const char *a, size_t alen)
 {
     size_t p = 0;
     for (uint32_t j = 0; j < w[2]; j++) {
-        const enc_str *k = &e->strs[w[EVB_SHAPE_HEAD + j]]; /* again each time: put_value may move strs */
-        if (p >= alen || alen - p < k->len || !bytes_eq(e->sbuf + k->off, a + p, k->len))
-            return 0; /* a key holds no NUL: a shorter entry differs within it */
-        size_t q = p + k->len;
-        if (q == alen || !a[q]) { /* the entry is the key */
-            put_uv(e, 3);
-            p = q + 1;
-            continue;
+        size_t v, n;
+        uint64_t head;
+        if (key_at(&keys[j], a, p, alen))
+            v = p + keys[j].len;
+        else {
+            const enc_str *k = &e->strs[w[EVB_SHAPE_HEAD + j]]; /* again each time: put_value may move strs */
+            if (p >= alen || alen - p < k->len || !bytes_eq(e->sbuf + k->off, a + p, k->len))
+                return 0; /* a key holds no NUL: a shorter entry differs within it */
+            size_t q = p + k->len;
+            if (q == alen || !a[q]) { /* the entry is the key */
+                put_uv(e, 3);
+                p = q + 1;
+                continue;
+            }
+            if (a[q] != '=')
+                return 0;
+            v = q + 1;
         }
-        if (a[q] != '=')
-            return 0;
-        size_t ve = entry_end(a, q + 1, alen);
-        if (!put_value(e, a + q + 1, ve - q - 1))
+        bool ok;
+        if (short_value(a, v, alen, &head, &n))
+            ok = put_hashed_value(e, a + v, n, hash_head(head, n), head);
+        else {
+            n = entry_end(a, v, alen) - v;
+            ok = put_value(e, a + v, n);
+        }
+        if (!ok)
             return -1;
-        p = ve + 1;
+        p = v + n + 1;
     }
     return p >= alen; /* no entry left */
 }
@@ -656,7 +791,9 @@ static int put_by_latest_shape(db_evblock_enc *e, const db_event *ev, const char
                                size_t *s1, size_t *v0)
 {
     uint32_t slot;
-    long s = str_find(e, name, nl, hash_bytes(name, nl), &slot);
+    uint64_t head;
+    uint32_t h = hash_str(name, nl, &head);
+    long s = str_find(e, name, nl, h, head, &slot);
     if (s < 0)
         return 0;
     size_t len = e->len, nstrs = e->nstrs, sl = e->sbuf_len;
@@ -674,7 +811,7 @@ static int put_by_latest_shape(db_evblock_enc *e, const db_event *ev, const char
         *s1 = e->len;
         put_fixed(e, ev, nd);
         *v0 = e->len;
-        int r = put_keyed_values(e, w, attrs, ev->attrs_len);
+        int r = put_keyed_values(e, w, &e->keys[e->shapes[v - 1].at + EVB_SHAPE_HEAD], attrs, ev->attrs_len);
         if (r == 1) {
             shape_seen(&e->strs[s], v);
             e->shape_hits++;

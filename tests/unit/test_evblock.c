@@ -613,6 +613,93 @@ static void test_latest_shape_same_bytes(void **state)
     db_evblock_enc_free(without);
 }
 
+/* The latest-shape path reads most entries a word at a time: "key=" in
+ * one or two loads, a value shorter than eight bytes in one, the last
+ * one near the text's end from its last eight bytes.  Keys of 0 to 20
+ * bytes, values of 0 to 11 (bytes past 0x7f among them, which must not
+ * look like a NUL), texts of fewer than eight bytes, the last NUL left
+ * off, each text in a buffer of its own length (the sanitizer's build
+ * sees a load past it): the bytes must be those of the full encoding. */
+static void test_short_values_same_bytes(void **state)
+{
+    (void)state;
+    enum { N = 12000, FORMS = 7 };
+    static owned evs[N];
+    static char *texts[N];
+    static const char *const ks[] = {"", "a", "ab", "pid", "prio", "state", "reason", "nr_pid", "next_pid",
+                                     "next_comm", "target_cpu", "prev_state_x", "transaction_id",
+                                     "blocked_caller", "seven_7", "fifteen_bytes15", "sixteen_bytes_16",
+                                     "a_key_of_twenty_byte"};
+    static const char *const vs[] = {"", "1", "S", "R+", "120", "\xff", "\x80\x81", "sleep", "2000000",
+                                     "7654321", "12345678", "\xfe\xfd\xfc\xfb\xfa\xf9\xf8", "=", "a=b",
+                                     "kworker/0", "abcdefghijk"};
+    size_t form[FORMS][3], nform[FORMS]; /* "a=..." alone, then every key in threes */
+    for (size_t f = 0; f < FORMS; f++) {
+        nform[f] = f == 0 ? 1 : 3;
+        for (size_t k = 0; k < nform[f]; k++)
+            form[f][k] = f == 0 ? 1 : (3 * (f - 1) + k) % (sizeof ks / sizeof ks[0]);
+    }
+    uint64_t ts = 100;
+    for (size_t i = 0; i < N; i++) {
+        owned *o = &evs[i];
+        random_event(o, i + 1, &ts); /* the fixed fields */
+        size_t f = rnd() % FORMS, n = 0;
+        snprintf(o->name, sizeof o->name, "form%zu", f);
+        o->ev.name = o->name;
+        o->ev.type = DB_EV_RAW;
+        o->ev.phase = o->ev.ctx = 0;
+        for (size_t k = 0; k < nform[f]; k++) {
+            const char *v = vs[rnd() % (rnd() % 2 ? 6 : sizeof vs / sizeof vs[0])];
+            if (rnd() % 40 == 0) /* now and then a bare key */
+                n += (size_t)snprintf(o->attrs + n, sizeof o->attrs - n, "%s", ks[form[f][k]]) + 1;
+            else
+                n += (size_t)snprintf(o->attrs + n, sizeof o->attrs - n, "%s=%s", ks[form[f][k]], v) + 1;
+        }
+        if (rnd() % 3 == 0)
+            n--; /* the last NUL left off */
+        texts[i] = malloc(n ? n : 1);
+        assert_non_null(texts[i]);
+        memcpy(texts[i], o->attrs, n);
+        o->ev.attrs = texts[i];
+        o->ev.attrs_len = n;
+    }
+    db_evblock_enc *with = db_evblock_enc_new(), *without = db_evblock_enc_new();
+    db_evblock_enc_memo(without, false);
+    db_evblock b = {0};
+    size_t i = 0;
+    while (i < N) {
+        db_evblock_enc_reset(with);
+        db_evblock_enc_reset(without);
+        size_t start = i;
+        int rc = 0;
+        while (i < N && !(rc = db_evblock_enc_add(with, &evs[i].ev))) {
+            assert_int_equal(db_evblock_enc_add(without, &evs[i].ev), 0);
+            i++;
+        }
+        assert_true(rc == 0 || rc == 1);
+        if (rc)
+            assert_int_equal(db_evblock_enc_add(without, &evs[i].ev), 1);
+        size_t la, lb;
+        const unsigned char *a = db_evblock_enc_bytes(with, &la), *bb = db_evblock_enc_bytes(without, &lb);
+        assert_int_equal(la, lb);
+        assert_memory_equal(a, bb, la);
+        assert_int_equal(db_evblock_decode(&b, start + 1, a, la), 0);
+        for (size_t k = start; k < i; k++) {
+            db_event want = evs[k].ev; /* decoded, every entry ends with its NUL */
+            want.attrs = evs[k].attrs;
+            if (want.attrs_len && want.attrs[want.attrs_len - 1])
+                evs[k].attrs[want.attrs_len++] = 0;
+            assert_same(&want, db_evblock_get(&b, k + 1));
+        }
+    }
+    assert_true(db_evblock_enc_shape_hits(with) > N / 4); /* the shortcut was taken */
+    for (size_t k = 0; k < N; k++)
+        free(texts[k]);
+    db_evblock_free(&b);
+    db_evblock_enc_free(with);
+    db_evblock_enc_free(without);
+}
+
 static void test_rollback_keeps_tables(void **state)
 {
     (void)state;
@@ -746,6 +833,7 @@ int main(void)
         cmocka_unit_test(test_normbuf),
         cmocka_unit_test(test_rollback_keeps_tables), cmocka_unit_test(test_memo_same_bytes),
         cmocka_unit_test(test_latest_shape_same_bytes),
+        cmocka_unit_test(test_short_values_same_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
