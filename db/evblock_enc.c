@@ -9,6 +9,13 @@
 #include "db_int.h"
 #include "evblock_int.h"
 
+/* The shapes an event's name remembers, latest first, tried before its
+ * keys are hashed (shape_find, put_by_latest_shape): three, as the
+ * Android 13 trace's sched_switch has three that come round (a raw one
+ * with no reason, a wait with its reason, a wait with its blocked caller
+ * too); with two, 4,700 of its 44,000 events were written in full (graph
+ * thread 528.9M -> 523.9M instructions on a13x4; four: 523.8M). */
+#define EVB_NAME_SHAPES 3
 #define EVB_MEMO_MAX 512u /* events remembered whole in a block (the memo, below) */
 #define EVB_MEMO_SLOTS 1024u /* their hash slots */
 #define EVB_MEMO_BYTES 65536u /* their names, attributes and encodings */
@@ -24,7 +31,7 @@ typedef struct enc_str {
     uint64_t head; /* its head_word */
     uint32_t off, len; /* in sbuf */
     uint32_t hash;
-    uint32_t shape[2]; /* as an event's name: the last two shapes found for it + 1 (0 none) */
+    uint32_t shape[EVB_NAME_SHAPES]; /* as an event's name: the latest shapes found for it + 1 (0 none) */
 } enc_str;
 
 /* A shape's key as its entries begin, "key=" (len bytes, 1 to 16): its
@@ -56,6 +63,18 @@ typedef struct enc_attr {
     const char *val; /* after the '='; NULL for a key without one */
     size_t vlen;
 } enc_attr;
+
+/* What db_evblock_enc_add finds out about the event once, for the paths
+ * that write it (tpc_of and the name's hash were taken three and two
+ * times an event). */
+typedef struct enc_ev {
+    const db_event *ev;
+    const char *name, *attrs; /* "" for none */
+    size_t nl;
+    uint32_t tpc;
+    uint32_t nh; /* the name's hash_str */
+    uint64_t nhead; /* and head */
+} enc_ev;
 
 struct db_evblock_enc {
     unsigned char *buf; /* EVB_HEAD_MAX bytes reserved, then the events */
@@ -329,7 +348,7 @@ static bool str_add(db_evblock_enc *e, const char *s, size_t n, uint32_t h, uint
         !db_grow((void **)&e->strs, &e->strs_cap, e->nstrs + 1, sizeof *e->strs))
         return false;
     memcpy(e->sbuf + e->sbuf_len, s, n);
-    e->strs[e->nstrs] = (enc_str){head, (uint32_t)e->sbuf_len, (uint32_t)n, h, {0, 0}};
+    e->strs[e->nstrs] = (enc_str){head, (uint32_t)e->sbuf_len, (uint32_t)n, h, {0}};
     e->sbuf_len += n;
     e->slots[slot] = (uint32_t)++e->nstrs;
     *num = (uint32_t)e->nstrs - 1;
@@ -528,35 +547,36 @@ static inline bool short_value(const char *a, size_t v, size_t alen, uint64_t *w
  * their words, so which way one is found does not change the number). */
 static void shape_seen(enc_str *ns, uint32_t v)
 {
-    if (ns->shape[0] != v) {
-        ns->shape[1] = ns->shape[0];
-        ns->shape[0] = v;
-    }
+    size_t i = 0;
+    while (i < EVB_NAME_SHAPES - 1 && ns->shape[i] != v)
+        i++;
+    for (; i > 0; i--)
+        ns->shape[i] = ns->shape[i - 1];
+    ns->shape[0] = v;
 }
 
 /* The event's shape number when its name and keys are numbered strings
  * and the shape is numbered; else -1 (the event defines it anew).  The
- * last two shapes seen with the event's name are tried first: most events
- * of a name have one shape, or two that alternate (an Argus syscall's
+ * latest shapes seen with the event's name are tried first: most events
+ * of a name have one shape, or a few that alternate (an Argus syscall's
  * begin and end, a message's send and receipt), and comparing their keys
  * spares hashing each (in 300,000 events of the Argus bench trace, 379,000
  * keys were hashed and looked up with the last shape only, 11,000 now). */
-static long shape_find(db_evblock_enc *e, const db_event *ev, const char *name, size_t nl)
+static long shape_find(db_evblock_enc *e, const enc_ev *x)
 {
     uint32_t words[EVB_SHAPE_HEAD + EVB_SHAPE_KEYS];
     size_t nw = EVB_SHAPE_HEAD;
-    uint32_t slot;
+    uint32_t slot, h;
     uint64_t head;
-    uint32_t h = hash_str(name, nl, &head);
-    long s = str_find(e, name, nl, h, head, &slot);
+    long s = str_find(e, x->name, x->nl, x->nh, x->nhead, &slot);
     if (s < 0)
         return -1;
     enc_str *ns = &e->strs[s];
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < EVB_NAME_SHAPES; k++) {
         uint32_t v = ns->shape[k];
         if (v && v <= e->nshapes) { /* a rollback may have dropped it */
             const uint32_t *w = &e->words[e->shapes[v - 1].at];
-            if (w[0] == (uint32_t)s && w[1] == tpc_of(ev) && same_keys(e, w)) {
+            if (w[0] == (uint32_t)s && w[1] == x->tpc && same_keys(e, w)) {
                 shape_seen(ns, v);
                 return (long)v - 1;
             }
@@ -564,7 +584,7 @@ static long shape_find(db_evblock_enc *e, const db_event *ev, const char *name, 
     }
     split_keys(e);
     words[0] = (uint32_t)s;
-    words[1] = tpc_of(ev);
+    words[1] = x->tpc;
     for (size_t j = 0; j < e->nattr; j++) {
         const enc_attr *at = &e->attr[j];
         if (nw == EVB_SHAPE_HEAD + EVB_SHAPE_KEYS)
@@ -610,18 +630,17 @@ static bool shape_add(db_evblock_enc *e, const uint32_t *words, size_t nw)
     return true;
 }
 
-static bool put_shape(db_evblock_enc *e, const db_event *ev, const char *name, size_t nl)
+static bool put_shape(db_evblock_enc *e, const enc_ev *x)
 {
-    long s = shape_find(e, ev, name, nl);
+    long s = shape_find(e, x);
     if (s >= 0)
         return put_uv(e, (uint64_t)s + 1);
     split_keys(e);
     uint32_t words[EVB_SHAPE_HEAD + EVB_SHAPE_KEYS];
     size_t nw = EVB_SHAPE_HEAD, nk = e->nattr;
-    if (!put_uv(e, 0) || !put_str(e, name, nl, &words[0]) || !put_uv(e, tpc_of(ev)) ||
-        !put_uv(e, nk))
+    if (!put_uv(e, 0) || !put_str(e, x->name, x->nl, &words[0]) || !put_uv(e, x->tpc) || !put_uv(e, nk))
         return false;
-    words[1] = tpc_of(ev);
+    words[1] = x->tpc;
     words[2] = (uint32_t)nk;
     bool numbered = words[0] != UINT32_MAX && nk <= EVB_SHAPE_KEYS;
     for (size_t j = 0; j < e->nattr; j++) {
@@ -783,35 +802,32 @@ static int put_keyed_values(db_evblock_enc *e, const uint32_t *w, const enc_key 
     return p >= alen; /* no entry left */
 }
 
-/* Writes the event (its shape, fixed fields and values) by one of the two
- * latest shapes of its name: 1 written (*s1: where its fixed fields
+/* Writes the event (its shape, fixed fields and values) by one of the
+ * latest shapes of its name (EVB_NAME_SHAPES): 1 written (*s1: where its fixed fields
  * start, *v0: its values), 0 neither fits (nothing written or numbered),
  * -1 memory. */
-static int put_by_latest_shape(db_evblock_enc *e, const db_event *ev, const char *name, size_t nl, uint64_t nd,
-                               size_t *s1, size_t *v0)
+static int put_by_latest_shape(db_evblock_enc *e, const enc_ev *x, uint64_t nd, size_t *s1, size_t *v0)
 {
     uint32_t slot;
-    uint64_t head;
-    uint32_t h = hash_str(name, nl, &head);
-    long s = str_find(e, name, nl, h, head, &slot);
+    long s = str_find(e, x->name, x->nl, x->nh, x->nhead, &slot);
     if (s < 0)
         return 0;
+    const db_event *ev = x->ev;
     size_t len = e->len, nstrs = e->nstrs, sl = e->sbuf_len;
-    const char *attrs = ev->attrs_len ? ev->attrs : "";
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < EVB_NAME_SHAPES; k++) {
         uint32_t v = e->strs[s].shape[k];
         if (!v || v > e->nshapes) /* a rollback may have dropped it */
             continue;
         const uint32_t *w = &e->words[e->shapes[v - 1].at];
-        if (w[0] != (uint32_t)s || w[1] != tpc_of(ev))
+        if (w[0] != (uint32_t)s || w[1] != x->tpc)
             continue;
-        if (!db_grow((void **)&e->buf, &e->cap, e->len + EVB_EVENT_ROOM(nl, w[2], ev->attrs_len), 1))
+        if (!db_grow((void **)&e->buf, &e->cap, e->len + EVB_EVENT_ROOM(x->nl, w[2], ev->attrs_len), 1))
             return -1;
         put_uv(e, v);
         *s1 = e->len;
         put_fixed(e, ev, nd);
         *v0 = e->len;
-        int r = put_keyed_values(e, w, &e->keys[e->shapes[v - 1].at + EVB_SHAPE_HEAD], attrs, ev->attrs_len);
+        int r = put_keyed_values(e, w, &e->keys[e->shapes[v - 1].at + EVB_SHAPE_HEAD], x->attrs, ev->attrs_len);
         if (r == 1) {
             shape_seen(&e->strs[s], v);
             e->shape_hits++;
@@ -840,8 +856,10 @@ static int put_by_latest_shape(db_evblock_enc *e, const db_event *ev, const char
  * Perfetto trace of ../shared).  The blocks are byte for byte what they
  * were without the memo. */
 
-static uint32_t memo_hash(const char *name, size_t nl, uint32_t tpc, const char *attrs, size_t alen)
+static uint32_t memo_hash(const enc_ev *x)
 {
+    const char *name = x->name;
+    size_t nl = x->nl;
     /* the name's first 8 bytes, or all of a shorter one in two loads
      * (tail_word): a memcpy of nl < 8 ? nl : 8 bytes was 15 instructions
      * an event; the value is the encoder's own, never stored */
@@ -850,16 +868,17 @@ static uint32_t memo_hash(const char *name, size_t nl, uint32_t tpc, const char 
         memcpy(&w, name, 8);
     else if (nl)
         w = tail_word((const unsigned char *)name, nl);
-    uint64_t h = (uint64_t)hash_bytes(attrs, alen) ^ (w * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)(nl << 9 | tpc) << 40);
+    uint64_t h = (uint64_t)hash_bytes(x->attrs, x->ev->attrs_len) ^ (w * 0x9e3779b97f4a7c15ull) ^
+                 ((uint64_t)(nl << 9 | x->tpc) << 40);
     h *= 0xff51afd7ed558ccdull;
     return (uint32_t)(h >> 32);
 }
 
 /* The remembered event with this name, type word and attributes, or NULL
  * (*slot: where it would go). */
-static const enc_memo *memo_find(const db_evblock_enc *e, const char *name, size_t nl, uint32_t tpc,
-                                 const char *attrs, size_t alen, uint32_t h, uint32_t *slot)
+static const enc_memo *memo_find(const db_evblock_enc *e, const enc_ev *x, uint32_t h, uint32_t *slot)
 {
+    size_t nl = x->nl, alen = x->ev->attrs_len;
     for (uint32_t i = h & (EVB_MEMO_SLOTS - 1);; i = (i + 1) & (EVB_MEMO_SLOTS - 1)) {
         uint32_t v = e->memo_slots[i];
         if (!v) {
@@ -871,8 +890,8 @@ static const enc_memo *memo_find(const db_evblock_enc *e, const char *name, size
         /* the attributes by memcmp: about 100 bytes (a switch's), which
          * bytes_eq compares in some 80 instructions, memcmp in half
          * (the graph thread 627M -> 618M instructions on pf8, 198,000 hits) */
-        if (m->hash == h && m->tpc == tpc && m->nl == nl && m->alen == alen && bytes_eq(mb, name, nl) &&
-            (!alen || memcmp(mb + nl, attrs, alen) == 0))
+        if (m->hash == h && m->tpc == x->tpc && m->nl == nl && m->alen == alen && bytes_eq(mb, x->name, nl) &&
+            (!alen || memcmp(mb + nl, x->attrs, alen) == 0))
             return m;
     }
 }
@@ -893,9 +912,10 @@ static inline void put_memo_bytes(db_evblock_enc *e, const unsigned char *s, siz
 
 /* Remembers the event just written: its shape's bytes at e->buf[s0, s1),
  * its values' at [v0, e->len). */
-static void memo_add(db_evblock_enc *e, uint32_t slot, uint32_t h, const char *name, size_t nl, uint32_t tpc,
-                     const db_event *ev, size_t s0, size_t s1, size_t v0)
+static void memo_add(db_evblock_enc *e, uint32_t slot, uint32_t h, const enc_ev *x, size_t s0, size_t s1, size_t v0)
 {
+    const db_event *ev = x->ev;
+    size_t nl = x->nl;
     size_t slen = s1 - s0, vlen = e->len - v0, need = nl + ev->attrs_len + slen + vlen;
     if (e->nmemo == EVB_MEMO_MAX || nl > 255 || ev->attrs_len > EVB_MEMO_ALEN || slen > 0xffff || vlen > 0xffff ||
         e->memo_len + need > EVB_MEMO_BYTES)
@@ -903,12 +923,12 @@ static void memo_add(db_evblock_enc *e, uint32_t slot, uint32_t h, const char *n
     if (!e->memo_buf && !(e->memo_buf = malloc(EVB_MEMO_BYTES + EVB_MEMO_PAD)))
         return; /* no memo: every event is written in full */
     unsigned char *p = e->memo_buf + e->memo_len;
-    memcpy(p, name, nl);
+    memcpy(p, x->name, nl);
     if (ev->attrs_len)
         memcpy(p + nl, ev->attrs, ev->attrs_len);
     memcpy(p + nl + ev->attrs_len, e->buf + s0, slen);
     memcpy(p + nl + ev->attrs_len + slen, e->buf + v0, vlen);
-    e->memo[e->nmemo] = (enc_memo){h, tpc, (uint32_t)e->memo_len, slot, (uint16_t)nl, (uint16_t)ev->attrs_len,
+    e->memo[e->nmemo] = (enc_memo){h, x->tpc, (uint32_t)e->memo_len, slot, (uint16_t)nl, (uint16_t)ev->attrs_len,
                                    (uint16_t)slen, (uint16_t)vlen};
     e->memo_slots[slot] = (uint16_t)++e->nmemo;
     e->memo_len += need;
@@ -926,12 +946,10 @@ int db_evblock_enc_add(db_evblock_enc *e, const db_event *ev)
         e->prev_node = 0;
     }
     uint64_t nd = zz((int64_t)ev->node - (int64_t)e->prev_node);
-    const char *name = ev->name ? ev->name : "";
-    size_t nl = strlen(name);
-    uint32_t tpc = tpc_of(ev), mslot = 0;
-    const char *attrs = ev->attrs_len ? ev->attrs : "";
-    uint32_t mh = memo_hash(name, nl, tpc, attrs, ev->attrs_len);
-    const enc_memo *m = e->no_memo ? NULL : memo_find(e, name, nl, tpc, attrs, ev->attrs_len, mh, &mslot);
+    enc_ev x = {.ev = ev, .name = ev->name ? ev->name : "", .attrs = ev->attrs_len ? ev->attrs : "", .tpc = tpc_of(ev)};
+    x.nl = strlen(x.name);
+    uint32_t mslot = 0, mh = memo_hash(&x);
+    const enc_memo *m = e->no_memo ? NULL : memo_find(e, &x, mh, &mslot);
     if (m) {
         if (!db_grow((void **)&e->buf, &e->cap, e->len + m->slen + m->vlen + EVB_FIXED_MAX + EVB_MEMO_PAD, 1))
             return -1;
@@ -946,13 +964,14 @@ int db_evblock_enc_add(db_evblock_enc *e, const db_event *ev)
         }
     } else {
         size_t s1 = 0, v0 = 0;
-        int by = e->no_memo ? 0 : put_by_latest_shape(e, ev, name, nl, nd, &s1, &v0);
+        x.nh = hash_str(x.name, x.nl, &x.nhead);
+        int by = e->no_memo ? 0 : put_by_latest_shape(e, &x, nd, &s1, &v0);
         bool ok = by == 1;
         if (by == 0) { /* the plain path */
             if (!split_attrs(e, ev) ||
-                !db_grow((void **)&e->buf, &e->cap, e->len + EVB_EVENT_ROOM(nl, e->nattr, ev->attrs_len), 1))
+                !db_grow((void **)&e->buf, &e->cap, e->len + EVB_EVENT_ROOM(x.nl, e->nattr, ev->attrs_len), 1))
                 return -1; /* nothing written yet */
-            ok = put_shape(e, ev, name, nl);
+            ok = put_shape(e, &x);
             s1 = e->len;
             if (ok) {
                 put_fixed(e, ev, nd);
@@ -970,7 +989,7 @@ int db_evblock_enc_add(db_evblock_enc *e, const db_event *ev)
             return 1;
         }
         if (e->nstrs == nstrs && e->nshapes == nshapes && !e->no_memo)
-            memo_add(e, mslot, mh, name, nl, tpc, ev, len, s1, v0);
+            memo_add(e, mslot, mh, &x, len, s1, v0);
     }
     e->prev_ts = ev->ts;
     e->prev_node = ev->node;

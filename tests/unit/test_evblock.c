@@ -700,6 +700,54 @@ static void test_short_values_same_bytes(void **state)
     db_evblock_enc_free(without);
 }
 
+/* A name's three shapes that come round (as an Android sched_switch's)
+ * are all found by the latest-shape path: past each block's first three
+ * events, none is written with its keys in full (with two latest shapes,
+ * none would be found).  Values unique to each
+ * event, so that the memo never has it. */
+static void test_three_shapes_come_round(void **state)
+{
+    (void)state;
+    enum { N = 3000 };
+    static owned evs[N];
+    static const char *const forms[] = {"state=%zu", "reason=%zu", "reason=%zu"};
+    uint64_t ts = 100;
+    for (size_t i = 0; i < N; i++) {
+        owned *o = &evs[i];
+        random_event(o, i + 1, &ts);
+        snprintf(o->name, sizeof o->name, "sched_switch");
+        o->ev.name = o->name;
+        o->ev.type = DB_EV_RAW;
+        o->ev.phase = o->ev.ctx = 0;
+        size_t n = (size_t)snprintf(o->attrs, sizeof o->attrs, forms[i % 3], i) + 1;
+        n += (size_t)snprintf(o->attrs + n, sizeof o->attrs - n, "next_pid=%zu", i) + 1;
+        if (i % 3 == 2)
+            n += (size_t)snprintf(o->attrs + n, sizeof o->attrs - n, "blocked_caller=0x%zx", i) + 1;
+        o->ev.attrs_len = n;
+    }
+    db_evblock_enc *e = db_evblock_enc_new();
+    db_evblock b = {0};
+    size_t i = 0, blocks = 0;
+    while (i < N) {
+        db_evblock_enc_reset(e);
+        size_t start = i;
+        while (i < N && db_evblock_enc_add(e, &evs[i].ev) == 0)
+            i++;
+        size_t len;
+        const unsigned char *bytes = db_evblock_enc_bytes(e, &len);
+        assert_int_equal(db_evblock_decode(&b, start + 1, bytes, len), 0);
+        for (size_t k = start; k < i; k++)
+            assert_same(&evs[k].ev, db_evblock_get(&b, k + 1));
+        blocks++;
+    }
+    assert_true(blocks > 3);
+    assert_int_equal(db_evblock_enc_memo_hits(e), 0);
+    /* (an event that did not fit counts too, before the next block's three) */
+    assert_true(db_evblock_enc_shape_hits(e) >= N - 3 * blocks);
+    db_evblock_free(&b);
+    db_evblock_enc_free(e);
+}
+
 static void test_rollback_keeps_tables(void **state)
 {
     (void)state;
@@ -834,6 +882,7 @@ int main(void)
         cmocka_unit_test(test_rollback_keeps_tables), cmocka_unit_test(test_memo_same_bytes),
         cmocka_unit_test(test_latest_shape_same_bytes),
         cmocka_unit_test(test_short_values_same_bytes),
+        cmocka_unit_test(test_three_shapes_come_round),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
