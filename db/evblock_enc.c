@@ -766,16 +766,20 @@ static inline size_t entry_end(const char *a, size_t p, size_t end)
 
 /* Writes the values of attributes a[0, alen) by the keys of shape words
  * w (their matchers: keys), as split_attrs, same_keys and put_value
- * would: 1 done, 0 the entries are not those keys (values may be written
- * and numbered: the caller rolls back), -1 memory.  Most entries are
+ * would, from key *j and the entry at *p on: 1 done, 0 the entries are
+ * not those keys (*j, *p: the first key that did not match, or w[2] when
+ * entries are left over, and where its entry starts; the values before
+ * are written and numbered), -1 memory.  Most entries are
  * "key=" found by key_at and a value shorter than eight bytes read in
  * one load by short_value, which also give the value's head and hash:
  * its bytes are not read again to hash it (hash_str) nor to compare it
  * (str_find). */
-static int put_keyed_values(db_evblock_enc *e, const uint32_t *w, const enc_key *keys, const char *a, size_t alen)
+static int put_keyed_values(db_evblock_enc *e, const uint32_t *w, const enc_key *keys, const char *a, size_t alen,
+                            uint32_t *jp, size_t *pp)
 {
-    size_t p = 0;
-    for (uint32_t j = 0; j < w[2]; j++) {
+    size_t p = *pp;
+    uint32_t j = *jp;
+    for (; j < w[2]; j++) {
         size_t v, n;
         uint64_t head;
         if (key_at(&keys[j], a, p, alen))
@@ -783,7 +787,7 @@ static int put_keyed_values(db_evblock_enc *e, const uint32_t *w, const enc_key 
         else {
             const enc_str *k = &e->strs[w[EVB_SHAPE_HEAD + j]]; /* again each time: put_value may move strs */
             if (p >= alen || alen - p < k->len || !bytes_eq(e->sbuf + k->off, a + p, k->len))
-                return 0; /* a key holds no NUL: a shorter entry differs within it */
+                break; /* a key holds no NUL: a shorter entry differs within it */
             size_t q = p + k->len;
             if (q == alen || !a[q]) { /* the entry is the key */
                 put_uv(e, 3);
@@ -791,7 +795,7 @@ static int put_keyed_values(db_evblock_enc *e, const uint32_t *w, const enc_key 
                 continue;
             }
             if (a[q] != '=')
-                return 0;
+                break;
             v = q + 1;
         }
         bool ok;
@@ -805,13 +809,21 @@ static int put_keyed_values(db_evblock_enc *e, const uint32_t *w, const enc_key 
             return -1;
         p = v + n + 1;
     }
-    return p >= alen; /* no entry left */
+    *jp = j;
+    *pp = p;
+    return j == w[2] && p >= alen; /* every key, and no entry left */
 }
 
 /* Writes the event (its shape, fixed fields and values) by one of the
- * latest shapes of its name (EVB_NAME_SHAPES): 1 written (*s1: where its fixed fields
- * start, *v0: its values), 0 neither fits (nothing written or numbered),
- * -1 memory. */
+ * latest shapes of its name (EVB_NAME_SHAPES): 1 written (*s1: where its
+ * fixed fields start, *v0: its values), 0 none fits (nothing written or
+ * numbered), -1 memory.  A shape that fails after its first keys hands
+ * the values written to the next that begins with the same keys, which
+ * goes on from there: the values are the same whatever the shape, and
+ * only the shape's number, in front, changes.  An Android print's "E"
+ * has the keys of its "B" but the slice's, and the two alternate: 21,000
+ * of the Android 13 trace's events were written twice (by the wrong
+ * shape first, then again). */
 static int put_by_latest_shape(db_evblock_enc *e, const enc_ev *x, uint64_t nd, size_t *s1, size_t *v0)
 {
     uint32_t slot;
@@ -819,7 +831,9 @@ static int put_by_latest_shape(db_evblock_enc *e, const enc_ev *x, uint64_t nd, 
     if (s < 0)
         return 0;
     const db_event *ev = x->ev;
-    size_t len = e->len, nstrs = e->nstrs, sl = e->sbuf_len;
+    size_t len = e->len, nstrs = e->nstrs, sl = e->sbuf_len, p = 0;
+    const uint32_t *was = NULL; /* the shape that failed at key j */
+    uint32_t j = 0;
     for (int k = 0; k < EVB_NAME_SHAPES; k++) {
         uint32_t v = e->strs[s].shape[k];
         if (!v || v > e->nshapes) /* a rollback may have dropped it */
@@ -827,22 +841,37 @@ static int put_by_latest_shape(db_evblock_enc *e, const enc_ev *x, uint64_t nd, 
         const uint32_t *w = &e->words[e->shapes[v - 1].at];
         if (w[0] != (uint32_t)s || w[1] != x->tpc)
             continue;
-        if (!db_grow((void **)&e->buf, &e->cap, e->len + EVB_EVENT_ROOM(x->nl, w[2], ev->attrs_len), 1))
+        if (!db_grow((void **)&e->buf, &e->cap, len + EVB_EVENT_ROOM(x->nl, w[2], ev->attrs_len), 1))
             return -1;
-        put_uv(e, v);
-        *s1 = e->len;
-        put_fixed(e, ev, nd);
-        *v0 = e->len;
-        int r = put_keyed_values(e, w, &e->keys[e->shapes[v - 1].at + EVB_SHAPE_HEAD], x->attrs, ev->attrs_len);
+        if (was && (w[2] < j || memcmp(was + EVB_SHAPE_HEAD, w + EVB_SHAPE_HEAD, j * 4) != 0 ||
+                    (v < 0x80) != (e->buf[len] < 0x80))) { /* not the same first keys, or number length */
+            rollback(e, len, nstrs, e->nshapes, e->nwords, sl); /* values number strings, nothing else */
+            was = NULL;
+        }
+        if (!was) {
+            put_uv(e, v);
+            *s1 = e->len;
+            put_fixed(e, ev, nd);
+            *v0 = e->len;
+            j = 0;
+            p = 0;
+        } else
+            uv_put(e->buf + len, v); /* the same length */
+        int r = put_keyed_values(e, w, &e->keys[e->shapes[v - 1].at + EVB_SHAPE_HEAD], x->attrs, ev->attrs_len,
+                                 &j, &p);
         if (r == 1) {
             shape_seen(&e->strs[s], v);
             e->shape_hits++;
             return 1;
         }
-        rollback(e, len, nstrs, e->nshapes, e->nwords, sl); /* values number strings, nothing else */
-        if (r < 0)
+        if (r < 0) {
+            rollback(e, len, nstrs, e->nshapes, e->nwords, sl);
             return -1;
+        }
+        was = w;
     }
+    if (was)
+        rollback(e, len, nstrs, e->nshapes, e->nwords, sl);
     return 0;
 }
 

@@ -748,6 +748,95 @@ static void test_three_shapes_come_round(void **state)
     db_evblock_enc_free(e);
 }
 
+/* Events fed to an encoder with the memo and the latest-shape path and
+ * to one without: the same result, the same bytes, and the blocks decode
+ * to what went in.  The number of events the shortcut wrote. */
+static size_t same_as_plain(owned *evs, size_t n, size_t reset_every)
+{
+    db_evblock_enc *with = db_evblock_enc_new(), *without = db_evblock_enc_new();
+    db_evblock_enc_memo(without, false);
+    db_evblock b = {0};
+    size_t i = 0;
+    while (i < n) {
+        db_evblock_enc_reset(with);
+        db_evblock_enc_reset(without);
+        size_t start = i;
+        int rc = 0;
+        while (i < n && (!reset_every || i == start || i % reset_every) && !(rc = db_evblock_enc_add(with, &evs[i].ev))) {
+            assert_int_equal(db_evblock_enc_add(without, &evs[i].ev), 0);
+            i++;
+        }
+        if (rc)
+            assert_int_equal(db_evblock_enc_add(without, &evs[i].ev), 1);
+        size_t la, lb;
+        const unsigned char *a = db_evblock_enc_bytes(with, &la), *bb = db_evblock_enc_bytes(without, &lb);
+        assert_int_equal(la, lb);
+        assert_memory_equal(a, bb, la);
+        assert_int_equal(db_evblock_decode(&b, start + 1, a, la), 0);
+        for (size_t k = start; k < i; k++)
+            assert_same(&evs[k].ev, db_evblock_get(&b, k + 1));
+    }
+    size_t hits = db_evblock_enc_shape_hits(with);
+    db_evblock_free(&b);
+    db_evblock_enc_free(with);
+    db_evblock_enc_free(without);
+    return hits;
+}
+
+/* An atrace print's shapes: "B" is "E" and a slice, "C" is "E" and a
+ * counter and its value. */
+static void print_event(owned *o, uint64_t id, uint64_t *ts, char kind, size_t u)
+{
+    random_event(o, id, ts);
+    snprintf(o->name, sizeof o->name, "print");
+    o->ev.name = o->name;
+    o->ev.type = DB_EV_RAW;
+    o->ev.phase = o->ev.ctx = 0;
+    size_t n = (size_t)snprintf(o->attrs, sizeof o->attrs, "buf=%c|%zu", kind, u) + 1;
+    n += (size_t)snprintf(o->attrs + n, sizeof o->attrs - n, "atrace=%c", kind) + 1;
+    n += (size_t)snprintf(o->attrs + n, sizeof o->attrs - n, "tgid=%zu", u % 7) + 1;
+    if (kind == 'B')
+        n += (size_t)snprintf(o->attrs + n, sizeof o->attrs - n, "slice=s%zu", u) + 1;
+    if (kind == 'C') {
+        n += (size_t)snprintf(o->attrs + n, sizeof o->attrs - n, "counter=c%zu", u % 3) + 1;
+        n += (size_t)snprintf(o->attrs + n, sizeof o->attrs - n, "value=%zu", u) + 1;
+    }
+    o->ev.attrs_len = n;
+}
+
+/* A shape that fails after its first keys hands the values written to
+ * the next of the name's latest shapes that begins with the same keys
+ * (an "E" tried as a "B" goes on as an "E"): the bytes are those of the
+ * full encoding.  Also in a block whose shape table is full, the name's
+ * shapes numbered 1 and 128 (a number one byte long and one two bytes
+ * long: the one written is not written over), and a third not
+ * numbered. */
+static void test_prefix_shapes_go_on(void **state)
+{
+    (void)state;
+    enum { N = 6000, M = 300 };
+    static owned evs[N];
+    static const char kinds[] = "BEBEBEBECE";
+    uint64_t ts = 100;
+    for (size_t i = 0; i < N; i++)
+        print_event(&evs[i], i + 1, &ts, kinds[rnd() % 10], i);
+    assert_true(same_as_plain(evs, N, 0) > N * 3 / 4);
+
+    /* one block: "E" shape 1, 126 others, "B" shape 128, then all three */
+    for (size_t i = 0; i < M; i++) {
+        owned *o = &evs[i];
+        if (i == 0 || i == 127 || i > 127)
+            print_event(o, i + 1, &ts, i == 0 ? 'E' : i == 127 ? 'B' : kinds[rnd() % 10], i);
+        else {
+            random_event(o, i + 1, &ts);
+            snprintf(o->name, sizeof o->name, "other%zu", i);
+            o->ev.name = o->name;
+            o->ev.attrs_len = (size_t)snprintf(o->attrs, sizeof o->attrs, "k=%zu", i) + 1;
+        }
+    }
+    assert_true(same_as_plain(evs, M, M) > (M - 128) / 2);
+}
+
 static void test_rollback_keeps_tables(void **state)
 {
     (void)state;
@@ -883,6 +972,7 @@ int main(void)
         cmocka_unit_test(test_latest_shape_same_bytes),
         cmocka_unit_test(test_short_values_same_bytes),
         cmocka_unit_test(test_three_shapes_come_round),
+        cmocka_unit_test(test_prefix_shapes_go_on),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
