@@ -336,16 +336,25 @@ static inline long str_find(const db_evblock_enc *e, const char *s, size_t n, ui
     }
 }
 
+/* Room in the string table for one more of n bytes (and the 8 a head
+ * word stores, below).  Out of line, with its calls to realloc: in
+ * str_add, they had it save and restore six registers for each of the
+ * 260,000 strings of a13x4. */
+static bool str_grow(db_evblock_enc *e, size_t n)
+{
+    return db_grow((void **)&e->sbuf, &e->sbuf_cap, e->sbuf_len + n + 8, 1) &&
+           db_grow((void **)&e->strs, &e->strs_cap, e->nstrs + 1, sizeof *e->strs);
+}
+
 /* Numbers the string just written (as the decoder will), while there is
  * room.  Its number, or UINT32_MAX when the table is full. */
-static bool str_add(db_evblock_enc *e, const char *s, size_t n, uint32_t h, uint64_t head, uint32_t slot,
-                    uint32_t *num)
+static inline bool str_add(db_evblock_enc *e, const char *s, size_t n, uint32_t h, uint64_t head, uint32_t slot,
+                           uint32_t *num)
 {
     *num = UINT32_MAX;
     if (e->nstrs >= EVB_STR_MAX)
         return true;
-    if (!db_grow((void **)&e->sbuf, &e->sbuf_cap, e->sbuf_len + n + 8, 1) ||
-        !db_grow((void **)&e->strs, &e->strs_cap, e->nstrs + 1, sizeof *e->strs))
+    if ((e->sbuf_len + n + 8 > e->sbuf_cap || e->nstrs >= e->strs_cap) && !str_grow(e, n))
         return false;
     /* a string of up to eight bytes is its head word, stored whole: it
      * and zeros past it, which the next string writes over (a call to
