@@ -36,10 +36,12 @@ typedef struct enc_str {
 
 /* A shape's key as its entries begin, "key=" (len bytes, 1 to 16): its
  * first eight bytes (zeros past them), the mask of those, and its last
- * eight, to match an entry in one or two loads (key_at).  len 0: a
- * longer key, compared byte for byte. */
+ * eight, to match an entry in one or two loads (key_at), which need the
+ * text to have the larger of len and 8 bytes left.  need past any text:
+ * a longer key (or a big-endian machine), compared byte for byte. */
 typedef struct enc_key {
     uint64_t head, mask, tail;
+    uint64_t need;
     uint32_t len;
 } enc_key;
 
@@ -502,9 +504,9 @@ static bool same_keys(db_evblock_enc *e, const uint32_t *w)
 /* The matcher of key k (key_at). */
 static enc_key key_of(const enc_str *k, const char *sbuf)
 {
-    enc_key m = {0};
+    enc_key m = {.need = UINT64_MAX / 2};
     size_t len = (size_t)k->len + 1;
-    if (len > 16)
+    if (!EVB_LE || len > 16)
         return m;
     unsigned char t[16] = {0};
     memcpy(t, sbuf + k->off, k->len);
@@ -513,17 +515,18 @@ static enc_key key_of(const enc_str *k, const char *sbuf)
     memcpy(&m.tail, t + (len > 8 ? len - 8 : 0), 8);
     m.mask = len >= 8 ? ~0ull : (1ull << 8 * len) - 1;
     m.len = (uint32_t)len;
+    m.need = len > 8 ? len : 8;
     return m;
 }
 
 /* Does the entry at a + p, of the text a[0, alen), begin with key k and
- * '='?  false also when that is not told here (a longer key, fewer than
- * eight bytes of text left, a big-endian machine): the caller then
- * compares the bytes. */
+ * '='?  false also when that is not told here (a longer key, too little
+ * text left, a big-endian machine): the caller then compares the bytes.
+ * (p is at most alen + 1.) */
 static inline bool key_at(const enc_key *k, const char *a, size_t p, size_t alen)
 {
     uint64_t x;
-    if (!EVB_LE || !k->len || p + (k->len > 8 ? k->len : 8) > alen)
+    if (p + k->need > alen)
         return false;
     memcpy(&x, a + p, 8);
     if ((x & k->mask) != k->head)
