@@ -614,9 +614,9 @@ static void test_latest_shape_same_bytes(void **state)
 }
 
 /* The latest-shape path reads most entries a word at a time: "key=" in
- * one or two loads, a value shorter than eight bytes in one, the last
- * one near the text's end from its last eight bytes.  Keys of 0 to 20
- * bytes, values of 0 to 11 (bytes past 0x7f among them, which must not
+ * one or two loads, a value shorter than sixteen bytes in one or two,
+ * near the text's end from its last eight bytes.  Keys of 0 to 20
+ * bytes, values of 0 to 17 (bytes past 0x7f among them, which must not
  * look like a NUL), texts of fewer than eight bytes, the last NUL left
  * off, each text in a buffer of its own length (the sanitizer's build
  * sees a load past it): the bytes must be those of the full encoding. */
@@ -632,7 +632,8 @@ static void test_short_values_same_bytes(void **state)
                                      "a_key_of_twenty_byte"};
     static const char *const vs[] = {"", "1", "S", "R+", "120", "\xff", "\x80\x81", "sleep", "2000000",
                                      "7654321", "12345678", "\xfe\xfd\xfc\xfb\xfa\xf9\xf8", "=", "a=b",
-                                     "kworker/0", "abcdefghijk"};
+                                     "kworker/0", "abcdefghijk", "kworker/u16:0", "fifteen_chars_x",
+                                     "sixteen_chars_xy", "seventeen_chars_z"};
     size_t form[FORMS][3], nform[FORMS]; /* "a=..." alone, then every key in threes */
     for (size_t f = 0; f < FORMS; f++) {
         nform[f] = f == 0 ? 1 : 3;
