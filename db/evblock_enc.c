@@ -390,11 +390,34 @@ static bool put_str(db_evblock_enc *e, const char *s, size_t n, uint32_t *num)
 }
 
 /* An attribute entry "key=value": the key's length, and whether it has '='. */
-/* Decimal without sign or leading zeros, below 2^62. */
-static bool canon_dec(const char *s, size_t n, uint64_t *out)
+/* canon_dec of 1 to 8 bytes (no leading zero: the caller saw to it),
+ * from their head word on a little-endian machine: each byte's digit (its xor with '0') checked to be below 10
+ * at once, then the eight combined in pairs, fours and the whole by three
+ * multiplies (the first digit is the low byte; shifted up, the missing
+ * ones are leading zeros).  A loop per digit was 6M instructions for the
+ * 208,000 new values of a13x4. */
+static inline bool canon_dec_head(uint64_t w, size_t n, uint64_t *out)
+{
+    uint64_t mask = n == 8 ? ~0ull : (1ull << 8 * n) - 1;
+    uint64_t d = w ^ (0x3030303030303030ull & mask);
+    /* a byte of 10 or more has its top bit set in d or in d + 0x76 */
+    if ((d | (d + (0x7676767676767676ull & mask))) & 0x8080808080808080ull & mask)
+        return false;
+    d <<= 8 * (8 - n);
+    d = (d * 10 + (d >> 8)) & 0x00ff00ff00ff00ffull;
+    d = (d * 100 + (d >> 16)) & 0x0000ffff0000ffffull;
+    *out = (d * 10000 + (d >> 32)) & 0xffffffffull;
+    return true;
+}
+
+/* Decimal without sign or leading zeros, below 2^62 (head: the string's
+ * head_word). */
+static bool canon_dec(const char *s, size_t n, uint64_t head, uint64_t *out)
 {
     if (n == 0 || n > 18 || (s[0] == '0' && n > 1))
         return false;
+    if (EVB_LE && n <= 8)
+        return canon_dec_head(head, n, out);
     uint64_t v = 0;
     for (size_t i = 0; i < n; i++) {
         if (s[i] < '0' || s[i] > '9')
@@ -701,7 +724,7 @@ static bool put_new_value(db_evblock_enc *e, const char *v, size_t n, uint32_t h
     uint32_t num;
     uint64_t x;
     bool ok;
-    if (canon_dec(v, n, &x))
+    if (canon_dec(v, n, head, &x))
         ok = put_uv(e, x << 2 | 1);
     else if (canon_hex(v, n, &x))
         ok = put_uv(e, 2) && put_uv(e, x);

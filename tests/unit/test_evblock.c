@@ -838,6 +838,51 @@ static void test_prefix_shapes_go_on(void **state)
     assert_true(same_as_plain(evs, M, M) > (M - 128) / 2);
 }
 
+/* A value that is a canonical decimal is kept as its number, written
+ * last in its event as a varint of (number << 2 | 1); any other as its
+ * text.  The encoder reads up to eight digits at once (canon_dec_head):
+ * every length, every digit, and the near misses around them. */
+static void test_decimal_values(void **state)
+{
+    (void)state;
+    static const char *const dec[] = {"0", "7", "90", "305", "1234567", "12345678", "99999999", "10000000",
+                                      "98765432", "123456789", "100000000000000000"};
+    static const char *const other[] = {"007", "00", "0000", "12a4", "1:2", "9/", "/9", "-1", "1 ", " 1",
+                                        "1234567:", "12345\xb0", "\xb9", "12345678901234567890", "a"};
+    db_evblock_enc *e = db_evblock_enc_new();
+    db_evblock b = {0};
+    for (size_t i = 0; i < sizeof dec / sizeof dec[0] + sizeof other / sizeof other[0]; i++) {
+        bool is_dec = i < sizeof dec / sizeof dec[0];
+        const char *v = is_dec ? dec[i] : other[i - sizeof dec / sizeof dec[0]];
+        owned o = {0};
+        snprintf(o.name, sizeof o.name, "counter");
+        size_t n = (size_t)snprintf(o.attrs, sizeof o.attrs, "v=%s", v);
+        o.ev = (db_event){.id = 1, .ts = 5, .tid = 1, .pid = 1, .type = DB_EV_RAW, .name = o.name,
+                          .attrs = o.attrs, .attrs_len = n + 1};
+        db_evblock_enc_reset(e);
+        assert_int_equal(db_evblock_enc_add(e, &o.ev), 0);
+        size_t len;
+        const unsigned char *bytes = db_evblock_enc_bytes(e, &len);
+        unsigned char want[32], *p = want;
+        if (is_dec) {
+            uint64_t x = strtoull(v, NULL, 10) << 2 | 1;
+            for (; x >= 0x80; x >>= 7)
+                *p++ = (unsigned char)(x | 0x80);
+            *p++ = (unsigned char)x;
+        } else {
+            memcpy(p, v, strlen(v));
+            p += strlen(v);
+        }
+        size_t wl = (size_t)(p - want);
+        assert_true(len > wl);
+        assert_memory_equal(bytes + len - wl, want, wl);
+        assert_int_equal(db_evblock_decode(&b, 1, bytes, len), 0);
+        assert_same(&o.ev, db_evblock_get(&b, 1));
+    }
+    db_evblock_free(&b);
+    db_evblock_enc_free(e);
+}
+
 static void test_rollback_keeps_tables(void **state)
 {
     (void)state;
@@ -974,6 +1019,7 @@ int main(void)
         cmocka_unit_test(test_short_values_same_bytes),
         cmocka_unit_test(test_three_shapes_come_round),
         cmocka_unit_test(test_prefix_shapes_go_on),
+        cmocka_unit_test(test_decimal_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
