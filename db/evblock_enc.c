@@ -19,13 +19,14 @@
 #define EVB_MEMO_MAX 512u /* events remembered whole in a block (the memo, below) */
 #define EVB_MEMO_SLOTS 1024u /* their hash slots */
 #define EVB_MEMO_BYTES 65536u /* their names, attributes and encodings */
-#define EVB_MEMO_PAD 16u /* memo_buf's bytes past them, read by put_memo_bytes */
+#define EVB_MEMO_PAD 16u /* memo_buf's bytes past them, and the block's past an event (copy16) */
 #define EVB_MEMO_ALEN 1024u /* an event with longer attributes is not remembered */
 /* The most bytes an event with a name of nl bytes and na attributes in
  * alen bytes can take: a new shape (1, the name as a literal 11 + nl, tpc
  * and the key count 12), the fixed fields (58), and per attribute its key
- * as a literal (11 + its length) and its value as one (11 + its length). */
-#define EVB_EVENT_ROOM(nl, na, alen) (96 + (nl) + 24 * (na) + (alen))
+ * as a literal (11 + its length) and its value as one (11 + its length);
+ * and EVB_MEMO_PAD bytes past them, which memo_add reads (copy16). */
+#define EVB_EVENT_ROOM(nl, na, alen) (96 + (nl) + 24 * (na) + (alen) + EVB_MEMO_PAD)
 
 typedef struct enc_str {
     uint64_t head; /* its head_word */
@@ -990,17 +991,23 @@ static const enc_memo *memo_find(const db_evblock_enc *e, const enc_ev *x, uint3
     }
 }
 
-/* Writes n bytes of memo_buf (a remembered event's shape or values: a
- * shape's number, a few values' references, mostly under 16 bytes) in
- * copies of 16, up to 15 bytes past them, which memo_buf's pad and the
- * room the caller made (EVB_MEMO_PAD more) hold; the bytes past e->len
- * are written over or never read.  Two calls to memcpy of n bytes per
- * memo hit were 8M instructions on pf8 (198,000 hits). */
-static inline void put_memo_bytes(db_evblock_enc *e, const unsigned char *s, size_t n)
+/* Copies n bytes (a remembered event's shape or values: a shape's
+ * number, a few values' references, mostly under 16 bytes) in copies of
+ * 16, reading and writing up to 15 bytes past them: between the block
+ * and memo_buf, both with EVB_MEMO_PAD bytes more than they hold (the
+ * room made for an event, memo_buf's pad); the bytes past are written
+ * over or never read.  Two calls to memcpy of n bytes per memo hit were
+ * 8M instructions on pf8 (198,000 hits), two per event remembered 2M on
+ * a13x4 (74,000). */
+static inline void copy16(unsigned char *d, const unsigned char *s, size_t n)
 {
-    unsigned char *d = e->buf + e->len;
     for (size_t i = 0; i < n; i += 16)
         memcpy(d + i, s + i, 16);
+}
+
+static inline void put_memo_bytes(db_evblock_enc *e, const unsigned char *s, size_t n)
+{
+    copy16(e->buf + e->len, s, n);
     e->len += n;
 }
 
@@ -1020,8 +1027,8 @@ static void memo_add(db_evblock_enc *e, uint32_t slot, uint32_t h, const enc_ev 
     memcpy(p, x->name, nl);
     if (ev->attrs_len)
         memcpy(p + nl, ev->attrs, ev->attrs_len);
-    memcpy(p + nl + ev->attrs_len, e->buf + s0, slen);
-    memcpy(p + nl + ev->attrs_len + slen, e->buf + v0, vlen);
+    copy16(p + nl + ev->attrs_len, e->buf + s0, slen); /* then the values, over its bytes past it */
+    copy16(p + nl + ev->attrs_len + slen, e->buf + v0, vlen);
     e->memo[e->nmemo] = (enc_memo){h, x->tpc, (uint32_t)e->memo_len, slot, (uint16_t)nl, (uint16_t)ev->attrs_len,
                                    (uint16_t)slen, (uint16_t)vlen};
     e->memo_slots[slot] = (uint16_t)++e->nmemo;
