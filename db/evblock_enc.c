@@ -251,8 +251,7 @@ static inline uint32_t hash_head(uint64_t w, size_t n)
  * a tenth of the graph thread's time in an ingest.  In two parts: the
  * long strings' loop out of line, so that the short ones' few loads and
  * multiplies inline into their callers (hash_bytes whole was too big to
- * inline: a call for each of 550,000 values of 287,000 Perfetto events).
- * *head: the string's head_word. */
+ * inline: a call for each of 550,000 values of 287,000 Perfetto events). */
 static uint32_t hash_long(const unsigned char *s, size_t n);
 
 /* The hash of a string of n <= 16 bytes whose head_word is head (a
@@ -271,6 +270,7 @@ static inline uint32_t hash_short(const unsigned char *s, size_t n, uint64_t hea
     return (uint32_t)(h >> 32);
 }
 
+/* The hash of any string, and its head_word (*head). */
 static inline uint32_t hash_str(const void *p, size_t n, uint64_t *head)
 {
     const unsigned char *s = p;
@@ -390,13 +390,13 @@ static bool put_str(db_evblock_enc *e, const char *s, size_t n, uint32_t *num)
     return put_uv(e, 0) && put_uv(e, n) && put_bytes(e, s, n) && str_add(e, s, n, h, head, slot, num);
 }
 
-/* An attribute entry "key=value": the key's length, and whether it has '='. */
 /* canon_dec of 1 to 8 bytes (no leading zero: the caller saw to it),
- * from their head word on a little-endian machine: each byte's digit (its xor with '0') checked to be below 10
- * at once, then the eight combined in pairs, fours and the whole by three
- * multiplies (the first digit is the low byte; shifted up, the missing
- * ones are leading zeros).  A loop per digit was 6M instructions for the
- * 208,000 new values of a13x4. */
+ * from their head word on a little-endian machine: each byte's digit
+ * (its xor with '0') checked to be below 10 at once, then the eight
+ * combined in pairs, fours and the whole by three multiplies (the first
+ * digit is the low byte; shifted up, the missing ones are leading
+ * zeros).  A loop per digit was 6M instructions for the 208,000 new
+ * values of a13x4. */
 static inline bool canon_dec_head(uint64_t w, size_t n, uint64_t *out)
 {
     uint64_t mask = n == 8 ? ~0ull : (1ull << 8 * n) - 1;
@@ -827,13 +827,13 @@ static inline size_t entry_end(const char *a, size_t p, size_t end)
  * would, from key *j and the entry at *p on: 1 done, 0 the entries are
  * not those keys (*j, *p: the first key that did not match, or w[2] when
  * entries are left over, and where its entry starts; the values before
- * are written and numbered), -1 memory.  Most entries are
- * "key=" found by key_at and a value shorter than sixteen bytes read in
- * one or two loads by short_value, which also give its length and head:
- * its bytes are not read again to find its end (entry_end) nor to
- * compare it (str_find), and not at all to hash it when it is shorter
- * than eight (values of 8 to 15 bytes, comms mostly, were 157,000 of
- * a13x4's 830,000 on this path: graph thread 499.0M -> 493.6M). */
+ * are written and numbered), -1 memory.  Most entries are "key=" found
+ * by key_at and a value shorter than sixteen bytes read in one or two
+ * loads by short_value, which also give its length and head: its bytes
+ * are not read again to find its end (entry_end) nor to compare it
+ * (str_find), and not at all to hash it when it is shorter than eight
+ * (values of 8 to 15 bytes, comms mostly, were 157,000 of a13x4's
+ * 830,000 on this path: graph thread 499.0M -> 493.6M). */
 static int put_keyed_values(db_evblock_enc *e, const uint32_t *w, const enc_key *keys, const char *a, size_t alen,
                             uint32_t *jp, size_t *pp)
 {
