@@ -536,8 +536,12 @@ static enc_key key_of(const enc_str *k, const char *sbuf)
     size_t len = (size_t)k->len + 1;
     if (!EVB_LE || len > 16)
         return m;
+    /* the key's bytes from its head and its last eight (fixed-size copies,
+     * not a call to memcpy of its length for each key of each new shape) */
     unsigned char t[16] = {0};
-    memcpy(t, sbuf + k->off, k->len);
+    memcpy(t, &k->head, 8);
+    if (k->len > 8)
+        memcpy(t + k->len - 8, sbuf + k->off + k->len - 8, 8);
     t[k->len] = '=';
     memcpy(&m.head, t, 8);
     memcpy(&m.tail, t + (len > 8 ? len - 8 : 0), 8);
