@@ -1045,7 +1045,7 @@ int db_evblock_enc_add(db_evblock_enc *e, const db_event *ev)
 {
     if (e->n >= DB_EVBLOCK_EVENTS)
         return 1;
-    size_t len = e->len, nstrs = e->nstrs, nshapes = e->nshapes, nwords = e->nwords, sl = e->sbuf_len;
+    size_t len = e->len;
     if (e->n == 0) {
         e->first_id = ev->id;
         e->first_ts = e->prev_ts = ev->ts;
@@ -1069,7 +1069,7 @@ int db_evblock_enc_add(db_evblock_enc *e, const db_event *ev)
             return 1;
         }
     } else {
-        size_t s1 = 0, v0 = 0;
+        size_t nstrs = e->nstrs, nshapes = e->nshapes, nwords = e->nwords, sl = e->sbuf_len, s1 = 0, v0 = 0;
         x.nh = hash_str(x.name, x.nl, &x.nhead);
         int by = e->no_memo ? 0 : put_by_latest_shape(e, &x, nd, &s1, &v0);
         bool ok = by == 1;
