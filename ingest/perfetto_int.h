@@ -158,6 +158,7 @@ typedef struct pf_reader {
     uint64_t idle_hash;          /* ingest_ft_comm_hash of <idle>, the idle task's comm */
     ftrace_switch_vals sw;       /* the event's fields, when a switch (fr.sw) */
     ftrace_wake_vals wake;       /* or a wakeup (fr.wake) */
+    ftrace_binder_vals txn;      /* or a binder transaction (fr.txn) */
     ArgusqPf__FtraceEvent **fast_ev; /* a bundle's events as the hand decoder finds them */
     size_t fast_cap;
     /* the hand decoder's tables (perfetto_fast.c): FtraceEvent's and its

@@ -349,19 +349,24 @@ static bool full_pairs(pf_reader *d, const ArgusqPf__FtraceEvent *e, ftrace_ev_k
         const ArgusqPf__BinderTransactionFtraceEvent *s = e->binder_transaction;
         *name = "binder_transaction";
         *k = FTRACE_EV_BINDER_TXN;
-        kv_i(d, "transaction", s->debug_id);
-        kv_i(d, "dest_node", s->target_node);
-        kv_i(d, "dest_proc", s->to_proc);
-        kv_i(d, "dest_thread", s->to_thread);
-        kv_i(d, "reply", s->reply);
-        kv_hex(d, "flags", s->flags);
-        kv_hex(d, "code", s->code);
+        /* as values (ftrace_binder_vals), as a switch's */
+        d->txn = (ftrace_binder_vals){
+            .transaction = s->debug_id,
+            .dest_node = s->target_node,
+            .dest_proc = s->to_proc,
+            .dest_thread = s->to_thread,
+            .reply = s->reply,
+            .flags = s->flags,
+            .code = s->code,
+        };
+        d->fr.txn = &d->txn;
         return true;
     }
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_BINDER_TRANSACTION_RECEIVED:
         *name = "binder_transaction_received";
         *k = FTRACE_EV_BINDER_RECV;
-        kv_i(d, "transaction", e->binder_transaction_received->debug_id);
+        d->txn = (ftrace_binder_vals){.transaction = e->binder_transaction_received->debug_id};
+        d->fr.txn = &d->txn;
         return true;
     default:
         return false;
@@ -472,6 +477,7 @@ int ingest_pf_emit(pf_reader *d, const pf_item *it)
     r->nkv = 0;
     r->sw = NULL;
     r->wake = NULL;
+    r->txn = NULL;
     r->kv_distinct = false;
     d->vlen = 0;
     r->lineno = it->hold->packet;
@@ -530,6 +536,7 @@ int ingest_pf_emit(pf_reader *d, const pf_item *it)
     int rc = ingest_ft_event(r, &li, k);
     r->sw = NULL;
     r->wake = NULL;
+    r->txn = NULL;
     r->kv_distinct = false;
     if (rc == FTRACE_BAD_FIELDS) {
         ingest_errf(r->err, r->errlen, "%s: byte %llu: packet %llu: %s: fields missing or malformed", d->path,

@@ -463,6 +463,9 @@ static void test_same_as_text(void **state)
     pb_u(&m, 4, 120);
     put_event(&b, 1000006700, 31, 238, &m); /* sched_process_exit */
     put_txn(&b, 1000006800, 20, 7, 5, 30, 0, 0, 0x10);
+    /* a reply, oneway, to a thread: binder's values (ftrace_binder_vals)
+     * give the pairs' attributes, a negative number's too */
+    put_txn(&b, 1000006850, 20, 8, -1, 10, 10, 1, 0x11);
     put_recv(&b, 1000006900, 20, 7);
     m.n = 0;
     pb_s(&m, 2, "B|20|frame 7\n");
@@ -487,6 +490,8 @@ static void test_same_as_text(void **state)
         "   sh2-31  [001] ....  1.000006700: sched_process_exit: comm=sh2 pid=31 prio=120\n"
         "   b-20    [001] ....  1.000006800: binder_transaction: transaction=7 dest_node=5 dest_proc=30"
         " dest_thread=0 reply=0 flags=0x10 code=0x3\n"
+        "   b-20    [001] ....  1.000006850: binder_transaction: transaction=8 dest_node=-1 dest_proc=10"
+        " dest_thread=10 reply=1 flags=0x11 code=0x3\n"
         "   b-20    [001] ....  1.000006900: binder_transaction_received: transaction=7\n"
         "   b-20    [001] ....  1.000007000: tracing_mark_write: B|20|frame 7\n");
     assert_int_equal(r->nev, o.r->nev);
