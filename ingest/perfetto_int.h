@@ -168,6 +168,10 @@ typedef struct pf_reader {
     /* perfetto_other.c: the key=value print formats' plans, NULL: none
      * (every print format's text is then written and read) */
     struct pfo_plan *other_plans;
+    /* and the table's events by FtraceEvent field number: 1 + the index in
+     * pfo_events, 0 none (NULL: searched for) */
+    uint16_t *other_ix;
+    uint32_t other_top; /* other_ix's length */
     size_t vlen;
     struct pf_blk *blk;          /* held switches by task, for sched_blocked_reason (NULL: none yet) */
 } pf_reader;

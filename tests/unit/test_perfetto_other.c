@@ -670,6 +670,31 @@ static void test_keys_distinct(void **state)
     free(d);
 }
 
+/* An event's number gives the same table entry by the index
+ * ingest_pf_other_init makes as by the search of a reader without it:
+ * every number to past the table's last, listed or not */
+static void test_event_index(void **state)
+{
+    (void)state;
+    pf_reader *a = reader(), *b = reader();
+    assert_int_equal(ingest_pf_other_init(b), 0);
+    assert_non_null(b->other_ix);
+    size_t listed = 0;
+    for (uint32_t num = 3; num < pfo_events[pfo_nevents - 1].num + 40; num++) {
+        const char *na = NULL, *nb = NULL;
+        pf_other_fault fa, fb;
+        assert_int_equal(decode(a, num, NULL, 0, &na, &fa), 0);
+        assert_int_equal(decode(b, num, NULL, 0, &nb, &fb), 0);
+        assert_string_equal(na, nb);
+        listed += strncmp(nb, "ftrace_event_", 13) != 0;
+    }
+    assert_int_equal(listed, pfo_nevents);
+    ingest_pf_other_free(b);
+    assert_null(b->other_ix);
+    free(a);
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -679,6 +704,7 @@ int main(void)
         cmocka_unit_test(test_many_fields),  cmocka_unit_test(test_read),
         cmocka_unit_test(test_same_as_text), cmocka_unit_test(test_nearest_form),
         cmocka_unit_test(test_plans_same_as_text), cmocka_unit_test(test_keys_distinct),
+        cmocka_unit_test(test_event_index),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
