@@ -156,6 +156,13 @@ typedef struct pf_reader {
     char obuf[12288];          /* perfetto_other.c: an event the subset leaves out: its name, keys and values */
     char prev_comm[DB_NAME_MAX]; /* a compact switch's prev_comm found at its emit */
     uint64_t idle_hash;          /* ingest_ft_comm_hash of <idle>, the idle task's comm */
+    /* the last cpu_idle's [0] and cpu_frequency's [1] state of five digits
+     * or more, and its text (perfetto_map.c) */
+    struct {
+        uint64_t v;
+        uint8_t len; /* 0: none yet */
+        char s[24];
+    } state_memo[2];
     ftrace_switch_vals sw;       /* the event's fields, when a switch (fr.sw) */
     ftrace_wake_vals wake;       /* or a wakeup (fr.wake) */
     ftrace_binder_vals txn;      /* or a binder transaction (fr.txn) */
