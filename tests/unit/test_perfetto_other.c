@@ -642,6 +642,9 @@ static void test_keys_distinct(void **state)
     pb_i(&m, 2, 532480);
     pb_u(&m, 3, 1);
     pb_u(&m, 4, 7);
+    assert_int_equal(decode(d, 313, m.b, m.n, &name, &f), 0);
+    assert_int_equal(d->fr.nkv, 4);
+    assert_true(attrs_as_said(d)); /* rss_stat's four, its plan's: distinct by the plan */
     pb_u(&m, 9, 5);
     assert_int_equal(decode(d, 313, m.b, m.n, &name, &f), 0);
     assert_true(attrs_as_said(d)); /* rss_stat's four and f9 */
