@@ -331,6 +331,22 @@ static void test_same_as_text(void **state)
     pb_u(&m, 4, 118);
     pb_u(&m, 5, 118);
     NEXT(52, "binder_set_priority", "proc=1858 thread=11237 old=120 => new=118 desired=118");
+    /* a field given twice: its last value counts (protobuf), by a plan
+     * (rss_stat) as by the text (binder_set_priority's `=>`) */
+    pb_u(&m, 3, 0);
+    pb_i(&m, 1, 1);
+    pb_i(&m, 2, 4096);
+    pb_u(&m, 3, 1);
+    pb_u(&m, 4, 7);
+    pb_i(&m, 2, 532480);
+    NEXT(313, "rss_stat", "mm_id=7 curr=1 type=MM_ANONPAGES size=532480B");
+    pb_i(&m, 1, 1858);
+    pb_u(&m, 4, 100);
+    pb_i(&m, 2, 11237);
+    pb_u(&m, 3, 120);
+    pb_u(&m, 4, 118);
+    pb_u(&m, 5, 118);
+    NEXT(52, "binder_set_priority", "proc=1858 thread=11237 old=120 => new=118 desired=118");
     pb_s(&m, 1, "17000010.devfreq_mif");
     pb_u(&m, 2, 1716000);
     pb_u(&m, 3, 3);
@@ -429,7 +445,7 @@ static void test_same_as_text(void **state)
     char err[512] = "";
     assert_int_equal(ingest_perfetto_read_mem("t.pftrace", t.b, t.n, &s, &st, err, sizeof err), 0);
     one o = ingest_text(text);
-    assert_int_equal(r->nev, 27);
+    assert_int_equal(r->nev, 29);
     assert_int_equal(r->nev, o.r->nev);
     for (size_t i = 0; i < r->nev; i++) {
         const rec_event *a = &r->ev[i], *b = &o.r->ev[i];
