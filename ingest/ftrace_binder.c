@@ -122,14 +122,40 @@ static bool take(ftrace_reader *r, int64_t id, binder_ent *out)
     return true;
 }
 
+/* The fields from the pairs (a text or trace.dat reader's): 0, or
+ * FTRACE_BAD_FIELDS.  A receipt has only the transaction. */
+static int vals_of_pairs(const ftrace_reader *r, bool received, ftrace_binder_vals *v)
+{
+    if (!ingest_ft_kv_i64(r, "transaction", &v->transaction))
+        return FTRACE_BAD_FIELDS;
+    if (received)
+        return 0;
+    if (!ingest_ft_kv_i64(r, "dest_node", &v->dest_node) || !ingest_ft_kv_i64(r, "dest_proc", &v->dest_proc) ||
+        !ingest_ft_kv_i64(r, "dest_thread", &v->dest_thread) || !ingest_ft_kv_i64(r, "reply", &v->reply) ||
+        !ingest_ft_kv_hex(r, "flags", &v->flags) || !ingest_ft_kv_hex(r, "code", &v->code))
+        return FTRACE_BAD_FIELDS;
+    return 0;
+}
+
+/* The attributes are written after one reservation each, not an
+ * ingest_ft_attr call each (a send has eight of its own). */
+#define BINDER_ATTR_MAX (16 + INGEST_FT_NUM_MAX) /* a key of at most 14 bytes, '=', a number, NUL */
+
 int ingest_ft_map_binder(ftrace_reader *r, db_event *ev, bool received)
 {
     static const ftrace_key send_keys[] = {
         FTRACE_KEY("dest_node"), FTRACE_KEY("dest_proc"), FTRACE_KEY("dest_thread"), FTRACE_KEY("flags"),
         FTRACE_KEY("code"), {NULL, 0},
     };
-    int64_t id;
-    if (!ingest_ft_kv_i64(r, "transaction", &id) || id == 0)
+    ftrace_binder_vals own;
+    const ftrace_binder_vals *v = r->txn; /* the values instead of the pairs */
+    if (!v) {
+        if (vals_of_pairs(r, received, &own) != 0)
+            return FTRACE_BAD_FIELDS;
+        v = &own;
+    }
+    int64_t id = v->transaction;
+    if (id == 0)
         return FTRACE_BAD_FIELDS;
     ev->type = DB_EV_MACH_MSG;
     if (received) {
@@ -137,33 +163,49 @@ int ingest_ft_map_binder(ftrace_reader *r, db_event *ev, bool received)
         take(r, id, &e); /* sent before the trace began: no port known */
         ev->phase = DB_PH_END;
         ev->obj = e.port;
-        if (ingest_ft_attr_hex(r, "dest", e.port) < 0 || ingest_ft_attr_hex(r, "reply", e.reply) < 0 ||
-            ingest_ft_attr_i64(r, "kmsg", id) < 0 || ingest_ft_attr_i64(r, "transaction", id) < 0)
+        char *p = ingest_ft_attrs_room(r, 4 * BINDER_ATTR_MAX);
+        if (!p)
             return -1;
+        p = ingest_ft_put_hex(p, FTRACE_LIT("dest"), e.port);
+        p = ingest_ft_put_hex(p, FTRACE_LIT("reply"), e.reply);
+        p = ingest_ft_put_num(p, FTRACE_LIT("kmsg"), ingest_fmt_i64, id);
+        p = ingest_ft_put_num(p, FTRACE_LIT("transaction"), ingest_fmt_i64, id);
+        ingest_ft_attrs_done(r, p);
         return 0;
     }
-    int64_t node, proc, thread, is_reply;
-    uint64_t flags, code;
-    if (!ingest_ft_kv_i64(r, "dest_node", &node) || !ingest_ft_kv_i64(r, "dest_proc", &proc) ||
-        !ingest_ft_kv_i64(r, "dest_thread", &thread) || !ingest_ft_kv_i64(r, "reply", &is_reply) ||
-        !ingest_ft_kv_hex(r, "flags", &flags) || !ingest_ft_kv_hex(r, "code", &code))
-        return FTRACE_BAD_FIELDS;
+    int64_t proc = v->dest_proc, thread = v->dest_thread, is_reply = v->reply, node = v->dest_node;
     uint64_t port, reply = 0;
     if (is_reply)
         port = PORT_THREAD | (uint32_t)thread;
     else
         port = node > 0 ? (uint64_t)(uint32_t)node : PORT_PROC | (uint32_t)proc;
-    if (!is_reply && !(flags & TF_ONE_WAY))
+    if (!is_reply && !(v->flags & TF_ONE_WAY))
         reply = PORT_THREAD | ev->tid;
     if (put(r, id, port, reply) < 0)
         return -1;
     ev->phase = DB_PH_BEGIN;
     ev->obj = port;
-    if (ingest_ft_attr_hex(r, "dest", port) < 0 || ingest_ft_attr_hex(r, "reply", reply) < 0 ||
-        ingest_ft_attr_u64(r, "id", code) < 0 || ingest_ft_attr_i64(r, "kmsg", id) < 0 ||
-        (proc > 0 && ingest_ft_attr_i64(r, "peer", proc) < 0) || ingest_ft_attr_i64(r, "transaction", id) < 0 ||
-        ingest_ft_attr(r, "binder_reply", is_reply ? "1" : "0", 1) < 0 ||
-        ingest_ft_attr(r, "oneway", (flags & TF_ONE_WAY) ? "1" : "0", 1) < 0)
+    /* the send's own eight, then the pairs kept as they are: from values,
+     * as the reader would have printed them */
+    char *p = ingest_ft_attrs_room(r, 13 * BINDER_ATTR_MAX);
+    if (!p)
         return -1;
-    return ingest_ft_attr_same(r, send_keys);
+    p = ingest_ft_put_hex(p, FTRACE_LIT("dest"), port);
+    p = ingest_ft_put_hex(p, FTRACE_LIT("reply"), reply);
+    p = ingest_ft_put_u64(p, FTRACE_LIT("id"), v->code);
+    p = ingest_ft_put_num(p, FTRACE_LIT("kmsg"), ingest_fmt_i64, id);
+    if (proc > 0)
+        p = ingest_ft_put_num(p, FTRACE_LIT("peer"), ingest_fmt_i64, proc);
+    p = ingest_ft_put_num(p, FTRACE_LIT("transaction"), ingest_fmt_i64, id);
+    p = ingest_ft_put(p, FTRACE_LIT("binder_reply"), is_reply ? "1" : "0", 1);
+    p = ingest_ft_put(p, FTRACE_LIT("oneway"), (v->flags & TF_ONE_WAY) ? "1" : "0", 1);
+    if (r->txn) {
+        p = ingest_ft_put_num(p, FTRACE_LIT("dest_node"), ingest_fmt_i64, node);
+        p = ingest_ft_put_num(p, FTRACE_LIT("dest_proc"), ingest_fmt_i64, proc);
+        p = ingest_ft_put_num(p, FTRACE_LIT("dest_thread"), ingest_fmt_i64, thread);
+        p = ingest_ft_put_hex(p, FTRACE_LIT("flags"), v->flags);
+        p = ingest_ft_put_hex(p, FTRACE_LIT("code"), v->code);
+    }
+    ingest_ft_attrs_done(r, p);
+    return r->txn ? 0 : ingest_ft_attr_same(r, send_keys);
 }

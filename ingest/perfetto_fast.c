@@ -289,14 +289,16 @@ static int ftrace_event(const pf_reader *d, pf_hold *h, const uint8_t *p, const 
 /* ---- compact_sched: repeated fields, packed numbers and strings ---- */
 
 /* the varints of a packed field's bytes: those without the top bit (as
- * protobuf-c counts them), 8 at a time */
+ * protobuf-c counts them), 8 at a time: the top bits moved to the bytes'
+ * low ones and summed into the top byte by a multiply (without -mpopcnt,
+ * __builtin_popcountll is a call of libgcc's, 21 instructions) */
 static size_t varints(const uint8_t *p, size_t n)
 {
     size_t c = 0, i = 0;
     for (; i + 8 <= n; i += 8) {
         uint64_t w;
         memcpy(&w, p + i, 8);
-        c += (size_t)__builtin_popcountll(~w & 0x8080808080808080ull);
+        c += (size_t)((((~w & 0x8080808080808080ull) >> 7) * 0x0101010101010101ull) >> 56);
     }
     for (; i < n; i++)
         c += !(p[i] & 0x80);

@@ -156,8 +156,16 @@ typedef struct pf_reader {
     char obuf[12288];          /* perfetto_other.c: an event the subset leaves out: its name, keys and values */
     char prev_comm[DB_NAME_MAX]; /* a compact switch's prev_comm found at its emit */
     uint64_t idle_hash;          /* ingest_ft_comm_hash of <idle>, the idle task's comm */
+    /* the last cpu_idle's [0] and cpu_frequency's [1] state of five digits
+     * or more, and its text (perfetto_map.c) */
+    struct {
+        uint64_t v;
+        uint8_t len; /* 0: none yet */
+        char s[24];
+    } state_memo[2];
     ftrace_switch_vals sw;       /* the event's fields, when a switch (fr.sw) */
     ftrace_wake_vals wake;       /* or a wakeup (fr.wake) */
+    ftrace_binder_vals txn;      /* or a binder transaction (fr.txn) */
     ArgusqPf__FtraceEvent **fast_ev; /* a bundle's events as the hand decoder finds them */
     size_t fast_cap;
     /* the hand decoder's tables (perfetto_fast.c): FtraceEvent's and its
@@ -167,6 +175,10 @@ typedef struct pf_reader {
     /* perfetto_other.c: the key=value print formats' plans, NULL: none
      * (every print format's text is then written and read) */
     struct pfo_plan *other_plans;
+    /* and the table's events by FtraceEvent field number: 1 + the index in
+     * pfo_events, 0 none (NULL: searched for) */
+    uint16_t *other_ix;
+    uint32_t other_top; /* other_ix's length */
     size_t vlen;
     struct pf_blk *blk;          /* held switches by task, for sched_blocked_reason (NULL: none yet) */
 } pf_reader;

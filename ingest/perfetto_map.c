@@ -45,6 +45,25 @@ static inline void kv_i(pf_reader *d, const char *key, int64_t v)
     ingest_ft_kv_add(&d->fr, key, p, n);
 }
 
+/* cpu_idle's and cpu_frequency's state=: its text kept from the last
+ * event of the kind when the number is the same, as an idle exit's
+ * 4294967295 (PWR_EVENT_EXIT), half of all cpu_idle events, always is
+ * (db_fmt_u64 of its ten digits, ~130 instructions, was 6.5M of the
+ * reading thread on 8 copies of the Android 11 trace, 46,752 exits).
+ * A short number is printed: that costs less than the test. */
+static void kv_state(pf_reader *d, int kind, uint64_t v)
+{
+    if (v < 10000) {
+        kv_u(d, "state", v);
+        return;
+    }
+    if (d->state_memo[kind].len == 0 || d->state_memo[kind].v != v) {
+        d->state_memo[kind].v = v;
+        d->state_memo[kind].len = (uint8_t)db_fmt_u64(d->state_memo[kind].s, v);
+    }
+    ingest_ft_kv_add(&d->fr, "state", d->state_memo[kind].s, d->state_memo[kind].len);
+}
+
 /* %llx, no 0x (task_newtask's clone_flags) */
 static void kv_xbare(pf_reader *d, const char *key, uint64_t v)
 {
@@ -119,19 +138,33 @@ static void wake_pairs(pf_reader *d, const char *comm, int64_t pid, int64_t prio
     d->fr.wake = &d->wake;
 }
 
-/* The pairs of a full event; *k and *name say which.  False: an event
+/* An event's name and its length.  Named by a literal (inline, so its
+ * strlen folds away: measuring the name at each event cost the reading
+ * thread 4.7M of 506M instructions on 8 copies of the Android 11 trace). */
+typedef struct pf_name {
+    const char *s;
+    size_t n;
+} pf_name;
+
+static inline void named(pf_name *nm, const char *lit)
+{
+    nm->s = lit;
+    nm->n = strlen(lit);
+}
+
+/* The pairs of a full event; *k and *nm say which.  False: an event
  * the schema subset does not hold. */
-static bool full_pairs(pf_reader *d, const ArgusqPf__FtraceEvent *e, ftrace_ev_kind *k, const char **name)
+static bool full_pairs(pf_reader *d, const ArgusqPf__FtraceEvent *e, ftrace_ev_kind *k, pf_name *nm)
 {
     switch (e->event_case) {
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_PRINT:
-        *name = "print";
+        named(nm, "print");
         *k = FTRACE_EV_MARKER;
         kv_strip(d, "buf", e->print->buf);
         return true;
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_SWITCH: {
         const ArgusqPf__SchedSwitchFtraceEvent *s = e->sched_switch;
-        *name = "sched_switch";
+        named(nm, "sched_switch");
         *k = FTRACE_EV_SCHED_SWITCH;
         switch_pairs(d, s->prev_comm, s->prev_pid, s->has_prev_prio, s->prev_prio, s->prev_state, s->next_comm,
                      s->next_pid, s->next_prio);
@@ -143,28 +176,31 @@ static bool full_pairs(pf_reader *d, const ArgusqPf__FtraceEvent *e, ftrace_ev_k
         bool idle = e->event_case == ARGUSQ_PF__FTRACE_EVENT__EVENT_CPU_IDLE;
         const ArgusqPf__CpuIdleFtraceEvent *s =
             idle ? e->cpu_idle : (const ArgusqPf__CpuIdleFtraceEvent *)e->cpu_frequency;
-        *name = idle ? "cpu_idle" : "cpu_frequency";
-        kv_u(d, "state", s->state);
+        if (idle)
+            named(nm, "cpu_idle");
+        else
+            named(nm, "cpu_frequency");
+        kv_state(d, idle ? 0 : 1, s->state);
         kv_u(d, "cpu_id", s->cpu_id);
         return true;
     }
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_WAKEUP: {
         const ArgusqPf__SchedWakeupFtraceEvent *s = e->sched_wakeup;
-        *name = "sched_wakeup";
+        named(nm, "sched_wakeup");
         *k = FTRACE_EV_SCHED_WAKEUP;
         wake_pairs(d, s->comm, s->pid, s->prio, s->target_cpu);
         return true;
     }
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_WAKEUP_NEW: {
         const ArgusqPf__SchedWakeupNewFtraceEvent *s = e->sched_wakeup_new;
-        *name = "sched_wakeup_new";
+        named(nm, "sched_wakeup_new");
         *k = FTRACE_EV_SCHED_WAKEUP_NEW;
         wake_pairs(d, s->comm, s->pid, s->prio, s->target_cpu);
         return true;
     }
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_WAKING: {
         const ArgusqPf__SchedWakingFtraceEvent *s = e->sched_waking;
-        *name = "sched_waking";
+        named(nm, "sched_waking");
         *k = FTRACE_EV_SCHED_WAKING;
         wake_pairs(d, s->comm, s->pid, s->prio, s->target_cpu);
         return true;
@@ -173,7 +209,7 @@ static bool full_pairs(pf_reader *d, const ArgusqPf__FtraceEvent *e, ftrace_ev_k
         /* the kernel function a D-state wait blocked in (Android's own
          * tracepoint): kept raw with its pairs, caller= the address */
         const ArgusqPf__SchedBlockedReasonFtraceEvent *s = e->sched_blocked_reason;
-        *name = "sched_blocked_reason";
+        named(nm, "sched_blocked_reason");
         kv_i(d, "pid", s->pid);
         kv_u(d, "iowait", s->io_wait);
         kv_hex(d, "caller", s->caller);
@@ -181,7 +217,7 @@ static bool full_pairs(pf_reader *d, const ArgusqPf__FtraceEvent *e, ftrace_ev_k
     }
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_PROCESS_FORK: {
         const ArgusqPf__SchedProcessForkFtraceEvent *s = e->sched_process_fork;
-        *name = "sched_process_fork";
+        named(nm, "sched_process_fork");
         *k = FTRACE_EV_PROCESS_FORK;
         kv_s(d, "comm", s->parent_comm);
         kv_i(d, "pid", s->parent_pid);
@@ -191,7 +227,7 @@ static bool full_pairs(pf_reader *d, const ArgusqPf__FtraceEvent *e, ftrace_ev_k
     }
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_PROCESS_EXEC: {
         const ArgusqPf__SchedProcessExecFtraceEvent *s = e->sched_process_exec;
-        *name = "sched_process_exec";
+        named(nm, "sched_process_exec");
         *k = FTRACE_EV_PROCESS_EXEC;
         kv_s(d, "filename", s->filename);
         kv_i(d, "pid", s->pid);
@@ -200,7 +236,7 @@ static bool full_pairs(pf_reader *d, const ArgusqPf__FtraceEvent *e, ftrace_ev_k
     }
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_PROCESS_EXIT: {
         const ArgusqPf__SchedProcessExitFtraceEvent *s = e->sched_process_exit;
-        *name = "sched_process_exit";
+        named(nm, "sched_process_exit");
         *k = FTRACE_EV_PROCESS_EXIT;
         kv_s(d, "comm", s->comm);
         kv_i(d, "pid", s->pid);
@@ -209,7 +245,7 @@ static bool full_pairs(pf_reader *d, const ArgusqPf__FtraceEvent *e, ftrace_ev_k
     }
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_PROCESS_FREE: {
         const ArgusqPf__SchedProcessFreeFtraceEvent *s = e->sched_process_free;
-        *name = "sched_process_free";
+        named(nm, "sched_process_free");
         kv_s(d, "comm", s->comm);
         kv_i(d, "pid", s->pid);
         kv_i(d, "prio", s->prio);
@@ -217,7 +253,7 @@ static bool full_pairs(pf_reader *d, const ArgusqPf__FtraceEvent *e, ftrace_ev_k
     }
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_TASK_NEWTASK: {
         const ArgusqPf__TaskNewtaskFtraceEvent *s = e->task_newtask;
-        *name = "task_newtask";
+        named(nm, "task_newtask");
         *k = FTRACE_EV_TASK_NEWTASK;
         kv_i(d, "pid", s->pid);
         kv_s(d, "comm", s->comm);
@@ -227,7 +263,7 @@ static bool full_pairs(pf_reader *d, const ArgusqPf__FtraceEvent *e, ftrace_ev_k
     }
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_TASK_RENAME: {
         const ArgusqPf__TaskRenameFtraceEvent *s = e->task_rename;
-        *name = "task_rename";
+        named(nm, "task_rename");
         *k = FTRACE_EV_TASK_RENAME;
         kv_i(d, "pid", s->pid);
         kv_s(d, "oldcomm", s->oldcomm);
@@ -236,13 +272,13 @@ static bool full_pairs(pf_reader *d, const ArgusqPf__FtraceEvent *e, ftrace_ev_k
         return true;
     }
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_IRQ_HANDLER_ENTRY:
-        *name = "irq_handler_entry";
+        named(nm, "irq_handler_entry");
         *k = FTRACE_EV_IRQ_ENTRY;
         kv_i(d, "irq", e->irq_handler_entry->irq);
         kv_s(d, "name", e->irq_handler_entry->name);
         return true;
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_IRQ_HANDLER_EXIT:
-        *name = "irq_handler_exit";
+        named(nm, "irq_handler_exit");
         *k = FTRACE_EV_IRQ_EXIT;
         kv_i(d, "irq", e->irq_handler_exit->irq);
         kv_s(d, "ret", e->irq_handler_exit->ret ? "handled" : "unhandled");
@@ -251,7 +287,10 @@ static bool full_pairs(pf_reader *d, const ArgusqPf__FtraceEvent *e, ftrace_ev_k
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_SOFTIRQ_EXIT: {
         bool entry = e->event_case == ARGUSQ_PF__FTRACE_EVENT__EVENT_SOFTIRQ_ENTRY;
         uint32_t vec = entry ? e->softirq_entry->vec : e->softirq_exit->vec;
-        *name = entry ? "softirq_entry" : "softirq_exit";
+        if (entry)
+            named(nm, "softirq_entry");
+        else
+            named(nm, "softirq_exit");
         *k = entry ? FTRACE_EV_SOFTIRQ_ENTRY : FTRACE_EV_SOFTIRQ_EXIT;
         kv_u(d, "vec", vec);
         kv_s(d, "action", softirq_name(vec));
@@ -259,7 +298,7 @@ static bool full_pairs(pf_reader *d, const ArgusqPf__FtraceEvent *e, ftrace_ev_k
     }
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_SYS_ENTER: {
         const ArgusqPf__SysEnterFtraceEvent *s = e->sys_enter;
-        *name = "sys_enter";
+        named(nm, "sys_enter");
         *k = FTRACE_EV_SYS_ENTER;
         kv_i(d, "id", s->id);
         /* `a, b, c, d, e, f` in hex: what raw_syscalls prints inside its
@@ -278,7 +317,7 @@ static bool full_pairs(pf_reader *d, const ArgusqPf__FtraceEvent *e, ftrace_ev_k
         return true;
     }
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_SYS_EXIT:
-        *name = "sys_exit";
+        named(nm, "sys_exit");
         *k = FTRACE_EV_SYS_EXIT;
         kv_i(d, "id", e->sys_exit->id);
         kv_i(d, "ret", e->sys_exit->ret);
@@ -289,7 +328,10 @@ static bool full_pairs(pf_reader *d, const ArgusqPf__FtraceEvent *e, ftrace_ev_k
         /* the two messages have the same fields */
         const ArgusqPf__BlockRqIssueFtraceEvent *s = issue ? e->block_rq_issue
                                                            : (const ArgusqPf__BlockRqIssueFtraceEvent *)e->block_rq_insert;
-        *name = issue ? "block_rq_issue" : "block_rq_insert";
+        if (issue)
+            named(nm, "block_rq_issue");
+        else
+            named(nm, "block_rq_insert");
         *k = FTRACE_EV_BLOCK;
         kv_dev(d, s->dev);
         kv_s(d, "rwbs", s->rwbs);
@@ -302,7 +344,7 @@ static bool full_pairs(pf_reader *d, const ArgusqPf__FtraceEvent *e, ftrace_ev_k
     }
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_BLOCK_RQ_COMPLETE: {
         const ArgusqPf__BlockRqCompleteFtraceEvent *s = e->block_rq_complete;
-        *name = "block_rq_complete";
+        named(nm, "block_rq_complete");
         *k = FTRACE_EV_BLOCK;
         kv_dev(d, s->dev);
         kv_s(d, "rwbs", s->rwbs);
@@ -314,7 +356,7 @@ static bool full_pairs(pf_reader *d, const ArgusqPf__FtraceEvent *e, ftrace_ev_k
     }
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_WORKQUEUE_QUEUE_WORK: {
         const ArgusqPf__WorkqueueQueueWorkFtraceEvent *s = e->workqueue_queue_work;
-        *name = "workqueue_queue_work";
+        named(nm, "workqueue_queue_work");
         *k = FTRACE_EV_WQ_QUEUE;
         kv_hex(d, "work", s->work);
         kv_hex(d, "function", s->function);
@@ -330,15 +372,15 @@ static bool full_pairs(pf_reader *d, const ArgusqPf__FtraceEvent *e, ftrace_ev_k
         const ArgusqPf__WorkqueueExecuteStartFtraceEvent *s;
         if (e->event_case == ARGUSQ_PF__FTRACE_EVENT__EVENT_WORKQUEUE_ACTIVATE_WORK) {
             s = (const ArgusqPf__WorkqueueExecuteStartFtraceEvent *)e->workqueue_activate_work;
-            *name = "workqueue_activate_work";
+            named(nm, "workqueue_activate_work");
             *k = FTRACE_EV_WQ_ACTIVATE;
         } else if (e->event_case == ARGUSQ_PF__FTRACE_EVENT__EVENT_WORKQUEUE_EXECUTE_START) {
             s = e->workqueue_execute_start;
-            *name = "workqueue_execute_start";
+            named(nm, "workqueue_execute_start");
             *k = FTRACE_EV_WQ_START;
         } else {
             s = (const ArgusqPf__WorkqueueExecuteStartFtraceEvent *)e->workqueue_execute_end;
-            *name = "workqueue_execute_end";
+            named(nm, "workqueue_execute_end");
             *k = FTRACE_EV_WQ_END;
         }
         kv_hex(d, "work", s->work);
@@ -347,21 +389,26 @@ static bool full_pairs(pf_reader *d, const ArgusqPf__FtraceEvent *e, ftrace_ev_k
     }
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_BINDER_TRANSACTION: {
         const ArgusqPf__BinderTransactionFtraceEvent *s = e->binder_transaction;
-        *name = "binder_transaction";
+        named(nm, "binder_transaction");
         *k = FTRACE_EV_BINDER_TXN;
-        kv_i(d, "transaction", s->debug_id);
-        kv_i(d, "dest_node", s->target_node);
-        kv_i(d, "dest_proc", s->to_proc);
-        kv_i(d, "dest_thread", s->to_thread);
-        kv_i(d, "reply", s->reply);
-        kv_hex(d, "flags", s->flags);
-        kv_hex(d, "code", s->code);
+        /* as values (ftrace_binder_vals), as a switch's */
+        d->txn = (ftrace_binder_vals){
+            .transaction = s->debug_id,
+            .dest_node = s->target_node,
+            .dest_proc = s->to_proc,
+            .dest_thread = s->to_thread,
+            .reply = s->reply,
+            .flags = s->flags,
+            .code = s->code,
+        };
+        d->fr.txn = &d->txn;
         return true;
     }
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_BINDER_TRANSACTION_RECEIVED:
-        *name = "binder_transaction_received";
+        named(nm, "binder_transaction_received");
         *k = FTRACE_EV_BINDER_RECV;
-        kv_i(d, "transaction", e->binder_transaction_received->debug_id);
+        d->txn = (ftrace_binder_vals){.transaction = e->binder_transaction_received->debug_id};
+        d->fr.txn = &d->txn;
         return true;
     default:
         return false;
@@ -472,28 +519,29 @@ int ingest_pf_emit(pf_reader *d, const pf_item *it)
     r->nkv = 0;
     r->sw = NULL;
     r->wake = NULL;
+    r->txn = NULL;
     r->kv_distinct = false;
     d->vlen = 0;
     r->lineno = it->hold->packet;
     ftrace_ev_kind k = FTRACE_EV_OTHER;
-    const char *name = NULL;
+    pf_name nm = {NULL, 0};
     if (it->form == PF_CSWITCH) {
-        name = "sched_switch";
+        named(&nm, "sched_switch");
         k = FTRACE_EV_SCHED_SWITCH;
         switch_pairs(d, compact_prev_comm(d, it), it->prev_pid, it->prev_prio != INT32_MIN, it->prev_prio,
                      it->prev_state, it->comm, it->pid, it->prio);
     } else if (it->form == PF_CWAKING) {
-        name = "sched_waking";
+        named(&nm, "sched_waking");
         k = FTRACE_EV_SCHED_WAKING;
         wake_pairs(d, it->comm, it->pid, it->prio, it->target_cpu);
-    } else if (full_pairs(d, it->ev, &k, &name)) {
+    } else if (full_pairs(d, it->ev, &k, &nm)) {
         r->kv_distinct = true; /* each message's pairs have keys of their own */
     } else {
         /* an event of a message the schema subset does not hold: stored
          * raw, with the pairs of its own bytes (perfetto_other.c), as
          * every reader stores every event; an FtraceEvent with no event
          * at all counts as skipped */
-        int orc = ingest_pf_other(d, it, &name);
+        int orc = ingest_pf_other(d, it, &nm.s);
         if (orc < 0)
             return -1;
         if (orc == 0) {
@@ -502,6 +550,7 @@ int ingest_pf_emit(pf_reader *d, const pf_item *it)
                 r->sink->skip(r->sink->ctx);
             return 0;
         }
+        nm.n = strlen(nm.s);
     }
     if (it->has_blocked && r->sw) {
         d->sw.have_blocked = true;
@@ -524,16 +573,17 @@ int ingest_pf_emit(pf_reader *d, const pf_item *it)
     li.cpu = it->cpu;
     li.ts = it->ts;
     li.ctx = it->ctx;
-    li.name = (char *)name;
-    li.name_len = strlen(name);
+    li.name = (char *)nm.s;
+    li.name_len = nm.n;
     li.fields = "";
     int rc = ingest_ft_event(r, &li, k);
     r->sw = NULL;
     r->wake = NULL;
+    r->txn = NULL;
     r->kv_distinct = false;
     if (rc == FTRACE_BAD_FIELDS) {
         ingest_errf(r->err, r->errlen, "%s: byte %llu: packet %llu: %s: fields missing or malformed", d->path,
-                    (unsigned long long)it->hold->offset, (unsigned long long)it->hold->packet, name);
+                    (unsigned long long)it->hold->offset, (unsigned long long)it->hold->packet, nm.s);
         return -1;
     }
     if (rc < 0)

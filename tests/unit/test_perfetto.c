@@ -273,6 +273,41 @@ static void test_tgids_kept(void **state)
     rec_free(r);
 }
 
+/* cpu_idle's and cpu_frequency's state=, a long one's text kept from
+ * the kind's last event: the same number, another, a short one between,
+ * and the other kind's in turn */
+static void test_idle_states(void **state)
+{
+    (void)state;
+    static const struct {
+        int msg; /* 13 cpu_idle, 11 cpu_frequency */
+        uint64_t state;
+        const char *text;
+    } ev[] = {
+        {13, 4294967295u, "4294967295"}, {13, 1, "1"},           {13, 4294967295u, "4294967295"},
+        {11, 1804800, "1804800"},        {13, 4294967295u, "4294967295"}, {11, 691200, "691200"},
+        {13, 10000, "10000"},            {13, 9999, "9999"},      {11, 691200, "691200"},
+        {13, 4294967295u, "4294967295"},
+    };
+    const size_t n = sizeof ev / sizeof *ev;
+    pb t = {.n = 0}, b = {.n = 0};
+    pb_u(&b, 1, 0);
+    for (size_t i = 0; i < n; i++) {
+        pb m = {.n = 0};
+        pb_u(&m, 1, ev[i].state);
+        pb_u(&m, 2, 0);
+        put_event(&b, 100 + i, 0, ev[i].msg, &m);
+    }
+    put_bundle(&t, &b);
+    rec *r = read_pb(&t, 0, NULL, 0);
+    assert_int_equal(r->nev, n);
+    for (size_t i = 0; i < n; i++) {
+        assert_string_equal(r->ev[i].name, ev[i].msg == 13 ? "cpu_idle" : "cpu_frequency");
+        assert_attr(&r->ev[i], "state", ev[i].text);
+    }
+    rec_free(r);
+}
+
 static void test_binder(void **state)
 {
     (void)state;
@@ -463,6 +498,9 @@ static void test_same_as_text(void **state)
     pb_u(&m, 4, 120);
     put_event(&b, 1000006700, 31, 238, &m); /* sched_process_exit */
     put_txn(&b, 1000006800, 20, 7, 5, 30, 0, 0, 0x10);
+    /* a reply, oneway, to a thread: binder's values (ftrace_binder_vals)
+     * give the pairs' attributes, a negative number's too */
+    put_txn(&b, 1000006850, 20, 8, -1, 10, 10, 1, 0x11);
     put_recv(&b, 1000006900, 20, 7);
     m.n = 0;
     pb_s(&m, 2, "B|20|frame 7\n");
@@ -487,6 +525,8 @@ static void test_same_as_text(void **state)
         "   sh2-31  [001] ....  1.000006700: sched_process_exit: comm=sh2 pid=31 prio=120\n"
         "   b-20    [001] ....  1.000006800: binder_transaction: transaction=7 dest_node=5 dest_proc=30"
         " dest_thread=0 reply=0 flags=0x10 code=0x3\n"
+        "   b-20    [001] ....  1.000006850: binder_transaction: transaction=8 dest_node=-1 dest_proc=10"
+        " dest_thread=10 reply=1 flags=0x11 code=0x3\n"
         "   b-20    [001] ....  1.000006900: binder_transaction_received: transaction=7\n"
         "   b-20    [001] ....  1.000007000: tracing_mark_write: B|20|frame 7\n");
     assert_int_equal(r->nev, o.r->nev);
@@ -1393,7 +1433,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_full_switch), cmocka_unit_test(test_compact_is_full),
-        cmocka_unit_test(test_binder), cmocka_unit_test(test_tgids_kept),      cmocka_unit_test(test_print_slices),
+        cmocka_unit_test(test_binder), cmocka_unit_test(test_tgids_kept),      cmocka_unit_test(test_idle_states),      cmocka_unit_test(test_print_slices),
         cmocka_unit_test(test_bad_varint),  cmocka_unit_test(test_length_past_end),
         cmocka_unit_test(test_detect),      cmocka_unit_test(test_merge_order),
         cmocka_unit_test(test_merge_many), cmocka_unit_test(test_merge_long),

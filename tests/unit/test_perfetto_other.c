@@ -331,6 +331,22 @@ static void test_same_as_text(void **state)
     pb_u(&m, 4, 118);
     pb_u(&m, 5, 118);
     NEXT(52, "binder_set_priority", "proc=1858 thread=11237 old=120 => new=118 desired=118");
+    /* a field given twice: its last value counts (protobuf), by a plan
+     * (rss_stat) as by the text (binder_set_priority's `=>`) */
+    pb_u(&m, 3, 0);
+    pb_i(&m, 1, 1);
+    pb_i(&m, 2, 4096);
+    pb_u(&m, 3, 1);
+    pb_u(&m, 4, 7);
+    pb_i(&m, 2, 532480);
+    NEXT(313, "rss_stat", "mm_id=7 curr=1 type=MM_ANONPAGES size=532480B");
+    pb_i(&m, 1, 1858);
+    pb_u(&m, 4, 100);
+    pb_i(&m, 2, 11237);
+    pb_u(&m, 3, 120);
+    pb_u(&m, 4, 118);
+    pb_u(&m, 5, 118);
+    NEXT(52, "binder_set_priority", "proc=1858 thread=11237 old=120 => new=118 desired=118");
     pb_s(&m, 1, "17000010.devfreq_mif");
     pb_u(&m, 2, 1716000);
     pb_u(&m, 3, 3);
@@ -429,7 +445,7 @@ static void test_same_as_text(void **state)
     char err[512] = "";
     assert_int_equal(ingest_perfetto_read_mem("t.pftrace", t.b, t.n, &s, &st, err, sizeof err), 0);
     one o = ingest_text(text);
-    assert_int_equal(r->nev, 27);
+    assert_int_equal(r->nev, 29);
     assert_int_equal(r->nev, o.r->nev);
     for (size_t i = 0; i < r->nev; i++) {
         const rec_event *a = &r->ev[i], *b = &o.r->ev[i];
@@ -642,6 +658,9 @@ static void test_keys_distinct(void **state)
     pb_i(&m, 2, 532480);
     pb_u(&m, 3, 1);
     pb_u(&m, 4, 7);
+    assert_int_equal(decode(d, 313, m.b, m.n, &name, &f), 0);
+    assert_int_equal(d->fr.nkv, 4);
+    assert_true(attrs_as_said(d)); /* rss_stat's four, its plan's: distinct by the plan */
     pb_u(&m, 9, 5);
     assert_int_equal(decode(d, 313, m.b, m.n, &name, &f), 0);
     assert_true(attrs_as_said(d)); /* rss_stat's four and f9 */
@@ -670,6 +689,31 @@ static void test_keys_distinct(void **state)
     free(d);
 }
 
+/* An event's number gives the same table entry by the index
+ * ingest_pf_other_init makes as by the search of a reader without it:
+ * every number to past the table's last, listed or not */
+static void test_event_index(void **state)
+{
+    (void)state;
+    pf_reader *a = reader(), *b = reader();
+    assert_int_equal(ingest_pf_other_init(b), 0);
+    assert_non_null(b->other_ix);
+    size_t listed = 0;
+    for (uint32_t num = 3; num < pfo_events[pfo_nevents - 1].num + 40; num++) {
+        const char *na = NULL, *nb = NULL;
+        pf_other_fault fa, fb;
+        assert_int_equal(decode(a, num, NULL, 0, &na, &fa), 0);
+        assert_int_equal(decode(b, num, NULL, 0, &nb, &fb), 0);
+        assert_string_equal(na, nb);
+        listed += strncmp(nb, "ftrace_event_", 13) != 0;
+    }
+    assert_int_equal(listed, pfo_nevents);
+    ingest_pf_other_free(b);
+    assert_null(b->other_ix);
+    free(a);
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -679,6 +723,7 @@ int main(void)
         cmocka_unit_test(test_many_fields),  cmocka_unit_test(test_read),
         cmocka_unit_test(test_same_as_text), cmocka_unit_test(test_nearest_form),
         cmocka_unit_test(test_plans_same_as_text), cmocka_unit_test(test_keys_distinct),
+        cmocka_unit_test(test_event_index),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
