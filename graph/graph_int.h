@@ -26,6 +26,8 @@ void graph_map_free(graph_map *m);
 /* ---- build.c ---- */
 
 /* An open node: in memory until its last event, then written once. */
+/* node_open sets every member but sig one by one after n: a member
+ * added here is set there. */
 typedef struct graph_open {
     db_node n;
     bool open;
