@@ -3,6 +3,7 @@
 #define ARGUSQ_GRAPH_INT_H
 
 #include <stdbool.h>
+#include <string.h>
 
 #include "graph.h"
 
@@ -300,6 +301,26 @@ void graph_sched_close(const graph_thread *t, graph_open *o);
 
 /* normalize.c */
 uint32_t graph_fnv1a(const void *p, size_t n);
+/* The end of an event's "key=value" entry at p: its NUL, or end.  Eight
+ * bytes a load (the lowest byte of the word that is zero, as the event
+ * block encoder's entry_end finds it), not a call to memchr per entry:
+ * entries are mostly shorter than sixteen bytes, and memchr's call and
+ * setup cost more than the loads. */
+static inline const char *graph_entry_end(const char *p, const char *end)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (; end - p >= 8; p += 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        uint64_t z = (w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull; /* its lowest: the first NUL */
+        if (z)
+            return p + ((unsigned)__builtin_ctzll(z) >> 3);
+    }
+#endif
+    while (p < end && *p)
+        p++;
+    return p;
+}
 /* db_event_attr and db_event_attr_u64 of the event graph_event is given,
  * each of its entries measured once (key: kl bytes, no '='); graph_attr
  * and graph_attr_u64 take a literal key */

@@ -44,9 +44,8 @@ bool graph_attr_n(graph_state *g, const db_event *ev, const char *key, size_t kl
          * start. */
         size_t room = ev->attrs ? ev->attrs_len : 0;
         if (room > kl && ev->attrs[kl] == '=' && memcmp(ev->attrs, key, kl) == 0) {
-            const char *q = memchr(ev->attrs, 0, room);
             *val = ev->attrs + kl + 1;
-            *len = (q ? (size_t)(q - ev->attrs) : room) - kl - 1;
+            *len = (size_t)(graph_entry_end(*val, ev->attrs + room) - *val);
             return true;
         }
         g->attr_ev = ev;
@@ -60,9 +59,7 @@ bool graph_attr_n(graph_state *g, const db_event *ev, const char *key, size_t kl
             const char *p = g->attr_p;
             if (p >= g->attr_end)
                 return false;
-            const char *q = memchr(p, 0, (size_t)(g->attr_end - p));
-            if (!q)
-                q = g->attr_end;
+            const char *q = graph_entry_end(p, g->attr_end);
             g->attr_p = q + 1;
             if (g->nattrs == g->attrs_cap) {
                 size_t c = g->attrs_cap ? 2 * g->attrs_cap : 16;

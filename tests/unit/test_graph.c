@@ -693,6 +693,31 @@ static void test_attr_lookup(void **state)
     db_writer_abort(w);
 }
 
+/* graph_entry_end finds what memchr of the NUL finds: entries of 0 to 24
+ * bytes (bytes 0x01, 0x80 and 0xff among them, which a word's zero test
+ * must not take for a NUL) with their NUL and more entries after, or
+ * ending the buffer without one, each in a buffer of its own length. */
+static void test_entry_end(void **state)
+{
+    (void)state;
+    static const unsigned char fill[] = {'a', 0x01, 0x80, 0xff, '=', 0x7f};
+    for (size_t len = 0; len <= 24; len++)
+        for (size_t after = 0; after < 3; after++) { /* 0: no NUL; else a NUL and after - 1 bytes */
+            size_t n = len + after;
+            char *a = malloc(n ? n : 1);
+            assert_non_null(a);
+            for (size_t i = 0; i < n; i++)
+                a[i] = (char)fill[(i * 7 + len) % sizeof fill];
+            if (after)
+                a[len] = 0;
+            for (size_t from = 0; from <= len; from++) {
+                const char *want = memchr(a + from, 0, n - from);
+                assert_ptr_equal(graph_entry_end(a + from, a + n), want ? want : a + n);
+            }
+            free(a);
+        }
+}
+
 /* The source events the rules know by name (sched_waking, sched_switch,
  * block_*), told from names that only begin or end alike. */
 static void test_event_names(void **state)
@@ -845,6 +870,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_event_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_preempt_owed, setup, teardown),
         cmocka_unit_test(test_preempted_state),
+        cmocka_unit_test(test_entry_end),
         cmocka_unit_test_setup_teardown(test_attr_lookup, setup, teardown),
         cmocka_unit_test_setup_teardown(test_raw_no_form, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wait_form_cached, setup, teardown),
