@@ -119,13 +119,13 @@ int graph_name_proc(graph_state *g, graph_name *c, uint32_t pid, char dst[DB_NAM
 static int node_open(graph_state *g, graph_open *o, graph_thread *t, const db_event *ev, int kind, uint64_t blocked)
 {
     /* all but the names, which the name reads below write in full, and
-     * the signature's hashes, which nsig = 0 makes unused (a quarter KB
+     * the signature's hashes, which sig.n = 0 makes unused (a quarter KB
      * less to clear per node; the names' 96 bytes, 1.1M instructions on
      * pf8) */
     memset(o, 0, offsetof(graph_open, n.thread));
     o->open = true;
     o->anonymous = false;
-    o->nsig = 0;
+    o->sig.n = 0;
     o->run_from = o->runnable_in = 0;
     db_node *n = &o->n;
     n->id = ++g->next_node;

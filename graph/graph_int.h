@@ -33,10 +33,12 @@ typedef struct graph_open {
     db_node n;
     bool open;
     bool anonymous; /* irq-context events with no entry event seen */
-    uint32_t nsig;  /* the node's normal form so far (normalize.c) */
     uint64_t run_from;    /* sched.c: the switch-in its running counts from */
     uint64_t runnable_in; /* sched.c: ns preempted inside the node */
-    uint32_t sig[DB_SIG_MAX];
+    /* the node's normal form so far (normalize.c): sig.n hashes in sig.h
+     * as they came, sorted and given the node in place when it closes
+     * (graph_sig_write) */
+    db_sig sig;
 } graph_open;
 
 /* Isolated contexts nest (a hardirq inside a softirq, a timer callout in
@@ -336,7 +338,7 @@ static inline int graph_sig_add(graph_state *g, graph_open *o, const db_event *e
 {
     return ev->type == DB_EV_RAW || ev->type == DB_EV_BACKTRACE ? 0 : graph_sig_add_more(g, o, ev);
 }
-int graph_sig_write(graph_state *g, const graph_open *o, uint32_t thread_key);
+int graph_sig_write(graph_state *g, graph_open *o, uint32_t thread_key);
 /* rules.c */
 bool graph_rule_boundary(const graph_state *g, const db_event *ev);
 bool graph_rule_ignores_wakeup(const graph_state *g, const db_event *ev);
