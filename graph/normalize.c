@@ -34,20 +34,9 @@ uint32_t graph_thread_key(const char *thread, int kind) { return db_thread_key(t
  * 55M instructions in 300,000 events of the Argus bench trace; this and
  * its memchr, 49M).  An entry matches as it does there: key, then '='
  * (key has no '='). */
-bool graph_attr_n(graph_state *g, const db_event *ev, const char *key, size_t kl, const char **val, size_t *len)
+bool graph_attr_more(graph_state *g, const db_event *ev, const char *key, size_t kl, const char **val, size_t *len)
 {
-    if (g->attr_ev != ev || g->attr_seq != g->ev_seq) {
-        /* a new event's first entry, when it is the one, without
-         * measuring it into the table: a wait's reason (a Linux switch's
-         * first entry), 128 instructions that way for each of 69,000
-         * waits of pf8.  Later lookups of the event measure from the
-         * start. */
-        size_t room = ev->attrs ? ev->attrs_len : 0;
-        if (room > kl && ev->attrs[kl] == '=' && memcmp(ev->attrs, key, kl) == 0) {
-            *val = ev->attrs + kl + 1;
-            *len = (size_t)(graph_entry_end(*val, ev->attrs + room) - *val);
-            return true;
-        }
+    if (g->attr_ev != ev || g->attr_seq != g->ev_seq) { /* a new event: its first entry was not the key */
         g->attr_ev = ev;
         g->attr_seq = g->ev_seq;
         g->nattrs = 0;
