@@ -346,7 +346,13 @@ static inline bool graph_attr_n(graph_state *g, const db_event *ev, const char *
     }
     return graph_attr_more(g, ev, key, kl, val, len);
 }
-bool graph_attr_u64_n(graph_state *g, const db_event *ev, const char *key, size_t kl, uint64_t *out);
+/* inline as graph_attr_n, so that a literal key stays one */
+static inline bool graph_attr_u64_n(graph_state *g, const db_event *ev, const char *key, size_t kl, uint64_t *out)
+{
+    const char *v;
+    size_t n;
+    return graph_attr_n(g, ev, key, kl, &v, &n) && db_attr_u64(v, n, out);
+}
 #define graph_attr(g, ev, key, val, len) graph_attr_n(g, ev, key, sizeof key - 1, val, len)
 #define graph_attr_u64(g, ev, key, out) graph_attr_u64_n(g, ev, key, sizeof key - 1, out)
 size_t graph_normalize(graph_state *g, const db_event *ev, char *buf, size_t len);

@@ -74,13 +74,6 @@ bool graph_attr_more(graph_state *g, const db_event *ev, const char *key, size_t
     }
 }
 
-bool graph_attr_u64_n(graph_state *g, const db_event *ev, const char *key, size_t kl, uint64_t *out)
-{
-    const char *v;
-    size_t n;
-    return graph_attr_n(g, ev, key, kl, &v, &n) && db_attr_u64(v, n, out);
-}
-
 #define attr(g, ev, key, v, n) attr_n(g, ev, key, sizeof key - 1, v, n)
 static bool attr_n(graph_state *g, const db_event *ev, const char *key, size_t kl, const char **v, int *n)
 {
