@@ -40,7 +40,7 @@ static int node_close(graph_state *g, graph_open *o)
     graph_sched_close(t, o);
     g->st->nodes++;
     uint32_t key = node_key(t, &o->n);
-    return db_writer_node_key(g->w, &o->n, key, g->err) || graph_sig_write(g, o, key) ? -1 : 0;
+    return db_writer_node_sig(g->w, &o->n, key, graph_sig_done(o, key), g->err);
 }
 
 /* Appends at most n bytes of s (up to a NUL) to the name in dst[0..at),

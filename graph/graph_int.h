@@ -37,7 +37,7 @@ typedef struct graph_open {
     uint64_t runnable_in; /* sched.c: ns preempted inside the node */
     /* the node's normal form so far (normalize.c): sig.n hashes in sig.h
      * as they came, sorted and given the node in place when it closes
-     * (graph_sig_write) */
+     * (graph_sig_done) */
     db_sig sig;
 } graph_open;
 
@@ -363,7 +363,7 @@ static inline int graph_sig_add(graph_state *g, graph_open *o, const db_event *e
 {
     return ev->type == DB_EV_RAW || ev->type == DB_EV_BACKTRACE ? 0 : graph_sig_add_more(g, o, ev);
 }
-int graph_sig_write(graph_state *g, graph_open *o, uint32_t thread_key);
+const db_sig *graph_sig_done(graph_open *o, uint32_t thread_key);
 /* rules.c */
 bool graph_rule_boundary(const graph_state *g, const db_event *ev);
 bool graph_rule_ignores_wakeup(const graph_state *g, const db_event *ev);

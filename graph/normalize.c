@@ -302,7 +302,7 @@ static int cmp_u32(const void *a, const void *b)
 /* The closing node's signature, sorted where the node gathered it: a copy
  * of its hashes into a db_sig of its own first (a call to memcpy per node)
  * was 2M instructions of the graph thread on pf8's 114,000 nodes. */
-int graph_sig_write(graph_state *g, graph_open *o, uint32_t thread_key)
+const db_sig *graph_sig_done(graph_open *o, uint32_t thread_key)
 {
     db_sig *sig = &o->sig;
     sig->trace = 0;
@@ -317,7 +317,7 @@ int graph_sig_write(graph_state *g, graph_open *o, uint32_t thread_key)
         }
     } else
         qsort(sig->h, sig->n, sizeof *sig->h, cmp_u32);
-    return db_writer_signature(g->w, sig, g->err);
+    return sig;
 }
 
 /* paper/004: "checking if one node contains all distinct events in the
