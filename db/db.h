@@ -413,6 +413,10 @@ uint32_t db_thread_key(const char *thread, int kind);
 /* The signature of a node written just before (db_writer_node); its
  * thread key must be db_thread_key of the node's name and kind. */
 int db_writer_signature(db_writer *w, const db_sig *sig, db_error *err);
+/* db_writer_node_key and db_writer_signature of the node, in one call:
+ * the graph closes a node with both (one test of the calling thread for
+ * the two, not one each). */
+int db_writer_node_sig(db_writer *w, const db_node *n, uint32_t thread_key, const db_sig *sig, db_error *err);
 int db_writer_norm(db_writer *w, uint32_t hash, const char *text, db_error *err);
 
 /* ---- reader: a read snapshot of one committed trace ---- */

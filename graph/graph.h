@@ -87,6 +87,7 @@ typedef struct graph_feed {
     graph_builder *g; /* NULL once the events left time order */
     bool rebuild;     /* nodes were written by the abandoned stream build */
     uint64_t last_ts;
+    uint64_t next_id; /* the id the writer gives the next event, 0 = not yet asked */
     db_error *err;
 } graph_feed;
 int graph_feed_begin(graph_feed *f, db_writer *w, const graph_rule *rules, size_t nrules, db_error *err);

@@ -3,6 +3,7 @@
 #define ARGUSQ_GRAPH_INT_H
 
 #include <stdbool.h>
+#include <string.h>
 
 #include "graph.h"
 
@@ -26,14 +27,18 @@ void graph_map_free(graph_map *m);
 /* ---- build.c ---- */
 
 /* An open node: in memory until its last event, then written once. */
+/* node_open sets every member but sig one by one after n: a member
+ * added here is set there. */
 typedef struct graph_open {
     db_node n;
     bool open;
     bool anonymous; /* irq-context events with no entry event seen */
-    uint32_t nsig;  /* the node's normal form so far (normalize.c) */
     uint64_t run_from;    /* sched.c: the switch-in its running counts from */
     uint64_t runnable_in; /* sched.c: ns preempted inside the node */
-    uint32_t sig[DB_SIG_MAX];
+    /* the node's normal form so far (normalize.c): sig.n hashes in sig.h
+     * as they came, sorted and given the node in place when it closes
+     * (graph_sig_done) */
+    db_sig sig;
 } graph_open;
 
 /* Isolated contexts nest (a hardirq inside a softirq, a timer callout in
@@ -298,11 +303,56 @@ void graph_sched_close(const graph_thread *t, graph_open *o);
 
 /* normalize.c */
 uint32_t graph_fnv1a(const void *p, size_t n);
+/* The end of an event's "key=value" entry at p: its NUL, or end.  Eight
+ * bytes a load (the lowest byte of the word that is zero, as the event
+ * block encoder's entry_end finds it), not a call to memchr per entry:
+ * entries are mostly shorter than sixteen bytes, and memchr's call and
+ * setup cost more than the loads. */
+static inline const char *graph_entry_end(const char *p, const char *end)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (; end - p >= 8; p += 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        uint64_t z = (w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull; /* its lowest: the first NUL */
+        if (z)
+            return p + ((unsigned)__builtin_ctzll(z) >> 3);
+    }
+#endif
+    while (p < end && *p)
+        p++;
+    return p;
+}
 /* db_event_attr and db_event_attr_u64 of the event graph_event is given,
  * each of its entries measured once (key: kl bytes, no '='); graph_attr
  * and graph_attr_u64 take a literal key */
-bool graph_attr_n(graph_state *g, const db_event *ev, const char *key, size_t kl, const char **val, size_t *len);
-bool graph_attr_u64_n(graph_state *g, const db_event *ev, const char *key, size_t kl, uint64_t *out);
+bool graph_attr_more(graph_state *g, const db_event *ev, const char *key, size_t kl, const char **val, size_t *len);
+static inline bool graph_attr_n(graph_state *g, const db_event *ev, const char *key, size_t kl, const char **val,
+                                size_t *len)
+{
+    /* A new event's first entry, when it is the one, inline and without
+     * measuring it into the table: a wait's reason (a Linux switch's
+     * first entry), 128 instructions that way for each of 69,000 waits
+     * of pf8 -- inline, the key's length and bytes are the literal's, the
+     * compare a load or two, not a call to memcmp (graph thread 409.6M
+     * -> 405.4M on pf8).  Later lookups of the event measure from the start. */
+    if (g->attr_ev != ev || g->attr_seq != g->ev_seq) {
+        size_t room = ev->attrs ? ev->attrs_len : 0;
+        if (room > kl && ev->attrs[kl] == '=' && memcmp(ev->attrs, key, kl) == 0) {
+            *val = ev->attrs + kl + 1;
+            *len = (size_t)(graph_entry_end(*val, ev->attrs + room) - *val);
+            return true;
+        }
+    }
+    return graph_attr_more(g, ev, key, kl, val, len);
+}
+/* inline as graph_attr_n, so that a literal key stays one */
+static inline bool graph_attr_u64_n(graph_state *g, const db_event *ev, const char *key, size_t kl, uint64_t *out)
+{
+    const char *v;
+    size_t n;
+    return graph_attr_n(g, ev, key, kl, &v, &n) && db_attr_u64(v, n, out);
+}
 #define graph_attr(g, ev, key, val, len) graph_attr_n(g, ev, key, sizeof key - 1, val, len)
 #define graph_attr_u64(g, ev, key, out) graph_attr_u64_n(g, ev, key, sizeof key - 1, out)
 size_t graph_normalize(graph_state *g, const db_event *ev, char *buf, size_t len);
@@ -313,7 +363,7 @@ static inline int graph_sig_add(graph_state *g, graph_open *o, const db_event *e
 {
     return ev->type == DB_EV_RAW || ev->type == DB_EV_BACKTRACE ? 0 : graph_sig_add_more(g, o, ev);
 }
-int graph_sig_write(graph_state *g, const graph_open *o, uint32_t thread_key);
+const db_sig *graph_sig_done(graph_open *o, uint32_t thread_key);
 /* rules.c */
 bool graph_rule_boundary(const graph_state *g, const db_event *ev);
 bool graph_rule_ignores_wakeup(const graph_state *g, const db_event *ev);

@@ -34,21 +34,9 @@ uint32_t graph_thread_key(const char *thread, int kind) { return db_thread_key(t
  * 55M instructions in 300,000 events of the Argus bench trace; this and
  * its memchr, 49M).  An entry matches as it does there: key, then '='
  * (key has no '='). */
-bool graph_attr_n(graph_state *g, const db_event *ev, const char *key, size_t kl, const char **val, size_t *len)
+bool graph_attr_more(graph_state *g, const db_event *ev, const char *key, size_t kl, const char **val, size_t *len)
 {
-    if (g->attr_ev != ev || g->attr_seq != g->ev_seq) {
-        /* a new event's first entry, when it is the one, without
-         * measuring it into the table: a wait's reason (a Linux switch's
-         * first entry), 128 instructions that way for each of 69,000
-         * waits of pf8.  Later lookups of the event measure from the
-         * start. */
-        size_t room = ev->attrs ? ev->attrs_len : 0;
-        if (room > kl && ev->attrs[kl] == '=' && memcmp(ev->attrs, key, kl) == 0) {
-            const char *q = memchr(ev->attrs, 0, room);
-            *val = ev->attrs + kl + 1;
-            *len = (q ? (size_t)(q - ev->attrs) : room) - kl - 1;
-            return true;
-        }
+    if (g->attr_ev != ev || g->attr_seq != g->ev_seq) { /* a new event: its first entry was not the key */
         g->attr_ev = ev;
         g->attr_seq = g->ev_seq;
         g->nattrs = 0;
@@ -60,9 +48,7 @@ bool graph_attr_n(graph_state *g, const db_event *ev, const char *key, size_t kl
             const char *p = g->attr_p;
             if (p >= g->attr_end)
                 return false;
-            const char *q = memchr(p, 0, (size_t)(g->attr_end - p));
-            if (!q)
-                q = g->attr_end;
+            const char *q = graph_entry_end(p, g->attr_end);
             g->attr_p = q + 1;
             if (g->nattrs == g->attrs_cap) {
                 size_t c = g->attrs_cap ? 2 * g->attrs_cap : 16;
@@ -86,13 +72,6 @@ bool graph_attr_n(graph_state *g, const db_event *ev, const char *key, size_t kl
             }
         }
     }
-}
-
-bool graph_attr_u64_n(graph_state *g, const db_event *ev, const char *key, size_t kl, uint64_t *out)
-{
-    const char *v;
-    size_t n;
-    return graph_attr_n(g, ev, key, kl, &v, &n) && db_attr_u64(v, n, out);
 }
 
 #define attr(g, ev, key, v, n) attr_n(g, ev, key, sizeof key - 1, v, n)
@@ -296,8 +275,8 @@ int graph_sig_add_more(graph_state *g, graph_open *o, const db_event *ev)
     }
     /* a form the node already has was written (or seen) when it first
      * came: the node's own short list, in cache, before the 256 KB table */
-    for (uint32_t i = 0; i < o->nsig; i++)
-        if (o->sig[i] == h)
+    for (uint32_t i = 0; i < o->sig.n; i++)
+        if (o->sig.h[i] == h)
             return 0;
     if (fresh) {
         if (!g->norms && !(g->norms = calloc(GRAPH_NORMS_SEEN, sizeof *g->norms)))
@@ -309,8 +288,8 @@ int graph_sig_add_more(graph_state *g, graph_open *o, const db_event *ev)
             *seen = h;
         }
     }
-    if (o->nsig < DB_SIG_MAX)
-        o->sig[o->nsig++] = h;
+    if (o->sig.n < DB_SIG_MAX)
+        o->sig.h[o->sig.n++] = h;
     return 0;
 }
 
@@ -320,26 +299,25 @@ static int cmp_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int graph_sig_write(graph_state *g, const graph_open *o, uint32_t thread_key)
+/* The closing node's signature, sorted where the node gathered it: a copy
+ * of its hashes into a db_sig of its own first (a call to memcpy per node)
+ * was 2M instructions of the graph thread on pf8's 114,000 nodes. */
+const db_sig *graph_sig_done(graph_open *o, uint32_t thread_key)
 {
-    /* only the hashes the node has: the rest of h is never read, and
-     * zeroing all DB_SIG_MAX of them cost more than the copy */
-    db_sig sig;
-    sig.trace = 0;
-    sig.node = o->n.id;
-    sig.thread_key = thread_key;
-    sig.n = o->nsig;
-    memcpy(sig.h, o->sig, o->nsig * sizeof *o->sig);
-    if (sig.n <= 32) { /* most forms are a few hashes: qsort's call per compare costs more */
-        for (uint32_t i = 1; i < sig.n; i++) {
-            uint32_t x = sig.h[i], j = i;
-            for (; j > 0 && sig.h[j - 1] > x; j--)
-                sig.h[j] = sig.h[j - 1];
-            sig.h[j] = x;
+    db_sig *sig = &o->sig;
+    sig->trace = 0;
+    sig->node = o->n.id;
+    sig->thread_key = thread_key;
+    if (sig->n <= 32) { /* most forms are a few hashes: qsort's call per compare costs more */
+        for (uint32_t i = 1; i < sig->n; i++) {
+            uint32_t x = sig->h[i], j = i;
+            for (; j > 0 && sig->h[j - 1] > x; j--)
+                sig->h[j] = sig->h[j - 1];
+            sig->h[j] = x;
         }
     } else
-        qsort(sig.h, sig.n, sizeof *sig.h, cmp_u32);
-    return db_writer_signature(g->w, &sig, g->err);
+        qsort(sig->h, sig->n, sizeof *sig->h, cmp_u32);
+    return sig;
 }
 
 /* paper/004: "checking if one node contains all distinct events in the

@@ -29,7 +29,7 @@
 
 /* Whether a switch's state (its first entry "state=...", as
  * db_event_attr finds it) is R or ends with the preempted mark.  The
- * entries are skipped by memchr, and only one that begins with 's' is
+ * entries are skipped (graph_entry_end), and only one that begins with 's' is
  * compared with the key: db_event_attr's compare of the key byte by
  * byte and strnlen of each entry were 153 instructions a switch, 11.7M
  * of the graph thread's 599M on 287,000 Perfetto events (77,000
@@ -38,9 +38,7 @@ bool graph_sched_preempted(const db_event *ev)
 {
     const char *p = ev->attrs, *end = ev->attrs + ev->attrs_len;
     while (p && p < end) {
-        size_t room = (size_t)(end - p);
-        const char *nul = memchr(p, 0, room);
-        size_t n = nul ? (size_t)(nul - p) : room;
+        size_t n = (size_t)(graph_entry_end(p, end) - p);
         if (n >= 6 && p[0] == 's' && memcmp(p, "state=", 6) == 0) {
             const char *v = p + 6;
             n -= 6;

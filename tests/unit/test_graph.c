@@ -480,6 +480,45 @@ static void test_feed_names_tracked(void **state)
     assert_false(sig_has(node_of(7), "wakeup:before"));
 }
 
+/* Event ids as the graph sees them (the feed counts them from the
+ * writer's first answer): three threads' syscalls and waits interleaved
+ * over several event blocks, and every node's first and last events are
+ * its own events as stored, every event inside its node's range. */
+static void test_feed_event_ids(void **state)
+{
+    (void)state;
+    db_error err = {0};
+    db_writer *w = db_writer_begin(arch, "g", "test", "unit", &err);
+    assert_non_null(w);
+    graph_feed f;
+    assert_int_equal(graph_feed_begin(&f, w, NULL, 0, &err), 0);
+    enum { EVENTS = 3000 };
+    static const uint8_t type[] = {DB_EV_SYSCALL, DB_EV_SYSCALL, DB_EV_WAIT};
+    static const uint8_t phase[] = {DB_PH_BEGIN, DB_PH_END, 0};
+    for (int i = 0; i < EVENTS; i++) {
+        int step = i / 3 + i % 3; /* each thread a step behind the one before */
+        spec x = {(uint64_t)(10 + i), (uint32_t)(1 + i % 3), N, T, type[step % 3], phase[step % 3],
+                  1, NULL, NULL, 0};
+        feed_one(&f, &x);
+    }
+    graph_stats st;
+    assert_int_equal(graph_feed_end(&f, &st), 0);
+    assert_int_equal(db_writer_commit(w, NULL, &err), 0);
+    rd = db_reader_open(arch, "g", &err);
+    assert_non_null(rd);
+    for (uint64_t id = 1; id <= EVENTS; id++) {
+        uint32_t nid = node_of(id);
+        db_node n = node(nid);
+        assert_true(n.first_event <= id && id <= n.last_event);
+        assert_int_equal(node_of(n.first_event), nid);
+        assert_int_equal(node_of(n.last_event), nid);
+        db_event ev;
+        assert_int_equal(db_get_event(rd, n.first_event, &ev, &err), 1);
+        assert_int_equal(ev.ts, n.begin);
+        assert_int_equal(ev.tid, n.tid);
+    }
+}
+
 /* A wakeup's form kept with the thread woken (graph_sig_add): a thread
  * woken again in the same naming gives its form again (its name, or "?"
  * for one the writer does not know), and a renaming the new one. */
@@ -654,6 +693,31 @@ static void test_attr_lookup(void **state)
     db_writer_abort(w);
 }
 
+/* graph_entry_end finds what memchr of the NUL finds: entries of 0 to 24
+ * bytes (bytes 0x01, 0x80 and 0xff among them, which a word's zero test
+ * must not take for a NUL) with their NUL and more entries after, or
+ * ending the buffer without one, each in a buffer of its own length. */
+static void test_entry_end(void **state)
+{
+    (void)state;
+    static const unsigned char fill[] = {'a', 0x01, 0x80, 0xff, '=', 0x7f};
+    for (size_t len = 0; len <= 24; len++)
+        for (size_t after = 0; after < 3; after++) { /* 0: no NUL; else a NUL and after - 1 bytes */
+            size_t n = len + after;
+            char *a = malloc(n ? n : 1);
+            assert_non_null(a);
+            for (size_t i = 0; i < n; i++)
+                a[i] = (char)fill[(i * 7 + len) % sizeof fill];
+            if (after)
+                a[len] = 0;
+            for (size_t from = 0; from <= len; from++) {
+                const char *want = memchr(a + from, 0, n - from);
+                assert_ptr_equal(graph_entry_end(a + from, a + n), want ? want : a + n);
+            }
+            free(a);
+        }
+}
+
 /* The source events the rules know by name (sched_waking, sched_switch,
  * block_*), told from names that only begin or end alike. */
 static void test_event_names(void **state)
@@ -802,9 +866,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_runloop, setup, teardown),
         cmocka_unit_test_setup_teardown(test_timers_back_to_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_feed_names_tracked, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_feed_event_ids, setup, teardown),
         cmocka_unit_test_setup_teardown(test_event_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_preempt_owed, setup, teardown),
         cmocka_unit_test(test_preempted_state),
+        cmocka_unit_test(test_entry_end),
         cmocka_unit_test_setup_teardown(test_attr_lookup, setup, teardown),
         cmocka_unit_test_setup_teardown(test_raw_no_form, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wait_form_cached, setup, teardown),
