@@ -97,17 +97,27 @@ static size_t state_attrs(const char *state, size_t sl, char *out, bool *wait)
     return (size_t)(p - out);
 }
 
-/* The memo of state number v (its attributes made on first use). */
-static const ftrace_state_memo *state_memo(ftrace_reader *r, uint64_t v)
+/* Slot m made the memo of state number v. */
+static const ftrace_state_memo *__attribute__((noinline)) state_memo_fill(ftrace_state_memo *m, uint64_t v)
 {
-    ftrace_state_memo *m = &r->smemo[(v * 0x9e3779b97f4a7c15ull) >> 60];
-    if (m->len && m->num == v)
-        return m;
     char state[32];
     state_from_number(v, state, sizeof state);
     m->num = v;
     m->len = (uint8_t)state_attrs(state, strlen(state), m->attrs, &m->wait);
     return m;
+}
+
+/* The memo of state number v (its attributes made on first use).  The
+ * memo found is a leaf inline, its making a call (with the text's buffer
+ * on the stack, the whole was a function of 35 instructions a switch:
+ * 4.3M of the reading thread's 483M on 8 copies of the Android 11
+ * trace). */
+static inline const ftrace_state_memo *state_memo(ftrace_reader *r, uint64_t v)
+{
+    ftrace_state_memo *m = &r->smemo[(v * 0x9e3779b97f4a7c15ull) >> 60];
+    if (m->len && m->num == v)
+        return m;
+    return state_memo_fill(m, v);
 }
 
 /* A switch's state attributes (st, sl bytes, from state_attrs), the wait

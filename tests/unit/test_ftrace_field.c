@@ -240,6 +240,61 @@ static void test_names_from_fields(void **state)
     rec_free(r);
 }
 
+/* report -l cuts the comm column to 8 characters: a field's full comm
+ * restores the name of a thread declared by such a cut, and only then
+ * (ingest_ft_full_comm's test without a call, its renames apart): not a
+ * shorter name, not 8 characters that differ from the comm's, not a name
+ * a field gives again unchanged. */
+static void test_cut_names_restored(void **state)
+{
+    (void)state;
+    ingest_stats st;
+    rec *r = ingest_stats_of("  surfacef-600 [000] .... 1.000001: sys_exit: NR 1 = 0\n"
+                             "  abc-601 [000] .... 1.000002: sys_exit: NR 1 = 0\n"
+                             "  EventThr-602 [000] .... 1.000003: sys_exit: NR 1 = 0\n"
+                             "  binder:6-603 [000] .... 1.000004: sys_exit: NR 1 = 0\n"
+                             "  w-7 [000] .... 1.000010: sched_wakeup: comm=surfaceflinger pid=600 prio=1 target_cpu=000\n"
+                             "  w-7 [000] .... 1.000011: sched_wakeup: comm=abcdefghij pid=601 prio=1 target_cpu=000\n"
+                             "  w-7 [000] .... 1.000012: sched_wakeup: comm=EventThxyz pid=602 prio=1 target_cpu=000\n"
+                             "  w-7 [000] .... 1.000013: sched_wakeup: comm=binder:6 pid=603 prio=1 target_cpu=000\n"
+                             "  w-7 [000] .... 1.000014: sched_wakeup: comm=surfaceflinger pid=600 prio=1 target_cpu=000\n",
+                             &st);
+    assert_string_equal(find_thread(r, 600)->name, "surfaceflinger");
+    assert_string_equal(find_thread(r, 601)->name, "abc");
+    assert_string_equal(find_thread(r, 602)->name, "EventThr");
+    assert_string_equal(find_thread(r, 603)->name, "binder:6");
+    rec_free(r);
+}
+
+/* A task's own lines: the same column and TGID again change nothing
+ * (resolve_task's case without a call), a TGID column or comm column that
+ * changes declares the thread again, `<...>` keeps the name, and a line
+ * without a TGID column keeps the process it had. */
+static void test_task_columns(void **state)
+{
+    (void)state;
+    ingest_stats st;
+    rec *r = ingest_stats_of("  a-5 (5) [000] .... 1.000001: sys_exit: NR 1 = 0\n"
+                             "  a-5 (5) [000] .... 1.000002: sys_exit: NR 1 = 0\n"
+                             "  a-5 (6) [000] .... 1.000003: sys_exit: NR 1 = 0\n"
+                             "  b-5 (6) [000] .... 1.000004: sys_exit: NR 1 = 0\n"
+                             "  <...>-5 (6) [000] .... 1.000005: sys_exit: NR 1 = 0\n"
+                             "  b-5 (6) [000] .... 1.000006: sys_exit: NR 1 = 0\n"
+                             "  c-8 [000] .... 1.000007: sys_exit: NR 1 = 0\n"
+                             "  c-8 [000] .... 1.000008: sys_exit: NR 1 = 0\n"
+                             "  d-8 [000] .... 1.000009: sys_exit: NR 1 = 0\n"
+                             "  d-8 [000] .... 1.000010: sys_exit: NR 1 = 0\n",
+                             &st);
+    assert_string_equal(find_thread(r, 5)->name, "b");
+    assert_int_equal(find_thread(r, 5)->pid, 6);
+    assert_string_equal(find_thread(r, 8)->name, "d");
+    assert_int_equal(find_thread(r, 8)->pid, 8);
+    /* 5: a in 5, a in 6, b; 8: c, d */
+    assert_int_equal(r->thread_calls, 5);
+    assert_int_equal(r->nev, 10);
+    rec_free(r);
+}
+
 /* 9. text does not say its machine: a raw syscall keeps its number and
  * gets no name unless the machine is given (NR 240: futex on 32-bit ARM,
  * mq_open on x86-64). */
@@ -356,7 +411,7 @@ int main(void)
         cmocka_unit_test(test_syscall_print_forms), cmocka_unit_test(test_marker_event_zero),
         cmocka_unit_test(test_multiline_events),    cmocka_unit_test(test_reorder_window),
         cmocka_unit_test(test_cut_last_line),       cmocka_unit_test(test_numeric_prev_state),
-        cmocka_unit_test(test_names_from_fields),   cmocka_unit_test(test_flag_layouts),
+        cmocka_unit_test(test_names_from_fields),   cmocka_unit_test(test_cut_names_restored), cmocka_unit_test(test_task_columns),   cmocka_unit_test(test_flag_layouts),
         cmocka_unit_test(test_syscall_names_need_the_machine), cmocka_unit_test(test_decimal_numbers),
         cmocka_unit_test(test_fmt_03),
     };
