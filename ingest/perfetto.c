@@ -60,8 +60,11 @@
  * earlier than one handed on already goes on at that one's time, counted
  * late, as the reorder window of the text readers does). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "ftrace.h"
 #include "perfetto.h"
@@ -719,6 +722,7 @@ static int rewind_input(pf_reader *d)
     d->in_off = 0;
     d->eof = false;
     d->mem_pos = 0;
+    d->advised = 0;
     if (d->gz && gzrewind(d->gz) != 0)
         return ingest_pf_fail(d, 0, "cannot read the file again");
     return 0;
@@ -796,19 +800,25 @@ int ingest_perfetto_read(const char *path, const ingest_sink *sink, const ingest
     memset(&d, 0, sizeof d);
     d.path = path;
     d.opts = opts;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb) < 0) {
         ingest_errf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
         return -1;
     }
-    if (fseek(f, 0, SEEK_END) == 0) {
-        long sz = ftell(f);
-        d.size = sz > 0 ? (uint64_t)sz : 0;
+    if (S_ISREG(sb.st_mode)) {
+        d.size = sb.st_size > 0 ? (uint64_t)sb.st_size : 0;
+        d.fd = fd; /* read ahead of gzread (perfetto_wire.c in_fill) */
+        (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    } else {
+        d.fd = -1;
     }
-    fclose(f);
-    d.gz = gzopen(path, "rb");
+    d.gz = gzdopen(fd, "rb"); /* gzclose closes fd */
     if (!d.gz) {
         ingest_errf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        close(fd);
         return -1;
     }
     gzbuffer(d.gz, 1u << 17);
@@ -825,6 +835,7 @@ int ingest_perfetto_read_mem(const char *path, const void *data, size_t size, co
     d.path = path;
     d.mem = data;
     d.mem_len = size;
+    d.fd = -1;
     d.size = size;
     return pf_run(&d, sink, st, err, errlen);
 }

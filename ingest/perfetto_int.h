@@ -128,6 +128,8 @@ typedef struct pf_reader {
     const char *path;
     const ingest_opts *opts;   /* NULL: none */
     gzFile gz;                 /* the file, or NULL: mem */
+    int fd;                    /* gz's file when a regular one (read ahead), else -1 */
+    uint64_t advised;          /* its bytes asked for ahead of gzread, up to here */
     const unsigned char *mem;  /* in memory (fuzzing, tests) */
     size_t mem_len, mem_pos;
     uint64_t size;             /* of the file, for progress */
