@@ -115,6 +115,35 @@ static void test_node_record_roundtrip(void **state)
     free(heap);
 }
 
+/* A name of every length (none past DB_NAME_MAX - 1) is stored as its
+ * bytes to the first NUL, whatever lies past it (name_len reads the room
+ * in words): bytes 0x01, 0x80 and 0xff after the NUL, and a room with no
+ * NUL at all. */
+static void test_node_record_names(void **state)
+{
+    (void)state;
+    static const unsigned char after[] = {0x01, 0x80, 0xff, 'x'};
+    for (size_t len = 0; len <= DB_NAME_MAX; len++)
+        for (size_t a = 0; a < sizeof after; a++) {
+            db_node n = {.id = 5, .tid = 7, .pid = 7, .kind = DB_NODE_THREAD, .cpu = DB_CPU_NONE, .begin = 10, .end = 20};
+            for (size_t i = 0; i < DB_NAME_MAX; i++) {
+                n.thread[i] = (char)(i < len ? 'a' + i % 26 : after[a]);
+                n.proc[i] = (char)(i < len ? 0x80 + i : after[(a + 1) % sizeof after]);
+            }
+            if (len < DB_NAME_MAX)
+                n.thread[len] = n.proc[len] = 0;
+            unsigned char buf[DB_NODE_REC_MAX];
+            size_t got = db_node_encode(&n, buf);
+            db_node out;
+            assert_int_equal(db_node_decode(buf, got, 5, &out), 0);
+            size_t want = len < DB_NAME_MAX - 1 ? len : DB_NAME_MAX - 1;
+            assert_int_equal(strlen(out.thread), want);
+            assert_int_equal(strlen(out.proc), want);
+            assert_memory_equal(out.thread, n.thread, want);
+            assert_memory_equal(out.proc, n.proc, want);
+        }
+}
+
 static void test_edge_key_roundtrip(void **state)
 {
     (void)state;
@@ -717,6 +746,7 @@ int main(void)
         cmocka_unit_test(test_be_keys_sort_numerically),
         cmocka_unit_test(test_key_order_is_lmdb_order),
         cmocka_unit_test(test_node_record_roundtrip),
+        cmocka_unit_test(test_node_record_names),
         cmocka_unit_test(test_edge_key_roundtrip),
         cmocka_unit_test(test_edge_block_roundtrip),
         cmocka_unit_test(test_names),
