@@ -599,7 +599,9 @@ static bool place_nodes(db_writer *w, uint32_t lo, uint32_t hi)
     if (range > 4 * n + 4096)
         return false;
     uint32_t *at = calloc(range, sizeof *at);
-    struct nref *out = malloc(n * sizeof *out);
+    /* out takes nref's place (and room), not copied back: the copy was
+     * 1.3M of the writer thread's instructions on pf8 (two batches) */
+    struct nref *out = malloc(w->nref_cap * sizeof *out);
     bool ok = at && out;
     for (size_t i = 0; ok && i < n; i++) {
         uint32_t *slot = &at[w->nref[i].id - lo];
@@ -611,7 +613,9 @@ static bool place_nodes(db_writer *w, uint32_t lo, uint32_t hi)
         for (size_t j = 0; j < range; j++)
             if (at[j])
                 out[k++] = w->nref[at[j] - 1];
-        memcpy(w->nref, out, n * sizeof *out);
+        free(w->nref);
+        w->nref = out;
+        out = NULL;
     }
     free(at);
     free(out);
@@ -1848,8 +1852,11 @@ int db_writer_node_key(db_writer *w, const db_node *n, uint32_t thread_key, db_e
 
 __attribute__((noinline)) int db_writer_node_back(db_writer *w, const db_node *n, uint32_t thread_key, db_error *err)
 {
+    /* the first room is what a batch's records may take (pages are
+     * mapped as they are written): doubling from 64 KB, realloc copied
+     * 2.0M instructions' worth of the writer thread's on pf8 */
     if (w->nodes_len + DB_NODE_REC_MAX > w->nodes_cap) {
-        size_t c = w->nodes_cap ? w->nodes_cap * 2 : 65536;
+        size_t c = w->nodes_cap ? w->nodes_cap * 2 : DB_NODES_MAX + 2 * DB_NODE_REC_MAX;
         void *p = realloc(w->nodes, c);
         if (!p)
             return db_fail_oom(err);
