@@ -219,11 +219,11 @@ static void sorted_run(db_writer *w, int dbi, size_t n)
     w->touch_w = n > pages ? (uint32_t)(1024 * pages / n) + 1 : 1024;
 }
 
-static int put(db_writer *w, int dbi, const unsigned char *k, size_t klen, const void *v, size_t vlen,
-               db_error *err)
+/* put(), given append_flag's answer for the key */
+static int put_as(db_writer *w, int dbi, const unsigned char *k, size_t klen, const void *v, size_t vlen,
+                  unsigned flags, db_error *err)
 {
     MDB_val key = {klen, (void *)k}, val = {vlen, (void *)v};
-    unsigned flags = append_flag(w, dbi, k, klen);
     if (flags != MDB_APPEND)
         trim_every(w, vlen);
     w->ops++;
@@ -236,6 +236,12 @@ static int put(db_writer *w, int dbi, const unsigned char *k, size_t klen, const
     } else
         rc = mdb_put(w->txn, w->a->dbi[dbi], &key, &val, flags);
     return rc ? db_lmdb_fail(err, rc, "write") : 0;
+}
+
+static int put(db_writer *w, int dbi, const unsigned char *k, size_t klen, const void *v, size_t vlen,
+               db_error *err)
+{
+    return put_as(w, dbi, k, klen, v, vlen, append_flag(w, dbi, k, klen), err);
 }
 
 /* Keys of the thread and object indexes arrive in time order, not key
@@ -660,11 +666,21 @@ static int put_nodes(db_writer *w, db_error *err)
     }
     if (!sorted && !place_nodes(w, lo, hi) && !radix_nodes(w, lo, hi))
         qsort(w->nref, w->nnref, sizeof *w->nref, cmp_nref);
+    /* A key whose id is above that of the key appended just before is
+     * past the table's last (the same trace, big-endian ids): appended
+     * without append_flag's compare and call to memcpy, as it would
+     * answer.  Writer thread 399.9M -> 395.6M instructions on pf8 (114,000
+     * records). */
+    unsigned flags = 0;
     for (size_t i = 0; i < w->nnref; i++) {
         unsigned char k[8];
         db_put_be32(k, w->info.id);
         db_put_be32(k + 4, w->nref[i].id);
-        if (put(w, DBI_NODES, k, 8, w->nodes + w->nref[i].off, w->nref[i].len, err))
+        if (flags == MDB_APPEND && w->nref[i].id > w->nref[i - 1].id)
+            memcpy(w->last[DBI_NODES], k, 8); /* last_len[DBI_NODES] is 8 */
+        else
+            flags = append_flag(w, DBI_NODES, k, 8);
+        if (put_as(w, DBI_NODES, k, 8, w->nodes + w->nref[i].off, w->nref[i].len, flags, err))
             return -1;
     }
     w->nnref = w->nodes_len = 0;

@@ -775,6 +775,42 @@ static void write_nodes(db_archive *a, const char *name, uint32_t step, size_t c
     assert_int_equal(db_writer_commit(w, &info, &err), 0);
 }
 
+/* Node records over many batches (ARGUSQ_BATCH_OPS, an edge after each
+ * node so that a batch may end there): each batch's ids are scattered,
+ * some below the last id a batch before put (a put into the table) and
+ * some above (appends, put_nodes' run without append_flag's compare);
+ * each comes back once, in order, with its own record. */
+static void test_nodes_over_batches(void **state)
+{
+    (void)state;
+    db_error err = {0};
+    db_archive *a = db_open(path, false, &err);
+    assert_non_null(a);
+    setenv("ARGUSQ_BATCH_OPS", "700", 1);
+    db_writer *w = db_writer_begin(a, "batches", "test", "unit", &err);
+    unsetenv("ARGUSQ_BATCH_OPS");
+    assert_non_null(w);
+    enum { COUNT = 6000 };
+    for (size_t i = 0; i < COUNT; i++) {
+        uint32_t id = (uint32_t)(i * 7919 % COUNT) + 1;
+        db_node n = {.id = id, .tid = 5, .begin = id == 77 ? 2000 : 1000 + (uint64_t)id, .end = 5000000};
+        assert_int_equal(db_writer_node(w, &n, &err), 0);
+        db_edge e = {.from = id, .to = id % COUNT + 1, .kind = DB_EDGE_WAKEUP, .from_event = 1, .to_event = 2};
+        assert_int_equal(db_writer_edge(w, &e, &err), 0);
+    }
+    db_trace_info info;
+    assert_int_equal(db_writer_commit(w, &info, &err), 0);
+    db_reader *r = db_reader_open(a, "batches", &err);
+    assert_non_null(r);
+    node_seen s = {0, 0, true, true};
+    assert_int_equal(db_scan_nodes(r, node_seen_cb, &s, &err), 0);
+    assert_int_equal(s.n, COUNT);
+    assert_true(s.ordered);
+    assert_true(s.matched);
+    db_reader_close(r);
+    db_close(a);
+}
+
 static void test_nodes_in_id_order(void **state)
 {
     (void)state;
@@ -817,6 +853,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_queue_batches, setup, teardown),
         cmocka_unit_test_setup_teardown(test_queue_ops_of_every_size, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nodes_in_id_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nodes_over_batches, setup, teardown),
     };
     return cmocka_run_group_tests_name("db", tests, NULL, NULL);
 }
