@@ -250,7 +250,9 @@ static void replay(db_wq *q, const char *p, const char *end)
         }
         if (rc)
             fail(q, &e);
-        if (e.msg[0] || e.old_format)
+        /* msg alone: old_format is only ever set with a message
+         * (archive.c, check_format) */
+        if (e.msg[0])
             e = (db_error){0};
     }
 }
