@@ -1,6 +1,9 @@
 /* db/codec.c -- the stored form of edges (in blocks) and of nodes, and the range scan every index
  * lookup in db/ goes through (events: evblock.c). */
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "db_int.h"
 
@@ -177,9 +180,31 @@ int db_scan_rules_txn(MDB_txn *txn, MDB_dbi dbi, uint32_t trace, db_rule_cb cb, 
  * written over by what follows, or is past the record; the record is at
  * most DB_NODE_REC_MAX bytes with both names full, and so is what this
  * writes. */
-static unsigned char *name_put(unsigned char *p, const char *s)
+/* strnlen(s, DB_NAME_MAX - 1) of a name's room (DB_NAME_MAX bytes, all
+ * of them readable), inline and without a loop: its NULs as a mask of
+ * three 16-byte compares, the first one's place the length.  The call
+ * to strnlen was 22 instructions of each of the 228,000 names of pf8's
+ * nodes: writer thread 412.2M -> 410.9M instructions (a loop of eight
+ * bytes a step was 413.1M: the process names are long,
+ * "com.google.android...").  Bytes past the first NUL do not matter. */
+static inline size_t name_len(const char *s)
 {
-    size_t n = strnlen(s, DB_NAME_MAX - 1);
+#ifdef __SSE2__
+    _Static_assert(DB_NAME_MAX == 48, "name_len reads the name's room as three 16-byte words");
+    const __m128i zero = _mm_setzero_si128();
+    uint64_t m0 = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)s), zero));
+    uint64_t m1 = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(s + 16)), zero));
+    uint64_t m2 = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(s + 32)), zero));
+    uint64_t m = m0 | m1 << 16 | m2 << 32 | (uint64_t)1 << (DB_NAME_MAX - 1); /* at most DB_NAME_MAX - 1 */
+    return (size_t)__builtin_ctzll(m);
+#else
+    return strnlen(s, DB_NAME_MAX - 1);
+#endif
+}
+
+static inline unsigned char *name_put(unsigned char *p, const char *s)
+{
+    size_t n = name_len(s);
     *p++ = (unsigned char)n;
     memcpy(p, s, DB_NAME_MAX - 1);
     return p + n;

@@ -76,7 +76,10 @@ void db_keysort_free(db_keysort *ks)
 
 size_t db_keysort_count(const db_keysort *ks) { return ks->n + ks->edge[0].n + ks->edge[1].n; }
 
-static void put_edge(ks_edges *e, const db_edge_rec *r)
+/* inline: as a call, twice an edge from db_keysort_add_edge_pair, the
+ * writer thread took 402.8M instructions on pf8 (140,000 edges), 401.9M
+ * inlined */
+static inline void put_edge(ks_edges *e, const db_edge_rec *r)
 {
     /* the node range, as edges come: the sort's digits depend on it */
     if (!e->n || r->a < e->lo)

@@ -113,6 +113,18 @@ int db_sigindex_flush(db_sigindex *s, uint32_t trace, db_put_fn put, void *ctx)
     return 0;
 }
 
+/* a[0..n) == b[0..n), inline: a node has a few hashes, and the call to
+ * memcmp (53,000 of pf8's 114,000 signatures have as many as the node
+ * before) with the registers it spilled was 45 instructions each:
+ * writer thread 401.9M -> 399.9M instructions on pf8 */
+static inline bool same_hashes(const uint32_t *a, const uint32_t *b, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (a[i] != b[i])
+            return false;
+    return true;
+}
+
 int db_sigindex_add(db_sigindex *s, uint32_t trace, const db_sig *sig, db_put_fn put, void *ctx)
 {
     chunk *c = find(s, sig->thread_key);
@@ -135,7 +147,7 @@ int db_sigindex_add(db_sigindex *s, uint32_t trace, const db_sig *sig, db_put_fn
         c->cap = cap;
     }
     size_t before = c->len;
-    bool same = c->open && n == c->n && memcmp(c->h, sig->h, 4 * (size_t)n) == 0;
+    bool same = c->open && n == c->n && same_hashes(c->h, sig->h, n);
     if (!c->open) {
         c->open = true;
         c->first = c->last = sig->node;

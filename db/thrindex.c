@@ -6,10 +6,10 @@
  * its value lists the ids of the thread's next events as varint deltas
  * (a thread's ids only grow: every reader gives a thread's events in
  * time order, and ids are given in arrival order).  A chunk ends when its
- * value reaches THR_CHUNK_BYTES, when time would go backwards (then the
+ * value reaches DB_THR_CHUNK_BYTES, when time would go backwards (then the
  * next chunk starts at its own time, and order holds chunk by chunk), or
  * when the writer flushes the chunks (at commit, and when they hold more
- * than THR_PENDING_MAX bytes in all, so memory stays bounded whatever the
+ * than DB_THR_PENDING_MAX bytes in all, so memory stays bounded whatever the
  * number of threads).  Readers seek a time by the chunk keys and walk the
  * deltas.
  *
@@ -18,7 +18,7 @@
  * per event made ev_timer and ev_port 12 bytes an event of the archive.
  * Objects come and go (a dispatch block is seen three times: 330,000 of
  * them in the 19M-event trace), so the memory the chunks hold is counted
- * too: past THR_HELD_MAX every chunk is written and, past THR_KEEP_MAX
+ * too: past DB_THR_HELD_MAX every chunk is written and, past THR_KEEP_MAX
  * keys, forgotten; memory is bounded by the keys between two flushes, not
  * by the trace.  4 MB: with 8, the 19M-event trace's block index held
  * 9 MB at its peak against 5 at 1.9M, the trace's size showing in the
@@ -31,28 +31,11 @@
 
 #include "db_int.h"
 
-#define THR_CHUNK_BYTES 1000u
-#define THR_PENDING_MAX (4u << 20)
+/* DB_THR_CHUNK_BYTES, DB_THR_PENDING_MAX, DB_THR_HELD_MAX, the chunks and the
+ * index itself are in db_int.h, for db_thrindex_add's common case */
 #define THR_KEEP_MAX 4096u
-#define THR_HELD_MAX (4u << 20)
 
-typedef struct chunk {
-    uint64_t key;
-    bool open;
-    uint64_t first_ts, first_id, last_ts, last_id;
-    unsigned char *buf;
-    size_t len, cap;
-} chunk;
-
-struct db_thrindex {
-    chunk *c;
-    size_t n, cap;
-    db_slots slots; /* tid -> chunk */
-    size_t pending; /* bytes in open chunks */
-    size_t held;    /* bytes of chunks and their buffers, open or not */
-    unsigned key_bytes; /* 4 (a tid) or 8 (an object) */
-    bool deferred;      /* the caller flushes when db_thrindex_due */
-};
+typedef db_thrix_chunk chunk;
 
 db_thrindex *db_thrindex_new(unsigned key_bytes, bool deferred)
 {
@@ -66,7 +49,7 @@ db_thrindex *db_thrindex_new(unsigned key_bytes, bool deferred)
 
 bool db_thrindex_due(const db_thrindex *t)
 {
-    return t->pending > THR_PENDING_MAX || t->held > THR_HELD_MAX;
+    return t->pending > DB_THR_PENDING_MAX || t->held > DB_THR_HELD_MAX;
 }
 
 /* every chunk closed: forget them all */
@@ -159,7 +142,7 @@ int db_thrindex_flush(db_thrindex *t, uint32_t trace, db_thrindex_put put, void 
             return -1;
         }
     free(order);
-    if (t->n > THR_KEEP_MAX || t->held > THR_HELD_MAX)
+    if (t->n > THR_KEEP_MAX || t->held > DB_THR_HELD_MAX)
         forget(t);
     return 0;
 }
@@ -187,13 +170,13 @@ static int after_append(db_thrindex *t, uint32_t trace, db_thrindex_put put, voi
 }
 
 /* An event that ends its chunk, opens one or needs more room: out of line
- * (a tail call) for db_thrindex_add's sake, which then saves no
+ * (a tail call) for db_thrindex_add_more's sake, which then saves no
  * registers.  400,000 adds on 8 copies of the Android 11 Perfetto trace
  * (an event's thread, a node's) took 88 instructions each, now 50. */
 static __attribute__((noinline)) int add_slow(db_thrindex *t, chunk *c, uint32_t trace, uint64_t ts, uint64_t id,
                                               db_thrindex_put put, void *ctx)
 {
-    if (c->open && (c->len + 10 > THR_CHUNK_BYTES || ts < c->last_ts || id <= c->last_id) &&
+    if (c->open && (c->len + 10 > DB_THR_CHUNK_BYTES || ts < c->last_ts || id <= c->last_id) &&
         put_chunk(t, c, trace, put, ctx))
         return -1;
     if (!c->open) {
@@ -223,14 +206,16 @@ static __attribute__((noinline)) int add_new(db_thrindex *t, uint32_t trace, uin
     return c ? add_slow(t, c, trace, ts, id, put, ctx) : -2;
 }
 
-int db_thrindex_add(db_thrindex *t, uint32_t trace, uint64_t key, uint64_t ts, uint64_t id,
-                    db_thrindex_put put, void *ctx)
+/* Every add (db_int.h's db_thrindex_add does its one case inline and
+ * asks this of the rest). */
+int db_thrindex_add_more(db_thrindex *t, uint32_t trace, uint64_t key, uint64_t ts, uint64_t id,
+                         db_thrindex_put put, void *ctx)
 {
     long i = db_slots_get(&t->slots, key);
     if (i < 0)
         return add_new(t, trace, key, ts, id, put, ctx);
     chunk *c = &t->c[i];
-    if (!c->open || c->len + 10 > THR_CHUNK_BYTES || ts < c->last_ts || id <= c->last_id || c->len + 10 > c->cap)
+    if (!c->open || c->len + 10 > DB_THR_CHUNK_BYTES || ts < c->last_ts || id <= c->last_id || c->len + 10 > c->cap)
         return add_slow(t, c, trace, ts, id, put, ctx);
     append(t, c, ts, id);
     return after_append(t, trace, put, ctx);

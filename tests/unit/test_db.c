@@ -115,6 +115,35 @@ static void test_node_record_roundtrip(void **state)
     free(heap);
 }
 
+/* A name of every length (none past DB_NAME_MAX - 1) is stored as its
+ * bytes to the first NUL, whatever lies past it (name_len reads the room
+ * in words): bytes 0x01, 0x80 and 0xff after the NUL, and a room with no
+ * NUL at all. */
+static void test_node_record_names(void **state)
+{
+    (void)state;
+    static const unsigned char after[] = {0x01, 0x80, 0xff, 'x'};
+    for (size_t len = 0; len <= DB_NAME_MAX; len++)
+        for (size_t a = 0; a < sizeof after; a++) {
+            db_node n = {.id = 5, .tid = 7, .pid = 7, .kind = DB_NODE_THREAD, .cpu = DB_CPU_NONE, .begin = 10, .end = 20};
+            for (size_t i = 0; i < DB_NAME_MAX; i++) {
+                n.thread[i] = (char)(i < len ? 'a' + i % 26 : after[a]);
+                n.proc[i] = (char)(i < len ? 0x80 + i : after[(a + 1) % sizeof after]);
+            }
+            if (len < DB_NAME_MAX)
+                n.thread[len] = n.proc[len] = 0;
+            unsigned char buf[DB_NODE_REC_MAX];
+            size_t got = db_node_encode(&n, buf);
+            db_node out;
+            assert_int_equal(db_node_decode(buf, got, 5, &out), 0);
+            size_t want = len < DB_NAME_MAX - 1 ? len : DB_NAME_MAX - 1;
+            assert_int_equal(strlen(out.thread), want);
+            assert_int_equal(strlen(out.proc), want);
+            assert_memory_equal(out.thread, n.thread, want);
+            assert_memory_equal(out.proc, n.proc, want);
+        }
+}
+
 static void test_edge_key_roundtrip(void **state)
 {
     (void)state;
@@ -652,6 +681,64 @@ static void test_queue_batches(void **state)
     db_close(a);
 }
 
+/* The writer's queue (wqueue.c) keeps its ops on WQ_ALIGN-byte steps and
+ * hands the writer pointers into its batches: ops of every payload size
+ * in turn -- signatures of 0 to DB_SIG_MAX hashes, normal forms and
+ * process names of 0 to 40 bytes, nodes and edges -- through a threaded
+ * writer come back as they went in, across several batches. */
+static void test_queue_ops_of_every_size(void **state)
+{
+    (void)state;
+    db_error err = {0};
+    db_archive *a = db_open(path, false, &err);
+    assert_non_null(a);
+    db_writer *w = db_writer_begin(a, "q", "test", "unit", &err);
+    assert_non_null(w);
+    enum { NODES = 6000 };
+    char text[64];
+    for (uint32_t id = 1; id <= NODES; id++) {
+        size_t len = id % 41;
+        for (size_t i = 0; i < len; i++)
+            text[i] = (char)('a' + (id + i) % 26);
+        text[len] = 0;
+        assert_int_equal(db_writer_norm(w, 0x10000u + id, text, &err), 0);
+        assert_int_equal(db_writer_proc(w, id, text, &err), 0);
+        db_node n = {.id = id, .tid = 100 + id % 7, .pid = 100, .kind = DB_NODE_THREAD, .cpu = DB_CPU_NONE,
+                     .begin = 10 * id, .end = 10 * id + 5, .events = 1, .first_event = id, .last_event = id};
+        snprintf(n.thread, sizeof n.thread, "t%u", id % 7);
+        db_sig sig = {.node = id, .thread_key = db_thread_key(n.thread, n.kind), .n = id % (DB_SIG_MAX + 1)};
+        for (uint32_t i = 0; i < sig.n; i++)
+            sig.h[i] = id * 100 + i;
+        assert_int_equal(db_writer_node_sig(w, &n, sig.thread_key, &sig, &err), 0);
+        db_edge e = {.from = id, .to = id % NODES + 1, .kind = DB_EDGE_WAKEUP, .from_event = id, .to_event = id + 1};
+        assert_int_equal(db_writer_edge(w, &e, &err), 0);
+    }
+    db_trace_info info;
+    assert_int_equal(db_writer_commit(w, &info, &err), 0);
+    assert_int_equal(info.nodes, NODES);
+    assert_int_equal(info.edges, NODES);
+    db_reader *r = db_reader_open(a, "q", &err);
+    assert_non_null(r);
+    for (uint32_t id = 1; id <= NODES; id++) {
+        db_node n;
+        assert_int_equal(db_get_node(r, id, &n, &err), 1);
+        assert_int_equal(n.begin, 10 * id);
+        db_sig sig;
+        assert_int_equal(db_get_sig(r, id, &sig, &err), 1);
+        assert_int_equal(sig.n, id % (DB_SIG_MAX + 1));
+        for (uint32_t i = 0; i < sig.n; i++)
+            assert_int_equal(sig.h[i], id * 100 + i);
+        char got[64];
+        assert_int_equal(db_norm_text(r, 0x10000u + id, got, sizeof got, &err), 1);
+        assert_int_equal(strlen(got), id % 41);
+        db_edge last = {0};
+        assert_int_equal(db_edges_in(r, id % NODES + 1, edge_cb, &last, &err), 0);
+        assert_int_equal(last.from, id);
+    }
+    db_reader_close(r);
+    db_close(a);
+}
+
 /* The nodes of a batch go in in id order whatever order they came in:
  * ids of a dense range (placed by id), of a sparse one (radix-sorted, in
  * two passes: the ids span more than 16 bits), and an id that comes
@@ -688,6 +775,42 @@ static void write_nodes(db_archive *a, const char *name, uint32_t step, size_t c
     assert_int_equal(db_writer_commit(w, &info, &err), 0);
 }
 
+/* Node records over many batches (ARGUSQ_BATCH_OPS, an edge after each
+ * node so that a batch may end there): each batch's ids are scattered,
+ * some below the last id a batch before put (a put into the table) and
+ * some above (appends, put_nodes' run without append_flag's compare);
+ * each comes back once, in order, with its own record. */
+static void test_nodes_over_batches(void **state)
+{
+    (void)state;
+    db_error err = {0};
+    db_archive *a = db_open(path, false, &err);
+    assert_non_null(a);
+    setenv("ARGUSQ_BATCH_OPS", "700", 1);
+    db_writer *w = db_writer_begin(a, "batches", "test", "unit", &err);
+    unsetenv("ARGUSQ_BATCH_OPS");
+    assert_non_null(w);
+    enum { COUNT = 6000 };
+    for (size_t i = 0; i < COUNT; i++) {
+        uint32_t id = (uint32_t)(i * 7919 % COUNT) + 1;
+        db_node n = {.id = id, .tid = 5, .begin = id == 77 ? 2000 : 1000 + (uint64_t)id, .end = 5000000};
+        assert_int_equal(db_writer_node(w, &n, &err), 0);
+        db_edge e = {.from = id, .to = id % COUNT + 1, .kind = DB_EDGE_WAKEUP, .from_event = 1, .to_event = 2};
+        assert_int_equal(db_writer_edge(w, &e, &err), 0);
+    }
+    db_trace_info info;
+    assert_int_equal(db_writer_commit(w, &info, &err), 0);
+    db_reader *r = db_reader_open(a, "batches", &err);
+    assert_non_null(r);
+    node_seen s = {0, 0, true, true};
+    assert_int_equal(db_scan_nodes(r, node_seen_cb, &s, &err), 0);
+    assert_int_equal(s.n, COUNT);
+    assert_true(s.ordered);
+    assert_true(s.matched);
+    db_reader_close(r);
+    db_close(a);
+}
+
 static void test_nodes_in_id_order(void **state)
 {
     (void)state;
@@ -717,6 +840,7 @@ int main(void)
         cmocka_unit_test(test_be_keys_sort_numerically),
         cmocka_unit_test(test_key_order_is_lmdb_order),
         cmocka_unit_test(test_node_record_roundtrip),
+        cmocka_unit_test(test_node_record_names),
         cmocka_unit_test(test_edge_key_roundtrip),
         cmocka_unit_test(test_edge_block_roundtrip),
         cmocka_unit_test(test_names),
@@ -727,7 +851,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_format_version, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shared_handles_from_threads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_queue_batches, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_queue_ops_of_every_size, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nodes_in_id_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nodes_over_batches, setup, teardown),
     };
     return cmocka_run_group_tests_name("db", tests, NULL, NULL);
 }

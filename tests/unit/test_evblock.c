@@ -414,6 +414,59 @@ static int keep_order(void *ctx, const unsigned char *k, size_t klen, const void
     return 0;
 }
 
+/* the chunks an index wrote: their count and a hash of their bytes */
+typedef struct chunk_sum {
+    size_t n;
+    uint64_t h;
+} chunk_sum;
+
+static int sum_chunks(void *ctx, const unsigned char *k, size_t klen, const void *v, size_t vlen)
+{
+    chunk_sum *c = ctx;
+    const unsigned char *b = v;
+    c->n++;
+    for (size_t i = 0; i < klen; i++)
+        c->h = (c->h ^ k[i]) * 0x100000001b3ull;
+    for (size_t i = 0; i < vlen; i++)
+        c->h = (c->h ^ b[i]) * 0x100000001b3ull;
+    return 0;
+}
+
+/* db_thrindex_add's inline case (one byte of delta into an open chunk,
+ * the index not due after it) does what db_thrindex_add_more does: two
+ * indexes fed the same adds, one through each, answer the same and write
+ * the same chunks at the same adds -- threads of 900 events, deltas of 1
+ * and of 200 (two bytes), time going back now and then, until their
+ * chunks hold too much and are written, for a thread index (it flushes
+ * itself) and an object index (deferred: add says 1). */
+static void test_thrindex_inline_add(void **state)
+{
+    (void)state;
+    for (int deferred = 0; deferred < 2; deferred++) {
+        db_thrindex *a = db_thrindex_new(deferred ? 8 : 4, deferred), *b = db_thrindex_new(deferred ? 8 : 4, deferred);
+        chunk_sum ca = {0, 0}, cb = {0, 0};
+        uint64_t id = 0;
+        int ra = 0, rb = 0;
+        for (uint32_t key = 1; key <= 6000 && ra != 1; key++)
+            for (int e = 0; e < 900 && ra != 1; e++) {
+                id += e % 7 == 3 ? 200 : 1;
+                uint64_t ts = 1000 + id - (e % 50 == 49 ? 500 : 0);
+                ra = db_thrindex_add(a, 9, key, ts, id, sum_chunks, &ca);
+                rb = db_thrindex_add_more(b, 9, key, ts, id, sum_chunks, &cb);
+                assert_int_equal(ra, rb);
+                assert_int_equal(ca.n, cb.n);
+                assert_true(ca.h == cb.h);
+            }
+        assert_true(ca.n > 0 || ra == 1); /* the chunks were written, or are due */
+        assert_int_equal(db_thrindex_flush(a, 9, sum_chunks, &ca), 0);
+        assert_int_equal(db_thrindex_flush(b, 9, sum_chunks, &cb), 0);
+        assert_int_equal(ca.n, cb.n);
+        assert_true(ca.h == cb.h);
+        db_thrindex_free(a);
+        db_thrindex_free(b);
+    }
+}
+
 static void test_deferred_object_chunks(void **state)
 {
     (void)state;
@@ -1016,6 +1069,7 @@ int main(void)
         cmocka_unit_test(test_thread_chunk_id_back),
         cmocka_unit_test(test_object_chunks),
         cmocka_unit_test(test_deferred_object_chunks),
+        cmocka_unit_test(test_thrindex_inline_add),
         cmocka_unit_test(test_normbuf),
         cmocka_unit_test(test_rollback_keeps_tables), cmocka_unit_test(test_memo_same_bytes),
         cmocka_unit_test(test_latest_shape_same_bytes),

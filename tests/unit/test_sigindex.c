@@ -119,6 +119,50 @@ static void test_roundtrip(void **state)
     db_sigindex_free(x);
 }
 
+/* A signature is "the same as the one before" only when every hash is:
+ * nodes of one thread key with as many hashes as the node before, equal
+ * but for the first, a middle or the last one (or a repeat), come back
+ * with their own hashes (same_hashes compares them inline). */
+static void test_same_count_other_hashes(void **state)
+{
+    (void)state;
+    db_sigindex *x = db_sigindex_new();
+    kept *c = calloc(1, sizeof *c);
+    enum { NODES = 400 };
+    db_sig want[NODES + 1];
+    for (uint32_t node = 1; node <= NODES; node++) {
+        db_sig *s = &want[node];
+        memset(s, 0, sizeof *s);
+        s->node = node;
+        s->thread_key = 7;
+        s->n = 1 + (node / 40) % DB_SIG_MAX; /* runs of one count */
+        for (uint32_t i = 0; i < s->n; i++)
+            s->h[i] = 1000 * i + 1;
+        uint32_t at = node % 4 == 0 ? 0 : node % 4 == 1 ? s->n / 2 : s->n - 1; /* 3: a repeat of 2's */
+        if (node % 4 != 3)
+            s->h[at] += node; /* still ascending */
+        else
+            *s = want[node - 1], s->node = node;
+        assert_int_equal(db_sigindex_add(x, 9, s, keep, c), 0);
+    }
+    assert_int_equal(db_sigindex_flush(x, 9, keep, c), 0);
+    uint32_t got = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        MDB_val k = {12, c->key[i]}, v = {c->vlen[i], c->val[i]};
+        db_sigchunk it;
+        db_sig out;
+        db_sigchunk_begin(&it, &k, &v);
+        while (db_sigchunk_next(&it, &out) == 1) {
+            assert_int_equal(out.node, ++got);
+            assert_int_equal(out.n, want[out.node].n);
+            assert_memory_equal(out.h, want[out.node].h, 4 * out.n);
+        }
+    }
+    assert_int_equal(got, NODES);
+    kept_free(c);
+    db_sigindex_free(x);
+}
+
 static void test_damaged(void **state)
 {
     (void)state;
@@ -168,6 +212,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_roundtrip),
+        cmocka_unit_test(test_same_count_other_hashes),
         cmocka_unit_test(test_damaged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
