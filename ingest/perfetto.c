@@ -44,7 +44,17 @@
  * reads event messages from tables of their fields: the reading thread
  * 964M -> 650M; the block encoder and the graph 929M -> 829M; the archive
  * thread 596M -> 585M (about 1.6 -> 1.4 s on the bench file, the three
- * threads some 0.8-0.9 cpu-s each).
+ * threads some 0.8-0.9 cpu-s each).  Later still (link-time
+ * optimization, then each thread again; 8 copies of the Android 11
+ * trace, and 4 of the Android 13 one, compact_sched): reader 542M ->
+ * 480M and 580M -> 443M, graph 514M -> 399M and 551M -> 425M, archive
+ * thread 441M -> 387M and 220M -> 192M; the bench files, runs of both
+ * builds interleaved: 1.36 -> 1.27 s (2.1 -> 1.8 cpu-s) and 1.14 ->
+ * 0.95 s.  The wall time falls by half what the cpu does: the three
+ * threads on two cores wait on one another (the graph on a full queue
+ * to the archive thread while that one syncs a batch, the reader on the
+ * graph), the first pass runs alone, and the archive thread's last
+ * batch after the reader is done.
  *
  * Two passes over the stream: the first reads only process_tree and
  * system_info (the names of processes and threads, the kernel and the
