@@ -507,6 +507,62 @@ static void test_deferred_object_chunks(void **state)
  * tables too, so events added after it (without a reset) that use the
  * same strings number them anew and the block still decodes to what went
  * in.  Many overflows, each followed by small events reusing its text. */
+/* Events fed to an encoder with the memo and the latest-shape path and
+ * to one without, in blocks of at most per_block events (0: as many as
+ * fit): the same result, the same bytes, and the blocks decode to what
+ * went in (an event whose last NUL was left off decodes with it: it is
+ * put back in evs[k].attrs, and compared there).  What each encoder's
+ * shortcuts wrote, and the blocks. */
+typedef struct enc_hits {
+    size_t blocks, memo, shape;   /* the encoder with its shortcuts */
+    size_t plain_memo, plain_shape; /* the one without */
+} enc_hits;
+
+static enc_hits same_as_plain(owned *evs, size_t n, size_t per_block)
+{
+    db_evblock_enc *with = db_evblock_enc_new(), *without = db_evblock_enc_new();
+    db_evblock_enc_memo(without, false);
+    db_evblock b = {0};
+    enc_hits h = {0};
+    size_t i = 0;
+    while (i < n) {
+        db_evblock_enc_reset(with);
+        db_evblock_enc_reset(without);
+        size_t start = i;
+        int rc = 0;
+        while (i < n && (!per_block || i - start < per_block)) {
+            if ((rc = db_evblock_enc_add(with, &evs[i].ev)))
+                break;
+            assert_int_equal(db_evblock_enc_add(without, &evs[i].ev), 0);
+            i++;
+        }
+        assert_true(rc == 0 || rc == 1);
+        if (rc)
+            assert_int_equal(db_evblock_enc_add(without, &evs[i].ev), 1);
+        size_t la, lb;
+        const unsigned char *a = db_evblock_enc_bytes(with, &la), *bb = db_evblock_enc_bytes(without, &lb);
+        assert_int_equal(la, lb);
+        assert_memory_equal(a, bb, la);
+        assert_int_equal(db_evblock_decode(&b, start + 1, a, la), 0);
+        for (size_t k = start; k < i; k++) {
+            db_event want = evs[k].ev;
+            want.attrs = evs[k].attrs;
+            if (want.attrs_len && want.attrs[want.attrs_len - 1])
+                evs[k].attrs[want.attrs_len++] = 0;
+            assert_same(&want, db_evblock_get(&b, k + 1));
+        }
+        h.blocks++;
+    }
+    h.memo = db_evblock_enc_memo_hits(with);
+    h.shape = db_evblock_enc_shape_hits(with);
+    h.plain_memo = db_evblock_enc_memo_hits(without);
+    h.plain_shape = db_evblock_enc_shape_hits(without);
+    db_evblock_free(&b);
+    db_evblock_enc_free(with);
+    db_evblock_enc_free(without);
+    return h;
+}
+
 /* The memo (events that repeat written as they were before) gives the
  * bytes the full encoding gives: events of a few hot forms and of many
  * (a block's shape table fills), with other times, threads, nodes and
@@ -540,39 +596,11 @@ static void test_memo_same_bytes(void **state)
         }
         repeats++;
     }
-    db_evblock_enc *with = db_evblock_enc_new(), *without = db_evblock_enc_new();
-    db_evblock_enc_memo(without, false);
-    db_evblock b = {0};
-    size_t i = 0, blocks = 0;
-    while (i < N) {
-        db_evblock_enc_reset(with);
-        db_evblock_enc_reset(without);
-        size_t start = i;
-        int rc = 0;
-        while (i < N) {
-            rc = db_evblock_enc_add(with, &evs[i].ev);
-            assert_int_equal(db_evblock_enc_add(without, &evs[i].ev), rc);
-            if (rc)
-                break;
-            i++;
-        }
-        assert_int_equal(rc == 0 || rc == 1, 1);
-        size_t la, lb;
-        const unsigned char *a = db_evblock_enc_bytes(with, &la), *bb = db_evblock_enc_bytes(without, &lb);
-        assert_int_equal(la, lb);
-        assert_memory_equal(a, bb, la);
-        assert_int_equal(db_evblock_decode(&b, start + 1, a, la), 0);
-        for (size_t k = start; k < i; k++)
-            assert_same(&evs[k].ev, db_evblock_get(&b, k + 1));
-        blocks++;
-    }
-    assert_true(blocks > 20);
+    enc_hits h = same_as_plain(evs, N, 0);
+    assert_true(h.blocks > 20);
     assert_true(repeats > N / 2);
-    assert_true(db_evblock_enc_memo_hits(with) > N / 4); /* the memo was used */
-    assert_int_equal(db_evblock_enc_memo_hits(without), 0);
-    db_evblock_free(&b);
-    db_evblock_enc_free(with);
-    db_evblock_enc_free(without);
+    assert_true(h.memo > N / 4); /* the memo was used */
+    assert_int_equal(h.plain_memo, 0);
 }
 
 /* An event the memo misses is written by its name's latest shape, its
@@ -631,39 +659,9 @@ static void test_latest_shape_same_bytes(void **state)
             n = 0; /* none */
         o->ev.attrs_len = n;
     }
-    db_evblock_enc *with = db_evblock_enc_new(), *without = db_evblock_enc_new();
-    db_evblock_enc_memo(without, false);
-    db_evblock b = {0};
-    size_t i = 0;
-    while (i < N) {
-        db_evblock_enc_reset(with);
-        db_evblock_enc_reset(without);
-        size_t start = i;
-        int rc = 0;
-        while (i < N && !(rc = db_evblock_enc_add(with, &evs[i].ev))) {
-            assert_int_equal(db_evblock_enc_add(without, &evs[i].ev), 0);
-            i++;
-        }
-        assert_true(rc == 0 || rc == 1);
-        if (rc)
-            assert_int_equal(db_evblock_enc_add(without, &evs[i].ev), 1);
-        size_t la, lb;
-        const unsigned char *a = db_evblock_enc_bytes(with, &la), *bb = db_evblock_enc_bytes(without, &lb);
-        assert_int_equal(la, lb);
-        assert_memory_equal(a, bb, la);
-        assert_int_equal(db_evblock_decode(&b, start + 1, a, la), 0);
-        for (size_t k = start; k < i; k++) {
-            db_event want = evs[k].ev; /* decoded, every entry ends with its NUL */
-            if (want.attrs_len && want.attrs[want.attrs_len - 1])
-                evs[k].attrs[want.attrs_len++] = 0;
-            assert_same(&want, db_evblock_get(&b, k + 1));
-        }
-    }
-    assert_true(db_evblock_enc_shape_hits(with) > N / 4); /* the shortcut was taken */
-    assert_int_equal(db_evblock_enc_shape_hits(without), 0);
-    db_evblock_free(&b);
-    db_evblock_enc_free(with);
-    db_evblock_enc_free(without);
+    enc_hits h = same_as_plain(evs, N, 0);
+    assert_true(h.shape > N / 4); /* the shortcut was taken */
+    assert_int_equal(h.plain_shape, 0);
 }
 
 /* The latest-shape path reads most entries a word at a time: "key=" in
@@ -717,41 +715,9 @@ static void test_short_values_same_bytes(void **state)
         o->ev.attrs = texts[i];
         o->ev.attrs_len = n;
     }
-    db_evblock_enc *with = db_evblock_enc_new(), *without = db_evblock_enc_new();
-    db_evblock_enc_memo(without, false);
-    db_evblock b = {0};
-    size_t i = 0;
-    while (i < N) {
-        db_evblock_enc_reset(with);
-        db_evblock_enc_reset(without);
-        size_t start = i;
-        int rc = 0;
-        while (i < N && !(rc = db_evblock_enc_add(with, &evs[i].ev))) {
-            assert_int_equal(db_evblock_enc_add(without, &evs[i].ev), 0);
-            i++;
-        }
-        assert_true(rc == 0 || rc == 1);
-        if (rc)
-            assert_int_equal(db_evblock_enc_add(without, &evs[i].ev), 1);
-        size_t la, lb;
-        const unsigned char *a = db_evblock_enc_bytes(with, &la), *bb = db_evblock_enc_bytes(without, &lb);
-        assert_int_equal(la, lb);
-        assert_memory_equal(a, bb, la);
-        assert_int_equal(db_evblock_decode(&b, start + 1, a, la), 0);
-        for (size_t k = start; k < i; k++) {
-            db_event want = evs[k].ev; /* decoded, every entry ends with its NUL */
-            want.attrs = evs[k].attrs;
-            if (want.attrs_len && want.attrs[want.attrs_len - 1])
-                evs[k].attrs[want.attrs_len++] = 0;
-            assert_same(&want, db_evblock_get(&b, k + 1));
-        }
-    }
-    assert_true(db_evblock_enc_shape_hits(with) > N / 4); /* the shortcut was taken */
+    assert_true(same_as_plain(evs, N, 0).shape > N / 4); /* the shortcut was taken */
     for (size_t k = 0; k < N; k++)
         free(texts[k]);
-    db_evblock_free(&b);
-    db_evblock_enc_free(with);
-    db_evblock_enc_free(without);
 }
 
 /* A name's three shapes that come round (as an Android sched_switch's)
@@ -802,44 +768,6 @@ static void test_three_shapes_come_round(void **state)
     db_evblock_enc_free(e);
 }
 
-/* Events fed to an encoder with the memo and the latest-shape path and
- * to one without, in blocks of at most per_block events (0: as many as
- * fit): the same result, the same bytes, and the blocks decode to what
- * went in.  The number of events the shortcut wrote. */
-static size_t same_as_plain(owned *evs, size_t n, size_t per_block)
-{
-    db_evblock_enc *with = db_evblock_enc_new(), *without = db_evblock_enc_new();
-    db_evblock_enc_memo(without, false);
-    db_evblock b = {0};
-    size_t i = 0;
-    while (i < n) {
-        db_evblock_enc_reset(with);
-        db_evblock_enc_reset(without);
-        size_t start = i;
-        int rc = 0;
-        while (i < n && (!per_block || i - start < per_block)) {
-            if ((rc = db_evblock_enc_add(with, &evs[i].ev)))
-                break;
-            assert_int_equal(db_evblock_enc_add(without, &evs[i].ev), 0);
-            i++;
-        }
-        if (rc)
-            assert_int_equal(db_evblock_enc_add(without, &evs[i].ev), 1);
-        size_t la, lb;
-        const unsigned char *a = db_evblock_enc_bytes(with, &la), *bb = db_evblock_enc_bytes(without, &lb);
-        assert_int_equal(la, lb);
-        assert_memory_equal(a, bb, la);
-        assert_int_equal(db_evblock_decode(&b, start + 1, a, la), 0);
-        for (size_t k = start; k < i; k++)
-            assert_same(&evs[k].ev, db_evblock_get(&b, k + 1));
-    }
-    size_t hits = db_evblock_enc_shape_hits(with);
-    db_evblock_free(&b);
-    db_evblock_enc_free(with);
-    db_evblock_enc_free(without);
-    return hits;
-}
-
 /* An atrace print's shapes: "B" is "E" and a slice, "C" is "E" and a
  * counter and its value. */
 static void print_event(owned *o, uint64_t id, uint64_t *ts, char kind, size_t u)
@@ -877,7 +805,7 @@ static void test_prefix_shapes_go_on(void **state)
     uint64_t ts = 100;
     for (size_t i = 0; i < N; i++)
         print_event(&evs[i], i + 1, &ts, kinds[rnd() % 10], i);
-    assert_true(same_as_plain(evs, N, 0) > N * 3 / 4);
+    assert_true(same_as_plain(evs, N, 0).shape > N * 3 / 4);
 
     /* one block: "E" shape 1, 126 others, "B" shape 128, then all three */
     for (size_t i = 0; i < M; i++) {
@@ -891,7 +819,7 @@ static void test_prefix_shapes_go_on(void **state)
             o->ev.attrs_len = (size_t)snprintf(o->attrs, sizeof o->attrs, "k=%zu", i) + 1;
         }
     }
-    assert_true(same_as_plain(evs, M, M) > (M - 128) / 2);
+    assert_true(same_as_plain(evs, M, M).shape > (M - 128) / 2);
 }
 
 /* A value that is a canonical decimal is kept as its number, written

@@ -427,6 +427,18 @@ static bool sig_has(uint32_t node, const char *text)
     return false;
 }
 
+/* A new trace "g" and a graph feed on it (track: the feed is told of
+ * namings, graph_feed_track_names). */
+static db_writer *feed_begin(graph_feed *f, bool track, db_error *err)
+{
+    db_writer *w = db_writer_begin(arch, "g", "test", "unit", err);
+    assert_non_null(w);
+    assert_int_equal(graph_feed_begin(f, w, NULL, 0, err), 0);
+    if (track)
+        graph_feed_track_names(f);
+    return w;
+}
+
 /* Names kept by the graph while the feed tracks them: a thread and a
  * process renamed (and told, graph_feed_named) name the nodes and the
  * wakeups after it by their new names, those before by the old. */
@@ -434,11 +446,8 @@ static void test_feed_names_tracked(void **state)
 {
     (void)state;
     db_error err = {0};
-    db_writer *w = db_writer_begin(arch, "g", "test", "unit", &err);
-    assert_non_null(w);
     graph_feed f;
-    assert_int_equal(graph_feed_begin(&f, w, NULL, 0, &err), 0);
-    graph_feed_track_names(&f);
+    db_writer *w = feed_begin(&f, true, &err);
     db_thread t1 = {.tid = 1, .pid = 1, .name = "before"}, t2 = {.tid = 2, .pid = 2, .name = "waker"};
     assert_int_equal(db_writer_thread(w, &t1, &err), 0);
     assert_int_equal(db_writer_thread(w, &t2, &err), 0);
@@ -488,10 +497,8 @@ static void test_feed_event_ids(void **state)
 {
     (void)state;
     db_error err = {0};
-    db_writer *w = db_writer_begin(arch, "g", "test", "unit", &err);
-    assert_non_null(w);
     graph_feed f;
-    assert_int_equal(graph_feed_begin(&f, w, NULL, 0, &err), 0);
+    db_writer *w = feed_begin(&f, false, &err);
     enum { EVENTS = 3000 };
     static const uint8_t type[] = {DB_EV_SYSCALL, DB_EV_SYSCALL, DB_EV_WAIT};
     static const uint8_t phase[] = {DB_PH_BEGIN, DB_PH_END, 0};
@@ -526,11 +533,8 @@ static void test_wakeup_form_cached(void **state)
 {
     (void)state;
     db_error err = {0};
-    db_writer *w = db_writer_begin(arch, "g", "test", "unit", &err);
-    assert_non_null(w);
     graph_feed f;
-    assert_int_equal(graph_feed_begin(&f, w, NULL, 0, &err), 0);
-    graph_feed_track_names(&f);
+    db_writer *w = feed_begin(&f, true, &err);
     db_thread t1 = {.tid = 1, .pid = 1, .name = "a"}, t2 = {.tid = 2, .pid = 2, .name = "waker"},
               t3 = {.tid = 3, .pid = 3, .name = "c"};
     assert_int_equal(db_writer_thread(w, &t1, &err), 0);

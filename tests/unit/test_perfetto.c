@@ -772,6 +772,27 @@ static void test_merge_order(void **state)
     rec_free(r);
 }
 
+/* The events of r are those of arrival 0..n-1 (woken tid 2000 + arrival,
+ * at ts[arrival]) in the stable sort of their arrival numbers by time
+ * (order: room for n). */
+static void assert_stable_by_time(const rec *r, const uint64_t *ts, size_t *order, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        order[i] = i;
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && ts[order[j - 1]] > ts[order[j]]; j--) {
+            size_t tmp = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = tmp;
+        }
+    for (size_t i = 0; i < n; i++) {
+        char want[16];
+        snprintf(want, sizeof want, "%zu", 2000 + order[i]);
+        assert_int_equal(r->ev[i].ev.ts, ts[order[i]]);
+        assert_attr(&r->ev[i], "tid", want);
+    }
+}
+
 /* Many runs (six CPUs' bundles, each out of order and with equal times):
  * every event is held until the end, so the merge hands them on in the
  * order of a stable sort by time, ties in arrival order. */
@@ -796,21 +817,8 @@ static void test_merge_many(void **state)
         }
     rec *r = read_pb(&t, 0, NULL, 0);
     assert_int_equal(r->nev, N);
-    size_t order[N]; /* the stable sort of arrival numbers by time */
-    for (size_t i = 0; i < N; i++)
-        order[i] = i;
-    for (size_t i = 1; i < N; i++)
-        for (size_t j = i; j > 0 && ts[order[j - 1]] > ts[order[j]]; j--) {
-            size_t tmp = order[j];
-            order[j] = order[j - 1];
-            order[j - 1] = tmp;
-        }
-    for (size_t i = 0; i < N; i++) {
-        char want[16];
-        snprintf(want, sizeof want, "%zu", 2000 + order[i]);
-        assert_int_equal(r->ev[i].ev.ts, ts[order[i]]);
-        assert_attr(&r->ev[i], "tid", want);
-    }
+    size_t order[N];
+    assert_stable_by_time(r, ts, order, N);
     rec_free(r);
 }
 
@@ -854,20 +862,7 @@ static void test_merge_long(void **state)
     char err[512];
     assert_int_equal(ingest_perfetto_read_mem("t.pftrace", buf, len, &sk, &st, err, sizeof err), 0);
     assert_int_equal(r->nev, N);
-    for (size_t i = 0; i < N; i++)
-        order[i] = i;
-    for (size_t i = 1; i < N; i++)
-        for (size_t j = i; j > 0 && ts[order[j - 1]] > ts[order[j]]; j--) {
-            size_t tmp = order[j];
-            order[j] = order[j - 1];
-            order[j - 1] = tmp;
-        }
-    for (size_t i = 0; i < N; i++) {
-        char want[16];
-        snprintf(want, sizeof want, "%zu", 2000 + order[i]);
-        assert_int_equal(r->ev[i].ev.ts, ts[order[i]]);
-        assert_attr(&r->ev[i], "tid", want);
-    }
+    assert_stable_by_time(r, ts, order, N);
     rec_free(r);
     free(buf);
 }
