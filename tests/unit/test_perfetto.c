@@ -1339,6 +1339,169 @@ static void test_fast_compact(void **state)
 
 /* ---- corrupt input ---- */
 
+/* ---- the first pass on its own thread (perfetto.c first_start) ----
+ *
+ * A file read by path runs the first pass on a thread while the second
+ * decodes and holds its first events, whose names are taken when it is
+ * done.  What the sink sees must be what the two passes one after the
+ * other give (the reader of memory, and a file with
+ * $ARGUSQ_PERFETTO_FIRST_THREAD=0): every call in order, by digest, on a
+ * trace of more events than the merge holds (so the first event is
+ * handed on while the second pass is under way) whose threads are named
+ * only by a process_tree at its end. */
+
+typedef struct digest {
+    uint64_t h; /* of every call, in order */
+    size_t events;
+    uint32_t first_pid; /* the first event's */
+} digest;
+
+static void dg_mix(digest *g, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        g->h = (g->h ^ b[i]) * 0x100000001b3ull;
+}
+
+static int dg_proc(void *ctx, uint32_t pid, const char *name, char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    dg_mix(ctx, "p", 1);
+    dg_mix(ctx, &pid, sizeof pid);
+    dg_mix(ctx, name, strlen(name));
+    return 0;
+}
+
+static int dg_thread(void *ctx, const db_thread *t, char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    dg_mix(ctx, "t", 1);
+    dg_mix(ctx, &t->tid, sizeof t->tid);
+    dg_mix(ctx, &t->pid, sizeof t->pid);
+    dg_mix(ctx, t->name, strlen(t->name));
+    return 0;
+}
+
+static int dg_event(void *ctx, db_event *ev, char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    digest *g = ctx;
+    if (g->events++ == 0)
+        g->first_pid = ev->pid;
+    uint64_t f[] = {ev->ts, ev->tid, ev->pid, ev->cpu, ev->type, ev->phase, ev->ctx, ev->obj, (uint64_t)ev->val};
+    dg_mix(g, f, sizeof f);
+    dg_mix(g, ev->name, strlen(ev->name));
+    dg_mix(g, ev->attrs, ev->attrs_len);
+    return 0;
+}
+
+/* path read into *g, by file (mem NULL) or from memory; its rc */
+static int digest_read(const char *path, const void *mem, size_t len, digest *g, char *err, size_t errlen)
+{
+    memset(g, 0, sizeof *g);
+    g->h = 0xcbf29ce484222325ull;
+    ingest_sink s = {.ctx = g, .proc = dg_proc, .thread = dg_thread, .event = dg_event};
+    ingest_stats st;
+    memset(&st, 0, sizeof st);
+    return mem ? ingest_perfetto_read_mem(path, mem, len, &s, &st, err, errlen)
+               : ingest_perfetto_read(path, &s, NULL, &st, err, errlen);
+}
+
+/* 70,000 events of 40 threads on 2 CPUs (cpu_idle, and switches whose
+ * comms name the threads the process_tree does not), then the process_tree
+ * that names 1000..1019 (tgid 2000 + tid % 7) and, when corrupt, a broken
+ * one after it; written to path and returned in memory (*len bytes). */
+static unsigned char *late_names_trace(const char *path, bool corrupt, size_t *len)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    pb idle = {.n = 0};
+    pb_u(&idle, 1, 1);
+    pb_u(&idle, 2, 0);
+    uint64_t ts = 1000;
+    for (int k = 0; k < 700; k++) {
+        pb t = {.n = 0}, b = {.n = 0};
+        pb_u(&b, 1, (uint64_t)(k % 2));
+        for (int i = 0; i < 100; i++) {
+            uint32_t tid = 1000 + (uint32_t)(k * 100 + i) % 40, next = 1000 + (tid + 1) % 40;
+            char pc[16], nc[16];
+            snprintf(pc, sizeof pc, "early%u", tid);
+            snprintf(nc, sizeof nc, "early%u", next);
+            if (i % 2)
+                put_event(&b, ts += 7, tid, 13, &idle);
+            else /* comms, which name a thread the process_tree does not (ingest_pf_names) */
+                put_switch(&b, ts += 7, pc, tid, 1, nc, next);
+        }
+        put_bundle(&t, &b);
+        assert_int_equal(fwrite(t.b, 1, t.n, f), t.n);
+    }
+    pb t = {.n = 0}, pt = {.n = 0}, pkt = {.n = 0};
+    for (uint32_t tid = 1000; tid < 1020; tid++) {
+        pb th = {.n = 0};
+        char name[16];
+        snprintf(name, sizeof name, "late%u", tid);
+        pb_u(&th, 1, tid);
+        pb_s(&th, 2, name);
+        pb_u(&th, 3, 2000 + tid % 7);
+        pb_m(&pt, 2, &th);
+    }
+    pb_m(&pkt, 2, &pt);
+    pb_m(&t, 1, &pkt);
+    if (corrupt) {
+        const unsigned char bad[] = {0x0a, 0x04, 0x12, 0x02, 0x0a, 0xff}; /* process_tree { processes: cut } */
+        memcpy(t.b + t.n, bad, sizeof bad);
+        t.n += sizeof bad;
+    }
+    assert_int_equal(fwrite(t.b, 1, t.n, f), t.n);
+    assert_int_equal(fclose(f), 0);
+    f = fopen(path, "rb");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    *len = (size_t)ftell(f);
+    rewind(f);
+    unsigned char *m = malloc(*len);
+    assert_non_null(m);
+    assert_int_equal(fread(m, 1, *len, f), *len);
+    fclose(f);
+    return m;
+}
+
+static void test_first_pass_thread(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/argusq-test-perfetto-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    for (int corrupt = 0; corrupt < 2; corrupt++) {
+        size_t len;
+        unsigned char *m = late_names_trace(path, corrupt, &len);
+        digest mem, file, serial;
+        char emem[512] = "", efile[512] = "", eserial[512] = "";
+        int rm = digest_read(path, m, len, &mem, emem, sizeof emem);
+        int rf = digest_read(path, NULL, 0, &file, efile, sizeof efile);
+        assert_int_equal(setenv("ARGUSQ_PERFETTO_FIRST_THREAD", "0", 1), 0);
+        int rs = digest_read(path, NULL, 0, &serial, eserial, sizeof eserial);
+        unsetenv("ARGUSQ_PERFETTO_FIRST_THREAD");
+        assert_int_equal(rm, corrupt ? -1 : 0);
+        assert_int_equal(rf, rm);
+        assert_int_equal(rs, rm);
+        assert_string_equal(efile, emem);
+        assert_string_equal(eserial, emem);
+        if (corrupt)
+            assert_non_null(strstr(emem, "corrupt process_tree"));
+        else {
+            assert_int_equal(mem.events, 70000);
+            assert_int_equal(mem.first_pid, 2000 + 1000 % 7); /* named by the process_tree at the end */
+        }
+        assert_int_equal(file.events, mem.events);
+        assert_true(file.h == mem.h);
+        assert_true(serial.h == mem.h);
+        free(m);
+    }
+    unlink(path);
+}
+
 static void test_bad_varint(void **state)
 {
     (void)state;
@@ -1429,6 +1592,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_full_switch), cmocka_unit_test(test_compact_is_full),
         cmocka_unit_test(test_binder), cmocka_unit_test(test_tgids_kept),      cmocka_unit_test(test_idle_states),      cmocka_unit_test(test_print_slices),
+        cmocka_unit_test(test_first_pass_thread),
         cmocka_unit_test(test_bad_varint),  cmocka_unit_test(test_length_past_end),
         cmocka_unit_test(test_detect),      cmocka_unit_test(test_merge_order),
         cmocka_unit_test(test_merge_many), cmocka_unit_test(test_merge_long),
