@@ -118,7 +118,6 @@ static void run_keep(pf_span *r)
 static void rheap_set(pf_reader *d, size_t i, pf_span *r)
 {
     d->rheap[i] = r;
-    r->hpos = i;
 }
 
 static void rheap_up(pf_reader *d, size_t i)

@@ -95,7 +95,6 @@ typedef struct pf_span {
     uint32_t head, tail; /* first->q[head]: its first event; last->q[tail]: where the next goes */
     size_t len;
     uint64_t last_ts; /* of its last event */
-    size_t hpos; /* its place in the heap of runs */
     uint64_t ts, seq; /* those of its first event (perfetto.c's run_keep) */
     uint32_t cpu;
 } pf_span;
