@@ -266,7 +266,7 @@ static pf_seg *seg_new(pf_reader *d, uint32_t cap)
     if (cap == PF_SEG_MAX && s) {
         d->segs = s->next;
         d->nsegs--;
-    } else if (!(s = malloc(sizeof *s + cap * sizeof s->q[0]))) {
+    } else if (!(s = aligned_alloc(_Alignof(pf_seg), sizeof *s + cap * sizeof s->q[0]))) {
         return NULL;
     }
     s->next = NULL;
@@ -303,7 +303,7 @@ static void run_free(pf_reader *d, pf_span *r)
 static int32_t switch_prev(const pf_item *it)
 {
     if (it->form == PF_CSWITCH)
-        return it->prev_pid;
+        return (int32_t)it->tid;
     if (it->form == PF_FULL && it->ev->event_case == ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_SWITCH)
         return it->ev->sched_switch->prev_pid;
     return 0;
@@ -354,11 +354,11 @@ static int pop_emit(pf_reader *d)
             for (int k = 0; k < 4; k++)
                 __builtin_prefetch(nx + 64 * k);
     }
-    /* a sched_blocked_reason marked it in its run (perfetto_blocked.c) */
+    /* a sched_blocked_reason named its wait (perfetto_blocked.c) */
     int32_t prev = switch_prev(&it);
-    if (prev > 0)
-        ingest_pf_blk_take(d->blk, prev, it.seq);
-    int rc = ingest_pf_emit(d, &it);
+    uint64_t caller;
+    bool blocked = prev > 0 && ingest_pf_blk_take(d->blk, prev, it.seq, &caller);
+    int rc = ingest_pf_emit(d, &it, blocked ? &caller : NULL);
     hold_unref(it.hold);
     return rc;
 }
@@ -381,8 +381,8 @@ static pf_span *run_new(pf_reader *d, uint32_t cpu)
     return r;
 }
 
-/* The item into its CPU's run, *at where it waits there. */
-static int push_item(pf_reader *d, pf_item *it, pf_item **at)
+/* The item into its CPU's run. */
+static int push_item(pf_reader *d, pf_item *it)
 {
     uint64_t off = it->hold->offset; /* for a message after the item's unref */
     if (d->held == PF_HEAP_MAX && pop_emit(d) < 0) {
@@ -413,7 +413,6 @@ static int push_item(pf_reader *d, pf_item *it, pf_item **at)
         r->last = s;
         r->tail = 0;
     }
-    *at = &r->last->q[r->tail];
     r->last->q[r->tail++] = *it;
     r->last_ts = it->ts;
     /* where the run's next items go, last written up to PF_HEAP_MAX
@@ -540,7 +539,6 @@ static int do_bundle(pf_reader *d, pf_hold *h, const ArgusqPf__FtraceEventBundle
         memset(&it, 0, sizeof it);
         it.hold = h;
         it.cpu = (uint16_t)cpu;
-        it.prev_prio = INT32_MIN;
         if (i < nf && fts <= s && fts <= w) {
             const ArgusqPf__FtraceEvent *ev = b->event[i++];
             it.form = PF_FULL;
@@ -567,16 +565,13 @@ static int do_bundle(pf_reader *d, pf_hold *h, const ArgusqPf__FtraceEventBundle
             it.comm = cs->intern_table[cs->switch_next_comm_index[j]];
             /* prev: the task the previous switch on this CPU put on it */
             it.tid = c->pid >= 0 ? (uint32_t)c->pid : 0;
-            it.prev_pid = c->pid >= 0 ? (int32_t)c->pid : 0;
-            it.prev_known = c->pid >= 0;
-            if (c->have_prio)
-                it.prev_prio = c->prio;
-            if (cpu_comm(c)[0]) {
-                char *pc = ingest_pf_alloc(h, sizeof c->comm);
-                if (!pc)
-                    return ingest_pf_fail(d, off, "out of memory");
-                it.prev_comm = memcpy(pc, c->comm, sizeof c->comm);
-            }
+            pf_prev *pv = ingest_pf_alloc(h, sizeof *pv);
+            if (!pv)
+                return ingest_pf_fail(d, off, "out of memory");
+            memcpy(pv->comm, cpu_comm(c), sizeof pv->comm);
+            pv->prio = c->have_prio ? c->prio : INT32_MIN;
+            pv->known = c->pid >= 0;
+            it.prev = pv;
             cpu_set(c, it.pid, true, it.prio, it.comm);
             j++;
             if (j < ns)
@@ -600,11 +595,10 @@ static int do_bundle(pf_reader *d, pf_hold *h, const ArgusqPf__FtraceEventBundle
         if (ingest_pf_names(d, &it) < 0)
             return -1;
         h->refs++;
-        pf_item *at = NULL;
-        if (push_item(d, &it, &at) < 0)
+        if (push_item(d, &it) < 0)
             return -1;
         int32_t prev = switch_prev(&it);
-        if (prev > 0 && ingest_pf_blk_held(&d->blk, prev, at->seq, at) < 0)
+        if (prev > 0 && ingest_pf_blk_held(&d->blk, prev, it.seq) < 0)
             return ingest_pf_fail(d, off, "out of memory");
     }
     cpu_comm(c); /* the bundle's memory goes with its packet's hold */

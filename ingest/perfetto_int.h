@@ -53,24 +53,43 @@ static inline void *ingest_pf_alloc(pf_hold *h, size_t n)
 
 enum { PF_FULL, PF_CSWITCH, PF_CWAKING };
 
+/* A compact switch's prev: the task on its CPU before it, as the CPU's
+ * state (pf_cpu) said when the switch was decoded; in the switch's hold. */
+typedef struct pf_prev {
+    char comm[24]; /* "": none */
+    int32_t prio;  /* INT32_MIN: not known */
+    bool known;    /* the item's tid is the task on the CPU (not a guess of 0) */
+} pf_prev;
+
 /* One event waiting for the merge of the CPUs (up to PF_HEAP_MAX of them:
- * what is the same for a packet's events is in its hold). */
+ * what is the same for a packet's events is in its hold).  64 bytes, a
+ * cache line: the merge writes each into its run and reads it back up to
+ * PF_HEAP_MAX events later, both cache misses (perf); the fields of one
+ * form only share their bytes, and a compact switch's prev is in its
+ * hold (96 bytes before, with a switch's blocked_caller, now kept by
+ * perfetto_blocked.c). */
 typedef struct pf_item {
     uint64_t ts, seq;
     pf_hold *hold; /* its packet */
-    const ArgusqPf__FtraceEvent *ev; /* PF_FULL */
-    const char *comm;                /* compact: next_comm, or the woken task's comm */
-    int64_t prev_state;              /* compact switch */
-    int32_t pid, prio, target_cpu;   /* compact: next_pid/next_prio, or the woken task's */
-    int32_t prev_pid, prev_prio;     /* compact switch; prev_prio INT32_MIN: not known */
-    uint32_t tid;                    /* the event's task */
+    uint32_t tid;  /* the event's task (a compact switch's: its prev_pid) */
     uint16_t cpu;
     uint8_t form, ctx;
-    bool prev_known;                 /* compact switch: prev_pid is the task on the CPU (not a guess of 0) */
-    bool has_blocked;                /* a switch: sched_blocked_reason named its wait's function */
-    uint64_t blocked;                /* that function's address */
-    const char *prev_comm;           /* compact switch: the CPU's comm (in the hold); NULL: none */
+    union {
+        const ArgusqPf__FtraceEvent *ev; /* PF_FULL */
+        struct {                         /* compact: */
+            const char *comm;            /* next_comm, or the woken task's comm */
+            int32_t pid, prio;           /* next_pid/next_prio, or the woken task's */
+            union {
+                int32_t target_cpu; /* PF_CWAKING */
+                struct {            /* PF_CSWITCH */
+                    int64_t prev_state;
+                    const pf_prev *prev;
+                };
+            };
+        };
+    };
 } pf_item;
+_Static_assert(sizeof(pf_item) == 64, "pf_item: one cache line");
 
 /* comm (NULL: "") into a pf_cpu's or pf_item's comm, cut as snprintf
  * would cut it (snprintf itself was a twentieth of the reading thread). */
@@ -86,7 +105,7 @@ static inline void pf_copy_comm(char dst[24], const char *comm)
 typedef struct pf_seg {
     struct pf_seg *next;
     uint32_t cap;
-    pf_item q[];
+    _Alignas(64) pf_item q[]; /* each item a cache line of its own (aligned_alloc) */
 } pf_seg;
 
 /* Events of one CPU held for the merge, in time order. */
@@ -194,15 +213,14 @@ typedef struct pf_reader {
 /* ---- perfetto_blocked.c: the held switches a sched_blocked_reason can
  * name, by task ---- */
 typedef struct pf_blk pf_blk;
-/* A switch away from prev_pid, arrived as seq, is held, at it in its run
- * (where it stays until handed on; *b made on first use).  0, or -1 out
- * of memory. */
-int ingest_pf_blk_held(pf_blk **b, int32_t prev_pid, uint64_t seq, pf_item *it);
-/* A sched_blocked_reason of pid: its newest held switch gets caller
- * (has_blocked, blocked). */
+/* A switch away from prev_pid, arrived as seq, is held (*b made on
+ * first use).  0, or -1 out of memory. */
+int ingest_pf_blk_held(pf_blk **b, int32_t prev_pid, uint64_t seq);
+/* A sched_blocked_reason of pid: its newest held switch gets caller. */
 void ingest_pf_blk_reason(pf_blk *b, int32_t pid, uint64_t caller);
-/* The switch seq of prev_pid is handed on: forgotten. */
-void ingest_pf_blk_take(pf_blk *b, int32_t prev_pid, uint64_t seq);
+/* The switch seq of prev_pid is handed on: forgotten.  True when a
+ * sched_blocked_reason named its wait's function (*caller). */
+bool ingest_pf_blk_take(pf_blk *b, int32_t prev_pid, uint64_t seq, uint64_t *caller);
 void ingest_pf_blk_free(pf_blk *b);
 
 /* ---- perfetto_wire.c ---- */
@@ -366,8 +384,9 @@ int ingest_pf_name(pf_reader *d, uint32_t tid, const char *comm, size_t n);
 /* Names the tasks an event's fields name (ingest_ft_full_comm), when it is
  * decoded, ahead of the events that need them.  0 or -1. */
 int ingest_pf_names(pf_reader *d, const pf_item *it);
-/* Hands one event on: its canonical pairs, then ingest_ft_event.  0 or -1. */
-int ingest_pf_emit(pf_reader *d, const pf_item *it);
+/* Hands one event on: its canonical pairs, then ingest_ft_event; blocked:
+ * a switch's blocked_caller (NULL: none).  0 or -1. */
+int ingest_pf_emit(pf_reader *d, const pf_item *it, const uint64_t *blocked);
 
 /* The kernel's softirq names by vector (softirq_to_name, kernel/softirq.c;
  * the list of show_softirq_name, include/trace/events/irq.h): softirq_*
