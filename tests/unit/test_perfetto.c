@@ -1174,7 +1174,10 @@ static void test_fast_decoder(void **state)
     (void)state;
     /* every length of a nested message from 1 to 4 bytes, padded or not,
      * the commonest messages, values of every size up to a message's
-     * last byte (the word-wide reads past it), comms of 0 to 20 bytes */
+     * last byte (the word-wide reads past it; values of two and three
+     * bytes, read byte by byte, with two, three and more bytes of the
+     * message left: a switch's prev_pid and its next_pid, the last),
+     * comms of 0 to 20 bytes */
     pb bu = {.n = 0};
     pb_u(&bu, 1, 3);
     for (int w = 1; w <= 4; w++)
