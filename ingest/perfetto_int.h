@@ -31,6 +31,7 @@ typedef struct pf_hold {
     size_t hint;         /* the first chunk's size */
     size_t refs;
     uint64_t packet, offset; /* the packet's number and offset, for messages */
+    struct pf_hold *next;    /* in the reader's free holds (perfetto.c) */
 } pf_hold;
 
 /* n bytes of a packet's arena (perfetto.c), and the allocator that gives
@@ -118,6 +119,9 @@ typedef struct pf_span {
     uint32_t cpu;
 } pf_span;
 
+/* run segments' sizes: 4, 8, ... 256 events (perfetto.c) */
+#define PF_SEG_CLASSES 7
+
 /* What the compact form leaves implied: the task running on a CPU. */
 typedef struct pf_cpu {
     int64_t pid; /* -1: not known yet */
@@ -161,8 +165,9 @@ typedef struct pf_reader {
     size_t held;               /* events held in the runs */
     pf_span **rheap;            /* heap of the runs, by their first event */
     size_t nrheap, rheap_cap;
-    pf_seg *segs;              /* run segments of the largest size, free for reuse */
-    size_t nsegs;
+    pf_seg *segs[PF_SEG_CLASSES]; /* run segments free for reuse, by size (perfetto.c) */
+    pf_hold *holds;               /* holds free for reuse, their chunks released (perfetto.c) */
+    size_t nsegs[PF_SEG_CLASSES];
     pf_chunk *pool[PF_POOL_CLASSES]; /* arena chunks free for the next packets, by size class (perfetto.c) */
     size_t pool_bytes;               /* their bytes, at most PF_POOL_BYTES */
     size_t nfree;

@@ -870,6 +870,49 @@ static void test_merge_long(void **state)
     free(buf);
 }
 
+/* More events than the merge holds (PF_HEAP_MAX, 65,536), so it hands
+ * them on while it reads: two CPUs, each going back in time every 600
+ * events (a new run, whose segments of every size, 4 to 256 events, come
+ * from perfetto.c's pools once the first runs are handed on), in bundles
+ * of 50 (a packet's hold each, reused in turn); never back past an event
+ * handed on, so the order is a stable sort by time. */
+static void test_merge_reuse(void **state)
+{
+    (void)state;
+    enum { NCPU = 2, NEV = 36000, N = NCPU * NEV, BUF = 4 << 20 };
+    static uint64_t ts[N];
+    static size_t order[N];
+    unsigned char *buf = malloc(BUF);
+    assert_non_null(buf);
+    size_t len = 0, n = 0;
+    pb bu = {.n = 0}, pkt = {.n = 0};
+    for (int k0 = 0; k0 < NEV; k0 += 50)
+        for (int c = 0; c < NCPU; c++) {
+            bu.n = 0;
+            pb_u(&bu, 1, (uint64_t)c);
+            for (int k = k0; k < k0 + 50; k++, n++) {
+                ts[n] = 1000 + 10 * (uint64_t)k + (uint64_t)c - ((k / 300) % 2 ? 40 : 0);
+                put_waking(&bu, ts[n], 10, "w", 2000 + (uint32_t)n, c);
+            }
+            pkt.n = 0;
+            put_bundle(&pkt, &bu);
+            assert_true(len + pkt.n <= BUF);
+            memcpy(buf + len, pkt.b, pkt.n);
+            len += pkt.n;
+        }
+    rec *r = rec_new(true);
+    ingest_sink sk = {.ctx = r, .proc = on_proc, .thread = on_thread, .event = on_event, .skip = on_skip};
+    ingest_stats st;
+    memset(&st, 0, sizeof st);
+    char err[512];
+    assert_int_equal(ingest_perfetto_read_mem("t.pftrace", buf, len, &sk, &st, err, sizeof err), 0);
+    assert_int_equal(r->nev, N);
+    assert_int_equal(st.late, 0);
+    assert_stable_by_time(r, ts, order, N);
+    rec_free(r);
+    free(buf);
+}
+
 /* ---- the hand decoder (perfetto_fast.c) and protobuf-c agree ---- */
 
 static void assert_all_same(const rec *a, const rec *b)
@@ -1437,7 +1480,7 @@ int main(void)
         cmocka_unit_test(test_binder), cmocka_unit_test(test_tgids_kept),      cmocka_unit_test(test_idle_states),      cmocka_unit_test(test_print_slices),
         cmocka_unit_test(test_bad_varint),  cmocka_unit_test(test_length_past_end),
         cmocka_unit_test(test_detect),      cmocka_unit_test(test_merge_order),
-        cmocka_unit_test(test_merge_many), cmocka_unit_test(test_merge_long),
+        cmocka_unit_test(test_merge_many), cmocka_unit_test(test_merge_long), cmocka_unit_test(test_merge_reuse),
         cmocka_unit_test(test_same_as_text),  cmocka_unit_test(test_compact_first_prev_named), cmocka_unit_test(test_compact_prev_after_full),
         cmocka_unit_test(test_hand_decoder_agrees), cmocka_unit_test(test_blocked_reason),
         cmocka_unit_test(test_blocked_model),
