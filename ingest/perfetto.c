@@ -363,11 +363,10 @@ static int pop_emit(pf_reader *d)
      * out of the cache: fetched while this one is mapped (an event's
      * FtraceEvent, event message and strings are one stretch of its
      * packet's arena) */
-    if (d->nrheap) {
+    if (d->nrheap && run_head(d->rheap[0])->form == PF_FULL) { /* ev: a union's */
         const char *nx = (const char *)run_head(d->rheap[0])->ev;
-        if (nx)
-            for (int k = 0; k < 4; k++)
-                __builtin_prefetch(nx + 64 * k);
+        for (int k = 0; k < 4; k++)
+            __builtin_prefetch(nx + 64 * k);
     }
     /* a sched_blocked_reason named its wait (perfetto_blocked.c) */
     int32_t prev = switch_prev(&it);
