@@ -369,7 +369,7 @@ static int pop_emit(pf_reader *d)
             __builtin_prefetch(nx + 64 * k);
     }
     /* a sched_blocked_reason named its wait (perfetto_blocked.c) */
-    int32_t prev = switch_prev(&it);
+    int32_t prev = d->blk_on ? switch_prev(&it) : 0;
     uint64_t caller;
     bool blocked = prev > 0 && ingest_pf_blk_take(d->blk, prev, it.seq, &caller);
     int rc = ingest_pf_emit(d, &it, blocked ? &caller : NULL);
@@ -452,10 +452,58 @@ static int push_item(pf_reader *d, pf_item *it)
  * field as the file has it: a kernel address, or, from a recorder that
  * symbolizes, an id into kernel_symbols interned data, which this reader
  * does not read (the Android 13 trace of ../shared has ids 1..n and no
- * table).  The held switches are found by task (perfetto_blocked.c). */
-static void blocked_reason(pf_reader *d, const ArgusqPf__SchedBlockedReasonFtraceEvent *b)
+ * table).  The held switches are found by task (perfetto_blocked.c).
+ *
+ * They are kept there only from a trace's first sched_blocked_reason on:
+ * many traces have none (the Android 11 trace of ../shared), and adding
+ * and taking each switch was 8M of the reading thread's 458M
+ * instructions on 8 copies of it.  At the first, the switches held then
+ * go in at once, in the order they came (seq), as one by one: the same
+ * lists, so the same switch is marked. */
+typedef struct pf_held_sw {
+    uint64_t seq;
+    int32_t prev;
+} pf_held_sw;
+
+static int held_sw_cmp(const void *a, const void *b)
 {
+    uint64_t x = ((const pf_held_sw *)a)->seq, y = ((const pf_held_sw *)b)->seq;
+    return x < y ? -1 : x > y;
+}
+
+/* the switches held now into d->blk, and every later one as it comes;
+ * 0, or -1 out of memory */
+static int __attribute__((noinline, cold)) blk_start(pf_reader *d)
+{
+    d->blk_on = true;
+    pf_held_sw *v = malloc((d->held ? d->held : 1) * sizeof *v);
+    if (!v)
+        return -1;
+    size_t n = 0;
+    for (size_t i = 0; i < d->nrheap; i++) {
+        pf_span *r = d->rheap[i];
+        size_t k = r->head;
+        for (pf_seg *s = r->first; s; s = s->next, k = 0)
+            for (; k < (s == r->last ? r->tail : s->cap); k++) {
+                int32_t prev = switch_prev(&s->q[k]);
+                if (prev > 0)
+                    v[n++] = (pf_held_sw){s->q[k].seq, prev};
+            }
+    }
+    qsort(v, n, sizeof *v, held_sw_cmp);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = ingest_pf_blk_held(&d->blk, v[i].prev, v[i].seq);
+    free(v);
+    return rc;
+}
+
+static int blocked_reason(pf_reader *d, const ArgusqPf__SchedBlockedReasonFtraceEvent *b)
+{
+    if (!d->blk_on && blk_start(d) < 0)
+        return -1;
     ingest_pf_blk_reason(d->blk, b->pid, b->caller);
+    return 0;
 }
 
 /* ---- a bundle: one CPU's events, full and compact, in time order ---- */
@@ -560,8 +608,9 @@ static int do_bundle(pf_reader *d, pf_hold *h, const ArgusqPf__FtraceEventBundle
             it.ts = fts;
             it.tid = ev->pid;
             it.ctx = ev->has_common_flags ? flags_ctx(ev->common_flags) : DB_CTX_UNKNOWN;
-            if (ev->event_case == ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_BLOCKED_REASON && ev->sched_blocked_reason->pid > 0)
-                blocked_reason(d, ev->sched_blocked_reason);
+            if (ev->event_case == ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_BLOCKED_REASON &&
+                ev->sched_blocked_reason->pid > 0 && blocked_reason(d, ev->sched_blocked_reason) < 0)
+                return ingest_pf_fail(d, off, "out of memory");
             if (ev->event_case == ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_SWITCH) {
                 const ArgusqPf__SchedSwitchFtraceEvent *sw = ev->sched_switch;
                 cpu_set(c, sw->next_pid, sw->has_next_prio, sw->next_prio, sw->next_comm);
@@ -611,7 +660,7 @@ static int do_bundle(pf_reader *d, pf_hold *h, const ArgusqPf__FtraceEventBundle
         h->refs++;
         if (push_item(d, &it) < 0)
             return -1;
-        int32_t prev = switch_prev(&it);
+        int32_t prev = d->blk_on ? switch_prev(&it) : 0;
         if (prev > 0 && ingest_pf_blk_held(&d->blk, prev, it.seq) < 0)
             return ingest_pf_fail(d, off, "out of memory");
     }

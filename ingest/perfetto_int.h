@@ -206,6 +206,7 @@ typedef struct pf_reader {
     uint32_t other_top; /* other_ix's length */
     size_t vlen;
     struct pf_blk *blk;          /* held switches by task, for sched_blocked_reason (NULL: none yet) */
+    bool blk_on;                 /* a sched_blocked_reason came: held switches go into blk (perfetto.c) */
 } pf_reader;
 
 #define PF_PACKET_MAX ((size_t)256 << 20) /* a packet, or a compressed_packets inflated */

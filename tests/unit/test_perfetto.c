@@ -693,6 +693,40 @@ static void test_blocked_reason(void **state)
     rec_free(r);
 }
 
+/* The held switches go into perfetto_blocked.c at the first
+ * sched_blocked_reason, in the order they came, though the runs that hold
+ * them are not in that order: task 10's switches of CPU 0 (at 5000 and
+ * 7000) came before the one of CPU 1 (at 4000, the first run of the heap
+ * of runs), which is the one the reason marks; a second reason, once
+ * switches are kept one by one, marks the newest again. */
+static void test_blocked_first_reason(void **state)
+{
+    (void)state;
+    pb t = {.n = 0}, b0 = {.n = 0}, b1 = {.n = 0}, b2 = {.n = 0}, b3 = {.n = 0};
+    pb_u(&b0, 1, 0);
+    put_switch(&b0, 5000, "a", 10, 2, "b", 20);
+    put_switch(&b0, 6000, "b", 20, 0, "a", 10);
+    put_switch(&b0, 7000, "a", 10, 2, "b", 20);
+    put_bundle(&t, &b0);
+    pb_u(&b1, 1, 1);
+    put_switch(&b1, 4000, "a", 10, 2, "c", 30);
+    put_bundle(&t, &b1);
+    pb_u(&b2, 1, 2);
+    put_blocked(&b2, 7500, 40, 10, 0xabcull);
+    put_bundle(&t, &b2);
+    pb_u(&b3, 1, 1);
+    put_switch(&b3, 8000, "c", 30, 0, "a", 10);
+    put_switch(&b3, 9000, "a", 10, 2, "c", 30);
+    put_blocked(&b3, 9500, 40, 10, 0xdefull);
+    put_bundle(&t, &b3);
+    rec *r = read_pb(&t, 0, NULL, 0);
+    assert_attr(find_event(r, 4000, "sched_switch"), "blocked_caller", "0xabc");
+    assert_false(has_attr(find_event(r, 5000, "sched_switch"), "blocked_caller"));
+    assert_false(has_attr(find_event(r, 7000, "sched_switch"), "blocked_caller"));
+    assert_attr(find_event(r, 9000, "sched_switch"), "blocked_caller", "0xdef");
+    rec_free(r);
+}
+
 /* perfetto_blocked.c against the rule itself: thousands of switches of
  * five tasks held, handed on in random order (as a wrapped ring buffer
  * hands them on), and reasons between; each reason marks the newest
@@ -1482,7 +1516,7 @@ int main(void)
         cmocka_unit_test(test_detect),      cmocka_unit_test(test_merge_order),
         cmocka_unit_test(test_merge_many), cmocka_unit_test(test_merge_long), cmocka_unit_test(test_merge_reuse),
         cmocka_unit_test(test_same_as_text),  cmocka_unit_test(test_compact_first_prev_named), cmocka_unit_test(test_compact_prev_after_full),
-        cmocka_unit_test(test_hand_decoder_agrees), cmocka_unit_test(test_blocked_reason),
+        cmocka_unit_test(test_hand_decoder_agrees), cmocka_unit_test(test_blocked_reason), cmocka_unit_test(test_blocked_first_reason),
         cmocka_unit_test(test_blocked_model),
         cmocka_unit_test(test_varint), cmocka_unit_test(test_comm_lengths),
         cmocka_unit_test(test_fast_decoder), cmocka_unit_test(test_short_varint),
