@@ -122,7 +122,6 @@ static void run_keep(pf_span *r)
 static void rheap_set(pf_reader *d, size_t i, pf_span *r)
 {
     d->rheap[i] = r;
-    r->hpos = i;
 }
 
 static void rheap_up(pf_reader *d, size_t i)
@@ -241,10 +240,16 @@ static void arena_release(pf_hold *h)
     }
 }
 
+/* A hold whose last event is handed on: its chunks to the pool, itself
+ * to the reader's free holds (its malloc and free a packet were 2.9M of
+ * the reading thread's 460M instructions in 287,016 events, 14,942
+ * packets); at most one a held event, so the list needs no bound. */
 static void __attribute__((noinline)) hold_free(pf_hold *h)
 {
     arena_release(h);
-    free(h);
+    pf_reader *d = h->d;
+    h->next = d->holds;
+    d->holds = h;
 }
 
 /* inline, its call once a packet (gcc made it a call an event: 5M of the
@@ -259,19 +264,27 @@ static inline void hold_unref(pf_hold *h)
 /* A run's events are in segments of PF_SEG_MIN events, doubling up to
  * PF_SEG_MAX, chained: appending never copies the run (growing it as one
  * array, copied when it doubled, was 9M of the reading thread's 578M
- * instructions in 287,016 events), and the largest segments are reused
- * (up to PF_SEG_POOL of them) rather than freed. */
+ * instructions in 287,016 events), and segments of every size are reused
+ * (up to PF_SEG_POOL of each) rather than freed: each run begins with
+ * one of each size below PF_SEG_MAX (aligned_alloc's calls and the
+ * frees were 2M of the reading thread's 462M instructions in 287,016
+ * events, 302 runs, when only the largest were kept). */
 #define PF_SEG_MIN 4 /* small: a run per event is possible */
 #define PF_SEG_MAX 256
 #define PF_SEG_POOL 16
+_Static_assert(PF_SEG_MIN << (PF_SEG_CLASSES - 1) == PF_SEG_MAX, "a pool for each segment size");
+
+/* the pool of segments of cap events (a power of two) */
+static unsigned seg_class(uint32_t cap) { return (unsigned)__builtin_ctz(cap / PF_SEG_MIN); }
 
 static pf_seg *seg_new(pf_reader *d, uint32_t cap)
 {
-    pf_seg *s = d->segs;
-    if (cap == PF_SEG_MAX && s) {
-        d->segs = s->next;
-        d->nsegs--;
-    } else if (!(s = malloc(sizeof *s + cap * sizeof s->q[0]))) {
+    unsigned c = seg_class(cap);
+    pf_seg *s = d->segs[c];
+    if (s) {
+        d->segs[c] = s->next;
+        d->nsegs[c]--;
+    } else if (!(s = aligned_alloc(_Alignof(pf_seg), sizeof *s + cap * sizeof s->q[0]))) {
         return NULL;
     }
     s->next = NULL;
@@ -281,10 +294,11 @@ static pf_seg *seg_new(pf_reader *d, uint32_t cap)
 
 static void seg_free(pf_reader *d, pf_seg *s)
 {
-    if (s->cap == PF_SEG_MAX && d->nsegs < PF_SEG_POOL) {
-        s->next = d->segs;
-        d->segs = s;
-        d->nsegs++;
+    unsigned c = seg_class(s->cap);
+    if (d->nsegs[c] < PF_SEG_POOL) {
+        s->next = d->segs[c];
+        d->segs[c] = s;
+        d->nsegs[c]++;
     } else {
         free(s);
     }
@@ -308,7 +322,7 @@ static void run_free(pf_reader *d, pf_span *r)
 static int32_t switch_prev(const pf_item *it)
 {
     if (it->form == PF_CSWITCH)
-        return it->prev_pid;
+        return (int32_t)it->tid;
     if (it->form == PF_FULL && it->ev->event_case == ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_SWITCH)
         return it->ev->sched_switch->prev_pid;
     return 0;
@@ -353,17 +367,16 @@ static int pop_emit(pf_reader *d)
      * out of the cache: fetched while this one is mapped (an event's
      * FtraceEvent, event message and strings are one stretch of its
      * packet's arena) */
-    if (d->nrheap) {
+    if (d->nrheap && run_head(d->rheap[0])->form == PF_FULL) { /* ev: a union's */
         const char *nx = (const char *)run_head(d->rheap[0])->ev;
-        if (nx)
-            for (int k = 0; k < 4; k++)
-                __builtin_prefetch(nx + 64 * k);
+        for (int k = 0; k < 4; k++)
+            __builtin_prefetch(nx + 64 * k);
     }
-    /* a sched_blocked_reason marked it in its run (perfetto_blocked.c) */
-    int32_t prev = switch_prev(&it);
-    if (prev > 0)
-        ingest_pf_blk_take(d->blk, prev, it.seq);
-    int rc = ingest_pf_emit(d, &it);
+    /* a sched_blocked_reason named its wait (perfetto_blocked.c) */
+    int32_t prev = d->blk_on ? switch_prev(&it) : 0;
+    uint64_t caller;
+    bool blocked = prev > 0 && ingest_pf_blk_take(d->blk, prev, it.seq, &caller);
+    int rc = ingest_pf_emit(d, &it, blocked ? &caller : NULL);
     hold_unref(it.hold);
     return rc;
 }
@@ -386,8 +399,8 @@ static pf_span *run_new(pf_reader *d, uint32_t cpu)
     return r;
 }
 
-/* The item into its CPU's run, *at where it waits there. */
-static int push_item(pf_reader *d, pf_item *it, pf_item **at)
+/* The item into its CPU's run. */
+static int push_item(pf_reader *d, pf_item *it)
 {
     uint64_t off = it->hold->offset; /* for a message after the item's unref */
     if (d->held == PF_HEAP_MAX && pop_emit(d) < 0) {
@@ -418,7 +431,6 @@ static int push_item(pf_reader *d, pf_item *it, pf_item **at)
         r->last = s;
         r->tail = 0;
     }
-    *at = &r->last->q[r->tail];
     r->last->q[r->tail++] = *it;
     r->last_ts = it->ts;
     /* where the run's next items go, last written up to PF_HEAP_MAX
@@ -444,13 +456,68 @@ static int push_item(pf_reader *d, pf_item *it, pf_item **at)
  * field as the file has it: a kernel address, or, from a recorder that
  * symbolizes, an id into kernel_symbols interned data, which this reader
  * does not read (the Android 13 trace of ../shared has ids 1..n and no
- * table).  The held switches are found by task (perfetto_blocked.c). */
-static void blocked_reason(pf_reader *d, const ArgusqPf__SchedBlockedReasonFtraceEvent *b)
+ * table).  The held switches are found by task (perfetto_blocked.c).
+ *
+ * They are kept there only from a trace's first sched_blocked_reason on:
+ * many traces have none (the Android 11 trace of ../shared), and adding
+ * and taking each switch was 8M of the reading thread's 458M
+ * instructions on 8 copies of it.  At the first, the switches held then
+ * go in at once, in the order they came (seq), as one by one: the same
+ * lists, so the same switch is marked. */
+typedef struct pf_held_sw {
+    uint64_t seq;
+    int32_t prev;
+} pf_held_sw;
+
+static int held_sw_cmp(const void *a, const void *b)
 {
+    uint64_t x = ((const pf_held_sw *)a)->seq, y = ((const pf_held_sw *)b)->seq;
+    return x < y ? -1 : x > y;
+}
+
+/* the switches held now into d->blk, and every later one as it comes;
+ * 0, or -1 out of memory */
+static int __attribute__((noinline, cold)) blk_start(pf_reader *d)
+{
+    d->blk_on = true;
+    pf_held_sw *v = malloc((d->held ? d->held : 1) * sizeof *v);
+    if (!v)
+        return -1;
+    size_t n = 0;
+    for (size_t i = 0; i < d->nrheap; i++) {
+        pf_span *r = d->rheap[i];
+        size_t k = r->head;
+        for (pf_seg *s = r->first; s; s = s->next, k = 0)
+            for (; k < (s == r->last ? r->tail : s->cap); k++) {
+                int32_t prev = switch_prev(&s->q[k]);
+                if (prev > 0)
+                    v[n++] = (pf_held_sw){s->q[k].seq, prev};
+            }
+    }
+    qsort(v, n, sizeof *v, held_sw_cmp);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = ingest_pf_blk_held(&d->blk, v[i].prev, v[i].seq);
+    free(v);
+    return rc;
+}
+
+static int blocked_reason(pf_reader *d, const ArgusqPf__SchedBlockedReasonFtraceEvent *b)
+{
+    if (!d->blk_on && blk_start(d) < 0)
+        return -1;
     ingest_pf_blk_reason(d->blk, b->pid, b->caller);
+    return 0;
 }
 
 static int names_finish(pf_reader *d);
+
+/* The event push_item just held: the last of its CPU's current run. */
+static pf_item *last_held(pf_reader *d, uint16_t cpu)
+{
+    pf_span *r = d->cpus[cpu].cur;
+    return &r->last->q[r->tail - 1];
+}
 
 /* An event held while the first pass runs, its names to take after it. */
 static int defer_names(pf_reader *d, pf_item *at)
@@ -562,7 +629,6 @@ static int do_bundle(pf_reader *d, pf_hold *h, const ArgusqPf__FtraceEventBundle
         memset(&it, 0, sizeof it);
         it.hold = h;
         it.cpu = (uint16_t)cpu;
-        it.prev_prio = INT32_MIN;
         if (i < nf && fts <= s && fts <= w) {
             const ArgusqPf__FtraceEvent *ev = b->event[i++];
             it.form = PF_FULL;
@@ -570,8 +636,9 @@ static int do_bundle(pf_reader *d, pf_hold *h, const ArgusqPf__FtraceEventBundle
             it.ts = fts;
             it.tid = ev->pid;
             it.ctx = ev->has_common_flags ? flags_ctx(ev->common_flags) : DB_CTX_UNKNOWN;
-            if (ev->event_case == ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_BLOCKED_REASON && ev->sched_blocked_reason->pid > 0)
-                blocked_reason(d, ev->sched_blocked_reason);
+            if (ev->event_case == ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_BLOCKED_REASON &&
+                ev->sched_blocked_reason->pid > 0 && blocked_reason(d, ev->sched_blocked_reason) < 0)
+                return ingest_pf_fail(d, off, "out of memory");
             if (ev->event_case == ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_SWITCH) {
                 const ArgusqPf__SchedSwitchFtraceEvent *sw = ev->sched_switch;
                 cpu_set(c, sw->next_pid, sw->has_next_prio, sw->next_prio, sw->next_comm);
@@ -589,16 +656,13 @@ static int do_bundle(pf_reader *d, pf_hold *h, const ArgusqPf__FtraceEventBundle
             it.comm = cs->intern_table[cs->switch_next_comm_index[j]];
             /* prev: the task the previous switch on this CPU put on it */
             it.tid = c->pid >= 0 ? (uint32_t)c->pid : 0;
-            it.prev_pid = c->pid >= 0 ? (int32_t)c->pid : 0;
-            it.prev_known = c->pid >= 0;
-            if (c->have_prio)
-                it.prev_prio = c->prio;
-            if (cpu_comm(c)[0]) {
-                char *pc = ingest_pf_alloc(h, sizeof c->comm);
-                if (!pc)
-                    return ingest_pf_fail(d, off, "out of memory");
-                it.prev_comm = memcpy(pc, c->comm, sizeof c->comm);
-            }
+            pf_prev *pv = ingest_pf_alloc(h, sizeof *pv);
+            if (!pv)
+                return ingest_pf_fail(d, off, "out of memory");
+            memcpy(pv->comm, cpu_comm(c), sizeof pv->comm);
+            pv->prio = c->have_prio ? c->prio : INT32_MIN;
+            pv->known = c->pid >= 0;
+            it.prev = pv;
             cpu_set(c, it.pid, true, it.prio, it.comm);
             j++;
             if (j < ns)
@@ -626,13 +690,12 @@ static int do_bundle(pf_reader *d, pf_hold *h, const ArgusqPf__FtraceEventBundle
         if (!d->first && ingest_pf_names(d, &it) < 0)
             return -1;
         h->refs++;
-        pf_item *at = NULL;
-        if (push_item(d, &it, &at) < 0)
+        if (push_item(d, &it) < 0)
             return -1;
-        if (d->first && defer_names(d, at) < 0)
+        if (d->first && defer_names(d, last_held(d, it.cpu)) < 0)
             return ingest_pf_fail(d, off, "out of memory");
-        int32_t prev = switch_prev(&it);
-        if (prev > 0 && ingest_pf_blk_held(&d->blk, prev, at->seq, at) < 0)
+        int32_t prev = d->blk_on ? switch_prev(&it) : 0;
+        if (prev > 0 && ingest_pf_blk_held(&d->blk, prev, it.seq) < 0)
             return ingest_pf_fail(d, off, "out of memory");
     }
     cpu_comm(c); /* the bundle's memory goes with its packet's hold */
@@ -645,11 +708,13 @@ static int events_packet(pf_reader *d, const unsigned char *p, size_t len, uint6
 {
     if (len == 0) /* an empty packet or Trace: nothing (and p may be NULL) */
         return 0;
-    /* malloc, not calloc: glibc's calloc bypasses its thread cache (a
-     * hold a packet: 15,000 calls of _int_malloc in 8 copies of the
-     * Android 11 trace) */
-    pf_hold *h = malloc(sizeof *h);
-    if (!h)
+    /* a free one, else malloc, not calloc: glibc's calloc bypasses its
+     * thread cache (a hold a packet: 15,000 calls of _int_malloc in 8
+     * copies of the Android 11 trace) */
+    pf_hold *h = d->holds;
+    if (h)
+        d->holds = h->next;
+    else if (!(h = malloc(sizeof *h)))
         return ingest_pf_fail(d, off, "out of memory");
     *h = (pf_hold){0};
     h->d = d;
@@ -923,11 +988,17 @@ out:
         run_free(d, r);
     }
     free(d->rheap);
-    while (d->segs) {
-        pf_seg *s = d->segs;
-        d->segs = s->next;
-        free(s);
+    while (d->holds) {
+        pf_hold *h = d->holds;
+        d->holds = h->next;
+        free(h);
     }
+    for (unsigned c = 0; c < PF_SEG_CLASSES; c++)
+        while (d->segs[c]) {
+            pf_seg *s = d->segs[c];
+            d->segs[c] = s->next;
+            free(s);
+        }
     ingest_pf_blk_free(d->blk);
     for (unsigned i = 0; i < PF_POOL_CLASSES; i++)
         while (d->pool[i]) {

@@ -31,6 +31,7 @@ typedef struct pf_hold {
     size_t hint;         /* the first chunk's size */
     size_t refs;
     uint64_t packet, offset; /* the packet's number and offset, for messages */
+    struct pf_hold *next;    /* in the reader's free holds (perfetto.c) */
 } pf_hold;
 
 /* n bytes of a packet's arena (perfetto.c), and the allocator that gives
@@ -53,24 +54,43 @@ static inline void *ingest_pf_alloc(pf_hold *h, size_t n)
 
 enum { PF_FULL, PF_CSWITCH, PF_CWAKING };
 
+/* A compact switch's prev: the task on its CPU before it, as the CPU's
+ * state (pf_cpu) said when the switch was decoded; in the switch's hold. */
+typedef struct pf_prev {
+    char comm[24]; /* "": none */
+    int32_t prio;  /* INT32_MIN: not known */
+    bool known;    /* the item's tid is the task on the CPU (not a guess of 0) */
+} pf_prev;
+
 /* One event waiting for the merge of the CPUs (up to PF_HEAP_MAX of them:
- * what is the same for a packet's events is in its hold). */
+ * what is the same for a packet's events is in its hold).  64 bytes, a
+ * cache line: the merge writes each into its run and reads it back up to
+ * PF_HEAP_MAX events later, both cache misses (perf); the fields of one
+ * form only share their bytes, and a compact switch's prev is in its
+ * hold (96 bytes before, with a switch's blocked_caller, now kept by
+ * perfetto_blocked.c). */
 typedef struct pf_item {
     uint64_t ts, seq;
     pf_hold *hold; /* its packet */
-    const ArgusqPf__FtraceEvent *ev; /* PF_FULL */
-    const char *comm;                /* compact: next_comm, or the woken task's comm */
-    int64_t prev_state;              /* compact switch */
-    int32_t pid, prio, target_cpu;   /* compact: next_pid/next_prio, or the woken task's */
-    int32_t prev_pid, prev_prio;     /* compact switch; prev_prio INT32_MIN: not known */
-    uint32_t tid;                    /* the event's task */
+    uint32_t tid;  /* the event's task (a compact switch's: its prev_pid) */
     uint16_t cpu;
     uint8_t form, ctx;
-    bool prev_known;                 /* compact switch: prev_pid is the task on the CPU (not a guess of 0) */
-    bool has_blocked;                /* a switch: sched_blocked_reason named its wait's function */
-    uint64_t blocked;                /* that function's address */
-    const char *prev_comm;           /* compact switch: the CPU's comm (in the hold); NULL: none */
+    union {
+        const ArgusqPf__FtraceEvent *ev; /* PF_FULL */
+        struct {                         /* compact: */
+            const char *comm;            /* next_comm, or the woken task's comm */
+            int32_t pid, prio;           /* next_pid/next_prio, or the woken task's */
+            union {
+                int32_t target_cpu; /* PF_CWAKING */
+                struct {            /* PF_CSWITCH */
+                    int64_t prev_state;
+                    const pf_prev *prev;
+                };
+            };
+        };
+    };
 } pf_item;
+_Static_assert(sizeof(pf_item) == 64, "pf_item: one cache line");
 
 /* comm (NULL: "") into a pf_cpu's or pf_item's comm, cut as snprintf
  * would cut it (snprintf itself was a twentieth of the reading thread). */
@@ -86,7 +106,7 @@ static inline void pf_copy_comm(char dst[24], const char *comm)
 typedef struct pf_seg {
     struct pf_seg *next;
     uint32_t cap;
-    pf_item q[];
+    _Alignas(64) pf_item q[]; /* each item a cache line of its own (aligned_alloc) */
 } pf_seg;
 
 /* Events of one CPU held for the merge, in time order. */
@@ -95,10 +115,12 @@ typedef struct pf_span {
     uint32_t head, tail; /* first->q[head]: its first event; last->q[tail]: where the next goes */
     size_t len;
     uint64_t last_ts; /* of its last event */
-    size_t hpos; /* its place in the heap of runs */
     uint64_t ts, seq; /* those of its first event (perfetto.c's run_keep) */
     uint32_t cpu;
 } pf_span;
+
+/* run segments' sizes: 4, 8, ... 256 events (perfetto.c) */
+#define PF_SEG_CLASSES 7
 
 /* What the compact form leaves implied: the task running on a CPU. */
 typedef struct pf_cpu {
@@ -150,8 +172,9 @@ typedef struct pf_reader {
     size_t held;               /* events held in the runs */
     pf_span **rheap;            /* heap of the runs, by their first event */
     size_t nrheap, rheap_cap;
-    pf_seg *segs;              /* run segments of the largest size, free for reuse */
-    size_t nsegs;
+    pf_seg *segs[PF_SEG_CLASSES]; /* run segments free for reuse, by size (perfetto.c) */
+    pf_hold *holds;               /* holds free for reuse, their chunks released (perfetto.c) */
+    size_t nsegs[PF_SEG_CLASSES];
     pf_chunk *pool[PF_POOL_CLASSES]; /* arena chunks free for the next packets, by size class (perfetto.c) */
     size_t pool_bytes;               /* their bytes, at most PF_POOL_BYTES */
     size_t nfree;
@@ -190,6 +213,7 @@ typedef struct pf_reader {
     uint32_t other_top; /* other_ix's length */
     size_t vlen;
     struct pf_blk *blk;          /* held switches by task, for sched_blocked_reason (NULL: none yet) */
+    bool blk_on;                 /* a sched_blocked_reason came: held switches go into blk (perfetto.c) */
     pf_names *names;             /* where the first pass copies what it finds */
     struct pf_first *first;      /* the first pass on its own thread (perfetto.c), NULL: done, or none */
     pf_item **defer;             /* while it runs: the events held, their names not yet taken */
@@ -206,15 +230,14 @@ typedef struct pf_reader {
 /* ---- perfetto_blocked.c: the held switches a sched_blocked_reason can
  * name, by task ---- */
 typedef struct pf_blk pf_blk;
-/* A switch away from prev_pid, arrived as seq, is held, at it in its run
- * (where it stays until handed on; *b made on first use).  0, or -1 out
- * of memory. */
-int ingest_pf_blk_held(pf_blk **b, int32_t prev_pid, uint64_t seq, pf_item *it);
-/* A sched_blocked_reason of pid: its newest held switch gets caller
- * (has_blocked, blocked). */
+/* A switch away from prev_pid, arrived as seq, is held (*b made on
+ * first use).  0, or -1 out of memory. */
+int ingest_pf_blk_held(pf_blk **b, int32_t prev_pid, uint64_t seq);
+/* A sched_blocked_reason of pid: its newest held switch gets caller. */
 void ingest_pf_blk_reason(pf_blk *b, int32_t pid, uint64_t caller);
-/* The switch seq of prev_pid is handed on: forgotten. */
-void ingest_pf_blk_take(pf_blk *b, int32_t prev_pid, uint64_t seq);
+/* The switch seq of prev_pid is handed on: forgotten.  True when a
+ * sched_blocked_reason named its wait's function (*caller). */
+bool ingest_pf_blk_take(pf_blk *b, int32_t prev_pid, uint64_t seq, uint64_t *caller);
 void ingest_pf_blk_free(pf_blk *b);
 
 /* ---- perfetto_wire.c ---- */
@@ -311,6 +334,15 @@ static inline bool ingest_pf_short_varint(const uint8_t **p, const uint8_t *e, u
     if (e - q >= 4) {
         uint32_t w;
         memcpy(&w, q, 4);
+        /* protozero's padding of a length under 128 (an event
+         * message's): its 7 bits, then 0x80 0x80 0x00, tested at once
+         * (the shifts below: reading thread 464.5M -> 462.0M
+         * instructions in 287,016 events) */
+        if ((w & 0xffffff80u) == 0x00808080u) {
+            *v = w & 0x7f;
+            *p = q + 4;
+            return true;
+        }
         uint32_t stop = ~w & 0x80808080u;
         if (!stop)
             return false;
@@ -382,8 +414,9 @@ int ingest_pf_name(pf_reader *d, uint32_t tid, const char *comm, size_t n);
 /* Names the tasks an event's fields name (ingest_ft_full_comm), when it is
  * decoded, ahead of the events that need them.  0 or -1. */
 int ingest_pf_names(pf_reader *d, const pf_item *it);
-/* Hands one event on: its canonical pairs, then ingest_ft_event.  0 or -1. */
-int ingest_pf_emit(pf_reader *d, const pf_item *it);
+/* Hands one event on: its canonical pairs, then ingest_ft_event; blocked:
+ * a switch's blocked_caller (NULL: none).  0 or -1. */
+int ingest_pf_emit(pf_reader *d, const pf_item *it, const uint64_t *blocked);
 
 /* The kernel's softirq names by vector (softirq_to_name, kernel/softirq.c;
  * the list of show_softirq_name, include/trace/events/irq.h): softirq_*

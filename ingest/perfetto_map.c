@@ -502,18 +502,18 @@ static void reword(pf_reader *d, const pf_item *it)
  * no event before it there) stays unknown: `<...>`. */
 static const char *compact_prev_comm(pf_reader *d, const pf_item *it)
 {
-    if (it->prev_comm || !it->prev_known)
-        return it->prev_comm ? it->prev_comm : "";
+    if (it->prev->comm[0] || !it->prev->known)
+        return it->prev->comm;
     /* a copy: the mapping may write the table's name while it reads this */
-    const char *n = it->prev_pid == 0 ? NULL : ingest_ft_name_of(&d->fr, (uint32_t)it->prev_pid);
-    if (it->prev_pid == 0)
+    const char *n = it->tid == 0 ? NULL : ingest_ft_name_of(&d->fr, it->tid);
+    if (it->tid == 0)
         snprintf(d->prev_comm, sizeof d->prev_comm, "swapper/%u", (unsigned)it->cpu);
     else
         snprintf(d->prev_comm, sizeof d->prev_comm, "%s", n ? n : "");
     return d->prev_comm;
 }
 
-int ingest_pf_emit(pf_reader *d, const pf_item *it)
+int ingest_pf_emit(pf_reader *d, const pf_item *it, const uint64_t *blocked)
 {
     ftrace_reader *r = &d->fr;
     r->nkv = 0;
@@ -528,7 +528,7 @@ int ingest_pf_emit(pf_reader *d, const pf_item *it)
     if (it->form == PF_CSWITCH) {
         named(&nm, "sched_switch");
         k = FTRACE_EV_SCHED_SWITCH;
-        switch_pairs(d, compact_prev_comm(d, it), it->prev_pid, it->prev_prio != INT32_MIN, it->prev_prio,
+        switch_pairs(d, compact_prev_comm(d, it), (int32_t)it->tid, it->prev->prio != INT32_MIN, it->prev->prio,
                      it->prev_state, it->comm, it->pid, it->prio);
     } else if (it->form == PF_CWAKING) {
         named(&nm, "sched_waking");
@@ -552,11 +552,11 @@ int ingest_pf_emit(pf_reader *d, const pf_item *it)
         }
         nm.n = strlen(nm.s);
     }
-    if (it->has_blocked && r->sw) {
+    if (blocked && r->sw) {
         d->sw.have_blocked = true;
-        d->sw.blocked = it->blocked;
-    } else if (it->has_blocked) {
-        kv_hex(d, "blocked_caller", it->blocked);
+        d->sw.blocked = *blocked;
+    } else if (blocked) {
+        kv_hex(d, "blocked_caller", *blocked);
     }
     ftrace_line li;
     memset(&li, 0, sizeof li);
