@@ -791,7 +791,7 @@ int db_evblock_enc_add(db_evblock_enc *e, const db_event *ev)
     }
     uint64_t nd = zz((int64_t)ev->node - (int64_t)e->prev_node);
     enc_ev x = {.ev = ev, .name = ev->name ? ev->name : "", .attrs = ev->attrs_len ? ev->attrs : "", .tpc = tpc_of(ev)};
-    x.nl = strlen(x.name);
+    x.nl = db_event_name_len(ev);
     uint32_t mslot = 0, mh = memo_hash(&x);
     const enc_memo *m = e->no_memo ? NULL : memo_find(e, &x, mh, &mslot);
     if (m) {
