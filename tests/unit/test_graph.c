@@ -750,6 +750,25 @@ static void test_event_names(void **state)
     assert_true(has_edge(node_of(10), node_of(11), DB_EDGE_IO));
 }
 
+/* A sched_waking's tid (rule_waking, through graph_attr) as its first
+ * entry, the way ftrace_sched.c writes it, and after others: each wakes
+ * its thread. */
+static void test_waking_tid(void **state)
+{
+    (void)state;
+    spec s[] = {
+        {10, 1, 0, T, DB_EV_WAIT, 0, 0, NULL, NULL, 0},
+        {11, 3, 0, T, DB_EV_WAIT, 0, 0, NULL, NULL, 0},
+        {20, 2, 1, T, DB_EV_RAW, 0, 0, "sched_waking", "tid=1 comm=t1 prio=120", 0},
+        {21, 2, 1, T, DB_EV_RAW, 0, 0, "sched_waking", "comm=t3 tids=1 prio=120 tid=3", 0},
+        {30, 1, 0, T, DB_EV_SYSCALL, DB_PH_END, 0, NULL, NULL, 0},
+        {31, 3, 0, T, DB_EV_SYSCALL, DB_PH_END, 0, NULL, NULL, 0},
+    };
+    build(s, 6);
+    assert_true(has_edge(node_of(3), node_of(5), DB_EDGE_WAKEUP));
+    assert_true(has_edge(node_of(4), node_of(6), DB_EDGE_WAKEUP));
+}
+
 /* Issue 13: a thread preempted (switched out with state R) for one that
  * has no node yet gets its preempt edge from that thread's next node,
  * found by tid when its first event comes. */
@@ -872,6 +891,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_feed_names_tracked, setup, teardown),
         cmocka_unit_test_setup_teardown(test_feed_event_ids, setup, teardown),
         cmocka_unit_test_setup_teardown(test_event_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_waking_tid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_preempt_owed, setup, teardown),
         cmocka_unit_test(test_preempted_state),
         cmocka_unit_test(test_entry_end),
