@@ -706,7 +706,13 @@ static uint32_t memo_hash(const enc_ev *x)
         memcpy(&w, name, 8);
     else if (nl)
         w = tail_word((const unsigned char *)name, nl);
-    uint64_t h = (uint64_t)hash_bytes(x->attrs, x->ev->attrs_len) ^ (w * 0x9e3779b97f4a7c15ull) ^
+    /* the attributes' hash_bytes with its long strings' loop inline: its
+     * call for every event, and the head word hash_str takes, cost the
+     * graph thread 3.3M of 395M instructions on pf8 and 2.7M of 420M on
+     * a13x4 */
+    size_t alen = x->ev->attrs_len;
+    uint32_t ah = alen > 16 ? hash_long_inline((const unsigned char *)x->attrs, alen) : hash_bytes(x->attrs, alen);
+    uint64_t h = (uint64_t)ah ^ (w * 0x9e3779b97f4a7c15ull) ^
                  ((uint64_t)(nl << 9 | x->tpc) << 40);
     h *= 0xff51afd7ed558ccdull;
     return (uint32_t)(h >> 32);
@@ -791,7 +797,7 @@ int db_evblock_enc_add(db_evblock_enc *e, const db_event *ev)
     }
     uint64_t nd = zz((int64_t)ev->node - (int64_t)e->prev_node);
     enc_ev x = {.ev = ev, .name = ev->name ? ev->name : "", .attrs = ev->attrs_len ? ev->attrs : "", .tpc = tpc_of(ev)};
-    x.nl = strlen(x.name);
+    x.nl = db_event_name_len(ev);
     uint32_t mslot = 0, mh = memo_hash(&x);
     const enc_memo *m = e->no_memo ? NULL : memo_find(e, &x, mh, &mslot);
     if (m) {

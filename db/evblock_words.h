@@ -90,7 +90,7 @@ static inline uint32_t hash_head(uint64_t w, size_t n)
  * Perfetto trace): sixteen bytes a step in two multiplies, the last
  * sixteen overlapping, instead of eight in a multiply and a shift (the
  * graph thread 618M -> 611M instructions) */
-static __attribute__((noinline)) uint32_t hash_long(const unsigned char *s, size_t n)
+static inline uint32_t hash_long_inline(const unsigned char *s, size_t n)
 {
     uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
     const unsigned char *last = s + n - 16;
@@ -102,6 +102,14 @@ static __attribute__((noinline)) uint32_t hash_long(const unsigned char *s, size
     h ^= h >> 29;
     h *= 0xc4ceb9fe1a85ec53ull;
     return (uint32_t)(h >> 32);
+}
+
+/* hash_long_inline out of line, for every string but an event's
+ * attributes: the memo's hash of those, once an event, has it inline
+ * (memo_hash). */
+static __attribute__((noinline)) uint32_t hash_long(const unsigned char *s, size_t n)
+{
+    return hash_long_inline(s, n);
 }
 
 /* The hash of a string of n <= 16 bytes whose head_word is head (a

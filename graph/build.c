@@ -556,11 +556,12 @@ graph_builder *graph_begin(db_writer *w, const graph_rule *rules, size_t nrules,
  * events, 720,000 compares).  Those names start with 's' or 'b': another
  * name is not measured (graph thread 497.1M -> 495.9M there, 540.3M ->
  * 538.2M on 4 copies of the Android 13 trace). */
-static uint8_t ev_name(const char *s)
+static uint8_t ev_name(const db_event *ev)
 {
+    const char *s = ev->name ? ev->name : "";
     if (s[0] != 's' && s[0] != 'b') /* not measured: no name looked for */
         return GRAPH_NAME_OTHER;
-    size_t n = strlen(s);
+    size_t n = db_event_name_len(ev);
     if (n == 12 && memcmp(s, "sched_switch", 12) == 0)
         return GRAPH_NAME_SCHED_SWITCH;
     if (n == 12 && memcmp(s, "sched_waking", 12) == 0)
@@ -573,7 +574,7 @@ static uint8_t ev_name(const char *s)
 int graph_event(graph_builder *g, const db_event *ev, uint32_t *node)
 {
     g->last_node = 0;
-    g->ev_name = ev_name(ev->name);
+    g->ev_name = ev_name(ev);
     g->ev_seq++; /* graph_attr's entries are the event before's */
     if (on_event(g, ev) || graph_sched_after(g, ev, g->last_node)) {
         if (!g->err->msg[0])

@@ -189,11 +189,15 @@ static int rule_wakeup(graph_state *g, const db_event *ev, uint32_t node)
     return 0;
 }
 
-/* sched_waking tid=T: the start of a wakeup, in the waker's context. */
+/* sched_waking tid=T: the start of a wakeup, in the waker's context.
+ * tid is a waking's first entry (ftrace_sched.c writes it so): found by
+ * graph_attr's inline first-entry test and word-wise end, not by
+ * db_event_attr's compare and strnlen call (graph thread 422.5M ->
+ * 420.5M instructions on a13x4's 27,000 raw wakings). */
 static int rule_waking(graph_state *g, const db_event *ev, uint32_t node)
 {
     uint64_t tid;
-    if (g->ev_name != GRAPH_NAME_SCHED_WAKING || !db_event_attr_u64(ev, "tid", &tid) || tid == 0)
+    if (g->ev_name != GRAPH_NAME_SCHED_WAKING || !graph_attr_u64(g, ev, "tid", &tid) || tid == 0)
         return 0;
     return graph_pend_keep(g, &g->wakings, tid, ev, node);
 }

@@ -85,6 +85,7 @@ int ingest_calls_replay(const char *q, size_t len, const ingest_sink *s, char *e
             q += rd(q, &ev, sizeof ev);
             q += rd(q, &nl, 4);
             ev.name = q;
+            ev.name_len = nl; /* the graph thread's, not measured again (db.h) */
             q += nl + 1;
             ev.attrs = q;
             q += ev.attrs_len;

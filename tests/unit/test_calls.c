@@ -22,7 +22,8 @@
 
 /* Events of every name length a batch meets (none, empty, the few bytes
  * the copy makes moves of, past them), with and without attributes,
- * written as calls and replayed: the same events. */
+ * written as calls and replayed: the same events, each with its name's
+ * length (name_len). */
 static void test_event_calls(void **state)
 {
     (void)state;
@@ -60,6 +61,7 @@ static void test_event_calls(void **state)
         assert_int_equal(e->ev.obj, 0x1234567890ull + i);
         assert_int_equal(e->ev.val, -(int64_t)i);
         assert_string_equal(e->name, names[i % nn] ? names[i % nn] : "");
+        assert_int_equal(e->ev.name_len, strlen(e->name)); /* measured by the call, not again */
         assert_int_equal(e->ev.attrs_len, i < nn ? 0 : sizeof attrs - 1);
         if (i >= nn)
             assert_memory_equal(e->attrs, attrs, sizeof attrs - 1);

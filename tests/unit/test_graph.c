@@ -750,6 +750,64 @@ static void test_event_names(void **state)
     assert_true(has_edge(node_of(10), node_of(11), DB_EDGE_IO));
 }
 
+/* test_event_names' events fed as the ingest pipe's replay gives them,
+ * with their names' lengths (db_event's name_len, which ev_name reads
+ * instead of measuring): the same names told apart. */
+static void test_feed_name_len(void **state)
+{
+    (void)state;
+    db_error err = {0};
+    graph_feed f;
+    db_writer *w = feed_begin(&f, false, &err);
+    spec s[] = {
+        {10, 1, 0, T, DB_EV_WAIT, 0, 0, NULL, NULL, 0},
+        {11, 3, 0, T, DB_EV_WAIT, 0, 0, NULL, NULL, 0},
+        {20, 2, 1, T, DB_EV_RAW, 0, 0, "sched_waking", "tid=1", 0},
+        {21, 2, 1, T, DB_EV_RAW, 0, 0, "sched_waking_x", "tid=3", 0},
+        {30, 1, 0, T, DB_EV_SYSCALL, DB_PH_END, 0, NULL, NULL, 0},
+        {31, 3, 0, T, DB_EV_SYSCALL, DB_PH_END, 0, NULL, NULL, 0},
+        {40, 0, 2, T, DB_EV_RAW, 0, 0, "sched_switches", NULL, 0},
+        {41, 0, 2, T, DB_EV_RAW, 0, 0, "sched_switch", NULL, 0},
+        {42, 0, 2, T, DB_EV_RAW, 0, 0, "cpu_idle", NULL, 0},
+    };
+    for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
+        const char *name = s[i].name ? s[i].name : db_evtype_name(s[i].type);
+        const char *attrs = s[i].attrs ? s[i].attrs : "";
+        db_event ev = {.ts = s[i].ts, .tid = s[i].tid, .pid = s[i].tid, .cpu = s[i].cpu, .ctx = s[i].ctx,
+                       .type = s[i].type, .phase = s[i].phase, .name = name, .name_len = (uint32_t)strlen(name),
+                       .attrs = attrs, .attrs_len = strlen(attrs) + 1};
+        assert_int_equal(graph_feed_event(&f, &ev), 0);
+    }
+    graph_stats st;
+    assert_int_equal(graph_feed_end(&f, &st), 0);
+    assert_int_equal(db_writer_commit(w, NULL, &err), 0);
+    rd = db_reader_open(arch, "g", &err);
+    assert_non_null(rd);
+    assert_true(has_edge(node_of(3), node_of(5), DB_EDGE_WAKEUP));
+    assert_false(has_edge(node_of(4), node_of(6), DB_EDGE_WAKEUP));
+    assert_int_equal(node_of(7), node_of(8));
+    assert_int_not_equal(node_of(8), node_of(9));
+}
+
+/* A sched_waking's tid (rule_waking, through graph_attr) as its first
+ * entry, the way ftrace_sched.c writes it, and after others: each wakes
+ * its thread. */
+static void test_waking_tid(void **state)
+{
+    (void)state;
+    spec s[] = {
+        {10, 1, 0, T, DB_EV_WAIT, 0, 0, NULL, NULL, 0},
+        {11, 3, 0, T, DB_EV_WAIT, 0, 0, NULL, NULL, 0},
+        {20, 2, 1, T, DB_EV_RAW, 0, 0, "sched_waking", "tid=1 comm=t1 prio=120", 0},
+        {21, 2, 1, T, DB_EV_RAW, 0, 0, "sched_waking", "comm=t3 tids=1 prio=120 tid=3", 0},
+        {30, 1, 0, T, DB_EV_SYSCALL, DB_PH_END, 0, NULL, NULL, 0},
+        {31, 3, 0, T, DB_EV_SYSCALL, DB_PH_END, 0, NULL, NULL, 0},
+    };
+    build(s, 6);
+    assert_true(has_edge(node_of(3), node_of(5), DB_EDGE_WAKEUP));
+    assert_true(has_edge(node_of(4), node_of(6), DB_EDGE_WAKEUP));
+}
+
 /* Issue 13: a thread preempted (switched out with state R) for one that
  * has no node yet gets its preempt edge from that thread's next node,
  * found by tid when its first event comes. */
@@ -872,6 +930,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_feed_names_tracked, setup, teardown),
         cmocka_unit_test_setup_teardown(test_feed_event_ids, setup, teardown),
         cmocka_unit_test_setup_teardown(test_event_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_waking_tid, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_feed_name_len, setup, teardown),
         cmocka_unit_test_setup_teardown(test_preempt_owed, setup, teardown),
         cmocka_unit_test(test_preempted_state),
         cmocka_unit_test(test_entry_end),
