@@ -402,6 +402,26 @@ static inline long db_slots_get(const db_slots *s, uint64_t key)
 int db_slots_put(db_slots *s, uint64_t key, uint32_t index); /* 0, -1 out of memory */
 void db_slots_free(db_slots *s);
 
+/* ---- a table's last leaf page, as its appends fill it (writer.c,
+ * tail_put) ----
+ * LMDB 0.9's layout: a page's header is 16 bytes; a leaf node is 8 bytes
+ * of header, the key and the value, padded to even, plus its 2-byte
+ * pointer; a node of more than half the room goes to overflow pages (the
+ * value) and is not counted here. */
+#define DB_TAIL_UNKNOWN SIZE_MAX
+typedef struct db_tail {
+    size_t used; /* bytes of the leaf's nodes, or DB_TAIL_UNKNOWN */
+} db_tail;
+static inline size_t db_tail_room(size_t page_size) { return page_size > 16 ? page_size - 16 : 0; }
+static inline size_t db_tail_node(size_t klen, size_t vlen) { return (10 + klen + vlen + 1) & ~(size_t)1; }
+/* a node the count can follow: on the leaf itself */
+static inline bool db_tail_small(size_t node, size_t room) { return node <= room / 2; }
+/* the node goes onto the known leaf without a split */
+static inline bool db_tail_fits(const db_tail *t, size_t node, size_t room)
+{
+    return t->used != DB_TAIL_UNKNOWN && db_tail_small(node, room) && t->used + node <= room;
+}
+
 /* thrindex.c's open chunks and index, here for db_thrindex_add's common
  * case inline (below) */
 #define DB_THR_CHUNK_BYTES 1000u

@@ -113,6 +113,9 @@ struct db_writer {
     uint64_t trim_base; /* the file pages mapped after it (trim_every) */
     MDB_cursor *cur[DBI__COUNT]; /* a write cursor per table, for appends:
                                     mdb_put would set one up every call */
+    db_tail tail[DBI__COUNT];    /* each table's last leaf page, as far as
+                                    its appends tell (tail_put) */
+    size_t page_room;            /* bytes of nodes a leaf page holds */
     db_keysort *ks;              /* index keys that do not arrive in order
                                     (keysort.c); made on the first */
     size_t nkeys;                /* ... and how many wait there (keys and
@@ -183,6 +186,54 @@ static unsigned append_flag(db_writer *w, int dbi, const unsigned char *k, size_
 
 static void trim_every(db_writer *w, size_t vlen);
 
+/* An append through the table's cursor.  LMDB's MDB_APPEND first finds
+ * the table's last leaf again from the root (mdb_cursor_last searches
+ * whenever the tree has more than one level), some 200 instructions of
+ * each of the 850 an append cost.  A put without the flag from a cursor
+ * left on the last leaf compares the key with that leaf's first and last
+ * and, its parents being the last of theirs, takes the end of the leaf
+ * with no search: the same node in the same place -- but when the leaf
+ * is full, LMDB splits it in the middle, where MDB_APPEND would start a
+ * new leaf and leave this one full.  So the leaf's bytes are counted
+ * (db_tail_*, db_int.h): a put that fits goes in without the flag, one
+ * that does not with MDB_APPEND, which splits as an append does.  The
+ * pages come out as MDB_APPEND alone makes them (test_db compares the
+ * page counts), and whatever the count says, LMDB puts every key where it
+ * belongs: a wrong count could only leave pages emptier.  The flagless
+ * put is no bargain (mdb_cursor_set's own instructions are 125 of it):
+ * writer thread 387.2M -> 382.0M instructions on pf8 (114,000 node
+ * records, 14,000 blocks of edges), 191.9M -> 190.2M on a13x4. */
+static int tail_put(db_writer *w, int dbi, MDB_val *key, MDB_val *val)
+{
+    int rc = w->cur[dbi] ? 0 : mdb_cursor_open(w->txn, w->a->dbi[dbi], &w->cur[dbi]);
+    if (rc)
+        return rc;
+    db_tail *t = &w->tail[dbi];
+    size_t node = db_tail_node(key->mv_size, val->mv_size);
+    if (db_tail_fits(t, node, w->page_room)) {
+        t->used += node;
+        return mdb_cursor_put(w->cur[dbi], key, val, 0);
+    }
+    bool small = db_tail_small(node, w->page_room), known = t->used != DB_TAIL_UNKNOWN;
+    MDB_stat st;
+    size_t leaves = small && !known && !mdb_stat(w->txn, w->a->dbi[dbi], &st) ? st.ms_leaf_pages : SIZE_MAX;
+    rc = mdb_cursor_put(w->cur[dbi], key, val, MDB_APPEND);
+    /* a new leaf holds this node alone: after a put that did not fit the
+     * known leaf, or one that the table's count of leaves shows split */
+    bool split = known || (leaves != SIZE_MAX && !mdb_stat(w->txn, w->a->dbi[dbi], &st) && st.ms_leaf_pages != leaves);
+    t->used = !rc && small && split ? node : DB_TAIL_UNKNOWN;
+    return rc;
+}
+
+/* Any other write to a table: its last leaf is no longer known. */
+static inline void tail_lost(db_writer *w, int dbi) { w->tail[dbi].used = DB_TAIL_UNKNOWN; }
+
+static void tails_lost(db_writer *w)
+{
+    for (int i = 0; i < DBI__COUNT; i++)
+        tail_lost(w, i);
+}
+
 /* What a batch's dirty pages are guessed from (batch_full): LMDB copies
  * every page a transaction changes into memory of its own until the
  * commit, and keeps those buffers for the next: the largest batch of an
@@ -229,12 +280,12 @@ static int put_as(db_writer *w, int dbi, const unsigned char *k, size_t klen, co
     w->ops++;
     int rc;
     count_put(w, flags, klen + vlen);
-    if (flags == MDB_APPEND) {
-        if (!w->cur[dbi] && (rc = mdb_cursor_open(w->txn, w->a->dbi[dbi], &w->cur[dbi])) != 0)
-            return db_lmdb_fail(err, rc, "cursor");
-        rc = mdb_cursor_put(w->cur[dbi], &key, &val, MDB_APPEND);
-    } else
+    if (flags == MDB_APPEND)
+        rc = tail_put(w, dbi, &key, &val);
+    else {
+        tail_lost(w, dbi);
         rc = mdb_put(w->txn, w->a->dbi[dbi], &key, &val, flags);
+    }
     return rc ? db_lmdb_fail(err, rc, "write") : 0;
 }
 
@@ -342,10 +393,10 @@ static int edges_put(void *ctx, int side, const db_edge_rec *recs, size_t n)
     count_put(w, flags, sizeof k + val.mv_size);
     if (flags != MDB_APPEND) {
         trim_every(w, val.mv_size);
+        tail_lost(w, dbi);
         return mdb_put(w->txn, w->a->dbi[dbi], &key, &val, 0);
     }
-    int rc = w->cur[dbi] ? 0 : mdb_cursor_open(w->txn, w->a->dbi[dbi], &w->cur[dbi]);
-    return rc ? rc : mdb_cursor_put(w->cur[dbi], &key, &val, MDB_APPEND);
+    return tail_put(w, dbi, &key, &val);
 }
 
 static int put_sorted(void *ctx, int dbi, const unsigned char *k, size_t len)
@@ -357,9 +408,11 @@ static int put_sorted(void *ctx, int dbi, const unsigned char *k, size_t len)
     MDB_val key = {len, (void *)k}, val = {0, ""};
     /* the first batch of a new trace appends every key */
     unsigned flags = append_flag(w, dbi, k, len);
-    if (flags != MDB_APPEND)
-        trim_every(w, len);
     count_put(w, flags, len);
+    if (flags == MDB_APPEND)
+        return tail_put(w, dbi, &key, &val);
+    trim_every(w, len);
+    tail_lost(w, dbi);
     return mdb_cursor_put(w->cur[dbi], &key, &val, flags);
 }
 
@@ -473,6 +526,7 @@ static int chunk_put(db_writer *w, int dbi, const unsigned char *k, size_t klen,
      * thread follow each other), and mdb_put sets one up every call.
      * Writer thread 594M -> 572M instructions on 8 copies of the Android
      * 11 Perfetto trace (32,000 chunk puts: 2,700 each, now 2,000). */
+    tail_lost(w, dbi);
     w->thr_rc = w->cur[dbi] ? 0 : mdb_cursor_open(w->txn, w->a->dbi[dbi], &w->cur[dbi]);
     if (!w->thr_rc)
         w->thr_rc = mdb_cursor_put(w->cur[dbi], &key, &val, 0);
@@ -733,9 +787,11 @@ static void writer_free(db_writer *w)
     free(w);
 }
 
-/* Cursors die with their transaction. */
+/* Cursors die with their transaction (and what their appends knew of
+ * the last leaves: the next transaction copies them anew). */
 static void close_cursors(db_writer *w)
 {
+    tails_lost(w);
     for (int i = 0; i < DBI__COUNT; i++)
         if (w->cur[i]) {
             mdb_cursor_close(w->cur[i]);
@@ -926,6 +982,7 @@ static int norm_put(void *ctx, uint32_t hash, const char *text, size_t len)
     db_put_be32(k, hash);
     MDB_val key = {4, k}, val = {len, (void *)text};
     trim_every(w, len);
+    tail_lost(w, DBI_NORMS);
     w->thr_rc = mdb_put(w->txn, w->a->dbi[DBI_NORMS], &key, &val, MDB_NOOVERWRITE);
     if (w->thr_rc == MDB_KEYEXIST) /* a form already there changes no page */
         return w->thr_rc = 0;
@@ -976,6 +1033,7 @@ static inline __attribute__((always_inline)) int maybe_flush(db_writer *w, db_er
  * ingest can own them. */
 static int reclaim(db_writer *w, db_error *err)
 {
+    tails_lost(w); /* its deletes change pages */
     uint32_t ids[64];
     char names[64][256];
     int n = 0;
@@ -1042,6 +1100,9 @@ static db_writer *writer_new(db_archive *a, db_error *err)
     }
     w->a = a;
     w->touch_w = 1024;
+    tails_lost(w);
+    MDB_stat es;
+    w->page_room = mdb_env_stat(a->env, &es) ? 0 : db_tail_room(es.ms_psize);
     /* A writer's reads land all over the file (a leaf per put), and for
      * each the kernel would map 64 KB around it: the resident set then
      * grew by tens of MB between two trims.  Advice for the whole map,
@@ -1450,6 +1511,7 @@ int db_writer_clear_graph(db_writer *w, db_error *err)
         return -1;
     if (w->nthr && (rc = db_thrindex_flush(w->nthr, w->info.id, nthr_put, w)) != 0)
         return thr_fail(w, rc, err);
+    tails_lost(w); /* the clearing deletes what the last leaves held */
     if (db_clear_trace_txn(w->a, w->txn, w->info.id, true, err))
         return -1;
     db_nodetop_free(w->top); /* the lists of the graph cleared */
@@ -1535,7 +1597,12 @@ void db_writer_abort(db_writer *w)
 
 db_writer *db_writer_catalog(db_archive *a, db_error *err) { return writer_new(a, err); }
 
-MDB_txn *db_writer_txn(db_writer *w) { return w->txn; }
+/* the caller writes through it as it likes: no leaf is known after */
+MDB_txn *db_writer_txn(db_writer *w)
+{
+    tails_lost(w);
+    return w->txn;
+}
 
 int db_writer_copy(db_writer *w, int fd, bool compact, db_error *err)
 {
