@@ -452,9 +452,8 @@ int db_thrindex_add_more(db_thrindex *t, uint32_t trace, uint64_t key, uint64_t 
  * them not this case), the writer thread took 395.6M instructions on
  * pf8, now 389.2M (a13x4: 197.5M, now 193.0M).  Without always_inline,
  * LTO made it a function of its own, and 400.1M. */
-static inline __attribute__((always_inline)) int db_thrindex_add(db_thrindex *t, uint32_t trace, uint64_t key,
-                                                                 uint64_t ts, uint64_t id,
-                                  db_thrindex_put put, void *ctx)
+static inline __attribute__((always_inline)) bool db_thrindex_add_fast(db_thrindex *t, uint64_t key, uint64_t ts,
+                                                                       uint64_t id)
 {
     long i = db_slots_get(&t->slots, key);
     if (i >= 0) {
@@ -466,10 +465,16 @@ static inline __attribute__((always_inline)) int db_thrindex_add(db_thrindex *t,
             t->pending++;
             c->last_ts = ts;
             c->last_id = id;
-            return 0;
+            return true;
         }
     }
-    return db_thrindex_add_more(t, trace, key, ts, id, put, ctx);
+    return false; /* nothing changed */
+}
+static inline __attribute__((always_inline)) int db_thrindex_add(db_thrindex *t, uint32_t trace, uint64_t key,
+                                                                 uint64_t ts, uint64_t id,
+                                  db_thrindex_put put, void *ctx)
+{
+    return db_thrindex_add_fast(t, key, ts, id) ? 0 : db_thrindex_add_more(t, trace, key, ts, id, put, ctx);
 }
 
 /* ---- the writer's thread (wqueue.c) ----
