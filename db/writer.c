@@ -116,6 +116,7 @@ struct db_writer {
     db_tail tail[DBI__COUNT];    /* each table's last leaf page, as far as
                                     its appends tell (tail_put) */
     size_t page_room;            /* bytes of nodes a leaf page holds */
+    db_chunkq *chunks;           /* a batch's chunks, put at its end (chunk_put) */
     db_keysort *ks;              /* index keys that do not arrive in order
                                     (keysort.c); made on the first */
     size_t nkeys;                /* ... and how many wait there (keys and
@@ -427,6 +428,52 @@ static int drain_later(db_writer *w, db_error *err)
     return rc ? db_lmdb_fail(err, rc, "write") : 0;
 }
 
+/* The batch's chunks, run by run (chunkq.c): a chunk past the table's
+ * last key is appended, the others put through the cursor, which is left
+ * next to where the one before went. */
+struct chunk_drain {
+    db_writer *w;
+    int dbi;       /* the table of the chunks so far, or -1 */
+    MDB_val last;  /* its last key (none: mv_data NULL) */
+};
+
+static int chunk_out(void *ctx, int dbi, MDB_val *key, MDB_val *val)
+{
+    struct chunk_drain *d = ctx;
+    db_writer *w = d->w;
+    int rc;
+    if (dbi != d->dbi) {
+        if (!w->cur[dbi] && (rc = mdb_cursor_open(w->txn, w->a->dbi[dbi], &w->cur[dbi])) != 0)
+            return rc;
+        MDB_val v;
+        rc = mdb_cursor_get(w->cur[dbi], &d->last, &v, MDB_LAST);
+        if (rc && rc != MDB_NOTFOUND)
+            return rc;
+        if (rc)
+            d->last.mv_data = NULL;
+        d->dbi = dbi;
+        tail_lost(w, dbi);
+    }
+    if (!d->last.mv_data || db_key_order(key, &d->last) > 0) {
+        d->last = *key; /* in the chunks' memory, to the drain's end */
+        return tail_put(w, dbi, key, val);
+    }
+    trim_every(w, val->mv_size);
+    tail_lost(w, dbi);
+    return mdb_cursor_put(w->cur[dbi], key, val, 0);
+}
+
+static int drain_chunks(db_writer *w, db_error *err)
+{
+    if (!db_chunkq_count(w->chunks))
+        return 0;
+    struct chunk_drain d = {w, -1, {0, NULL}};
+    int rc = db_chunkq_drain(w->chunks, chunk_out, &d);
+    if (rc == -1)
+        return db_fail_oom(err);
+    return rc ? db_lmdb_fail(err, rc, "write") : 0;
+}
+
 /* ---- events: blocks, the thread index, nodes set afterwards ---- */
 
 /* Nodes set by a graph pass wait in memory at most this many, then go
@@ -499,15 +546,21 @@ static size_t chunk_run(int dbi, size_t klen)
     return klen > 16 ? klen - 16 : klen;   /* trace, tid or object | time, id */
 }
 
-static void count_chunk(db_writer *w, int dbi, const unsigned char *k, size_t klen, size_t bytes)
+static uint64_t run_hash(int dbi, const unsigned char *k, size_t klen)
+{
+    uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)dbi;
+    for (size_t i = 0, n = chunk_run(dbi, klen); i < n; i++)
+        h = (h ^ k[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* h: run_hash's */
+static void count_chunk(db_writer *w, uint64_t h, size_t bytes)
 {
     if (w->touch_w < 1024) { /* a sorted run (flush_objects) */
         count_put(w, 0, bytes);
         return;
     }
-    uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)dbi;
-    for (size_t i = 0, n = chunk_run(dbi, klen); i < n; i++)
-        h = (h ^ k[i]) * 0x100000001b3ull;
     if (db_slots_get(&w->runs, h) < 0) {
         w->touched += 1024;
         (void)db_slots_put(&w->runs, h, 0); /* out of memory: the next counts a page again */
@@ -515,12 +568,33 @@ static void count_chunk(db_writer *w, int dbi, const unsigned char *k, size_t kl
     w->appended += 2 * (bytes + 10);
 }
 
+/* A chunk of the thread, node-thread or signature index: a batch's wait
+ * for its end (chunkq.c, drain_chunks), and are counted now, as their
+ * puts were (the batches end where they did).  LMDB's work for them went
+ * from 61.6M to 48.8M instructions on pf8 (32,000 chunks), the writer
+ * thread's from 377.4M to 374.8M (the copies and the sorts took the
+ * rest); a13x4: 188.2M -> 185.0M.  The tables take fewer pages, their
+ * chunks appended in key order (pf8's node_thread 168 pages, not 438). */
+static bool chunk_waits(const db_writer *w, int dbi)
+{
+    return w->batch && (dbi == DBI_EV_THREAD || dbi == DBI_NODE_THREAD || dbi == DBI_SIGS);
+}
+
 static int chunk_put(db_writer *w, int dbi, const unsigned char *k, size_t klen, const void *v, size_t vlen)
 {
+    uint64_t h = run_hash(dbi, k, klen);
+    w->ops++;
+    count_chunk(w, h, klen + vlen);
+    if (chunk_waits(w, dbi)) {
+        if ((!w->chunks && !(w->chunks = db_chunkq_new())) ||
+            db_chunkq_add(w->chunks, h, dbi, k, klen, chunk_run(dbi, klen), v, vlen)) {
+            w->thr_rc = ENOMEM;
+            return -1;
+        }
+        return between_puts(w);
+    }
     trim_every(w, vlen);
     MDB_val key = {klen, (void *)k}, val = {vlen, (void *)v};
-    w->ops++;
-    count_chunk(w, dbi, k, klen, klen + vlen);
     /* through the table's cursor, not mdb_put: a cursor left on the leaf
      * the key goes into skips the search from the root (the chunks of a
      * thread follow each other), and mdb_put sets one up every call.
@@ -782,6 +856,7 @@ static void writer_free(db_writer *w)
     if (w->lock_fd >= 0)
         close(w->lock_fd);
     db_keysort_free(w->ks);
+    db_chunkq_free(w->chunks);
     db_slots_free(&w->runs);
     free_events(w);
     free(w);
@@ -872,7 +947,7 @@ static int flush(db_writer *w, db_error *err)
     if (put_nodes(w, err))
         return -1;
     uint64_t g2 = guessed(w);
-    if (drain_later(w, err))
+    if (drain_later(w, err) || drain_chunks(w, err))
         return -1;
     uint64_t g3 = guessed(w);
     /* each averaged with the last; a few patches, nodes or keys (the last
@@ -1511,6 +1586,8 @@ int db_writer_clear_graph(db_writer *w, db_error *err)
         return -1;
     if (w->nthr && (rc = db_thrindex_flush(w->nthr, w->info.id, nthr_put, w)) != 0)
         return thr_fail(w, rc, err);
+    if (drain_chunks(w, err))
+        return -1;
     tails_lost(w); /* the clearing deletes what the last leaves held */
     if (db_clear_trace_txn(w->a, w->txn, w->info.id, true, err))
         return -1;
@@ -1656,7 +1733,7 @@ int db_writer_commit(db_writer *w, db_trace_info *out, db_error *err)
         ret = thr_fail(w, ret, err);
     if (!ret && w->top && (ret = db_nodetop_flush(w->top, w->info.id, top_put, w)) != 0)
         ret = thr_fail(w, ret, err);
-    ret = ret || flush_norms(w, err) || drain_later(w, err) ||
+    ret = ret || flush_norms(w, err) || drain_later(w, err) || drain_chunks(w, err) ||
           (w->rebuild ? swap_in(w, err) : db_catalog_put(w->a, w->txn, &w->info, !w->existing, err));
     if (!ret) {
         close_cursors(w);
