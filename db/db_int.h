@@ -504,6 +504,8 @@ uint64_t db_wq_next_event_id(const db_wq *q);
 int db_wq_node(db_wq *q, const db_node *n, uint32_t thread_key, db_error *err);
 int db_wq_edge(db_wq *q, const db_edge *e, db_error *err);
 int db_wq_signature(db_wq *q, const db_sig *s, db_error *err);
+/* db_wq_node and db_wq_signature as one op */
+int db_wq_node_sig(db_wq *q, const db_node *n, uint32_t thread_key, const db_sig *s, db_error *err);
 int db_wq_norm(db_wq *q, uint32_t hash, const char *text, db_error *err);
 int db_wq_proc(db_wq *q, uint32_t pid, const char *name, db_error *err);
 int db_wq_thread(db_wq *q, const db_thread *t, db_error *err);

@@ -2091,7 +2091,7 @@ int db_writer_signature(db_writer *w, const db_sig *sig, db_error *err)
 int db_writer_node_sig(db_writer *w, const db_node *n, uint32_t thread_key, const db_sig *sig, db_error *err)
 {
     if (front(w))
-        return db_wq_node(w->q, n, thread_key, err) || db_wq_signature(w->q, sig, err) ? -1 : 0;
+        return db_wq_node_sig(w->q, n, thread_key, sig, err);
     return db_writer_node_back(w, n, thread_key, err) || db_writer_signature_back(w, sig, err) ? -1 : 0;
 }
 
