@@ -655,6 +655,9 @@ int db_keysort_add_edge(db_keysort *ks, int side, const db_edge_rec *r);
 /* the edge r of edges_in and, a and b swapped, of edges_out: add_edge's
  * two calls in one */
 int db_keysort_add_edge_pair(db_keysort *ks, const db_edge_rec *r);
+/* ... when both tables have room for it, without a call; false (nothing
+ * added) when one would grow */
+bool db_keysort_add_edge_pair_fast(db_keysort *ks, const db_edge_rec *r);
 int db_keysort_drain(db_keysort *ks, db_keysort_cb cb, db_keysort_edges_cb ecb, void *ctx);
 
 /* ---- a batch's chunks, by run (chunkq.c) ----

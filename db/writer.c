@@ -2150,7 +2150,27 @@ int db_writer_edge(db_writer *w, const db_edge *e, db_error *err)
     return front(w) ? db_wq_edge(w->q, e, err) : db_writer_edge_back(w, e, err);
 }
 
-__attribute__((noinline)) int db_writer_edge_back(db_writer *w, const db_edge *e, db_error *err)
+static __attribute__((noinline)) int edge_back(db_writer *w, const db_edge *e, db_error *err);
+
+/* An edge with no commit due and room in both of the sort's tables is
+ * added here, where nothing is called, so no register saved (as an
+ * event is: db_writer_event_back); anything else goes to edge_back
+ * whole.  Writer thread 362.2M -> 358.6M instructions on pf8 (140,000
+ * edges), 178.6M -> 177.0M on a13x4. */
+int db_writer_edge_back(db_writer *w, const db_edge *e, db_error *err)
+{
+    if (w->objects_due || w->norms_due || batch_ends(w) || !w->ks || !(w->batch || w->nkeys + 2 < DB_BATCH_KEYS))
+        return edge_back(w, e, err);
+    db_edge_rec r = {e->to, e->from, e->kind, e->from_event, e->to_event};
+    if (!db_keysort_add_edge_pair_fast(w->ks, &r))
+        return edge_back(w, e, err);
+    w->ops += 2;
+    w->nkeys += 2;
+    w->info.edges++;
+    return 0;
+}
+
+static int edge_back(db_writer *w, const db_edge *e, db_error *err)
 {
     /* a batch ends between two edges too: a node that ends can bring
      * hundreds (the graph's end, a broadcast), and they wait in memory */
