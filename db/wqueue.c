@@ -152,6 +152,17 @@ static void replay(db_wq *q, const char *p, const char *end)
                 e = (db_error){0};
             continue;
         }
+        /* ... and an edge, the next most (140,000): writer thread 358.6M
+         * -> 356.8M on pf8, 177.0M -> 175.9M on a13x4 */
+        if (tag == OP_EDGE) {
+            const db_edge *ed = (const db_edge *)p;
+            p += sizeof *ed;
+            if (!atomic_load(&q->failed) && db_writer_edge_back(q->w, ed, &e))
+                fail(q, &e);
+            if (e.msg[0])
+                e = (db_error){0};
+            continue;
+        }
         int rc = 0;
         bool skip = atomic_load(&q->failed);
         switch (tag) {
@@ -176,13 +187,6 @@ static void replay(db_wq *q, const char *p, const char *end)
             take(&p, &key, sizeof key);
             if (!skip)
                 rc = db_writer_node_back(q->w, n, key, &e);
-            break;
-        }
-        case OP_EDGE: {
-            const db_edge *ed = (const db_edge *)p;
-            p += sizeof *ed;
-            if (!skip)
-                rc = db_writer_edge_back(q->w, ed, &e);
             break;
         }
         case OP_NODE_SIG: {
