@@ -79,7 +79,8 @@ int db_chunkq_add(db_chunkq *q, uint64_t hash, int dbi, const unsigned char *k, 
         return -1;
     long ri = db_slots_get(&q->runs, hash);
     if (ri < 0) {
-        if (!db_grow((void **)&q->r, &q->rcap, q->nr + 1, sizeof *q->r) || db_slots_put(&q->runs, hash, (uint32_t)q->nr))
+        if (!db_grow((void **)&q->r, &q->rcap, q->nr + 1, sizeof *q->r) ||
+            db_slots_put(&q->runs, hash, (uint32_t)q->nr))
             return -1;
         unsigned char head[8] = {0};
         memcpy(head, k, plen < 8 ? plen : 8);

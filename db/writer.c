@@ -289,8 +289,8 @@ static void sorted_run(db_writer *w, int dbi, size_t n)
 }
 
 /* put(), given append_flag's answer for the key */
-static inline __attribute__((always_inline)) int put_as(db_writer *w, int dbi, const unsigned char *k, size_t klen, const void *v, size_t vlen,
-                  unsigned flags, db_error *err)
+static inline __attribute__((always_inline)) int put_as(db_writer *w, int dbi, const unsigned char *k, size_t klen,
+                                                         const void *v, size_t vlen, unsigned flags, db_error *err)
 {
     MDB_val key = {klen, (void *)k}, val = {vlen, (void *)v};
     if (flags != MDB_APPEND)
@@ -585,9 +585,9 @@ static void count_chunk(db_writer *w, uint64_t h, size_t bytes)
     w->appended += 2 * (bytes + 10);
 }
 
-/* A chunk of the thread, node-thread or signature index: a batch's wait
- * for its end (chunkq.c, drain_chunks), and are counted now, as their
- * puts were (the batches end where they did).  LMDB's work for them went
+/* A batch's chunks of the thread, node-thread and signature indexes wait
+ * for its end (chunkq.c, drain_chunks), counted now as their puts were
+ * (the batches end where they did).  LMDB's work for them went
  * from 61.6M to 48.8M instructions on pf8 (32,000 chunks), the writer
  * thread's from 377.4M to 374.8M (the copies and the sorts took the
  * rest); a13x4: 188.2M -> 185.0M.  The tables take fewer pages, their
@@ -1974,7 +1974,7 @@ static int event_here(db_writer *w, db_event *ev, db_error *err)
     return db_writer_event_back(w, &x, handed ? &blk : NULL, err);
 }
 
-/* The indexes' tables of the object indexes, by event type, or -1. */
+/* The object index (OIX_*) an event of this type goes into, or -1. */
 static inline int obj_index(unsigned type)
 {
     switch (type) {
