@@ -402,6 +402,26 @@ static inline long db_slots_get(const db_slots *s, uint64_t key)
 int db_slots_put(db_slots *s, uint64_t key, uint32_t index); /* 0, -1 out of memory */
 void db_slots_free(db_slots *s);
 
+/* ---- a table's last leaf page, as its appends fill it (writer.c,
+ * tail_put) ----
+ * LMDB 0.9's layout: a page's header is 16 bytes; a leaf node is 8 bytes
+ * of header, the key and the value, padded to even, plus its 2-byte
+ * pointer; a node of more than half the room goes to overflow pages (the
+ * value) and is not counted here. */
+#define DB_TAIL_UNKNOWN SIZE_MAX
+typedef struct db_tail {
+    size_t used; /* bytes of the leaf's nodes, or DB_TAIL_UNKNOWN */
+} db_tail;
+static inline size_t db_tail_room(size_t page_size) { return page_size > 16 ? page_size - 16 : 0; }
+static inline size_t db_tail_node(size_t klen, size_t vlen) { return (10 + klen + vlen + 1) & ~(size_t)1; }
+/* a node the count can follow: on the leaf itself */
+static inline bool db_tail_small(size_t node, size_t room) { return node <= room / 2; }
+/* the node goes onto the known leaf without a split */
+static inline bool db_tail_fits(const db_tail *t, size_t node, size_t room)
+{
+    return t->used != DB_TAIL_UNKNOWN && db_tail_small(node, room) && t->used + node <= room;
+}
+
 /* thrindex.c's open chunks and index, here for db_thrindex_add's common
  * case inline (below) */
 #define DB_THR_CHUNK_BYTES 1000u
@@ -432,9 +452,8 @@ int db_thrindex_add_more(db_thrindex *t, uint32_t trace, uint64_t key, uint64_t 
  * them not this case), the writer thread took 395.6M instructions on
  * pf8, now 389.2M (a13x4: 197.5M, now 193.0M).  Without always_inline,
  * LTO made it a function of its own, and 400.1M. */
-static inline __attribute__((always_inline)) int db_thrindex_add(db_thrindex *t, uint32_t trace, uint64_t key,
-                                                                 uint64_t ts, uint64_t id,
-                                  db_thrindex_put put, void *ctx)
+static inline __attribute__((always_inline)) bool db_thrindex_add_fast(db_thrindex *t, uint64_t key, uint64_t ts,
+                                                                       uint64_t id)
 {
     long i = db_slots_get(&t->slots, key);
     if (i >= 0) {
@@ -446,10 +465,16 @@ static inline __attribute__((always_inline)) int db_thrindex_add(db_thrindex *t,
             t->pending++;
             c->last_ts = ts;
             c->last_id = id;
-            return 0;
+            return true;
         }
     }
-    return db_thrindex_add_more(t, trace, key, ts, id, put, ctx);
+    return false; /* nothing changed */
+}
+static inline __attribute__((always_inline)) int db_thrindex_add(db_thrindex *t, uint32_t trace, uint64_t key,
+                                                                 uint64_t ts, uint64_t id,
+                                  db_thrindex_put put, void *ctx)
+{
+    return db_thrindex_add_fast(t, key, ts, id) ? 0 : db_thrindex_add_more(t, trace, key, ts, id, put, ctx);
 }
 
 /* ---- the writer's thread (wqueue.c) ----
@@ -479,6 +504,8 @@ uint64_t db_wq_next_event_id(const db_wq *q);
 int db_wq_node(db_wq *q, const db_node *n, uint32_t thread_key, db_error *err);
 int db_wq_edge(db_wq *q, const db_edge *e, db_error *err);
 int db_wq_signature(db_wq *q, const db_sig *s, db_error *err);
+/* db_wq_node and db_wq_signature as one op */
+int db_wq_node_sig(db_wq *q, const db_node *n, uint32_t thread_key, const db_sig *s, db_error *err);
 int db_wq_norm(db_wq *q, uint32_t hash, const char *text, db_error *err);
 int db_wq_proc(db_wq *q, uint32_t pid, const char *name, db_error *err);
 int db_wq_thread(db_wq *q, const db_thread *t, db_error *err);
@@ -628,7 +655,25 @@ int db_keysort_add_edge(db_keysort *ks, int side, const db_edge_rec *r);
 /* the edge r of edges_in and, a and b swapped, of edges_out: add_edge's
  * two calls in one */
 int db_keysort_add_edge_pair(db_keysort *ks, const db_edge_rec *r);
+/* ... when both tables have room for it, without a call; false (nothing
+ * added) when one would grow */
+bool db_keysort_add_edge_pair_fast(db_keysort *ks, const db_edge_rec *r);
 int db_keysort_drain(db_keysort *ks, db_keysort_cb cb, db_keysort_edges_cb ecb, void *ctx);
+
+/* ---- a batch's chunks, by run (chunkq.c) ----
+ * add: a chunk of table dbi whose key's first plen bytes name its run
+ * (hash: of those bytes, and dbi; equal runs, equal hashes); drain: cb
+ * for every chunk, the runs in (dbi, key part) order, a run's chunks in
+ * the order they came, then empty; stops at the first non-zero callback
+ * (returned), -1 out of memory. */
+typedef struct db_chunkq db_chunkq;
+typedef int (*db_chunkq_cb)(void *ctx, int dbi, MDB_val *key, MDB_val *val);
+db_chunkq *db_chunkq_new(void);
+void db_chunkq_free(db_chunkq *q);
+size_t db_chunkq_count(const db_chunkq *q);
+int db_chunkq_add(db_chunkq *q, uint64_t hash, int dbi, const unsigned char *k, size_t klen, size_t plen, const void *v,
+                  size_t vlen);
+int db_chunkq_drain(db_chunkq *q, db_chunkq_cb cb, void *ctx);
 
 /* trace-prefixed range scans shared by reader.c and writer.c */
 typedef int (*db_key_cb)(void *ctx, const MDB_val *key, const MDB_val *val);

@@ -115,6 +115,19 @@ int db_keysort_add_edge(db_keysort *ks, int side, const db_edge_rec *r)
 /* An edge into both tables: r as edges_in has it, and with a and b
  * swapped into edges_out.  One call an edge, not two (with the writer's
  * count of each around it): see writer.c, db_writer_edge_back. */
+bool db_keysort_add_edge_pair_fast(db_keysort *ks, const db_edge_rec *r)
+{
+    ks_edges *in_side = &ks->edge[0], *out_side = &ks->edge[1];
+    if (in_side->n == in_side->cap || out_side->n == out_side->cap)
+        return false;
+    db_edge_rec out = *r;
+    out.a = r->b;
+    out.b = r->a;
+    put_edge(in_side, r);
+    put_edge(out_side, &out);
+    return true;
+}
+
 int db_keysort_add_edge_pair(db_keysort *ks, const db_edge_rec *r)
 {
     db_edge_rec out = *r;

@@ -834,6 +834,80 @@ static void test_nodes_in_id_order(void **state)
     db_close(a);
 }
 
+/* The leaf pages of table dbi of the archive at path, and of a fresh
+ * LMDB file its entries went into with MDB_APPEND, in order, in one
+ * transaction. */
+static void leaves_as_appended(int dbi, size_t *got, size_t *want)
+{
+    db_error err = {0};
+    db_archive *a = db_open(path, true, &err);
+    assert_non_null(a);
+    char ref[160];
+    snprintf(ref, sizeof ref, "%s/ref.db", tmpdir);
+    MDB_env *env;
+    MDB_txn *rt, *wt;
+    MDB_dbi main;
+    MDB_cursor *c;
+    MDB_stat st;
+    assert_int_equal(mdb_env_create(&env), 0);
+    assert_int_equal(mdb_env_set_mapsize(env, 64u << 20), 0);
+    assert_int_equal(mdb_env_open(env, ref, MDB_NOSUBDIR, 0644), 0);
+    assert_int_equal(mdb_txn_begin(a->env, NULL, MDB_RDONLY, &rt), 0);
+    assert_int_equal(mdb_txn_begin(env, NULL, 0, &wt), 0);
+    assert_int_equal(mdb_dbi_open(wt, NULL, 0, &main), 0);
+    assert_int_equal(mdb_cursor_open(rt, a->dbi[dbi], &c), 0);
+    MDB_val k, v;
+    for (int rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT))
+        assert_int_equal(mdb_put(wt, main, &k, &v, MDB_APPEND), 0);
+    mdb_cursor_close(c);
+    assert_int_equal(mdb_stat(rt, a->dbi[dbi], &st), 0);
+    *got = st.ms_leaf_pages;
+    assert_int_equal(mdb_stat(wt, main, &st), 0);
+    *want = st.ms_leaf_pages;
+    mdb_txn_abort(wt);
+    mdb_txn_abort(rt);
+    mdb_env_close(env);
+    char lock[170];
+    snprintf(lock, sizeof lock, "%s-lock", ref);
+    unlink(ref);
+    unlink(lock);
+    db_close(a);
+}
+
+/* The writer appends without MDB_APPEND while it knows the last leaf has
+ * room (writer.c, tail_put): its pages must come out as MDB_APPEND's,
+ * full, over batches (each a new transaction, whose leaf is not known
+ * until an append splits) and records of every size. */
+static void test_appends_fill_pages(void **state)
+{
+    (void)state;
+    db_error err = {0};
+    db_archive *a = db_open(path, false, &err);
+    assert_non_null(a);
+    setenv("ARGUSQ_BATCH_OPS", "2000", 1);
+    db_writer *w = db_writer_begin(a, "full", "test", "unit", &err);
+    unsetenv("ARGUSQ_BATCH_OPS");
+    assert_non_null(w);
+    enum { COUNT = 9000 };
+    for (uint32_t id = 1; id <= COUNT; id++) {
+        db_node n = {.id = id, .tid = id % 7, .begin = 1000 + (uint64_t)id * id, .end = 1u << 30};
+        memset(n.thread, 'x', id % 40); /* records of 30 to 90 bytes */
+        assert_int_equal(db_writer_node(w, &n, &err), 0);
+        db_edge e = {.from = id, .to = id + 1, .kind = DB_EDGE_WAKEUP, .from_event = id, .to_event = id + id % 300};
+        assert_int_equal(db_writer_edge(w, &e, &err), 0);
+    }
+    db_trace_info info;
+    assert_int_equal(db_writer_commit(w, &info, &err), 0);
+    db_close(a);
+    const int tables[] = {DBI_NODES, DBI_EDGES_IN, DBI_EDGES_OUT};
+    for (size_t i = 0; i < sizeof tables / sizeof *tables; i++) {
+        size_t got, want;
+        leaves_as_appended(tables[i], &got, &want);
+        assert_true(want > 4);
+        assert_int_equal(got, want);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -854,6 +928,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_queue_ops_of_every_size, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nodes_in_id_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nodes_over_batches, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_appends_fill_pages, setup, teardown),
     };
     return cmocka_run_group_tests_name("db", tests, NULL, NULL);
 }

@@ -316,6 +316,44 @@ static void test_thread_chunks(void **state)
     db_thrindex_free(t);
 }
 
+/* The writer's inline case (writer.c, db_writer_event_back): a byte of
+ * delta onto the key's open chunk, or no, with nothing changed -- the
+ * writer then makes the whole add. */
+static void test_thread_chunk_fast_add(void **state)
+{
+    (void)state;
+    db_thrindex *t = db_thrindex_new(4, false);
+    chunks *c = calloc(1, sizeof *c);
+    assert_false(db_thrindex_add_fast(t, 7, 100, 1)); /* no chunk yet */
+    assert_int_equal(t->n, 0);
+    assert_int_equal(db_thrindex_add(t, 9, 7, 100, 1, keep, c), 0); /* opens it */
+    assert_false(db_thrindex_add_fast(t, 7, 105, 2));                 /* no room yet */
+    assert_int_equal(db_thrindex_add(t, 9, 7, 105, 2, keep, c), 0);
+    assert_true(db_thrindex_add_fast(t, 7, 110, 3));
+    size_t len = t->c[0].len, pending = t->pending;
+    assert_false(db_thrindex_add_fast(t, 7, 105, 4));         /* back in time */
+    assert_false(db_thrindex_add_fast(t, 7, 120, 3));         /* id not above */
+    assert_false(db_thrindex_add_fast(t, 7, 120, 3 + 0x80));  /* two bytes */
+    assert_false(db_thrindex_add_fast(t, 8, 120, 5));         /* another key */
+    assert_int_equal(t->c[0].len, len);
+    assert_int_equal(t->pending, pending);
+    assert_int_equal(t->c[0].last_ts, 110);
+    assert_int_equal(t->c[0].last_id, 3);
+    assert_int_equal(db_thrindex_add(t, 9, 7, 120, 3 + 0x80, keep, c), 0);
+    assert_int_equal(db_thrindex_flush(t, 9, keep, c), 0);
+    assert_int_equal(c->n, 1);
+    static const uint64_t want[] = {1, 2, 3, 3 + 0x80};
+    db_thrchunk it;
+    db_thrchunk_begin(&it, c->key[0], 24, c->val[0], c->vlen[0]);
+    uint64_t id;
+    size_t at = 0;
+    while (db_thrchunk_next(&it, &id))
+        assert_int_equal(id, want[at++]);
+    assert_int_equal(at, 4);
+    free(c);
+    db_thrindex_free(t);
+}
+
 /* An id not above the chunk's last starts a chunk of its own (its delta
  * would not be positive), as a step back in time does; the chunk before
  * keeps what it had. */
@@ -998,6 +1036,7 @@ int main(void)
         cmocka_unit_test(test_damaged),
         cmocka_unit_test(test_thread_chunks),
         cmocka_unit_test(test_thread_chunk_id_back),
+        cmocka_unit_test(test_thread_chunk_fast_add),
         cmocka_unit_test(test_object_chunks),
         cmocka_unit_test(test_deferred_object_chunks),
         cmocka_unit_test(test_thrindex_inline_add),

@@ -1,0 +1,224 @@
+/* db/chunkq.c -- the chunks of a batch (thread, node-thread and
+ * signature indexes: thrindex.c, sigindex.c), kept until its end and
+ * handed out run by run: the runs (a thread's, a thread key's: the key
+ * without its last part, writer.c's chunk_run) in key order, a run's
+ * chunks in the order they came.
+ *
+ * Put as they came, a thread's chunk and the next chunk of another
+ * thread went into places far apart, each searched from the root: 1,900
+ * instructions a put (32,000 on pf8), two thirds of them LMDB's search.
+ * A run's chunks follow each other in its table, and runs in key order
+ * walk the table once: the first batch of a trace appends them (the
+ * writer tells by the table's last key), the others land next to where
+ * the last one went.  The order of two puts of different keys changes
+ * nothing that is stored, and a key put twice comes twice in its run, in
+ * the order it came: the tables are what the puts as they came made.
+ *
+ * Memory: a batch's chunks (the writer counts them into its bound on the
+ * batch's pages, as it counted their puts), one copy each. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "db_int.h"
+
+#define CQ_NONE UINT32_MAX
+
+typedef struct cq_chunk {
+    uint32_t off;  /* of its key, then its value, in buf */
+    uint32_t vlen;
+    uint32_t next; /* the run's next chunk, or CQ_NONE */
+    uint8_t dbi, klen;
+} cq_chunk;
+
+typedef struct cq_run {
+    uint64_t head; /* the first 8 bytes of the run's key part, big-endian (zero-padded) */
+    uint32_t first, last;
+    uint8_t dbi, plen;
+} cq_run;
+
+struct db_chunkq {
+    cq_chunk *c;
+    size_t n, cap;
+    cq_run *r;
+    size_t nr, rcap;
+    db_slots runs; /* the run's hash -> r */
+    unsigned char *buf;
+    size_t len, bcap;
+    uint32_t *order; /* the drain's runs in key order, nr of them */
+    size_t ocap;
+    struct cq_ord *ord, *tmp; /* ... and a run's chunks in key order */
+    size_t ordcap, tmpcap;
+};
+
+db_chunkq *db_chunkq_new(void) { return calloc(1, sizeof(db_chunkq)); }
+
+void db_chunkq_free(db_chunkq *q)
+{
+    if (!q)
+        return;
+    free(q->c);
+    free(q->r);
+    db_slots_free(&q->runs);
+    free(q->buf);
+    free(q->order);
+    free(q->ord);
+    free(q->tmp);
+    free(q);
+}
+
+size_t db_chunkq_count(const db_chunkq *q) { return q ? q->n : 0; }
+
+static const unsigned char *run_key(const db_chunkq *q, const cq_run *r) { return q->buf + q->c[r->first].off; }
+
+int db_chunkq_add(db_chunkq *q, uint64_t hash, int dbi, const unsigned char *k, size_t klen, size_t plen, const void *v,
+                  size_t vlen)
+{
+    if (klen > UINT8_MAX || plen > klen || q->len + klen + vlen > UINT32_MAX || q->n >= CQ_NONE ||
+        !db_grow((void **)&q->c, &q->cap, q->n + 1, sizeof *q->c) ||
+        !db_grow((void **)&q->buf, &q->bcap, q->len + klen + vlen, 1))
+        return -1;
+    long ri = db_slots_get(&q->runs, hash);
+    if (ri < 0) {
+        if (!db_grow((void **)&q->r, &q->rcap, q->nr + 1, sizeof *q->r) ||
+            db_slots_put(&q->runs, hash, (uint32_t)q->nr))
+            return -1;
+        unsigned char head[8] = {0};
+        memcpy(head, k, plen < 8 ? plen : 8);
+        q->r[q->nr] = (cq_run){db_get_be64(head), (uint32_t)q->n, CQ_NONE, (uint8_t)dbi, (uint8_t)plen};
+        ri = (long)q->nr++;
+    }
+    cq_run *r = &q->r[ri];
+    if (r->last != CQ_NONE)
+        q->c[r->last].next = (uint32_t)q->n;
+    r->last = (uint32_t)q->n;
+    q->c[q->n++] = (cq_chunk){(uint32_t)q->len, (uint32_t)vlen, CQ_NONE, (uint8_t)dbi, (uint8_t)klen};
+    memcpy(q->buf + q->len, k, klen);
+    if (vlen) /* a chunk of one event has no value (nor buffer) */
+        memcpy(q->buf + q->len + klen, v, vlen);
+    q->len += klen + vlen;
+    return 0;
+}
+
+/* runs by table, then by key part (memcmp order) */
+static int by_run(const void *a, const void *b, void *ctx)
+{
+    const db_chunkq *q = ctx;
+    const cq_run *x = &q->r[*(const uint32_t *)a], *y = &q->r[*(const uint32_t *)b];
+    if (x->dbi != y->dbi)
+        return x->dbi < y->dbi ? -1 : 1;
+    if (x->head != y->head)
+        return x->head < y->head ? -1 : 1;
+    size_t n = x->plen < y->plen ? x->plen : y->plen;
+    int c = n > 8 ? memcmp(run_key(q, x) + 8, run_key(q, y) + 8, n - 8) : 0;
+    return c ? c : (x->plen > y->plen) - (x->plen < y->plen);
+}
+
+/* A run's chunk for its sort: the key's bytes after the run's part (a
+ * thread chunk's time and first id, a signature chunk's first node), as
+ * two big-endian words, zero-padded; then the chunk's index, so that no
+ * two tie and chunks of one key stay in the order they came. */
+typedef struct cq_ord {
+    uint64_t hi, lo;
+    uint32_t i;
+} cq_ord;
+
+static cq_ord ord_of(const db_chunkq *q, uint32_t i, size_t plen)
+{
+    const cq_chunk *c = &q->c[i];
+    const unsigned char *p = q->buf + c->off + plen;
+    size_t n = c->klen > plen ? c->klen - plen : 0;
+    if (n >= 16) /* a thread chunk's: read in place */
+        return (cq_ord){db_get_be64(p), db_get_be64(p + 8), i};
+    unsigned char b[16] = {0};
+    for (size_t j = 0; j < n; j++)
+        b[j] = p[j];
+    return (cq_ord){db_get_be64(b), db_get_be64(b + 8), i};
+}
+
+static bool ord_less(const cq_ord *a, const cq_ord *b)
+{
+    if (a->hi != b->hi)
+        return a->hi < b->hi;
+    return a->lo != b->lo ? a->lo < b->lo : a->i < b->i;
+}
+
+/* a[0..n) sorted, tmp its scratch: insertion sort of 16-chunk pieces,
+ * then merges of pieces doubling.  qsort_r with a call per compare took
+ * 18.5M instructions of the writer thread on pf8. */
+static void sort_ords(cq_ord *a, cq_ord *tmp, size_t n)
+{
+    for (size_t lo = 0; lo < n; lo += 16) {
+        size_t hi = lo + 16 < n ? lo + 16 : n;
+        for (size_t i = lo + 1; i < hi; i++) {
+            cq_ord x = a[i];
+            size_t j = i;
+            for (; j > lo && ord_less(&x, &a[j - 1]); j--)
+                a[j] = a[j - 1];
+            a[j] = x;
+        }
+    }
+    cq_ord *src = a, *dst = tmp;
+    for (size_t w = 16; w < n; w *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * w) {
+            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            size_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                dst[k++] = ord_less(&src[j], &src[i]) ? src[j++] : src[i++];
+            while (i < mid)
+                dst[k++] = src[i++];
+            while (j < hi)
+                dst[k++] = src[j++];
+        }
+        cq_ord *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a)
+        memcpy(a, src, n * sizeof *a);
+}
+
+/* A run's chunks into q->ord, in key order: as they came, often; but a
+ * thread's chunk that starts back in time (thrindex.c: a node written
+ * after a later one of its thread) goes before the ones it follows.  Put
+ * out of order, such a chunk went into the full page before the run's
+ * end and split it in half: node_thread took 591 pages on pf8, where 438
+ * had held it, and 168 hold it sorted. */
+static size_t run_in_order(db_chunkq *q, const cq_run *r)
+{
+    size_t n = 0;
+    bool sorted = true;
+    for (uint32_t at = r->first; at != CQ_NONE; at = q->c[at].next) {
+        q->ord[n] = ord_of(q, at, r->plen);
+        sorted = sorted && (!n || ord_less(&q->ord[n - 1], &q->ord[n]));
+        n++;
+    }
+    if (!sorted)
+        sort_ords(q->ord, q->tmp, n);
+    return n;
+}
+
+int db_chunkq_drain(db_chunkq *q, db_chunkq_cb cb, void *ctx)
+{
+    if (!q || !q->n)
+        return 0;
+    int rc = 0;
+    if (!db_grow((void **)&q->order, &q->ocap, q->nr, sizeof *q->order) ||
+        !db_grow((void **)&q->ord, &q->ordcap, q->n, sizeof *q->ord) ||
+        !db_grow((void **)&q->tmp, &q->tmpcap, q->n, sizeof *q->tmp))
+        rc = -1;
+    for (size_t i = 0; !rc && i < q->nr; i++)
+        q->order[i] = (uint32_t)i;
+    if (!rc)
+        qsort_r(q->order, q->nr, sizeof *q->order, by_run, q);
+    for (size_t i = 0; !rc && i < q->nr; i++) {
+        size_t n = run_in_order(q, &q->r[q->order[i]]);
+        for (size_t j = 0; !rc && j < n; j++) {
+            const cq_chunk *c = &q->c[q->ord[j].i];
+            MDB_val key = {c->klen, q->buf + c->off}, val = {c->vlen, q->buf + c->off + c->klen};
+            rc = cb(ctx, c->dbi, &key, &val);
+        }
+    }
+    q->n = q->nr = q->len = 0;
+    db_slots_free(&q->runs);
+    return rc;
+}
