@@ -205,16 +205,48 @@ size_t db_fmt_u64(char *b, uint64_t v)
         memcpy(b + 2, pairs + 2 * lo, 2);
         return 4;
     }
-    size_t n = 5;
-    for (uint64_t p = 100000; n < 20 && v >= p; p *= 10)
-        n++;
+    /* five digits or more (rss_stat's sizes and mm_ids, 124,000 calls on
+     * 4 copies of the Android 13 trace, were 83 instructions each): the
+     * length from the highest bit (bits * 1233 / 4096 is the log10 of its
+     * power of two) and one compare, not a loop of them; the pairs above
+     * 2^32 by 64-bit divisions, the rest by 32-bit ones */
+    static const uint64_t pow10[20] = {1ull,
+                                       10ull,
+                                       100ull,
+                                       1000ull,
+                                       10000ull,
+                                       100000ull,
+                                       1000000ull,
+                                       10000000ull,
+                                       100000000ull,
+                                       1000000000ull,
+                                       10000000000ull,
+                                       100000000000ull,
+                                       1000000000000ull,
+                                       10000000000000ull,
+                                       100000000000000ull,
+                                       1000000000000000ull,
+                                       10000000000000000ull,
+                                       100000000000000000ull,
+                                       1000000000000000000ull,
+                                       10000000000000000000ull};
+    unsigned t = (unsigned)(64 - __builtin_clzll(v)) * 1233 >> 12; /* the digits, or one fewer */
+    size_t n = t + (v >= pow10[t]);
     char *q = b + n;
-    while (v >= 100) {
+    while (v > UINT32_MAX) {
         unsigned r = (unsigned)(v % 100);
         v /= 100;
         q -= 2;
         memcpy(q, pairs + 2 * r, 2);
     }
+    uint32_t w = (uint32_t)v;
+    while (w >= 100) {
+        unsigned r = w % 100;
+        w /= 100;
+        q -= 2;
+        memcpy(q, pairs + 2 * r, 2);
+    }
+    v = w;
     if (v >= 10)
         memcpy(q - 2, pairs + 2 * v, 2);
     else

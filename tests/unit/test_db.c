@@ -908,6 +908,43 @@ static void test_appends_fill_pages(void **state)
     }
 }
 
+/* db_fmt_u64 writes what printf's %llu does: every power of ten and of
+ * two and their neighbours (the lengths' edges, the 64-bit loop's and the
+ * 32-bit one's), and numbers of every bit length */
+static void fmt_u64_is(uint64_t v)
+{
+    char want[32], got[32];
+    int n = snprintf(want, sizeof want, "%llu", (unsigned long long)v);
+    size_t m = db_fmt_u64(got, v);
+    assert_int_equal(m, (size_t)n);
+    assert_memory_equal(got, want, m);
+}
+
+static void test_fmt_u64(void **state)
+{
+    (void)state;
+    uint64_t p = 1;
+    for (int i = 0; i < 20; i++, p *= 10)
+        for (uint64_t d = 0; d < 3; d++) {
+            fmt_u64_is(p + d);
+            fmt_u64_is(p - d);
+        }
+    for (int i = 0; i < 64; i++) {
+        uint64_t x = (uint64_t)1 << i;
+        fmt_u64_is(x - 1);
+        fmt_u64_is(x);
+        fmt_u64_is(x + 1);
+    }
+    fmt_u64_is(UINT64_MAX);
+    uint64_t x = 88172645463325252ull; /* xorshift64 */
+    for (int i = 0; i < 20000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        fmt_u64_is(x >> (i % 64));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -929,6 +966,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_nodes_in_id_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nodes_over_batches, setup, teardown),
         cmocka_unit_test_setup_teardown(test_appends_fill_pages, setup, teardown),
+        cmocka_unit_test(test_fmt_u64),
     };
     return cmocka_run_group_tests_name("db", tests, NULL, NULL);
 }
