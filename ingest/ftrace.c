@@ -484,6 +484,11 @@ int ingest_ft_event(ftrace_reader *r, ftrace_line *li, ftrace_ev_kind k)
         return rc;
     ev.attrs = r->ab;
     ev.attrs_len = r->alen;
+    /* every reader's name ends at name_len: the sink's call copies it by
+     * this length (db.h), unless the mapping named the event itself (an
+     * Argus marker: its own type's name) */
+    if (ev.name == li->name)
+        ev.name_len = (uint32_t)li->name_len;
     if (r->sink->event && r->sink->event(r->sink->ctx, &ev, r->err, r->errlen) != 0)
         return sink_failed(r);
     r->st->events++;

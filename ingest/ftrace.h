@@ -652,10 +652,13 @@ void ingest_call_named_put(char *q, uint8_t tag, const void *num, size_t size, c
 /* An event's call inline, its name copied as a few moves: one an event
  * (the calls, and memcpy's for the name and the db_event, were 30M of a
  * Perfetto ingest's reading thread, 640M instructions in 287,016
- * events). */
+ * events).  The name's length is name_len where the reader gave it
+ * (ingest_ft_event: every event of the ftrace family), not measured
+ * again (strlen's calls here were 4.4M of the reading thread's 436M
+ * instructions on 4 copies of the Android 13 trace). */
 static inline size_t ingest_call_event_size(const db_event *ev)
 {
-    return 1 + sizeof *ev + 4 + strlen(ev->name ? ev->name : "") + 1 + ev->attrs_len;
+    return 1 + sizeof *ev + 4 + db_event_name_len(ev) + 1 + ev->attrs_len;
 }
 /* size: ingest_call_event_size's, which measured the name already */
 static inline void ingest_call_event_put(char *q, const db_event *ev, size_t size)

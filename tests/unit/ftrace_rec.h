@@ -27,6 +27,7 @@ typedef struct rec {
     size_t nprocs;
     size_t thread_calls, proc_calls, skips;
     size_t order_errors; /* uses before declarations */
+    size_t name_lens, bad_name_lens; /* events with name_len set, and set wrong */
     bool keep;           /* keep the events (else count only) */
     int fail_at;         /* event number at which to fail, 0 never */
     const char *fail_msg;
@@ -87,6 +88,10 @@ static inline int on_event(void *ctx, db_event *ev, char *err, size_t errlen)
     rec_thread *th = find_thread(r, ev->tid);
     if (!th || th->pid != ev->pid || find_proc(r, ev->pid) < 0)
         r->order_errors++;
+    if (ev->name_len) { /* the sink's call copies the name by it */
+        r->name_lens++;
+        r->bad_name_lens += !ev->name || strlen(ev->name) != ev->name_len;
+    }
     if (r->fail_at && (int)r->nev + 1 == r->fail_at) {
         snprintf(err, errlen, "%s", r->fail_msg);
         return -1;

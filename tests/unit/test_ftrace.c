@@ -554,6 +554,10 @@ static void test_misc_events(void **state)
     int p = find_proc(o.r, 50);
     assert_string_equal(o.r->pnames[p], "averyveryverylo"); /* 15 chars */
     assert_int_equal(o.r->order_errors, 0);
+    /* every event's name_len is its name's (the argus marker's too, which
+     * its mapping renamed), the renamed one's unset or right */
+    assert_int_equal(o.r->bad_name_lens, 0);
+    assert_true(o.r->name_lens >= 6);
     rec_free(o.r);
 }
 
