@@ -211,6 +211,10 @@ typedef struct pf_reader {
      * pfo_events, 0 none (NULL: searched for) */
     uint16_t *other_ix;
     uint32_t other_top; /* other_ix's length */
+    /* and their fields by number: event i's field k is other_keys[other_koff[i] + k]
+     * for k below other_koff[i + 1] - other_koff[i] (NULL: searched for) */
+    struct pfo_key *other_keys;
+    uint32_t *other_koff;
     size_t vlen;
     struct pf_blk *blk;          /* held switches by task, for sched_blocked_reason (NULL: none yet) */
     bool blk_on;                 /* a sched_blocked_reason came: held switches go into blk (perfetto.c) */

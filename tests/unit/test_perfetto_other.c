@@ -714,6 +714,46 @@ static void test_event_index(void **state)
     free(b);
 }
 
+/* A field's key by the index ingest_pf_other_init makes (other_keys)
+ * is the one the search of a reader without it finds: every event, its
+ * fields out of order, numbers past its last and between, and the pairs
+ * of an event without print formats (zero's) all by field name */
+static void test_field_keys(void **state)
+{
+    (void)state;
+    pf_reader *a = reader(), *b = reader();
+    assert_int_equal(ingest_pf_other_init(b), 0);
+    assert_non_null(b->other_keys);
+    size_t by_name = 0;
+    for (size_t i = 0; i < pfo_nevents; i++) {
+        const pfo_event *ev = &pfo_events[i];
+        uint32_t top = 0;
+        for (size_t j = 0; j < ev->nfields; j++)
+            top = ev->fields[j].num > top ? ev->fields[j].num : top;
+        pb m = {.n = 0};
+        for (uint32_t num = top + 3; num > 0; num--) /* last to first */
+            pb_i(&m, num, (int64_t)num * -1000003);
+        pb_s(&m, 1, "s");
+        const char *na = NULL, *nb = NULL;
+        pf_other_fault fa, fb;
+        assert_int_equal(decode(a, ev->num, m.b, m.n, &na, &fa), decode(b, ev->num, m.b, m.n, &nb, &fb));
+        assert_string_equal(na, nb);
+        assert_int_equal(a->fr.nkv, b->fr.nkv);
+        for (int k = 0; k < a->fr.nkv; k++) {
+            const ftrace_kv *x = &a->fr.kv[k], *y = &b->fr.kv[k];
+            assert_int_equal(x->klen, y->klen);
+            assert_memory_equal(x->key, y->key, x->klen);
+            assert_int_equal(x->vlen, y->vlen);
+            assert_memory_equal(x->val, y->val, x->vlen);
+            by_name += x->key[0] != 'f' || x->klen == 1 || x->key[1] < '0' || x->key[1] > '9';
+        }
+    }
+    assert_true(by_name > 100); /* most pairs named by the table */
+    ingest_pf_other_free(b);
+    free(a);
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -723,7 +763,7 @@ int main(void)
         cmocka_unit_test(test_many_fields),  cmocka_unit_test(test_read),
         cmocka_unit_test(test_same_as_text), cmocka_unit_test(test_nearest_form),
         cmocka_unit_test(test_plans_same_as_text), cmocka_unit_test(test_keys_distinct),
-        cmocka_unit_test(test_event_index),
+        cmocka_unit_test(test_event_index), cmocka_unit_test(test_field_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
