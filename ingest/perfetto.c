@@ -134,7 +134,12 @@ static void rheap_up(pf_reader *d, size_t i)
     rheap_set(d, i, r);
 }
 
-static void rheap_down(pf_reader *d, size_t i)
+/* always inlined into pop_emit (its two calls there, one an event): a
+ * run mostly stays first, one level's compares, and the call cost a
+ * fifth of that (reading thread 441.0M -> 440.2M instructions on 8
+ * copies of the Android 11 trace, 411.3M -> 410.7M on 4 of the Android
+ * 13 one) */
+static inline __attribute__((always_inline)) void rheap_down(pf_reader *d, size_t i)
 {
     pf_span *r = d->rheap[i];
     for (;;) {
