@@ -122,9 +122,13 @@ static inline const ftrace_state_memo *state_memo(ftrace_reader *r, uint64_t v)
 
 /* A switch's state attributes (st, sl bytes, from state_attrs), the wait
  * it begins, and its next task's attributes: the part of the mapping the
- * pairs and the values share. */
-static int switch_state(ftrace_reader *r, db_event *ev, const char *st, size_t sl, bool wait, uint32_t next_pid,
-                        const char *nc, size_t ncl)
+ * pairs and the values share.  Always inlined into both: its call, eight
+ * arguments, was a seventh of a switch's mapping (reading thread 440.2M
+ * -> 436.4M instructions on 8 copies of the Android 11 Perfetto trace,
+ * 122,000 switches; 410.7M -> 409.2M on 4 of the Android 13 one). */
+static inline __attribute__((always_inline)) int switch_state(ftrace_reader *r, db_event *ev, const char *st,
+                                                              size_t sl, bool wait, uint32_t next_pid, const char *nc,
+                                                              size_t ncl)
 {
     ev->obj = next_pid;
     if (wait)
