@@ -438,13 +438,22 @@ static const char *lex_error(ftrace_lex_status s)
     }
 }
 
+/* ingest_ft_event's failure for a name too long, out of line: with the
+ * message there, gcc split ingest_ft_event in two (the test, then a call
+ * of the rest: 7 instructions an event, 2.0M of the reading thread's 436M
+ * on 8 copies of the Android 11 Perfetto trace; 436.4M -> 435.5M, and
+ * 409.2M -> 408.5M on 4 of the Android 13 one) */
+static int __attribute__((noinline, cold)) name_too_long(ftrace_reader *r, const ftrace_line *li)
+{
+    return ingest_ft_fail(r, "%s too long (%zu bytes, at most %d)",
+                          li->comm_len > INGEST_NAME_MAX ? "task name" : "event name",
+                          li->comm_len > INGEST_NAME_MAX ? li->comm_len : li->name_len, INGEST_NAME_MAX);
+}
+
 int ingest_ft_event(ftrace_reader *r, ftrace_line *li, ftrace_ev_kind k)
 {
     if (li->comm_len > INGEST_NAME_MAX || li->name_len > INGEST_NAME_MAX)
-        return ingest_ft_fail(r, "%s too long (%zu bytes, at most %d)",
-                              li->comm_len > INGEST_NAME_MAX ? "task name" : "event name",
-                              li->comm_len > INGEST_NAME_MAX ? li->comm_len : li->name_len,
-                              INGEST_NAME_MAX);
+        return name_too_long(r, li);
     /* at most: the task, a child, and a process entry for each, and two
      * tasks only named in fields (a switch's next, a wakeup's target) */
     ftrace_tent *te;
