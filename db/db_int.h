@@ -430,6 +430,11 @@ static inline bool db_tail_fits(const db_tail *t, size_t node, size_t room)
 typedef struct db_thrix_chunk {
     uint64_t key;
     bool open;
+    /* what len + 10 may reach: 0 when not open, else the smaller of cap
+     * and DB_THR_CHUNK_BYTES (in open's padding: thrindex.c counts a
+     * chunk's size into the memory it holds, which decides when it
+     * writes them all) */
+    uint32_t lim;
     uint64_t first_ts, first_id, last_ts, last_id;
     unsigned char *buf;
     size_t len, cap;
@@ -458,9 +463,8 @@ static inline __attribute__((always_inline)) bool db_thrindex_add_fast(db_thrind
     long i = db_slots_get(&t->slots, key);
     if (i >= 0) {
         db_thrix_chunk *c = &t->c[i];
-        if (c->open && c->len + 10 <= DB_THR_CHUNK_BYTES && ts >= c->last_ts && id > c->last_id &&
-            id - c->last_id < 0x80 && c->len + 10 <= c->cap && t->pending < DB_THR_PENDING_MAX &&
-            t->held <= DB_THR_HELD_MAX) {
+        if (c->len + 10 <= c->lim && ts >= c->last_ts && id > c->last_id && id - c->last_id < 0x80 &&
+            t->pending < DB_THR_PENDING_MAX && t->held <= DB_THR_HELD_MAX) {
             c->buf[c->len++] = (unsigned char)(id - c->last_id);
             t->pending++;
             c->last_ts = ts;

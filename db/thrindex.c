@@ -92,6 +92,13 @@ static chunk *new_chunk(db_thrindex *t, uint64_t key)
 }
 
 
+/* An open chunk's lim: one compare of db_thrindex_add_fast's for the
+ * three of open, DB_THR_CHUNK_BYTES and the buffer's room, on every event
+ * and node: writer thread 346.4M -> 345.2M instructions on pf8, 167.7M
+ * -> 166.8M on a13x4. */
+_Static_assert(sizeof(chunk) == 72, "a chunk's size is counted in held: a larger one writes chunks sooner");
+static void set_lim(chunk *c) { c->lim = (uint32_t)(c->cap < DB_THR_CHUNK_BYTES ? c->cap : DB_THR_CHUNK_BYTES); }
+
 static int put_chunk(db_thrindex *t, chunk *c, uint32_t trace, db_thrindex_put put, void *ctx)
 {
     if (!c->open)
@@ -105,6 +112,7 @@ static int put_chunk(db_thrindex *t, chunk *c, uint32_t trace, db_thrindex_put p
     db_put_be64(p, c->first_ts);
     db_put_be64(p + 8, c->first_id);
     c->open = false;
+    c->lim = 0;
     t->pending -= c->len;
     int rc = put(ctx, k, (size_t)(p + 16 - k), c->buf, c->len);
     c->len = 0;
@@ -181,6 +189,7 @@ static __attribute__((noinline)) int add_slow(db_thrindex *t, chunk *c, uint32_t
         return -1;
     if (!c->open) {
         c->open = true;
+        set_lim(c);
         c->first_ts = c->last_ts = ts;
         c->first_id = c->last_id = id;
         return 0;
@@ -193,6 +202,7 @@ static __attribute__((noinline)) int add_slow(db_thrindex *t, chunk *c, uint32_t
         t->held += n - c->cap;
         c->buf = p;
         c->cap = n;
+        set_lim(c);
     }
     append(t, c, ts, id);
     return after_append(t, trace, put, ctx);
@@ -215,7 +225,7 @@ int db_thrindex_add_more(db_thrindex *t, uint32_t trace, uint64_t key, uint64_t 
     if (i < 0)
         return add_new(t, trace, key, ts, id, put, ctx);
     chunk *c = &t->c[i];
-    if (!c->open || c->len + 10 > DB_THR_CHUNK_BYTES || ts < c->last_ts || id <= c->last_id || c->len + 10 > c->cap)
+    if (c->len + 10 > c->lim || ts < c->last_ts || id <= c->last_id)
         return add_slow(t, c, trace, ts, id, put, ctx);
     append(t, c, ts, id);
     return after_append(t, trace, put, ctx);

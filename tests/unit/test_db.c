@@ -780,22 +780,20 @@ static void write_nodes(db_archive *a, const char *name, uint32_t step, size_t c
  * some below the last id a batch before put (a put into the table) and
  * some above (appends, put_nodes' run without append_flag's compare);
  * each comes back once, in order, with its own record. */
-static void test_nodes_over_batches(void **state)
+static void nodes_over_batches(const char *batch_ops, size_t count)
 {
-    (void)state;
     db_error err = {0};
     db_archive *a = db_open(path, false, &err);
     assert_non_null(a);
-    setenv("ARGUSQ_BATCH_OPS", "700", 1);
+    setenv("ARGUSQ_BATCH_OPS", batch_ops, 1);
     db_writer *w = db_writer_begin(a, "batches", "test", "unit", &err);
     unsetenv("ARGUSQ_BATCH_OPS");
     assert_non_null(w);
-    enum { COUNT = 6000 };
-    for (size_t i = 0; i < COUNT; i++) {
-        uint32_t id = (uint32_t)(i * 7919 % COUNT) + 1;
+    for (size_t i = 0; i < count; i++) {
+        uint32_t id = (uint32_t)(i * 7919 % count) + 1;
         db_node n = {.id = id, .tid = 5, .begin = id == 77 ? 2000 : 1000 + (uint64_t)id, .end = 5000000};
         assert_int_equal(db_writer_node(w, &n, &err), 0);
-        db_edge e = {.from = id, .to = id % COUNT + 1, .kind = DB_EDGE_WAKEUP, .from_event = 1, .to_event = 2};
+        db_edge e = {.from = id, .to = (uint32_t)(id % count + 1), .kind = DB_EDGE_WAKEUP, .from_event = 1, .to_event = 2};
         assert_int_equal(db_writer_edge(w, &e, &err), 0);
     }
     db_trace_info info;
@@ -804,11 +802,29 @@ static void test_nodes_over_batches(void **state)
     assert_non_null(r);
     node_seen s = {0, 0, true, true};
     assert_int_equal(db_scan_nodes(r, node_seen_cb, &s, &err), 0);
-    assert_int_equal(s.n, COUNT);
+    assert_int_equal(s.n, count);
     assert_true(s.ordered);
     assert_true(s.matched);
     db_reader_close(r);
     db_close(a);
+}
+
+static void test_nodes_over_batches(void **state)
+{
+    (void)state;
+    nodes_over_batches("700", 6000);
+}
+
+/* Batches that end on their pages (batch_full's DB_BATCH_PAGES), not
+ * their puts: from the second on, each node below the ids already
+ * stored is a put into the table, a page each, and some 2,800 of them
+ * end the batch before its 20,000 puts.  The sanitizer build (tests)
+ * compares batch_full's whole-number bound (pages_left) with the exact
+ * sum at every safe point and aborts where they differ. */
+static void test_nodes_over_page_batches(void **state)
+{
+    (void)state;
+    nodes_over_batches("20000", 30000);
 }
 
 static void test_nodes_in_id_order(void **state)
@@ -965,6 +981,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_queue_ops_of_every_size, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nodes_in_id_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nodes_over_batches, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nodes_over_page_batches, setup, teardown),
         cmocka_unit_test_setup_teardown(test_appends_fill_pages, setup, teardown),
         cmocka_unit_test(test_fmt_u64),
     };

@@ -354,6 +354,44 @@ static void test_thread_chunk_fast_add(void **state)
     db_thrindex_free(t);
 }
 
+/* The fast add takes an event exactly when its chunk is open and has
+ * room in its buffer and below DB_THR_CHUNK_BYTES (its lim: set as the
+ * chunk opens, grows and closes); db_thrindex_add does the rest, growing
+ * the buffer and closing full chunks; every id comes back once. */
+static void test_thread_chunk_fast_room(void **state)
+{
+    (void)state;
+    db_thrindex *t = db_thrindex_new(4, false);
+    chunks *c = calloc(1, sizeof *c);
+    enum { COUNT = 3000 };
+    size_t fast = 0;
+    for (uint64_t id = 1; id <= COUNT; id++) {
+        const db_thrix_chunk *ch = t->n ? &t->c[0] : NULL;
+        bool room = ch && ch->open && ch->len + 10 <= ch->cap && ch->len + 10 <= DB_THR_CHUNK_BYTES;
+        bool took = db_thrindex_add_fast(t, 7, 100 + id, id);
+        assert_int_equal(took, room);
+        fast += took;
+        if (!took)
+            assert_int_equal(db_thrindex_add(t, 9, 7, 100 + id, id, keep, c), 0);
+    }
+    assert_true(fast > COUNT - 20);
+    assert_int_equal(db_thrindex_flush(t, 9, keep, c), 0);
+    assert_false(t->c[0].open);
+    assert_false(db_thrindex_add_fast(t, 7, 100 + COUNT + 1, COUNT + 1)); /* closed */
+    assert_true(c->n >= 3);
+    uint64_t want = 1;
+    for (size_t i = 0; i < c->n; i++) {
+        db_thrchunk it;
+        db_thrchunk_begin(&it, c->key[i], 24, c->val[i], c->vlen[i]);
+        uint64_t id;
+        while (db_thrchunk_next(&it, &id))
+            assert_int_equal(id, want++);
+    }
+    assert_int_equal(want, COUNT + 1);
+    free(c);
+    db_thrindex_free(t);
+}
+
 /* An id not above the chunk's last starts a chunk of its own (its delta
  * would not be positive), as a step back in time does; the chunk before
  * keeps what it had. */
@@ -1037,6 +1075,7 @@ int main(void)
         cmocka_unit_test(test_thread_chunks),
         cmocka_unit_test(test_thread_chunk_id_back),
         cmocka_unit_test(test_thread_chunk_fast_add),
+        cmocka_unit_test(test_thread_chunk_fast_room),
         cmocka_unit_test(test_object_chunks),
         cmocka_unit_test(test_deferred_object_chunks),
         cmocka_unit_test(test_thrindex_inline_add),
