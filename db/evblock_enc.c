@@ -55,7 +55,7 @@ typedef struct enc_shape {
 /* An event remembered whole: its name, type word and attributes, and
  * the bytes its shape and its values were written as (see memo_find). */
 typedef struct enc_memo {
-    uint32_t hash, tpc, off, slot; /* off: in memo_buf, name, attributes, shape bytes, value bytes */
+    uint32_t hash, tpc, off, slot; /* off: in memo_buf, name, NUL, attributes, shape bytes, value bytes */
     uint16_t nl, alen, slen, vlen;
 } enc_memo;
 
@@ -718,6 +718,21 @@ static uint32_t memo_hash(const enc_ev *x)
     return (uint32_t)(h >> 32);
 }
 
+/* Whether a remembered event's name, NUL and attributes at mb are those
+ * of x (nl and alen bytes, as the memo's).  The attributes by memcmp:
+ * about 100 bytes (a switch's), which bytes_eq compares in some 80
+ * instructions, memcmp in half (the graph thread 627M -> 618M
+ * instructions on pf8, 198,000 hits).  In an event the ingest's replay
+ * gives, they follow its name and NUL (ingest/calls.c), and one memcmp
+ * compares all three: graph thread 386.2M -> 385.3M instructions on
+ * pf8 (198,000 hits), 413.7M -> 412.7M on a13x4. */
+static inline bool memo_same(const char *mb, const enc_ev *x, size_t nl, size_t alen)
+{
+    if (x->attrs == x->name + nl + 1 || !alen)
+        return memcmp(mb, x->name, nl + 1 + alen) == 0;
+    return bytes_eq(mb, x->name, nl) && memcmp(mb + nl + 1, x->attrs, alen) == 0;
+}
+
 /* The remembered event with this name, type word and attributes, or NULL
  * (*slot: where it would go). */
 static const enc_memo *memo_find(const db_evblock_enc *e, const enc_ev *x, uint32_t h, uint32_t *slot)
@@ -731,11 +746,7 @@ static const enc_memo *memo_find(const db_evblock_enc *e, const enc_ev *x, uint3
         }
         const enc_memo *m = &e->memo[v - 1];
         const char *mb = (const char *)e->memo_buf + m->off;
-        /* the attributes by memcmp: about 100 bytes (a switch's), which
-         * bytes_eq compares in some 80 instructions, memcmp in half
-         * (the graph thread 627M -> 618M instructions on pf8, 198,000 hits) */
-        if (m->hash == h && m->tpc == x->tpc && m->nl == nl && m->alen == alen && bytes_eq(mb, x->name, nl) &&
-            (!alen || memcmp(mb + nl, x->attrs, alen) == 0))
+        if (m->hash == h && m->tpc == x->tpc && m->nl == nl && m->alen == alen && memo_same(mb, x, nl, alen))
             return m;
     }
 }
@@ -766,18 +777,18 @@ static void memo_add(db_evblock_enc *e, uint32_t slot, uint32_t h, const enc_ev 
 {
     const db_event *ev = x->ev;
     size_t nl = x->nl;
-    size_t slen = s1 - s0, vlen = e->len - v0, need = nl + ev->attrs_len + slen + vlen;
+    size_t slen = s1 - s0, vlen = e->len - v0, need = nl + 1 + ev->attrs_len + slen + vlen;
     if (e->nmemo == EVB_MEMO_MAX || nl > 255 || ev->attrs_len > EVB_MEMO_ALEN || slen > 0xffff || vlen > 0xffff ||
         e->memo_len + need > EVB_MEMO_BYTES)
         return;
     if (!e->memo_buf && !(e->memo_buf = malloc(EVB_MEMO_BYTES + EVB_MEMO_PAD)))
         return; /* no memo: every event is written in full */
     unsigned char *p = e->memo_buf + e->memo_len;
-    memcpy(p, x->name, nl);
+    memcpy(p, x->name, nl + 1); /* its NUL too: memo_same */
     if (ev->attrs_len)
-        memcpy(p + nl, ev->attrs, ev->attrs_len);
-    copy16(p + nl + ev->attrs_len, e->buf + s0, slen); /* then the values, over its bytes past it */
-    copy16(p + nl + ev->attrs_len + slen, e->buf + v0, vlen);
+        memcpy(p + nl + 1, ev->attrs, ev->attrs_len);
+    copy16(p + nl + 1 + ev->attrs_len, e->buf + s0, slen); /* then the values, over its bytes past it */
+    copy16(p + nl + 1 + ev->attrs_len + slen, e->buf + v0, vlen);
     e->memo[e->nmemo] = (enc_memo){h, x->tpc, (uint32_t)e->memo_len, slot, (uint16_t)nl, (uint16_t)ev->attrs_len,
                                    (uint16_t)slen, (uint16_t)vlen};
     e->memo_slots[slot] = (uint16_t)++e->nmemo;
@@ -803,7 +814,7 @@ int db_evblock_enc_add(db_evblock_enc *e, const db_event *ev)
     if (m) {
         if (!db_grow((void **)&e->buf, &e->cap, e->len + m->slen + m->vlen + EVB_FIXED_MAX + EVB_MEMO_PAD, 1))
             return -1;
-        const unsigned char *mb = e->memo_buf + m->off + m->nl + m->alen;
+        const unsigned char *mb = e->memo_buf + m->off + m->nl + 1 + m->alen;
         e->memo_hits++;
         put_memo_bytes(e, mb, m->slen);
         put_fixed(e, ev, nd);

@@ -644,6 +644,61 @@ static void test_memo_same_bytes(void **state)
     assert_int_equal(h.plain_memo, 0);
 }
 
+/* The memo compares a remembered event's name, NUL and attributes in one
+ * memcmp when the event's attributes follow its name and NUL (as the
+ * ingest's replay gives them), else the name and the attributes apart:
+ * the same event in either layout hits what the other left, an event
+ * whose attributes' or name's last byte differs does not, and the bytes
+ * are those of an encoder without the memo. */
+static void test_memo_contiguous(void **state)
+{
+    (void)state;
+    static const char attrs[] = "prev_comm=bash\0next_pid=42\0";
+    static const char other[] = "prev_comm=bash\0next_pid=43\0";
+    char joined[64], joined_other[64], joined_name[64], bare[16];
+    size_t al = sizeof attrs - 1;
+    memcpy(joined, "sw\0", 3); /* name, NUL, attributes */
+    memcpy(joined + 3, attrs, al);
+    memcpy(joined_other, "sw\0", 3);
+    memcpy(joined_other + 3, other, al);
+    memcpy(joined_name, "sx\0", 3);
+    memcpy(joined_name + 3, attrs, al);
+    memcpy(bare, "idle\0", 5); /* no attributes */
+    char name_apart[] = "sw", attrs_apart[sizeof attrs];
+    memcpy(attrs_apart, attrs, sizeof attrs);
+    struct {
+        const char *name, *attrs;
+        size_t alen;
+    } in[] = {
+        {joined, joined + 3, al},           {name_apart, attrs_apart, al}, /* numbers, then remembered */
+        {joined, joined + 3, al},           {name_apart, attrs_apart, al}, /* hits */
+        {joined, joined + 3, al},           {joined_other, joined_other + 3, al}, /* hit, then misses */
+        {joined_name, joined_name + 3, al}, {name_apart, attrs_apart, al}, /* miss, hit */
+        {bare, NULL, 0},                    {bare, NULL, 0},               /* numbers, remembered */
+        {bare, NULL, 0},                                                   /* hit */
+    };
+    size_t n = sizeof in / sizeof in[0];
+    db_evblock_enc *with = db_evblock_enc_new(), *without = db_evblock_enc_new();
+    db_evblock_enc_memo(without, false);
+    for (size_t i = 0; i < n; i++) {
+        db_event ev = {.id = i + 1, .ts = 1000 + i, .tid = 7, .pid = 7, .cpu = 1, .type = 0, .node = 3};
+        ev.name = in[i].name;
+        ev.name_len = (uint32_t)strlen(in[i].name);
+        ev.attrs = in[i].attrs;
+        ev.attrs_len = in[i].alen;
+        assert_int_equal(db_evblock_enc_add(with, &ev), 0);
+        ev.name_len = 0;
+        assert_int_equal(db_evblock_enc_add(without, &ev), 0);
+    }
+    assert_int_equal(db_evblock_enc_memo_hits(with), 5);
+    size_t la, lb;
+    const unsigned char *a = db_evblock_enc_bytes(with, &la), *b = db_evblock_enc_bytes(without, &lb);
+    assert_int_equal(la, lb);
+    assert_memory_equal(a, b, la);
+    db_evblock_enc_free(with);
+    db_evblock_enc_free(without);
+}
+
 /* An event the memo misses is written by its name's latest shape, its
  * entries matched with the shape's keys as it reads them: the bytes must
  * be those of the full encoding whatever the entries are.  Events of two
@@ -1041,7 +1096,7 @@ int main(void)
         cmocka_unit_test(test_deferred_object_chunks),
         cmocka_unit_test(test_thrindex_inline_add),
         cmocka_unit_test(test_normbuf),
-        cmocka_unit_test(test_rollback_keeps_tables), cmocka_unit_test(test_memo_same_bytes),
+        cmocka_unit_test(test_rollback_keeps_tables), cmocka_unit_test(test_memo_same_bytes), cmocka_unit_test(test_memo_contiguous),
         cmocka_unit_test(test_latest_shape_same_bytes),
         cmocka_unit_test(test_short_values_same_bytes),
         cmocka_unit_test(test_three_shapes_come_round),
