@@ -443,8 +443,11 @@ int db_wq_event(db_wq *q, db_event *ev, db_error *err)
     char *p = op(q, OP_EVENT, sizeof x, err);
     if (!p)
         return -1;
-    db_evix_of(&x, ev);
-    memcpy(p, &x, sizeof x);
+    /* made where it goes (an op's payload is WQ_ALIGN-aligned, as a
+     * db_evix needs), not on the stack and copied: graph thread 384.2M ->
+     * 383.6M instructions on pf8, 411.7M -> 411.2M on a13x4 */
+    _Static_assert(_Alignof(db_evix) <= WQ_ALIGN, "an op's payload holds a db_evix");
+    db_evix_of((db_evix *)(void *)p, ev);
     return 0;
 }
 
