@@ -14,6 +14,7 @@
 
 #include "db/db.h"
 #include "db/db_int.h"
+#include "db/evblock_words.h"
 
 /* A deterministic generator of awkward events. */
 static uint64_t rng = 88172645463325252ull;
@@ -644,6 +645,28 @@ static void test_memo_same_bytes(void **state)
     assert_int_equal(h.plain_memo, 0);
 }
 
+/* bytes_copy (the encoder's copy of a value's, a key's or a name's text)
+ * copies exactly n bytes of every length, reading and writing none past
+ * them: source and destination are allocations of n bytes, which ASan
+ * (the unit tests' build) guards on both sides. */
+static void test_bytes_copy(void **state)
+{
+    (void)state;
+    for (size_t n = 0; n <= 40; n++) {
+        char *src = malloc(n ? n : 1), *dst = malloc(n ? n : 1);
+        assert_non_null(src);
+        assert_non_null(dst);
+        for (size_t i = 0; i < n; i++) {
+            src[i] = (char)('a' + i % 26);
+            dst[i] = 0;
+        }
+        bytes_copy(dst, src, n);
+        assert_memory_equal(dst, src, n ? n : 0);
+        free(src);
+        free(dst);
+    }
+}
+
 /* The memo compares a remembered event's name, NUL and attributes in one
  * memcmp when the event's attributes follow its name and NUL (as the
  * ingest's replay gives them), else the name and the attributes apart:
@@ -1096,7 +1119,7 @@ int main(void)
         cmocka_unit_test(test_deferred_object_chunks),
         cmocka_unit_test(test_thrindex_inline_add),
         cmocka_unit_test(test_normbuf),
-        cmocka_unit_test(test_rollback_keeps_tables), cmocka_unit_test(test_memo_same_bytes), cmocka_unit_test(test_memo_contiguous),
+        cmocka_unit_test(test_rollback_keeps_tables), cmocka_unit_test(test_memo_same_bytes), cmocka_unit_test(test_memo_contiguous), cmocka_unit_test(test_bytes_copy),
         cmocka_unit_test(test_latest_shape_same_bytes),
         cmocka_unit_test(test_short_values_same_bytes),
         cmocka_unit_test(test_three_shapes_come_round),
