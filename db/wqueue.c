@@ -406,8 +406,16 @@ static inline char *op(db_wq *q, uint8_t tag, size_t n, db_error *err)
         *err = q->err;
         return NULL;
     }
-    char *p = room(q, WQ_ALIGN + wq_round(n));
-    if (!p) {
+    /* room's common case here, so that only room_more's answer is tested
+     * for NULL, not the batch's pointer too (541,000 ops on pf8): graph
+     * thread 379.3M -> 378.8M instructions on pf8, 406.6M -> 406.2M on
+     * a13x4 */
+    size_t need = WQ_ALIGN + wq_round(n);
+    wq_batch *b = filling(q);
+    char *p = b->buf + b->len;
+    if (b->len + need <= b->cap)
+        b->len += need;
+    else if (!(p = room_more(q, need))) {
         db_fail_oom(err);
         return NULL;
     }
