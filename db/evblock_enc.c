@@ -19,6 +19,14 @@
 #define EVB_NAME_SHAPES 3
 #define EVB_MEMO_MAX 512u /* events remembered whole in a block (the memo, below) */
 #define EVB_MEMO_SLOTS 1024u /* their hash slots */
+/* An event is remembered only in the first EVB_MEMO_PROBE slots from its
+ * hash's: the attributes' hash samples long ones (hash_sampled), and
+ * events that differ past the samples share it, but a lookup compares at
+ * most this many of them, however many such events a block has (not
+ * remembering one changes no byte: the memo is a shortcut).  Free in
+ * memo_find: a count of the compares there cost the graph thread 1.6M
+ * instructions on pf8. */
+#define EVB_MEMO_PROBE 8u
 #define EVB_MEMO_BYTES 65536u /* their names, attributes and encodings */
 #define EVB_MEMO_PAD 16u /* memo_buf's bytes past them, and the block's past an event (copy16) */
 #define EVB_MEMO_ALEN 1024u /* an event with longer attributes is not remembered */
@@ -711,7 +719,9 @@ static uint32_t memo_hash(const enc_ev *x)
      * graph thread 3.3M of 395M instructions on pf8 and 2.7M of 420M on
      * a13x4 */
     size_t alen = x->ev->attrs_len;
-    uint32_t ah = alen > 16 ? hash_long_inline((const unsigned char *)x->attrs, alen) : hash_bytes(x->attrs, alen);
+    uint32_t ah = alen > EVB_SAMPLED ? hash_sampled((const unsigned char *)x->attrs, alen)
+                  : alen > 16      ? hash_long_inline((const unsigned char *)x->attrs, alen)
+                                   : hash_bytes(x->attrs, alen);
     uint64_t h = (uint64_t)ah ^ (w * 0x9e3779b97f4a7c15ull) ^
                  ((uint64_t)(nl << 9 | x->tpc) << 40);
     h *= 0xff51afd7ed558ccdull;
@@ -746,8 +756,10 @@ static const enc_memo *memo_find(const db_evblock_enc *e, const enc_ev *x, uint3
         }
         const enc_memo *m = &e->memo[v - 1];
         const char *mb = (const char *)e->memo_buf + m->off;
-        if (m->hash == h && m->tpc == x->tpc && m->nl == nl && m->alen == alen && memo_same(mb, x, nl, alen))
-            return m;
+        if (m->hash == h && m->tpc == x->tpc && m->nl == nl && m->alen == alen) {
+            if (memo_same(mb, x, nl, alen))
+                return m;
+        }
     }
 }
 
@@ -778,8 +790,8 @@ static void memo_add(db_evblock_enc *e, uint32_t slot, uint32_t h, const enc_ev 
     const db_event *ev = x->ev;
     size_t nl = x->nl;
     size_t slen = s1 - s0, vlen = e->len - v0, need = nl + 1 + ev->attrs_len + slen + vlen;
-    if (e->nmemo == EVB_MEMO_MAX || nl > 255 || ev->attrs_len > EVB_MEMO_ALEN || slen > 0xffff || vlen > 0xffff ||
-        e->memo_len + need > EVB_MEMO_BYTES)
+    if (((slot - h) & (EVB_MEMO_SLOTS - 1)) >= EVB_MEMO_PROBE || e->nmemo == EVB_MEMO_MAX || nl > 255 ||
+        ev->attrs_len > EVB_MEMO_ALEN || slen > 0xffff || vlen > 0xffff || e->memo_len + need > EVB_MEMO_BYTES)
         return;
     if (!e->memo_buf && !(e->memo_buf = malloc(EVB_MEMO_BYTES + EVB_MEMO_PAD)))
         return; /* no memo: every event is written in full */

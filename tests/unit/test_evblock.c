@@ -667,6 +667,44 @@ static void test_bytes_copy(void **state)
     }
 }
 
+/* The memo hashes long attributes from samples (hash_sampled: their first
+ * 32 bytes, middle 16 and last 32), so events that differ only between
+ * them share a hash: 40 such forms, 10 rounds of each, with other fields
+ * each time.  The bytes are the full encoding's, and the memo serves
+ * the forms it keeps, EVB_MEMO_PROBE of a hash. */
+static void test_memo_sampled_collisions(void **state)
+{
+    (void)state;
+    enum { FORMS = 40, N = FORMS * 10 };
+    static owned evs[N];
+    uint64_t ts = 1000;
+    for (size_t i = 0; i < N; i++) {
+        owned *o = &evs[i];
+        random_event(o, i + 1, &ts);
+        snprintf(o->name, sizeof o->name, "other");
+        o->ev.name = o->name;
+        o->ev.type = DB_EV_RAW;
+        o->ev.phase = 0;
+        o->ev.ctx = 0;
+        /* 40 bytes the same, the form's number (bytes 40 to 47), then the
+         * same to 120 bytes: the samples are bytes 0-31, 52-67, 88-119 */
+        char *a = o->attrs;
+        memset(a, 0, 121);
+        memcpy(a, "first=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 39);
+        snprintf(a + 40, 8, "f=%04u", (unsigned)(i % FORMS));
+        memcpy(a + 48, "last=bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", 71);
+        o->ev.attrs = a;
+        o->ev.attrs_len = 120;
+    }
+    enc_hits h = same_as_plain(evs, N, 0);
+    /* the memo serves the forms it keeps, and keeps at most 8 of the 40
+     * (EVB_MEMO_PROBE) in a block: without that bound it would keep them
+     * all, with some 300 hits */
+    assert_true(h.memo > 0);
+    assert_true(h.memo <= 8 * 10 * h.blocks);
+    assert_int_equal(h.plain_memo, 0);
+}
+
 /* The memo compares a remembered event's name, NUL and attributes in one
  * memcmp when the event's attributes follow its name and NUL (as the
  * ingest's replay gives them), else the name and the attributes apart:
@@ -1119,7 +1157,7 @@ int main(void)
         cmocka_unit_test(test_deferred_object_chunks),
         cmocka_unit_test(test_thrindex_inline_add),
         cmocka_unit_test(test_normbuf),
-        cmocka_unit_test(test_rollback_keeps_tables), cmocka_unit_test(test_memo_same_bytes), cmocka_unit_test(test_memo_contiguous), cmocka_unit_test(test_bytes_copy),
+        cmocka_unit_test(test_rollback_keeps_tables), cmocka_unit_test(test_memo_same_bytes), cmocka_unit_test(test_memo_contiguous), cmocka_unit_test(test_bytes_copy), cmocka_unit_test(test_memo_sampled_collisions),
         cmocka_unit_test(test_latest_shape_same_bytes),
         cmocka_unit_test(test_short_values_same_bytes),
         cmocka_unit_test(test_three_shapes_come_round),
