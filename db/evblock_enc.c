@@ -19,6 +19,14 @@
 #define EVB_NAME_SHAPES 3
 #define EVB_MEMO_MAX 512u /* events remembered whole in a block (the memo, below) */
 #define EVB_MEMO_SLOTS 1024u /* their hash slots */
+/* An event is remembered only in the first EVB_MEMO_PROBE slots from its
+ * hash's: the attributes' hash samples long ones (hash_sampled), and
+ * events that differ past the samples share it, but a lookup compares at
+ * most this many of them, however many such events a block has (not
+ * remembering one changes no byte: the memo is a shortcut).  Free in
+ * memo_find: a count of the compares there cost the graph thread 1.6M
+ * instructions on pf8. */
+#define EVB_MEMO_PROBE 8u
 #define EVB_MEMO_BYTES 65536u /* their names, attributes and encodings */
 #define EVB_MEMO_PAD 16u /* memo_buf's bytes past them, and the block's past an event (copy16) */
 #define EVB_MEMO_ALEN 1024u /* an event with longer attributes is not remembered */
@@ -55,7 +63,7 @@ typedef struct enc_shape {
 /* An event remembered whole: its name, type word and attributes, and
  * the bytes its shape and its values were written as (see memo_find). */
 typedef struct enc_memo {
-    uint32_t hash, tpc, off, slot; /* off: in memo_buf, name, attributes, shape bytes, value bytes */
+    uint32_t hash, tpc, off, slot; /* off: in memo_buf, name, NUL, attributes, shape bytes, value bytes */
     uint16_t nl, alen, slen, vlen;
 } enc_memo;
 
@@ -177,7 +185,7 @@ static inline bool put_uv(db_evblock_enc *e, uint64_t v)
 
 static inline bool put_bytes(db_evblock_enc *e, const char *s, size_t n)
 {
-    memcpy(e->buf + e->len, s, n);
+    bytes_copy((char *)e->buf + e->len, s, n);
     e->len += n;
     return true;
 }
@@ -228,7 +236,7 @@ static inline bool str_add(db_evblock_enc *e, const char *s, size_t n, uint32_t 
     if (EVB_LE && n <= 8)
         memcpy(e->sbuf + e->sbuf_len, &head, 8);
     else
-        memcpy(e->sbuf + e->sbuf_len, s, n);
+        bytes_copy(e->sbuf + e->sbuf_len, s, n);
     e->strs[e->nstrs] = (enc_str){head, (uint32_t)e->sbuf_len, (uint32_t)n, h, {0}};
     e->sbuf_len += n;
     e->slots[slot] = (uint32_t)++e->nstrs;
@@ -711,11 +719,28 @@ static uint32_t memo_hash(const enc_ev *x)
      * graph thread 3.3M of 395M instructions on pf8 and 2.7M of 420M on
      * a13x4 */
     size_t alen = x->ev->attrs_len;
-    uint32_t ah = alen > 16 ? hash_long_inline((const unsigned char *)x->attrs, alen) : hash_bytes(x->attrs, alen);
+    uint32_t ah = alen > EVB_SAMPLED ? hash_sampled((const unsigned char *)x->attrs, alen)
+                  : alen > 16      ? hash_long_inline((const unsigned char *)x->attrs, alen)
+                                   : hash_bytes(x->attrs, alen);
     uint64_t h = (uint64_t)ah ^ (w * 0x9e3779b97f4a7c15ull) ^
                  ((uint64_t)(nl << 9 | x->tpc) << 40);
     h *= 0xff51afd7ed558ccdull;
     return (uint32_t)(h >> 32);
+}
+
+/* Whether a remembered event's name, NUL and attributes at mb are those
+ * of x (nl and alen bytes, as the memo's).  The attributes by memcmp:
+ * about 100 bytes (a switch's), which bytes_eq compares in some 80
+ * instructions, memcmp in half (the graph thread 627M -> 618M
+ * instructions on pf8, 198,000 hits).  In an event the ingest's replay
+ * gives, they follow its name and NUL (ingest/calls.c), and one memcmp
+ * compares all three: graph thread 386.2M -> 385.3M instructions on
+ * pf8 (198,000 hits), 413.7M -> 412.7M on a13x4. */
+static inline bool memo_same(const char *mb, const enc_ev *x, size_t nl, size_t alen)
+{
+    if (x->attrs == x->name + nl + 1 || !alen)
+        return memcmp(mb, x->name, nl + 1 + alen) == 0;
+    return bytes_eq(mb, x->name, nl) && memcmp(mb + nl + 1, x->attrs, alen) == 0;
 }
 
 /* The remembered event with this name, type word and attributes, or NULL
@@ -731,12 +756,10 @@ static const enc_memo *memo_find(const db_evblock_enc *e, const enc_ev *x, uint3
         }
         const enc_memo *m = &e->memo[v - 1];
         const char *mb = (const char *)e->memo_buf + m->off;
-        /* the attributes by memcmp: about 100 bytes (a switch's), which
-         * bytes_eq compares in some 80 instructions, memcmp in half
-         * (the graph thread 627M -> 618M instructions on pf8, 198,000 hits) */
-        if (m->hash == h && m->tpc == x->tpc && m->nl == nl && m->alen == alen && bytes_eq(mb, x->name, nl) &&
-            (!alen || memcmp(mb + nl, x->attrs, alen) == 0))
-            return m;
+        if (m->hash == h && m->tpc == x->tpc && m->nl == nl && m->alen == alen) {
+            if (memo_same(mb, x, nl, alen))
+                return m;
+        }
     }
 }
 
@@ -766,18 +789,18 @@ static void memo_add(db_evblock_enc *e, uint32_t slot, uint32_t h, const enc_ev 
 {
     const db_event *ev = x->ev;
     size_t nl = x->nl;
-    size_t slen = s1 - s0, vlen = e->len - v0, need = nl + ev->attrs_len + slen + vlen;
-    if (e->nmemo == EVB_MEMO_MAX || nl > 255 || ev->attrs_len > EVB_MEMO_ALEN || slen > 0xffff || vlen > 0xffff ||
-        e->memo_len + need > EVB_MEMO_BYTES)
+    size_t slen = s1 - s0, vlen = e->len - v0, need = nl + 1 + ev->attrs_len + slen + vlen;
+    if (((slot - h) & (EVB_MEMO_SLOTS - 1)) >= EVB_MEMO_PROBE || e->nmemo == EVB_MEMO_MAX || nl > 255 ||
+        ev->attrs_len > EVB_MEMO_ALEN || slen > 0xffff || vlen > 0xffff || e->memo_len + need > EVB_MEMO_BYTES)
         return;
     if (!e->memo_buf && !(e->memo_buf = malloc(EVB_MEMO_BYTES + EVB_MEMO_PAD)))
         return; /* no memo: every event is written in full */
     unsigned char *p = e->memo_buf + e->memo_len;
-    memcpy(p, x->name, nl);
+    bytes_copy((char *)p, x->name, nl + 1); /* its NUL too: memo_same */
     if (ev->attrs_len)
-        memcpy(p + nl, ev->attrs, ev->attrs_len);
-    copy16(p + nl + ev->attrs_len, e->buf + s0, slen); /* then the values, over its bytes past it */
-    copy16(p + nl + ev->attrs_len + slen, e->buf + v0, vlen);
+        memcpy(p + nl + 1, ev->attrs, ev->attrs_len);
+    copy16(p + nl + 1 + ev->attrs_len, e->buf + s0, slen); /* then the values, over its bytes past it */
+    copy16(p + nl + 1 + ev->attrs_len + slen, e->buf + v0, vlen);
     e->memo[e->nmemo] = (enc_memo){h, x->tpc, (uint32_t)e->memo_len, slot, (uint16_t)nl, (uint16_t)ev->attrs_len,
                                    (uint16_t)slen, (uint16_t)vlen};
     e->memo_slots[slot] = (uint16_t)++e->nmemo;
@@ -803,7 +826,7 @@ int db_evblock_enc_add(db_evblock_enc *e, const db_event *ev)
     if (m) {
         if (!db_grow((void **)&e->buf, &e->cap, e->len + m->slen + m->vlen + EVB_FIXED_MAX + EVB_MEMO_PAD, 1))
             return -1;
-        const unsigned char *mb = e->memo_buf + m->off + m->nl + m->alen;
+        const unsigned char *mb = e->memo_buf + m->off + m->nl + 1 + m->alen;
         e->memo_hits++;
         put_memo_bytes(e, mb, m->slen);
         put_fixed(e, ev, nd);

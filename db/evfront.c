@@ -32,11 +32,11 @@ static void hand_over(db_evfront *f, db_evblk *out)
 /* The event that needs more than the block being filled: the first of
  * all, the first out of time order, or one the block has no room for (rc,
  * what the add said: 1 full, else out of memory).  Out of line, so that
- * db_evfront_add's common case saves fewer registers: 35 instructions of
- * its own an event before, 22 now (graph thread 499.1M -> 497.1M on 8
- * copies of the Android 11 Perfetto trace; test_evblock's test_front
- * takes every path here). */
-static __attribute__((noinline)) int add_more(db_evfront *f, db_event *ev, db_evblk *out, int rc)
+ * db_evfront_add's common case (inline, db_int.h) saves fewer registers:
+ * 35 instructions of its own an event before, 22 then (graph thread
+ * 499.1M -> 497.1M on 8 copies of the Android 11 Perfetto trace;
+ * test_evblock's test_front takes every path here). */
+int db_evfront_add_more(db_evfront *f, db_event *ev, db_evblk *out, int rc)
 {
     if (rc) { /* full (never right after a hand-over: one event fits) */
         if (rc != 1)
@@ -68,16 +68,6 @@ static __attribute__((noinline)) int add_more(db_evfront *f, db_event *ev, db_ev
         rc = db_evblock_enc_add(f->fill, ev);
     }
     return rc ? -1 : handed;
-}
-
-int db_evfront_add(db_evfront *f, db_event *ev, db_evblk *out)
-{
-    if (!f->fill || (!f->unordered && ev->ts < f->last_ts))
-        return add_more(f, ev, out, 0);
-    ev->id = ++f->events;
-    f->last_ts = ev->ts;
-    int rc = db_evblock_enc_add(f->fill, ev);
-    return rc ? add_more(f, ev, out, rc) : 0;
 }
 
 int db_evfront_take(db_evfront *f, db_evblk *out)

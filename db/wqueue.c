@@ -406,8 +406,16 @@ static inline char *op(db_wq *q, uint8_t tag, size_t n, db_error *err)
         *err = q->err;
         return NULL;
     }
-    char *p = room(q, WQ_ALIGN + wq_round(n));
-    if (!p) {
+    /* room's common case here, so that only room_more's answer is tested
+     * for NULL, not the batch's pointer too (541,000 ops on pf8): graph
+     * thread 379.3M -> 378.8M instructions on pf8, 406.6M -> 406.2M on
+     * a13x4 */
+    size_t need = WQ_ALIGN + wq_round(n);
+    wq_batch *b = filling(q);
+    char *p = b->buf + b->len;
+    if (b->len + need <= b->cap)
+        b->len += need;
+    else if (!(p = room_more(q, need))) {
         db_fail_oom(err);
         return NULL;
     }
@@ -443,8 +451,11 @@ int db_wq_event(db_wq *q, db_event *ev, db_error *err)
     char *p = op(q, OP_EVENT, sizeof x, err);
     if (!p)
         return -1;
-    db_evix_of(&x, ev);
-    memcpy(p, &x, sizeof x);
+    /* made where it goes (an op's payload is WQ_ALIGN-aligned, as a
+     * db_evix needs), not on the stack and copied: graph thread 384.2M ->
+     * 383.6M instructions on pf8, 411.7M -> 411.2M on a13x4 */
+    _Static_assert(_Alignof(db_evix) <= WQ_ALIGN, "an op's payload holds a db_evix");
+    db_evix_of((db_evix *)(void *)p, ev);
     return 0;
 }
 

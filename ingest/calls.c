@@ -46,40 +46,71 @@ void ingest_call_progress_put(char *q, uint64_t done, uint64_t total)
     wr(q, &total, 8);
 }
 
+/* A call other than an event, at q (after its tag): what the sink said,
+ * or -1 (err set) for a tag that is no call's.  *qp: past its arguments. */
+static int replay_other(const char **qp, uint8_t tag, const ingest_sink *s, char *err, size_t errlen)
+{
+    const char *q = *qp;
+    int rc = 0;
+    switch (tag) {
+    case INGEST_C_PROC: {
+        uint32_t pid, n;
+        q += rd(q, &pid, 4);
+        q += rd(q, &n, 4);
+        if (s->proc)
+            rc = s->proc(s->ctx, pid, q, err, errlen);
+        q += n + 1;
+        break;
+    }
+    case INGEST_C_THREAD: {
+        db_thread t;
+        q += rd(q, &t, sizeof t);
+        if (s->thread)
+            rc = s->thread(s->ctx, &t, err, errlen);
+        break;
+    }
+    case INGEST_C_SYMBOL: {
+        uint64_t addr;
+        uint32_t n;
+        q += rd(q, &addr, 8);
+        q += rd(q, &n, 4);
+        if (s->symbol)
+            rc = s->symbol(s->ctx, addr, q, err, errlen);
+        q += n + 1;
+        break;
+    }
+    case INGEST_C_SKIP:
+        if (s->skip)
+            s->skip(s->ctx);
+        break;
+    case INGEST_C_PROGRESS: {
+        uint64_t done, total;
+        q += rd(q, &done, 8);
+        q += rd(q, &total, 8);
+        if (s->progress)
+            s->progress(s->ctx, done, total);
+        break;
+    }
+    default:
+        snprintf(err, errlen, "internal error: bad sink call %u", tag);
+        return -1;
+    }
+    *qp = q;
+    return rc;
+}
+
 int ingest_calls_replay(const char *q, size_t len, const ingest_sink *s, char *err, size_t errlen)
 {
     const char *end = q + len;
     while (q < end) {
         int rc = 0;
         uint8_t tag = (uint8_t)*q++;
-        switch (tag) {
-        case INGEST_C_PROC: {
-            uint32_t pid, n;
-            q += rd(q, &pid, 4);
-            q += rd(q, &n, 4);
-            if (s->proc)
-                rc = s->proc(s->ctx, pid, q, err, errlen);
-            q += n + 1;
-            break;
-        }
-        case INGEST_C_THREAD: {
-            db_thread t;
-            q += rd(q, &t, sizeof t);
-            if (s->thread)
-                rc = s->thread(s->ctx, &t, err, errlen);
-            break;
-        }
-        case INGEST_C_SYMBOL: {
-            uint64_t addr;
-            uint32_t n;
-            q += rd(q, &addr, 8);
-            q += rd(q, &n, 4);
-            if (s->symbol)
-                rc = s->symbol(s->ctx, addr, q, err, errlen);
-            q += n + 1;
-            break;
-        }
-        case INGEST_C_EVENT: {
+        /* an event (nearly every call: 287,000 of pf8's 302,000) on a
+         * path of its own, laid out as the one expected, not through the
+         * switch's jump table: graph thread 385.3M -> 384.2M instructions
+         * on pf8, 412.7M -> 411.7M on a13x4 (without the expect, the
+         * event's path was the jump and 384.5M) */
+        if (__builtin_expect(tag == INGEST_C_EVENT, 1)) {
             db_event ev;
             uint32_t nl;
             q += rd(q, &ev, sizeof ev);
@@ -91,24 +122,8 @@ int ingest_calls_replay(const char *q, size_t len, const ingest_sink *s, char *e
             q += ev.attrs_len;
             if (s->event)
                 rc = s->event(s->ctx, &ev, err, errlen);
-            break;
-        }
-        case INGEST_C_SKIP:
-            if (s->skip)
-                s->skip(s->ctx);
-            break;
-        case INGEST_C_PROGRESS: {
-            uint64_t done, total;
-            q += rd(q, &done, 8);
-            q += rd(q, &total, 8);
-            if (s->progress)
-                s->progress(s->ctx, done, total);
-            break;
-        }
-        default:
-            snprintf(err, errlen, "internal error: bad sink call %u", tag);
-            return -1;
-        }
+        } else
+            rc = replay_other(&q, tag, s, err, errlen);
         if (rc != 0) {
             if (!err[0])
                 snprintf(err, errlen, "the archive refused an event");

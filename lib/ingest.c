@@ -47,6 +47,8 @@ typedef struct sink_ctx {
     const argusq_ingest_opts *o;
     uint64_t events, bytes, total;
     double last; /* when progress was last reported */
+    char *err;   /* sink_event's, for its failure */
+    size_t errlen;
 } sink_ctx;
 
 /* The caller's progress callback, at most every 100 ms while reading
@@ -86,12 +88,34 @@ static int sink_thread(void *p, const db_thread *t, char *err, size_t len)
     return db_writer_thread(sc->w, t, &de) ? sink_fail(&de, err, len) : 0;
 }
 
+/* An event into the graph and the archive; a failure's message to the
+ * replay's err (sink_event keeps it in sc). */
+static inline int sink_feed(sink_ctx *sc, db_event *ev)
+{
+    return graph_feed_event(&sc->feed, ev) ? sink_fail(sc->feed.err, sc->err, sc->errlen) : 0;
+}
+
+/* sink_event's every 4096th event, out of line (see there) */
+static __attribute__((noinline)) int sink_event_progress(sink_ctx *sc, db_event *ev)
+{
+    report_progress(sc, false, NULL);
+    return sink_feed(sc, ev);
+}
+
+/* The replay's err and len wait in sc for a failure, and the progress
+ * report is out of line: across the call to the graph, only sc is kept
+ * in a register, not also ev, err and len (four saved and restored, and
+ * the stack realigned: 25 instructions of its own an event, now 15).
+ * Graph thread 383.6M -> 380.8M instructions on pf8, 411.2M -> 408.8M on
+ * a13x4. */
 static int sink_event(void *p, db_event *ev, char *err, size_t len)
 {
     sink_ctx *sc = p;
+    sc->err = err;
+    sc->errlen = len;
     if ((++sc->events & 4095u) == 0)
-        report_progress(sc, false, NULL);
-    return graph_feed_event(&sc->feed, ev) ? sink_fail(sc->feed.err, err, len) : 0;
+        return sink_event_progress(sc, ev);
+    return sink_feed(sc, ev);
 }
 
 static int sink_symbol(void *p, uint64_t addr, const char *name, char *err, size_t len)

@@ -25,7 +25,7 @@ typedef struct rec {
     uint32_t procs[512]; /* declared pids */
     char pnames[512][DB_NAME_MAX];
     size_t nprocs;
-    size_t thread_calls, proc_calls, skips;
+    size_t thread_calls, proc_calls, skips, progress_calls;
     size_t order_errors; /* uses before declarations */
     size_t name_lens, bad_name_lens; /* events with name_len set, and set wrong */
     bool keep;           /* keep the events (else count only) */

@@ -69,6 +69,70 @@ static void test_event_calls(void **state)
     rec_free(r);
 }
 
+/* Events between calls of every other kind (replay takes an event on a
+ * path of its own, the rest through its switch): each call made, in
+ * order, each event after the names it uses (rec's order_errors), and
+ * past them all a tag that is no call's stops the replay with its
+ * message. */
+static void on_progress(void *ctx, uint64_t done, uint64_t total)
+{
+    rec *r = ctx;
+    assert_int_equal(done, r->progress_calls++); /* in order */
+    assert_int_equal(total, 6);
+}
+
+static void test_mixed_calls(void **state)
+{
+    (void)state;
+    static char buf[1 << 14];
+    size_t len = 0;
+    for (uint32_t i = 0; i < 6; i++) {
+        uint32_t pid = 100 + i;
+        char name[16];
+        snprintf(name, sizeof name, "p%u", i);
+        ingest_call_named_put(buf + len, INGEST_C_PROC, &pid, 4, name);
+        len += ingest_call_named_size(4, name);
+        db_thread t;
+        memset(&t, 0, sizeof t);
+        t.tid = 200 + i;
+        t.pid = pid;
+        snprintf(t.name, sizeof t.name, "t%u", i);
+        ingest_call_thread_put(buf + len, &t);
+        len += 1 + sizeof t;
+        db_event ev;
+        memset(&ev, 0, sizeof ev);
+        ev.ts = 1000 + i;
+        ev.tid = t.tid;
+        ev.pid = pid;
+        ev.name = "sched_switch";
+        size_t size = ingest_call_event_size(&ev);
+        ingest_call_event_put(buf + len, &ev, size);
+        len += size;
+        buf[len++] = (char)INGEST_C_SKIP;
+        ingest_call_progress_put(buf + len, i, 6);
+        len += 17;
+    }
+    buf[len++] = 0x7f; /* no call's */
+    rec *r = rec_new(true);
+    ingest_sink s = {.ctx = r, .event = on_event, .thread = on_thread, .proc = on_proc, .skip = on_skip,
+                     .progress = on_progress};
+    char err[256] = "";
+    assert_int_equal(ingest_calls_replay(buf, len, &s, err, sizeof err), -1);
+    assert_non_null(strstr(err, "bad sink call 127"));
+    assert_int_equal(r->proc_calls, 6);
+    assert_int_equal(r->thread_calls, 6);
+    assert_int_equal(r->skips, 6);
+    assert_int_equal(r->progress_calls, 6);
+    assert_int_equal(r->nev, 6);
+    assert_int_equal(r->order_errors, 0);
+    for (uint32_t i = 0; i < 6; i++) {
+        assert_int_equal(r->ev[i].ev.ts, 1000 + i);
+        assert_int_equal(r->ev[i].ev.tid, 200 + i);
+        assert_string_equal(r->ev[i].name, "sched_switch");
+    }
+    rec_free(r);
+}
+
 /* A text trace of some MiB of calls: through the pipe (many batches,
  * each filled to its end) and read directly, the same calls. */
 static void test_pipe_same(void **state)
@@ -113,6 +177,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_event_calls),
+        cmocka_unit_test(test_mixed_calls),
         cmocka_unit_test(test_pipe_same),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,6 +14,7 @@
 
 #include "db/db.h"
 #include "db/db_int.h"
+#include "db/evblock_words.h"
 
 /* A deterministic generator of awkward events. */
 static uint64_t rng = 88172645463325252ull;
@@ -682,6 +683,121 @@ static void test_memo_same_bytes(void **state)
     assert_int_equal(h.plain_memo, 0);
 }
 
+/* bytes_copy (the encoder's copy of a value's, a key's or a name's text)
+ * copies exactly n bytes of every length, reading and writing none past
+ * them: source and destination are allocations of n bytes, which ASan
+ * (the unit tests' build) guards on both sides. */
+static void test_bytes_copy(void **state)
+{
+    (void)state;
+    for (size_t n = 0; n <= 40; n++) {
+        char *src = malloc(n ? n : 1), *dst = malloc(n ? n : 1);
+        assert_non_null(src);
+        assert_non_null(dst);
+        for (size_t i = 0; i < n; i++) {
+            src[i] = (char)('a' + i % 26);
+            dst[i] = 0;
+        }
+        bytes_copy(dst, src, n);
+        assert_memory_equal(dst, src, n ? n : 0);
+        free(src);
+        free(dst);
+    }
+}
+
+/* The memo hashes long attributes from samples (hash_sampled: their first
+ * 32 bytes, middle 16 and last 32), so events that differ only between
+ * them share a hash: 40 such forms, 10 rounds of each, with other fields
+ * each time.  The bytes are the full encoding's, and the memo serves
+ * the forms it keeps, EVB_MEMO_PROBE of a hash. */
+static void test_memo_sampled_collisions(void **state)
+{
+    (void)state;
+    enum { FORMS = 40, N = FORMS * 10 };
+    static owned evs[N];
+    uint64_t ts = 1000;
+    for (size_t i = 0; i < N; i++) {
+        owned *o = &evs[i];
+        random_event(o, i + 1, &ts);
+        snprintf(o->name, sizeof o->name, "other");
+        o->ev.name = o->name;
+        o->ev.type = DB_EV_RAW;
+        o->ev.phase = 0;
+        o->ev.ctx = 0;
+        /* 40 bytes the same, the form's number (bytes 40 to 47), then the
+         * same to 120 bytes: the samples are bytes 0-31, 52-67, 88-119 */
+        char *a = o->attrs;
+        memset(a, 0, 121);
+        memcpy(a, "first=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 39);
+        snprintf(a + 40, 8, "f=%04u", (unsigned)(i % FORMS));
+        memcpy(a + 48, "last=bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", 71);
+        o->ev.attrs = a;
+        o->ev.attrs_len = 120;
+    }
+    enc_hits h = same_as_plain(evs, N, 0);
+    /* the memo serves the forms it keeps, and keeps at most 8 of the 40
+     * (EVB_MEMO_PROBE) in a block: without that bound it would keep them
+     * all, with some 300 hits */
+    assert_true(h.memo > 0);
+    assert_true(h.memo <= 8 * 10 * h.blocks);
+    assert_int_equal(h.plain_memo, 0);
+}
+
+/* The memo compares a remembered event's name, NUL and attributes in one
+ * memcmp when the event's attributes follow its name and NUL (as the
+ * ingest's replay gives them), else the name and the attributes apart:
+ * the same event in either layout hits what the other left, an event
+ * whose attributes' or name's last byte differs does not, and the bytes
+ * are those of an encoder without the memo. */
+static void test_memo_contiguous(void **state)
+{
+    (void)state;
+    static const char attrs[] = "prev_comm=bash\0next_pid=42\0";
+    static const char other[] = "prev_comm=bash\0next_pid=43\0";
+    char joined[64], joined_other[64], joined_name[64], bare[16];
+    size_t al = sizeof attrs - 1;
+    memcpy(joined, "sw\0", 3); /* name, NUL, attributes */
+    memcpy(joined + 3, attrs, al);
+    memcpy(joined_other, "sw\0", 3);
+    memcpy(joined_other + 3, other, al);
+    memcpy(joined_name, "sx\0", 3);
+    memcpy(joined_name + 3, attrs, al);
+    memcpy(bare, "idle\0", 5); /* no attributes */
+    char name_apart[] = "sw", attrs_apart[sizeof attrs];
+    memcpy(attrs_apart, attrs, sizeof attrs);
+    struct {
+        const char *name, *attrs;
+        size_t alen;
+    } in[] = {
+        {joined, joined + 3, al},           {name_apart, attrs_apart, al}, /* numbers, then remembered */
+        {joined, joined + 3, al},           {name_apart, attrs_apart, al}, /* hits */
+        {joined, joined + 3, al},           {joined_other, joined_other + 3, al}, /* hit, then misses */
+        {joined_name, joined_name + 3, al}, {name_apart, attrs_apart, al}, /* miss, hit */
+        {bare, NULL, 0},                    {bare, NULL, 0},               /* numbers, remembered */
+        {bare, NULL, 0},                                                   /* hit */
+    };
+    size_t n = sizeof in / sizeof in[0];
+    db_evblock_enc *with = db_evblock_enc_new(), *without = db_evblock_enc_new();
+    db_evblock_enc_memo(without, false);
+    for (size_t i = 0; i < n; i++) {
+        db_event ev = {.id = i + 1, .ts = 1000 + i, .tid = 7, .pid = 7, .cpu = 1, .type = 0, .node = 3};
+        ev.name = in[i].name;
+        ev.name_len = (uint32_t)strlen(in[i].name);
+        ev.attrs = in[i].attrs;
+        ev.attrs_len = in[i].alen;
+        assert_int_equal(db_evblock_enc_add(with, &ev), 0);
+        ev.name_len = 0;
+        assert_int_equal(db_evblock_enc_add(without, &ev), 0);
+    }
+    assert_int_equal(db_evblock_enc_memo_hits(with), 5);
+    size_t la, lb;
+    const unsigned char *a = db_evblock_enc_bytes(with, &la), *b = db_evblock_enc_bytes(without, &lb);
+    assert_int_equal(la, lb);
+    assert_memory_equal(a, b, la);
+    db_evblock_enc_free(with);
+    db_evblock_enc_free(without);
+}
+
 /* An event the memo misses is written by its name's latest shape, its
  * entries matched with the shape's keys as it reads them: the bytes must
  * be those of the full encoding whatever the entries are.  Events of two
@@ -1080,7 +1196,7 @@ int main(void)
         cmocka_unit_test(test_deferred_object_chunks),
         cmocka_unit_test(test_thrindex_inline_add),
         cmocka_unit_test(test_normbuf),
-        cmocka_unit_test(test_rollback_keeps_tables), cmocka_unit_test(test_memo_same_bytes),
+        cmocka_unit_test(test_rollback_keeps_tables), cmocka_unit_test(test_memo_same_bytes), cmocka_unit_test(test_memo_contiguous), cmocka_unit_test(test_bytes_copy), cmocka_unit_test(test_memo_sampled_collisions),
         cmocka_unit_test(test_latest_shape_same_bytes),
         cmocka_unit_test(test_short_values_same_bytes),
         cmocka_unit_test(test_three_shapes_come_round),

@@ -157,6 +157,27 @@ static void test_ingest_info_progress_warning(void **state)
     argusq_close(a);
 }
 
+/* Every 4096th event takes the sink's progress path (lib/ingest.c's
+ * sink_event_progress), out of line: a trace of 15,128 events, read in
+ * this thread and in a second, has them all stored and counted. */
+static void test_ingest_progress_events(void **state)
+{
+    (void)state;
+    for (int threads = 1; threads <= 2; threads++) {
+        argusq_error e;
+        argusq_archive *a = argusq_open(path, ARGUSQ_OPEN_WRITE, &e);
+        assert_non_null(a);
+        struct progress_seen seen = {0};
+        argusq_ingest_opts o = {.size = sizeof o, .name = threads == 1 ? "disk1" : "disk2",
+                                .progress = on_progress, .ctx = &seen, .threads = threads};
+        argusq_ingest_info info = {.size = sizeof info};
+        assert_int_equal(argusq_ingest(a, "tests/traces/diskio-anomaly.trace", &o, &info, &e), 0);
+        assert_int_equal(info.events, 15128);
+        assert_int_equal(seen.events, 15128);
+        argusq_close(a);
+    }
+}
+
 /* A rules file's error names the file, its line and column, and gives the
  * line for the caret; an ingest's bad line quotes it defanged. */
 static void test_ingest_errors(void **state)
@@ -556,6 +577,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_dump_and_other_archive, setup, teardown),
         cmocka_unit_test(test_version_and_formats),
         cmocka_unit_test_setup_teardown(test_ingest_info_progress_warning, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ingest_progress_events, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ingest_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_statement_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_outputs_agree, setup, teardown),
