@@ -60,9 +60,7 @@
  * system_info (the names of processes and threads, the kernel and the
  * machine; Perfetto writes them at the start and again at the end) and
  * checks the outer framing, so no event is handed on before every thread
- * can be named; the second maps the ftrace events.  A regular file's
- * first pass runs on a thread of its own beside the second's first
- * packets (first_start, below).
+ * can be named; the second maps the ftrace events.
  *
  * Every ftrace event becomes the canonical pairs of the ftrace mapping
  * (ftrace.h; perfetto_map.c), which the text and trace.dat readers feed
@@ -73,8 +71,6 @@
  * late, as the reorder window of the text readers does). */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -515,30 +511,6 @@ static int blocked_reason(pf_reader *d, const ArgusqPf__SchedBlockedReasonFtrace
     return 0;
 }
 
-static int names_finish(pf_reader *d);
-
-/* The event push_item just held: the last of its CPU's current run. */
-static pf_item *last_held(pf_reader *d, uint16_t cpu)
-{
-    pf_span *r = d->cpus[cpu].cur;
-    return &r->last->q[r->tail - 1];
-}
-
-/* An event held while the first pass runs, its names to take after it. */
-static int defer_names(pf_reader *d, pf_item *at)
-{
-    if (d->ndefer == d->defer_cap) {
-        size_t c = d->defer_cap ? 2 * d->defer_cap : 4096;
-        pf_item **p = realloc(d->defer, c * sizeof *p);
-        if (!p)
-            return -1;
-        d->defer = p;
-        d->defer_cap = c;
-    }
-    d->defer[d->ndefer++] = at;
-    return 0;
-}
-
 /* ---- a bundle: one CPU's events, full and compact, in time order ---- */
 
 static pf_cpu *cpu_state(pf_reader *d, uint32_t cpu)
@@ -687,18 +659,12 @@ static int do_bundle(pf_reader *d, pf_hold *h, const ArgusqPf__FtraceEventBundle
             if (k < nw)
                 wnext = cs->waking_timestamp[k];
         }
-        /* names from the fields, before the events that need them; while
-         * the first pass runs, after it (names_finish), before the first
-         * event is handed on */
-        if (d->first && d->held == PF_HEAP_MAX && names_finish(d) < 0)
-            return -1;
-        if (!d->first && ingest_pf_names(d, &it) < 0)
+        /* names from the fields, before the events that need them */
+        if (ingest_pf_names(d, &it) < 0)
             return -1;
         h->refs++;
         if (push_item(d, &it) < 0)
             return -1;
-        if (d->first && defer_names(d, last_held(d, it.cpu)) < 0)
-            return ingest_pf_fail(d, off, "out of memory");
         int32_t prev = d->blk_on ? switch_prev(&it) : 0;
         if (prev > 0 && ingest_pf_blk_held(&d->blk, prev, it.seq) < 0)
             return ingest_pf_fail(d, off, "out of memory");
@@ -835,115 +801,6 @@ static int rewind_input(pf_reader *d)
     return 0;
 }
 
-/* ---- the first pass on a thread of its own ----
- *
- * The first pass reads the whole file, and no event could be handed on
- * before it ended: alone at the start, it left one of the two cores idle
- * (27 ms of make bench's 117 MB Perfetto file, 14 ms of its 73 MB
- * compact one, and the second pass's first 65,536 events, the merge's
- * window, some 20 ms more before the graph had anything).  So a regular
- * file's first pass runs on a thread with a stream of the file of its
- * own, while the second pass decodes and holds its first events.  Their
- * names (ingest_pf_names, which read what the first pass found) are
- * taken in the order the events came once it is done (names_finish),
- * before the first event is handed on: what the two passes one after
- * the other did.  $ARGUSQ_PERFETTO_FIRST_THREAD=0 runs them so (tests
- * compare the two). */
-typedef struct pf_first {
-    pf_reader r; /* its stream: only that, npackets, names and err are used */
-    pf_names nm;
-    ingest_stats st;
-    char err[1024];
-    pthread_t th;
-    int rc;
-} pf_first;
-
-static int open_file(pf_reader *d, const char *path, struct stat *sb, char *err, size_t errlen);
-
-static void *first_run(void *p)
-{
-    pf_first *f = p;
-    f->rc = walk(&f->r, true);
-    return NULL;
-}
-
-static void first_free(pf_first *f)
-{
-    if (f->r.gz)
-        gzclose(f->r.gz);
-    free(f->r.in);
-    free(f->r.pkt);
-    ingest_pf_names_free(&f->nm);
-    free(f);
-}
-
-/* The first pass started on its thread: 0; -1 when it cannot be (not a
- * regular file, or out of memory: the passes then run one after the
- * other).  The file is opened again by its path and must be the one
- * being read (device and inode). */
-static int first_start(pf_reader *d)
-{
-    if (d->fd < 0)
-        return -1;
-    struct stat ours, again;
-    pf_first *f = calloc(1, sizeof *f);
-    if (!f)
-        return -1;
-    f->r.path = d->path;
-    f->r.fr.err = f->err;
-    f->r.fr.errlen = sizeof f->err;
-    f->r.fr.st = &f->st;
-    f->r.names = &f->nm;
-    if (fstat(d->fd, &ours) < 0 || !(f->r.in = malloc(PF_IN_SIZE)) ||
-        open_file(&f->r, d->path, &again, f->err, sizeof f->err) < 0 || again.st_dev != ours.st_dev ||
-        again.st_ino != ours.st_ino || pthread_create(&f->th, NULL, first_run, f) != 0) {
-        first_free(f);
-        return -1;
-    }
-    d->first = f;
-    return 0;
-}
-
-/* After the first pass (npackets read): what it found applied, the
- * machine from --arch when the file does not say, the tgids sorted. */
-static int names_ready(pf_reader *d, const pf_names *nm, uint64_t npackets)
-{
-    if (ingest_pf_names_apply(d, nm) < 0)
-        return -1;
-    if (npackets == 0)
-        return ingest_pf_fail(d, 0, "no trace packet: an empty Perfetto trace");
-    /* no system_info: ingest --arch says the machine, as for text */
-    if (!d->fr.st->meta.arch[0] && d->opts && d->opts->arch)
-        d->fr.x86_64 = ingest_arch_known(d->opts->arch);
-    ingest_pf_names_done(d);
-    return 0;
-}
-
-/* The first pass's thread joined and its names taken, then those of the
- * events held meanwhile, in the order they came.  A failure of the pass
- * (the file's framing, a corrupt field) is reported as it would have
- * been had it run first: after the fields before it are applied. */
-static int names_finish(pf_reader *d)
-{
-    pf_first *f = d->first;
-    d->first = NULL;
-    pthread_join(f->th, NULL);
-    int rc = ingest_pf_names_apply(d, &f->nm);
-    if (rc == 0 && f->rc < 0) {
-        snprintf(d->fr.err, d->fr.errlen, "%s", f->err);
-        rc = -1;
-    }
-    if (rc == 0) {
-        pf_names none = {0}; /* applied above */
-        rc = names_ready(d, &none, f->r.npackets);
-    }
-    first_free(f);
-    for (size_t i = 0; rc == 0 && i < d->ndefer; i++)
-        rc = ingest_pf_names(d, d->defer[i]);
-    d->ndefer = 0;
-    return rc;
-}
-
 static int pf_run(pf_reader *d, const ingest_sink *sink, ingest_stats *st, char *err, size_t errlen)
 {
     if (ingest_ft_reader_init(&d->fr, d->path, sink, st, err, errlen) < 0)
@@ -952,22 +809,23 @@ static int pf_run(pf_reader *d, const ingest_sink *sink, ingest_stats *st, char 
     d->idle_hash = ingest_ft_comm_hash("<idle>", 6);
     snprintf(st->meta.recorder, sizeof st->meta.recorder, "perfetto");
     d->in = malloc(PF_IN_SIZE);
-    pf_names names = {0};
     int rc = -1;
     if (!d->in || ingest_pf_fast_init(d) < 0 || ingest_pf_other_init(d) < 0) {
         ingest_pf_fail(d, 0, "out of memory");
         goto out;
     }
-    const char *ft = getenv("ARGUSQ_PERFETTO_FIRST_THREAD");
-    if (!(ft && ft[0] == '0') && first_start(d) == 0) {
-        if (walk(d, false) < 0 || (d->first && names_finish(d) < 0))
-            goto out;
-    } else {
-        d->names = &names;
-        if (walk(d, true) < 0 || names_ready(d, &names, d->npackets) < 0 || rewind_input(d) < 0 ||
-            walk(d, false) < 0)
-            goto out;
+    if (walk(d, true) < 0)
+        goto out;
+    if (d->npackets == 0) {
+        ingest_pf_fail(d, 0, "no trace packet: an empty Perfetto trace");
+        goto out;
     }
+    /* no system_info: ingest --arch says the machine, as for text */
+    if (!st->meta.arch[0] && d->opts && d->opts->arch)
+        d->fr.x86_64 = ingest_arch_known(d->opts->arch);
+    ingest_pf_names_done(d);
+    if (rewind_input(d) < 0 || walk(d, false) < 0)
+        goto out;
     while (d->held)
         if (pop_emit(d) < 0)
             goto out;
@@ -976,14 +834,6 @@ static int pf_run(pf_reader *d, const ingest_sink *sink, ingest_stats *st, char 
         sink->end(sink->ctx);
     rc = 0;
 out:
-    if (d->first) { /* the second pass failed: the first's message first, as when it ran first */
-        char second[1024];
-        snprintf(second, sizeof second, "%s", d->fr.err);
-        if (names_finish(d) == 0)
-            snprintf(d->fr.err, d->fr.errlen, "%s", second);
-    }
-    ingest_pf_names_free(&names);
-    free(d->defer);
     for (size_t i = 0; i < d->nrheap; i++) {
         pf_span *r = d->rheap[i];
         size_t k = r->head;
@@ -1029,40 +879,31 @@ int ingest_perfetto_read(const char *path, const ingest_sink *sink, const ingest
     memset(&d, 0, sizeof d);
     d.path = path;
     d.opts = opts;
-    struct stat sb;
-    if (open_file(&d, path, &sb, err, errlen) < 0)
-        return -1;
-    int rc = pf_run(&d, sink, st, err, errlen);
-    gzclose(d.gz);
-    return rc;
-}
-
-/* path as d's stream (d->gz, and d->fd and d->size for a regular file).
- * 0, or -1 with a message. */
-static int open_file(pf_reader *d, const char *path, struct stat *sb, char *err, size_t errlen)
-{
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0 || fstat(fd, sb) < 0) {
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb) < 0) {
         ingest_errf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
         if (fd >= 0)
             close(fd);
         return -1;
     }
-    if (S_ISREG(sb->st_mode)) {
-        d->size = sb->st_size > 0 ? (uint64_t)sb->st_size : 0;
-        d->fd = fd; /* read ahead of gzread (perfetto_wire.c in_fill) */
+    if (S_ISREG(sb.st_mode)) {
+        d.size = sb.st_size > 0 ? (uint64_t)sb.st_size : 0;
+        d.fd = fd; /* read ahead of gzread (perfetto_wire.c in_fill) */
         (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     } else {
-        d->fd = -1;
+        d.fd = -1;
     }
-    d->gz = gzdopen(fd, "rb"); /* gzclose closes fd */
-    if (!d->gz) {
+    d.gz = gzdopen(fd, "rb"); /* gzclose closes fd */
+    if (!d.gz) {
         ingest_errf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
         close(fd);
         return -1;
     }
-    gzbuffer(d->gz, 1u << 17);
-    return 0;
+    gzbuffer(d.gz, 1u << 17);
+    int rc = pf_run(&d, sink, st, err, errlen);
+    gzclose(d.gz);
+    return rc;
 }
 
 int ingest_perfetto_read_mem(const char *path, const void *data, size_t size, const ingest_sink *sink,

@@ -145,13 +145,6 @@ typedef struct pf_cpu {
  * same for every size the class covers, and for the size itself). */
 size_t ingest_pf_chunk_class(size_t want, unsigned *cls);
 
-/* What the first pass found: the process_tree and system_info fields of
- * the stream, copied in file order (perfetto_names.c). */
-typedef struct pf_names {
-    unsigned char *buf; /* records: a header, the field's bytes */
-    size_t len, cap;
-} pf_names;
-
 typedef struct pf_reader {
     ftrace_reader fr; /* the thread table and the mapping (ftrace.h) */
     const char *path;
@@ -218,10 +211,6 @@ typedef struct pf_reader {
     size_t vlen;
     struct pf_blk *blk;          /* held switches by task, for sched_blocked_reason (NULL: none yet) */
     bool blk_on;                 /* a sched_blocked_reason came: held switches go into blk (perfetto.c) */
-    pf_names *names;             /* where the first pass copies what it finds */
-    struct pf_first *first;      /* the first pass on its own thread (perfetto.c), NULL: done, or none */
-    pf_item **defer;             /* while it runs: the events held, their names not yet taken */
-    size_t ndefer, defer_cap;
 } pf_reader;
 
 #define PF_PACKET_MAX ((size_t)256 << 20) /* a packet, or a compressed_packets inflated */
@@ -401,12 +390,8 @@ void ingest_pf_fast_free(pf_reader *d);
 /* ---- perfetto_names.c: the first pass ---- */
 
 /* A packet's process_tree and system_info (and those of its
- * compressed_packets, at depth 0), copied into d->names.  0 or -1. */
+ * compressed_packets, at depth 0).  0 or -1. */
 int ingest_pf_names_packet(pf_reader *d, const unsigned char *p, size_t len, uint64_t off, int depth);
-/* The fields copied, applied to d in file order (names, tgids, the
- * machine); a corrupt one is a message naming its packet.  0 or -1. */
-int ingest_pf_names_apply(pf_reader *d, const pf_names *nm);
-void ingest_pf_names_free(pf_names *nm);
 /* After the first pass: the tid -> tgid table for the mapping. */
 void ingest_pf_names_done(pf_reader *d);
 

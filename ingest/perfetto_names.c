@@ -3,9 +3,7 @@
  * on so that every thread can be named from its first event on.
  * process_tree (processes and threads, with their tgids), system_info (the
  * kernel release, the machine, traced's version and the Android build),
- * inside compressed_packets too; every other field is skipped unparsed.
- * The scan copies those fields out; they are applied afterwards, in file
- * order (below). */
+ * inside compressed_packets too; every other field is skipped unparsed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,49 +90,6 @@ static void do_system_info(pf_reader *d, const ArgusqPf__SystemInfo *si)
         snprintf(m->recorder, sizeof m->recorder, "%.120s", v);
 }
 
-/* ---- the scan: the fields found, copied in file order ----
- *
- * The first pass finds the names fields and copies them (pf_names); they
- * are applied to the reader afterwards, in the same order
- * (ingest_pf_names_apply).  So the scan needs nothing of the reader but
- * a stream of the file and runs on a thread of its own beside the
- * second pass (perfetto.c), and a corrupt field is reported where the
- * pass would have met it. */
-
-/* A field as pf_names holds it, its bytes after it (padded to 8). */
-typedef struct pf_name_rec {
-    uint64_t off;    /* the outer packet's offset, for messages */
-    uint64_t packet; /* and its number */
-    uint32_t num;    /* 2 process_tree, 45 system_info */
-    uint32_t len;
-} pf_name_rec;
-
-static size_t rec_size(size_t len) { return (sizeof(pf_name_rec) + len + 7) & ~(size_t)7; }
-
-static int names_keep(pf_reader *d, uint32_t num, const unsigned char *val, size_t vl, uint64_t off)
-{
-    pf_names *nm = d->names;
-    if (vl > UINT32_MAX)
-        return ingest_pf_fail(d, off, "packet %llu: a field of %zu bytes", (unsigned long long)d->npackets, vl);
-    size_t need = rec_size(vl);
-    if (nm->len + need > nm->cap) {
-        size_t c = nm->cap ? nm->cap : 4096;
-        while (c < nm->len + need)
-            c *= 2;
-        unsigned char *b = realloc(nm->buf, c);
-        if (!b)
-            return ingest_pf_fail(d, off, "out of memory");
-        nm->buf = b;
-        nm->cap = c;
-    }
-    pf_name_rec r = {off, d->npackets, num, (uint32_t)vl};
-    memcpy(nm->buf + nm->len, &r, sizeof r);
-    if (vl)
-        memcpy(nm->buf + nm->len + sizeof r, val, vl);
-    nm->len += need;
-    return 0;
-}
-
 int ingest_pf_names_packet(pf_reader *d, const unsigned char *p, size_t len, uint64_t off, int depth)
 {
     if (len == 0) /* an empty packet or Trace: nothing (and p may be NULL) */
@@ -150,9 +105,20 @@ int ingest_pf_names_packet(pf_reader *d, const unsigned char *p, size_t len, uin
                            (unsigned long long)d->npackets);
         if (wt != 2)
             continue;
-        if (num == 2 || num == 45) {
-            if (names_keep(d, num, val, vl, off) < 0)
+        if (num == 2) {
+            ArgusqPf__ProcessTree *pt = argusq_pf__process_tree__unpack(NULL, vl, val);
+            if (!pt)
+                return ingest_pf_fail(d, off, "packet %llu: corrupt process_tree", (unsigned long long)d->npackets);
+            int rc = do_process_tree(d, pt, off);
+            argusq_pf__process_tree__free_unpacked(pt, NULL);
+            if (rc < 0)
                 return -1;
+        } else if (num == 45) {
+            ArgusqPf__SystemInfo *si = argusq_pf__system_info__unpack(NULL, vl, val);
+            if (!si)
+                return ingest_pf_fail(d, off, "packet %llu: corrupt system_info", (unsigned long long)d->npackets);
+            do_system_info(d, si);
+            argusq_pf__system_info__free_unpacked(si, NULL);
         } else if (num == 50 && depth == 0) {
             ProtobufCBinaryData in = {vl, (uint8_t *)val};
             if (ingest_pf_compressed(d, &in, off, depth, ingest_pf_names_packet) < 0)
@@ -160,44 +126,6 @@ int ingest_pf_names_packet(pf_reader *d, const unsigned char *p, size_t len, uin
         }
     }
     return 0;
-}
-
-int ingest_pf_names_apply(pf_reader *d, const pf_names *nm)
-{
-    uint64_t was = d->npackets; /* the second pass's, which messages here do not name */
-    int rc = 0;
-    for (size_t at = 0; rc == 0 && at < nm->len;) {
-        pf_name_rec r;
-        memcpy(&r, nm->buf + at, sizeof r);
-        const unsigned char *val = nm->buf + at + sizeof r;
-        at += rec_size(r.len);
-        d->npackets = r.packet;
-        if (r.num == 2) {
-            ArgusqPf__ProcessTree *pt = argusq_pf__process_tree__unpack(NULL, r.len, val);
-            if (!pt)
-                rc = ingest_pf_fail(d, r.off, "packet %llu: corrupt process_tree", (unsigned long long)r.packet);
-            else {
-                rc = do_process_tree(d, pt, r.off);
-                argusq_pf__process_tree__free_unpacked(pt, NULL);
-            }
-        } else {
-            ArgusqPf__SystemInfo *si = argusq_pf__system_info__unpack(NULL, r.len, val);
-            if (!si)
-                rc = ingest_pf_fail(d, r.off, "packet %llu: corrupt system_info", (unsigned long long)r.packet);
-            else {
-                do_system_info(d, si);
-                argusq_pf__system_info__free_unpacked(si, NULL);
-            }
-        }
-    }
-    d->npackets = was;
-    return rc;
-}
-
-void ingest_pf_names_free(pf_names *nm)
-{
-    free(nm->buf);
-    memset(nm, 0, sizeof *nm);
 }
 
 void ingest_pf_names_done(pf_reader *d)
