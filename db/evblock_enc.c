@@ -548,18 +548,32 @@ static void rollback(db_evblock_enc *e, size_t len, size_t nstrs, size_t nshapes
     e->len = len;
 }
 
-/* The fields every event writes between its shape and its values. */
+/* The fields every event writes between its shape and its values, at p
+ * (past them returned), prev_ts the block's time before the event.
+ * Inline in the memo's hit (198,000 of pf8's 287,000 events), with the
+ * copies on either side, all through one pointer: as a call between two
+ * put_memo_bytes, each reading and storing e->len, the graph thread took
+ * 374.8M instructions on pf8 (now 373.4M), 404.5M on a13x4 (403.8M). */
+static inline __attribute__((always_inline)) unsigned char *fixed_put(unsigned char *p, uint64_t prev_ts,
+                                                                      const db_event *ev, uint64_t nd)
+{
+    p = uv_put(p, zz((int64_t)(ev->ts - prev_ts)));
+    p = uv_put(p, ev->tid);
+    p = uv_put(p, zz((int64_t)ev->pid - (int64_t)ev->tid));
+    p = uv_put(p, ev->cpu == DB_CPU_NONE ? 0 : (uint64_t)ev->cpu + 1);
+    p = uv_put(p, nd << 2 | (ev->obj != 0) | (uint64_t)(ev->val != 0) << 1);
+    if (ev->obj)
+        p = uv_put(p, ev->obj);
+    if (ev->val)
+        p = uv_put(p, zz(ev->val));
+    return p;
+}
+
+/* fixed_put at the block's end, out of line (the paths that write an
+ * event's values one by one). */
 static void put_fixed(db_evblock_enc *e, const db_event *ev, uint64_t nd)
 {
-    put_uv(e, zz((int64_t)(ev->ts - e->prev_ts)));
-    put_uv(e, ev->tid);
-    put_uv(e, zz((int64_t)ev->pid - (int64_t)ev->tid));
-    put_uv(e, ev->cpu == DB_CPU_NONE ? 0 : (uint64_t)ev->cpu + 1);
-    put_uv(e, nd << 2 | (ev->obj != 0) | (uint64_t)(ev->val != 0) << 1);
-    if (ev->obj)
-        put_uv(e, ev->obj);
-    if (ev->val)
-        put_uv(e, zz(ev->val));
+    e->len = (size_t)(fixed_put(e->buf + e->len, e->prev_ts, ev, nd) - e->buf);
 }
 
 #define EVB_FIXED_MAX 58 /* put_fixed's most bytes */
@@ -777,12 +791,6 @@ static inline void copy16(unsigned char *d, const unsigned char *s, size_t n)
         memcpy(d + i, s + i, 16);
 }
 
-static inline void put_memo_bytes(db_evblock_enc *e, const unsigned char *s, size_t n)
-{
-    copy16(e->buf + e->len, s, n);
-    e->len += n;
-}
-
 /* Remembers the event just written: its shape's bytes at e->buf[s0, s1),
  * its values' at [v0, e->len). */
 static void memo_add(db_evblock_enc *e, uint32_t slot, uint32_t h, const enc_ev *x, size_t s0, size_t s1, size_t v0)
@@ -828,9 +836,11 @@ int db_evblock_enc_add(db_evblock_enc *e, const db_event *ev)
             return -1;
         const unsigned char *mb = e->memo_buf + m->off + m->nl + 1 + m->alen;
         e->memo_hits++;
-        put_memo_bytes(e, mb, m->slen);
-        put_fixed(e, ev, nd);
-        put_memo_bytes(e, mb + m->slen, m->vlen);
+        unsigned char *p = e->buf + e->len;
+        copy16(p, mb, m->slen);
+        p = fixed_put(p + m->slen, e->prev_ts, ev, nd);
+        copy16(p, mb + m->slen, m->vlen);
+        e->len = (size_t)(p + m->vlen - e->buf);
         if (e->n > 0 && e->len > DB_EVBLOCK_BYTES) { /* full: the event starts the next block */
             e->len = len;
             return 1;
