@@ -193,6 +193,12 @@ typedef struct graph_state {
         size_t len;
     } *attrs;
     size_t nattrs, attrs_cap;
+    /* edges.c: the current event's graph_msg_peer, valid while peer_seq
+     * == ev_seq (and peer_ev is the event) */
+    uint64_t peer_seq;
+    const db_event *peer_ev;
+    uint32_t peer_pid;
+    bool peer_ok;
 } graph_state;
 
 /* edges.c */

@@ -789,6 +789,37 @@ static void test_feed_name_len(void **state)
     assert_int_not_equal(node_of(8), node_of(9));
 }
 
+/* A message's peer, found once an event (graph_msg_peer) for the peer
+ * set and the normal form, through one db_event the feed is given again
+ * and again, as the ingest replay's: each event's own peer splits the
+ * thread's node at a new one (a peer kept from the event before would
+ * not), and two sends to a peer not seen before are alike. */
+static void test_peer_cached(void **state)
+{
+    (void)state;
+    db_error err = {0};
+    graph_feed f;
+    db_writer *w = feed_begin(&f, false, &err);
+    static const char *peers[] = {"peer=4", "peer=4", "peer=5", "peer=5", "peer=4"};
+    db_event ev;
+    for (size_t i = 0; i < 5; i++) {
+        const char *name = db_evtype_name(DB_EV_MACH_MSG);
+        ev = (db_event){.ts = 10 + i, .tid = 3, .pid = 3, .cpu = N, .ctx = T, .type = DB_EV_MACH_MSG,
+                        .phase = DB_PH_BEGIN, .obj = 0x300, .name = name, .name_len = (uint32_t)strlen(name),
+                        .attrs = peers[i], .attrs_len = strlen(peers[i]) + 1};
+        assert_int_equal(graph_feed_event(&f, &ev), 0);
+    }
+    graph_stats st;
+    assert_int_equal(graph_feed_end(&f, &st), 0);
+    assert_int_equal(db_writer_commit(w, NULL, &err), 0);
+    rd = db_reader_open(arch, "g", &err);
+    assert_non_null(rd);
+    assert_int_equal(node_of(1), node_of(2));
+    assert_int_not_equal(node_of(2), node_of(3));
+    assert_int_equal(node_of(3), node_of(4));
+    assert_int_not_equal(node_of(4), node_of(5));
+}
+
 /* A sched_waking's tid (rule_waking, through graph_attr) as its first
  * entry, the way ftrace_sched.c writes it, and after others: each wakes
  * its thread. */
@@ -932,6 +963,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_event_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_waking_tid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_feed_name_len, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_peer_cached, setup, teardown),
         cmocka_unit_test_setup_teardown(test_preempt_owed, setup, teardown),
         cmocka_unit_test(test_preempted_state),
         cmocka_unit_test(test_entry_end),
