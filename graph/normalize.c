@@ -222,6 +222,35 @@ size_t graph_normalize(graph_state *g, const db_event *ev, char *buf, size_t len
  * from the syscalls' keys (below 2^41); 0, not cached, for a longer one.
  * The text and its hash were 80 of a wait's 220 instructions (graph_normalize)
  * for each of pf8's 69,000 waits, of a handful of reasons. */
+/* The n (at most 7) bytes at s as a number, the first in its low bits:
+ * two loads that may overlap, nothing read past them, instead of a loop
+ * over the bytes (its 280,000 turns for pf8's 69,000 waits): graph
+ * thread 373.4M -> 371.7M instructions on pf8, 402.0M -> 401.2M on
+ * a13x4. */
+static inline uint64_t reason_bytes(const unsigned char *s, size_t n)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        return a | (uint64_t)b << 8 * (n - 4); /* b's bytes over a's are the same */
+    }
+    if (n >= 2) {
+        uint16_t a, b;
+        memcpy(&a, s, 2);
+        memcpy(&b, s + n - 2, 2);
+        return a | (uint64_t)b << 8 * (n - 2);
+    }
+    return n ? s[0] : 0;
+#else
+    uint64_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k |= (uint64_t)s[i] << (8 * i);
+    return k;
+#endif
+}
+
 static uint64_t wait_key(graph_state *g, const db_event *ev)
 {
     const char *v;
@@ -230,10 +259,7 @@ static uint64_t wait_key(graph_state *g, const db_event *ev)
         return 1ull << 63;
     if (n > 7)
         return 0;
-    uint64_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        k |= (uint64_t)(unsigned char)v[i] << (8 * i);
-    return 1ull << 63 | (uint64_t)(n + 1) << 56 | k;
+    return 1ull << 63 | (uint64_t)(n + 1) << 56 | reason_bytes((const unsigned char *)v, n);
 }
 
 int graph_sig_add_more(graph_state *g, graph_open *o, const db_event *ev)

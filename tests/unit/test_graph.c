@@ -624,15 +624,23 @@ static void test_flag_write_read(void **state)
 /* A wait's form cached by its reason (graph_sig_add, wait_key): a reason
  * seen before, none, an empty one, 7 bytes (the longest cached), 8 (not
  * cached) and one that is not the event's first entry each give the form
- * its text would, in nodes of their own. */
+ * its text would, in nodes of their own; so do reasons of every length
+ * from 2 to 6, some differing from another only in their first or last
+ * byte (reason_bytes' two loads). */
 static void test_wait_form_cached(void **state)
 {
     (void)state;
-    const char *reasons[] = {"reason=S",        "reason=S",        NULL,       "reason=",
+    const char *reasons[] = {"reason=S",        "reason=S",        NULL,          "reason=",
                              "reason=1234567", "reason=12345678", "reason=12345678",
-                             "state=R reason=D", "reason=D",       "reason=1234567"};
-    const char *forms[] = {"wait:S",        "wait:S",        "wait",     "wait:",    "wait:1234567",
-                           "wait:12345678", "wait:12345678", "wait:D",   "wait:D",   "wait:1234567"};
+                             "state=R reason=D", "reason=D",       "reason=1234567",
+                             "reason=R+",      "reason=R-",       "reason=abc",  "reason=xbc",
+                             "reason=abcd",    "reason=abcde",    "reason=abcdf", "reason=abcdef",
+                             "reason=abcdeg",  "reason=abcd",     "reason=1234X67", "reason=abd"};
+    const char *forms[] = {"wait:S",        "wait:S",        "wait",        "wait:",       "wait:1234567",
+                           "wait:12345678", "wait:12345678", "wait:D",      "wait:D",      "wait:1234567",
+                           "wait:R+",       "wait:R-",       "wait:abc",    "wait:xbc",    "wait:abcd",
+                           "wait:abcde",    "wait:abcdf",    "wait:abcdef", "wait:abcdeg", "wait:abcd",
+                           "wait:1234X67",  "wait:abd"};
     enum { K = sizeof reasons / sizeof *reasons };
     spec s[2 * K];
     for (int i = 0; i < K; i++) {
