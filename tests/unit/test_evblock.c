@@ -683,6 +683,32 @@ static void test_memo_same_bytes(void **state)
     assert_int_equal(h.plain_memo, 0);
 }
 
+/* Events without attributes that repeat: a memo hit's values, and the
+ * values memo_add keeps, are no bytes, which copy16 still copies sixteen
+ * of (into the room made for the event, out of the block's or memo_buf's
+ * pad; ASan, the unit tests' build, guards their ends), in blocks of 512
+ * events: the bytes are the plain encoder's, and the memo served. */
+static void test_memo_no_attributes(void **state)
+{
+    (void)state;
+    enum { N = 6000 };
+    static owned evs[N];
+    uint64_t ts = 5000;
+    for (size_t i = 0; i < N; i++) {
+        random_event(&evs[i], i + 1, &ts);
+        const char *name = i % 3 == 0 ? "cpu_idle" : i % 3 == 1 ? "x" : "sched_wakeup_new";
+        snprintf(evs[i].name, sizeof evs[i].name, "%s", name);
+        evs[i].ev.name = evs[i].name;
+        evs[i].ev.type = 1;
+        evs[i].ev.phase = 0;
+        evs[i].ev.ctx = 0;
+        evs[i].ev.attrs_len = 0;
+    }
+    enc_hits h = same_as_plain(evs, N, 0);
+    assert_true(h.blocks > 2);
+    assert_true(h.memo > N / 2);
+}
+
 /* bytes_copy (the encoder's copy of a value's, a key's or a name's text)
  * copies exactly n bytes of every length, reading and writing none past
  * them: source and destination are allocations of n bytes, which ASan
@@ -1196,7 +1222,7 @@ int main(void)
         cmocka_unit_test(test_deferred_object_chunks),
         cmocka_unit_test(test_thrindex_inline_add),
         cmocka_unit_test(test_normbuf),
-        cmocka_unit_test(test_rollback_keeps_tables), cmocka_unit_test(test_memo_same_bytes), cmocka_unit_test(test_memo_contiguous), cmocka_unit_test(test_bytes_copy), cmocka_unit_test(test_memo_sampled_collisions),
+        cmocka_unit_test(test_rollback_keeps_tables), cmocka_unit_test(test_memo_same_bytes), cmocka_unit_test(test_memo_contiguous), cmocka_unit_test(test_memo_no_attributes), cmocka_unit_test(test_bytes_copy), cmocka_unit_test(test_memo_sampled_collisions),
         cmocka_unit_test(test_latest_shape_same_bytes),
         cmocka_unit_test(test_short_values_same_bytes),
         cmocka_unit_test(test_three_shapes_come_round),
