@@ -541,6 +541,7 @@ graph_builder *graph_begin(db_writer *w, const graph_rule *rules, size_t nrules,
     }
     g->w = w;
     g->err = err;
+    g->recent_slot = GRAPH_SLOT_NONE;
     /* the Argus format declares every process by name; the others name a
      * process after whichever of its threads shows first */
     g->proc_guess = strcmp(db_writer_format(w), "argus") != 0;

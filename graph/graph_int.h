@@ -149,7 +149,8 @@ typedef struct graph_state {
     size_t nthreads, cthreads;
     graph_map tids;
     /* the thread last got (graph_thread_get): an event asks for its own
-     * thread two or three times (NULL: none yet) */
+     * thread two or three times (NULL: none yet, while recent_slot is
+     * GRAPH_SLOT_NONE, which no slot equals) */
     graph_thread *recent;
     uint64_t recent_slot;
     /* threads got before, by slot, direct-mapped (graph_thread_near) */
@@ -254,6 +255,11 @@ void graph_edges_free(graph_state *g);
 /* build.c */
 /* A thread's slot in `tids`: the idle task has pid 0 on every cpu, and
  * each cpu's idle is its own thread. */
+/* Above every slot (a tid, or 1 << 32 | cpu): recent_slot before the
+ * first thread is got, so that recent is not tested for NULL as well by
+ * each lookup (two or three an event): graph thread 370.5M -> 368.5M
+ * instructions on pf8, 400.4M -> 399.7M on a13x4 */
+#define GRAPH_SLOT_NONE UINT64_MAX
 static inline uint64_t graph_thread_slot(uint32_t tid, uint16_t cpu)
 {
     return tid == 0 && cpu != DB_CPU_NONE ? (1ULL << 32) | cpu : tid;
@@ -275,7 +281,7 @@ static inline size_t graph_near_ix(uint64_t slot)
 static inline graph_thread *graph_thread_get(graph_state *g, uint32_t tid, uint16_t cpu)
 {
     uint64_t slot = graph_thread_slot(tid, cpu);
-    if (g->recent && g->recent_slot == slot)
+    if (g->recent_slot == slot)
         return g->recent;
     size_t i = graph_near_ix(slot);
     graph_thread *t = g->near[i];
@@ -289,7 +295,7 @@ static inline graph_thread *graph_thread_get(graph_state *g, uint32_t tid, uint1
 graph_thread *graph_thread_find_more(graph_state *g, uint64_t slot);
 static inline graph_thread *graph_thread_find(graph_state *g, uint64_t slot)
 {
-    if (g->recent && g->recent_slot == slot)
+    if (g->recent_slot == slot)
         return g->recent;
     size_t i = graph_near_ix(slot);
     return g->near_slot[i] == slot ? g->near[i] : graph_thread_find_more(g, slot);

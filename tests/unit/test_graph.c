@@ -950,6 +950,16 @@ static void test_thread_slots(void **state)
     assert_ptr_equal(graph_thread_find(g, 0), t0);
     assert_null(graph_thread_find(g, graph_thread_slot(0, 4)));
     graph_abort(g);
+    /* slot 0 the first got: no thread got yet is told by recent_slot
+     * (GRAPH_SLOT_NONE), not by slot 0 */
+    g = graph_begin(w, NULL, 0, &err);
+    assert_non_null(g);
+    t0 = graph_thread_get(g, 0, DB_CPU_NONE);
+    assert_non_null(t0);
+    assert_int_equal(t0->tid, 0);
+    assert_ptr_equal(graph_thread_get(g, 0, DB_CPU_NONE), t0);
+    assert_ptr_equal(graph_thread_find(g, 0), t0);
+    graph_abort(g);
     db_writer_abort(w);
 }
 
