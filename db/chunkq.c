@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "db_int.h"
+#include "db_sort.h"
 
 #define CQ_NONE UINT32_MAX
 
@@ -135,47 +136,17 @@ static cq_ord ord_of(const db_chunkq *q, uint32_t i, size_t plen)
     return (cq_ord){db_get_be64(b), db_get_be64(b + 8), i};
 }
 
-static bool ord_less(const cq_ord *a, const cq_ord *b)
+static bool ord_less(const void *x, const void *y)
 {
+    const cq_ord *a = x, *b = y;
     if (a->hi != b->hi)
         return a->hi < b->hi;
     return a->lo != b->lo ? a->lo < b->lo : a->i < b->i;
 }
 
-/* a[0..n) sorted, tmp its scratch: insertion sort of 16-chunk pieces,
- * then merges of pieces doubling.  qsort_r with a call per compare took
- * 18.5M instructions of the writer thread on pf8. */
-static void sort_ords(cq_ord *a, cq_ord *tmp, size_t n)
-{
-    for (size_t lo = 0; lo < n; lo += 16) {
-        size_t hi = lo + 16 < n ? lo + 16 : n;
-        for (size_t i = lo + 1; i < hi; i++) {
-            cq_ord x = a[i];
-            size_t j = i;
-            for (; j > lo && ord_less(&x, &a[j - 1]); j--)
-                a[j] = a[j - 1];
-            a[j] = x;
-        }
-    }
-    cq_ord *src = a, *dst = tmp;
-    for (size_t w = 16; w < n; w *= 2) {
-        for (size_t lo = 0; lo < n; lo += 2 * w) {
-            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-            size_t i = lo, j = mid, k = lo;
-            while (i < mid && j < hi)
-                dst[k++] = ord_less(&src[j], &src[i]) ? src[j++] : src[i++];
-            while (i < mid)
-                dst[k++] = src[i++];
-            while (j < hi)
-                dst[k++] = src[j++];
-        }
-        cq_ord *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != a)
-        memcpy(a, src, n * sizeof *a);
-}
+/* a[0..n) sorted, tmp its scratch (db_sort.h).  qsort_r with a call per
+ * compare took 18.5M instructions of the writer thread on pf8. */
+static void sort_ords(cq_ord *a, cq_ord *tmp, size_t n) { db_sort_merge(a, tmp, n, sizeof *a, ord_less); }
 
 /* A run's chunks into q->ord, in key order: as they came, often; but a
  * thread's chunk that starts back in time (thrindex.c: a node written

@@ -3,7 +3,9 @@
  * in: runs of several tables interleaved, a run's chunks out of order
  * (sorted), runs longer than the sort's 16-chunk pieces, a key that came
  * twice (both, in the order they came), a callback that stops the drain,
- * and a second batch after the first. */
+ * and a second batch after the first.  And db_sort.h's merge sort itself
+ * (chunkq.c's and nodetop.c's): every length to 200 around its 16-element
+ * pieces and their merges, many ties, stable. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +17,7 @@
 #include <cmocka.h>
 
 #include "db/db_int.h"
+#include "db/db_sort.h"
 
 typedef struct got {
     int dbi;
@@ -157,11 +160,49 @@ static void test_callback_stops_the_drain(void **state)
     db_chunkq_free(q);
 }
 
+/* db_sort_merge: elements of 12 bytes (a key with many ties, the order
+ * they came in), every n from 0 to 200, against an insertion sort */
+typedef struct sort_el {
+    uint32_t key, seq, pad;
+} sort_el;
+
+static bool el_less(const void *x, const void *y)
+{
+    return ((const sort_el *)x)->key < ((const sort_el *)y)->key;
+}
+
+static void test_sort_merge(void **state)
+{
+    (void)state;
+    sort_el a[200], tmp[200], want[200];
+    uint32_t r = 12345;
+    for (size_t n = 0; n <= 200; n++) {
+        for (size_t i = 0; i < n; i++) {
+            r = r * 1103515245u + 12345u;
+            a[i] = (sort_el){(r >> 16) % (n / 4 + 1), (uint32_t)i, 0xdead};
+        }
+        for (size_t i = 0; i < n; i++) { /* stable insertion sort */
+            sort_el x = a[i];
+            size_t j = i;
+            for (; j > 0 && x.key < want[j - 1].key; j--)
+                want[j] = want[j - 1];
+            want[j] = x;
+        }
+        db_sort_merge(a, tmp, n, sizeof *a, el_less);
+        for (size_t i = 0; i < n; i++) {
+            assert_int_equal(a[i].key, want[i].key);
+            assert_int_equal(a[i].seq, want[i].seq); /* ties in the order they came */
+            assert_int_equal(a[i].pad, 0xdead);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_runs_in_key_order),
         cmocka_unit_test(test_callback_stops_the_drain),
+        cmocka_unit_test(test_sort_merge),
     };
     return cmocka_run_group_tests_name("chunkq", tests, NULL, NULL);
 }
