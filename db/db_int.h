@@ -682,18 +682,21 @@ int db_keysort_drain(db_keysort *ks, db_keysort_cb cb, db_keysort_edges_cb ecb, 
 
 /* ---- a batch's chunks, by run (chunkq.c) ----
  * add: a chunk of table dbi whose key's first plen bytes name its run
- * (hash: of those bytes, and dbi; equal runs, equal hashes); drain: cb
- * for every chunk, the runs in (dbi, key part) order, a run's chunks in
- * the order they came, then empty; stops at the first non-zero callback
- * (returned), -1 out of memory. */
+ * (hash: of those bytes, and dbi; equal runs, equal hashes); *fresh: the
+ * run's first chunk since the batch began (end_batch), drained or not;
+ * drain: cb for every chunk, the runs in (dbi, key part) order, a run's
+ * chunks in key order, then empty; stops at the first non-zero callback
+ * (returned), -1 out of memory.  end_batch: the runs forgotten (after
+ * the batch's last drain). */
 typedef struct db_chunkq db_chunkq;
 typedef int (*db_chunkq_cb)(void *ctx, int dbi, MDB_val *key, MDB_val *val);
 db_chunkq *db_chunkq_new(void);
 void db_chunkq_free(db_chunkq *q);
 size_t db_chunkq_count(const db_chunkq *q);
 int db_chunkq_add(db_chunkq *q, uint64_t hash, int dbi, const unsigned char *k, size_t klen, size_t plen, const void *v,
-                  size_t vlen);
+                  size_t vlen, bool *fresh);
 int db_chunkq_drain(db_chunkq *q, db_chunkq_cb cb, void *ctx);
+void db_chunkq_end_batch(db_chunkq *q);
 
 /* trace-prefixed range scans shared by reader.c and writer.c */
 typedef int (*db_key_cb)(void *ctx, const MDB_val *key, const MDB_val *val);

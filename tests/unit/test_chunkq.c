@@ -3,7 +3,8 @@
  * in: runs of several tables interleaved, a run's chunks out of order
  * (sorted), runs longer than the sort's 16-chunk pieces, a key that came
  * twice (both, in the order they came), a callback that stops the drain,
- * and a second batch after the first.  And db_sort.h's merge sort itself
+ * a second drain in the batch and a second batch after it, which runs are
+ * fresh (their first chunk of the batch).  And db_sort.h's merge sort itself
  * (chunkq.c's and nodetop.c's): every length to 200 around its 16-element
  * pieces and their merges, many ties, stable. */
 #include <setjmp.h>
@@ -58,9 +59,12 @@ static uint64_t hash_of(int dbi, const unsigned char *k, size_t plen)
     return h;
 }
 
-static void add(db_chunkq *q, int dbi, const unsigned char *k, size_t klen, size_t plen, uint32_t tag)
+/* the chunk; whether its run is fresh (its first since the batch began) */
+static bool add(db_chunkq *q, int dbi, const unsigned char *k, size_t klen, size_t plen, uint32_t tag)
 {
-    assert_int_equal(db_chunkq_add(q, hash_of(dbi, k, plen), dbi, k, klen, plen, &tag, 4), 0);
+    bool fresh = false;
+    assert_int_equal(db_chunkq_add(q, hash_of(dbi, k, plen), dbi, k, klen, plen, &tag, 4, &fresh), 0);
+    return fresh;
 }
 
 /* a thread chunk's key: trace, tid | ts, id */
@@ -134,7 +138,9 @@ static void test_runs_in_key_order(void **state)
     (void)state;
     db_chunkq *q = db_chunkq_new();
     assert_non_null(q);
-    for (uint32_t round = 0; round < 2; round++) { /* a second batch after the first */
+    /* a second drain in the same batch (its runs kept, emptied), then a
+     * second batch */
+    for (uint32_t round = 0; round < 3; round++) {
         size_t count = add_batch(q, round);
         assert_int_equal(db_chunkq_count(q), count);
         sink s = {0};
@@ -142,6 +148,8 @@ static void test_runs_in_key_order(void **state)
         check_batch(&s, count);
         assert_int_equal(db_chunkq_count(q), 0);
         free(s.g);
+        if (round == 1)
+            db_chunkq_end_batch(q);
     }
     db_chunkq_free(q);
 }
@@ -157,6 +165,39 @@ static void test_callback_stops_the_drain(void **state)
     assert_int_equal(s.n, 100);
     assert_int_equal(db_chunkq_count(q), 0); /* emptied all the same */
     free(s.g);
+    db_chunkq_free(q);
+}
+
+/* fresh: a run's first chunk since the batch began, whether drained
+ * since or not; after end_batch, fresh again */
+static void test_fresh_runs(void **state)
+{
+    (void)state;
+    db_chunkq *q = db_chunkq_new();
+    assert_non_null(q);
+    unsigned char k[24];
+    for (int batch = 0; batch < 2; batch++) {
+        for (uint32_t i = 0; i < 600; i++) {
+            uint32_t tid = i % 200;
+            thread_key(k, tid, 1000 + i, i + 1);
+            assert_int_equal(add(q, 3, k, 24, 8, i), i < 200); /* the thread's first */
+            sig_key(k, tid, i);
+            assert_int_equal(add(q, 5, k, 12, 8, i), i < 200); /* another table: a run of its own */
+            if (i == 300) { /* a drain within the batch (a graph cleared) */
+                sink s = {0};
+                assert_int_equal(db_chunkq_drain(q, collect, &s), 0);
+                assert_int_equal(s.n, 2 * 301);
+                free(s.g);
+            }
+        }
+        sink s = {0};
+        assert_int_equal(db_chunkq_drain(q, collect, &s), 0);
+        assert_int_equal(s.n, 2 * 299);
+        for (size_t i = 1; i < s.n; i++)
+            assert_true(order(&s.g[i - 1], &s.g[i]) < 0);
+        free(s.g);
+        db_chunkq_end_batch(q);
+    }
     db_chunkq_free(q);
 }
 
@@ -202,6 +243,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_runs_in_key_order),
         cmocka_unit_test(test_callback_stops_the_drain),
+        cmocka_unit_test(test_fresh_runs),
         cmocka_unit_test(test_sort_merge),
     };
     return cmocka_run_group_tests_name("chunkq", tests, NULL, NULL);
