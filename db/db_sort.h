@@ -61,4 +61,32 @@ static inline __attribute__((always_inline)) void db_sort_merge(void *a, void *t
         memcpy(base, src, n * size);
 }
 
+/* a[0..n) sorted as db_sort_merge sorts it, for an array nearly in order
+ * (most elements no smaller than the one before, the others not far from
+ * their place): an insertion sort of the whole, its work the elements
+ * and their moves, no merges.  Past 4n moves it hands the array over to
+ * db_sort_merge (a far-out-of-order array then costs that much more, not
+ * the insertion sort's n^2/4). */
+static inline __attribute__((always_inline)) void db_sort_nearly(void *a, void *tmp, size_t n, size_t size,
+                                                                 db_sort_less less)
+{
+    unsigned char *base = a, *end = base + n * size, x[size];
+    size_t budget = 4 * n;
+    for (unsigned char *p = base + size; p < end; p += size) {
+        if (!less(p, p - size))
+            continue;
+        memcpy(x, p, size);
+        unsigned char *q = p;
+        do {
+            memcpy(q, q - size, size);
+            q -= size;
+        } while (q > base && less(x, q - size) && --budget);
+        memcpy(q, x, size);
+        if (!budget) {
+            db_sort_merge(a, tmp, n, size, less);
+            return;
+        }
+    }
+}
+
 #endif
