@@ -160,8 +160,12 @@ static bool ord_less(const void *x, const void *y)
  * sort of pieces of 16 3.3M.  A run out of order is nearly in order (a
  * chunk or a few back in time, not far), and the insertion sort of the
  * whole (db_sort_nearly) nearly nothing: writer thread 342.0M -> 338.7M
- * on pf8. */
-static void sort_ords(cq_ord *a, cq_ord *tmp, size_t n) { db_sort_nearly(a, tmp, n, sizeof *a, ord_less); }
+ * on pf8 (a run far out of order goes to the merge sort). */
+static void sort_ords(cq_ord *a, cq_ord *tmp, size_t n)
+{
+    if (!db_sort_nearly(a, n, sizeof *a, ord_less))
+        db_sort_merge(a, tmp, n, sizeof *a, ord_less);
+}
 
 /* A run's chunks into q->ord, in key order: as they came, often; but a
  * thread's chunk that starts back in time (thrindex.c: a node written

@@ -64,14 +64,14 @@ static inline __attribute__((always_inline)) void db_sort_merge(void *a, void *t
 /* a[0..n) sorted as db_sort_merge sorts it, for an array nearly in order
  * (most elements no smaller than the one before, the others not far from
  * their place): an insertion sort of the whole, its work the elements
- * and their moves, no merges.  Past 4n moves it hands the array over to
- * db_sort_merge (a far-out-of-order array then costs that much more, not
- * the insertion sort's n^2/4). */
-static inline __attribute__((always_inline)) void db_sort_nearly(void *a, void *tmp, size_t n, size_t size,
-                                                                 db_sort_less less)
+ * and their moves, no merges.  false when it gave up, past 4n + 64 moves
+ * (a[] then in some order of its elements, for the caller's own sort: a
+ * far-out-of-order array costs that much more, not the insertion sort's
+ * n^2/4; one of 16 elements or fewer is always sorted here). */
+static inline __attribute__((always_inline)) bool db_sort_nearly(void *a, size_t n, size_t size, db_sort_less less)
 {
     unsigned char *base = a, *end = base + n * size, x[size];
-    size_t budget = 4 * n;
+    size_t budget = 4 * n + 64;
     for (unsigned char *p = base + size; p < end; p += size) {
         if (!less(p, p - size))
             continue;
@@ -82,11 +82,10 @@ static inline __attribute__((always_inline)) void db_sort_nearly(void *a, void *
             q -= size;
         } while (q > base && less(x, q - size) && --budget);
         memcpy(q, x, size);
-        if (!budget) {
-            db_sort_merge(a, tmp, n, size, less);
-            return;
-        }
+        if (!budget)
+            return false;
     }
+    return true;
 }
 
 #endif
