@@ -203,6 +203,33 @@ static void test_fresh_runs(void **state)
     db_chunkq_free(q);
 }
 
+/* runs named by 12 bytes, alike in the first 8 (the sort of the runs
+ * compares the rest): drained in key order */
+static void test_long_run_names(void **state)
+{
+    (void)state;
+    db_chunkq *q = db_chunkq_new();
+    assert_non_null(q);
+    unsigned char k[16];
+    uint32_t r = 777;
+    size_t count = 0;
+    for (uint32_t i = 0; i < 500; i++) {
+        r = r * 1103515245u + 12345u;
+        memset(k, 0x5a, 8);
+        db_put_be32(k + 8, (r >> 8) % 50);
+        db_put_be32(k + 12, i);
+        add(q, 7, k, 16, 12, i);
+        count++;
+    }
+    sink s = {0};
+    assert_int_equal(db_chunkq_drain(q, collect, &s), 0);
+    assert_int_equal(s.n, count);
+    for (size_t i = 1; i < s.n; i++)
+        assert_true(order(&s.g[i - 1], &s.g[i]) <= 0);
+    free(s.g);
+    db_chunkq_free(q);
+}
+
 /* db_sort_merge and db_sort_nearly: elements of 12 bytes (a key, the
  * order they came in), every n from 0 to 200, against an insertion sort */
 typedef struct sort_el {
@@ -266,6 +293,7 @@ int main(void)
         cmocka_unit_test(test_runs_in_key_order),
         cmocka_unit_test(test_callback_stops_the_drain),
         cmocka_unit_test(test_fresh_runs),
+        cmocka_unit_test(test_long_run_names),
         cmocka_unit_test(test_sort_merge),
     };
     return cmocka_run_group_tests_name("chunkq", tests, NULL, NULL);
