@@ -321,7 +321,7 @@ static unsigned digit_bits(unsigned bits, size_t n)
 static db_edge_rec *by_node(db_keysort *ks, const ks_edges *e)
 {
     unsigned bits = db_radix_bits(e->hi - e->lo);
-    return db_radix_u32(e->r, ks->eout, e->n, sizeof *e->r, offsetof(db_edge_rec, a), e->lo, bits,
+    return db_radix_u32(e->r, ks->eout, e->n, sizeof *e->r, offsetof(db_edge_rec, a), e->lo, e->hi - e->lo, bits,
                         digit_bits(bits, e->n), ks->count);
 }
 

@@ -828,7 +828,8 @@ static bool radix_nodes(db_writer *w, uint32_t lo, uint32_t hi)
     uint32_t *count = malloc(((size_t)1 << width) * sizeof *count);
     bool ok = tmp && count;
     if (ok) {
-        struct nref *src = db_radix_u32(w->nref, tmp, n, sizeof *tmp, offsetof(struct nref, id), lo, bits, width, count);
+        struct nref *src = db_radix_u32(w->nref, tmp, n, sizeof *tmp, offsetof(struct nref, id), lo, hi - lo, bits, width,
+                                         count);
         if (src != w->nref)
             memcpy(w->nref, src, n * sizeof *src);
     }
