@@ -1,10 +1,12 @@
-/* db/db_sort.h -- the writer's in-memory merge sort (private to db/):
- * chunkq.c's chunks of a run in key order, nodetop.c's kept nodes by
- * rank.  Both sorted with qsort's merge sort, a call per compare, took
- * millions of instructions of the writer thread (the measurements are at
- * the callers); this one is always inline, so that the element's size
- * and its compare are constants where it is called: an element moves as
- * a struct assignment does and a compare is a few instructions, with no
+/* db/db_sort.h -- the writer's in-memory sorts (private to db/): a merge
+ * sort (chunkq.c's runs and a run's chunks in key order, nodetop.c's kept
+ * nodes by rank, keysort.c's edges of a node far out of order) and an
+ * insertion sort for arrays nearly in order (a run's chunks, a node's
+ * edges).  Sorted by qsort, a call per compare, these took millions of
+ * instructions of the writer thread (the measurements are at the
+ * callers); these are always inline, so that the element's size and its
+ * compare are constants where they are called: an element moves as a
+ * struct assignment does and a compare is a few instructions, with no
  * call. */
 #ifndef ARGUSQ_DB_SORT_H
 #define ARGUSQ_DB_SORT_H
