@@ -14,12 +14,21 @@
  * nothing that is stored, and a key put twice comes twice in its run, in
  * the order it came: the tables are what the puts as they came made.
  *
+ * The runs are the batch's, kept to its end (db_chunkq_end_batch), a
+ * drain only emptying them: the writer counts a run's first chunk of the
+ * batch as a page (writer.c, count_chunk), and asks add whether it is
+ * that, not a map of its own by the same name.  A drain within a batch
+ * (a graph cleared) leaves a run known, as that map did.  Asked of a map
+ * of its own, the lookup (and its put) cost 0.9M instructions of the
+ * writer thread on pf8's 32,000 chunks.
+ *
  * Memory: a batch's chunks (the writer counts them into its bound on the
- * batch's pages, as it counted their puts), one copy each. */
+ * batch's pages, as it counted their puts), one copy each, and its runs. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "db_int.h"
+#include "db_sort.h"
 
 #define CQ_NONE UINT32_MAX
 
@@ -32,7 +41,7 @@ typedef struct cq_chunk {
 
 typedef struct cq_run {
     uint64_t head; /* the first 8 bytes of the run's key part, big-endian (zero-padded) */
-    uint32_t first, last;
+    uint32_t first, last; /* CQ_NONE: drained, no chunk since */
     uint8_t dbi, plen;
 } cq_run;
 
@@ -41,11 +50,11 @@ struct db_chunkq {
     size_t n, cap;
     cq_run *r;
     size_t nr, rcap;
-    db_slots runs; /* the run's hash -> r */
+    db_slots runs; /* the run's hash -> r, to the batch's end */
     unsigned char *buf;
     size_t len, bcap;
-    uint32_t *order; /* the drain's runs in key order, nr of them */
-    size_t ocap;
+    struct cq_rord *order, *otmp; /* the drain's runs in key order, those with chunks */
+    size_t ocap, otcap;
     struct cq_ord *ord, *tmp; /* ... and a run's chunks in key order */
     size_t ordcap, tmpcap;
 };
@@ -61,6 +70,7 @@ void db_chunkq_free(db_chunkq *q)
     db_slots_free(&q->runs);
     free(q->buf);
     free(q->order);
+    free(q->otmp);
     free(q->ord);
     free(q->tmp);
     free(q);
@@ -68,28 +78,29 @@ void db_chunkq_free(db_chunkq *q)
 
 size_t db_chunkq_count(const db_chunkq *q) { return q ? q->n : 0; }
 
-static const unsigned char *run_key(const db_chunkq *q, const cq_run *r) { return q->buf + q->c[r->first].off; }
-
 int db_chunkq_add(db_chunkq *q, uint64_t hash, int dbi, const unsigned char *k, size_t klen, size_t plen, const void *v,
-                  size_t vlen)
+                  size_t vlen, bool *fresh)
 {
     if (klen > UINT8_MAX || plen > klen || q->len + klen + vlen > UINT32_MAX || q->n >= CQ_NONE ||
         !db_grow((void **)&q->c, &q->cap, q->n + 1, sizeof *q->c) ||
         !db_grow((void **)&q->buf, &q->bcap, q->len + klen + vlen, 1))
         return -1;
     long ri = db_slots_get(&q->runs, hash);
+    *fresh = ri < 0;
     if (ri < 0) {
         if (!db_grow((void **)&q->r, &q->rcap, q->nr + 1, sizeof *q->r) ||
             db_slots_put(&q->runs, hash, (uint32_t)q->nr))
             return -1;
         unsigned char head[8] = {0};
         memcpy(head, k, plen < 8 ? plen : 8);
-        q->r[q->nr] = (cq_run){db_get_be64(head), (uint32_t)q->n, CQ_NONE, (uint8_t)dbi, (uint8_t)plen};
+        q->r[q->nr] = (cq_run){db_get_be64(head), CQ_NONE, CQ_NONE, (uint8_t)dbi, (uint8_t)plen};
         ri = (long)q->nr++;
     }
     cq_run *r = &q->r[ri];
     if (r->last != CQ_NONE)
         q->c[r->last].next = (uint32_t)q->n;
+    else
+        r->first = (uint32_t)q->n;
     r->last = (uint32_t)q->n;
     q->c[q->n++] = (cq_chunk){(uint32_t)q->len, (uint32_t)vlen, CQ_NONE, (uint8_t)dbi, (uint8_t)klen};
     memcpy(q->buf + q->len, k, klen);
@@ -99,18 +110,30 @@ int db_chunkq_add(db_chunkq *q, uint64_t hash, int dbi, const unsigned char *k, 
     return 0;
 }
 
-/* runs by table, then by key part (memcmp order) */
-static int by_run(const void *a, const void *b, void *ctx)
+/* A run for the drain's sort of the runs: its table, its key part's
+ * first 8 bytes and the key (of its first chunk), in the element itself,
+ * so that the compare needs nothing else (db_sort.h).  qsort_r, a call
+ * a compare, took 0.3M instructions of the writer thread on pf8 (3
+ * drains), 0.6M on a13x4 (2). */
+typedef struct cq_rord {
+    uint64_t head;
+    const unsigned char *key;
+    uint32_t run;
+    uint8_t dbi, plen;
+} cq_rord;
+
+/* by table, then by key part (memcmp order); no two runs of a drain are
+ * equal (a run is its table and key part) */
+static bool run_less(const void *a, const void *b)
 {
-    const db_chunkq *q = ctx;
-    const cq_run *x = &q->r[*(const uint32_t *)a], *y = &q->r[*(const uint32_t *)b];
+    const cq_rord *x = a, *y = b;
     if (x->dbi != y->dbi)
-        return x->dbi < y->dbi ? -1 : 1;
+        return x->dbi < y->dbi;
     if (x->head != y->head)
-        return x->head < y->head ? -1 : 1;
+        return x->head < y->head;
     size_t n = x->plen < y->plen ? x->plen : y->plen;
-    int c = n > 8 ? memcmp(run_key(q, x) + 8, run_key(q, y) + 8, n - 8) : 0;
-    return c ? c : (x->plen > y->plen) - (x->plen < y->plen);
+    int c = n > 8 ? memcmp(x->key + 8, y->key + 8, n - 8) : 0;
+    return c ? c < 0 : x->plen < y->plen;
 }
 
 /* A run's chunk for its sort: the key's bytes after the run's part (a
@@ -135,46 +158,24 @@ static cq_ord ord_of(const db_chunkq *q, uint32_t i, size_t plen)
     return (cq_ord){db_get_be64(b), db_get_be64(b + 8), i};
 }
 
-static bool ord_less(const cq_ord *a, const cq_ord *b)
+static bool ord_less(const void *x, const void *y)
 {
+    const cq_ord *a = x, *b = y;
     if (a->hi != b->hi)
         return a->hi < b->hi;
     return a->lo != b->lo ? a->lo < b->lo : a->i < b->i;
 }
 
-/* a[0..n) sorted, tmp its scratch: insertion sort of 16-chunk pieces,
- * then merges of pieces doubling.  qsort_r with a call per compare took
- * 18.5M instructions of the writer thread on pf8. */
+/* a[0..n) sorted, tmp its scratch (db_sort.h).  qsort_r with a call per
+ * compare took 18.5M instructions of the writer thread on pf8; the merge
+ * sort of pieces of 16 3.3M.  A run out of order is nearly in order (a
+ * chunk or a few back in time, not far), and the insertion sort of the
+ * whole (db_sort_nearly) nearly nothing: writer thread 342.0M -> 338.7M
+ * on pf8 (a run far out of order goes to the merge sort). */
 static void sort_ords(cq_ord *a, cq_ord *tmp, size_t n)
 {
-    for (size_t lo = 0; lo < n; lo += 16) {
-        size_t hi = lo + 16 < n ? lo + 16 : n;
-        for (size_t i = lo + 1; i < hi; i++) {
-            cq_ord x = a[i];
-            size_t j = i;
-            for (; j > lo && ord_less(&x, &a[j - 1]); j--)
-                a[j] = a[j - 1];
-            a[j] = x;
-        }
-    }
-    cq_ord *src = a, *dst = tmp;
-    for (size_t w = 16; w < n; w *= 2) {
-        for (size_t lo = 0; lo < n; lo += 2 * w) {
-            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-            size_t i = lo, j = mid, k = lo;
-            while (i < mid && j < hi)
-                dst[k++] = ord_less(&src[j], &src[i]) ? src[j++] : src[i++];
-            while (i < mid)
-                dst[k++] = src[i++];
-            while (j < hi)
-                dst[k++] = src[j++];
-        }
-        cq_ord *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != a)
-        memcpy(a, src, n * sizeof *a);
+    if (!db_sort_nearly(a, n, sizeof *a, ord_less))
+        db_sort_merge(a, tmp, n, sizeof *a, ord_less);
 }
 
 /* A run's chunks into q->ord, in key order: as they came, often; but a
@@ -202,23 +203,37 @@ int db_chunkq_drain(db_chunkq *q, db_chunkq_cb cb, void *ctx)
     if (!q || !q->n)
         return 0;
     int rc = 0;
+    size_t m = 0;
     if (!db_grow((void **)&q->order, &q->ocap, q->nr, sizeof *q->order) ||
+        !db_grow((void **)&q->otmp, &q->otcap, q->nr, sizeof *q->otmp) ||
         !db_grow((void **)&q->ord, &q->ordcap, q->n, sizeof *q->ord) ||
         !db_grow((void **)&q->tmp, &q->tmpcap, q->n, sizeof *q->tmp))
         rc = -1;
-    for (size_t i = 0; !rc && i < q->nr; i++)
-        q->order[i] = (uint32_t)i;
-    if (!rc)
-        qsort_r(q->order, q->nr, sizeof *q->order, by_run, q);
     for (size_t i = 0; !rc && i < q->nr; i++) {
-        size_t n = run_in_order(q, &q->r[q->order[i]]);
+        const cq_run *r = &q->r[i];
+        if (r->first != CQ_NONE)
+            q->order[m++] = (cq_rord){r->head, q->buf + q->c[r->first].off, (uint32_t)i, r->dbi, r->plen};
+    }
+    if (!rc)
+        db_sort_merge(q->order, q->otmp, m, sizeof *q->order, run_less);
+    for (size_t i = 0; !rc && i < m; i++) {
+        size_t n = run_in_order(q, &q->r[q->order[i].run]);
         for (size_t j = 0; !rc && j < n; j++) {
             const cq_chunk *c = &q->c[q->ord[j].i];
             MDB_val key = {c->klen, q->buf + c->off}, val = {c->vlen, q->buf + c->off + c->klen};
             rc = cb(ctx, c->dbi, &key, &val);
         }
     }
+    for (size_t i = 0; i < q->nr; i++)
+        q->r[i].first = q->r[i].last = CQ_NONE;
+    q->n = q->len = 0;
+    return rc;
+}
+
+void db_chunkq_end_batch(db_chunkq *q)
+{
+    if (!q)
+        return;
     q->n = q->nr = q->len = 0;
     db_slots_free(&q->runs);
-    return rc;
 }

@@ -154,11 +154,14 @@ int db_sigindex_add(db_sigindex *s, uint32_t trace, const db_sig *sig, db_put_fn
     }
     c->len = (size_t)(db_uv_put_inline(c->buf + c->len, sig->node - c->last) - c->buf);
     c->len = (size_t)(db_uv_put_inline(c->buf + c->len, (uint64_t)n << 1 | same) - c->buf);
-    if (!same) {
-        for (uint32_t i = 0; i < n; i++)
+    if (!same) { /* kept for the next in the same loop: a memcpy of them
+                  * after it took 1.0M instructions of the writer thread
+                  * on pf8, the loop 0.1M more */
+        for (uint32_t i = 0; i < n; i++) {
             db_put_be32(c->buf + c->len + 4 * i, sig->h[i]);
+            c->h[i] = sig->h[i];
+        }
         c->len += 4 * (size_t)n;
-        memcpy(c->h, sig->h, 4 * (size_t)n);
         c->n = n;
     }
     c->last = sig->node;

@@ -596,17 +596,22 @@ static uint64_t run_hash(int dbi, const unsigned char *k, size_t klen)
     return h;
 }
 
-/* h: run_hash's */
-static void count_chunk(db_writer *w, uint64_t h, size_t bytes)
+/* fresh: the chunk is its run's first in the batch (h: run_hash's);
+ * NULL: asked of the writer's map of the runs of chunks put as they come
+ * (those waiting for the batch's end are known to their queue, which
+ * says: chunk_put) */
+static inline __attribute__((always_inline)) void count_chunk(db_writer *w, uint64_t h, const bool *fresh,
+                                                              size_t bytes)
 {
-    if (w->touch_w < 1024) { /* a sorted run (flush_objects) */
+    if (w->touch_w < 1024) { /* a sorted run (flush_objects): the object indexes', which never wait */
         count_put(w, 0, bytes);
         return;
     }
-    if (db_slots_get(&w->runs, h) < 0) {
+    if (fresh ? *fresh : db_slots_get(&w->runs, h) < 0) {
         w->touched += 1024;
         w->pages_left -= 4096;
-        (void)db_slots_put(&w->runs, h, 0); /* out of memory: the next counts a page again */
+        if (!fresh)
+            (void)db_slots_put(&w->runs, h, 0); /* out of memory: the next counts a page again */
     }
     w->appended += 2 * (bytes + 10);
     w->pages_left -= 2 * ((int64_t)bytes + 10);
@@ -632,15 +637,17 @@ static int chunk_put(db_writer *w, int dbi, const unsigned char *k, size_t klen,
 {
     uint64_t h = run_hash(dbi, k, klen);
     w->ops++;
-    count_chunk(w, h, klen + vlen);
     if (chunk_waits(w, dbi)) {
+        bool fresh;
         if ((!w->chunks && !(w->chunks = db_chunkq_new())) ||
-            db_chunkq_add(w->chunks, h, dbi, k, klen, chunk_run(dbi, klen), v, vlen)) {
+            db_chunkq_add(w->chunks, h, dbi, k, klen, chunk_run(dbi, klen), v, vlen, &fresh)) {
             w->thr_rc = ENOMEM;
             return -1;
         }
+        count_chunk(w, h, &fresh, klen + vlen);
         return between_puts(w);
     }
+    count_chunk(w, h, NULL, klen + vlen);
     trim_every(w, vlen);
     MDB_val key = {klen, (void *)k}, val = {vlen, (void *)v};
     /* through the table's cursor, not mdb_put: a cursor left on the leaf
@@ -821,7 +828,8 @@ static bool radix_nodes(db_writer *w, uint32_t lo, uint32_t hi)
     uint32_t *count = malloc(((size_t)1 << width) * sizeof *count);
     bool ok = tmp && count;
     if (ok) {
-        struct nref *src = db_radix_u32(w->nref, tmp, n, sizeof *tmp, offsetof(struct nref, id), lo, bits, width, count);
+        struct nref *src = db_radix_u32(w->nref, tmp, n, sizeof *tmp, offsetof(struct nref, id), lo, hi - lo, bits, width,
+                                         count);
         if (src != w->nref)
             memcpy(w->nref, src, n * sizeof *src);
     }
@@ -1027,6 +1035,7 @@ static int flush(db_writer *w, db_error *err)
     w->flushed = true;
     w->ops = w->touched = w->appended = 0;
     db_slots_free(&w->runs);
+    db_chunkq_end_batch(w->chunks);
     trim_map(w);
     rc = mdb_txn_begin(w->a->env, NULL, 0, &w->txn);
     return rc ? db_lmdb_fail(err, rc, "write transaction") : 0;

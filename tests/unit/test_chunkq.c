@@ -3,7 +3,12 @@
  * in: runs of several tables interleaved, a run's chunks out of order
  * (sorted), runs longer than the sort's 16-chunk pieces, a key that came
  * twice (both, in the order they came), a callback that stops the drain,
- * and a second batch after the first. */
+ * a second drain in the batch and a second batch after it, which runs are
+ * fresh (their first chunk of the batch).  And db_sort.h's sorts
+ * themselves (chunkq.c's and nodetop.c's): every length to 200 around
+ * the merge sort's 16-element pieces and their merges, many ties, stable;
+ * the nearly-sorted sort on arrays nearly in order and on shuffled ones
+ * (where it may give up). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +20,7 @@
 #include <cmocka.h>
 
 #include "db/db_int.h"
+#include "db/db_sort.h"
 
 typedef struct got {
     int dbi;
@@ -55,9 +61,12 @@ static uint64_t hash_of(int dbi, const unsigned char *k, size_t plen)
     return h;
 }
 
-static void add(db_chunkq *q, int dbi, const unsigned char *k, size_t klen, size_t plen, uint32_t tag)
+/* the chunk; whether its run is fresh (its first since the batch began) */
+static bool add(db_chunkq *q, int dbi, const unsigned char *k, size_t klen, size_t plen, uint32_t tag)
 {
-    assert_int_equal(db_chunkq_add(q, hash_of(dbi, k, plen), dbi, k, klen, plen, &tag, 4), 0);
+    bool fresh = false;
+    assert_int_equal(db_chunkq_add(q, hash_of(dbi, k, plen), dbi, k, klen, plen, &tag, 4, &fresh), 0);
+    return fresh;
 }
 
 /* a thread chunk's key: trace, tid | ts, id */
@@ -131,7 +140,9 @@ static void test_runs_in_key_order(void **state)
     (void)state;
     db_chunkq *q = db_chunkq_new();
     assert_non_null(q);
-    for (uint32_t round = 0; round < 2; round++) { /* a second batch after the first */
+    /* a second drain in the same batch (its runs kept, emptied), then a
+     * second batch */
+    for (uint32_t round = 0; round < 3; round++) {
         size_t count = add_batch(q, round);
         assert_int_equal(db_chunkq_count(q), count);
         sink s = {0};
@@ -139,6 +150,8 @@ static void test_runs_in_key_order(void **state)
         check_batch(&s, count);
         assert_int_equal(db_chunkq_count(q), 0);
         free(s.g);
+        if (round == 1)
+            db_chunkq_end_batch(q);
     }
     db_chunkq_free(q);
 }
@@ -157,11 +170,131 @@ static void test_callback_stops_the_drain(void **state)
     db_chunkq_free(q);
 }
 
+/* fresh: a run's first chunk since the batch began, whether drained
+ * since or not; after end_batch, fresh again */
+static void test_fresh_runs(void **state)
+{
+    (void)state;
+    db_chunkq *q = db_chunkq_new();
+    assert_non_null(q);
+    unsigned char k[24];
+    for (int batch = 0; batch < 2; batch++) {
+        for (uint32_t i = 0; i < 600; i++) {
+            uint32_t tid = i % 200;
+            thread_key(k, tid, 1000 + i, i + 1);
+            assert_int_equal(add(q, 3, k, 24, 8, i), i < 200); /* the thread's first */
+            sig_key(k, tid, i);
+            assert_int_equal(add(q, 5, k, 12, 8, i), i < 200); /* another table: a run of its own */
+            if (i == 300) { /* a drain within the batch (a graph cleared) */
+                sink s = {0};
+                assert_int_equal(db_chunkq_drain(q, collect, &s), 0);
+                assert_int_equal(s.n, 2 * 301);
+                free(s.g);
+            }
+        }
+        sink s = {0};
+        assert_int_equal(db_chunkq_drain(q, collect, &s), 0);
+        assert_int_equal(s.n, 2 * 299);
+        for (size_t i = 1; i < s.n; i++)
+            assert_true(order(&s.g[i - 1], &s.g[i]) < 0);
+        free(s.g);
+        db_chunkq_end_batch(q);
+    }
+    db_chunkq_free(q);
+}
+
+/* runs named by 12 bytes, alike in the first 8 (the sort of the runs
+ * compares the rest): drained in key order */
+static void test_long_run_names(void **state)
+{
+    (void)state;
+    db_chunkq *q = db_chunkq_new();
+    assert_non_null(q);
+    unsigned char k[16];
+    uint32_t r = 777;
+    size_t count = 0;
+    for (uint32_t i = 0; i < 500; i++) {
+        r = r * 1103515245u + 12345u;
+        memset(k, 0x5a, 8);
+        db_put_be32(k + 8, (r >> 8) % 50);
+        db_put_be32(k + 12, i);
+        add(q, 7, k, 16, 12, i);
+        count++;
+    }
+    sink s = {0};
+    assert_int_equal(db_chunkq_drain(q, collect, &s), 0);
+    assert_int_equal(s.n, count);
+    for (size_t i = 1; i < s.n; i++)
+        assert_true(order(&s.g[i - 1], &s.g[i]) <= 0);
+    free(s.g);
+    db_chunkq_free(q);
+}
+
+/* db_sort_merge and db_sort_nearly: elements of 12 bytes (a key, the
+ * order they came in), every n from 0 to 200, against an insertion sort */
+typedef struct sort_el {
+    uint32_t key, seq, pad;
+} sort_el;
+
+static bool el_less(const void *x, const void *y)
+{
+    return ((const sort_el *)x)->key < ((const sort_el *)y)->key;
+}
+
+/* shuffle: random keys (db_sort_nearly gives up, the merge sort then),
+ * else keys rising with every 7th dropped back a little or far */
+static void sort_check(size_t n, bool nearly, bool shuffle, uint32_t *r, size_t *gave_up)
+{
+    sort_el a[200], tmp[200], want[200];
+    for (size_t i = 0; i < n; i++) {
+        *r = *r * 1103515245u + 12345u;
+        uint32_t key = shuffle ? (*r >> 16) % (n / 4 + 1) : (uint32_t)i * 2;
+        if (!shuffle && i % 7 == 6)
+            key -= (*r >> 16) % (i % 14 == 13 ? 2 * (uint32_t)i + 1 : 9);
+        a[i] = (sort_el){key, (uint32_t)i, 0xdead};
+    }
+    for (size_t i = 0; i < n; i++) { /* stable insertion sort */
+        sort_el x = a[i];
+        size_t j = i;
+        for (; j > 0 && x.key < want[j - 1].key; j--)
+            want[j] = want[j - 1];
+        want[j] = x;
+    }
+    if (nearly) {
+        bool done = db_sort_nearly(a, n, sizeof *a, el_less);
+        assert_true(done || n > 16); /* 16 or fewer: always sorted by itself */
+        *gave_up += !done;
+        if (!done)
+            db_sort_merge(a, tmp, n, sizeof *a, el_less);
+    } else
+        db_sort_merge(a, tmp, n, sizeof *a, el_less);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(a[i].key, want[i].key);
+        assert_int_equal(a[i].seq, want[i].seq); /* ties in the order they came */
+        assert_int_equal(a[i].pad, 0xdead);
+    }
+}
+
+static void test_sort_merge(void **state)
+{
+    (void)state;
+    uint32_t r = 12345;
+    size_t gave_up = 0;
+    for (size_t n = 0; n <= 200; n++)
+        for (int nearly = 0; nearly < 2; nearly++)
+            for (int shuffle = 0; shuffle < 2; shuffle++)
+                sort_check(n, nearly, shuffle, &r, &gave_up);
+    assert_true(gave_up > 100); /* the shuffled arrays: the merge sort's */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_runs_in_key_order),
         cmocka_unit_test(test_callback_stops_the_drain),
+        cmocka_unit_test(test_fresh_runs),
+        cmocka_unit_test(test_long_run_names),
+        cmocka_unit_test(test_sort_merge),
     };
     return cmocka_run_group_tests_name("chunkq", tests, NULL, NULL);
 }

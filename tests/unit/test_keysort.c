@@ -261,6 +261,42 @@ static void test_edges(void **state)
     db_keysort_free(ks);
 }
 
+/* One node's 300 edges a side nearly in order (every 10th swapped with
+ * the one before, every 50th far back, some twice): the insertion sort's
+ * case (put_run), each side's distinct edges in db_edge_rec_cmp order */
+static void test_edge_run_nearly_in_order(void **state)
+{
+    (void)state;
+    db_keysort *ks = db_keysort_new();
+    assert_non_null(ks);
+    enum { N = 300 };
+    db_edge_rec in[N];
+    for (size_t i = 0; i < N; i++)
+        in[i] = (db_edge_rec){.a = 4242, .b = 4243, .kind = 1, .from_event = 10 * i, .to_event = 10 * i + 1};
+    for (size_t i = 9; i < N; i += 10) {
+        db_edge_rec t = in[i];
+        in[i] = in[i - 1];
+        in[i - 1] = t;
+    }
+    for (size_t i = 49; i < N; i += 50)
+        in[i].from_event = 10 * (i - 45) + 5, in[i].to_event = in[i].from_event + 1;
+    for (int side = 0; side < 2; side++)
+        for (size_t i = 0; i < N; i++) {
+            assert_int_equal(db_keysort_add_edge(ks, side, &in[i]), 0);
+            if (i % 7 == 0)
+                assert_int_equal(db_keysort_add_edge(ks, side, &in[i]), 0);
+        }
+    edge_sink s = {calloc(4 * N, sizeof(db_edge_rec)), 0, 4 * N, 0, 0, 0};
+    assert_non_null(s.r);
+    assert_int_equal(db_keysort_drain(ks, collect, collect_edges, &s), 0);
+    assert_int_equal(s.n, 2 * N);
+    for (size_t i = 0; i < s.n; i++)
+        if (i % N)
+            assert_true(db_edge_rec_cmp(&s.r[i - 1], &s.r[i]) < 0);
+    free(s.r);
+    db_keysort_free(ks);
+}
+
 /* db_keysort_add_edge_pair is add_edge of r on side 0 and of r with a and
  * b swapped on side 1: the same drain, block for block, as those two
  * calls give, past the arrays' first growth (65,536 edges) too. */
@@ -354,6 +390,7 @@ int main(void)
         cmocka_unit_test(test_out_of_time_order),
         cmocka_unit_test(test_callback_stops_the_drain),
         cmocka_unit_test(test_edges),
+        cmocka_unit_test(test_edge_run_nearly_in_order),
         cmocka_unit_test(test_edge_pairs),
         cmocka_unit_test(test_keys_then_edges),
     };
