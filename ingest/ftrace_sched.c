@@ -149,8 +149,9 @@ static inline __attribute__((always_inline)) int switch_state(ftrace_reader *r, 
  * text give */
 static int switch_vals(ftrace_reader *r, db_event *ev, const ftrace_switch_vals *v)
 {
-    const char *nc = v->next_comm ? v->next_comm : "";
-    size_t ncl = strlen(nc), pcl = strlen(v->prev_comm);
+    const char *nc = v->next_comm;
+    size_t ncl = v->next_comm_len != FTRACE_LEN_UNKNOWN ? v->next_comm_len : strlen(nc);
+    size_t pcl = v->prev_comm_len != FTRACE_LEN_UNKNOWN ? v->prev_comm_len : strlen(v->prev_comm);
     if (v->next_pid < 0 || v->next_pid > UINT32_MAX) /* not a u32's digits */
         return FTRACE_BAD_FIELDS;
     uint32_t next_pid = (uint32_t)v->next_pid;
@@ -225,8 +226,8 @@ int ingest_ft_map_wakeup(ftrace_reader *r, db_event *ev, const char *reason, siz
         if (v->pid < 0 || v->pid > UINT32_MAX) /* not a u32's digits */
             return FTRACE_BAD_FIELDS;
         tid = (uint32_t)v->pid;
-        comm = v->comm ? v->comm : "";
-        cl = strlen(comm);
+        comm = v->comm;
+        cl = v->comm_len != FTRACE_LEN_UNKNOWN ? v->comm_len : strlen(comm);
     } else {
         const ftrace_kv *c = ingest_ft_kv_get(r, "comm");
         if (!c || !ingest_ft_kv_u32(r, "pid", &tid))

@@ -1154,6 +1154,10 @@ static void test_short_varint(void **state)
 
 /* The hand decoder copies a string of up to 16 bytes as a few moves:
  * comms of every length from 0 to 40 come out whole (next_comm=). */
+/* Comms of every length to 40 in each field the mapping takes with its
+ * length (ftrace_switch_vals, ftrace_wake_vals; measured as the names
+ * are given): a switch's next_comm and prev_comm (empty: `<...>`) and a
+ * waking's comm, each written whole. */
 static void test_comm_lengths(void **state)
 {
     (void)state;
@@ -1164,16 +1168,20 @@ static void test_comm_lengths(void **state)
         char comm[48];
         memcpy(comm, abc, n);
         comm[n] = '\0';
-        put_switch(&b, 1000 + n, "p", 5, 1, comm, 100 + n);
+        put_switch(&b, 1000 + 3 * n, "p", 5, 1, comm, 100 + n);
+        put_switch(&b, 1001 + 3 * n, comm, 300 + n, 1, "q", 6);
+        put_waking(&b, 1002 + 3 * n, 6, comm, 500 + n, 0);
     }
     put_bundle(&t, &b);
     rec *r = read_pb(&t, 0, NULL, 0);
-    assert_int_equal(r->nev, 41);
+    assert_int_equal(r->nev, 3 * 41);
     for (uint32_t n = 0; n <= 40; n++) {
         char comm[48];
         memcpy(comm, abc, n);
         comm[n] = '\0';
-        assert_attr(&r->ev[n], "next_comm", comm);
+        assert_attr(&r->ev[3 * n], "next_comm", comm);
+        assert_attr(&r->ev[3 * n + 1], "prev_comm", n ? comm : "<...>");
+        assert_attr(&r->ev[3 * n + 2], "comm", comm);
     }
     rec_free(r);
 }
