@@ -1186,6 +1186,49 @@ static void test_comm_lengths(void **state)
     rec_free(r);
 }
 
+/* Prios of every width as text, as printf's %lld gives them: a switch's
+ * prev_prio and next_prio and a waking's prio (three digits and fewer
+ * are written inline, ftrace_sched.c fmt_prio; the rest by
+ * ingest_fmt_i64) */
+static void test_prio_text(void **state)
+{
+    (void)state;
+    const int64_t prios[] = {0, 1, 9, 10, 11, 99, 100, 101, 120, 139, 990, 999, 1000, 1001, 65535, -1, -120, INT32_MAX, INT32_MIN};
+    const size_t n = sizeof prios / sizeof prios[0];
+    pb t = {.n = 0}, b = {.n = 0};
+    pb_u(&b, 1, 0);
+    for (size_t i = 0; i < n; i++) {
+        pb s = {.n = 0};
+        pb_s(&s, 1, "p");
+        pb_u(&s, 2, 5);
+        pb_i(&s, 3, prios[i]);
+        pb_u(&s, 4, 1);
+        pb_s(&s, 5, "q");
+        pb_u(&s, 6, 6);
+        pb_i(&s, 7, prios[n - 1 - i]);
+        put_event(&b, 1000 + 2 * i, 5, 4, &s);
+        pb w = {.n = 0};
+        pb_s(&w, 1, "q");
+        pb_u(&w, 2, 6);
+        pb_i(&w, 3, prios[i]);
+        pb_u(&w, 4, 1);
+        pb_u(&w, 5, 0);
+        put_event(&b, 1001 + 2 * i, 5, 20, &w);
+    }
+    put_bundle(&t, &b);
+    rec *r = read_pb(&t, 0, NULL, 0);
+    assert_int_equal(r->nev, 2 * n);
+    for (size_t i = 0; i < n; i++) {
+        char want[24], back[24];
+        snprintf(want, sizeof want, "%lld", (long long)prios[i]);
+        snprintf(back, sizeof back, "%lld", (long long)prios[n - 1 - i]);
+        assert_attr(&r->ev[2 * i], "prev_prio", want);
+        assert_attr(&r->ev[2 * i], "next_prio", back);
+        assert_attr(&r->ev[2 * i + 1], "prio", want);
+    }
+    rec_free(r);
+}
+
 /* ---- the hand decoder alone: its structs, packed again by protobuf-c,
  * are the bytes protobuf-c's own unpack of the packet packs to ---- */
 
@@ -1526,7 +1569,7 @@ int main(void)
         cmocka_unit_test(test_same_as_text),  cmocka_unit_test(test_compact_first_prev_named), cmocka_unit_test(test_compact_prev_after_full),
         cmocka_unit_test(test_hand_decoder_agrees), cmocka_unit_test(test_blocked_reason), cmocka_unit_test(test_blocked_first_reason),
         cmocka_unit_test(test_blocked_model),
-        cmocka_unit_test(test_varint), cmocka_unit_test(test_comm_lengths),
+        cmocka_unit_test(test_varint), cmocka_unit_test(test_comm_lengths), cmocka_unit_test(test_prio_text),
         cmocka_unit_test(test_fast_decoder), cmocka_unit_test(test_short_varint),
         cmocka_unit_test(test_fast_compact), cmocka_unit_test(test_chunk_classes),
     };
