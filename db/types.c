@@ -205,7 +205,16 @@ size_t db_fmt_u64(char *b, uint64_t v)
         memcpy(b + 2, pairs + 2 * lo, 2);
         return 4;
     }
-    /* five digits or more (rss_stat's sizes and mm_ids, 124,000 calls on
+    /* five digits: most of the rest are pids (Android's run past 10000),
+     * 46 instructions each by the general path below */
+    if (v < 100000) {
+        unsigned u = (unsigned)v, rest = u % 10000;
+        b[0] = (char)('0' + u / 10000);
+        memcpy(b + 1, pairs + 2 * (rest / 100), 2);
+        memcpy(b + 3, pairs + 2 * (rest % 100), 2);
+        return 5;
+    }
+    /* six digits or more (rss_stat's sizes and mm_ids, 124,000 calls on
      * 4 copies of the Android 13 trace, were 83 instructions each): the
      * length from the highest bit (bits * 1233 / 4096 is the log10 of its
      * power of two) and one compare, not a loop of them; the pairs above
