@@ -1435,6 +1435,43 @@ static void test_fast_decoder(void **state)
  * count 8 bytes at a time), an empty array, the intern table; a field
  * given twice, or a number not packed: protobuf-c reads it (and agrees);
  * a packed field whose last varint is cut: refused by both */
+/* A switch's fields out of Perfetto's order (switch_fields reads them
+ * in order and leaves the rest to the table's loop): reversed, one
+ * missing, one given again after the rest or at once (the later
+ * counts), a
+ * negative pid (ten bytes), none at all, only strings, a string cut at
+ * the message's end; each as protobuf-c unpacks it */
+static void test_fast_switch_order(void **state)
+{
+    (void)state;
+    for (int c = 0; c < 10; c++) {
+        pb s = {.n = 0}, bu = {.n = 0}, pkt = {.n = 0};
+        const unsigned order[][8] = {
+            {1, 2, 3, 4, 5, 6, 7, 0}, {7, 6, 5, 4, 3, 2, 1, 0}, {1, 2, 4, 5, 6, 7, 0}, {1, 2, 3, 4, 5, 6, 7, 2},
+            {2, 1, 3, 4, 5, 6, 7, 0}, {0},                      {1, 5, 0},          {1, 2, 3, 4, 6, 7, 5, 0},
+            {1, 2, 3, 4, 5, 6, 0},  {1, 2, 3, 4, 5, 6, 6, 7},
+        };
+        for (int i = 0; i < 8 && order[c][i]; i++) {
+            unsigned f = order[c][i];
+            if (f == 1 || f == 5)
+                pb_s(&s, f, f == 1 ? "prev-task-name" : "next");
+            else if (f == 2)
+                pb_i(&s, f, i == 7 ? 4321 : -5); /* again: the later counts */
+            else
+                pb_u(&s, f, 100u * f + 10u * (unsigned)i + (unsigned)c); /* a field given again: another value */
+        }
+        if (c == 8) { /* next_comm again, cut: a length past the message */
+            pb_raw(&s, 5 << 3 | 2);
+            s.b[s.n++] = 9;
+            s.b[s.n++] = 'x';
+        }
+        put_event_w(&bu, 1000, 5, 4, &s, 1);
+        pb_u(&bu, 1, 2); /* the bundle's cpu after it: the event's bytes are not the packet's last */
+        pb_m(&pkt, 1, &bu);
+        assert_int_equal(fast_vs_protobuf_c(&pkt), c == 8 ? 0 : 1);
+    }
+}
+
 static void test_fast_compact(void **state)
 {
     (void)state;
@@ -1571,7 +1608,7 @@ int main(void)
         cmocka_unit_test(test_blocked_model),
         cmocka_unit_test(test_varint), cmocka_unit_test(test_comm_lengths), cmocka_unit_test(test_prio_text),
         cmocka_unit_test(test_fast_decoder), cmocka_unit_test(test_short_varint),
-        cmocka_unit_test(test_fast_compact), cmocka_unit_test(test_chunk_classes),
+        cmocka_unit_test(test_fast_compact), cmocka_unit_test(test_fast_switch_order), cmocka_unit_test(test_chunk_classes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
