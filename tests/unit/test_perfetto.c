@@ -1435,40 +1435,77 @@ static void test_fast_decoder(void **state)
  * count 8 bytes at a time), an empty array, the intern table; a field
  * given twice, or a number not packed: protobuf-c reads it (and agrees);
  * a packed field whose last varint is cut: refused by both */
-/* A switch's fields out of Perfetto's order (switch_fields reads them
- * in order and leaves the rest to the table's loop): reversed, one
- * missing, one given again after the rest or at once (the later
- * counts), a
- * negative pid (ten bytes), none at all, only strings, a string cut at
- * the message's end; each as protobuf-c unpacks it */
-static void test_fast_switch_order(void **state)
+/* An event message of the fields in order[] (0 ends it; strs: a mask of
+ * the string fields), each number a value of its own (a field given again has
+ * another): field of FtraceEvent (4 sched_switch, 20 sched_waking, 13
+ * cpu_idle) in a packet, with the bundle's cpu after the event, so its
+ * bytes are not the packet's last.  A string field -1 adds next_comm
+ * again, cut: a length past the message. */
+static void plan_packet(pb *pkt, unsigned field, const int *order, unsigned strs)
+{
+    pb m = {.n = 0}, bu = {.n = 0};
+    for (int i = 0; order[i]; i++) {
+        int f = order[i];
+        if (f == -1) {
+            pb_raw(&m, 5 << 3 | 2);
+            m.b[m.n++] = 9;
+            m.b[m.n++] = 'x';
+        } else if (strs >> f & 1) {
+            pb_s(&m, (unsigned)f, f == 1 ? "prev-task-name" : "next");
+        } else if (f == 2 && i > 0) {
+            pb_i(&m, 2, -5 - i); /* negative: ten bytes */
+        } else {
+            pb_u(&m, (unsigned)f, 100u * (unsigned)f + 10u * (unsigned)i);
+        }
+    }
+    put_event_w(&bu, 1000, 5, field, &m, 1);
+    pb_u(&bu, 1, 2);
+    pkt->n = 0;
+    pb_m(pkt, 1, &bu);
+}
+
+/* The fields of the messages read by a plan (perfetto_fast.c in_order:
+ * a switch's, a wakeup's, a cpu_idle's, in Perfetto's order; the first
+ * out of place and the rest are the table's) in other orders: reversed,
+ * one missing, one given again after the rest or at once (the later
+ * counts), none, a cut string, a number as a string; each as protobuf-c
+ * unpacks it */
+static void test_fast_plan_order(void **state)
 {
     (void)state;
-    for (int c = 0; c < 10; c++) {
-        pb s = {.n = 0}, bu = {.n = 0}, pkt = {.n = 0};
-        const unsigned order[][8] = {
-            {1, 2, 3, 4, 5, 6, 7, 0}, {7, 6, 5, 4, 3, 2, 1, 0}, {1, 2, 4, 5, 6, 7, 0}, {1, 2, 3, 4, 5, 6, 7, 2},
-            {2, 1, 3, 4, 5, 6, 7, 0}, {0},                      {1, 5, 0},          {1, 2, 3, 4, 6, 7, 5, 0},
-            {1, 2, 3, 4, 5, 6, 0},  {1, 2, 3, 4, 5, 6, 6, 7},
-        };
-        for (int i = 0; i < 8 && order[c][i]; i++) {
-            unsigned f = order[c][i];
-            if (f == 1 || f == 5)
-                pb_s(&s, f, f == 1 ? "prev-task-name" : "next");
-            else if (f == 2)
-                pb_i(&s, f, i == 7 ? 4321 : -5); /* again: the later counts */
-            else
-                pb_u(&s, f, 100u * f + 10u * (unsigned)i + (unsigned)c); /* a field given again: another value */
-        }
-        if (c == 8) { /* next_comm again, cut: a length past the message */
-            pb_raw(&s, 5 << 3 | 2);
-            s.b[s.n++] = 9;
-            s.b[s.n++] = 'x';
-        }
-        put_event_w(&bu, 1000, 5, 4, &s, 1);
-        pb_u(&bu, 1, 2); /* the bundle's cpu after it: the event's bytes are not the packet's last */
-        pb_m(&pkt, 1, &bu);
-        assert_int_equal(fast_vs_protobuf_c(&pkt), c == 8 ? 0 : 1);
+    static const int sw[][10] = {
+        {1, 2, 3, 4, 5, 6, 7},    {7, 6, 5, 4, 3, 2, 1},    {1, 2, 4, 5, 6, 7}, {1, 2, 3, 4, 5, 6, 7, 2},
+        {2, 1, 3, 4, 5, 6, 7},    {0},                      {1, 5},             {1, 2, 3, 4, 6, 7, 5},
+        {1, 2, 3, 4, 5, 6, 6, 7}, {1, 2, 3, 4, 5, 6, 7, 7}, {1, 2, 3, 3, 4},
+    };
+    static const int wk[][10] = {
+        {1, 2, 3, 4, 5}, {5, 4, 3, 2, 1}, {1, 3, 4, 5}, {1, 2, 3, 4, 5, 2}, {1, 2, 2, 3, 4, 5}, {0}, {2, 3, 4, 5}, {1, 2, 3, 5, 4},
+    };
+    static const int idle[][10] = {{1, 2}, {2, 1}, {1, 1, 2}, {1, 2, 2}, {2}, {1}, {0}, {1, 2, 1}};
+    pb pkt = {.n = 0};
+    for (size_t c = 0; c < sizeof sw / sizeof sw[0]; c++) {
+        plan_packet(&pkt, 4, sw[c], 1u << 1 | 1u << 5);
+        if (fast_vs_protobuf_c(&pkt) != 1)
+            fail_msg("switch, order %zu", c);
+    }
+    static const int cut[] = {1, 2, 3, 4, 5, 6, -1, 0};
+    plan_packet(&pkt, 4, cut, 1u << 1 | 1u << 5);
+    assert_int_equal(fast_vs_protobuf_c(&pkt), 0);
+    static const int wrong[] = {1, 2, 3, 0}; /* prev_pid a string: refused, by protobuf-c too */
+    plan_packet(&pkt, 4, wrong, 1u << 1 | 1u << 2);
+    assert_int_equal(fast_vs_protobuf_c(&pkt), 0);
+    for (size_t c = 0; c < sizeof wk / sizeof wk[0]; c++) {
+        plan_packet(&pkt, 20, wk[c], 1u << 1);
+        if (fast_vs_protobuf_c(&pkt) != 1)
+            fail_msg("sched_waking, order %zu", c);
+        plan_packet(&pkt, 17, wk[c], 1u << 1); /* sched_wakeup */
+        if (fast_vs_protobuf_c(&pkt) != 1)
+            fail_msg("sched_wakeup, order %zu", c);
+    }
+    for (size_t c = 0; c < sizeof idle / sizeof idle[0]; c++) {
+        plan_packet(&pkt, 13, idle[c], 0);
+        if (fast_vs_protobuf_c(&pkt) != 1)
+            fail_msg("cpu_idle, order %zu", c);
     }
 }
 
@@ -1608,7 +1645,7 @@ int main(void)
         cmocka_unit_test(test_blocked_model),
         cmocka_unit_test(test_varint), cmocka_unit_test(test_comm_lengths), cmocka_unit_test(test_prio_text),
         cmocka_unit_test(test_fast_decoder), cmocka_unit_test(test_short_varint),
-        cmocka_unit_test(test_fast_compact), cmocka_unit_test(test_fast_switch_order), cmocka_unit_test(test_chunk_classes),
+        cmocka_unit_test(test_fast_compact), cmocka_unit_test(test_fast_plan_order), cmocka_unit_test(test_chunk_classes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
