@@ -100,11 +100,13 @@ typedef struct pf_item {
 _Static_assert(sizeof(pf_item) == 64, "pf_item: one cache line");
 
 /* comm (NULL: "") into a pf_cpu's or pf_item's comm, cut as snprintf
- * would cut it (snprintf itself was a twentieth of the reading thread). */
+ * would cut it (snprintf itself was a twentieth of the reading thread);
+ * its bytes by a few moves, not memcpy's call (0.6M instructions on 4
+ * copies of the Android 13 trace, 44,000 compact switches). */
 static inline void pf_copy_comm(char dst[24], const char *comm)
 {
     size_t n = comm ? strnlen(comm, 23) : 0;
-    memcpy(dst, comm ? comm : "", n);
+    ingest_ft_copy_short(dst, comm ? comm : "", n);
     dst[n] = '\0';
 }
 

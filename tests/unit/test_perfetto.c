@@ -571,6 +571,37 @@ static const rec_event *switch_on(const rec *r, uint32_t cpu)
     return NULL;
 }
 
+/* A compact switch's prev_comm, the next_comm of the switch before it
+ * on its CPU as the CPU's state keeps it (pf_copy_comm): comms of 1 to
+ * 30 bytes, one CPU each, cut to 23 as the full form's field would be */
+static void test_compact_prev_lengths(void **state)
+{
+    (void)state;
+    const char abc[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+    pb t = {.n = 0};
+    for (uint32_t n = 1; n <= 30; n++) {
+        char comm[40];
+        memcpy(comm, abc, n);
+        comm[n] = '\0';
+        put_compact_switch(&t, n, 1000 + n, 1, comm, 100 + n);
+        put_compact_switch(&t, n, 2000 + n, 1, "z", 500 + n);
+    }
+    rec *r = read_pb(&t, 0, NULL, 0);
+    for (uint32_t n = 1; n <= 30; n++) {
+        char want[40];
+        memcpy(want, abc, n < 23 ? n : 23);
+        want[n < 23 ? n : 23] = '\0';
+        const rec_event *second = NULL;
+        int seen = 0;
+        for (size_t i = 0; i < r->nev && !second; i++)
+            if (strcmp(r->ev[i].name, "sched_switch") == 0 && r->ev[i].ev.cpu == n && ++seen == 2)
+                second = &r->ev[i];
+        assert_non_null(second);
+        assert_attr(second, "prev_comm", want);
+    }
+    rec_free(r);
+}
+
 /* The first compact switch of a CPU: its prev is the task an earlier
  * event there showed, named as the file names it elsewhere (here only
  * by its sched_process_exit); the idle task is swapper/CPU; a CPU with
@@ -1643,7 +1674,7 @@ int main(void)
         cmocka_unit_test(test_same_as_text),  cmocka_unit_test(test_compact_first_prev_named), cmocka_unit_test(test_compact_prev_after_full),
         cmocka_unit_test(test_hand_decoder_agrees), cmocka_unit_test(test_blocked_reason), cmocka_unit_test(test_blocked_first_reason),
         cmocka_unit_test(test_blocked_model),
-        cmocka_unit_test(test_varint), cmocka_unit_test(test_comm_lengths), cmocka_unit_test(test_prio_text),
+        cmocka_unit_test(test_varint), cmocka_unit_test(test_comm_lengths), cmocka_unit_test(test_compact_prev_lengths), cmocka_unit_test(test_prio_text),
         cmocka_unit_test(test_fast_decoder), cmocka_unit_test(test_short_varint),
         cmocka_unit_test(test_fast_compact), cmocka_unit_test(test_fast_plan_order), cmocka_unit_test(test_chunk_classes),
     };
