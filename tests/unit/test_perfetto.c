@@ -1305,6 +1305,18 @@ static int fast_vs_protobuf_c(const pb *pkt)
         assert_non_null(f.bundle);
         assert_non_null(ref->ftrace_events);
         pack_same(&f.bundle->base, &ref->ftrace_events->base);
+        /* and each event message's type: sched_waking's bytes pack as
+         * sched_wakeup's, so packing alone would not tell */
+        assert_int_equal(f.bundle->n_event, ref->ftrace_events->n_event);
+        for (size_t i = 0; i < f.bundle->n_event; i++) {
+            const ArgusqPf__FtraceEvent *a = f.bundle->event[i], *b = ref->ftrace_events->event[i];
+            assert_int_equal(a->event_case, b->event_case);
+            /* the oneof's members are all message pointers, in one union */
+            const ProtobufCMessage *ma = (const ProtobufCMessage *)a->sched_switch,
+                                   *mb = (const ProtobufCMessage *)b->sched_switch;
+            if (a->event_case != ARGUSQ_PF__FTRACE_EVENT__EVENT__NOT_SET)
+                assert_ptr_equal(ma->descriptor, mb->descriptor);
+        }
         argusq_pf__trace_packet__free_unpacked(ref, NULL);
     }
     while (h.chunks) {
