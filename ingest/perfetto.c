@@ -263,10 +263,12 @@ static void __attribute__((noinline)) hold_free(pf_hold *h)
 
 /* inline, its call once a packet (gcc made it a call an event: 5M of the
  * reading thread's 531M instructions on 8 copies of the Android 11
- * trace) */
+ * trace).  h is never NULL: every held item has its packet's hold (a
+ * test of it, where gcc could not tell, was 0.7M instructions on 4
+ * copies of the Android 13 trace). */
 static inline void hold_unref(pf_hold *h)
 {
-    if (h && --h->refs == 0)
+    if (--h->refs == 0)
         hold_free(h);
 }
 

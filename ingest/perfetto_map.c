@@ -114,27 +114,36 @@ static const char *softirq_name(uint32_t vec)
 
 /* A switch's and a wakeup's fields go to the mapping as values
  * (ftrace_switch_vals), not as pairs: the commonest events' numbers are
- * not printed here to be looked up and parsed there. */
-static void switch_pairs(pf_reader *d, const char *prev_comm, int64_t prev_pid, bool have_prio, int64_t prev_prio,
-                         int64_t prev_state, const char *next_comm, int64_t next_pid, int64_t next_prio)
+ * not printed here to be looked up and parsed there.  The comms come
+ * with their lengths as measured (0: NULL or ""), or FTRACE_LEN_UNKNOWN
+ * (not measured: not NULL, and a prev_comm not "").  Set field by field:
+ * a compound literal of the struct was built whole and copied (25
+ * instructions a switch). */
+static void switch_pairs(pf_reader *d, const char *prev_comm, size_t pcl, int64_t prev_pid, bool have_prio,
+                         int64_t prev_prio, int64_t prev_state, const char *next_comm, size_t ncl, int64_t next_pid,
+                         int64_t next_prio)
 {
-    d->sw = (ftrace_switch_vals){
-        .prev_comm = prev_comm && *prev_comm ? prev_comm : "<...>",
-        .next_comm = next_comm,
-        .prev_pid = prev_pid,
-        .prev_prio = prev_prio,
-        .next_pid = next_pid,
-        .next_prio = next_prio,
-        .have_prev_prio = have_prio,
-        /* the kernel's number: the mapping reads it with its table (R+ ...) */
-        .prev_state = (uint64_t)prev_state,
-    };
-    d->fr.sw = &d->sw;
+    ftrace_switch_vals *v = &d->sw;
+    v->prev_comm = pcl ? prev_comm : "<...>";
+    v->prev_comm_len = pcl ? pcl : 5;
+    v->next_comm = ncl ? next_comm : "";
+    v->next_comm_len = ncl;
+    v->prev_pid = prev_pid;
+    v->prev_prio = prev_prio;
+    v->next_pid = next_pid;
+    v->next_prio = next_prio;
+    v->have_prev_prio = have_prio;
+    /* the kernel's number: the mapping reads it with its table (R+ ...) */
+    v->prev_state = (uint64_t)prev_state;
+    v->have_blocked = false;
+    v->blocked = 0;
+    d->fr.sw = v;
 }
 
-static void wake_pairs(pf_reader *d, const char *comm, int64_t pid, int64_t prio, int64_t target_cpu)
+static void wake_pairs(pf_reader *d, const char *comm, size_t cl, int64_t pid, int64_t prio, int64_t target_cpu)
 {
-    d->wake = (ftrace_wake_vals){.comm = comm, .pid = pid, .prio = prio, .target_cpu = target_cpu};
+    d->wake = (ftrace_wake_vals){
+        .comm = cl ? comm : "", .comm_len = cl, .pid = pid, .prio = prio, .target_cpu = target_cpu};
     d->fr.wake = &d->wake;
 }
 
@@ -154,8 +163,9 @@ static inline void named(pf_name *nm, const char *lit)
 
 /* The pairs of a full event; *k and *nm say which.  False: an event
  * the schema subset does not hold. */
-static bool full_pairs(pf_reader *d, const ArgusqPf__FtraceEvent *e, ftrace_ev_kind *k, pf_name *nm)
+static bool full_pairs(pf_reader *d, const pf_item *it, ftrace_ev_kind *k, pf_name *nm)
 {
+    const ArgusqPf__FtraceEvent *e = it->ev;
     switch (e->event_case) {
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_PRINT:
         named(nm, "print");
@@ -166,8 +176,8 @@ static bool full_pairs(pf_reader *d, const ArgusqPf__FtraceEvent *e, ftrace_ev_k
         const ArgusqPf__SchedSwitchFtraceEvent *s = e->sched_switch;
         named(nm, "sched_switch");
         *k = FTRACE_EV_SCHED_SWITCH;
-        switch_pairs(d, s->prev_comm, s->prev_pid, s->has_prev_prio, s->prev_prio, s->prev_state, s->next_comm,
-                     s->next_pid, s->next_prio);
+        switch_pairs(d, s->prev_comm, it->clen[0], s->prev_pid, s->has_prev_prio, s->prev_prio, s->prev_state,
+                     s->next_comm, it->clen[1], s->next_pid, s->next_prio);
         return true;
     }
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_CPU_IDLE:
@@ -188,21 +198,21 @@ static bool full_pairs(pf_reader *d, const ArgusqPf__FtraceEvent *e, ftrace_ev_k
         const ArgusqPf__SchedWakeupFtraceEvent *s = e->sched_wakeup;
         named(nm, "sched_wakeup");
         *k = FTRACE_EV_SCHED_WAKEUP;
-        wake_pairs(d, s->comm, s->pid, s->prio, s->target_cpu);
+        wake_pairs(d, s->comm, it->clen[1], s->pid, s->prio, s->target_cpu);
         return true;
     }
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_WAKEUP_NEW: {
         const ArgusqPf__SchedWakeupNewFtraceEvent *s = e->sched_wakeup_new;
         named(nm, "sched_wakeup_new");
         *k = FTRACE_EV_SCHED_WAKEUP_NEW;
-        wake_pairs(d, s->comm, s->pid, s->prio, s->target_cpu);
+        wake_pairs(d, s->comm, s->comm ? strlen(s->comm) : 0, s->pid, s->prio, s->target_cpu);
         return true;
     }
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_WAKING: {
         const ArgusqPf__SchedWakingFtraceEvent *s = e->sched_waking;
         named(nm, "sched_waking");
         *k = FTRACE_EV_SCHED_WAKING;
-        wake_pairs(d, s->comm, s->pid, s->prio, s->target_cpu);
+        wake_pairs(d, s->comm, it->clen[1], s->pid, s->prio, s->target_cpu);
         return true;
     }
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_BLOCKED_REASON: {
@@ -433,7 +443,7 @@ static int name_unknown(pf_reader *d, int32_t tid, const char *comm)
     return ingest_pf_name(d, (uint32_t)tid, comm, strlen(comm));
 }
 
-int ingest_pf_names(pf_reader *d, const pf_item *it)
+int ingest_pf_names(pf_reader *d, pf_item *it)
 {
     if (it->form == PF_CSWITCH || it->form == PF_CWAKING)
         return it->pid > 0 && it->comm ? ingest_pf_name(d, (uint32_t)it->pid, it->comm, strlen(it->comm)) : 0;
@@ -441,14 +451,15 @@ int ingest_pf_names(pf_reader *d, const pf_item *it)
     const char *c = NULL;
     int32_t pid = 0;
     switch (e->event_case) {
-    case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_SWITCH:
-        if (e->sched_switch->prev_pid > 0 && e->sched_switch->prev_comm &&
-            ingest_pf_name(d, (uint32_t)e->sched_switch->prev_pid, e->sched_switch->prev_comm,
-                                strlen(e->sched_switch->prev_comm)) < 0)
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_SWITCH: {
+        const char *pc = e->sched_switch->prev_comm;
+        it->clen[0] = pc ? (uint32_t)strlen(pc) : 0;
+        if (e->sched_switch->prev_pid > 0 && pc && ingest_pf_name(d, (uint32_t)e->sched_switch->prev_pid, pc, it->clen[0]) < 0)
             return -1;
         c = e->sched_switch->next_comm;
         pid = e->sched_switch->next_pid;
         break;
+    }
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_WAKEUP:
         c = e->sched_wakeup->comm;
         pid = e->sched_wakeup->pid;
@@ -476,7 +487,8 @@ int ingest_pf_names(pf_reader *d, const pf_item *it)
     default:
         return 0;
     }
-    return pid > 0 && c ? ingest_pf_name(d, (uint32_t)pid, c, strlen(c)) : 0;
+    it->clen[1] = c ? (uint32_t)strlen(c) : 0;
+    return pid > 0 && c ? ingest_pf_name(d, (uint32_t)pid, c, it->clen[1]) : 0;
 }
 
 /* "PATH:PACKET: message" from the mapping, as "PATH: byte N: packet K: message" */
@@ -502,15 +514,17 @@ static void reword(pf_reader *d, const pf_item *it)
  * no event before it there) stays unknown: `<...>`. */
 static const char *compact_prev_comm(pf_reader *d, const pf_item *it)
 {
-    if (it->prev->comm[0] || !it->prev->known)
+    if (it->prev->comm[0])
         return it->prev->comm;
+    if (!it->prev->known)
+        return "<...>";
     /* a copy: the mapping may write the table's name while it reads this */
     const char *n = it->tid == 0 ? NULL : ingest_ft_name_of(&d->fr, it->tid);
     if (it->tid == 0)
         snprintf(d->prev_comm, sizeof d->prev_comm, "swapper/%u", (unsigned)it->cpu);
     else
         snprintf(d->prev_comm, sizeof d->prev_comm, "%s", n ? n : "");
-    return d->prev_comm;
+    return d->prev_comm[0] ? d->prev_comm : "<...>";
 }
 
 int ingest_pf_emit(pf_reader *d, const pf_item *it, const uint64_t *blocked)
@@ -528,13 +542,14 @@ int ingest_pf_emit(pf_reader *d, const pf_item *it, const uint64_t *blocked)
     if (it->form == PF_CSWITCH) {
         named(&nm, "sched_switch");
         k = FTRACE_EV_SCHED_SWITCH;
-        switch_pairs(d, compact_prev_comm(d, it), (int32_t)it->tid, it->prev->prio != INT32_MIN, it->prev->prio,
-                     it->prev_state, it->comm, it->pid, it->prio);
+        /* the comms not measured: the item has no room for their lengths */
+        switch_pairs(d, compact_prev_comm(d, it), FTRACE_LEN_UNKNOWN, (int32_t)it->tid, it->prev->prio != INT32_MIN,
+                     it->prev->prio, it->prev_state, it->comm ? it->comm : "", FTRACE_LEN_UNKNOWN, it->pid, it->prio);
     } else if (it->form == PF_CWAKING) {
         named(&nm, "sched_waking");
         k = FTRACE_EV_SCHED_WAKING;
-        wake_pairs(d, it->comm, it->pid, it->prio, it->target_cpu);
-    } else if (full_pairs(d, it->ev, &k, &nm)) {
+        wake_pairs(d, it->comm ? it->comm : "", FTRACE_LEN_UNKNOWN, it->pid, it->prio, it->target_cpu);
+    } else if (full_pairs(d, it, &k, &nm)) {
         r->kv_distinct = true; /* each message's pairs have keys of their own */
     } else {
         /* an event of a message the schema subset does not hold: stored

@@ -91,11 +91,38 @@ typedef struct pfo_val {
     size_t len;
 } pfo_val;
 
+/* A tag's or a value's varint: those of two and three bytes (field
+ * numbers past 15, sizes, ids) tested byte by byte first, as the hand
+ * decoder's varint_in does, not by the word's shifts or, near the
+ * message's end, the loop (ingest_pf_varint, for the rest). */
+static inline __attribute__((always_inline)) bool small_varint(const uint8_t **p, const uint8_t *e, uint64_t *v)
+{
+    const uint8_t *q = *p;
+    if (q < e && !(q[0] & 0x80)) {
+        *v = q[0];
+        *p = q + 1;
+        return true;
+    }
+    if (e - q >= 3) {
+        if (!(q[1] & 0x80)) {
+            *v = (uint64_t)(q[0] & 0x7f) | (uint64_t)q[1] << 7;
+            *p = q + 2;
+            return true;
+        }
+        if (!(q[2] & 0x80)) {
+            *v = (uint64_t)(q[0] & 0x7f) | (uint64_t)(q[1] & 0x7f) << 7 | (uint64_t)q[2] << 14;
+            *p = q + 3;
+            return true;
+        }
+    }
+    return ingest_pf_varint(p, e, v);
+}
+
 static inline __attribute__((always_inline)) int field(pfo *o, const uint8_t **p, const uint8_t *e, pfo_val *v)
 {
     const uint8_t *at = *p;
     uint64_t tag;
-    if (!ingest_pf_varint(p, e, &tag))
+    if (!small_varint(p, e, &tag))
         return fault(o, at, "bad varint");
     if ((tag >> 3) == 0 || (tag >> 3) > UINT32_MAX)
         return fault(o, at, "bad field number");
@@ -107,7 +134,7 @@ static inline __attribute__((always_inline)) int field(pfo *o, const uint8_t **p
     switch (v->wt) {
     case 0: {
         const uint8_t *vp = *p;
-        return ingest_pf_varint(p, e, &v->n) ? 0 : fault(o, vp, "bad varint");
+        return small_varint(p, e, &v->n) ? 0 : fault(o, vp, "bad varint");
     }
     case 1:
     case 5: {

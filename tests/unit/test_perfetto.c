@@ -571,6 +571,37 @@ static const rec_event *switch_on(const rec *r, uint32_t cpu)
     return NULL;
 }
 
+/* A compact switch's prev_comm, the next_comm of the switch before it
+ * on its CPU as the CPU's state keeps it (pf_copy_comm): comms of 1 to
+ * 30 bytes, one CPU each, cut to 23 as the full form's field would be */
+static void test_compact_prev_lengths(void **state)
+{
+    (void)state;
+    const char abc[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+    pb t = {.n = 0};
+    for (uint32_t n = 1; n <= 30; n++) {
+        char comm[40];
+        memcpy(comm, abc, n);
+        comm[n] = '\0';
+        put_compact_switch(&t, n, 1000 + n, 1, comm, 100 + n);
+        put_compact_switch(&t, n, 2000 + n, 1, "z", 500 + n);
+    }
+    rec *r = read_pb(&t, 0, NULL, 0);
+    for (uint32_t n = 1; n <= 30; n++) {
+        char want[40];
+        memcpy(want, abc, n < 23 ? n : 23);
+        want[n < 23 ? n : 23] = '\0';
+        const rec_event *second = NULL;
+        int seen = 0;
+        for (size_t i = 0; i < r->nev && !second; i++)
+            if (strcmp(r->ev[i].name, "sched_switch") == 0 && r->ev[i].ev.cpu == n && ++seen == 2)
+                second = &r->ev[i];
+        assert_non_null(second);
+        assert_attr(second, "prev_comm", want);
+    }
+    rec_free(r);
+}
+
 /* The first compact switch of a CPU: its prev is the task an earlier
  * event there showed, named as the file names it elsewhere (here only
  * by its sched_process_exit); the idle task is swapper/CPU; a CPU with
@@ -1154,6 +1185,10 @@ static void test_short_varint(void **state)
 
 /* The hand decoder copies a string of up to 16 bytes as a few moves:
  * comms of every length from 0 to 40 come out whole (next_comm=). */
+/* Comms of every length to 40 in each field the mapping takes with its
+ * length (ftrace_switch_vals, ftrace_wake_vals; measured as the names
+ * are given): a switch's next_comm and prev_comm (empty: `<...>`) and a
+ * waking's comm, each written whole. */
 static void test_comm_lengths(void **state)
 {
     (void)state;
@@ -1164,16 +1199,63 @@ static void test_comm_lengths(void **state)
         char comm[48];
         memcpy(comm, abc, n);
         comm[n] = '\0';
-        put_switch(&b, 1000 + n, "p", 5, 1, comm, 100 + n);
+        put_switch(&b, 1000 + 3 * n, "p", 5, 1, comm, 100 + n);
+        put_switch(&b, 1001 + 3 * n, comm, 300 + n, 1, "q", 6);
+        put_waking(&b, 1002 + 3 * n, 6, comm, 500 + n, 0);
     }
     put_bundle(&t, &b);
     rec *r = read_pb(&t, 0, NULL, 0);
-    assert_int_equal(r->nev, 41);
+    assert_int_equal(r->nev, 3 * 41);
     for (uint32_t n = 0; n <= 40; n++) {
         char comm[48];
         memcpy(comm, abc, n);
         comm[n] = '\0';
-        assert_attr(&r->ev[n], "next_comm", comm);
+        assert_attr(&r->ev[3 * n], "next_comm", comm);
+        assert_attr(&r->ev[3 * n + 1], "prev_comm", n ? comm : "<...>");
+        assert_attr(&r->ev[3 * n + 2], "comm", comm);
+    }
+    rec_free(r);
+}
+
+/* Prios of every width as text, as printf's %lld gives them: a switch's
+ * prev_prio and next_prio and a waking's prio (three digits and fewer
+ * are written inline, ftrace_sched.c fmt_prio; the rest by
+ * ingest_fmt_i64) */
+static void test_prio_text(void **state)
+{
+    (void)state;
+    const int64_t prios[] = {0, 1, 9, 10, 11, 99, 100, 101, 120, 139, 990, 999, 1000, 1001, 65535, -1, -120, INT32_MAX, INT32_MIN};
+    const size_t n = sizeof prios / sizeof prios[0];
+    pb t = {.n = 0}, b = {.n = 0};
+    pb_u(&b, 1, 0);
+    for (size_t i = 0; i < n; i++) {
+        pb s = {.n = 0};
+        pb_s(&s, 1, "p");
+        pb_u(&s, 2, 5);
+        pb_i(&s, 3, prios[i]);
+        pb_u(&s, 4, 1);
+        pb_s(&s, 5, "q");
+        pb_u(&s, 6, 6);
+        pb_i(&s, 7, prios[n - 1 - i]);
+        put_event(&b, 1000 + 2 * i, 5, 4, &s);
+        pb w = {.n = 0};
+        pb_s(&w, 1, "q");
+        pb_u(&w, 2, 6);
+        pb_i(&w, 3, prios[i]);
+        pb_u(&w, 4, 1);
+        pb_u(&w, 5, 0);
+        put_event(&b, 1001 + 2 * i, 5, 20, &w);
+    }
+    put_bundle(&t, &b);
+    rec *r = read_pb(&t, 0, NULL, 0);
+    assert_int_equal(r->nev, 2 * n);
+    for (size_t i = 0; i < n; i++) {
+        char want[24], back[24];
+        snprintf(want, sizeof want, "%lld", (long long)prios[i]);
+        snprintf(back, sizeof back, "%lld", (long long)prios[n - 1 - i]);
+        assert_attr(&r->ev[2 * i], "prev_prio", want);
+        assert_attr(&r->ev[2 * i], "next_prio", back);
+        assert_attr(&r->ev[2 * i + 1], "prio", want);
     }
     rec_free(r);
 }
@@ -1223,6 +1305,18 @@ static int fast_vs_protobuf_c(const pb *pkt)
         assert_non_null(f.bundle);
         assert_non_null(ref->ftrace_events);
         pack_same(&f.bundle->base, &ref->ftrace_events->base);
+        /* and each event message's type: sched_waking's bytes pack as
+         * sched_wakeup's, so packing alone would not tell */
+        assert_int_equal(f.bundle->n_event, ref->ftrace_events->n_event);
+        for (size_t i = 0; i < f.bundle->n_event; i++) {
+            const ArgusqPf__FtraceEvent *a = f.bundle->event[i], *b = ref->ftrace_events->event[i];
+            assert_int_equal(a->event_case, b->event_case);
+            /* the oneof's members are all message pointers, in one union */
+            const ProtobufCMessage *ma = (const ProtobufCMessage *)a->sched_switch,
+                                   *mb = (const ProtobufCMessage *)b->sched_switch;
+            if (a->event_case != ARGUSQ_PF__FTRACE_EVENT__EVENT__NOT_SET)
+                assert_ptr_equal(ma->descriptor, mb->descriptor);
+        }
         argusq_pf__trace_packet__free_unpacked(ref, NULL);
     }
     while (h.chunks) {
@@ -1384,6 +1478,80 @@ static void test_fast_decoder(void **state)
  * count 8 bytes at a time), an empty array, the intern table; a field
  * given twice, or a number not packed: protobuf-c reads it (and agrees);
  * a packed field whose last varint is cut: refused by both */
+/* An event message of the fields in order[] (0 ends it; strs: a mask of
+ * the string fields), each number a value of its own (a field given again has
+ * another): field of FtraceEvent (4 sched_switch, 20 sched_waking, 13
+ * cpu_idle) in a packet, with the bundle's cpu after the event, so its
+ * bytes are not the packet's last.  A string field -1 adds next_comm
+ * again, cut: a length past the message. */
+static void plan_packet(pb *pkt, unsigned field, const int *order, unsigned strs)
+{
+    pb m = {.n = 0}, bu = {.n = 0};
+    for (int i = 0; order[i]; i++) {
+        int f = order[i];
+        if (f == -1) {
+            pb_raw(&m, 5 << 3 | 2);
+            m.b[m.n++] = 9;
+            m.b[m.n++] = 'x';
+        } else if (strs >> f & 1) {
+            pb_s(&m, (unsigned)f, f == 1 ? "prev-task-name" : "next");
+        } else if (f == 2 && i > 0) {
+            pb_i(&m, 2, -5 - i); /* negative: ten bytes */
+        } else {
+            pb_u(&m, (unsigned)f, 100u * (unsigned)f + 10u * (unsigned)i);
+        }
+    }
+    put_event_w(&bu, 1000, 5, field, &m, 1);
+    pb_u(&bu, 1, 2);
+    pkt->n = 0;
+    pb_m(pkt, 1, &bu);
+}
+
+/* The fields of the messages read by a plan (perfetto_fast.c in_order:
+ * a switch's, a wakeup's, a cpu_idle's, in Perfetto's order; the first
+ * out of place and the rest are the table's) in other orders: reversed,
+ * one missing, one given again after the rest or at once (the later
+ * counts), none, a cut string, a number as a string; each as protobuf-c
+ * unpacks it */
+static void test_fast_plan_order(void **state)
+{
+    (void)state;
+    static const int sw[][10] = {
+        {1, 2, 3, 4, 5, 6, 7},    {7, 6, 5, 4, 3, 2, 1},    {1, 2, 4, 5, 6, 7}, {1, 2, 3, 4, 5, 6, 7, 2},
+        {2, 1, 3, 4, 5, 6, 7},    {0},                      {1, 5},             {1, 2, 3, 4, 6, 7, 5},
+        {1, 2, 3, 4, 5, 6, 6, 7}, {1, 2, 3, 4, 5, 6, 7, 7}, {1, 2, 3, 3, 4},
+    };
+    static const int wk[][10] = {
+        {1, 2, 3, 4, 5}, {5, 4, 3, 2, 1}, {1, 3, 4, 5}, {1, 2, 3, 4, 5, 2}, {1, 2, 2, 3, 4, 5}, {0}, {2, 3, 4, 5}, {1, 2, 3, 5, 4},
+    };
+    static const int idle[][10] = {{1, 2}, {2, 1}, {1, 1, 2}, {1, 2, 2}, {2}, {1}, {0}, {1, 2, 1}};
+    pb pkt = {.n = 0};
+    for (size_t c = 0; c < sizeof sw / sizeof sw[0]; c++) {
+        plan_packet(&pkt, 4, sw[c], 1u << 1 | 1u << 5);
+        if (fast_vs_protobuf_c(&pkt) != 1)
+            fail_msg("switch, order %zu", c);
+    }
+    static const int cut[] = {1, 2, 3, 4, 5, 6, -1, 0};
+    plan_packet(&pkt, 4, cut, 1u << 1 | 1u << 5);
+    assert_int_equal(fast_vs_protobuf_c(&pkt), 0);
+    static const int wrong[] = {1, 2, 3, 0}; /* prev_pid a string: refused, by protobuf-c too */
+    plan_packet(&pkt, 4, wrong, 1u << 1 | 1u << 2);
+    assert_int_equal(fast_vs_protobuf_c(&pkt), 0);
+    for (size_t c = 0; c < sizeof wk / sizeof wk[0]; c++) {
+        plan_packet(&pkt, 20, wk[c], 1u << 1);
+        if (fast_vs_protobuf_c(&pkt) != 1)
+            fail_msg("sched_waking, order %zu", c);
+        plan_packet(&pkt, 17, wk[c], 1u << 1); /* sched_wakeup */
+        if (fast_vs_protobuf_c(&pkt) != 1)
+            fail_msg("sched_wakeup, order %zu", c);
+    }
+    for (size_t c = 0; c < sizeof idle / sizeof idle[0]; c++) {
+        plan_packet(&pkt, 13, idle[c], 0);
+        if (fast_vs_protobuf_c(&pkt) != 1)
+            fail_msg("cpu_idle, order %zu", c);
+    }
+}
+
 static void test_fast_compact(void **state)
 {
     (void)state;
@@ -1518,9 +1686,9 @@ int main(void)
         cmocka_unit_test(test_same_as_text),  cmocka_unit_test(test_compact_first_prev_named), cmocka_unit_test(test_compact_prev_after_full),
         cmocka_unit_test(test_hand_decoder_agrees), cmocka_unit_test(test_blocked_reason), cmocka_unit_test(test_blocked_first_reason),
         cmocka_unit_test(test_blocked_model),
-        cmocka_unit_test(test_varint), cmocka_unit_test(test_comm_lengths),
+        cmocka_unit_test(test_varint), cmocka_unit_test(test_comm_lengths), cmocka_unit_test(test_compact_prev_lengths), cmocka_unit_test(test_prio_text),
         cmocka_unit_test(test_fast_decoder), cmocka_unit_test(test_short_varint),
-        cmocka_unit_test(test_fast_compact), cmocka_unit_test(test_chunk_classes),
+        cmocka_unit_test(test_fast_compact), cmocka_unit_test(test_fast_plan_order), cmocka_unit_test(test_chunk_classes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -147,6 +147,39 @@ static void test_unknown(void **state)
     free(d);
 }
 
+/* varints of every width, 1 to 10 bytes, as values first in the
+ * message, after a tag of two bytes (field 200) and of three (20000),
+ * and last (at the message's end, fewer than ten bytes left): each the
+ * number written (the short ones are read byte by byte, small_varint) */
+static void test_varint_widths(void **state)
+{
+    (void)state;
+    for (int k = 1; k <= 10; k++) {
+        uint64_t v = k == 10 ? UINT64_MAX : ((uint64_t)1 << (7 * k)) - 1;
+        for (int low = 0; low < 2; low++) {
+            if (low) /* the least of its width */
+                v = k == 1 ? 0 : (uint64_t)1 << (7 * (k - 1));
+            pb m = {.n = 0};
+            pb_u(&m, 1, v);
+            pb_u(&m, 200, v);
+            pb_u(&m, 20000, v);
+            pb_u(&m, 3, v);
+            pf_reader *d = reader();
+            const char *name = NULL;
+            pf_other_fault f;
+            assert_int_equal(decode(d, 999, m.b, m.n, &name, &f), 0);
+            char want[24];
+            snprintf(want, sizeof want, "%llu", (unsigned long long)v);
+            assert_int_equal(d->fr.nkv, 4);
+            pair(d, 0, "f1", want);
+            pair(d, 1, "f200", want);
+            pair(d, 2, "f20000", want);
+            pair(d, 3, "f3", want);
+            free(d);
+        }
+    }
+}
+
 /* GenericFtraceEvent (327): event_name 1, field 2 = {name 1, str_value 3 |
  * int_value 4 | uint_value 5} */
 static void test_generic(void **state)
@@ -758,7 +791,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table_sorted), cmocka_unit_test(test_unsigned_and_string),
-        cmocka_unit_test(test_negative),     cmocka_unit_test(test_unknown),
+        cmocka_unit_test(test_negative),     cmocka_unit_test(test_unknown), cmocka_unit_test(test_varint_widths),
         cmocka_unit_test(test_generic),      cmocka_unit_test(test_corrupt),
         cmocka_unit_test(test_many_fields),  cmocka_unit_test(test_read),
         cmocka_unit_test(test_same_as_text), cmocka_unit_test(test_nearest_form),
