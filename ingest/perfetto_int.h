@@ -8,6 +8,9 @@
 #include <stdint.h>
 #include <string.h>
 #include <zlib.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "ftrace.h"
 #include "perfetto.pb-c.h"
@@ -50,6 +53,26 @@ static inline void *ingest_pf_alloc(pf_hold *h, size_t n)
         return p;
     }
     return ingest_pf_arena_alloc(h, n);
+}
+
+/* strlen of a string the arena holds (the hand decoder's, protobuf-c's:
+ * each a block of its own), inline: its first 16 bytes as one compare,
+ * the first NUL's place the length; a longer one measured on from there.
+ * The 16 bytes are readable: a block starts 16-aligned in its chunk and
+ * is a multiple of 16 bytes (ingest_pf_alloc), and what follows the NUL
+ * does not matter.  Only for arena strings: not for a literal.  A comm
+ * is at most 15 bytes; the calls of strlen for each event's comms
+ * (ingest_pf_names) were 4.1M of the reading thread's 406.8M
+ * instructions on 8 copies of the Android 11 trace. */
+static inline size_t ingest_pf_arena_strlen(const char *s)
+{
+#ifdef __SSE2__
+    const __m128i w = _mm_loadu_si128((const __m128i *)(const void *)s);
+    unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(w, _mm_setzero_si128()));
+    return m ? (size_t)__builtin_ctz(m) : 16 + strlen(s + 16);
+#else
+    return strlen(s);
+#endif
 }
 
 enum { PF_FULL, PF_CSWITCH, PF_CWAKING };

@@ -440,20 +440,20 @@ static int name_unknown(pf_reader *d, int32_t tid, const char *comm)
 {
     if (tid <= 0 || !comm || !comm[0] || ingest_ft_name_of(&d->fr, (uint32_t)tid))
         return 0;
-    return ingest_pf_name(d, (uint32_t)tid, comm, strlen(comm));
+    return ingest_pf_name(d, (uint32_t)tid, comm, ingest_pf_arena_strlen(comm));
 }
 
 int ingest_pf_names(pf_reader *d, pf_item *it)
 {
     if (it->form == PF_CSWITCH || it->form == PF_CWAKING)
-        return it->pid > 0 && it->comm ? ingest_pf_name(d, (uint32_t)it->pid, it->comm, strlen(it->comm)) : 0;
+        return it->pid > 0 && it->comm ? ingest_pf_name(d, (uint32_t)it->pid, it->comm, ingest_pf_arena_strlen(it->comm)) : 0;
     const ArgusqPf__FtraceEvent *e = it->ev;
     const char *c = NULL;
     int32_t pid = 0;
     switch (e->event_case) {
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_SWITCH: {
         const char *pc = e->sched_switch->prev_comm;
-        it->clen[0] = pc ? (uint32_t)strlen(pc) : 0;
+        it->clen[0] = pc ? (uint32_t)ingest_pf_arena_strlen(pc) : 0;
         if (e->sched_switch->prev_pid > 0 && pc && ingest_pf_name(d, (uint32_t)e->sched_switch->prev_pid, pc, it->clen[0]) < 0)
             return -1;
         c = e->sched_switch->next_comm;
@@ -487,7 +487,7 @@ int ingest_pf_names(pf_reader *d, pf_item *it)
     default:
         return 0;
     }
-    it->clen[1] = c ? (uint32_t)strlen(c) : 0;
+    it->clen[1] = c ? (uint32_t)ingest_pf_arena_strlen(c) : 0;
     return pid > 0 && c ? ingest_pf_name(d, (uint32_t)pid, c, it->clen[1]) : 0;
 }
 

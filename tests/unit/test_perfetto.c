@@ -1217,6 +1217,33 @@ static void test_comm_lengths(void **state)
     rec_free(r);
 }
 
+/* ingest_pf_arena_strlen of arena strings of 0 to 40 bytes, each block
+ * filled with non-NUL bytes before the string and its NUL are written
+ * (what follows the NUL is not zero, as in a reused chunk), is strlen's;
+ * and each block is 16-aligned, as its 16-byte read takes it to be. */
+static void test_arena_strlen(void **state)
+{
+    (void)state;
+    pf_reader d;
+    memset(&d, 0, sizeof d);
+    pf_hold h = {.d = &d, .hint = 64, .refs = 1};
+    for (size_t n = 0; n <= 40; n++) {
+        char *s = ingest_pf_alloc(&h, n + 1);
+        assert_non_null(s);
+        assert_int_equal((uintptr_t)s % 16, 0);
+        memset(s, 'x', (n + 1 + 15) & ~(size_t)15);
+        for (size_t i = 0; i < n; i++)
+            s[i] = (char)('a' + i % 26);
+        s[n] = '\0';
+        assert_int_equal(ingest_pf_arena_strlen(s), n);
+    }
+    while (h.chunks) {
+        pf_chunk *c = h.chunks;
+        h.chunks = c->next;
+        free(c);
+    }
+}
+
 /* Prios of every width as text, as printf's %lld gives them: a switch's
  * prev_prio and next_prio and a waking's prio (three digits and fewer
  * are written inline, ftrace_sched.c fmt_prio; the rest by
@@ -1686,7 +1713,7 @@ int main(void)
         cmocka_unit_test(test_same_as_text),  cmocka_unit_test(test_compact_first_prev_named), cmocka_unit_test(test_compact_prev_after_full),
         cmocka_unit_test(test_hand_decoder_agrees), cmocka_unit_test(test_blocked_reason), cmocka_unit_test(test_blocked_first_reason),
         cmocka_unit_test(test_blocked_model),
-        cmocka_unit_test(test_varint), cmocka_unit_test(test_comm_lengths), cmocka_unit_test(test_compact_prev_lengths), cmocka_unit_test(test_prio_text),
+        cmocka_unit_test(test_varint), cmocka_unit_test(test_comm_lengths), cmocka_unit_test(test_arena_strlen), cmocka_unit_test(test_compact_prev_lengths), cmocka_unit_test(test_prio_text),
         cmocka_unit_test(test_fast_decoder), cmocka_unit_test(test_short_varint),
         cmocka_unit_test(test_fast_compact), cmocka_unit_test(test_fast_plan_order), cmocka_unit_test(test_chunk_classes),
     };
