@@ -187,13 +187,36 @@ static int f_thread(void *ctx, const db_thread *t, char *err, size_t errlen)
     return q ? 0 : -1;
 }
 
-static int f_event(void *ctx, db_event *ev, char *err, size_t errlen)
+/* Any event: its name measured if need be, room made, a refusal
+ * reported. */
+static __attribute__((noinline)) int f_event_any(ingest_pipe *p, db_event *ev, char *err, size_t errlen)
 {
     size_t size = ingest_call_event_size(ev);
-    char *q = call(ctx, size, err, errlen);
+    char *q = call(p, size, err, errlen);
     if (q)
         ingest_call_event_put(q, ev, size);
     return q ? 0 : -1;
+}
+
+/* An event whose name's length is known and that fits the batch, with
+ * nothing refused: copied here, with no call but the name's memcpy (a
+ * name past 16 bytes) and the attributes', so two registers are saved;
+ * the rest by f_event_any, a tail call.  As one function, it saved and
+ * restored five an event, err and errlen kept for the refusal's message
+ * and the event for strlen's call: reader 404.05M -> 401.75M
+ * instructions on 8 copies of the Android 11 trace. */
+static int f_event(void *ctx, db_event *ev, char *err, size_t errlen)
+{
+    ingest_pipe *p = ctx;
+    batch *b = &p->b[p->cur];
+    size_t size = 1 + sizeof *ev + 4 + (size_t)ev->name_len + 1 + ev->attrs_len;
+    if (!ev->name_len || atomic_load_explicit(&p->failed, memory_order_relaxed) ||
+        b->len + size > b->cap)
+        return f_event_any(p, ev, err, errlen);
+    char *q = b->buf + b->len;
+    b->len += size;
+    ingest_call_event_put(q, ev, size);
+    return 0;
 }
 
 static void f_skip(void *ctx)

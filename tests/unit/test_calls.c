@@ -169,6 +169,10 @@ static void test_pipe_same(void **state)
     }
     assert_int_equal(a->thread_calls, b->thread_calls);
     assert_int_equal(a->proc_calls, b->proc_calls);
+    /* each replayed event's name_len its name's length (the pipe's
+     * front sink sizes a call from name_len, pipe.c f_event) */
+    assert_int_equal(b->name_lens, n);
+    assert_int_equal(b->bad_name_lens, 0);
     rec_free(a);
     rec_free(b);
 }
