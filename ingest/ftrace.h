@@ -225,10 +225,12 @@ typedef struct ftrace_tent ftrace_tent; /* one slot of the tid table */
  * already (Perfetto's full events, naming their tasks as they are
  * decoded; the mapping's strlen of each was 4M of the reading thread's
  * 431M instructions on 8 copies of the Android 11 trace, 314,000 calls),
- * else FTRACE_LEN_UNKNOWN: the mapping measures them (Perfetto's compact
- * form, whose held item has no room for them; measured in its emit
- * instead, the calls there cost the reading thread 1.1M more on 4
- * copies of the Android 13 trace, through registers spilled). */
+ * else FTRACE_LEN_UNKNOWN: the mapping measures them (a Perfetto
+ * compact switch's prev_comm that its emit made from the thread table;
+ * its other comms, whose held item has no room for their lengths, are
+ * measured at its emit by ingest_pf_arena_strlen, inline: strlen's calls
+ * there cost the reading thread 1.1M more on 4 copies of the Android 13
+ * trace, through registers spilled). */
 #define FTRACE_LEN_UNKNOWN SIZE_MAX
 typedef struct ftrace_switch_vals {
     const char *prev_comm, *next_comm; /* not NULL */

@@ -542,13 +542,20 @@ int ingest_pf_emit(pf_reader *d, const pf_item *it, const uint64_t *blocked)
     if (it->form == PF_CSWITCH) {
         named(&nm, "sched_switch");
         k = FTRACE_EV_SCHED_SWITCH;
-        /* the comms not measured: the item has no room for their lengths */
-        switch_pairs(d, compact_prev_comm(d, it), FTRACE_LEN_UNKNOWN, (int32_t)it->tid, it->prev->prio != INT32_MIN,
-                     it->prev->prio, it->prev_state, it->comm ? it->comm : "", FTRACE_LEN_UNKNOWN, it->pid, it->prio);
+        /* the comms measured here (the item has no room for their
+         * lengths) by the arena's inline strlen: strlen's calls in the
+         * mapping were 1.5M of the reading thread's 393.1M instructions
+         * on 4 copies of the Android 13 trace (88,700 calls) */
+        const char *pc = compact_prev_comm(d, it);
+        /* the item's prev's comm is its pf_prev's first bytes, in the
+         * arena; the names compact_prev_comm makes the mapping measures */
+        size_t pcl = pc == it->prev->comm ? ingest_pf_arena_strlen(pc) : FTRACE_LEN_UNKNOWN;
+        switch_pairs(d, pc, pcl, (int32_t)it->tid, it->prev->prio != INT32_MIN, it->prev->prio, it->prev_state,
+                     it->comm, it->comm ? ingest_pf_arena_strlen(it->comm) : 0, it->pid, it->prio);
     } else if (it->form == PF_CWAKING) {
         named(&nm, "sched_waking");
         k = FTRACE_EV_SCHED_WAKING;
-        wake_pairs(d, it->comm ? it->comm : "", FTRACE_LEN_UNKNOWN, it->pid, it->prio, it->target_cpu);
+        wake_pairs(d, it->comm, it->comm ? ingest_pf_arena_strlen(it->comm) : 0, it->pid, it->prio, it->target_cpu);
     } else if (full_pairs(d, it, &k, &nm)) {
         r->kv_distinct = true; /* each message's pairs have keys of their own */
     } else {

@@ -562,6 +562,23 @@ static void put_compact_switch(pb *trace, uint32_t cpu, uint64_t ts, int64_t sta
     put_bundle(trace, &b);
 }
 
+/* A bundle of cpu holding one compact waking of task wp named wc. */
+static void put_compact_waking(pb *trace, uint32_t cpu, uint64_t ts, const char *wc, uint32_t wp)
+{
+    pb cs = {.n = 0};
+    pb_s(&cs, 5, wc);
+    const uint64_t wts[] = {ts}, wpid[] = {wp}, wcpu[] = {cpu}, wprio[] = {120}, wcomm[] = {0};
+    pb_packed(&cs, 7, wts, 1);
+    pb_packed(&cs, 8, wpid, 1);
+    pb_packed(&cs, 9, wcpu, 1);
+    pb_packed(&cs, 10, wprio, 1);
+    pb_packed(&cs, 11, wcomm, 1);
+    pb b = {.n = 0};
+    pb_u(&b, 1, cpu);
+    pb_m(&b, 4, &cs);
+    put_bundle(trace, &b);
+}
+
 static const rec_event *switch_on(const rec *r, uint32_t cpu)
 {
     for (size_t i = 0; i < r->nev; i++)
@@ -573,7 +590,9 @@ static const rec_event *switch_on(const rec *r, uint32_t cpu)
 
 /* A compact switch's prev_comm, the next_comm of the switch before it
  * on its CPU as the CPU's state keeps it (pf_copy_comm): comms of 1 to
- * 30 bytes, one CPU each, cut to 23 as the full form's field would be */
+ * 30 bytes, one CPU each, cut to 23 as the full form's field would be;
+ * and the first switch's next_comm and a compact waking's comm whole
+ * (each measured at its emit, ingest_pf_arena_strlen) */
 static void test_compact_prev_lengths(void **state)
 {
     (void)state;
@@ -585,19 +604,28 @@ static void test_compact_prev_lengths(void **state)
         comm[n] = '\0';
         put_compact_switch(&t, n, 1000 + n, 1, comm, 100 + n);
         put_compact_switch(&t, n, 2000 + n, 1, "z", 500 + n);
+        put_compact_waking(&t, n, 3000 + n, comm, 700 + n);
     }
     rec *r = read_pb(&t, 0, NULL, 0);
     for (uint32_t n = 1; n <= 30; n++) {
-        char want[40];
+        char comm[40], want[40];
+        memcpy(comm, abc, n);
+        comm[n] = '\0';
         memcpy(want, abc, n < 23 ? n : 23);
         want[n < 23 ? n : 23] = '\0';
-        const rec_event *second = NULL;
+        assert_attr(switch_on(r, n), "next_comm", comm);
+        const rec_event *second = NULL, *waking = NULL;
         int seen = 0;
         for (size_t i = 0; i < r->nev && !second; i++)
             if (strcmp(r->ev[i].name, "sched_switch") == 0 && r->ev[i].ev.cpu == n && ++seen == 2)
                 second = &r->ev[i];
+        for (size_t i = 0; i < r->nev && !waking; i++)
+            if (strcmp(r->ev[i].name, "sched_waking") == 0 && r->ev[i].ev.cpu == n)
+                waking = &r->ev[i];
         assert_non_null(second);
         assert_attr(second, "prev_comm", want);
+        assert_non_null(waking);
+        assert_attr(waking, "comm", comm);
     }
     rec_free(r);
 }
