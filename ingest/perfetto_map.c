@@ -563,7 +563,7 @@ int ingest_pf_emit(pf_reader *d, const pf_item *it, const uint64_t *blocked)
          * raw, with the pairs of its own bytes (perfetto_other.c), as
          * every reader stores every event; an FtraceEvent with no event
          * at all counts as skipped */
-        int orc = ingest_pf_other(d, it, &nm.s);
+        int orc = ingest_pf_other(d, it, &nm.s, &nm.n);
         if (orc < 0)
             return -1;
         if (orc == 0) {
@@ -572,7 +572,6 @@ int ingest_pf_emit(pf_reader *d, const pf_item *it, const uint64_t *blocked)
                 r->sink->skip(r->sink->ctx);
             return 0;
         }
-        nm.n = strlen(nm.s);
     }
     if (blocked && r->sw) {
         d->sw.have_blocked = true;

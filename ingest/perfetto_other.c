@@ -788,7 +788,7 @@ static int listed(pfo *o, const pfo_event *ev, const uint8_t *p, const uint8_t *
 
 /* GenericFtraceEvent (generic.proto): event_name 1, repeated field 2 of
  * Field {name 1; str_value 3 | int_value 4 | uint_value 5}. */
-static int generic(pfo *o, const uint8_t *p, const uint8_t *e, const char **name)
+static int generic(pfo *o, const uint8_t *p, const uint8_t *e, const char **name, size_t *name_len)
 {
     while (p < e) {
         const uint8_t *at = p;
@@ -807,6 +807,7 @@ static int generic(pfo *o, const uint8_t *p, const uint8_t *e, const char **name
             memcpy(s, v.b, n);
             s[n] = '\0';
             *name = s;
+            *name_len = n;
         } else if (v.num == 2 && v.wt == 2) {
             const uint8_t *q = v.b, *qe = v.b + v.len;
             const char *key = "field";
@@ -833,21 +834,24 @@ static int generic(pfo *o, const uint8_t *p, const uint8_t *e, const char **name
     return 0;
 }
 
-static int other_pairs(pfo *o, uint32_t event_field, const uint8_t *msg, size_t len, const char **name)
+static int other_pairs(pfo *o, uint32_t event_field, const uint8_t *msg, size_t len, const char **name,
+                       size_t *name_len)
 {
     const pfo_event *ev = find_event(o->d, event_field);
     if (ev) {
         *name = ev->name;
+        *name_len = ev->name_len;
     } else {
         /* "ftrace_event_" and at most 10 digits */
         char *s = room(o, 24);
         memcpy(s, "ftrace_event_", 13);
-        s[13 + db_fmt_u64(s + 13, event_field)] = '\0';
+        *name_len = 13 + db_fmt_u64(s + 13, event_field);
+        s[*name_len] = '\0';
         *name = s;
     }
     const uint8_t *e = msg + len;
     if (event_field == PFO_GENERIC)
-        return generic(o, msg, e, name);
+        return generic(o, msg, e, name, name_len);
     return listed(o, ev, msg, e);
 }
 
@@ -876,10 +880,10 @@ static bool keys_distinct(const ftrace_reader *r, bool generic)
 }
 
 int ingest_pf_other_pairs(pf_reader *d, uint32_t event_field, const uint8_t *msg, size_t len, const char **name,
-                          pf_other_fault *f)
+                          size_t *name_len, pf_other_fault *f)
 {
     pfo o = {d, 0, msg, f, false};
-    int rc = other_pairs(&o, event_field, msg, len, name);
+    int rc = other_pairs(&o, event_field, msg, len, name, name_len);
     if (rc == 0)
         d->fr.kv_distinct = o.distinct || keys_distinct(&d->fr, event_field == PFO_GENERIC);
     return rc;
@@ -892,7 +896,7 @@ int ingest_pf_other_pairs(pf_reader *d, uint32_t event_field, const uint8_t *msg
  * thread on 8 copies of the Android 11 trace (few such events) 448.0M ->
  * 441.0M instructions, on 4 copies of the Android 13 one 416.1M ->
  * 411.3M. */
-__attribute__((noinline)) int ingest_pf_other(pf_reader *d, const pf_item *it, const char **name)
+__attribute__((noinline)) int ingest_pf_other(pf_reader *d, const pf_item *it, const char **name, size_t *name_len)
 {
     const ArgusqPf__FtraceEvent *e = it->ev;
     for (unsigned i = 0; i < e->base.n_unknown_fields; i++) {
@@ -907,7 +911,7 @@ __attribute__((noinline)) int ingest_pf_other(pf_reader *d, const pf_item *it, c
         pf_other_fault f = {0, "a length past the end"};
         const char *what = "ftrace event";
         if (ingest_pf_varint(&p, e, &n) && n == (uint64_t)(e - p)) {
-            if (ingest_pf_other_pairs(d, u->tag, p, (size_t)n, name, &f) == 0)
+            if (ingest_pf_other_pairs(d, u->tag, p, (size_t)n, name, name_len, &f) == 0)
                 return 1;
             what = *name;
         }

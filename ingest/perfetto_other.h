@@ -56,6 +56,7 @@ typedef struct pfo_print {
 typedef struct pfo_event {
     uint32_t num;     /* its field number in FtraceEvent (ftrace_event.proto) */
     const char *name; /* the kernel's event name */
+    uint8_t name_len; /* its length (sizeof of the literal) */
     const pfo_field *fields;
     size_t nfields;   /* 0 with fields NULL: generic (GenericFtraceEvent) */
     const pfo_print *prints; /* the forms kernels print it in, the first that fits is used; NULL: none */

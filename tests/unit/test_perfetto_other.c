@@ -39,7 +39,11 @@ static int decode(pf_reader *d, uint32_t field, const unsigned char *m, size_t n
                   pf_other_fault *f)
 {
     d->fr.nkv = 0;
-    return ingest_pf_other_pairs(d, field, m, n, name, f);
+    size_t name_len = SIZE_MAX;
+    int rc = ingest_pf_other_pairs(d, field, m, n, name, &name_len, f);
+    if (rc == 0) /* the name's length given with it */
+        assert_int_equal(name_len, strlen(*name));
+    return rc;
 }
 
 /* pair i is key=want */
