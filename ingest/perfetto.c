@@ -63,6 +63,25 @@
  * (1.85 -> 1.65 cpu-s) and 0.95 -> 0.85 s.  The first pass on a thread
  * of its own beside the second was tried and did not pay (the two
  * streams of one file read side by side waited on each other's pages).
+ * A third round (fields of the commonest messages read in the order
+ * Perfetto writes them, comm lengths carried, short numbers formatted
+ * inline; the writer's sorts; the encoder's memo hits): reader 431M ->
+ * 402M and 401M -> 392M, graph 375M -> 369M and 404M -> 400M, archive
+ * thread 344M -> 337M and 166M -> 162M (all three 1,150M -> 1,107M and
+ * 972M -> 954M), but the bench files, runs of both builds interleaved,
+ * only 2-4% (1.16 -> 1.11 s on the Android 11 file in a slow spell of
+ * this VM, when the same build takes 1.9-2.0 cpu-s, not 1.65): the
+ * instructions are no longer what bounds it.  What is: memory (held
+ * events and their packets' messages, read 65,536 events after they
+ * were decoded: a 4,096-event window, which would make late events of
+ * the Android 11 file's wrapped rings, made the process 7% less cpu),
+ * and the start and end where one thread runs alone.  Tried and not
+ * kept, measured on the bench files: the first pass over the file
+ * mapped instead of read (it touches a few bytes a packet, but is then
+ * bound by cache misses as the copy was: no difference); the reading
+ * thread at a lower priority than the others (nice 2, 4, 8: no
+ * difference); the pipes' batches of 256 KB (16 or 64 of them) instead
+ * of 1 MB: no difference.
  *
  * Two passes over the stream: the first reads only process_tree and
  * system_info (the names of processes and threads, the kernel and the
