@@ -81,7 +81,8 @@
  * bound by cache misses as the copy was: no difference); the reading
  * thread at a lower priority than the others (nice 2, 4, 8: no
  * difference); the pipes' batches of 256 KB (16 or 64 of them) instead
- * of 1 MB: no difference.
+ * of 1 MB: no difference; huge pages (glibc's malloc hugetlb tunable, and
+ * the kernel's THP always): no difference either, so not the TLB.
  *
  * Two passes over the stream: the first reads only process_tree and
  * system_info (the names of processes and threads, the kernel and the
