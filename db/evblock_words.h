@@ -161,42 +161,6 @@ static inline uint32_t hash_bytes(const void *p, size_t n)
     return hash_str(p, n, &head);
 }
 
-/* Copies n bytes, a short string's (a value's or key's text, a name)
- * without a call: 1 to 32 in two overlapping loads and stores (of 16
- * bytes past 16: a13x4 406.97M -> 406.57M, pf8 unchanged), reading and
- * writing nothing past them; longer by memcpy.  Of a13x4's 195,000
- * new values, 121,000 are text, written and numbered by a call to memcpy
- * each (put_bytes, str_add), as was every name the memo keeps: graph
- * thread 408.8M -> 407.0M instructions on a13x4, 380.8M -> 379.3M on
- * pf8. */
-static inline void bytes_copy(char *d, const char *s, size_t n)
-{
-    if (n >= 8 && n <= 16) {
-        uint64_t a, b;
-        memcpy(&a, s, 8);
-        memcpy(&b, s + n - 8, 8);
-        memcpy(d, &a, 8);
-        memcpy(d + n - 8, &b, 8);
-    } else if (n > 16 && n <= 32) {
-        uint64_t a[2], b[2];
-        memcpy(a, s, 16);
-        memcpy(b, s + n - 16, 16);
-        memcpy(d, a, 16);
-        memcpy(d + n - 16, b, 16);
-    } else if (n >= 4 && n < 8) {
-        uint32_t a, b;
-        memcpy(&a, s, 4);
-        memcpy(&b, s + n - 4, 4);
-        memcpy(d, &a, 4);
-        memcpy(d + n - 4, &b, 4);
-    } else if (n && n < 4) {
-        d[0] = s[0];
-        d[n / 2] = s[n / 2];
-        d[n - 1] = s[n - 1];
-    } else if (n)
-        memcpy(d, s, n);
-}
-
 /* n bytes equal?  Eight at a time, inline: the strings are short, and a
  * call to memcmp for each was a twentieth of an ftrace ingest's time. */
 static inline bool bytes_eq(const char *a, const char *b, size_t n)

@@ -333,25 +333,6 @@ void ingest_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((
 int ingest_sink_failed(char *err, size_t errlen, const char *path, uint64_t line);
 char *ingest_attr_reserve(char **ab, size_t alen, size_t *acap, size_t need);
 
-/* n bytes, most of them a few: two overlapping fixed-size copies, which
- * the compiler makes moves, instead of memcpy's call (the two of an
- * attribute were 4% of a Perfetto ingest's reading thread) */
-static inline void ingest_ft_copy_short(char *d, const char *s, size_t n)
-{
-    if (n >= 8 && n <= 16) {
-        memcpy(d, s, 8);
-        memcpy(d + n - 8, s + n - 8, 8);
-    } else if (n >= 4 && n < 8) {
-        memcpy(d, s, 4);
-        memcpy(d + n - 4, s + n - 4, 4);
-    } else if (n < 4) {
-        for (size_t i = 0; i < n; i++)
-            d[i] = s[i];
-    } else {
-        memcpy(d, s, n);
-    }
-}
-
 /* Attributes written in place after one reservation, for the mappings of
  * the commonest events (an ingest_ft_attr_n call per attribute was 62
  * instructions): ingest_ft_attrs_room makes room for need more bytes and
@@ -368,9 +349,9 @@ static inline char *ingest_ft_attrs_room(ftrace_reader *r, size_t need)
 }
 static inline char *ingest_ft_put(char *p, const char *key, size_t kl, const char *val, size_t vlen)
 {
-    ingest_ft_copy_short(p, key, kl);
+    db_copy_short(p, key, kl);
     p[kl] = '=';
-    ingest_ft_copy_short(p + kl + 1, val, vlen);
+    db_copy_short(p + kl + 1, val, vlen);
     p[kl + 1 + vlen] = '\0';
     return p + kl + 1 + vlen + 1;
 }
@@ -457,7 +438,7 @@ size_t ingest_fmt_hex(char *b, uint64_t v, int min);
 static inline char *ingest_ft_put_num(char *p, const char *key, size_t kl, size_t (*fmt)(char *, int64_t),
                                       int64_t v)
 {
-    ingest_ft_copy_short(p, key, kl);
+    db_copy_short(p, key, kl);
     p[kl] = '=';
     size_t n = fmt(p + kl + 1, v);
     p[kl + 1 + n] = '\0';
@@ -465,7 +446,7 @@ static inline char *ingest_ft_put_num(char *p, const char *key, size_t kl, size_
 }
 static inline char *ingest_ft_put_u64(char *p, const char *key, size_t kl, uint64_t v)
 {
-    ingest_ft_copy_short(p, key, kl);
+    db_copy_short(p, key, kl);
     p[kl] = '=';
     size_t n = db_fmt_u64(p + kl + 1, v);
     p[kl + 1 + n] = '\0';
@@ -473,7 +454,7 @@ static inline char *ingest_ft_put_u64(char *p, const char *key, size_t kl, uint6
 }
 static inline char *ingest_ft_put_hex(char *p, const char *key, size_t kl, uint64_t v) /* 0x + lowercase hex */
 {
-    ingest_ft_copy_short(p, key, kl);
+    db_copy_short(p, key, kl);
     p[kl] = '=';
     p[kl + 1] = '0';
     p[kl + 2] = 'x';
@@ -669,9 +650,14 @@ void ingest_call_named_put(char *q, uint8_t tag, const void *num, size_t size, c
  * (ingest_ft_event: every event of the ftrace family), not measured
  * again (strlen's calls here were 4.4M of the reading thread's 436M
  * instructions on 4 copies of the Android 13 trace). */
+/* an event's call with a name of nl bytes */
+static inline size_t ingest_call_event_bytes(const db_event *ev, size_t nl)
+{
+    return 1 + sizeof *ev + 4 + nl + 1 + ev->attrs_len;
+}
 static inline size_t ingest_call_event_size(const db_event *ev)
 {
-    return 1 + sizeof *ev + 4 + db_event_name_len(ev) + 1 + ev->attrs_len;
+    return ingest_call_event_bytes(ev, db_event_name_len(ev));
 }
 /* size: ingest_call_event_size's, which measured the name already */
 static inline void ingest_call_event_put(char *q, const db_event *ev, size_t size)
@@ -683,7 +669,7 @@ static inline void ingest_call_event_put(char *q, const db_event *ev, size_t siz
     q += sizeof *ev;
     memcpy(q, &nl, 4);
     q += 4;
-    ingest_ft_copy_short(q, name, nl + 1);
+    db_copy_short(q, name, nl + 1);
     q += nl + 1;
     if (ev->attrs_len)
         memcpy(q, ev->attrs, ev->attrs_len);

@@ -129,7 +129,7 @@ _Static_assert(sizeof(pf_item) == 64, "pf_item: one cache line");
 static inline void pf_copy_comm(char dst[24], const char *comm)
 {
     size_t n = comm ? strnlen(comm, 23) : 0;
-    ingest_ft_copy_short(dst, comm ? comm : "", n);
+    db_copy_short(dst, comm ? comm : "", n);
     dst[n] = '\0';
 }
 

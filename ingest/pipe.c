@@ -209,7 +209,7 @@ static int f_event(void *ctx, db_event *ev, char *err, size_t errlen)
 {
     ingest_pipe *p = ctx;
     batch *b = &p->b[p->cur];
-    size_t size = 1 + sizeof *ev + 4 + (size_t)ev->name_len + 1 + ev->attrs_len;
+    size_t size = ingest_call_event_bytes(ev, ev->name_len);
     if (!ev->name_len || atomic_load_explicit(&p->failed, memory_order_relaxed) ||
         b->len + size > b->cap)
         return f_event_any(p, ev, err, errlen);
