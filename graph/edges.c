@@ -371,7 +371,8 @@ void graph_ipc_match_more(graph_state *g, const db_event *ev)
 
 /* The process at the other end of a message, if it can be told: the
  * `peer=` the trace gives, the sender of a receipt, or the process that
- * receives on the destination port of a send. */
+ * receives on the destination port of a send (paper/000 1.d: a node
+ * ends where its thread's IPC peer changes; the normal form names it). */
 static bool msg_peer_find(graph_state *g, const db_event *ev, uint32_t *pid)
 {
     uint64_t v;
