@@ -88,7 +88,9 @@
  * system_info (the names of processes and threads, the kernel and the
  * machine; Perfetto writes them at the start and again at the end) and
  * checks the outer framing, so no event is handed on before every thread
- * can be named; the second maps the ftrace events.
+ * can be named; the second maps the ftrace events.  The first pass's
+ * second half is scanned on a thread of its own (perfetto_split.c): the
+ * other threads of the ingest wait for the first pass.
  *
  * Every ftrace event becomes the canonical pairs of the ftrace mapping
  * (ftrace.h; perfetto_map.c), which the text and trace.dat readers feed
@@ -752,13 +754,15 @@ static int events_packet(pf_reader *d, const unsigned char *p, size_t len, uint6
     return rc;
 }
 
-/* The outer Trace: field 1 packets, read one at a time.  names: the first
- * pass. */
-static int walk(pf_reader *d, bool names)
+/* The outer Trace: field 1 packets, read one at a time, counted on from
+ * d->npackets.  names: the first pass.  1: stopped at offset stop (a
+ * field starts there: perfetto_split.c); 0 the end; -1 error. */
+static int walk(pf_reader *d, bool names, uint64_t stop)
 {
-    d->npackets = 0;
     for (;;) {
         uint64_t off = d->in_off + d->in_pos, tag, len;
+        if (off == stop)
+            return 1;
         int got = ingest_pf_in_varint(d, &tag);
         if (got <= 0)
             return got;
@@ -844,7 +848,19 @@ static int pf_run(pf_reader *d, const ingest_sink *sink, ingest_stats *st, char 
         ingest_pf_fail(d, 0, "out of memory");
         goto out;
     }
-    if (walk(d, true) < 0)
+    /* the first pass: its second half on a thread of its own when that
+     * pays (perfetto_split.c) */
+    uint64_t stop;
+    pf_split *split = ingest_pf_split_start(d, &stop);
+    int w = walk(d, true, stop);
+    if (w == 1) {
+        w = ingest_pf_split_finish(d, split);
+        if (w == 0) /* the scout gave up: the second half walked here */
+            w = walk(d, true, UINT64_MAX);
+    } else {
+        ingest_pf_split_cancel(split);
+    }
+    if (w < 0)
         goto out;
     if (d->npackets == 0) {
         ingest_pf_fail(d, 0, "no trace packet: an empty Perfetto trace");
@@ -854,7 +870,8 @@ static int pf_run(pf_reader *d, const ingest_sink *sink, ingest_stats *st, char 
     if (!st->meta.arch[0] && d->opts && d->opts->arch)
         d->fr.x86_64 = ingest_arch_known(d->opts->arch);
     ingest_pf_names_done(d);
-    if (rewind_input(d) < 0 || walk(d, false) < 0)
+    d->npackets = 0;
+    if (rewind_input(d) < 0 || walk(d, false, UINT64_MAX) < 0)
         goto out;
     while (d->held)
         if (pop_emit(d) < 0)
