@@ -249,6 +249,31 @@ static inline void db_copy_short(char *d, const char *s, size_t n)
 }
 
 
+/* ---- spare byte buffers, the last given back first (db/bufstack.c) ----
+ * The ingest's two queues (ingest/pipe.c, db/wqueue.c) pass batches of
+ * bytes between threads in a ring of slots.  A slot takes a buffer from
+ * here when it is begun and gives it back once read, so an ingest touches
+ * as many buffers as its queue held at its fullest, not the ring's bound
+ * (a ring whose slots kept their buffers cycled through all of them), and
+ * the buffer filled next is the one read last.  Not locked: each queue
+ * calls it under its own mutex. */
+#define DB_BUFSTACK_MAX 64
+typedef struct db_bufstack {
+    char *buf[DB_BUFSTACK_MAX];
+    size_t cap[DB_BUFSTACK_MAX];
+    size_t n;    /* buffers kept */
+    size_t size; /* a new one's bytes */
+} db_bufstack;
+
+void db_bufstack_init(db_bufstack *s, size_t size);
+/* The buffer given back last, else a new one of s->size bytes; *cap its
+ * bytes.  NULL when out of memory (*cap 0). */
+char *db_bufstack_take(db_bufstack *s, size_t *cap);
+/* buf (cap bytes, NULL: nothing) kept for the next take; freed when the
+ * stack is full. */
+void db_bufstack_give(db_bufstack *s, char *buf, size_t cap);
+void db_bufstack_free(db_bufstack *s);
+
 /* ---- big-endian key encoding (exposed for tests and for db/ itself) ---- */
 /* inline: the keysort reads two of them a key it sorts, and the writer
  * puts a few in every key and chunk (compilers make each a load or a

@@ -10,8 +10,10 @@
  * would have seen without the pipe -- readers never read back what a sink
  * wrote into an event -- and the archive is byte for byte the same.
  *
- * Memory: PIPE_BATCHES batches of PIPE_BATCH bytes (a batch grows only for
- * a call larger than that), whatever the trace's size.
+ * Memory: at most PIPE_BATCHES batches of PIPE_BATCH bytes (a batch grows
+ * only for a call larger than that), whatever the trace's size; as many
+ * as the queue held at its fullest (db_bufstack), which is a few when the
+ * reader is the slower side.
  *
  * Failure: when the back sink refuses a call, the consumer keeps its
  * message, discards what follows, and every later front call fails with
@@ -26,7 +28,7 @@
 
 #include "ftrace.h"
 
-#define PIPE_BATCHES 16 /* slack for the graph's bursts: see wqueue.c's WQ_BATCHES */
+#define PIPE_BATCHES 32 /* slack for the graph's stops: see wqueue.c's WQ_BATCHES */
 #define PIPE_BATCH ((size_t)1 << 20)
 
 typedef struct batch {
@@ -40,7 +42,8 @@ typedef struct ingest_pipe {
     const ingest_opts *opts;
     pthread_mutex_t mu;
     pthread_cond_t cv_full, cv_free;
-    batch b[PIPE_BATCHES];
+    batch b[PIPE_BATCHES]; /* a slot's buf: from spare while it is filled or queued, else NULL */
+    db_bufstack spare;
     size_t head, count; /* the ready batches: b[head .. head + count) */
     size_t cur;         /* the batch the reader fills: b[(head + count) % N] when
                          * the queue is not full */
@@ -82,8 +85,9 @@ static void consume(ingest_pipe *p)
         pthread_mutex_unlock(&p->mu);
         if (!atomic_load(&p->failed) && replay(p, b) < 0)
             atomic_store(&p->failed, true);
-        b->len = 0;
         pthread_mutex_lock(&p->mu);
+        db_bufstack_give(&p->spare, b->buf, b->cap);
+        *b = (batch){0};
         p->head = (p->head + 1) % PIPE_BATCHES;
         p->count--;
         pthread_cond_signal(&p->cv_free);
@@ -102,6 +106,9 @@ static void hand_over(ingest_pipe *p)
     while (p->count == PIPE_BATCHES) /* every batch is the consumer's */
         pthread_cond_wait(&p->cv_free, &p->mu);
     p->cur = (p->head + p->count) % PIPE_BATCHES;
+    batch *b = &p->b[p->cur];
+    if (!b->buf) /* NULL when out of memory: room_more then asks for room itself */
+        b->buf = db_bufstack_take(&p->spare, &b->cap);
     pthread_mutex_unlock(&p->mu);
 }
 
@@ -120,8 +127,8 @@ static char *room_more(ingest_pipe *p, size_t n)
         hand_over(p);
         b = &p->b[p->cur];
     }
-    if (b->len + n > b->cap) { /* one call larger than a batch */
-        size_t cap = b->cap;
+    if (b->len + n > b->cap) { /* one call larger than a batch (or no batch: out of memory) */
+        size_t cap = b->cap ? b->cap : PIPE_BATCH;
         while (b->len + n > cap)
             cap *= 2;
         char *nb = realloc(b->buf, cap);
@@ -270,11 +277,9 @@ int ingest_file_threaded(const char *path, const ingest_sink *back, const ingest
     p->back = *back;
     p->path = path;
     p->opts = opts;
-    for (int i = 0; i < PIPE_BATCHES; i++) {
-        p->b[i].cap = PIPE_BATCH;
-        if (!(p->b[i].buf = malloc(PIPE_BATCH)))
-            goto alone;
-    }
+    db_bufstack_init(&p->spare, PIPE_BATCH);
+    if (!(p->b[0].buf = db_bufstack_take(&p->spare, &p->b[0].cap)))
+        goto alone;
     atomic_init(&p->failed, false);
     p->front = (ingest_sink){.ctx = p,
                              .proc = back->proc ? f_proc : NULL,
@@ -311,6 +316,7 @@ int ingest_file_threaded(const char *path, const ingest_sink *back, const ingest
     pthread_mutex_destroy(&p->mu);
     for (int i = 0; i < PIPE_BATCHES; i++)
         free(p->b[i].buf);
+    db_bufstack_free(&p->spare);
     free(p);
     return rc;
 alone: /* no second thread: the plain path */
@@ -322,6 +328,7 @@ alone: /* no second thread: the plain path */
         pthread_mutex_destroy(&p->mu);
     for (int i = 0; i < PIPE_BATCHES; i++)
         free(p->b[i].buf);
+    db_bufstack_free(&p->spare);
     free(p);
     return ingest_file_opts(path, back, opts, format, st, err, errlen);
 }

@@ -936,6 +936,46 @@ static void fmt_u64_is(uint64_t v)
     assert_memory_equal(got, want, m);
 }
 
+/* The queues' spare buffers: the one given back last comes first, a new
+ * one only when none is kept, and a full stack frees what it cannot keep
+ * (ASan: nothing leaks, nothing freed twice). */
+static void test_bufstack(void **state)
+{
+    (void)state;
+    db_bufstack s;
+    db_bufstack_init(&s, 100);
+    size_t cap = 1;
+    char *a = db_bufstack_take(&s, &cap), *b = db_bufstack_take(&s, &cap);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_int_equal(cap, 100);
+    assert_int_equal(s.n, 0);
+    db_bufstack_give(&s, a, 100);
+    db_bufstack_give(&s, NULL, 0); /* nothing */
+    char *grown = realloc(b, 500);
+    assert_non_null(grown);
+    db_bufstack_give(&s, grown, 500);
+    assert_int_equal(s.n, 2);
+    assert_ptr_equal(db_bufstack_take(&s, &cap), grown); /* the last given back, with its own size */
+    assert_int_equal(cap, 500);
+    assert_ptr_equal(db_bufstack_take(&s, &cap), a);
+    assert_int_equal(cap, 100);
+    char *c = db_bufstack_take(&s, &cap); /* none kept: a new one */
+    assert_non_null(c);
+    assert_true(c != a && c != grown);
+    db_bufstack_give(&s, a, 100);
+    db_bufstack_give(&s, grown, 500);
+    db_bufstack_give(&s, c, 100);
+    char *more[DB_BUFSTACK_MAX];
+    for (int i = 0; i < DB_BUFSTACK_MAX; i++)
+        more[i] = malloc(10);
+    for (int i = 0; i < DB_BUFSTACK_MAX; i++)
+        db_bufstack_give(&s, more[i], 10); /* the last three do not fit: freed */
+    assert_int_equal(s.n, DB_BUFSTACK_MAX);
+    db_bufstack_free(&s);
+    assert_int_equal(s.n, 0);
+}
+
 static void test_fmt_u64(void **state)
 {
     (void)state;
@@ -984,6 +1024,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_nodes_over_page_batches, setup, teardown),
         cmocka_unit_test_setup_teardown(test_appends_fill_pages, setup, teardown),
         cmocka_unit_test(test_fmt_u64),
+        cmocka_unit_test(test_bufstack),
     };
     return cmocka_run_group_tests_name("db", tests, NULL, NULL);
 }
