@@ -292,6 +292,20 @@ static inline void hold_unref(pf_hold *h)
         hold_free(h);
 }
 
+/* One reader of the hold's arena fewer: at the last, its chunks go back
+ * to the pool while the hold stays for its items' packet and offset.
+ * Why: a packet's arena was kept until its last event was handed on,
+ * PF_HEAP_MAX events later, and then read back cold (the emit of a
+ * held event was ~9% of the process in perf, most of it cache misses);
+ * now the commonest events hold all they need (pf_item's forms), most
+ * packets' arenas are free once decoded, and the next packet decodes
+ * into the same, cache-warm chunks. */
+static inline void arena_unref(pf_hold *h)
+{
+    if (--h->arena_refs == 0)
+        arena_release(h);
+}
+
 /* A run's events are in segments of PF_SEG_MIN events, doubling up to
  * PF_SEG_MAX, chained: appending never copies the run (growing it as one
  * array, copied when it doubled, was 9M of the reading thread's 578M
@@ -352,8 +366,10 @@ static void run_free(pf_reader *d, pf_span *r)
  * names a task. */
 static int32_t switch_prev(const pf_item *it)
 {
-    if (it->form == PF_CSWITCH)
+    if (it->form == PF_CSWITCH || it->form == PF_SWITCH_C)
         return (int32_t)it->tid;
+    if (it->form == PF_SWITCH)
+        return it->sw.prev_pid;
     if (it->form == PF_FULL && it->ev->event_case == ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_SWITCH)
         return it->ev->sched_switch->prev_pid;
     return 0;
@@ -408,6 +424,8 @@ static int pop_emit(pf_reader *d)
     uint64_t caller;
     bool blocked = prev > 0 && ingest_pf_blk_take(d->blk, prev, it.seq, &caller);
     int rc = ingest_pf_emit(d, &it, blocked ? &caller : NULL);
+    if (pf_item_in_arena(it.form))
+        arena_unref(it.hold);
     hold_unref(it.hold);
     return rc;
 }
@@ -577,6 +595,7 @@ static void cpu_set(pf_cpu *c, int64_t pid, bool have_prio, int32_t prio, const 
     c->prio = prio;
     c->comm_src = comm;
     c->comm_pending = true;
+    c->cid_known = false;
 }
 
 /* The CPU's comm, copied from the bundle's memory when it is read (a
@@ -591,6 +610,39 @@ static const char *cpu_comm(pf_cpu *c)
         c->comm_pending = false;
     }
     return c->comm;
+}
+
+/* The id of the CPU's comm (cpu_comm's: cut to 23 bytes, so an id only
+ * when it is not cut), or PF_COMM_NONE; known ahead when the comm given
+ * with cpu_set was interned already (a compact switch's next_comm). */
+static uint32_t cpu_cid(pf_reader *d, pf_cpu *c)
+{
+    if (!c->cid_known) {
+        const char *s = cpu_comm(c);
+        c->cid = ingest_pf_comm_id16(&d->comms, s, strlen(s)); /* comm[24]: 16 bytes readable */
+        c->cid_known = true;
+    }
+    return c->cid;
+}
+
+/* The ids of a compact_sched's intern table's comms into d->cs_cid (a
+ * bundle's few, interned once each, not at each of the events that name
+ * them).  0, or -1 out of memory. */
+static int compact_cids(pf_reader *d, const ArgusqPf__CompactSched *cs)
+{
+    if (cs->n_intern_table > d->cs_cid_cap) {
+        size_t cap = cs->n_intern_table < 64 ? 64 : cs->n_intern_table;
+        uint32_t *v = realloc(d->cs_cid, cap * sizeof *v);
+        if (!v)
+            return -1;
+        d->cs_cid = v;
+        d->cs_cid_cap = cap;
+    }
+    for (size_t i = 0; i < cs->n_intern_table; i++) {
+        const char *s = cs->intern_table[i];
+        d->cs_cid[i] = ingest_pf_comm_id16(&d->comms, s, ingest_pf_arena_strlen(s));
+    }
+    return 0;
 }
 
 static int do_bundle(pf_reader *d, pf_hold *h, const ArgusqPf__FtraceEventBundle *b, uint64_t off)
@@ -625,6 +677,8 @@ static int do_bundle(pf_reader *d, pf_hold *h, const ArgusqPf__FtraceEventBundle
             if (cs->waking_comm_index[j] >= cs->n_intern_table)
                 return ingest_pf_fail(d, off, "packet %llu: compact_sched: comm index %u past the intern table",
                                (unsigned long long)d->npackets, cs->waking_comm_index[j]);
+        if ((ns || nw) && compact_cids(d, cs) < 0)
+            return ingest_pf_fail(d, off, "out of memory");
     }
     size_t i = 0, j = 0, k = 0;
     uint64_t sts = 0, wts = 0; /* the compact arrays' running sums */
@@ -654,35 +708,60 @@ static int do_bundle(pf_reader *d, pf_hold *h, const ArgusqPf__FtraceEventBundle
             }
         } else if (j < ns && s <= w) {
             sts = s;
-            it.form = PF_CSWITCH;
             it.ts = s;
             it.ctx = DB_CTX_UNKNOWN;
-            it.prev_state = cs->switch_prev_state[j];
-            it.pid = cs->switch_next_pid[j];
-            it.prio = cs->switch_next_prio[j];
-            it.comm = cs->intern_table[cs->switch_next_comm_index[j]];
             /* prev: the task the previous switch on this CPU put on it */
             it.tid = c->pid >= 0 ? (uint32_t)c->pid : 0;
-            pf_prev *pv = ingest_pf_alloc(h, sizeof *pv);
-            if (!pv)
-                return ingest_pf_fail(d, off, "out of memory");
-            memcpy(pv->comm, cpu_comm(c), sizeof pv->comm);
-            pv->prio = c->have_prio ? c->prio : INT32_MIN;
-            pv->known = c->pid >= 0;
-            it.prev = pv;
-            cpu_set(c, it.pid, true, it.prio, it.comm);
+            uint32_t ncid = d->cs_cid[cs->switch_next_comm_index[j]], pcid = cpu_cid(d, c);
+            const char *next_comm = cs->intern_table[cs->switch_next_comm_index[j]];
+            if (ncid != PF_COMM_NONE && pcid != PF_COMM_NONE) { /* self-contained */
+                it.form = PF_SWITCH_C;
+                it.sw.state = cs->switch_prev_state[j];
+                it.sw.prev_pid = c->pid >= 0;
+                it.sw.prev_prio = c->have_prio ? c->prio : INT32_MIN;
+                it.sw.prev_comm = pcid;
+                it.sw.next_comm = ncid;
+                it.sw.next_pid = cs->switch_next_pid[j];
+                it.sw.next_prio = cs->switch_next_prio[j];
+            } else {
+                it.form = PF_CSWITCH;
+                it.prev_state = cs->switch_prev_state[j];
+                it.pid = cs->switch_next_pid[j];
+                it.prio = cs->switch_next_prio[j];
+                it.comm = next_comm;
+                pf_prev *pv = ingest_pf_alloc(h, sizeof *pv);
+                if (!pv)
+                    return ingest_pf_fail(d, off, "out of memory");
+                memcpy(pv->comm, cpu_comm(c), sizeof pv->comm);
+                pv->prio = c->have_prio ? c->prio : INT32_MIN;
+                pv->known = c->pid >= 0;
+                it.prev = pv;
+            }
+            cpu_set(c, cs->switch_next_pid[j], true, cs->switch_next_prio[j], next_comm);
+            c->cid = ncid; /* next_comm's, as cpu_cid would find it: an id only when not cut */
+            c->cid_known = true;
             j++;
             if (j < ns)
                 snext = cs->switch_timestamp[j];
         } else {
             wts = w;
-            it.form = PF_CWAKING;
             it.ts = w;
             it.ctx = cs->n_waking_common_flags ? flags_ctx(cs->waking_common_flags[k]) : DB_CTX_UNKNOWN;
-            it.pid = cs->waking_pid[k];
-            it.prio = cs->waking_prio[k];
-            it.target_cpu = cs->waking_target_cpu[k];
-            it.comm = cs->intern_table[cs->waking_comm_index[k]];
+            uint32_t cid = d->cs_cid[cs->waking_comm_index[k]];
+            if (cid != PF_COMM_NONE) { /* self-contained */
+                it.form = PF_WAKE;
+                it.wk.kind = PF_WK_COMPACT;
+                it.wk.comm = cid;
+                it.wk.pid = cs->waking_pid[k];
+                it.wk.prio = cs->waking_prio[k];
+                it.wk.target_cpu = cs->waking_target_cpu[k];
+            } else {
+                it.form = PF_CWAKING;
+                it.pid = cs->waking_pid[k];
+                it.prio = cs->waking_prio[k];
+                it.target_cpu = cs->waking_target_cpu[k];
+                it.comm = cs->intern_table[cs->waking_comm_index[k]];
+            }
             /* the waker: the task running on this CPU */
             it.tid = c->pid >= 0 ? (uint32_t)c->pid : 0;
             k++;
@@ -690,9 +769,11 @@ static int do_bundle(pf_reader *d, pf_hold *h, const ArgusqPf__FtraceEventBundle
                 wnext = cs->waking_timestamp[k];
         }
         /* names from the fields, before the events that need them */
-        if (ingest_pf_names(d, &it) < 0)
+        if (ingest_pf_names(d, &it, true) < 0)
             return -1;
         h->refs++;
+        if (pf_item_in_arena(it.form))
+            h->arena_refs++;
         if (push_item(d, &it) < 0)
             return -1;
         int32_t prev = d->blk_on ? switch_prev(&it) : 0;
@@ -721,6 +802,7 @@ static int events_packet(pf_reader *d, const unsigned char *p, size_t len, uint6
     h->d = d;
     h->hint = 4 * len + 1024;
     h->refs = 1; /* ours, until the end of this function */
+    h->arena_refs = 1; /* the same */
     h->packet = d->npackets;
     h->offset = off;
     /* by hand where it can (perfetto_fast.c), else protobuf-c */
@@ -748,6 +830,7 @@ static int events_packet(pf_reader *d, const unsigned char *p, size_t len, uint6
         rc = do_bundle(d, h, f.bundle, off);
     if (rc == 0 && f.has_compressed && depth == 0)
         rc = ingest_pf_compressed(d, &f.compressed, off, depth, events_packet);
+    arena_unref(h);
     hold_unref(h);
     return rc;
 }
@@ -885,6 +968,8 @@ out:
             free(s);
         }
     ingest_pf_blk_free(d->blk);
+    ingest_pf_comms_free(&d->comms);
+    free(d->cs_cid);
     for (unsigned i = 0; i < PF_POOL_CLASSES; i++)
         while (d->pool[i]) {
             pf_chunk *k = d->pool[i];

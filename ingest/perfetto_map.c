@@ -443,31 +443,101 @@ static int name_unknown(pf_reader *d, int32_t tid, const char *comm)
     return ingest_pf_name(d, (uint32_t)tid, comm, ingest_pf_arena_strlen(comm));
 }
 
-int ingest_pf_names(pf_reader *d, pf_item *it)
+/* A wakeup of the full form as PF_WAKE, when its comm has an id. */
+static void own_wake(pf_reader *d, pf_item *it, uint8_t kind, const char *comm, size_t n, int32_t pid, int32_t prio,
+                     int32_t target_cpu)
+{
+    uint32_t cid = ingest_pf_comm_id16(&d->comms, comm, n);
+    if (cid == PF_COMM_NONE)
+        return;
+    it->form = PF_WAKE;
+    it->wk.kind = kind;
+    it->wk.comm = cid;
+    it->wk.pid = pid;
+    it->wk.prio = prio;
+    it->wk.target_cpu = target_cpu;
+}
+
+/* A full sched_switch as PF_SWITCH, when its comms have ids and its
+ * prev_prio is not the one the form says none with.  The item's fields
+ * are a union: the full form's read out before the form's own are
+ * written. */
+static void own_switch(pf_reader *d, pf_item *it, const ArgusqPf__SchedSwitchFtraceEvent *s, size_t pcl, size_t ncl)
+{
+    if (s->has_prev_prio && s->prev_prio == INT32_MIN)
+        return;
+    uint32_t pc = ingest_pf_comm_id16(&d->comms, s->prev_comm, pcl),
+             nc = ingest_pf_comm_id16(&d->comms, s->next_comm, ncl);
+    if (pc == PF_COMM_NONE || nc == PF_COMM_NONE)
+        return;
+    int64_t state = s->prev_state;
+    int32_t prev_pid = s->prev_pid, prev_prio = s->has_prev_prio ? s->prev_prio : INT32_MIN, next_pid = s->next_pid,
+            next_prio = s->next_prio;
+    it->form = PF_SWITCH;
+    it->sw.state = state;
+    it->sw.prev_pid = prev_pid;
+    it->sw.prev_prio = prev_prio;
+    it->sw.prev_comm = pc;
+    it->sw.next_comm = nc;
+    it->sw.next_pid = next_pid;
+    it->sw.next_prio = next_prio;
+}
+
+int ingest_pf_names(pf_reader *d, pf_item *it, bool own)
 {
     if (it->form == PF_CSWITCH || it->form == PF_CWAKING)
         return it->pid > 0 && it->comm ? ingest_pf_name(d, (uint32_t)it->pid, it->comm, ingest_pf_arena_strlen(it->comm)) : 0;
+    /* compact ones held self-contained (perfetto.c do_bundle): the same,
+     * their comm by id (every compact comm is a string, "" too) */
+    if (it->form == PF_SWITCH_C)
+        return it->sw.next_pid > 0 ? ingest_pf_name(d, (uint32_t)it->sw.next_pid, ingest_pf_comm_str(&d->comms, it->sw.next_comm),
+                                                    ingest_pf_comm_len(&d->comms, it->sw.next_comm))
+                                   : 0;
+    if (it->form == PF_WAKE)
+        return it->wk.pid > 0 ? ingest_pf_name(d, (uint32_t)it->wk.pid, ingest_pf_comm_str(&d->comms, it->wk.comm),
+                                               ingest_pf_comm_len(&d->comms, it->wk.comm))
+                              : 0;
     const ArgusqPf__FtraceEvent *e = it->ev;
     const char *c = NULL;
     int32_t pid = 0;
+    int rc;
+    uint8_t kind = PF_WK_WAKEUP;
+    const ArgusqPf__SchedWakeupFtraceEvent *wk; /* sched_waking's, sched_wakeup_new's the same (perfetto_fast.c's plan_checked) */
     switch (e->event_case) {
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_SWITCH: {
-        const char *pc = e->sched_switch->prev_comm;
-        it->clen[0] = pc ? (uint32_t)ingest_pf_arena_strlen(pc) : 0;
-        if (e->sched_switch->prev_pid > 0 && pc && ingest_pf_name(d, (uint32_t)e->sched_switch->prev_pid, pc, it->clen[0]) < 0)
+        const ArgusqPf__SchedSwitchFtraceEvent *s = e->sched_switch;
+        const char *pc = s->prev_comm, *nc = s->next_comm;
+        size_t pcl = pc ? ingest_pf_arena_strlen(pc) : 0, ncl = nc ? ingest_pf_arena_strlen(nc) : 0;
+        if (s->prev_pid > 0 && pc && ingest_pf_name(d, (uint32_t)s->prev_pid, pc, pcl) < 0)
             return -1;
-        c = e->sched_switch->next_comm;
-        pid = e->sched_switch->next_pid;
-        break;
+        if (s->next_pid > 0 && nc && ingest_pf_name(d, (uint32_t)s->next_pid, nc, ncl) < 0)
+            return -1;
+        it->clen[0] = (uint32_t)pcl;
+        it->clen[1] = (uint32_t)ncl;
+        if (own)
+            own_switch(d, it, s, pcl, ncl);
+        return 0;
     }
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_WAKEUP:
-        c = e->sched_wakeup->comm;
-        pid = e->sched_wakeup->pid;
+        wk = e->sched_wakeup;
         break;
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_WAKING:
-        c = e->sched_waking->comm;
-        pid = e->sched_waking->pid;
+        wk = (const ArgusqPf__SchedWakeupFtraceEvent *)e->sched_waking;
+        kind = PF_WK_WAKING;
         break;
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_CPU_IDLE:
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_CPU_FREQUENCY: {
+        if (!own)
+            return 0;
+        bool idle = e->event_case == ARGUSQ_PF__FTRACE_EVENT__EVENT_CPU_IDLE;
+        const ArgusqPf__CpuIdleFtraceEvent *s =
+            idle ? e->cpu_idle : (const ArgusqPf__CpuIdleFtraceEvent *)e->cpu_frequency;
+        uint32_t state = s->state, cpu_id = s->cpu_id;
+        it->form = idle ? PF_IDLE : PF_FREQ;
+        it->cpuev.state = state;
+        it->cpuev.cpu_id = cpu_id;
+        return 0;
+    }
     /* the comm fields of a task's birth and death name it only when
      * nothing else did: decoding runs ahead of the merge (and a CPU's
      * bundles ahead of another's), so an exit's comm, the name after any
@@ -476,8 +546,14 @@ int ingest_pf_names(pf_reader *d, pf_item *it)
         return name_unknown(d, e->sched_process_exit->pid, e->sched_process_exit->comm);
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_PROCESS_FREE:
         return name_unknown(d, e->sched_process_free->pid, e->sched_process_free->comm);
-    case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_WAKEUP_NEW:
-        return name_unknown(d, e->sched_wakeup_new->pid, e->sched_wakeup_new->comm);
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_WAKEUP_NEW: {
+        const ArgusqPf__SchedWakeupNewFtraceEvent *s = e->sched_wakeup_new;
+        rc = name_unknown(d, s->pid, s->comm);
+        if (rc == 0 && own) /* its comm measured here: name_unknown's is not kept */
+            own_wake(d, it, PF_WK_WAKEUP_NEW, s->comm, s->comm ? ingest_pf_arena_strlen(s->comm) : 0, s->pid, s->prio,
+                     s->target_cpu);
+        return rc;
+    }
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_TASK_NEWTASK:
         return name_unknown(d, e->task_newtask->pid, e->task_newtask->comm);
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_PROCESS_FORK:
@@ -487,8 +563,16 @@ int ingest_pf_names(pf_reader *d, pf_item *it)
     default:
         return 0;
     }
-    it->clen[1] = c ? (uint32_t)ingest_pf_arena_strlen(c) : 0;
-    return pid > 0 && c ? ingest_pf_name(d, (uint32_t)pid, c, it->clen[1]) : 0;
+    /* sched_wakeup, sched_waking */
+    c = wk->comm;
+    pid = wk->pid;
+    size_t cl = c ? ingest_pf_arena_strlen(c) : 0;
+    it->clen[1] = (uint32_t)cl;
+    if (pid > 0 && c && ingest_pf_name(d, (uint32_t)pid, c, cl) < 0)
+        return -1;
+    if (own)
+        own_wake(d, it, kind, c, cl, wk->pid, wk->prio, wk->target_cpu);
+    return 0;
 }
 
 /* "PATH:PACKET: message" from the mapping, as "PATH: byte N: packet K: message" */
@@ -512,11 +596,11 @@ static void reword(pf_reader *d, const pf_item *it)
  * say; the idle task is swapper/CPU, as the kernel names it.  A task the
  * trace never showed on that CPU before (the first switch's prev, with
  * no event before it there) stays unknown: `<...>`. */
-static const char *compact_prev_comm(pf_reader *d, const pf_item *it)
+static const char *compact_prev_comm(pf_reader *d, const pf_item *it, const char *comm, bool known)
 {
-    if (it->prev->comm[0])
-        return it->prev->comm;
-    if (!it->prev->known)
+    if (comm[0])
+        return comm;
+    if (!known)
         return "<...>";
     /* a copy: the mapping may write the table's name while it reads this */
     const char *n = it->tid == 0 ? NULL : ingest_ft_name_of(&d->fr, it->tid);
@@ -546,7 +630,7 @@ int ingest_pf_emit(pf_reader *d, const pf_item *it, const uint64_t *blocked)
          * lengths) by the arena's inline strlen: strlen's calls in the
          * mapping were 1.5M of the reading thread's 393.1M instructions
          * on 4 copies of the Android 13 trace (88,700 calls) */
-        const char *pc = compact_prev_comm(d, it);
+        const char *pc = compact_prev_comm(d, it, it->prev->comm, it->prev->known);
         /* the item's prev's comm is its pf_prev's first bytes, in the
          * arena; the names compact_prev_comm makes the mapping measures */
         size_t pcl = pc == it->prev->comm ? ingest_pf_arena_strlen(pc) : FTRACE_LEN_UNKNOWN;
@@ -556,6 +640,47 @@ int ingest_pf_emit(pf_reader *d, const pf_item *it, const uint64_t *blocked)
         named(&nm, "sched_waking");
         k = FTRACE_EV_SCHED_WAKING;
         wake_pairs(d, it->comm, it->comm ? ingest_pf_arena_strlen(it->comm) : 0, it->pid, it->prio, it->target_cpu);
+    } else if (it->form == PF_SWITCH || it->form == PF_SWITCH_C) {
+        named(&nm, "sched_switch");
+        k = FTRACE_EV_SCHED_SWITCH;
+        const pf_comms *t = &d->comms;
+        const char *pc = ingest_pf_comm_str(t, it->sw.prev_comm);
+        size_t pcl = ingest_pf_comm_len(t, it->sw.prev_comm);
+        int64_t prev_pid = it->sw.prev_pid;
+        if (it->form == PF_SWITCH_C) { /* as PF_CSWITCH's */
+            prev_pid = (int32_t)it->tid;
+            const char *c = compact_prev_comm(d, it, pc, it->sw.prev_pid != 0);
+            if (c != pc)
+                pc = c, pcl = FTRACE_LEN_UNKNOWN;
+        }
+        switch_pairs(d, pc, pcl, prev_pid, it->sw.prev_prio != INT32_MIN, it->sw.prev_prio, it->sw.state,
+                     ingest_pf_comm_str(t, it->sw.next_comm), ingest_pf_comm_len(t, it->sw.next_comm), it->sw.next_pid,
+                     it->sw.next_prio);
+        r->kv_distinct = it->form == PF_SWITCH; /* as full_pairs' */
+    } else if (it->form == PF_WAKE) {
+        static const struct {
+            const char *name;
+            size_t len;
+            ftrace_ev_kind k;
+        } wk[] = {[PF_WK_WAKEUP] = {"sched_wakeup", 12, FTRACE_EV_SCHED_WAKEUP},
+                  [PF_WK_WAKING] = {"sched_waking", 12, FTRACE_EV_SCHED_WAKING},
+                  [PF_WK_WAKEUP_NEW] = {"sched_wakeup_new", 16, FTRACE_EV_SCHED_WAKEUP_NEW},
+                  [PF_WK_COMPACT] = {"sched_waking", 12, FTRACE_EV_SCHED_WAKING}};
+        nm.s = wk[it->wk.kind].name;
+        nm.n = wk[it->wk.kind].len;
+        k = wk[it->wk.kind].k;
+        wake_pairs(d, ingest_pf_comm_str(&d->comms, it->wk.comm), ingest_pf_comm_len(&d->comms, it->wk.comm), it->wk.pid,
+                   it->wk.prio, it->wk.target_cpu);
+        r->kv_distinct = it->wk.kind != PF_WK_COMPACT; /* as full_pairs' */
+    } else if (it->form == PF_IDLE || it->form == PF_FREQ) {
+        bool idle = it->form == PF_IDLE;
+        if (idle)
+            named(&nm, "cpu_idle");
+        else
+            named(&nm, "cpu_frequency");
+        kv_state(d, idle ? 0 : 1, it->cpuev.state);
+        kv_u(d, "cpu_id", it->cpuev.cpu_id);
+        r->kv_distinct = true; /* as full_pairs' */
     } else if (full_pairs(d, it, &k, &nm)) {
         r->kv_distinct = true; /* each message's pairs have keys of their own */
     } else {
