@@ -93,14 +93,22 @@ static void kv_dev(pf_reader *d, uint64_t dev)
     ingest_ft_kv_add(&d->fr, "dev", p, (size_t)n);
 }
 
-static void kv_strip(pf_reader *d, const char *key, const char *s)
+/* s[0, n) without its line ends (a print's buf) */
+static void kv_strip(pf_reader *d, const char *key, const char *s, size_t n)
 {
-    if (!s)
-        s = "";
-    size_t n = strlen(s);
     while (n && (s[n - 1] == '\n' || s[n - 1] == '\r'))
         n--;
     ingest_ft_kv_add(&d->fr, key, s, n);
+}
+
+/* sched_blocked_reason: the kernel function a D-state wait blocked in
+ * (Android's own tracepoint), kept raw with its pairs, caller= the
+ * address */
+static void blocked_pairs(pf_reader *d, int64_t pid, uint64_t io_wait, uint64_t caller)
+{
+    kv_i(d, "pid", pid);
+    kv_u(d, "iowait", io_wait);
+    kv_hex(d, "caller", caller);
 }
 
 const char *const pf_softirq_names[PF_NSOFTIRQ] = {"HI",       "TIMER",   "NET_TX", "NET_RX",  "BLOCK",
@@ -161,6 +169,32 @@ static inline void named(pf_name *nm, const char *lit)
     nm->n = strlen(lit);
 }
 
+/* binder_transaction's fields as values (ftrace_binder_vals), as a
+ * switch's; binder_transaction_received's: its debug_id alone */
+static void binder_pairs(pf_reader *d, ftrace_ev_kind *k, pf_name *nm, bool received, int32_t debug_id,
+                         int32_t target_node, int32_t to_proc, int32_t to_thread, int32_t reply, uint32_t flags,
+                         uint32_t code)
+{
+    if (received) {
+        named(nm, "binder_transaction_received");
+        *k = FTRACE_EV_BINDER_RECV;
+        d->txn = (ftrace_binder_vals){.transaction = debug_id};
+    } else {
+        named(nm, "binder_transaction");
+        *k = FTRACE_EV_BINDER_TXN;
+        d->txn = (ftrace_binder_vals){
+            .transaction = debug_id,
+            .dest_node = target_node,
+            .dest_proc = to_proc,
+            .dest_thread = to_thread,
+            .reply = reply,
+            .flags = flags,
+            .code = code,
+        };
+    }
+    d->fr.txn = &d->txn;
+}
+
 /* The pairs of a full event; *k and *nm say which.  False: an event
  * the schema subset does not hold. */
 static bool full_pairs(pf_reader *d, const pf_item *it, ftrace_ev_kind *k, pf_name *nm)
@@ -170,7 +204,7 @@ static bool full_pairs(pf_reader *d, const pf_item *it, ftrace_ev_kind *k, pf_na
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_PRINT:
         named(nm, "print");
         *k = FTRACE_EV_MARKER;
-        kv_strip(d, "buf", e->print->buf);
+        kv_strip(d, "buf", e->print->buf ? e->print->buf : "", e->print->buf ? strlen(e->print->buf) : 0);
         return true;
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_SWITCH: {
         const ArgusqPf__SchedSwitchFtraceEvent *s = e->sched_switch;
@@ -216,13 +250,9 @@ static bool full_pairs(pf_reader *d, const pf_item *it, ftrace_ev_kind *k, pf_na
         return true;
     }
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_BLOCKED_REASON: {
-        /* the kernel function a D-state wait blocked in (Android's own
-         * tracepoint): kept raw with its pairs, caller= the address */
         const ArgusqPf__SchedBlockedReasonFtraceEvent *s = e->sched_blocked_reason;
         named(nm, "sched_blocked_reason");
-        kv_i(d, "pid", s->pid);
-        kv_u(d, "iowait", s->io_wait);
-        kv_hex(d, "caller", s->caller);
+        blocked_pairs(d, s->pid, s->io_wait, s->caller);
         return true;
     }
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_PROCESS_FORK: {
@@ -399,26 +429,12 @@ static bool full_pairs(pf_reader *d, const pf_item *it, ftrace_ev_kind *k, pf_na
     }
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_BINDER_TRANSACTION: {
         const ArgusqPf__BinderTransactionFtraceEvent *s = e->binder_transaction;
-        named(nm, "binder_transaction");
-        *k = FTRACE_EV_BINDER_TXN;
-        /* as values (ftrace_binder_vals), as a switch's */
-        d->txn = (ftrace_binder_vals){
-            .transaction = s->debug_id,
-            .dest_node = s->target_node,
-            .dest_proc = s->to_proc,
-            .dest_thread = s->to_thread,
-            .reply = s->reply,
-            .flags = s->flags,
-            .code = s->code,
-        };
-        d->fr.txn = &d->txn;
+        binder_pairs(d, k, nm, false, s->debug_id, s->target_node, s->to_proc, s->to_thread, s->reply, s->flags,
+                     s->code);
         return true;
     }
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_BINDER_TRANSACTION_RECEIVED:
-        named(nm, "binder_transaction_received");
-        *k = FTRACE_EV_BINDER_RECV;
-        d->txn = (ftrace_binder_vals){.transaction = e->binder_transaction_received->debug_id};
-        d->fr.txn = &d->txn;
+        binder_pairs(d, k, nm, true, e->binder_transaction_received->debug_id, 0, 0, 0, 0, 0, 0);
         return true;
     default:
         return false;
@@ -481,6 +497,69 @@ static void own_switch(pf_reader *d, pf_item *it, const ArgusqPf__SchedSwitchFtr
     it->sw.next_comm = nc;
     it->sw.next_pid = next_pid;
     it->sw.next_prio = next_prio;
+}
+
+/* The full events that name no task, as forms of their own where they
+ * fit: most of the Android 13 trace's full events (prints, the events
+ * the schema subset leaves out, binder's), so that its packets' arenas
+ * too go back to the pool once decoded. */
+static void own_other_kinds(pf_item *it)
+{
+    const ArgusqPf__FtraceEvent *e = it->ev;
+    switch (e->event_case) {
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_PRINT: {
+        const char *b = e->print->buf ? e->print->buf : "";
+        size_t n = strlen(b);
+        if (n > PF_PRINT_MAX) {
+            uint8_t *k = n <= UINT32_MAX ? ingest_pf_keep_alloc(it->hold, n) : NULL;
+            if (!k)
+                return;
+            memcpy(k, b, n);
+            it->form = PF_KEPT_PRINT;
+            it->kept.p = k;
+            it->kept.len = (uint32_t)n;
+            return;
+        }
+        it->form = PF_PRINT; /* over the union's ev: b is the arena's */
+        it->print.len = (uint8_t)n;
+        pf_copy_small(it->print.buf, b, n);
+        return;
+    }
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_BINDER_TRANSACTION: {
+        ArgusqPf__BinderTransactionFtraceEvent s = *e->binder_transaction;
+        it->form = PF_BINDER;
+        it->binder.received = false;
+        it->binder.debug_id = s.debug_id;
+        it->binder.target_node = s.target_node;
+        it->binder.to_proc = s.to_proc;
+        it->binder.to_thread = s.to_thread;
+        it->binder.reply = s.reply;
+        it->binder.code = s.code;
+        it->binder.flags = s.flags;
+        return;
+    }
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_BINDER_TRANSACTION_RECEIVED: {
+        int32_t id = e->binder_transaction_received->debug_id;
+        memset(&it->binder, 0, sizeof it->binder);
+        it->form = PF_BINDER;
+        it->binder.received = true;
+        it->binder.debug_id = id;
+        return;
+    }
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_BLOCKED_REASON: {
+        ArgusqPf__SchedBlockedReasonFtraceEvent s = *e->sched_blocked_reason;
+        it->form = PF_BLOCKED;
+        it->blocked.pid = s.pid;
+        it->blocked.io_wait = s.io_wait;
+        it->blocked.caller = s.caller;
+        return;
+    }
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT__NOT_SET:
+        ingest_pf_other_own(it);
+        return;
+    default:
+        return;
+    }
 }
 
 int ingest_pf_names(pf_reader *d, pf_item *it, bool own)
@@ -556,6 +635,14 @@ int ingest_pf_names(pf_reader *d, pf_item *it, bool own)
     }
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_TASK_NEWTASK:
         return name_unknown(d, e->task_newtask->pid, e->task_newtask->comm);
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_PRINT:
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_BINDER_TRANSACTION:
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_BINDER_TRANSACTION_RECEIVED:
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_BLOCKED_REASON:
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT__NOT_SET:
+        if (own)
+            own_other_kinds(it);
+        return 0;
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_PROCESS_FORK:
         return name_unknown(d, e->sched_process_fork->parent_pid, e->sched_process_fork->parent_comm) < 0
                    ? -1
@@ -681,6 +768,25 @@ int ingest_pf_emit(pf_reader *d, const pf_item *it, const uint64_t *blocked)
         kv_state(d, idle ? 0 : 1, it->cpuev.state);
         kv_u(d, "cpu_id", it->cpuev.cpu_id);
         r->kv_distinct = true; /* as full_pairs' */
+    } else if (it->form == PF_PRINT || it->form == PF_KEPT_PRINT) {
+        named(&nm, "print");
+        k = FTRACE_EV_MARKER;
+        if (it->form == PF_PRINT)
+            kv_strip(d, "buf", it->print.buf, it->print.len);
+        else
+            kv_strip(d, "buf", (const char *)it->kept.p, it->kept.len);
+        r->kv_distinct = true; /* as full_pairs' */
+    } else if (it->form == PF_BINDER) {
+        binder_pairs(d, &k, &nm, it->binder.received, it->binder.debug_id, it->binder.target_node, it->binder.to_proc,
+                     it->binder.to_thread, it->binder.reply, it->binder.flags, it->binder.code);
+        r->kv_distinct = true;
+    } else if (it->form == PF_BLOCKED) {
+        named(&nm, "sched_blocked_reason");
+        blocked_pairs(d, it->blocked.pid, it->blocked.io_wait, it->blocked.caller);
+        r->kv_distinct = true;
+    } else if (it->form == PF_OTHER || it->form == PF_KEPT_OTHER) {
+        if (ingest_pf_other_held(d, it, &nm.s, &nm.n) < 0)
+            return -1;
     } else if (full_pairs(d, it, &k, &nm)) {
         r->kv_distinct = true; /* each message's pairs have keys of their own */
     } else {

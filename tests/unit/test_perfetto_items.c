@@ -153,14 +153,24 @@ static void emitter_init(emitter *e)
 
 static void emitter_free(emitter *e)
 {
+    while (e->h.keep) {
+        pf_chunk *c = e->h.keep;
+        e->h.keep = c->next;
+        free(c);
+    }
     ingest_ft_reader_free(&e->d.fr);
     ingest_pf_comms_free(&e->d.comms);
     rec_free(e->r);
 }
 
 /* ev on CPU 1 at ts into both: full into a, in its own form into b where
- * it fits; want: the form b held it in */
-static void emit_both(emitter *a, emitter *b, const ArgusqPf__FtraceEvent *ev, uint64_t ts, int want)
+ * it fits, else (keep) a copy in its hold's keep, as do_bundle holds
+ * them; want: the form b held it in.  Before b's emit of a form that is
+ * not the arena's, the event's FtraceEvent and the arena ah of its
+ * strings are overwritten: b's item must not read them.  want_rc: both emits' result (-1: the same
+ * message). */
+static void emit_both_rc(emitter *a, emitter *b, ArgusqPf__FtraceEvent *ev, pf_hold *ah, uint64_t ts, int want,
+                         bool keep, int want_rc)
 {
     emitter *e[2] = {a, b};
     for (int i = 0; i < 2; i++) {
@@ -174,10 +184,25 @@ static void emit_both(emitter *a, emitter *b, const ArgusqPf__FtraceEvent *ev, u
         it.ctx = DB_CTX_THREAD;
         it.hold = &e[i]->h;
         assert_int_equal(ingest_pf_names(&e[i]->d, &it, i == 1), 0);
+        if (i == 1 && keep && it.form == PF_FULL && (it.ev = ingest_pf_keep_event(&b->h, ev)))
+            it.form = PF_KEPT_FULL;
         assert_int_equal(it.form, i == 1 ? want : PF_FULL);
-        if (ingest_pf_emit(&e[i]->d, &it, NULL) != 0)
-            fail_msg("emit: %s", e[i]->err);
+        if (i == 1 && !pf_item_in_arena(it.form)) {
+            memset(ev, 0, sizeof *ev);
+            for (pf_chunk *c = ah->chunks; c; c = c->next)
+                memset(c->data, '#', c->used);
+        }
+        int rc = ingest_pf_emit(&e[i]->d, &it, NULL);
+        if (rc != want_rc)
+            fail_msg("emit: %d: %s", rc, e[i]->err);
     }
+    if (want_rc < 0)
+        assert_string_equal(a->err, b->err);
+}
+
+static void emit_both(emitter *a, emitter *b, ArgusqPf__FtraceEvent *ev, pf_hold *ah, uint64_t ts, int want)
+{
+    emit_both_rc(a, b, ev, ah, ts, want, false, 0);
 }
 
 static void assert_same_events(const rec *a, const rec *b)
@@ -258,7 +283,7 @@ static void test_own_forms(void **state)
         ev.pid = (uint32_t)sw[i].pp;
         ev.event_case = ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_SWITCH;
         ev.sched_switch = &s;
-        emit_both(&a, &b, &ev, ts++, sw[i].want);
+        emit_both(&a, &b, &ev, &ah, ts++, sw[i].want);
     }
     /* wakeups of the three kinds, comms short, "", NULL and long */
     const char *wc[] = {"a", "", NULL, "0123456789abcde", "0123456789abcdef"};
@@ -283,7 +308,7 @@ static void test_own_forms(void **state)
                 ev.event_case = ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_WAKEUP_NEW;
                 ev.sched_wakeup_new = (ArgusqPf__SchedWakeupNewFtraceEvent *)(void *)&w;
             }
-            emit_both(&a, &b, &ev, ts++, i == 4 ? PF_FULL : PF_WAKE);
+            emit_both(&a, &b, &ev, &ah, ts++, i == 4 ? PF_FULL : PF_WAKE);
         }
     /* cpu_idle and cpu_frequency: the idle exit's 4294967295 twice (the
      * text kept), short and long states */
@@ -304,10 +329,139 @@ static void test_own_forms(void **state)
                 ev.event_case = ARGUSQ_PF__FTRACE_EVENT__EVENT_CPU_FREQUENCY;
                 ev.cpu_frequency = (ArgusqPf__CpuFrequencyFtraceEvent *)(void *)&c;
             }
-            emit_both(&a, &b, &ev, ts++, idle ? PF_IDLE : PF_FREQ);
+            emit_both(&a, &b, &ev, &ah, ts++, idle ? PF_IDLE : PF_FREQ);
         }
-    assert_int_equal(a.r->nev, 9 + 15 + 14);
+    /* prints: short ones in the item, longer ones in the keep, line ends
+     * stripped either way */
+    const char *prints[] = {"E|10", "", NULL, "C|10|counter|5\n", "0123456789012345678901234567890",
+                            "B|10|a slice whose name is longer than the item\r\n"};
+    for (size_t i = 0; i < sizeof prints / sizeof prints[0]; i++) {
+        ArgusqPf__PrintFtraceEvent m = ARGUSQ_PF__PRINT_FTRACE_EVENT__INIT;
+        ArgusqPf__FtraceEvent ev = ARGUSQ_PF__FTRACE_EVENT__INIT;
+        m.buf = prints[i] ? astr(&ah, prints[i]) : NULL;
+        ev.has_pid = 1;
+        ev.pid = 10;
+        ev.event_case = ARGUSQ_PF__FTRACE_EVENT__EVENT_PRINT;
+        ev.print = &m;
+        emit_both(&a, &b, &ev, &ah, ts++, prints[i] && strlen(prints[i]) > PF_PRINT_MAX ? PF_KEPT_PRINT : PF_PRINT);
+    }
+    /* binder: a transaction, a reply, their receipts */
+    for (int reply = 0; reply < 2; reply++) {
+        ArgusqPf__BinderTransactionFtraceEvent m = ARGUSQ_PF__BINDER_TRANSACTION_FTRACE_EVENT__INIT;
+        ArgusqPf__BinderTransactionReceivedFtraceEvent r = ARGUSQ_PF__BINDER_TRANSACTION_RECEIVED_FTRACE_EVENT__INIT;
+        ArgusqPf__FtraceEvent ev = ARGUSQ_PF__FTRACE_EVENT__INIT;
+        m.has_debug_id = m.has_target_node = m.has_to_proc = m.has_to_thread = m.has_reply = m.has_code = m.has_flags = 1;
+        m.debug_id = 77 + reply;
+        m.target_node = reply ? 0 : 5;
+        m.to_proc = 20;
+        m.to_thread = reply ? 10 : 0;
+        m.reply = reply;
+        m.code = 3;
+        m.flags = 0x10;
+        ev.has_pid = 1;
+        ev.pid = reply ? 20 : 10;
+        ev.event_case = ARGUSQ_PF__FTRACE_EVENT__EVENT_BINDER_TRANSACTION;
+        ev.binder_transaction = &m;
+        emit_both(&a, &b, &ev, &ah, ts++, PF_BINDER);
+        r.has_debug_id = 1;
+        r.debug_id = 77 + reply;
+        ev = (ArgusqPf__FtraceEvent)ARGUSQ_PF__FTRACE_EVENT__INIT;
+        ev.has_pid = 1;
+        ev.pid = reply ? 10 : 20;
+        ev.event_case = ARGUSQ_PF__FTRACE_EVENT__EVENT_BINDER_TRANSACTION_RECEIVED;
+        ev.binder_transaction_received = &r;
+        emit_both(&a, &b, &ev, &ah, ts++, PF_BINDER);
+    }
+    {
+        ArgusqPf__SchedBlockedReasonFtraceEvent m = ARGUSQ_PF__SCHED_BLOCKED_REASON_FTRACE_EVENT__INIT;
+        ArgusqPf__FtraceEvent ev = ARGUSQ_PF__FTRACE_EVENT__INIT;
+        m.has_pid = m.has_caller = m.has_io_wait = 1;
+        m.pid = 10;
+        m.caller = 0xffffffff81234567ull;
+        m.io_wait = 1;
+        ev.has_pid = 1;
+        ev.pid = 0;
+        ev.event_case = ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_BLOCKED_REASON;
+        ev.sched_blocked_reason = &m;
+        emit_both(&a, &b, &ev, &ah, ts++, PF_BLOCKED);
+    }
+    /* events the schema subset leaves out (clock_set_rate, field 16): a
+     * short message in the item, a long one in the keep */
+    for (size_t len = 3; len <= 40; len += 37) {
+        uint8_t *raw = ingest_pf_alloc(&ah, 64);
+        assert_non_null(raw);
+        size_t n = 0;
+        raw[n++] = (uint8_t)(len + 6); /* the length protobuf-c keeps in front */
+        raw[n++] = 0x0a;                /* name */
+        raw[n++] = (uint8_t)len;
+        memset(raw + n, 'm', len);
+        n += len;
+        raw[n++] = 0x10; /* state 200000 */
+        raw[n++] = 0xc0;
+        raw[n++] = 0x9a;
+        raw[n++] = 0x0c;
+        ProtobufCMessageUnknownField u = {.tag = 16, .wire_type = PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED, .len = n,
+                                          .data = raw};
+        ArgusqPf__FtraceEvent ev = ARGUSQ_PF__FTRACE_EVENT__INIT;
+        ev.base.n_unknown_fields = 1;
+        ev.base.unknown_fields = &u;
+        ev.has_pid = 1;
+        ev.pid = 10;
+        emit_both(&a, &b, &ev, &ah, ts++, len + 6 > PF_OTHER_MAX ? PF_KEPT_OTHER : PF_OTHER);
+    }
+    /* one the item has no form for, kept whole (its strings too) */
+    {
+        ArgusqPf__TaskRenameFtraceEvent m = ARGUSQ_PF__TASK_RENAME_FTRACE_EVENT__INIT;
+        ArgusqPf__FtraceEvent ev = ARGUSQ_PF__FTRACE_EVENT__INIT;
+        m.has_pid = m.has_oom_score_adj = 1;
+        m.pid = 10;
+        m.oldcomm = astr(&ah, "old-name");
+        m.newcomm = astr(&ah, "new-name");
+        m.oom_score_adj = -100;
+        ev.has_pid = 1;
+        ev.pid = 10;
+        ev.event_case = ARGUSQ_PF__FTRACE_EVENT__EVENT_TASK_RENAME;
+        ev.task_rename = &m;
+        emit_both_rc(&a, &b, &ev, &ah, ts++, PF_KEPT_FULL, true, 0);
+    }
+    /* a long-comm switch, kept whole */
+    {
+        ArgusqPf__SchedSwitchFtraceEvent m = ARGUSQ_PF__SCHED_SWITCH_FTRACE_EVENT__INIT;
+        ArgusqPf__FtraceEvent ev = ARGUSQ_PF__FTRACE_EVENT__INIT;
+        m.prev_comm = astr(&ah, "a-comm-of-twenty-bytes");
+        m.next_comm = astr(&ah, "x");
+        m.has_prev_pid = m.has_next_pid = m.has_prev_state = 1;
+        m.prev_pid = 70;
+        m.next_pid = 71;
+        m.prev_state = 1;
+        ev.has_pid = 1;
+        ev.pid = 70;
+        ev.event_case = ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_SWITCH;
+        ev.sched_switch = &m;
+        emit_both_rc(&a, &b, &ev, &ah, ts++, PF_KEPT_FULL, true, 0);
+    }
+    assert_int_equal(a.r->nev, 9 + 15 + 14 + 6 + 4 + 1 + 2 + 1 + 1);
     assert_same_events(a.r, b.r);
+    assert_attr(&b.r->ev[43], "buf", "B|10|a slice whose name is longer than the item");
+    /* a corrupt message of an other event: the same message */
+    for (int kept = 0; kept < 2; kept++) {
+        uint8_t *raw = ingest_pf_alloc(&ah, 64);
+        assert_non_null(raw);
+        size_t n = kept ? 40 : 4;
+        raw[0] = (uint8_t)n;
+        memset(raw + 1, 0, n);
+        raw[1] = 0x0a; /* name: a length past the end */
+        raw[2] = 0x7f;
+        ProtobufCMessageUnknownField u = {.tag = 16, .wire_type = PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED, .len = n + 1,
+                                          .data = raw};
+        ArgusqPf__FtraceEvent ev = ARGUSQ_PF__FTRACE_EVENT__INIT;
+        ev.base.n_unknown_fields = 1;
+        ev.base.unknown_fields = &u;
+        ev.has_pid = 1;
+        ev.pid = 10;
+        emit_both_rc(&a, &b, &ev, &ah, ts++, kept ? PF_KEPT_OTHER : PF_OTHER, false, -1);
+        assert_non_null(strstr(a.err, "packet 7"));
+    }
     /* a few values as the kernel prints them, so the comparison is of events */
     assert_attr(&b.r->ev[0], "next_comm", "b");
     assert_attr(&b.r->ev[2], "prev_comm", "<...>");
