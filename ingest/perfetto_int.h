@@ -205,9 +205,11 @@ typedef struct pf_prev {
  * what is the same for a packet's events is in its hold).  64 bytes, a
  * cache line: the merge writes each into its run and reads it back up to
  * PF_HEAP_MAX events later, both cache misses (perf); the fields of one
- * form only share their bytes, and a compact switch's prev is in its
- * hold (96 bytes before, with a switch's blocked_caller, now kept by
- * perfetto_blocked.c). */
+ * form only share their bytes (96 bytes before, with a switch's
+ * blocked_caller, now kept by perfetto_blocked.c).  Most forms hold all
+ * their emit reads (see the forms above), so the packet's arena need not
+ * wait for them; the arena forms' PF_CSWITCH keeps its prev (pf_prev) in
+ * the arena. */
 typedef struct pf_item {
     uint64_t ts, seq;
     pf_hold *hold; /* its packet */
