@@ -698,21 +698,15 @@ static const char *compact_prev_comm(pf_reader *d, const pf_item *it, const char
     return d->prev_comm[0] ? d->prev_comm : "<...>";
 }
 
-int ingest_pf_emit(pf_reader *d, const pf_item *it, const uint64_t *blocked)
+/* The pairs of a held event, by its form; *k and *nm say which event.
+ * 1, 0 when it holds no event (counted as skipped), or -1 (err set). */
+static inline int item_pairs(pf_reader *d, const pf_item *it, ftrace_ev_kind *k, pf_name *nm)
 {
     ftrace_reader *r = &d->fr;
-    r->nkv = 0;
-    r->sw = NULL;
-    r->wake = NULL;
-    r->txn = NULL;
-    r->kv_distinct = false;
-    d->vlen = 0;
-    r->lineno = it->hold->packet;
-    ftrace_ev_kind k = FTRACE_EV_OTHER;
-    pf_name nm = {NULL, 0};
-    if (it->form == PF_CSWITCH) {
-        named(&nm, "sched_switch");
-        k = FTRACE_EV_SCHED_SWITCH;
+    switch (it->form) {
+    case PF_CSWITCH: {
+        named(nm, "sched_switch");
+        *k = FTRACE_EV_SCHED_SWITCH;
         /* the comms measured here (the item has no room for their
          * lengths) by the arena's inline strlen: strlen's calls in the
          * mapping were 1.5M of the reading thread's 393.1M instructions
@@ -723,13 +717,17 @@ int ingest_pf_emit(pf_reader *d, const pf_item *it, const uint64_t *blocked)
         size_t pcl = pc == it->prev->comm ? ingest_pf_arena_strlen(pc) : FTRACE_LEN_UNKNOWN;
         switch_pairs(d, pc, pcl, (int32_t)it->tid, it->prev->prio != INT32_MIN, it->prev->prio, it->prev_state,
                      it->comm, it->comm ? ingest_pf_arena_strlen(it->comm) : 0, it->pid, it->prio);
-    } else if (it->form == PF_CWAKING) {
-        named(&nm, "sched_waking");
-        k = FTRACE_EV_SCHED_WAKING;
+        return 1;
+    }
+    case PF_CWAKING:
+        named(nm, "sched_waking");
+        *k = FTRACE_EV_SCHED_WAKING;
         wake_pairs(d, it->comm, it->comm ? ingest_pf_arena_strlen(it->comm) : 0, it->pid, it->prio, it->target_cpu);
-    } else if (it->form == PF_SWITCH || it->form == PF_SWITCH_C) {
-        named(&nm, "sched_switch");
-        k = FTRACE_EV_SCHED_SWITCH;
+        return 1;
+    case PF_SWITCH:
+    case PF_SWITCH_C: {
+        named(nm, "sched_switch");
+        *k = FTRACE_EV_SCHED_SWITCH;
         const pf_comms *t = &d->comms;
         const char *pc = ingest_pf_comm_str(t, it->sw.prev_comm);
         size_t pcl = ingest_pf_comm_len(t, it->sw.prev_comm);
@@ -744,7 +742,9 @@ int ingest_pf_emit(pf_reader *d, const pf_item *it, const uint64_t *blocked)
                      ingest_pf_comm_str(t, it->sw.next_comm), ingest_pf_comm_len(t, it->sw.next_comm), it->sw.next_pid,
                      it->sw.next_prio);
         r->kv_distinct = it->form == PF_SWITCH; /* as full_pairs' */
-    } else if (it->form == PF_WAKE) {
+        return 1;
+    }
+    case PF_WAKE: {
         static const struct {
             const char *name;
             size_t len;
@@ -753,56 +753,82 @@ int ingest_pf_emit(pf_reader *d, const pf_item *it, const uint64_t *blocked)
                   [PF_WK_WAKING] = {"sched_waking", 12, FTRACE_EV_SCHED_WAKING},
                   [PF_WK_WAKEUP_NEW] = {"sched_wakeup_new", 16, FTRACE_EV_SCHED_WAKEUP_NEW},
                   [PF_WK_COMPACT] = {"sched_waking", 12, FTRACE_EV_SCHED_WAKING}};
-        nm.s = wk[it->wk.kind].name;
-        nm.n = wk[it->wk.kind].len;
-        k = wk[it->wk.kind].k;
+        nm->s = wk[it->wk.kind].name;
+        nm->n = wk[it->wk.kind].len;
+        *k = wk[it->wk.kind].k;
         wake_pairs(d, ingest_pf_comm_str(&d->comms, it->wk.comm), ingest_pf_comm_len(&d->comms, it->wk.comm), it->wk.pid,
                    it->wk.prio, it->wk.target_cpu);
         r->kv_distinct = it->wk.kind != PF_WK_COMPACT; /* as full_pairs' */
-    } else if (it->form == PF_IDLE || it->form == PF_FREQ) {
+        return 1;
+    }
+    case PF_IDLE:
+    case PF_FREQ: {
         bool idle = it->form == PF_IDLE;
         if (idle)
-            named(&nm, "cpu_idle");
+            named(nm, "cpu_idle");
         else
-            named(&nm, "cpu_frequency");
+            named(nm, "cpu_frequency");
         kv_state(d, idle ? 0 : 1, it->cpuev.state);
         kv_u(d, "cpu_id", it->cpuev.cpu_id);
         r->kv_distinct = true; /* as full_pairs' */
-    } else if (it->form == PF_PRINT || it->form == PF_KEPT_PRINT) {
-        named(&nm, "print");
-        k = FTRACE_EV_MARKER;
+        return 1;
+    }
+    case PF_PRINT:
+    case PF_KEPT_PRINT:
+        named(nm, "print");
+        *k = FTRACE_EV_MARKER;
         if (it->form == PF_PRINT)
             kv_strip(d, "buf", it->print.buf, it->print.len);
         else
             kv_strip(d, "buf", (const char *)it->kept.p, it->kept.len);
         r->kv_distinct = true; /* as full_pairs' */
-    } else if (it->form == PF_BINDER) {
-        binder_pairs(d, &k, &nm, it->binder.received, it->binder.debug_id, it->binder.target_node, it->binder.to_proc,
+        return 1;
+    case PF_BINDER:
+        binder_pairs(d, k, nm, it->binder.received, it->binder.debug_id, it->binder.target_node, it->binder.to_proc,
                      it->binder.to_thread, it->binder.reply, it->binder.flags, it->binder.code);
         r->kv_distinct = true;
-    } else if (it->form == PF_BLOCKED) {
-        named(&nm, "sched_blocked_reason");
+        return 1;
+    case PF_BLOCKED:
+        named(nm, "sched_blocked_reason");
         blocked_pairs(d, it->blocked.pid, it->blocked.io_wait, it->blocked.caller);
         r->kv_distinct = true;
-    } else if (it->form == PF_OTHER || it->form == PF_KEPT_OTHER) {
-        if (ingest_pf_other_held(d, it, &nm.s, &nm.n) < 0)
-            return -1;
-    } else if (full_pairs(d, it, &k, &nm)) {
-        r->kv_distinct = true; /* each message's pairs have keys of their own */
-    } else {
+        return 1;
+    case PF_OTHER:
+    case PF_KEPT_OTHER:
+        return ingest_pf_other_held(d, it, &nm->s, &nm->n);
+    default: /* PF_FULL, PF_KEPT_FULL */
+        if (full_pairs(d, it, k, nm)) {
+            r->kv_distinct = true; /* each message's pairs have keys of their own */
+            return 1;
+        }
         /* an event of a message the schema subset does not hold: stored
          * raw, with the pairs of its own bytes (perfetto_other.c), as
          * every reader stores every event; an FtraceEvent with no event
          * at all counts as skipped */
-        int orc = ingest_pf_other(d, it, &nm.s, &nm.n);
-        if (orc < 0)
-            return -1;
-        if (orc == 0) {
-            r->st->skipped++;
-            if (r->sink->skip)
-                r->sink->skip(r->sink->ctx);
-            return 0;
-        }
+        return ingest_pf_other(d, it, &nm->s, &nm->n);
+    }
+}
+
+int ingest_pf_emit(pf_reader *d, const pf_item *it, const uint64_t *blocked)
+{
+    ftrace_reader *r = &d->fr;
+    r->nkv = 0;
+    r->sw = NULL;
+    r->wake = NULL;
+    r->txn = NULL;
+    r->kv_distinct = false;
+    d->vlen = 0;
+    r->lineno = it->hold->packet;
+    ftrace_ev_kind k = FTRACE_EV_OTHER;
+    pf_name nm = {NULL, 0};
+    int prc = item_pairs(d, it, &k, &nm);
+    if (prc < 0)
+        return -1;
+    if (prc == 0) {
+        r->st->skipped++;
+        if (r->sink->skip)
+            r->sink->skip(r->sink->ctx);
+        return 0;
     }
     if (blocked && r->sw) {
         d->sw.have_blocked = true;
