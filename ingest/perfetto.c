@@ -448,11 +448,16 @@ static int pop_emit(pf_reader *d)
     /* the next event's messages, decoded up to PF_HEAP_MAX events ago, are
      * out of the cache: fetched while this one is mapped (an event's
      * FtraceEvent, event message and strings are one stretch of its
-     * packet's arena) */
-    if (d->nrheap && run_head(d->rheap[0])->form == PF_FULL) { /* ev: a union's */
-        const char *nx = (const char *)run_head(d->rheap[0])->ev;
-        for (int k = 0; k < 4; k++)
-            __builtin_prefetch(nx + 64 * k);
+     * packet's arena, or of its hold's keep); most items hold all they
+     * need, a kept print's or message's bytes are in the keep */
+    if (d->nrheap) {
+        const pf_item *nh = run_head(d->rheap[0]);
+        const char *nx = pf_item_full(nh->form) ? (const char *)nh->ev /* a union's */
+                         : nh->form == PF_KEPT_PRINT || nh->form == PF_KEPT_OTHER ? (const char *)nh->kept.p
+                                                                                  : NULL;
+        if (nx)
+            for (int k = 0; k < 4; k++)
+                __builtin_prefetch(nx + 64 * k);
     }
     /* a sched_blocked_reason named its wait (perfetto_blocked.c) */
     int32_t prev = d->blk_on ? switch_prev(&it) : 0;
