@@ -11,6 +11,9 @@
 
 #include "perfetto_int.h"
 
+_Static_assert(PF_COMMS_MAX <= 65536 && 2 * PF_COMMS_MAX <= PF_COMMS_SLOTS, "ids in the slots' 16 bits, the table half full at most");
+_Static_assert((PF_COMMS_SLOTS & (PF_COMMS_SLOTS - 1)) == 0, "slots: a power of two");
+
 uint32_t ingest_pf_comm_add(pf_comms *t, const uint64_t w[2], size_t n, size_t at)
 {
     if (!t->slot) {
