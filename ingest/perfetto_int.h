@@ -5,6 +5,7 @@
 #define ARGUSQ_INGEST_PERFETTO_INT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <zlib.h>
@@ -184,7 +185,7 @@ void ingest_pf_comms_free(pf_comms *t);
  * events are mostly prints and the others (130,000 of 4 copies' 242,000
  * events). */
 enum { PF_FULL, PF_CSWITCH, PF_CWAKING, PF_SWITCH, PF_SWITCH_C, PF_WAKE, PF_IDLE, PF_FREQ, PF_BINDER, PF_BLOCKED, PF_PRINT,
-       PF_OTHER, PF_KEPT_PRINT, PF_KEPT_OTHER, PF_KEPT_FULL };
+       PF_OTHER, /* the kept ones last (perfetto.c pop_emit) */ PF_KEPT_PRINT, PF_KEPT_OTHER, PF_KEPT_FULL };
 /* PF_WAKE's kinds: the full form's events, and compact_sched's waking */
 enum { PF_WK_WAKEUP, PF_WK_WAKING, PF_WK_WAKEUP_NEW, PF_WK_COMPACT };
 #define PF_PRINT_MAX 31 /* a print's text held in its item, at most */
@@ -280,6 +281,7 @@ typedef struct pf_item {
     };
 } pf_item;
 _Static_assert(sizeof(pf_item) == 64, "pf_item: one cache line");
+_Static_assert(offsetof(pf_item, ev) == offsetof(pf_item, kept.p), "a kept form's bytes where a full one's ev is");
 
 /* comm (NULL: "") into a pf_cpu's or pf_item's comm, cut as snprintf
  * would cut it (snprintf itself was a twentieth of the reading thread);
