@@ -93,8 +93,8 @@
  * of both bench inputs), not when its last event is handed on 65,536
  * events later, and is not read back cold: the next packet decodes into
  * cache-warm chunks.  The reading thread does more (the items' fields,
- * the comms' lookups: 402.6M -> 430.1M instructions on 8 copies of the
- * Android 11 trace, 392.4M -> 405.0M on 4 of the Android 13 one; the
+ * the comms' lookups: 402.6M -> 427.7M instructions on 8 copies of the
+ * Android 11 trace, 392.4M -> 404.7M on 4 of the Android 13 one; the
  * other threads the same) but the process less: the bench files, runs of
  * both builds interleaved (15 each), 0.98 -> 0.94 s and 1.70 -> 1.61
  * cpu-s on the Android 11 one, 0.82 -> 0.81 s and 1.47 -> 1.43 cpu-s on
