@@ -1,12 +1,15 @@
 /* tests/unit/test_perfetto_items.c -- the Perfetto reader's self-contained
  * held events (ingest/perfetto_int.h's pf_item forms, perfetto_comms.c,
- * perfetto_map.c's ingest_pf_names with own): the intern table of comms; a full
- * sched_switch, wakeup, cpu_idle or cpu_frequency held in its own form
- * gives the very events its full form gives, and one that does not fit
- * (a long comm, a prio the form cannot tell from none) stays full; the
- * compact form's comms of every length give what the full form's do; and
- * a packet's arena, released as soon as none of its held events reads it,
- * is not released while one does. */
+ * perfetto_map.c's ingest_pf_names with own, the keep of perfetto.c and
+ * perfetto_fast.c's ingest_pf_keep_event): the intern table of comms; a
+ * full sched_switch, wakeup, cpu_idle, cpu_frequency, print, binder
+ * event, sched_blocked_reason or other event held in its own form (or
+ * kept) gives the very events and messages its full form gives, without
+ * reading its packet's arena, and one that does not fit (a long comm, a
+ * prio the form cannot tell from none) stays full; the compact form's
+ * comms of every length give what the full form's do; and a packet's
+ * arena, released as soon as none of its held events reads it, is not
+ * released while one does. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
