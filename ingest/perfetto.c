@@ -83,6 +83,25 @@
  * difference); the pipes' batches of 256 KB (16 or 64 of them) instead
  * of 1 MB: no difference; huge pages (glibc's malloc hugetlb tunable, and
  * the kernel's THP always): no difference either, so not the TLB.
+ * Then held events made self-contained (perf-items; pf_item's forms in
+ * perfetto_int.h): the commonest full events (switch, wakeups, cpu_idle,
+ * cpu_frequency, binder, short prints and other events' messages) and
+ * compact_sched's are decoded into the 64-byte item at push, their comms
+ * interned (perfetto_comms.c); a longer print or message, or any other
+ * full event, is copied into a small keep of its hold.  So a packet's
+ * arena goes back to the pool when the packet is decoded (every packet
+ * of both bench inputs), not when its last event is handed on 65,536
+ * events later, and is not read back cold: the next packet decodes into
+ * cache-warm chunks.  The reading thread does more (the items' fields,
+ * the comms' lookups: 402.6M -> 427.7M instructions on 8 copies of the
+ * Android 11 trace, 392.4M -> 404.7M on 4 of the Android 13 one; the
+ * other threads the same) but the process less: the bench files, runs of
+ * both builds interleaved (15 each), 0.98 -> 0.94 s and 1.70 -> 1.61
+ * cpu-s on the Android 11 one, 0.82 -> 0.81 s and 1.47 -> 1.43 cpu-s on
+ * the compact one; peak RSS 90 -> 72 MB and 86 -> 74 MB, and a third
+ * less system time (fewer fresh pages).  pop_emit: 9.7% -> 5.8% of the
+ * process's samples (perf); what it still reads cold is the item itself
+ * (64 bytes, written at push and read 65,536 events later).
  *
  * Two passes over the stream: the first reads only process_tree and
  * system_info (the names of processes and threads, the kernel and the
@@ -210,16 +229,15 @@ size_t ingest_pf_chunk_class(size_t want, unsigned *cls)
     return k * step;
 }
 
-void *ingest_pf_arena_alloc(void *ad, size_t n)
+/* n bytes of the chunks *list (their first: first bytes, or more), a
+ * chunk from the pool or malloc'd when the last has no room; NULL: out
+ * of memory. */
+static void *chunks_alloc(pf_reader *d, pf_chunk **list, size_t first, size_t n)
 {
-    pf_hold *h = ad;
     n = (n + 15) & ~(size_t)15;
-    pf_chunk *c = h->chunks;
+    pf_chunk *c = *list;
     if (!c || c->cap - c->used < n) {
-        pf_reader *d = h->d;
-        /* the first chunk about fits the unpacked packet (a few times its
-         * wire size), so held packets cost what they hold */
-        size_t want = c ? c->cap * 2 : h->hint;
+        size_t want = c ? c->cap * 2 : first;
         if (want < n)
             want = n;
         unsigned cls;
@@ -234,12 +252,27 @@ void *ingest_pf_arena_alloc(void *ad, size_t n)
             c->cap = cap;
         }
         c->used = 0;
-        c->next = h->chunks;
-        h->chunks = c;
+        c->next = *list;
+        *list = c;
     }
     void *p = c->data + c->used;
     c->used += n;
     return p;
+}
+
+/* the first chunk about fits the unpacked packet (a few times its wire
+ * size), so held packets cost what they hold */
+void *ingest_pf_arena_alloc(void *ad, size_t n)
+{
+    pf_hold *h = ad;
+    return chunks_alloc(h->d, &h->chunks, h->hint, n);
+}
+
+/* a hold's keep: a few long prints' texts or other messages, in the
+ * smallest chunks */
+void *ingest_pf_keep_alloc(pf_hold *h, size_t n)
+{
+    return chunks_alloc(h->d, &h->keep, PF_CHUNK_MIN, n);
 }
 
 static void arena_free(void *ad, void *p)
@@ -253,12 +286,12 @@ ProtobufCAllocator ingest_pf_allocator(pf_hold *h)
     return al;
 }
 
-static void arena_release(pf_hold *h)
+/* the chunks *list to the pool (or free) */
+static void chunks_release(pf_reader *d, pf_chunk **list)
 {
-    pf_reader *d = h->d;
-    while (h->chunks) {
-        pf_chunk *c = h->chunks;
-        h->chunks = c->next;
+    while (*list) {
+        pf_chunk *c = *list;
+        *list = c->next;
         unsigned cls;
         ingest_pf_chunk_class(c->cap, &cls);
         if (cls < PF_POOL_CLASSES && d->pool_bytes + c->cap <= PF_POOL_BYTES) {
@@ -271,6 +304,8 @@ static void arena_release(pf_hold *h)
     }
 }
 
+static void arena_release(pf_hold *h) { chunks_release(h->d, &h->chunks); }
+
 /* A hold whose last event is handed on: its chunks to the pool, itself
  * to the reader's free holds (its malloc and free a packet were 2.9M of
  * the reading thread's 460M instructions in 287,016 events, 14,942
@@ -278,6 +313,7 @@ static void arena_release(pf_hold *h)
 static void __attribute__((noinline)) hold_free(pf_hold *h)
 {
     arena_release(h);
+    chunks_release(h->d, &h->keep);
     pf_reader *d = h->d;
     h->next = d->holds;
     d->holds = h;
@@ -292,6 +328,20 @@ static inline void hold_unref(pf_hold *h)
 {
     if (--h->refs == 0)
         hold_free(h);
+}
+
+/* One reader of the hold's arena fewer: at the last, its chunks go back
+ * to the pool while the hold stays for its items' packet and offset.
+ * Why: a packet's arena was kept until its last event was handed on,
+ * PF_HEAP_MAX events later, and then read back cold (the emit of a
+ * held event was ~9% of the process in perf, most of it cache misses);
+ * now the commonest events hold all they need (pf_item's forms), most
+ * packets' arenas are free once decoded, and the next packet decodes
+ * into the same, cache-warm chunks. */
+static inline void arena_unref(pf_hold *h)
+{
+    if (--h->arena_refs == 0)
+        arena_release(h);
 }
 
 /* A run's events are in segments of PF_SEG_MIN events, doubling up to
@@ -351,12 +401,16 @@ static void run_free(pf_reader *d, pf_span *r)
 
 /* The task a held switch leaves (its prev), or 0: not a switch.  Only
  * switches away from a task (pid > 0) are kept for blocked_reason, which
- * names a task. */
-static int32_t switch_prev(const pf_item *it)
+ * names a task.  Always inlined: with the item's forms gcc made it a
+ * call, twice an event (6.3M of the reading thread's 411M instructions
+ * on 4 copies of the Android 13 trace). */
+static inline __attribute__((always_inline)) int32_t switch_prev(const pf_item *it)
 {
-    if (it->form == PF_CSWITCH)
+    if (it->form == PF_CSWITCH || it->form == PF_SWITCH_C)
         return (int32_t)it->tid;
-    if (it->form == PF_FULL && it->ev->event_case == ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_SWITCH)
+    if (it->form == PF_SWITCH)
+        return it->sw.prev_pid;
+    if (pf_item_full(it->form) && it->ev->event_case == ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_SWITCH)
         return it->ev->sched_switch->prev_pid;
     return 0;
 }
@@ -399,17 +453,26 @@ static int pop_emit(pf_reader *d)
     /* the next event's messages, decoded up to PF_HEAP_MAX events ago, are
      * out of the cache: fetched while this one is mapped (an event's
      * FtraceEvent, event message and strings are one stretch of its
-     * packet's arena) */
-    if (d->nrheap && run_head(d->rheap[0])->form == PF_FULL) { /* ev: a union's */
-        const char *nx = (const char *)run_head(d->rheap[0])->ev;
-        for (int k = 0; k < 4; k++)
-            __builtin_prefetch(nx + 64 * k);
+     * packet's arena, or of its hold's keep); most items hold all they
+     * need, a kept print's or message's bytes are in the keep */
+    if (d->nrheap) {
+        /* ev and kept.p share their place (the union's first), the kept
+         * forms are the last: two tests, not four (reading thread 432.0M
+         * -> 430.1M instructions on 8 copies of the Android 11 trace) */
+        const pf_item *nh = run_head(d->rheap[0]);
+        if (nh->form == PF_FULL || nh->form >= PF_KEPT_PRINT) {
+            const char *nx = (const char *)nh->ev;
+            for (int k = 0; k < 4; k++)
+                __builtin_prefetch(nx + 64 * k);
+        }
     }
     /* a sched_blocked_reason named its wait (perfetto_blocked.c) */
     int32_t prev = d->blk_on ? switch_prev(&it) : 0;
     uint64_t caller;
     bool blocked = prev > 0 && ingest_pf_blk_take(d->blk, prev, it.seq, &caller);
     int rc = ingest_pf_emit(d, &it, blocked ? &caller : NULL);
+    if (pf_item_in_arena(it.form))
+        arena_unref(it.hold);
     hold_unref(it.hold);
     return rc;
 }
@@ -579,6 +642,7 @@ static void cpu_set(pf_cpu *c, int64_t pid, bool have_prio, int32_t prio, const 
     c->prio = prio;
     c->comm_src = comm;
     c->comm_pending = true;
+    c->cid_known = false;
 }
 
 /* The CPU's comm, copied from the bundle's memory when it is read (a
@@ -593,6 +657,39 @@ static const char *cpu_comm(pf_cpu *c)
         c->comm_pending = false;
     }
     return c->comm;
+}
+
+/* The id of the CPU's comm (cpu_comm's: cut to 23 bytes, so an id only
+ * when it is not cut), or PF_COMM_NONE; known ahead when the comm given
+ * with cpu_set was interned already (a compact switch's next_comm). */
+static uint32_t cpu_cid(pf_reader *d, pf_cpu *c)
+{
+    if (!c->cid_known) {
+        const char *s = cpu_comm(c);
+        c->cid = ingest_pf_comm_id16(&d->comms, s, strlen(s)); /* comm[24]: 16 bytes readable */
+        c->cid_known = true;
+    }
+    return c->cid;
+}
+
+/* The ids of a compact_sched's intern table's comms into d->cs_cid (a
+ * bundle's few, interned once each, not at each of the events that name
+ * them).  0, or -1 out of memory. */
+static int compact_cids(pf_reader *d, const ArgusqPf__CompactSched *cs)
+{
+    if (cs->n_intern_table > d->cs_cid_cap) {
+        size_t cap = cs->n_intern_table < 64 ? 64 : cs->n_intern_table;
+        uint32_t *v = realloc(d->cs_cid, cap * sizeof *v);
+        if (!v)
+            return -1;
+        d->cs_cid = v;
+        d->cs_cid_cap = cap;
+    }
+    for (size_t i = 0; i < cs->n_intern_table; i++) {
+        const char *s = cs->intern_table[i];
+        d->cs_cid[i] = ingest_pf_comm_id16(&d->comms, s, ingest_pf_arena_strlen(s));
+    }
+    return 0;
 }
 
 static int do_bundle(pf_reader *d, pf_hold *h, const ArgusqPf__FtraceEventBundle *b, uint64_t off)
@@ -627,6 +724,8 @@ static int do_bundle(pf_reader *d, pf_hold *h, const ArgusqPf__FtraceEventBundle
             if (cs->waking_comm_index[j] >= cs->n_intern_table)
                 return ingest_pf_fail(d, off, "packet %llu: compact_sched: comm index %u past the intern table",
                                (unsigned long long)d->npackets, cs->waking_comm_index[j]);
+        if ((ns || nw) && compact_cids(d, cs) < 0)
+            return ingest_pf_fail(d, off, "out of memory");
     }
     size_t i = 0, j = 0, k = 0;
     uint64_t sts = 0, wts = 0; /* the compact arrays' running sums */
@@ -656,35 +755,60 @@ static int do_bundle(pf_reader *d, pf_hold *h, const ArgusqPf__FtraceEventBundle
             }
         } else if (j < ns && s <= w) {
             sts = s;
-            it.form = PF_CSWITCH;
             it.ts = s;
             it.ctx = DB_CTX_UNKNOWN;
-            it.prev_state = cs->switch_prev_state[j];
-            it.pid = cs->switch_next_pid[j];
-            it.prio = cs->switch_next_prio[j];
-            it.comm = cs->intern_table[cs->switch_next_comm_index[j]];
             /* prev: the task the previous switch on this CPU put on it */
             it.tid = c->pid >= 0 ? (uint32_t)c->pid : 0;
-            pf_prev *pv = ingest_pf_alloc(h, sizeof *pv);
-            if (!pv)
-                return ingest_pf_fail(d, off, "out of memory");
-            memcpy(pv->comm, cpu_comm(c), sizeof pv->comm);
-            pv->prio = c->have_prio ? c->prio : INT32_MIN;
-            pv->known = c->pid >= 0;
-            it.prev = pv;
-            cpu_set(c, it.pid, true, it.prio, it.comm);
+            uint32_t ncid = d->cs_cid[cs->switch_next_comm_index[j]], pcid = cpu_cid(d, c);
+            const char *next_comm = cs->intern_table[cs->switch_next_comm_index[j]];
+            if (ncid != PF_COMM_NONE && pcid != PF_COMM_NONE) { /* self-contained */
+                it.form = PF_SWITCH_C;
+                it.sw.state = cs->switch_prev_state[j];
+                it.sw.prev_pid = c->pid >= 0;
+                it.sw.prev_prio = c->have_prio ? c->prio : INT32_MIN;
+                it.sw.prev_comm = pcid;
+                it.sw.next_comm = ncid;
+                it.sw.next_pid = cs->switch_next_pid[j];
+                it.sw.next_prio = cs->switch_next_prio[j];
+            } else {
+                it.form = PF_CSWITCH;
+                it.prev_state = cs->switch_prev_state[j];
+                it.pid = cs->switch_next_pid[j];
+                it.prio = cs->switch_next_prio[j];
+                it.comm = next_comm;
+                pf_prev *pv = ingest_pf_alloc(h, sizeof *pv);
+                if (!pv)
+                    return ingest_pf_fail(d, off, "out of memory");
+                memcpy(pv->comm, cpu_comm(c), sizeof pv->comm);
+                pv->prio = c->have_prio ? c->prio : INT32_MIN;
+                pv->known = c->pid >= 0;
+                it.prev = pv;
+            }
+            cpu_set(c, cs->switch_next_pid[j], true, cs->switch_next_prio[j], next_comm);
+            c->cid = ncid; /* next_comm's, as cpu_cid would find it: an id only when not cut */
+            c->cid_known = true;
             j++;
             if (j < ns)
                 snext = cs->switch_timestamp[j];
         } else {
             wts = w;
-            it.form = PF_CWAKING;
             it.ts = w;
             it.ctx = cs->n_waking_common_flags ? flags_ctx(cs->waking_common_flags[k]) : DB_CTX_UNKNOWN;
-            it.pid = cs->waking_pid[k];
-            it.prio = cs->waking_prio[k];
-            it.target_cpu = cs->waking_target_cpu[k];
-            it.comm = cs->intern_table[cs->waking_comm_index[k]];
+            uint32_t cid = d->cs_cid[cs->waking_comm_index[k]];
+            if (cid != PF_COMM_NONE) { /* self-contained */
+                it.form = PF_WAKE;
+                it.wk.kind = PF_WK_COMPACT;
+                it.wk.comm = cid;
+                it.wk.pid = cs->waking_pid[k];
+                it.wk.prio = cs->waking_prio[k];
+                it.wk.target_cpu = cs->waking_target_cpu[k];
+            } else {
+                it.form = PF_CWAKING;
+                it.pid = cs->waking_pid[k];
+                it.prio = cs->waking_prio[k];
+                it.target_cpu = cs->waking_target_cpu[k];
+                it.comm = cs->intern_table[cs->waking_comm_index[k]];
+            }
             /* the waker: the task running on this CPU */
             it.tid = c->pid >= 0 ? (uint32_t)c->pid : 0;
             k++;
@@ -692,9 +816,18 @@ static int do_bundle(pf_reader *d, pf_hold *h, const ArgusqPf__FtraceEventBundle
                 wnext = cs->waking_timestamp[k];
         }
         /* names from the fields, before the events that need them */
-        if (ingest_pf_names(d, &it) < 0)
+        if (ingest_pf_names(d, &it, true) < 0)
             return -1;
+        if (it.form == PF_FULL) { /* not one of the items' own forms: a copy of its messages, where it can */
+            const ArgusqPf__FtraceEvent *kept = ingest_pf_keep_event(h, it.ev);
+            if (kept) {
+                it.ev = kept;
+                it.form = PF_KEPT_FULL;
+            }
+        }
         h->refs++;
+        if (pf_item_in_arena(it.form))
+            h->arena_refs++;
         if (push_item(d, &it) < 0)
             return -1;
         int32_t prev = d->blk_on ? switch_prev(&it) : 0;
@@ -723,6 +856,7 @@ static int events_packet(pf_reader *d, const unsigned char *p, size_t len, uint6
     h->d = d;
     h->hint = 4 * len + 1024;
     h->refs = 1; /* ours, until the end of this function */
+    h->arena_refs = 1; /* the same */
     h->packet = d->npackets;
     h->offset = off;
     /* by hand where it can (perfetto_fast.c), else protobuf-c */
@@ -750,6 +884,7 @@ static int events_packet(pf_reader *d, const unsigned char *p, size_t len, uint6
         rc = do_bundle(d, h, f.bundle, off);
     if (rc == 0 && f.has_compressed && depth == 0)
         rc = ingest_pf_compressed(d, &f.compressed, off, depth, events_packet);
+    arena_unref(h);
     hold_unref(h);
     return rc;
 }
@@ -902,6 +1037,8 @@ out:
             free(s);
         }
     ingest_pf_blk_free(d->blk);
+    ingest_pf_comms_free(&d->comms);
+    free(d->cs_cid);
     for (unsigned i = 0; i < PF_POOL_CLASSES; i++)
         while (d->pool[i]) {
             pf_chunk *k = d->pool[i];

@@ -665,6 +665,49 @@ static int bundle(pf_reader *d, pf_hold *h, const uint8_t *p, const uint8_t *e, 
     return FAST_OK;
 }
 
+/* ---- a full event kept past its packet's arena ---- */
+
+const ArgusqPf__FtraceEvent *ingest_pf_keep_event(pf_hold *h, const ArgusqPf__FtraceEvent *e)
+{
+    if (e->base.n_unknown_fields || e->event_case == ARGUSQ_PF__FTRACE_EVENT__EVENT__NOT_SET)
+        return NULL;
+    const ProtobufCFieldDescriptor *f =
+        protobuf_c_message_descriptor_get_field(&argusq_pf__ftrace_event__descriptor, (unsigned)e->event_case);
+    if (!f || f->type != PROTOBUF_C_TYPE_MESSAGE)
+        return NULL;
+    const ProtobufCMessage *m;
+    memcpy(&m, (const char *)e + f->offset, sizeof m);
+    if (!m || m->n_unknown_fields)
+        return NULL;
+    const ProtobufCMessageDescriptor *md = m->descriptor;
+    for (unsigned i = 0; i < md->n_fields; i++) {
+        const ProtobufCFieldDescriptor *g = &md->fields[i];
+        if (g->label == PROTOBUF_C_LABEL_REPEATED || g->type == PROTOBUF_C_TYPE_MESSAGE ||
+            g->type == PROTOBUF_C_TYPE_BYTES)
+            return NULL;
+    }
+    ArgusqPf__FtraceEvent *ce = ingest_pf_keep_alloc(h, sizeof *ce);
+    char *cm = ce ? ingest_pf_keep_alloc(h, md->sizeof_message) : NULL;
+    if (!cm)
+        return NULL;
+    *ce = *e;
+    memcpy(cm, m, md->sizeof_message);
+    for (unsigned i = 0; i < md->n_fields; i++) {
+        const ProtobufCFieldDescriptor *g = &md->fields[i];
+        const char *str;
+        if (g->type != PROTOBUF_C_TYPE_STRING || !(memcpy(&str, cm + g->offset, sizeof str), str))
+            continue;
+        size_t n = strlen(str); /* what the mapping reads of it (kv_s) */
+        char *c = ingest_pf_keep_alloc(h, n + 1);
+        if (!c)
+            return NULL;
+        memcpy(c, str, n + 1);
+        memcpy(cm + g->offset, &c, sizeof c);
+    }
+    memcpy((char *)ce + f->offset, &cm, sizeof cm);
+    return ce;
+}
+
 /* ---- the tables ---- */
 
 /* The field numbers of message type m: those below the returned one. */

@@ -5,6 +5,7 @@
 #define ARGUSQ_INGEST_PERFETTO_INT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <zlib.h>
@@ -33,6 +34,14 @@ typedef struct pf_hold {
     struct pf_reader *d; /* whose pool takes the chunks back */
     size_t hint;         /* the first chunk's size */
     size_t refs;
+    /* the held items that read the arena (pf_item_in_arena), and one for
+     * the packet's decoding: at 0 its chunks go back to the pool at once,
+     * the hold staying for the others' packet and offset (perfetto.c) */
+    size_t arena_refs;
+    /* the few bytes held events keep beyond their items (a long print's
+     * text, an other event's message: PF_KEPT_*), copied out of the
+     * arena so that it can go; freed with the hold */
+    pf_chunk *keep;
     uint64_t packet, offset; /* the packet's number and offset, for messages */
     struct pf_hold *next;    /* in the reader's free holds (perfetto.c) */
 } pf_hold;
@@ -40,6 +49,8 @@ typedef struct pf_hold {
 /* n bytes of a packet's arena (perfetto.c), and the allocator that gives
  * them to protobuf-c; NULL: out of memory. */
 void *ingest_pf_arena_alloc(void *hold, size_t n);
+/* n bytes of a hold's keep (NULL: out of memory). */
+void *ingest_pf_keep_alloc(pf_hold *h, size_t n);
 ProtobufCAllocator ingest_pf_allocator(pf_hold *h);
 /* The same, the common case inline (the hand decoder allocates a few
  * times an event). */
@@ -75,7 +86,113 @@ static inline size_t ingest_pf_arena_strlen(const char *s)
 #endif
 }
 
-enum { PF_FULL, PF_CSWITCH, PF_CWAKING };
+/* ---- the comms of held events, interned (perfetto_comms.c) ----
+ *
+ * A held event names its comms by a 32-bit id here, not by a pointer
+ * into its packet's arena, so the arena need not stay until the event is
+ * handed on (see pf_item).  Reader-wide, bounded: a comm of more than 15
+ * bytes, or one more when the table is full, has no id (the event is then
+ * held in its arena form).  Id 0 is "". */
+#define PF_COMM_LONGEST 15
+#define PF_COMMS_MAX 4096           /* ids */
+#define PF_COMMS_SLOTS 8192         /* the hash table's slots: a power of two, twice the ids */
+#define PF_COMM_NONE UINT32_MAX     /* no id */
+typedef struct pf_comms {
+    uint16_t *slot;      /* PF_COMMS_SLOTS ids, 0: free (NULL: none made yet) */
+    char (*s)[16];       /* by id: the comm, NUL-padded */
+    uint8_t *len;        /* by id: its length */
+    uint32_t n;          /* ids given, "" the first */
+} pf_comms;
+
+/* The id of the comm whose key is w (its n bytes, zero-padded to 16),
+ * a new one if it has none yet; PF_COMM_NONE: the table full, or out of
+ * memory.  at: the free slot the lookup ended at. */
+uint32_t ingest_pf_comm_add(pf_comms *t, const uint64_t w[2], size_t n, size_t at);
+static inline uint64_t pf_comm_hash(const uint64_t w[2])
+{
+    return (w[0] ^ (w[1] * 0xc2b2ae3d27d4eb4full)) * 0x9e3779b97f4a7c15ull;
+}
+static inline __attribute__((always_inline)) uint32_t pf_comm_find(pf_comms *t, const uint64_t w[2], size_t n)
+{
+    if (!t->slot)
+        return ingest_pf_comm_add(t, w, n, 0);
+    size_t i = (size_t)(pf_comm_hash(w) >> 40) & (PF_COMMS_SLOTS - 1);
+    for (;;) {
+        uint32_t id = t->slot[i];
+        if (!id)
+            return ingest_pf_comm_add(t, w, n, i);
+        uint64_t e[2];
+        memcpy(e, t->s[id], 16);
+        if (e[0] == w[0] && e[1] == w[1])
+            return id;
+        i = (i + 1) & (PF_COMMS_SLOTS - 1);
+    }
+}
+/* The id of comm s[0, n) (its bytes up to a NUL, as strlen would measure
+ * them: n), a new one if it has none yet; PF_COMM_NONE: longer than
+ * PF_COMM_LONGEST, or the table full.  Any string. */
+static inline uint32_t ingest_pf_comm_id(pf_comms *t, const char *s, size_t n)
+{
+    if (n == 0)
+        return 0;
+    if (n > PF_COMM_LONGEST)
+        return PF_COMM_NONE;
+    union {
+        uint64_t w[2];
+        char c[16];
+    } k = {{0, 0}};
+    db_copy_short(k.c, s, n);
+    return pf_comm_find(t, k.w, n);
+}
+/* The same, of a string whose first 16 bytes can be read (an arena's,
+ * as ingest_pf_arena_strlen reads it, or a pf_cpu's comm): its key by
+ * two loads and masks, not a copy (the copy's branches and the call
+ * were 12.7M of the reading thread's 430.5M instructions on 8 copies of
+ * the Android 11 trace, 314,000 comms). */
+static inline __attribute__((always_inline)) uint32_t ingest_pf_comm_id16(pf_comms *t, const char *s, size_t n)
+{
+    if (n == 0)
+        return 0;
+    if (n > PF_COMM_LONGEST)
+        return PF_COMM_NONE;
+    uint64_t w[2];
+    memcpy(w, s, 16);
+    w[0] &= n >= 8 ? ~0ull : (1ull << (8 * n)) - 1;
+    w[1] &= n > 8 ? (1ull << (8 * (n - 8))) - 1 : 0;
+    return pf_comm_find(t, w, n);
+}
+/* id's comm (NUL-terminated) and its length */
+static inline const char *ingest_pf_comm_str(const pf_comms *t, uint32_t id) { return id ? t->s[id] : ""; }
+static inline size_t ingest_pf_comm_len(const pf_comms *t, uint32_t id) { return id ? t->len[id] : 0; }
+void ingest_pf_comms_free(pf_comms *t);
+
+/* A held event's form.  The arena forms read their packet's arena when
+ * handed on: PF_FULL (any FtraceEvent, it->ev), PF_CSWITCH and PF_CWAKING
+ * (compact_sched's, comms by pointer, a switch's prev in the arena).  The
+ * others hold all they need (their comms interned): a full sched_switch
+ * (PF_SWITCH), a compact one (PF_SWITCH_C), a wakeup of either form
+ * (PF_WAKE, it->wk.kind says which), cpu_idle (PF_IDLE) and
+ * cpu_frequency (PF_FREQ), binder_transaction and _received
+ * (PF_BINDER), sched_blocked_reason (PF_BLOCKED), a print of at most
+ * PF_PRINT_MAX bytes (PF_PRINT, its text in the item), and an event the
+ * schema subset leaves out whose message is at most PF_OTHER_MAX bytes
+ * (PF_OTHER, its bytes in the item, perfetto_other.c); a longer print
+ * or message is copied into its hold's keep (PF_KEPT_PRINT,
+ * PF_KEPT_OTHER).  Any other full event is copied there whole where it
+ * can be (PF_KEPT_FULL: it->ev and clen as PF_FULL's, ingest_pf_keep_event).
+ * The first five
+ * were 99% of the Android 11 trace's events; the Android 13 one's full
+ * events are mostly prints and the others (130,000 of 4 copies' 242,000
+ * events). */
+enum { PF_FULL, PF_CSWITCH, PF_CWAKING, PF_SWITCH, PF_SWITCH_C, PF_WAKE, PF_IDLE, PF_FREQ, PF_BINDER, PF_BLOCKED, PF_PRINT,
+       PF_OTHER, /* the kept ones last (perfetto.c pop_emit) */ PF_KEPT_PRINT, PF_KEPT_OTHER, PF_KEPT_FULL };
+/* PF_WAKE's kinds: the full form's events, and compact_sched's waking */
+enum { PF_WK_WAKEUP, PF_WK_WAKING, PF_WK_WAKEUP_NEW, PF_WK_COMPACT };
+#define PF_PRINT_MAX 31 /* a print's text held in its item, at most */
+#define PF_OTHER_MAX 29 /* an other event's message held in its item, at most */
+static inline bool pf_item_in_arena(uint8_t form) { return form <= PF_CWAKING; }
+/* the forms of it->ev */
+static inline bool pf_item_full(uint8_t form) { return form == PF_FULL || form == PF_KEPT_FULL; }
 
 /* A compact switch's prev: the task on its CPU before it, as the CPU's
  * state (pf_cpu) said when the switch was decoded; in the switch's hold. */
@@ -89,9 +206,11 @@ typedef struct pf_prev {
  * what is the same for a packet's events is in its hold).  64 bytes, a
  * cache line: the merge writes each into its run and reads it back up to
  * PF_HEAP_MAX events later, both cache misses (perf); the fields of one
- * form only share their bytes, and a compact switch's prev is in its
- * hold (96 bytes before, with a switch's blocked_caller, now kept by
- * perfetto_blocked.c). */
+ * form only share their bytes (96 bytes before, with a switch's
+ * blocked_caller, now kept by perfetto_blocked.c).  Most forms hold all
+ * their emit reads (see the forms above), so the packet's arena need not
+ * wait for them; the arena forms' PF_CSWITCH keeps its prev (pf_prev) in
+ * the arena. */
 typedef struct pf_item {
     uint64_t ts, seq;
     pf_hold *hold; /* its packet */
@@ -118,9 +237,51 @@ typedef struct pf_item {
                 };
             };
         };
+        struct { /* PF_SWITCH, PF_SWITCH_C */
+            int64_t state;      /* prev_state */
+            /* PF_SWITCH: prev_pid; PF_SWITCH_C: 1 when the item's tid
+             * (its prev) is the task on the CPU, 0 a guess of 0 (pf_prev's known) */
+            int32_t prev_pid;
+            int32_t prev_prio;  /* INT32_MIN: none */
+            uint32_t prev_comm, next_comm; /* ids (pf_comms) */
+            int32_t next_pid, next_prio;
+        } sw;
+        struct { /* PF_WAKE */
+            uint32_t comm;     /* its id */
+            int32_t pid, prio, target_cpu;
+            uint8_t kind;      /* PF_WK_* */
+        } wk;
+        struct { /* PF_IDLE, PF_FREQ */
+            uint32_t state, cpu_id;
+        } cpuev;
+        struct { /* PF_BINDER */
+            int32_t debug_id, target_node, to_proc, to_thread, reply;
+            uint32_t code, flags;
+            bool received; /* binder_transaction_received: debug_id alone */
+        } binder;
+        struct { /* PF_BLOCKED */
+            uint64_t caller;
+            int32_t pid;
+            uint32_t io_wait;
+        } blocked;
+        struct { /* PF_PRINT */
+            uint8_t len;
+            char buf[PF_PRINT_MAX];
+        } print;
+        struct { /* PF_OTHER: its FtraceEvent field's number and message */
+            uint16_t field;
+            uint8_t len;
+            uint8_t msg[PF_OTHER_MAX];
+        } other;
+        struct { /* PF_KEPT_PRINT, PF_KEPT_OTHER: the text or message in the hold's keep */
+            const uint8_t *p;
+            uint32_t len;
+            uint16_t field; /* PF_KEPT_OTHER's */
+        } kept;
     };
 } pf_item;
 _Static_assert(sizeof(pf_item) == 64, "pf_item: one cache line");
+_Static_assert(offsetof(pf_item, ev) == offsetof(pf_item, kept.p), "a kept form's bytes where a full one's ev is");
 
 /* comm (NULL: "") into a pf_cpu's or pf_item's comm, cut as snprintf
  * would cut it (snprintf itself was a twentieth of the reading thread);
@@ -131,6 +292,18 @@ static inline void pf_copy_comm(char dst[24], const char *comm)
     size_t n = comm ? strnlen(comm, 23) : 0;
     db_copy_short(dst, comm ? comm : "", n);
     dst[n] = '\0';
+}
+
+/* n bytes, at most 32, by a few moves (an item's print or message; as
+ * memcpy's call, 1.7M instructions on 4 copies of the Android 13 trace) */
+static inline void pf_copy_small(void *dst, const void *src, size_t n)
+{
+    if (n > 16) {
+        memcpy(dst, src, 16);
+        memcpy((char *)dst + n - 16, (const char *)src + n - 16, 16);
+    } else {
+        db_copy_short(dst, src, n);
+    }
 }
 
 /* A stretch of a run's events (perfetto.c): a run is a chain of them,
@@ -166,6 +339,10 @@ typedef struct pf_cpu {
      * (perfetto.c cpu_comm) */
     const char *comm_src;
     bool comm_pending;
+    /* comm's id (pf_comms) once asked for (PF_COMM_NONE: none), valid
+     * while cid_known (perfetto.c cpu_cid) */
+    bool cid_known;
+    uint32_t cid;
     struct pf_span *cur; /* its run events are appended to (perfetto.c); NULL: none */
 } pf_cpu;
 
@@ -241,6 +418,9 @@ typedef struct pf_reader {
     struct pfo_key *other_keys;
     uint32_t *other_koff;
     size_t vlen;
+    pf_comms comms;              /* held events' comms, interned */
+    uint32_t *cs_cid;            /* a compact_sched's intern table's ids (perfetto.c) */
+    size_t cs_cid_cap;
     struct pf_blk *blk;          /* held switches by task, for sched_blocked_reason (NULL: none yet) */
     bool blk_on;                 /* a sched_blocked_reason came: held switches go into blk (perfetto.c) */
 } pf_reader;
@@ -428,6 +608,10 @@ typedef struct pf_fast {
  * protobuf-c would unpack them: 1; 0 when protobuf-c must unpack it (the
  * arena may hold a part: release it); -1 out of memory. */
 int ingest_pf_fast_packet(pf_reader *d, pf_hold *h, const uint8_t *p, size_t len, pf_fast *out);
+/* A copy of event e in h's keep (ingest_pf_keep_alloc): its FtraceEvent,
+ * its event message and that message's strings; NULL when it holds more
+ * (unknown fields, a field of another kind) or the keep has no room. */
+const ArgusqPf__FtraceEvent *ingest_pf_keep_event(pf_hold *h, const ArgusqPf__FtraceEvent *e);
 /* The decoder's tables, before the first packet.  0, or -1 out of
  * memory; ingest_pf_fast_free frees them. */
 int ingest_pf_fast_init(pf_reader *d);
@@ -448,8 +632,12 @@ void ingest_pf_names_done(pf_reader *d);
 int ingest_pf_name(pf_reader *d, uint32_t tid, const char *comm, size_t n);
 /* Names the tasks an event's fields name (ingest_ft_full_comm), when it is
  * decoded, ahead of the events that need them; a full event's comms'
- * lengths into it->clen.  0 or -1. */
-int ingest_pf_names(pf_reader *d, pf_item *it);
+ * lengths into it->clen.  own: a full event held as a form of its own
+ * where it fits (PF_SWITCH, PF_WAKE, PF_IDLE, PF_FREQ; in the same
+ * dispatch on its kind: as a call of its own, after this one, the
+ * reading thread took 11M more instructions on 8 copies of the Android 11
+ * trace), else it stays PF_FULL.  0 or -1. */
+int ingest_pf_names(pf_reader *d, pf_item *it, bool own);
 /* Hands one event on: its canonical pairs, then ingest_ft_event; blocked:
  * a switch's blocked_caller (NULL: none).  0 or -1. */
 int ingest_pf_emit(pf_reader *d, const pf_item *it, const uint64_t *blocked);
@@ -484,6 +672,12 @@ int ingest_pf_other_pairs(pf_reader *d, uint32_t event_field, const uint8_t *msg
  * 1 (pairs, *name and *name_len set), 0 (it holds no event), -1 (corrupt:
  * err set, naming the file and byte). */
 int ingest_pf_other(pf_reader *d, const pf_item *it, const char **name, size_t *name_len);
+/* The same of a PF_OTHER or PF_KEPT_OTHER item: 1 or -1. */
+int ingest_pf_other_held(pf_reader *d, const pf_item *it, const char **name, size_t *name_len);
+/* A PF_FULL item of such an event as PF_OTHER, or PF_KEPT_OTHER, when
+ * its length is sound (else it stays full, for ingest_pf_other to say
+ * what is wrong, or that it holds no event), and the keep has room. */
+void ingest_pf_other_own(pf_item *it);
 /* The plans of the print formats that are key=value pairs only, read
  * once before the first event (without them every event with a print
  * format is written as text and read back, to the same pairs).  0, or

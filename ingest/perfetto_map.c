@@ -50,8 +50,11 @@ static inline void kv_i(pf_reader *d, const char *key, int64_t v)
  * 4294967295 (PWR_EVENT_EXIT), half of all cpu_idle events, always is
  * (db_fmt_u64 of its ten digits, ~130 instructions, was 6.5M of the
  * reading thread on 8 copies of the Android 11 trace, 46,752 exits).
- * A short number is printed: that costs less than the test. */
-static void kv_state(pf_reader *d, int kind, uint64_t v)
+ * A short number is printed: that costs less than the test.  Always
+ * inlined, as own_wake (gcc made each a call once the held forms came:
+ * reading thread 430.1M -> 427.7M instructions on 8 copies of the
+ * Android 11 trace, both). */
+static inline __attribute__((always_inline)) void kv_state(pf_reader *d, int kind, uint64_t v)
 {
     if (v < 10000) {
         kv_u(d, "state", v);
@@ -93,14 +96,22 @@ static void kv_dev(pf_reader *d, uint64_t dev)
     ingest_ft_kv_add(&d->fr, "dev", p, (size_t)n);
 }
 
-static void kv_strip(pf_reader *d, const char *key, const char *s)
+/* s[0, n) without its line ends (a print's buf) */
+static void kv_strip(pf_reader *d, const char *key, const char *s, size_t n)
 {
-    if (!s)
-        s = "";
-    size_t n = strlen(s);
     while (n && (s[n - 1] == '\n' || s[n - 1] == '\r'))
         n--;
     ingest_ft_kv_add(&d->fr, key, s, n);
+}
+
+/* sched_blocked_reason: the kernel function a D-state wait blocked in
+ * (Android's own tracepoint), kept raw with its pairs, caller= the
+ * address */
+static void blocked_pairs(pf_reader *d, int64_t pid, uint64_t io_wait, uint64_t caller)
+{
+    kv_i(d, "pid", pid);
+    kv_u(d, "iowait", io_wait);
+    kv_hex(d, "caller", caller);
 }
 
 const char *const pf_softirq_names[PF_NSOFTIRQ] = {"HI",       "TIMER",   "NET_TX", "NET_RX",  "BLOCK",
@@ -161,6 +172,32 @@ static inline void named(pf_name *nm, const char *lit)
     nm->n = strlen(lit);
 }
 
+/* binder_transaction's fields as values (ftrace_binder_vals), as a
+ * switch's; binder_transaction_received's: its debug_id alone */
+static void binder_pairs(pf_reader *d, ftrace_ev_kind *k, pf_name *nm, bool received, int32_t debug_id,
+                         int32_t target_node, int32_t to_proc, int32_t to_thread, int32_t reply, uint32_t flags,
+                         uint32_t code)
+{
+    if (received) {
+        named(nm, "binder_transaction_received");
+        *k = FTRACE_EV_BINDER_RECV;
+        d->txn = (ftrace_binder_vals){.transaction = debug_id};
+    } else {
+        named(nm, "binder_transaction");
+        *k = FTRACE_EV_BINDER_TXN;
+        d->txn = (ftrace_binder_vals){
+            .transaction = debug_id,
+            .dest_node = target_node,
+            .dest_proc = to_proc,
+            .dest_thread = to_thread,
+            .reply = reply,
+            .flags = flags,
+            .code = code,
+        };
+    }
+    d->fr.txn = &d->txn;
+}
+
 /* The pairs of a full event; *k and *nm say which.  False: an event
  * the schema subset does not hold. */
 static bool full_pairs(pf_reader *d, const pf_item *it, ftrace_ev_kind *k, pf_name *nm)
@@ -170,7 +207,7 @@ static bool full_pairs(pf_reader *d, const pf_item *it, ftrace_ev_kind *k, pf_na
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_PRINT:
         named(nm, "print");
         *k = FTRACE_EV_MARKER;
-        kv_strip(d, "buf", e->print->buf);
+        kv_strip(d, "buf", e->print->buf ? e->print->buf : "", e->print->buf ? strlen(e->print->buf) : 0);
         return true;
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_SWITCH: {
         const ArgusqPf__SchedSwitchFtraceEvent *s = e->sched_switch;
@@ -216,13 +253,9 @@ static bool full_pairs(pf_reader *d, const pf_item *it, ftrace_ev_kind *k, pf_na
         return true;
     }
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_BLOCKED_REASON: {
-        /* the kernel function a D-state wait blocked in (Android's own
-         * tracepoint): kept raw with its pairs, caller= the address */
         const ArgusqPf__SchedBlockedReasonFtraceEvent *s = e->sched_blocked_reason;
         named(nm, "sched_blocked_reason");
-        kv_i(d, "pid", s->pid);
-        kv_u(d, "iowait", s->io_wait);
-        kv_hex(d, "caller", s->caller);
+        blocked_pairs(d, s->pid, s->io_wait, s->caller);
         return true;
     }
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_PROCESS_FORK: {
@@ -399,26 +432,12 @@ static bool full_pairs(pf_reader *d, const pf_item *it, ftrace_ev_kind *k, pf_na
     }
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_BINDER_TRANSACTION: {
         const ArgusqPf__BinderTransactionFtraceEvent *s = e->binder_transaction;
-        named(nm, "binder_transaction");
-        *k = FTRACE_EV_BINDER_TXN;
-        /* as values (ftrace_binder_vals), as a switch's */
-        d->txn = (ftrace_binder_vals){
-            .transaction = s->debug_id,
-            .dest_node = s->target_node,
-            .dest_proc = s->to_proc,
-            .dest_thread = s->to_thread,
-            .reply = s->reply,
-            .flags = s->flags,
-            .code = s->code,
-        };
-        d->fr.txn = &d->txn;
+        binder_pairs(d, k, nm, false, s->debug_id, s->target_node, s->to_proc, s->to_thread, s->reply, s->flags,
+                     s->code);
         return true;
     }
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_BINDER_TRANSACTION_RECEIVED:
-        named(nm, "binder_transaction_received");
-        *k = FTRACE_EV_BINDER_RECV;
-        d->txn = (ftrace_binder_vals){.transaction = e->binder_transaction_received->debug_id};
-        d->fr.txn = &d->txn;
+        binder_pairs(d, k, nm, true, e->binder_transaction_received->debug_id, 0, 0, 0, 0, 0, 0);
         return true;
     default:
         return false;
@@ -443,31 +462,165 @@ static int name_unknown(pf_reader *d, int32_t tid, const char *comm)
     return ingest_pf_name(d, (uint32_t)tid, comm, ingest_pf_arena_strlen(comm));
 }
 
-int ingest_pf_names(pf_reader *d, pf_item *it)
+/* A wakeup of the full form as PF_WAKE, when its comm has an id (always
+ * inlined: see kv_state). */
+static inline __attribute__((always_inline)) void own_wake(pf_reader *d, pf_item *it, uint8_t kind, const char *comm,
+                                                           size_t n, int32_t pid, int32_t prio, int32_t target_cpu)
+{
+    uint32_t cid = ingest_pf_comm_id16(&d->comms, comm, n);
+    if (cid == PF_COMM_NONE)
+        return;
+    it->form = PF_WAKE;
+    it->wk.kind = kind;
+    it->wk.comm = cid;
+    it->wk.pid = pid;
+    it->wk.prio = prio;
+    it->wk.target_cpu = target_cpu;
+}
+
+/* A full sched_switch as PF_SWITCH, when its comms have ids and its
+ * prev_prio is not the one the form says none with.  The item's fields
+ * are a union: the full form's read out before the form's own are
+ * written. */
+static void own_switch(pf_reader *d, pf_item *it, const ArgusqPf__SchedSwitchFtraceEvent *s, size_t pcl, size_t ncl)
+{
+    if (s->has_prev_prio && s->prev_prio == INT32_MIN)
+        return;
+    uint32_t pc = ingest_pf_comm_id16(&d->comms, s->prev_comm, pcl),
+             nc = ingest_pf_comm_id16(&d->comms, s->next_comm, ncl);
+    if (pc == PF_COMM_NONE || nc == PF_COMM_NONE)
+        return;
+    int64_t state = s->prev_state;
+    int32_t prev_pid = s->prev_pid, prev_prio = s->has_prev_prio ? s->prev_prio : INT32_MIN, next_pid = s->next_pid,
+            next_prio = s->next_prio;
+    it->form = PF_SWITCH;
+    it->sw.state = state;
+    it->sw.prev_pid = prev_pid;
+    it->sw.prev_prio = prev_prio;
+    it->sw.prev_comm = pc;
+    it->sw.next_comm = nc;
+    it->sw.next_pid = next_pid;
+    it->sw.next_prio = next_prio;
+}
+
+/* The full events that name no task, as forms of their own where they
+ * fit: most of the Android 13 trace's full events (prints, the events
+ * the schema subset leaves out, binder's), so that its packets' arenas
+ * too go back to the pool once decoded. */
+static void own_other_kinds(pf_item *it)
+{
+    const ArgusqPf__FtraceEvent *e = it->ev;
+    switch (e->event_case) {
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_PRINT: {
+        const char *b = e->print->buf ? e->print->buf : "";
+        size_t n = strlen(b);
+        if (n > PF_PRINT_MAX) {
+            uint8_t *k = n <= UINT32_MAX ? ingest_pf_keep_alloc(it->hold, n) : NULL;
+            if (!k)
+                return;
+            memcpy(k, b, n);
+            it->form = PF_KEPT_PRINT;
+            it->kept.p = k;
+            it->kept.len = (uint32_t)n;
+            return;
+        }
+        it->form = PF_PRINT; /* over the union's ev: b is the arena's */
+        it->print.len = (uint8_t)n;
+        pf_copy_small(it->print.buf, b, n);
+        return;
+    }
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_BINDER_TRANSACTION: {
+        ArgusqPf__BinderTransactionFtraceEvent s = *e->binder_transaction;
+        it->form = PF_BINDER;
+        it->binder.received = false;
+        it->binder.debug_id = s.debug_id;
+        it->binder.target_node = s.target_node;
+        it->binder.to_proc = s.to_proc;
+        it->binder.to_thread = s.to_thread;
+        it->binder.reply = s.reply;
+        it->binder.code = s.code;
+        it->binder.flags = s.flags;
+        return;
+    }
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_BINDER_TRANSACTION_RECEIVED: {
+        int32_t id = e->binder_transaction_received->debug_id;
+        memset(&it->binder, 0, sizeof it->binder);
+        it->form = PF_BINDER;
+        it->binder.received = true;
+        it->binder.debug_id = id;
+        return;
+    }
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_BLOCKED_REASON: {
+        ArgusqPf__SchedBlockedReasonFtraceEvent s = *e->sched_blocked_reason;
+        it->form = PF_BLOCKED;
+        it->blocked.pid = s.pid;
+        it->blocked.io_wait = s.io_wait;
+        it->blocked.caller = s.caller;
+        return;
+    }
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT__NOT_SET:
+        ingest_pf_other_own(it);
+        return;
+    default:
+        return;
+    }
+}
+
+int ingest_pf_names(pf_reader *d, pf_item *it, bool own)
 {
     if (it->form == PF_CSWITCH || it->form == PF_CWAKING)
         return it->pid > 0 && it->comm ? ingest_pf_name(d, (uint32_t)it->pid, it->comm, ingest_pf_arena_strlen(it->comm)) : 0;
+    /* compact ones held self-contained (perfetto.c do_bundle): the same,
+     * their comm by id (every compact comm is a string, "" too) */
+    if (it->form == PF_SWITCH_C)
+        return it->sw.next_pid > 0 ? ingest_pf_name(d, (uint32_t)it->sw.next_pid, ingest_pf_comm_str(&d->comms, it->sw.next_comm),
+                                                    ingest_pf_comm_len(&d->comms, it->sw.next_comm))
+                                   : 0;
+    if (it->form == PF_WAKE)
+        return it->wk.pid > 0 ? ingest_pf_name(d, (uint32_t)it->wk.pid, ingest_pf_comm_str(&d->comms, it->wk.comm),
+                                               ingest_pf_comm_len(&d->comms, it->wk.comm))
+                              : 0;
     const ArgusqPf__FtraceEvent *e = it->ev;
     const char *c = NULL;
     int32_t pid = 0;
+    int rc;
+    uint8_t kind = PF_WK_WAKEUP;
+    const ArgusqPf__SchedWakeupFtraceEvent *wk; /* sched_waking's, sched_wakeup_new's the same (perfetto_fast.c's plan_checked) */
     switch (e->event_case) {
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_SWITCH: {
-        const char *pc = e->sched_switch->prev_comm;
-        it->clen[0] = pc ? (uint32_t)ingest_pf_arena_strlen(pc) : 0;
-        if (e->sched_switch->prev_pid > 0 && pc && ingest_pf_name(d, (uint32_t)e->sched_switch->prev_pid, pc, it->clen[0]) < 0)
+        const ArgusqPf__SchedSwitchFtraceEvent *s = e->sched_switch;
+        const char *pc = s->prev_comm, *nc = s->next_comm;
+        size_t pcl = pc ? ingest_pf_arena_strlen(pc) : 0, ncl = nc ? ingest_pf_arena_strlen(nc) : 0;
+        if (s->prev_pid > 0 && pc && ingest_pf_name(d, (uint32_t)s->prev_pid, pc, pcl) < 0)
             return -1;
-        c = e->sched_switch->next_comm;
-        pid = e->sched_switch->next_pid;
-        break;
+        if (s->next_pid > 0 && nc && ingest_pf_name(d, (uint32_t)s->next_pid, nc, ncl) < 0)
+            return -1;
+        it->clen[0] = (uint32_t)pcl;
+        it->clen[1] = (uint32_t)ncl;
+        if (own)
+            own_switch(d, it, s, pcl, ncl);
+        return 0;
     }
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_WAKEUP:
-        c = e->sched_wakeup->comm;
-        pid = e->sched_wakeup->pid;
+        wk = e->sched_wakeup;
         break;
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_WAKING:
-        c = e->sched_waking->comm;
-        pid = e->sched_waking->pid;
+        wk = (const ArgusqPf__SchedWakeupFtraceEvent *)e->sched_waking;
+        kind = PF_WK_WAKING;
         break;
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_CPU_IDLE:
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_CPU_FREQUENCY: {
+        if (!own)
+            return 0;
+        bool idle = e->event_case == ARGUSQ_PF__FTRACE_EVENT__EVENT_CPU_IDLE;
+        const ArgusqPf__CpuIdleFtraceEvent *s =
+            idle ? e->cpu_idle : (const ArgusqPf__CpuIdleFtraceEvent *)e->cpu_frequency;
+        uint32_t state = s->state, cpu_id = s->cpu_id;
+        it->form = idle ? PF_IDLE : PF_FREQ;
+        it->cpuev.state = state;
+        it->cpuev.cpu_id = cpu_id;
+        return 0;
+    }
     /* the comm fields of a task's birth and death name it only when
      * nothing else did: decoding runs ahead of the merge (and a CPU's
      * bundles ahead of another's), so an exit's comm, the name after any
@@ -476,10 +629,24 @@ int ingest_pf_names(pf_reader *d, pf_item *it)
         return name_unknown(d, e->sched_process_exit->pid, e->sched_process_exit->comm);
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_PROCESS_FREE:
         return name_unknown(d, e->sched_process_free->pid, e->sched_process_free->comm);
-    case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_WAKEUP_NEW:
-        return name_unknown(d, e->sched_wakeup_new->pid, e->sched_wakeup_new->comm);
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_WAKEUP_NEW: {
+        const ArgusqPf__SchedWakeupNewFtraceEvent *s = e->sched_wakeup_new;
+        rc = name_unknown(d, s->pid, s->comm);
+        if (rc == 0 && own) /* its comm measured here: name_unknown's is not kept */
+            own_wake(d, it, PF_WK_WAKEUP_NEW, s->comm, s->comm ? ingest_pf_arena_strlen(s->comm) : 0, s->pid, s->prio,
+                     s->target_cpu);
+        return rc;
+    }
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_TASK_NEWTASK:
         return name_unknown(d, e->task_newtask->pid, e->task_newtask->comm);
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_PRINT:
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_BINDER_TRANSACTION:
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_BINDER_TRANSACTION_RECEIVED:
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_BLOCKED_REASON:
+    case ARGUSQ_PF__FTRACE_EVENT__EVENT__NOT_SET:
+        if (own)
+            own_other_kinds(it);
+        return 0;
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_PROCESS_FORK:
         return name_unknown(d, e->sched_process_fork->parent_pid, e->sched_process_fork->parent_comm) < 0
                    ? -1
@@ -487,8 +654,16 @@ int ingest_pf_names(pf_reader *d, pf_item *it)
     default:
         return 0;
     }
-    it->clen[1] = c ? (uint32_t)ingest_pf_arena_strlen(c) : 0;
-    return pid > 0 && c ? ingest_pf_name(d, (uint32_t)pid, c, it->clen[1]) : 0;
+    /* sched_wakeup, sched_waking */
+    c = wk->comm;
+    pid = wk->pid;
+    size_t cl = c ? ingest_pf_arena_strlen(c) : 0;
+    it->clen[1] = (uint32_t)cl;
+    if (pid > 0 && c && ingest_pf_name(d, (uint32_t)pid, c, cl) < 0)
+        return -1;
+    if (own)
+        own_wake(d, it, kind, c, cl, wk->pid, wk->prio, wk->target_cpu);
+    return 0;
 }
 
 /* "PATH:PACKET: message" from the mapping, as "PATH: byte N: packet K: message" */
@@ -512,11 +687,11 @@ static void reword(pf_reader *d, const pf_item *it)
  * say; the idle task is swapper/CPU, as the kernel names it.  A task the
  * trace never showed on that CPU before (the first switch's prev, with
  * no event before it there) stays unknown: `<...>`. */
-static const char *compact_prev_comm(pf_reader *d, const pf_item *it)
+static const char *compact_prev_comm(pf_reader *d, const pf_item *it, const char *comm, bool known)
 {
-    if (it->prev->comm[0])
-        return it->prev->comm;
-    if (!it->prev->known)
+    if (comm[0])
+        return comm;
+    if (!known)
         return "<...>";
     /* a copy: the mapping may write the table's name while it reads this */
     const char *n = it->tid == 0 ? NULL : ingest_ft_name_of(&d->fr, it->tid);
@@ -525,6 +700,117 @@ static const char *compact_prev_comm(pf_reader *d, const pf_item *it)
     else
         snprintf(d->prev_comm, sizeof d->prev_comm, "%s", n ? n : "");
     return d->prev_comm[0] ? d->prev_comm : "<...>";
+}
+
+/* The pairs of a held event, by its form; *k and *nm say which event.
+ * 1, 0 when it holds no event (counted as skipped), or -1 (err set). */
+static inline int item_pairs(pf_reader *d, const pf_item *it, ftrace_ev_kind *k, pf_name *nm)
+{
+    ftrace_reader *r = &d->fr;
+    switch (it->form) {
+    case PF_CSWITCH: {
+        named(nm, "sched_switch");
+        *k = FTRACE_EV_SCHED_SWITCH;
+        /* the comms measured here (the item has no room for their
+         * lengths) by the arena's inline strlen: strlen's calls in the
+         * mapping were 1.5M of the reading thread's 393.1M instructions
+         * on 4 copies of the Android 13 trace (88,700 calls) */
+        const char *pc = compact_prev_comm(d, it, it->prev->comm, it->prev->known);
+        /* the item's prev's comm is its pf_prev's first bytes, in the
+         * arena; the names compact_prev_comm makes the mapping measures */
+        size_t pcl = pc == it->prev->comm ? ingest_pf_arena_strlen(pc) : FTRACE_LEN_UNKNOWN;
+        switch_pairs(d, pc, pcl, (int32_t)it->tid, it->prev->prio != INT32_MIN, it->prev->prio, it->prev_state,
+                     it->comm, it->comm ? ingest_pf_arena_strlen(it->comm) : 0, it->pid, it->prio);
+        return 1;
+    }
+    case PF_CWAKING:
+        named(nm, "sched_waking");
+        *k = FTRACE_EV_SCHED_WAKING;
+        wake_pairs(d, it->comm, it->comm ? ingest_pf_arena_strlen(it->comm) : 0, it->pid, it->prio, it->target_cpu);
+        return 1;
+    case PF_SWITCH:
+    case PF_SWITCH_C: {
+        named(nm, "sched_switch");
+        *k = FTRACE_EV_SCHED_SWITCH;
+        const pf_comms *t = &d->comms;
+        const char *pc = ingest_pf_comm_str(t, it->sw.prev_comm);
+        size_t pcl = ingest_pf_comm_len(t, it->sw.prev_comm);
+        int64_t prev_pid = it->sw.prev_pid;
+        if (it->form == PF_SWITCH_C) { /* as PF_CSWITCH's */
+            prev_pid = (int32_t)it->tid;
+            const char *c = compact_prev_comm(d, it, pc, it->sw.prev_pid != 0);
+            if (c != pc)
+                pc = c, pcl = FTRACE_LEN_UNKNOWN;
+        }
+        switch_pairs(d, pc, pcl, prev_pid, it->sw.prev_prio != INT32_MIN, it->sw.prev_prio, it->sw.state,
+                     ingest_pf_comm_str(t, it->sw.next_comm), ingest_pf_comm_len(t, it->sw.next_comm), it->sw.next_pid,
+                     it->sw.next_prio);
+        r->kv_distinct = it->form == PF_SWITCH; /* as full_pairs' */
+        return 1;
+    }
+    case PF_WAKE: {
+        static const struct {
+            const char *name;
+            size_t len;
+            ftrace_ev_kind k;
+        } wk[] = {[PF_WK_WAKEUP] = {"sched_wakeup", 12, FTRACE_EV_SCHED_WAKEUP},
+                  [PF_WK_WAKING] = {"sched_waking", 12, FTRACE_EV_SCHED_WAKING},
+                  [PF_WK_WAKEUP_NEW] = {"sched_wakeup_new", 16, FTRACE_EV_SCHED_WAKEUP_NEW},
+                  [PF_WK_COMPACT] = {"sched_waking", 12, FTRACE_EV_SCHED_WAKING}};
+        nm->s = wk[it->wk.kind].name;
+        nm->n = wk[it->wk.kind].len;
+        *k = wk[it->wk.kind].k;
+        wake_pairs(d, ingest_pf_comm_str(&d->comms, it->wk.comm), ingest_pf_comm_len(&d->comms, it->wk.comm), it->wk.pid,
+                   it->wk.prio, it->wk.target_cpu);
+        r->kv_distinct = it->wk.kind != PF_WK_COMPACT; /* as full_pairs' */
+        return 1;
+    }
+    case PF_IDLE:
+    case PF_FREQ: {
+        bool idle = it->form == PF_IDLE;
+        if (idle)
+            named(nm, "cpu_idle");
+        else
+            named(nm, "cpu_frequency");
+        kv_state(d, idle ? 0 : 1, it->cpuev.state);
+        kv_u(d, "cpu_id", it->cpuev.cpu_id);
+        r->kv_distinct = true; /* as full_pairs' */
+        return 1;
+    }
+    case PF_PRINT:
+    case PF_KEPT_PRINT:
+        named(nm, "print");
+        *k = FTRACE_EV_MARKER;
+        if (it->form == PF_PRINT)
+            kv_strip(d, "buf", it->print.buf, it->print.len);
+        else
+            kv_strip(d, "buf", (const char *)it->kept.p, it->kept.len);
+        r->kv_distinct = true; /* as full_pairs' */
+        return 1;
+    case PF_BINDER:
+        binder_pairs(d, k, nm, it->binder.received, it->binder.debug_id, it->binder.target_node, it->binder.to_proc,
+                     it->binder.to_thread, it->binder.reply, it->binder.flags, it->binder.code);
+        r->kv_distinct = true;
+        return 1;
+    case PF_BLOCKED:
+        named(nm, "sched_blocked_reason");
+        blocked_pairs(d, it->blocked.pid, it->blocked.io_wait, it->blocked.caller);
+        r->kv_distinct = true;
+        return 1;
+    case PF_OTHER:
+    case PF_KEPT_OTHER:
+        return ingest_pf_other_held(d, it, &nm->s, &nm->n);
+    default: /* PF_FULL, PF_KEPT_FULL */
+        if (full_pairs(d, it, k, nm)) {
+            r->kv_distinct = true; /* each message's pairs have keys of their own */
+            return 1;
+        }
+        /* an event of a message the schema subset does not hold: stored
+         * raw, with the pairs of its own bytes (perfetto_other.c), as
+         * every reader stores every event; an FtraceEvent with no event
+         * at all counts as skipped */
+        return ingest_pf_other(d, it, &nm->s, &nm->n);
+    }
 }
 
 int ingest_pf_emit(pf_reader *d, const pf_item *it, const uint64_t *blocked)
@@ -539,39 +825,14 @@ int ingest_pf_emit(pf_reader *d, const pf_item *it, const uint64_t *blocked)
     r->lineno = it->hold->packet;
     ftrace_ev_kind k = FTRACE_EV_OTHER;
     pf_name nm = {NULL, 0};
-    if (it->form == PF_CSWITCH) {
-        named(&nm, "sched_switch");
-        k = FTRACE_EV_SCHED_SWITCH;
-        /* the comms measured here (the item has no room for their
-         * lengths) by the arena's inline strlen: strlen's calls in the
-         * mapping were 1.5M of the reading thread's 393.1M instructions
-         * on 4 copies of the Android 13 trace (88,700 calls) */
-        const char *pc = compact_prev_comm(d, it);
-        /* the item's prev's comm is its pf_prev's first bytes, in the
-         * arena; the names compact_prev_comm makes the mapping measures */
-        size_t pcl = pc == it->prev->comm ? ingest_pf_arena_strlen(pc) : FTRACE_LEN_UNKNOWN;
-        switch_pairs(d, pc, pcl, (int32_t)it->tid, it->prev->prio != INT32_MIN, it->prev->prio, it->prev_state,
-                     it->comm, it->comm ? ingest_pf_arena_strlen(it->comm) : 0, it->pid, it->prio);
-    } else if (it->form == PF_CWAKING) {
-        named(&nm, "sched_waking");
-        k = FTRACE_EV_SCHED_WAKING;
-        wake_pairs(d, it->comm, it->comm ? ingest_pf_arena_strlen(it->comm) : 0, it->pid, it->prio, it->target_cpu);
-    } else if (full_pairs(d, it, &k, &nm)) {
-        r->kv_distinct = true; /* each message's pairs have keys of their own */
-    } else {
-        /* an event of a message the schema subset does not hold: stored
-         * raw, with the pairs of its own bytes (perfetto_other.c), as
-         * every reader stores every event; an FtraceEvent with no event
-         * at all counts as skipped */
-        int orc = ingest_pf_other(d, it, &nm.s, &nm.n);
-        if (orc < 0)
-            return -1;
-        if (orc == 0) {
-            r->st->skipped++;
-            if (r->sink->skip)
-                r->sink->skip(r->sink->ctx);
-            return 0;
-        }
+    int prc = item_pairs(d, it, &k, &nm);
+    if (prc < 0)
+        return -1;
+    if (prc == 0) {
+        r->st->skipped++;
+        if (r->sink->skip)
+            r->sink->skip(r->sink->ctx);
+        return 0;
     }
     if (blocked && r->sw) {
         d->sw.have_blocked = true;

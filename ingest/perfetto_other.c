@@ -889,6 +889,39 @@ int ingest_pf_other_pairs(pf_reader *d, uint32_t event_field, const uint8_t *msg
     return rc;
 }
 
+/* An other event's message's pairs: 1, or -1 with err naming the file,
+ * the packet and byte, the event and what is wrong. */
+static int other_msg(pf_reader *d, const pf_item *it, uint32_t field, const uint8_t *p, size_t n, const char **name,
+                     size_t *name_len)
+{
+    pf_other_fault f = {0, "a length past the end"};
+    if (ingest_pf_other_pairs(d, field, p, n, name, name_len, &f) == 0)
+        return 1;
+    ingest_errf(d->fr.err, d->fr.errlen, "%s: byte %llu: packet %llu: %s (FtraceEvent field %u): %s at byte %zu of its %llu",
+                d->path, (unsigned long long)it->hold->offset, (unsigned long long)it->hold->packet, *name,
+                (unsigned)field, f.why, f.at, (unsigned long long)n);
+    return -1;
+}
+
+/* The unknown field of e that is its event: the first length-delimited
+ * one of number 3 or more (FtraceEvent's fields from 3 on are its
+ * oneof); NULL: none.  Its message: *msg, *n after the length protobuf-c
+ * keeps in front of its bytes (checked by its unpack), or *msg NULL when
+ * that length is not the rest's (*n: the length read, 0 none). */
+static const ProtobufCMessageUnknownField *other_field(const ArgusqPf__FtraceEvent *e, const uint8_t **msg, uint64_t *n)
+{
+    for (unsigned i = 0; i < e->base.n_unknown_fields; i++) {
+        const ProtobufCMessageUnknownField *u = &e->base.unknown_fields[i];
+        if (u->wire_type != PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED || u->tag < 3)
+            continue;
+        const uint8_t *p = u->data, *end = u->data + u->len;
+        *n = 0;
+        *msg = ingest_pf_varint(&p, end, n) && *n == (uint64_t)(end - p) ? p : NULL;
+        return u;
+    }
+    return NULL;
+}
+
 /* Never inlined: with link-time optimization it went into
  * ingest_pf_emit (perfetto_map.c), which then saved and restored the
  * registers this path needs for every event, a switch or waking too, and
@@ -898,27 +931,47 @@ int ingest_pf_other_pairs(pf_reader *d, uint32_t event_field, const uint8_t *msg
  * 411.3M. */
 __attribute__((noinline)) int ingest_pf_other(pf_reader *d, const pf_item *it, const char **name, size_t *name_len)
 {
-    const ArgusqPf__FtraceEvent *e = it->ev;
-    for (unsigned i = 0; i < e->base.n_unknown_fields; i++) {
-        const ProtobufCMessageUnknownField *u = &e->base.unknown_fields[i];
-        /* the event: FtraceEvent's fields from 3 on are its oneof */
-        if (u->wire_type != PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED || u->tag < 3)
-            continue;
-        /* protobuf-c keeps a length-delimited field's bytes with their
-         * length in front (checked by its unpack) */
-        const uint8_t *p = u->data, *e = u->data + u->len;
-        uint64_t n = 0;
-        pf_other_fault f = {0, "a length past the end"};
-        const char *what = "ftrace event";
-        if (ingest_pf_varint(&p, e, &n) && n == (uint64_t)(e - p)) {
-            if (ingest_pf_other_pairs(d, u->tag, p, (size_t)n, name, name_len, &f) == 0)
-                return 1;
-            what = *name;
-        }
-        ingest_errf(d->fr.err, d->fr.errlen, "%s: byte %llu: packet %llu: %s (FtraceEvent field %u): %s at byte %zu of its %llu",
-                    d->path, (unsigned long long)it->hold->offset, (unsigned long long)it->hold->packet, what,
-                    (unsigned)u->tag, f.why, f.at, (unsigned long long)n);
-        return -1;
+    const uint8_t *msg;
+    uint64_t n;
+    const ProtobufCMessageUnknownField *u = other_field(it->ev, &msg, &n);
+    if (!u)
+        return 0;
+    if (msg)
+        return other_msg(d, it, u->tag, msg, (size_t)n, name, name_len);
+    ingest_errf(d->fr.err, d->fr.errlen, "%s: byte %llu: packet %llu: ftrace event (FtraceEvent field %u): a length past the end at byte 0 of its %llu",
+                d->path, (unsigned long long)it->hold->offset, (unsigned long long)it->hold->packet, (unsigned)u->tag,
+                (unsigned long long)n);
+    return -1;
+}
+
+__attribute__((noinline)) int ingest_pf_other_held(pf_reader *d, const pf_item *it, const char **name, size_t *name_len)
+{
+    if (it->form == PF_KEPT_OTHER)
+        return other_msg(d, it, it->kept.field, it->kept.p, it->kept.len, name, name_len);
+    return other_msg(d, it, it->other.field, it->other.msg, it->other.len, name, name_len);
+}
+
+void ingest_pf_other_own(pf_item *it)
+{
+    const uint8_t *msg;
+    uint64_t n;
+    const ProtobufCMessageUnknownField *u = other_field(it->ev, &msg, &n);
+    if (!u || !msg || u->tag > UINT16_MAX || n > UINT32_MAX)
+        return;
+    uint16_t field = (uint16_t)u->tag;
+    if (n > PF_OTHER_MAX) {
+        uint8_t *k = ingest_pf_keep_alloc(it->hold, (size_t)n);
+        if (!k)
+            return;
+        memcpy(k, msg, (size_t)n);
+        it->form = PF_KEPT_OTHER;
+        it->kept.p = k;
+        it->kept.len = (uint32_t)n;
+        it->kept.field = field;
+        return;
     }
-    return 0;
+    it->form = PF_OTHER; /* over the union's ev: msg is the arena's */
+    it->other.field = field;
+    it->other.len = (uint8_t)n;
+    pf_copy_small(it->other.msg, msg, (size_t)n);
 }
