@@ -762,14 +762,9 @@ static int do_bundle(pf_reader *d, pf_hold *h, const ArgusqPf__FtraceEventBundle
             uint32_t ncid = d->cs_cid[cs->switch_next_comm_index[j]], pcid = cpu_cid(d, c);
             const char *next_comm = cs->intern_table[cs->switch_next_comm_index[j]];
             if (ncid != PF_COMM_NONE && pcid != PF_COMM_NONE) { /* self-contained */
-                it.form = PF_SWITCH_C;
-                it.sw.state = cs->switch_prev_state[j];
-                it.sw.prev_pid = c->pid >= 0;
-                it.sw.prev_prio = c->have_prio ? c->prio : INT32_MIN;
-                it.sw.prev_comm = pcid;
-                it.sw.next_comm = ncid;
-                it.sw.next_pid = cs->switch_next_pid[j];
-                it.sw.next_prio = cs->switch_next_prio[j];
+                pf_item_switch(&it, PF_SWITCH_C, cs->switch_prev_state[j], c->pid >= 0,
+                               c->have_prio ? c->prio : INT32_MIN, pcid, ncid, cs->switch_next_pid[j],
+                               cs->switch_next_prio[j]);
             } else {
                 it.form = PF_CSWITCH;
                 it.prev_state = cs->switch_prev_state[j];
@@ -796,12 +791,8 @@ static int do_bundle(pf_reader *d, pf_hold *h, const ArgusqPf__FtraceEventBundle
             it.ctx = cs->n_waking_common_flags ? flags_ctx(cs->waking_common_flags[k]) : DB_CTX_UNKNOWN;
             uint32_t cid = d->cs_cid[cs->waking_comm_index[k]];
             if (cid != PF_COMM_NONE) { /* self-contained */
-                it.form = PF_WAKE;
-                it.wk.kind = PF_WK_COMPACT;
-                it.wk.comm = cid;
-                it.wk.pid = cs->waking_pid[k];
-                it.wk.prio = cs->waking_prio[k];
-                it.wk.target_cpu = cs->waking_target_cpu[k];
+                pf_item_wake(&it, PF_WK_COMPACT, cid, cs->waking_pid[k], cs->waking_prio[k],
+                             cs->waking_target_cpu[k]);
             } else {
                 it.form = PF_CWAKING;
                 it.pid = cs->waking_pid[k];

@@ -283,6 +283,33 @@ typedef struct pf_item {
 _Static_assert(sizeof(pf_item) == 64, "pf_item: one cache line");
 _Static_assert(offsetof(pf_item, ev) == offsetof(pf_item, kept.p), "a kept form's bytes where a full one's ev is");
 
+/* A held switch in its own fields (PF_SWITCH, PF_SWITCH_C), and a wakeup
+ * (PF_WAKE): the full form's (perfetto_push.c) and the compact one's
+ * (perfetto.c do_bundle) are set here, field by field, the values read
+ * out first (the union's other forms share the bytes). */
+static inline void pf_item_switch(pf_item *it, uint8_t form, int64_t state, int32_t prev_pid, int32_t prev_prio,
+                                  uint32_t prev_comm, uint32_t next_comm, int32_t next_pid, int32_t next_prio)
+{
+    it->form = form;
+    it->sw.state = state;
+    it->sw.prev_pid = prev_pid;
+    it->sw.prev_prio = prev_prio;
+    it->sw.prev_comm = prev_comm;
+    it->sw.next_comm = next_comm;
+    it->sw.next_pid = next_pid;
+    it->sw.next_prio = next_prio;
+}
+
+static inline void pf_item_wake(pf_item *it, uint8_t kind, uint32_t comm, int32_t pid, int32_t prio, int32_t target_cpu)
+{
+    it->form = PF_WAKE;
+    it->wk.kind = kind;
+    it->wk.comm = comm;
+    it->wk.pid = pid;
+    it->wk.prio = prio;
+    it->wk.target_cpu = target_cpu;
+}
+
 /* comm (NULL: "") into a pf_cpu's or pf_item's comm, cut as snprintf
  * would cut it (snprintf itself was a twentieth of the reading thread);
  * its bytes by a few moves, not memcpy's call (0.6M instructions on 4
@@ -625,7 +652,7 @@ int ingest_pf_names_packet(pf_reader *d, const unsigned char *p, size_t len, uin
 /* After the first pass: the tid -> tgid table for the mapping. */
 void ingest_pf_names_done(pf_reader *d);
 
-/* ---- perfetto_map.c ---- */
+/* ---- perfetto_push.c: an event as it is pushed into the merge ---- */
 
 /* Names thread tid before it is seen (ingest_ft_full_comm, with room in
  * the thread table first).  0 or -1. */
@@ -638,6 +665,9 @@ int ingest_pf_name(pf_reader *d, uint32_t tid, const char *comm, size_t n);
  * reading thread took 11M more instructions on 8 copies of the Android 11
  * trace), else it stays PF_FULL.  0 or -1. */
 int ingest_pf_names(pf_reader *d, pf_item *it, bool own);
+
+/* ---- perfetto_map.c: an event as it is handed on ---- */
+
 /* Hands one event on: its canonical pairs, then ingest_ft_event; blocked:
  * a switch's blocked_caller (NULL: none).  0 or -1. */
 int ingest_pf_emit(pf_reader *d, const pf_item *it, const uint64_t *blocked);

@@ -151,6 +151,29 @@ static inline const rec_event *find_event(const rec *r, uint64_t ts, const char 
     return NULL;
 }
 
+/* Two recordings hold the same events, field by field and attribute by
+ * attribute (the same trace read two ways: a compact and a full form, an
+ * item held two ways). */
+static inline void assert_same_events(const rec *a, const rec *b)
+{
+    assert_int_equal(a->nev, b->nev);
+    for (size_t i = 0; i < a->nev; i++) {
+        const rec_event *x = &a->ev[i], *y = &b->ev[i];
+        assert_string_equal(x->name, y->name);
+        assert_int_equal(x->ev.ts, y->ev.ts);
+        assert_int_equal(x->ev.tid, y->ev.tid);
+        assert_int_equal(x->ev.pid, y->ev.pid);
+        assert_int_equal(x->ev.cpu, y->ev.cpu);
+        assert_int_equal(x->ev.type, y->ev.type);
+        assert_int_equal(x->ev.phase, y->ev.phase);
+        assert_int_equal(x->ev.obj, y->ev.obj);
+        assert_int_equal(x->ev.ctx, y->ev.ctx);
+        assert_int_equal(x->ev.attrs_len, y->ev.attrs_len);
+        if (memcmp(x->attrs, y->attrs, x->ev.attrs_len) != 0)
+            fail_msg("event %zu (%s): other attributes", i, x->name);
+    }
+}
+
 static inline void assert_attr(const rec_event *e, const char *key, const char *want)
 {
     const char *v;

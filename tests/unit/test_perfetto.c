@@ -26,60 +26,7 @@
 #include "ftrace_rec.h"
 #include "pb_build.h"
 
-/* ---- a protobuf writer (pb_build.h), and packed fields ---- */
-
-static void pb_packed(pb *p, unsigned f, const uint64_t *v, size_t n)
-{
-    pb m = {.n = 0};
-    for (size_t i = 0; i < n; i++)
-        pb_raw(&m, v[i]);
-    pb_m(p, f, &m);
-}
-
-/* Trace.packet (1) holding a TracePacket with ftrace_events (1) = bundle */
-static void put_bundle(pb *trace, const pb *bundle)
-{
-    pb pkt = {.n = 0};
-    pb_m(&pkt, 1, bundle);
-    pb_m(trace, 1, &pkt);
-}
-
-/* FtraceEvent {timestamp 1, pid 2, ONEOF-FIELD = msg} into a bundle's event (2) */
-static void put_event(pb *bundle, uint64_t ts, uint32_t pid, unsigned field, const pb *msg)
-{
-    pb e = {.n = 0};
-    pb_u(&e, 1, ts);
-    pb_u(&e, 2, pid);
-    pb_m(&e, field, msg);
-    pb_m(bundle, 2, &e);
-}
-
-/* SchedSwitchFtraceEvent (FtraceEvent field 4) */
-static void put_switch(pb *bundle, uint64_t ts, const char *pc, uint32_t pp, int64_t state, const char *nc,
-                       uint32_t np)
-{
-    pb s = {.n = 0};
-    pb_s(&s, 1, pc);
-    pb_u(&s, 2, pp);
-    pb_u(&s, 3, 120);
-    pb_u(&s, 4, (uint64_t)state);
-    pb_s(&s, 5, nc);
-    pb_u(&s, 6, np);
-    pb_u(&s, 7, 120);
-    put_event(bundle, ts, pp, 4, &s);
-}
-
-/* SchedWakingFtraceEvent (field 20): waker wakes pid */
-static void put_waking(pb *bundle, uint64_t ts, uint32_t waker, const char *comm, uint32_t pid, int32_t cpu)
-{
-    pb w = {.n = 0};
-    pb_s(&w, 1, comm);
-    pb_u(&w, 2, pid);
-    pb_u(&w, 3, 120);
-    pb_u(&w, 4, 1);
-    pb_u(&w, 5, (uint64_t)cpu);
-    put_event(bundle, ts, waker, 20, &w);
-}
+/* ---- a protobuf writer and its Perfetto messages: pb_build.h ---- */
 
 static rec *read_pb(const pb *trace, int want_rc, char *err, size_t errlen)
 {
@@ -186,22 +133,7 @@ static void test_compact_is_full(void **state)
     sched_full(&f);
     sched_compact(&c);
     rec *rf = read_pb(&f, 0, NULL, 0), *rc = read_pb(&c, 0, NULL, 0);
-    assert_int_equal(rc->nev, rf->nev);
-    for (size_t i = 0; i < rf->nev; i++) {
-        const rec_event *a = &rf->ev[i], *b = &rc->ev[i];
-        assert_string_equal(a->name, b->name);
-        assert_int_equal(a->ev.ts, b->ev.ts);
-        assert_int_equal(a->ev.tid, b->ev.tid);
-        assert_int_equal(a->ev.pid, b->ev.pid);
-        assert_int_equal(a->ev.cpu, b->ev.cpu);
-        assert_int_equal(a->ev.type, b->ev.type);
-        assert_int_equal(a->ev.phase, b->ev.phase);
-        assert_int_equal(a->ev.obj, b->ev.obj);
-        assert_int_equal(a->ev.ctx, b->ev.ctx);
-        assert_int_equal(a->ev.attrs_len, b->ev.attrs_len);
-        if (memcmp(a->attrs, b->attrs, a->ev.attrs_len) != 0)
-            fail_msg("event %zu (%s): other attributes", i, a->name);
-    }
+    assert_same_events(rf, rc);
     assert_int_equal(rc->nth, rf->nth);
     for (size_t i = 0; i < rf->nth; i++) {
         rec_thread *t = find_thread(rc, rf->th[i].tid);

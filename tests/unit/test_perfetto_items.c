@@ -208,24 +208,10 @@ static void emit_both(emitter *a, emitter *b, ArgusqPf__FtraceEvent *ev, pf_hold
     emit_both_rc(a, b, ev, ah, ts, want, false, 0);
 }
 
-static void assert_same_events(const rec *a, const rec *b)
+/* the same events (ftrace_rec.h), and the same threads' names */
+static void assert_same_recs(const rec *a, const rec *b)
 {
-    assert_int_equal(a->nev, b->nev);
-    for (size_t i = 0; i < a->nev; i++) {
-        const rec_event *x = &a->ev[i], *y = &b->ev[i];
-        assert_string_equal(x->name, y->name);
-        assert_int_equal(x->ev.ts, y->ev.ts);
-        assert_int_equal(x->ev.tid, y->ev.tid);
-        assert_int_equal(x->ev.pid, y->ev.pid);
-        assert_int_equal(x->ev.cpu, y->ev.cpu);
-        assert_int_equal(x->ev.type, y->ev.type);
-        assert_int_equal(x->ev.phase, y->ev.phase);
-        assert_int_equal(x->ev.obj, y->ev.obj);
-        assert_int_equal(x->ev.ctx, y->ev.ctx);
-        assert_int_equal(x->ev.attrs_len, y->ev.attrs_len);
-        if (memcmp(x->attrs, y->attrs, x->ev.attrs_len) != 0)
-            fail_msg("event %zu (%s): other attributes", i, x->name);
-    }
+    assert_same_events(a, b);
     assert_int_equal(a->nth, b->nth);
     for (size_t i = 0; i < a->nth; i++)
         assert_string_equal(a->th[i].name, b->th[i].name);
@@ -444,7 +430,7 @@ static void test_own_forms(void **state)
         emit_both_rc(&a, &b, &ev, &ah, ts++, PF_KEPT_FULL, true, 0);
     }
     assert_int_equal(a.r->nev, 9 + 15 + 14 + 6 + 4 + 1 + 2 + 1 + 1);
-    assert_same_events(a.r, b.r);
+    assert_same_recs(a.r, b.r);
     assert_attr(&b.r->ev[43], "buf", "B|10|a slice whose name is longer than the item");
     /* a corrupt message of an other event: the same message */
     for (int kept = 0; kept < 2; kept++) {
@@ -481,55 +467,6 @@ static void test_own_forms(void **state)
 }
 
 /* ---- whole traces ---- */
-
-static void pb_packed(pb *p, unsigned f, const uint64_t *v, size_t n)
-{
-    pb m = {.n = 0};
-    for (size_t i = 0; i < n; i++)
-        pb_raw(&m, v[i]);
-    pb_m(p, f, &m);
-}
-
-static void put_bundle(pb *trace, const pb *bundle)
-{
-    pb pkt = {.n = 0};
-    pb_m(&pkt, 1, bundle);
-    pb_m(trace, 1, &pkt);
-}
-
-static void put_event(pb *bundle, uint64_t ts, uint32_t pid, unsigned field, const pb *msg)
-{
-    pb e = {.n = 0};
-    pb_u(&e, 1, ts);
-    pb_u(&e, 2, pid);
-    pb_m(&e, field, msg);
-    pb_m(bundle, 2, &e);
-}
-
-static void put_switch(pb *bundle, uint64_t ts, const char *pc, uint32_t pp, int64_t state, const char *nc,
-                       uint32_t np)
-{
-    pb s = {.n = 0};
-    pb_s(&s, 1, pc);
-    pb_u(&s, 2, pp);
-    pb_u(&s, 3, 120);
-    pb_u(&s, 4, (uint64_t)state);
-    pb_s(&s, 5, nc);
-    pb_u(&s, 6, np);
-    pb_u(&s, 7, 120);
-    put_event(bundle, ts, pp, 4, &s);
-}
-
-static void put_waking(pb *bundle, uint64_t ts, uint32_t waker, const char *comm, uint32_t pid, int32_t cpu)
-{
-    pb w = {.n = 0};
-    pb_s(&w, 1, comm);
-    pb_u(&w, 2, pid);
-    pb_u(&w, 3, 120);
-    pb_u(&w, 4, 1);
-    pb_u(&w, 5, (uint64_t)cpu);
-    put_event(bundle, ts, waker, 20, &w);
-}
 
 static void put_print(pb *bundle, uint64_t ts, uint32_t pid, const char *buf)
 {
@@ -609,7 +546,7 @@ static void test_compact_comm_lengths(void **state)
             rec *rf = read_pb(&f), *rc = read_pb(&c);
             assert_int_equal(rf->nev, 4);
             if (lens[i] <= 23 && lens[j] <= 23) {
-                assert_same_events(rf, rc);
+                assert_same_recs(rf, rc);
             } else { /* the CPU keeps a comm cut to 23 bytes: a compact prev_comm is that */
                 char cut[24];
                 memset(cut, 'p', 23);
