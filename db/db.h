@@ -250,13 +250,13 @@ static inline void db_copy_short(char *d, const char *s, size_t n)
 
 
 /* ---- spare byte buffers, the last given back first (db/bufstack.c) ----
- * The ingest's two queues (ingest/pipe.c, db/wqueue.c) pass batches of
- * bytes between threads in a ring of slots.  A slot takes a buffer from
- * here when it is begun and gives it back once read, so an ingest touches
- * as many buffers as its queue held at its fullest, not the ring's bound
- * (a ring whose slots kept their buffers cycled through all of them), and
- * the buffer filled next is the one read last.  Not locked: each queue
- * calls it under its own mutex. */
+ * The ingest's pipe (ingest/pipe.c) passes batches of bytes from the
+ * reading thread to the graph's in a ring of slots.  A slot takes a
+ * buffer from here when it is begun and gives it back once read, so an
+ * ingest touches as many buffers as the pipe held at its fullest, not the
+ * ring's bound (a ring whose slots kept their buffers cycled through all
+ * of them), and the buffer filled next is the one read last.  Not locked:
+ * the caller holds its own mutex. */
 #define DB_BUFSTACK_MAX 64
 typedef struct db_bufstack {
     char *buf[DB_BUFSTACK_MAX];

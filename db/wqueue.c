@@ -25,8 +25,7 @@
  * queued: a trace being ingested has no others, up to the names cache's
  * bound, past which it asks the thread).
  *
- * Memory: at most WQ_BATCHES batches of WQ_BATCH bytes, as many as the
- * queue held at its fullest (db_bufstack).  Failure: the first call
+ * Memory: WQ_BATCHES batches of WQ_BATCH bytes.  Failure: the first call
  * that fails on the thread keeps its message; the calls queued after it
  * are dropped, and every later call through the front returns it. */
 #include <pthread.h>
@@ -38,12 +37,17 @@
 
 #include "db_int.h"
 
-/* 32 MB: a batch's commit and sync stop this thread for tens of
+/* 16 MB: a batch's commit and sync stop this thread for tens of
  * milliseconds, and with 4 MB of queue the graph's thread stopped too
- * (2M events: 1.70 -> 1.49 s median, with ingest/pipe.c's alike); with 16
- * MB it still did, 0.24 s of a Perfetto ingest's 0.97 (make bench's
- * Android 11 file), 0.08-0.10 s with 48 MB */
-#define WQ_BATCHES 32
+ * (2M events: 1.70 -> 1.49 s median, with ingest/pipe.c's alike).  32 MB,
+ * and batches taken as needed as the pipe's are (db_bufstack), were
+ * measured too: no faster on make bench's Perfetto files once the pipe
+ * holds 32 (0.79 s either way), and with buffers taken as needed a
+ * rebuild's peak RSS differs between a short trace and a long one (its
+ * queue fills further in a long one: 63 MB at 1.9M events, 90 at 19M),
+ * where make bench wants it flat.  So a ring whose batches are all
+ * touched, whatever the trace. */
+#define WQ_BATCHES 16
 #define WQ_BATCH ((size_t)1 << 20)
 
 enum {
@@ -97,8 +101,7 @@ struct db_wq {
     db_writer *w; /* set by the first call, run on the thread */
     pthread_mutex_t mu;
     pthread_cond_t cv_ready, cv_free, cv_done;
-    wq_batch b[WQ_BATCHES]; /* a slot's buf: from spare while it is filled or queued, else NULL */
-    db_bufstack spare;
+    wq_batch b[WQ_BATCHES];
     size_t head, count; /* ready batches: b[head .. head + count) */
     size_t cur;         /* the batch the front fills: b[head + count] when the
                          * front last looked, under the lock (head and count
@@ -306,8 +309,7 @@ static void *run(void *arg)
         pthread_mutex_unlock(&q->mu);
         replay(q, b->buf, b->buf + b->len);
         pthread_mutex_lock(&q->mu);
-        db_bufstack_give(&q->spare, b->buf, b->cap);
-        *b = (wq_batch){0};
+        b->len = 0;
         q->head = (q->head + 1) % WQ_BATCHES;
         q->count--;
         pthread_cond_signal(&q->cv_free);
@@ -323,9 +325,11 @@ db_wq *db_wq_start(void)
     db_wq *q = calloc(1, sizeof *q);
     if (!q)
         return NULL;
-    db_bufstack_init(&q->spare, WQ_BATCH);
-    if (!(q->b[0].buf = db_bufstack_take(&q->spare, &q->b[0].cap)))
-        goto fail;
+    for (int i = 0; i < WQ_BATCHES; i++)
+        if (!(q->b[i].buf = malloc(WQ_BATCH)))
+            goto fail;
+        else
+            q->b[i].cap = WQ_BATCH;
     pthread_mutex_init(&q->mu, NULL);
     pthread_cond_init(&q->cv_ready, NULL);
     pthread_cond_init(&q->cv_free, NULL);
@@ -339,7 +343,8 @@ db_wq *db_wq_start(void)
     pthread_cond_destroy(&q->cv_free);
     pthread_cond_destroy(&q->cv_done);
 fail:
-    free(q->b[0].buf);
+    for (int i = 0; i < WQ_BATCHES; i++)
+        free(q->b[i].buf);
     free(q);
     return NULL;
 }
@@ -347,15 +352,6 @@ fail:
 
 /* The batch the front fills. */
 static wq_batch *filling(db_wq *q) { return &q->b[q->cur]; }
-
-/* The front's next batch has a buffer (under the lock; NULL when out of
- * memory: room_more then asks for room itself). */
-static void begin(db_wq *q)
-{
-    wq_batch *b = filling(q);
-    if (!b->buf)
-        b->buf = db_bufstack_take(&q->spare, &b->cap);
-}
 
 /* Hands the batch being filled to the thread (waits while all are queued). */
 static void hand_over(db_wq *q)
@@ -366,7 +362,6 @@ static void hand_over(db_wq *q)
     while (q->count == WQ_BATCHES)
         pthread_cond_wait(&q->cv_free, &q->mu);
     q->cur = (q->head + q->count) % WQ_BATCHES; /* the one after the ready ones */
-    begin(q);
     pthread_mutex_unlock(&q->mu);
 }
 
@@ -634,7 +629,6 @@ static int call(db_wq *q, wq_fn fn, void *arg)
     while (q->count == WQ_BATCHES)
         pthread_cond_wait(&q->cv_free, &q->mu);
     q->cur = (q->head + q->count) % WQ_BATCHES;
-    begin(q);
     pthread_mutex_unlock(&q->mu);
     return rc;
 }
@@ -742,7 +736,6 @@ void db_wq_stop(db_wq *q)
     pthread_cond_destroy(&q->cv_done);
     for (int i = 0; i < WQ_BATCHES; i++)
         free(q->b[i].buf);
-    db_bufstack_free(&q->spare);
     db_names_free(&q->names);
     db_evfront_free(&q->front);
     free(q);
