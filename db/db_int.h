@@ -511,7 +511,7 @@ static inline __attribute__((always_inline)) int db_thrindex_add(db_thrindex *t,
  * failed: its error instead; run_always: even then).  known_*: what the
  * front knows of the trace's threads (*absent: no such thread). */
 typedef struct db_wq db_wq;
-db_wq *db_wq_start(void);
+db_wq *db_wq_start(bool rebuild); /* rebuild: a rebuild's queue (wqueue.c WQ_BATCHES_REBUILD) */
 db_writer *db_wq_begin(db_wq *q, db_writer *(*fn)(db_wq *q, void *ctx), void *ctx);
 /* threads and processes the trace has without the queue having carried
  * them (a rebuild's copies) */

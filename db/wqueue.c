@@ -25,7 +25,7 @@
  * queued: a trace being ingested has no others, up to the names cache's
  * bound, past which it asks the thread).
  *
- * Memory: WQ_BATCHES batches of WQ_BATCH bytes.  Failure: the first call
+ * Memory: nb batches of WQ_BATCH bytes (WQ_BATCHES_INGEST or _REBUILD).  Failure: the first call
  * that fails on the thread keeps its message; the calls queued after it
  * are dropped, and every later call through the front returns it. */
 #include <pthread.h>
@@ -37,17 +37,23 @@
 
 #include "db_int.h"
 
-/* 16 MB: a batch's commit and sync stop this thread for tens of
- * milliseconds, and with 4 MB of queue the graph's thread stopped too
- * (2M events: 1.70 -> 1.49 s median, with ingest/pipe.c's alike).  32 MB,
- * and batches taken as needed as the pipe's are (db_bufstack), were
- * measured too: no faster on make bench's Perfetto files once the pipe
- * holds 32 (0.79 s either way), and with buffers taken as needed a
- * rebuild's peak RSS differs between a short trace and a long one (its
- * queue fills further in a long one: 63 MB at 1.9M events, 90 at 19M),
- * where make bench wants it flat.  So a ring whose batches are all
- * touched, whatever the trace. */
-#define WQ_BATCHES 16
+/* A batch's commit and sync stop this thread for tens of milliseconds,
+ * and the graph's thread stops too once the queue is full: with 4 MB of
+ * queue, 2M events took 1.70 s against 1.49 s with 16 MB (ingest/pipe.c's
+ * alike).  An ingest has WQ_BATCHES_INGEST: with 16 MB its graph's
+ * thread still waited 0.24 s of a Perfetto ingest of 0.97 s (make
+ * bench's Android 11 file), and make bench's ingests with 32 MB against
+ * 16 (runs of 3 each, trace-cmd's own time the same in both): Android 11
+ * Perfetto 0.84 vs 0.95 s, ftrace text 1.19 vs 1.33 s, 19M Argus events
+ * 6.99 vs 7.27 s.  A rebuild keeps WQ_BATCHES_REBUILD, whose peak RSS make
+ * bench wants flat from 1.9M events to 19M (72 vs 69 MiB with 16).  All
+ * of a ring's batches are touched in any ingest or rebuild of more than
+ * their bytes, so its memory is the same for a short trace and a long
+ * one; buffers taken as the queue fills (as ingest/pipe.c's are) made a
+ * rebuild's 63 MB at 1.9M events and 90 MB at 19M. */
+#define WQ_BATCHES_INGEST 32
+#define WQ_BATCHES_REBUILD 16
+#define WQ_BATCHES WQ_BATCHES_INGEST /* the most */
 #define WQ_BATCH ((size_t)1 << 20)
 
 enum {
@@ -102,6 +108,7 @@ struct db_wq {
     pthread_mutex_t mu;
     pthread_cond_t cv_ready, cv_free, cv_done;
     wq_batch b[WQ_BATCHES];
+    size_t nb; /* batches in the ring: b[0, nb) */
     size_t head, count; /* ready batches: b[head .. head + count) */
     size_t cur;         /* the batch the front fills: b[head + count] when the
                          * front last looked, under the lock (head and count
@@ -310,7 +317,7 @@ static void *run(void *arg)
         replay(q, b->buf, b->buf + b->len);
         pthread_mutex_lock(&q->mu);
         b->len = 0;
-        q->head = (q->head + 1) % WQ_BATCHES;
+        q->head = (q->head + 1) % q->nb;
         q->count--;
         pthread_cond_signal(&q->cv_free);
     }
@@ -320,12 +327,13 @@ static void *run(void *arg)
 
 /* ---- the front ---- */
 
-db_wq *db_wq_start(void)
+db_wq *db_wq_start(bool rebuild)
 {
     db_wq *q = calloc(1, sizeof *q);
     if (!q)
         return NULL;
-    for (int i = 0; i < WQ_BATCHES; i++)
+    q->nb = rebuild ? WQ_BATCHES_REBUILD : WQ_BATCHES_INGEST;
+    for (size_t i = 0; i < q->nb; i++)
         if (!(q->b[i].buf = malloc(WQ_BATCH)))
             goto fail;
         else
@@ -359,9 +367,9 @@ static void hand_over(db_wq *q)
     pthread_mutex_lock(&q->mu);
     q->count++;
     pthread_cond_signal(&q->cv_ready);
-    while (q->count == WQ_BATCHES)
+    while (q->count == q->nb)
         pthread_cond_wait(&q->cv_free, &q->mu);
-    q->cur = (q->head + q->count) % WQ_BATCHES; /* the one after the ready ones */
+    q->cur = (q->head + q->count) % q->nb; /* the one after the ready ones */
     pthread_mutex_unlock(&q->mu);
 }
 
@@ -626,9 +634,9 @@ static int call(db_wq *q, wq_fn fn, void *arg)
         pthread_cond_wait(&q->cv_done, &q->mu);
     /* the thread has made the call: the batch holding it is free again,
      * or about to be; wait for it so that the front may fill it */
-    while (q->count == WQ_BATCHES)
+    while (q->count == q->nb)
         pthread_cond_wait(&q->cv_free, &q->mu);
-    q->cur = (q->head + q->count) % WQ_BATCHES;
+    q->cur = (q->head + q->count) % q->nb;
     pthread_mutex_unlock(&q->mu);
     return rc;
 }
@@ -724,7 +732,7 @@ void db_wq_stop(db_wq *q)
     if (!q)
         return;
     pthread_mutex_lock(&q->mu);
-    if (filling(q)->len && q->count < WQ_BATCHES)
+    if (filling(q)->len && q->count < q->nb)
         q->count++; /* what is left (after a failure: skipped) */
     q->stop = true;
     pthread_cond_signal(&q->cv_ready);

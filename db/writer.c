@@ -1433,7 +1433,7 @@ db_writer *db_writer_begin(db_archive *a, const char *name, const char *format, 
                            db_error *err)
 {
     const char *env = getenv("ARGUSQ_WRITER_THREAD");
-    db_wq *q = env && strcmp(env, "0") == 0 ? NULL : db_wq_start();
+    db_wq *q = env && strcmp(env, "0") == 0 ? NULL : db_wq_start(false);
     if (!q)
         return begin_here(a, name, format, source, err);
     struct begin_args b = {a, name, format, source, err};
@@ -1593,7 +1593,7 @@ static db_writer *rebuild_there(db_wq *q, void *ctx)
 db_writer *db_writer_rebuild(db_archive *a, const char *trace, db_error *err)
 {
     const char *env = getenv("ARGUSQ_WRITER_THREAD");
-    db_wq *q = env && strcmp(env, "0") == 0 ? NULL : db_wq_start();
+    db_wq *q = env && strcmp(env, "0") == 0 ? NULL : db_wq_start(true);
     if (!q)
         return rebuild_here(a, trace, err);
     struct rebuild_args b = {a, trace, err};
