@@ -527,14 +527,16 @@ static inline int item_pairs(pf_reader *d, const pf_item *it, ftrace_ev_kind *k,
         return 1;
     }
     case PF_WAKE: {
+#define LIT(s) s, sizeof s - 1 /* a name and its length, written once */
         static const struct {
             const char *name;
             size_t len;
             ftrace_ev_kind k;
-        } wk[] = {[PF_WK_WAKEUP] = {"sched_wakeup", 12, FTRACE_EV_SCHED_WAKEUP},
-                  [PF_WK_WAKING] = {"sched_waking", 12, FTRACE_EV_SCHED_WAKING},
-                  [PF_WK_WAKEUP_NEW] = {"sched_wakeup_new", 16, FTRACE_EV_SCHED_WAKEUP_NEW},
-                  [PF_WK_COMPACT] = {"sched_waking", 12, FTRACE_EV_SCHED_WAKING}};
+        } wk[] = {[PF_WK_WAKEUP] = {LIT("sched_wakeup"), FTRACE_EV_SCHED_WAKEUP},
+                  [PF_WK_WAKING] = {LIT("sched_waking"), FTRACE_EV_SCHED_WAKING},
+                  [PF_WK_WAKEUP_NEW] = {LIT("sched_wakeup_new"), FTRACE_EV_SCHED_WAKEUP_NEW},
+                  [PF_WK_COMPACT] = {LIT("sched_waking"), FTRACE_EV_SCHED_WAKING}};
+#undef LIT
         nm->s = wk[it->wk.kind].name;
         nm->n = wk[it->wk.kind].len;
         *k = wk[it->wk.kind].k;

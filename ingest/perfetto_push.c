@@ -120,6 +120,14 @@ static void own_other_kinds(pf_item *it)
     }
 }
 
+/* Names pid by its interned comm (pid <= 0: nothing).  0 or -1. */
+static int name_by_id(pf_reader *d, int32_t pid, uint32_t cid)
+{
+    if (pid <= 0)
+        return 0;
+    return ingest_pf_name(d, (uint32_t)pid, ingest_pf_comm_str(&d->comms, cid), ingest_pf_comm_len(&d->comms, cid));
+}
+
 int ingest_pf_names(pf_reader *d, pf_item *it, bool own)
 {
     if (it->form == PF_CSWITCH || it->form == PF_CWAKING)
@@ -127,13 +135,9 @@ int ingest_pf_names(pf_reader *d, pf_item *it, bool own)
     /* compact ones held self-contained (perfetto.c do_bundle): the same,
      * their comm by id (every compact comm is a string, "" too) */
     if (it->form == PF_SWITCH_C)
-        return it->sw.next_pid > 0 ? ingest_pf_name(d, (uint32_t)it->sw.next_pid, ingest_pf_comm_str(&d->comms, it->sw.next_comm),
-                                                    ingest_pf_comm_len(&d->comms, it->sw.next_comm))
-                                   : 0;
+        return name_by_id(d, it->sw.next_pid, it->sw.next_comm);
     if (it->form == PF_WAKE)
-        return it->wk.pid > 0 ? ingest_pf_name(d, (uint32_t)it->wk.pid, ingest_pf_comm_str(&d->comms, it->wk.comm),
-                                               ingest_pf_comm_len(&d->comms, it->wk.comm))
-                              : 0;
+        return name_by_id(d, it->wk.pid, it->wk.comm);
     const ArgusqPf__FtraceEvent *e = it->ev;
     const char *c = NULL;
     int32_t pid = 0;
