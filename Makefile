@@ -11,6 +11,8 @@
 #   make bench    performance at the paper's scale (bench/run.py; BENCH_EVENTS=2000000 for a quick run)
 #   make bench-fleet  only its fleet line: 20 archives on two Dask workers against the CLI
 #   make tsan     libargusq's threads test built with ThreadSanitizer
+#   make stateful  the archive's invariants under 10,000 random write and admin
+#                 steps of each of three seeds (tests/e2e/test_stateful.py)
 #   make crashtest  crash states of an ingest of ../shared/traces/pipeline.dat
 #                 (tests/crash: an LD_PRELOAD write logger and crashgen.py;
 #                 make test runs a short one on a small trace)
@@ -272,6 +274,18 @@ crashtest: $(B)/argusq $(B)/san/argusq $(WLOG)
 	  --op rules --states $(CRASH_STATES) --seed $(CRASH_SEED)
 
 test: $(WLOG)
+
+# make stateful: the archive's invariants under long random sequences of
+# every write statement and admin command (tests/e2e/test_stateful.py;
+# make test runs 60 steps of seed 1), STATEFUL_STEPS steps of each seed on
+# the optimized build; a failure prints its seed and steps, and the same
+# seed replays them
+STATEFUL_STEPS ?= 10000
+STATEFUL_SEEDS ?= 1 2 3
+.PHONY: stateful
+stateful: $(B)/argusq
+	cd tests/e2e && ARGUSQ=$(CURDIR)/$(B)/argusq ARGUSQ_STATEFUL_STEPS=$(STATEFUL_STEPS) \
+	  ARGUSQ_STATEFUL_SEEDS="$(STATEFUL_SEEDS)" python3 -m unittest -v test_stateful
 
 # ---- benchmarks: inputs and archives in bench/data/, results in bench/results.json ----
 BENCH_EVENTS ?= 19000000

@@ -498,12 +498,28 @@ int db_list_traces(db_archive *a, db_trace_cb cb, void *ctx, db_error *err)
      * keeps its place there, under the id it was ingested with) */
     MDB_cursor *c;
     int rc = mdb_cursor_open(txn, a->dbi[DBI_TRACE_IDS], &c), ret = 0;
-    MDB_val k, v;
+    MDB_val k, v, *seen = NULL;
+    size_t nseen = 0;
     for (rc = rc ? rc : mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && ret == 0;
          rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
         char name[256];
         if (v.mv_size >= sizeof name)
             continue;
+        /* a name under a second slot, which an archive written before the
+         * writer kept a rebuilt trace's slot may hold (the next writer
+         * deletes it, writer.c): listed once, at its first slot */
+        bool repeat = false;
+        for (size_t i = 0; i < nseen && !repeat; i++)
+            repeat = seen[i].mv_size == v.mv_size && memcmp(seen[i].mv_data, v.mv_data, v.mv_size) == 0;
+        if (repeat)
+            continue;
+        MDB_val *more = realloc(seen, (nseen + 1) * sizeof *seen);
+        if (!more) {
+            ret = db_fail(err, -1, "out of memory");
+            break;
+        }
+        seen = more;
+        seen[nseen++] = v; /* the map's bytes: they stay while the read transaction lasts */
         memcpy(name, v.mv_data, v.mv_size);
         name[v.mv_size] = 0;
         db_trace_info t;
@@ -517,6 +533,7 @@ int db_list_traces(db_archive *a, db_trace_cb cb, void *ctx, db_error *err)
     }
     if (rc && rc != MDB_NOTFOUND && !ret)
         ret = db_lmdb_fail(err, rc, "catalog");
+    free(seen);
     mdb_cursor_close(c);
     mdb_txn_abort(txn);
     return ret;

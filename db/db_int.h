@@ -331,6 +331,8 @@ int db_lmdb_fail(db_error *err, int rc, const char *what);
 int db_key_order(const MDB_val *a, const MDB_val *b);
 int db_catalog_get(db_archive *a, MDB_txn *txn, const char *name, db_trace_info *out, db_error *err);
 int db_catalog_put(db_archive *a, MDB_txn *txn, const db_trace_info *t, bool latest, db_error *err);
+/* Deletes the slots of trace_ids that repeat a name of a lower slot (manage.c). */
+int db_catalog_drop_repeats(db_archive *a, MDB_txn *txn, db_error *err);
 /* A catalog value as read by a cursor: 0, or -1 (damaged, or another
  * version's). */
 int db_catalog_decode(const MDB_val *v, db_trace_info *out);

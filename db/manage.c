@@ -173,6 +173,51 @@ fail:
     return -1;
 }
 
+/* Slots of trace_ids that repeat a name listed under a lower slot.  A
+ * trace keeps the slot it was ingested under; before this was checked, a
+ * write into a rebuilt trace (a rule, a label) added a second slot under
+ * the trace's new id, so an archive may hold such repeats: the first slot
+ * is the trace's place in the listing, the others are deleted.  Every
+ * writer does this as it begins (writer.c, reclaim). */
+int db_catalog_drop_repeats(db_archive *a, MDB_txn *txn, db_error *err)
+{
+    MDB_cursor *c;
+    int rc = mdb_cursor_open(txn, a->dbi[DBI_TRACE_IDS], &c);
+    if (rc)
+        return db_lmdb_fail(err, rc, "cursor");
+    MDB_val *seen = NULL, k, v;
+    size_t n = 0, cap = 0;
+    int ret = 0;
+    for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && !ret; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+        bool repeat = false;
+        for (size_t i = 0; i < n && !repeat; i++)
+            repeat = seen[i].mv_size == v.mv_size && memcmp(seen[i].mv_data, v.mv_data, v.mv_size) == 0;
+        if (repeat) {
+            if ((rc = mdb_cursor_del(c, 0)) != 0)
+                ret = db_lmdb_fail(err, rc, "catalog");
+            continue;
+        }
+        /* a copy: the data of a cursor's record moves when it deletes */
+        MDB_val *more = n < cap ? seen : realloc(seen, (cap = cap ? 2 * cap : 16) * sizeof *seen);
+        void *copy = more ? malloc(v.mv_size + 1) : NULL;
+        if (more)
+            seen = more;
+        if (!copy) {
+            ret = db_fail(err, -1, "out of memory");
+            break;
+        }
+        memcpy(copy, v.mv_data, v.mv_size);
+        seen[n++] = (MDB_val){v.mv_size, copy};
+    }
+    if (!ret && rc && rc != MDB_NOTFOUND)
+        ret = db_lmdb_fail(err, rc, "catalog");
+    mdb_cursor_close(c);
+    for (size_t i = 0; i < n; i++)
+        free(seen[i].mv_data);
+    free(seen);
+    return ret;
+}
+
 /* ---- compact, backup, info ---- */
 
 /* The copy into a new file (O_EXCL: never over another file), synced. */

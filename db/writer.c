@@ -1242,6 +1242,8 @@ static inline __attribute__((always_inline)) int maybe_flush(db_writer *w, db_er
 static int reclaim(db_writer *w, db_error *err)
 {
     tails_lost(w); /* its deletes change pages */
+    if (db_catalog_drop_repeats(w->a, w->txn, err))
+        return -1;
     uint32_t ids[64];
     char names[64][256];
     int n = 0;
@@ -1867,7 +1869,11 @@ int db_writer_commit(db_writer *w, db_trace_info *out, db_error *err)
     if (!ret && w->top && (ret = db_nodetop_flush(w->top, w->info.id, top_put, w)) != 0)
         ret = thr_fail(w, ret, err);
     ret = ret || flush_norms(w, err) || drain_later(w, err) || drain_chunks(w, err) ||
-          (w->rebuild ? swap_in(w, err) : db_catalog_put(w->a, w->txn, &w->info, !w->existing, err));
+          /* a trace already listed keeps its slot in trace_ids, which
+           * after a rebuild is not its id: only its entry is written */
+          (w->rebuild     ? swap_in(w, err)
+           : w->existing ? db_catalog_put_entry(w->a, w->txn, &w->info, err)
+                         : db_catalog_put(w->a, w->txn, &w->info, true, err));
     if (!ret) {
         close_cursors(w);
         int rc = mdb_txn_commit(w->txn);

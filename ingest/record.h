@@ -19,7 +19,9 @@
 typedef struct record_watch record_watch;
 
 /* Finds each symbol in the ELF symbol table of exe (a global variable of
- * 1, 2, 4 or 8 bytes).  Returns NULL with err set. */
+ * 1, 2, 4 or 8 bytes), and checks that a hardware watchpoint fires on
+ * this machine (where none does, err says so and names the markers of
+ * include/argus/ instead).  Returns NULL with err set. */
 record_watch *record_watch_resolve(const char *exe, const char *const *syms, size_t n, char *err,
                                    size_t errlen);
 

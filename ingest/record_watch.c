@@ -155,6 +155,46 @@ static int elf_find(record_watch *rw, const unsigned char *m, size_t sz, char *e
     return 0;
 }
 
+/* Whether a hardware write watchpoint fires here: one armed on a
+ * variable of our own, counting, while this thread writes it.  On some
+ * virtual machines perf_event_open accepts a breakpoint that never fires
+ * (the hypervisor does not pass the debug registers through); a recording
+ * would then end with no flag events and no word of why. */
+static int probe_fires(char *err, size_t errlen)
+{
+    enum { WRITES = 64 };
+    volatile uint64_t target = 0;
+    struct perf_event_attr pe;
+    memset(&pe, 0, sizeof pe);
+    pe.type = PERF_TYPE_BREAKPOINT;
+    pe.size = sizeof pe;
+    pe.bp_type = HW_BREAKPOINT_W;
+    pe.bp_addr = (uint64_t)(uintptr_t)&target;
+    pe.bp_len = HW_BREAKPOINT_LEN_8;
+    pe.exclude_kernel = 1;
+    pe.exclude_hv = 1;
+    int fd = (int)syscall(SYS_perf_event_open, &pe, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0) {
+        errf(err, errlen, "--watch: cannot set a hardware watchpoint (perf_event_open: %s)", strerror(errno));
+        return -1;
+    }
+    for (uint64_t i = 1; i <= WRITES; i++)
+        target = i;
+    uint64_t count = 0;
+    ssize_t got = read(fd, &count, sizeof count);
+    close(fd);
+    if (got != (ssize_t)sizeof count || count == 0) {
+        errf(err, errlen,
+             "--watch: hardware watchpoints do not fire on this machine (a test watchpoint on a variable of "
+             "argusq's own counted 0 of %d writes), so no flag access would be recorded; mark the flag's "
+             "writes and reads in the program instead, with argus_flag_write() and argus_flag_read() of "
+             "include/argus/argus.h",
+             WRITES);
+        return -1;
+    }
+    return 0;
+}
+
 record_watch *record_watch_resolve(const char *exe, const char *const *syms, size_t n, char *err,
                                    size_t errlen)
 {
@@ -199,6 +239,8 @@ record_watch *record_watch_resolve(const char *exe, const char *const *syms, siz
     }
     int rc = elf_find(rw, m, (size_t)st.st_size, err, errlen);
     munmap(m, (size_t)st.st_size);
+    if (rc == 0)
+        rc = probe_fires(err, errlen);
     if (rc < 0) {
         free(rw);
         return NULL;
