@@ -21,6 +21,16 @@
  *   perf's sched:sched_switch ...       sched_switch ... (perf keeps the
  *                                       kernel's field names)
  *
+ * Older lttng-modules (2.0, 2.1, still 2.5) declared pointers as plain
+ * decimal integers (__field(void *, hrtimer); ctf_integer_hex came
+ * later): the fields the mapping reads as addresses (hrtimer, work,
+ * function) are given as hex whatever base the trace prefers, as ftrace
+ * prints them (a 64-bit one in decimal was refused, a 32-bit one misread
+ * as hex digits).  Their field names are today's but for two:
+ * sched_wakeup's `success` (kept, unused) and a fork without parent_pid
+ * and child_pid (the child is then a process of its own until it says
+ * otherwise, as with ftrace's fork).
+ *
  * The task of an event: LTTng records none unless the session added the
  * tid context, so it is the task on the event's CPU (the packet
  * context's cpu_id): the next of the last sched_switch there, and before
@@ -226,8 +236,8 @@ static char *txt_room(ctf_map *m, size_t need)
 }
 
 /* The value of f as ftrace prints it: decimal, hex (0x) where the trace
- * prefers it; strings as they are (no copy). */
-static bool value_text(ctf_map *m, const ctf_field *f, const char **v, size_t *vl)
+ * prefers it or hex is set; strings as they are (no copy). */
+static bool value_text(ctf_map *m, const ctf_field *f, bool hex, const char **v, size_t *vl)
 {
     if (f->type == CTF_F_STR) {
         *v = f->s;
@@ -238,7 +248,7 @@ static bool value_text(ctf_map *m, const ctf_field *f, const char **v, size_t *v
     if (!b)
         return false;
     size_t n;
-    if (f->hex) {
+    if (f->hex || hex) {
         b[0] = '0';
         b[1] = 'x';
         n = 2 + ingest_fmt_hex(b + 2, f->type == CTF_F_UINT ? f->u : (uint64_t)f->i, 1);
@@ -261,6 +271,26 @@ static bool skipped_field(const ctf_field *f, bool perf)
     return perf && (strncmp(f->name, "perf_", 5) == 0 || strncmp(f->name, "common_", 7) == 0);
 }
 
+/* Does the mapping of events of kind k read pair `key` as an address
+ * (0x and hex, ftrace_map.c)?  Older LTTng gave them in decimal. */
+static bool address_key(ftrace_ev_kind k, const char *key)
+{
+    switch (k) {
+    case FTRACE_EV_HRTIMER_START:
+    case FTRACE_EV_HRTIMER_CANCEL:
+    case FTRACE_EV_HRTIMER_EXPIRE_ENTRY:
+    case FTRACE_EV_HRTIMER_EXPIRE_EXIT:
+        return strcmp(key, "hrtimer") == 0 || strcmp(key, "function") == 0;
+    case FTRACE_EV_WQ_QUEUE:
+    case FTRACE_EV_WQ_ACTIVATE:
+    case FTRACE_EV_WQ_START:
+    case FTRACE_EV_WQ_END:
+        return strcmp(key, "work") == 0 || strcmp(key, "function") == 0;
+    default:
+        return false;
+    }
+}
+
 /* LTTng's tid is ftrace's pid */
 static const char *lttng_key(const char *k)
 {
@@ -274,7 +304,7 @@ static const char *lttng_key(const char *k)
 }
 
 /* Every payload field as a pair (renamed to ftrace's keys for LTTng). */
-static int pairs_of(ctf_map *m, const ctf_event_in *e, bool perf, bool fork)
+static int pairs_of(ctf_map *m, const ctf_event_in *e, ftrace_ev_kind k, bool perf, bool fork)
 {
     ftrace_reader *r = &m->fr;
     for (size_t i = 0; i < e->npay; i++) {
@@ -288,7 +318,8 @@ static int pairs_of(ctf_map *m, const ctf_event_in *e, bool perf, bool fork)
         size_t vl;
         if (r->nkv == FTRACE_KV_MAX) /* a raw event's first fields are enough */
             break;
-        if (!value_text(m, f, &v, &vl) || !ingest_ft_kv_add(r, perf ? f->name : lttng_key(f->name), v, vl))
+        const char *key = perf ? f->name : lttng_key(f->name);
+        if (!value_text(m, f, address_key(k, key), &v, &vl) || !ingest_ft_kv_add(r, key, v, vl))
             return FTRACE_BAD_FIELDS;
     }
     return 0;
@@ -571,7 +602,7 @@ int ingest_ctf_map_event(ctf_map *m, const ctf_event_in *e, uint64_t n)
             evname = m->name;
         }
     } else {
-        rc = pairs_of(m, e, perf, k == FTRACE_EV_PROCESS_FORK);
+        rc = pairs_of(m, e, k, perf, k == FTRACE_EV_PROCESS_FORK);
     }
     if (rc != 0)
         return fail(m, n, e->name, "fields too long for a kernel event");

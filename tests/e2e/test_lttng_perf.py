@@ -204,6 +204,44 @@ class Lttng(ArchiveCase):
                      f"holds in {npackets} packets: packet {packet}, byte {at})")
 
 
+CTF_FIXTURES = os.path.join(ROOT, "tests", "fixtures", "ctf")
+
+
+class Session(ArchiveCase):
+    """LTTng 2.0 and 2.1 kernel traces (issue 42).  The fixtures' figures
+    are tests/fixtures/ctf/README.md's (babeltrace2 FOLDER, and the events
+    make-ctf.py lists)."""
+
+    def q(self, name, stmt):
+        return self.json("--trace", name, stmt)
+
+    def test_lttng_2_0_kernel_trace(self):
+        """lttng-modules 2.0.0 (make-ctf.py, lttng_20): 64-bit pointers in
+        decimal; its first event, hrtimer_cancel, was refused (issue 42)."""
+        s = self.ingest(os.path.join(CTF_FIXTURES, "lttng-2.0-kernel"), name="old")
+        self.assertEqual((s["events"], s["skipped"], s["recorder"]), (19, 0, "lttng-modules 2.0.0"))
+        ev = self.q("old", "find events")["events"]
+        names = collections.Counter(e["event"] for e in ev)
+        self.assertEqual((names["sched_switch"], names["sched_wakeup"], names["sched_wakeup_new"]), (3, 2, 1))
+        self.assertEqual(ev[0]["event"], "hrtimer_cancel")
+        self.assertEqual({e["timer"] for e in ev if e["event"].startswith("hrtimer")}, {"0xffff88003a5c7e28"})
+        byid = {e["id"]: e for e in ev}
+        edges = self.q("old", "find edges")["edges"]
+        kinds = collections.Counter(x["kind"] for x in edges)
+        # the timer: worker's arm -> the callout; the callout's wakeup ->
+        # worker's return from nanosleep; the fork -> the child's first event
+        timer = [x for x in edges if x["kind"] == "timer"]
+        self.assertEqual([(byid[x["from_event"]]["event"], byid[x["to_event"]]["event"]) for x in timer],
+                         [("hrtimer_start", "hrtimer_expire_entry")])
+        woke = {(byid[x["from_event"]]["event"], byid[x["to_event"]]["tid"], byid[x["to_event"]]["event"])
+                for x in edges if x["kind"] == "wakeup"}
+        self.assertEqual(woke, {("sched_wakeup", 2001, "sys_exit_nanosleep"), ("sched_process_fork", 2003,
+                                                                                 "sched_wakeup")})
+        self.assertEqual(kinds["wakeup"], 2, "the wakeup 2.0 says woke nothing (success 0) joins nothing")
+        # irq and softirq contexts of 2.0's naming
+        self.assertEqual({e["type"] for e in ev if e["event"].startswith(("irq_", "softirq_"))}, {"interrupt"})
+
+
 class Perf(ArchiveCase):
     def test_perf_script_diagnosis_names_the_ftrace_culprit(self):
         s = self.ingest(trace("pipechain-normal.perf.txt"), name="normal")

@@ -175,6 +175,40 @@ static void test_lttng_statedump_and_fork(void **state)
     cm_close(&c);
 }
 
+/* LTTng before ctf_integer_hex (2.0, 2.1, still 2.5) declared pointers
+ * as decimal integers: the addresses the mapping reads are hex all the
+ * same (a 64-bit one in decimal was refused, a 32-bit one misread) */
+static void test_lttng_decimal_pointers(void **state)
+{
+    (void)state;
+    cm c;
+    cm_open(&c);
+    assert_int_equal(ingest_ctf_map_seed(c.m, 0, 2001, "worker", 6), 0);
+    ctf_field cancel[] = {U("hrtimer", 0xFFFF88003A5C7E28ull)};
+    assert_int_equal(feed(&c, "hrtimer_cancel", 10, 0, cancel, N(cancel)), 0);
+    assert_int_equal(last(&c)->ev.type, DB_EV_TIMER_CANCEL);
+    assert_int_equal(last(&c)->ev.obj, 0xFFFF88003A5C7E28ull);
+    assert_attr(last(&c), "timer", "0xffff88003a5c7e28");
+    ctf_field start[] = {U("hrtimer", 0xF5A3C0E0), U("function", 0xC1057A40), I("expires", 5050000000),
+                         I("softexpires", 5050000000)};
+    assert_int_equal(feed(&c, "hrtimer_start", 20, 0, start, N(start)), 0);
+    assert_int_equal(last(&c)->ev.type, DB_EV_TIMER_ARM);
+    assert_int_equal(last(&c)->ev.obj, 0xF5A3C0E0); /* not 0x4121149664, its decimal digits */
+    assert_attr(last(&c), "func", "0xc1057a40");
+    assert_attr(last(&c), "deadline", "5050000000"); /* times stay decimal */
+    ctf_field work[] = {U("work", 0xFFFF88003B1C2D40ull), U("function", 0xFFFFFFFF8106C2E0ull)};
+    assert_int_equal(feed(&c, "workqueue_execute_start", 30, 0, work, N(work)), 0);
+    assert_int_equal(last(&c)->ev.type, DB_EV_DISPATCH_INVOKE);
+    assert_attr(last(&c), "block", "0xffff88003b1c2d40");
+    /* 2.0's sched_wakeup carries success: kept, and still a wakeup */
+    ctf_field w[] = {S("comm", "helper"), I("tid", 2002), I("prio", 20), I("success", 1), I("target_cpu", 1)};
+    assert_int_equal(feed(&c, "sched_wakeup", 40, 0, w, N(w)), 0);
+    assert_int_equal(last(&c)->ev.type, DB_EV_WAKEUP);
+    assert_int_equal(last(&c)->ev.obj, 2002);
+    assert_int_equal(c.r->order_errors, 0);
+    cm_close(&c);
+}
+
 /* perf data convert --to-ctf: system:event names, perf_tid/perf_pid/perf_cpu,
  * common_flags for the context, ftrace's own field names */
 static void test_perf_ctf(void **state)
@@ -393,8 +427,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lttng_switch_and_wakeup), cmocka_unit_test(test_lttng_old_naming_and_irqs),
-        cmocka_unit_test(test_lttng_statedump_and_fork), cmocka_unit_test(test_perf_ctf),
-        cmocka_unit_test(test_perf_lex),                 cmocka_unit_test(test_perf_script_file),
+        cmocka_unit_test(test_lttng_statedump_and_fork), cmocka_unit_test(test_lttng_decimal_pointers),
+        cmocka_unit_test(test_perf_ctf),                 cmocka_unit_test(test_perf_lex),
+        cmocka_unit_test(test_perf_script_file),
         cmocka_unit_test(test_detect),                   cmocka_unit_test(test_meta_complaint),
         cmocka_unit_test(test_meta_locate),
     };
