@@ -1,5 +1,6 @@
 /* ingest/ctf_map.c -- a CTF event of LTTng's kernel tracer, or of perf's
- * CTF conversion, onto the events the ftrace readers give.
+ * CTF conversion, onto the events the ftrace readers give; an LTTng-UST
+ * event onto a raw event of its thread.
  *
  * There is one mapping of kernel events onto the Argus vocabulary
  * (ftrace_map.c, ftrace_sched.c), fed with an event's canonical pairs in
@@ -30,6 +31,15 @@
  * sched_wakeup's `success` (kept, unused) and a fork without parent_pid
  * and child_pid (the child is then a process of its own until it says
  * otherwise, as with ftrace's fork).
+ *
+ * A userspace (LTTng-UST) event, `provider:event` with the fields its
+ * application gave, is kept raw under its name on the thread of its
+ * vtid context (the process of vpid, the name of procname), which
+ * `lttng add-context -u -t vtid -t vpid -t procname` records.  A UST
+ * trace without vtid says nothing of whose the event is -- the CPU's
+ * task is not looked for (a session may hold no kernel trace, or one
+ * on another clock) -- so its events are skipped and counted
+ * (ingest_stats.ust_no_tid), for the summary to say why.
  *
  * The task of an event: LTTng records none unless the session added the
  * tid context, so it is the task on the event's CPU (the packet
@@ -75,6 +85,7 @@ typedef struct ctf_sys {
 #define CTF_NCACHE 256
 typedef struct ctf_nentry {
     const char *key;
+    bool ust; /* the key's event is LTTng-UST's */
     ftrace_ev_kind k;
     bool old_enter, old_exit, perf, statedump;
     const char *base; /* the name without perf's system */
@@ -207,6 +218,8 @@ static bool field_str(const ctf_field *f, size_t n, const char *name, const char
 
 bool ingest_ctf_prev_task(const ctf_event_in *e, uint32_t *cpu, uint32_t *tid, const char **comm, size_t *n)
 {
+    if (e->ust)
+        return false;
     const char *name = strchr(e->name, ':');
     bool perf = name != NULL;
     name = perf ? name + 1 : e->name;
@@ -303,7 +316,8 @@ static const char *lttng_key(const char *k)
     return k;
 }
 
-/* Every payload field as a pair (renamed to ftrace's keys for LTTng). */
+/* Every payload field as a pair (renamed to ftrace's keys for LTTng's
+ * kernel events; perf's and an application's as they are). */
 static int pairs_of(ctf_map *m, const ctf_event_in *e, ftrace_ev_kind k, bool perf, bool fork)
 {
     ftrace_reader *r = &m->fr;
@@ -318,7 +332,7 @@ static int pairs_of(ctf_map *m, const ctf_event_in *e, ftrace_ev_kind k, bool pe
         size_t vl;
         if (r->nkv == FTRACE_KV_MAX) /* a raw event's first fields are enough */
             break;
-        const char *key = perf ? f->name : lttng_key(f->name);
+        const char *key = perf || e->ust ? f->name : lttng_key(f->name);
         if (!value_text(m, f, address_key(k, key), &v, &vl) || !ingest_ft_kv_add(r, key, v, vl))
             return FTRACE_BAD_FIELDS;
     }
@@ -480,14 +494,21 @@ int ingest_ctf_map_event(ctf_map *m, const ctf_event_in *e, uint64_t n)
     r->lineno = n;
     r->st->lines++;
     ctf_nentry *ne = &m->ncache[((uintptr_t)e->name >> 4) % CTF_NCACHE];
-    if (ne->key != e->name) {
+    if (ne->key != e->name || ne->ust != e->ust) {
         const char *b = strchr(e->name, ':');
-        ne->perf = b != NULL; /* perf's "system:event" */
+        ne->perf = b != NULL && !e->ust; /* perf's "system:event" */
         ne->base = ne->perf ? b + 1 : e->name;
-        ne->k = ftrace_name(m, ne->base, ne->perf, &ne->old_enter, &ne->old_exit);
-        memcpy(ne->name, m->name, sizeof ne->name);
-        ne->statedump = !ne->perf && strcmp(ne->base, "lttng_statedump_process_state") == 0;
+        if (e->ust) { /* an application's: its name whole, raw */
+            ne->k = FTRACE_EV_OTHER;
+            ne->old_enter = ne->old_exit = false;
+            snprintf(ne->name, sizeof ne->name, "%s", e->name);
+        } else {
+            ne->k = ftrace_name(m, ne->base, ne->perf, &ne->old_enter, &ne->old_exit);
+            memcpy(ne->name, m->name, sizeof ne->name);
+        }
+        ne->statedump = !ne->perf && !e->ust && strcmp(ne->base, "lttng_statedump_process_state") == 0;
         ne->key = e->name;
+        ne->ust = e->ust;
     }
     const char *name = ne->base, *evname = ne->name;
     bool perf = ne->perf, old_enter = ne->old_enter, old_exit = ne->old_exit;
@@ -504,7 +525,8 @@ int ingest_ctf_map_event(ctf_map *m, const ctf_event_in *e, uint64_t n)
     if (!c)
         return fail(m, n, e->name, cpu >= CTF_CPU_MAX ? "CPU number too large" : "out of memory");
 
-    /* the task: a context tid (perf_tid), else the CPU's current task */
+    /* the task: a context tid (perf_tid; UST's vtid), else the CPU's
+     * current task */
     ftrace_line li;
     memset(&li, 0, sizeof li);
     const ctf_field *ctx = perf ? e->pay : e->ctx;
@@ -512,9 +534,11 @@ int ingest_ctf_map_event(ctf_map *m, const ctf_event_in *e, uint64_t n)
     uint32_t tid, tgid;
     const char *comm = NULL;
     size_t cl = 0;
-    bool have_tid = field_u32(ctx, nctx, perf ? "perf_tid" : "tid", &tid);
+    if (e->ust)
+        r->st->ust++;
+    bool have_tid = field_u32(ctx, nctx, perf ? "perf_tid" : e->ust ? "vtid" : "tid", &tid);
     if (have_tid) {
-        if (field_u32(ctx, nctx, perf ? "perf_pid" : "pid", &tgid) && tgid)
+        if (field_u32(ctx, nctx, perf ? "perf_pid" : e->ust ? "vpid" : "pid", &tgid) && tgid)
             li.has_tgid = true, li.tgid = tgid;
         uint32_t own;
         if (!field_str(ctx, nctx, "procname", &comm, &cl) && c->known && c->tid == tid)
@@ -523,6 +547,9 @@ int ingest_ctf_map_event(ctf_map *m, const ctf_event_in *e, uint64_t n)
          * (sched_stat_runtime before the task's first switch) */
         else if (!comm && perf && field_u32(e->pay, e->npay, "pid", &own) && own == tid)
             field_str(e->pay, e->npay, "comm", &comm, &cl);
+    } else if (e->ust) {
+        /* no vtid: whose it is is not known (skipped below; the summary says why) */
+        r->st->ust_no_tid++;
     } else if (k == FTRACE_EV_SCHED_SWITCH) {
         /* the switch's own prev, whatever came before */
         uint32_t scpu;
@@ -556,6 +583,8 @@ int ingest_ctf_map_event(ctf_map *m, const ctf_event_in *e, uint64_t n)
                                                               : DB_CTX_THREAD;
     else if (perf)
         li.ctx = DB_CTX_UNKNOWN;
+    else if (e->ust) /* an application's code: its thread's, never a handler's */
+        li.ctx = DB_CTX_THREAD;
     else {
         if (k == FTRACE_EV_IRQ_ENTRY)
             c->hard++;
