@@ -93,10 +93,10 @@ typedef struct ctf_reader {
     size_t nseeds, seen, seeded;
     ctf_field *f; /* the current event's context fields, then its payload */
     size_t fcap, fn;
-    /* the last event's packet: its cpu_id, its trace's domain */
+    /* the last event's packet: its cpu_id, its trace's domain, its clock */
     const bt_packet *packet;
     int64_t packet_cpu;
-    bool packet_ust;
+    bool packet_ust, packet_clock;
     char rec_kernel[128], rec_ust[128]; /* the recorders, LTTng-UST's apart */
 } ctf_reader;
 
@@ -324,9 +324,9 @@ static void read_meta(ctf_reader *rd, const bt_trace *t, bool ust)
 }
 
 /* What an event's packet says, looked up once per packet: its context's
- * cpu_id (-1: none), whether its trace is LTTng-UST's.  A packet's stream
- * is fixed (babeltrace2 recycles a packet object only within its stream's
- * pool).  -1: out of memory. */
+ * cpu_id (-1: none), whether its trace is LTTng-UST's, whether its stream
+ * has a clock.  A packet's stream is fixed (babeltrace2 recycles a packet
+ * object only within its stream's pool).  -1: out of memory. */
 static int packet_info(ctf_reader *rd, const bt_event *ev)
 {
     const ingest_ctflib *L = &rd->lib;
@@ -336,6 +336,7 @@ static int packet_info(ctf_reader *rd, const bt_event *ev)
     rd->packet = p;
     rd->packet_cpu = -1;
     rd->packet_ust = false;
+    rd->packet_clock = true;
     if (!p)
         return 0;
     const bt_stream *s = L->bt_packet_borrow_stream_const(p);
@@ -345,6 +346,7 @@ static int packet_info(ctf_reader *rd, const bt_event *ev)
         return -1;
     }
     rd->packet_ust = rd->tinfo[ti].ust;
+    rd->packet_clock = L->bt_stream_class_borrow_default_clock_class_const(L->bt_stream_borrow_class_const(s)) != NULL;
     const bt_field *c = L->bt_packet_borrow_context_field_const(p);
     if (!c)
         return 0;
@@ -419,6 +421,11 @@ static int on_event(ctf_reader *rd, const bt_message *msg)
     if (packet_info(rd, ev) < 0)
         goto oom;
     int64_t ns = 0;
+    if (!rd->packet_clock) { /* babeltrace2 gives such a stream's events no time: no order, no graph */
+        ingest_errf(rd->err, rd->errlen, "%s: event %llu (%s): its stream has no clock: its events have no time",
+                    rd->dir, (unsigned long long)rd->nev + 1, e.name);
+        return -1;
+    }
     const bt_clock_snapshot *cs = L->bt_message_event_borrow_default_clock_snapshot_const(msg);
     if (L->bt_clock_snapshot_get_ns_from_origin(cs, &ns) != BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK)
         ns = 0;

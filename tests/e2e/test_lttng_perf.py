@@ -342,6 +342,34 @@ class Session(ArchiveCase):
         self.assertIn("session/metadata: cannot open: No such file or directory, and no folder below it holds a "
                       "CTF trace", p.stderr)
 
+    def test_a_stream_without_time_is_refused(self):
+        """A CTF trace whose events have no timestamp at all: babeltrace2
+        gives them no clock snapshot (where a timestamp has no clock, it
+        makes one up, and the trace reads); the reader says so rather than
+        reading a snapshot that is not there."""
+        folder = os.path.join(self.dir, "notime")
+        os.mkdir(folder)
+        uuid = "2a6422d0-6cee-11e0-8c08-cb07d7b3a564"
+        with open(os.path.join(folder, "metadata"), "w") as f:
+            f.write("/* CTF 1.8 */\n"
+                    "typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
+                    "typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n"
+                    "typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
+                    f'trace {{ major = 1; minor = 8; uuid = "{uuid}"; byte_order = le;\n'
+                    "  packet.header := struct { uint32_t magic; uint8_t uuid[16]; uint32_t stream_id; }; };\n"
+                    "stream { id = 0; event.header := struct { uint16_t id; };\n"
+                    "  packet.context := struct { uint32_t content_size; uint32_t packet_size; uint32_t cpu_id; }; };\n"
+                    "event { name = ping; id = 0; stream_id = 0; fields := struct { uint32_t _n; }; };\n")
+        body = b"".join(struct.pack("<HI", 0, n) for n in range(3))
+        head = struct.pack("<I", 0xC1FC1FC1) + bytes.fromhex(uuid.replace("-", "")) + struct.pack("<I", 0)
+        size = (len(head) + 12 + len(body)) * 8
+        with open(os.path.join(folder, "chan_0"), "wb") as f:
+            f.write(head + struct.pack("<III", size, size, 0) + body)
+        p = self.run_argusq("ingest", folder)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("notime: event 1 (ping): its stream has no clock: its events have no time", p.stderr)
+        self.assertEqual(self.json("traces")["traces"], [], "nothing half-ingested")
+
 
 class Perf(ArchiveCase):
     def test_perf_script_diagnosis_names_the_ftrace_culprit(self):
