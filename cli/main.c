@@ -333,7 +333,8 @@ static int cmd_ingest(const options *o)
         query_json_str(stdout, info.format, strlen(info.format));
         fputs(",\"recorder\":", stdout);
         query_json_str(stdout, info.recorder, strlen(info.recorder));
-        fputs("}\n", stdout);
+        printf(",\"userspace\":%llu,\"userspace_skipped\":%llu}\n", (unsigned long long)info.userspace,
+               (unsigned long long)info.userspace_skipped);
     } else {
         printf("ingested %s as trace \"%s\" into %s (%s%s%s, %.2f s)\n", o->file, info.trace, o->archive,
                info.format, info.recorder[0] ? ", " : "", info.recorder, info.seconds);
@@ -341,6 +342,14 @@ static int cmd_ingest(const options *o)
                (unsigned long long)info.events, (unsigned long long)info.threads,
                (unsigned long long)info.processes, (unsigned long long)info.nodes,
                (unsigned long long)info.edges, (unsigned long long)info.skipped);
+        /* a session's userspace events, and why they are not in the graph */
+        if (info.userspace_skipped)
+            printf("  %llu userspace events (LTTng-UST), %llu of them skipped: their UST trace records no vtid "
+                   "context (lttng add-context -u -t vtid -t vpid)\n",
+                   (unsigned long long)info.userspace, (unsigned long long)info.userspace_skipped);
+        else if (info.userspace)
+            printf("  %llu userspace events (LTTng-UST), each on the thread of its vtid context\n",
+                   (unsigned long long)info.userspace);
         if (info.reordered || info.late || info.truncated_line)
             printf("  %llu events put back in time order, %llu kept late, last line %s\n",
                    (unsigned long long)info.reordered, (unsigned long long)info.late,

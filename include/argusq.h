@@ -209,6 +209,10 @@ typedef struct argusq_ingest_info {
     uint64_t first_ts, last_ts; /* nanoseconds */
     double seconds;             /* from the archive's writer lock to the commit */
     char recorder[128];         /* what recorded it, as the file says ("lttng-modules 2.8.0", "perf 6.1"); "" */
+    /* LTTng-UST (userspace) events read (a CTF trace, an LTTng session),
+     * and how many of them were skipped (in skipped) for want of a vtid
+     * context saying their thread */
+    uint64_t userspace, userspace_skipped;
 } argusq_ingest_info;
 
 /* Ingests the trace file at path (its format found from its content) into

@@ -1,14 +1,18 @@
-/* ingest/ctf.c -- CTF traces (LTTng's kernel tracer; perf data convert
- * --to-ctf), read with libbabeltrace2.
+/* ingest/ctf.c -- CTF traces (LTTng's kernel and userspace tracers; perf
+ * data convert --to-ctf), read with libbabeltrace2.
  *
  * A trace is a folder: a `metadata` file and stream files (one per CPU
- * for LTTng, rotated ones as mychan_<cpu>_<n>).  Every CTF detail --
- * packetized or text metadata, either byte order, rotated streams,
- * timestamp wraps, clock offsets -- is babeltrace2's: the graph is its
- * source.ctf.fs, its filter.utils.muxer (the streams merged in time
- * order) and a simple sink of ours, which turns each event message into
- * plain values (ctf.h) for the mapping (ctf_map.c), with the timestamp in
- * ns from the clock's origin.
+ * for LTTng, rotated ones as mychan_<cpu>_<n>).  An LTTng session folder
+ * holds several (kernel/, ust/uid/1000/64-bit/: ctf_find.c finds them),
+ * read as one, as babeltrace2 reads it.  Every CTF detail -- packetized
+ * or text metadata, either byte order, rotated streams, timestamp wraps,
+ * clock offsets -- is babeltrace2's: the graph is a source.ctf.fs for
+ * each trace (2.0's source.ctf.fs takes several folders only when they
+ * are parts of one trace, with one UUID), one filter.utils.muxer (every
+ * stream of every trace merged in time order) and a simple sink of ours,
+ * which turns each event message into plain values (ctf.h) for the
+ * mapping (ctf_map.c), with the timestamp in ns from the clock's origin,
+ * and says which events are LTTng-UST's (their trace's env domain).
  *
  * LTTng's events do not say their task: the task on a CPU is known from
  * the first sched_switch there on.  So the reader first reads the trace's
@@ -56,10 +60,21 @@ typedef struct ctf_snames {
     const char **names; /* n of them, the library's strings */
 } ctf_snames;
 
+/* A trace of the folder, by its babeltrace2 object (a handful: one per
+ * trace folder, the same for all its streams). */
+typedef struct ctf_tinfo {
+    const bt_trace *t;
+    bool ust;  /* LTTng-UST's: env domain "ust" */
+    bool meta; /* its environment is in the labels */
+} ctf_tinfo;
+
 typedef struct ctf_reader {
     ctf_snames snames[CTF_SCACHE];
     ingest_ctflib lib;
-    const char *dir;
+    const char *dir;      /* as given: messages name it */
+    ctf_traces traces;    /* the trace folders in it (dir itself, or a session's) */
+    ctf_tinfo *tinfo;     /* the traces seen in the current graph */
+    size_t ntinfo, tinfocap;
     ctf_map *map; /* NULL in the prescan */
     ingest_stats *st;
     const ingest_sink *sink;
@@ -72,24 +87,18 @@ typedef struct ctf_reader {
     size_t nheld, heldcap;
     bool overflow; /* more than CTF_HOLD_MAX: a second graph maps the trace */
     uint64_t nev;
-    uint64_t nports; /* the source's streams */
+    uint64_t nports;      /* the sources' streams */
+    uint64_t ust_streams; /* of them, LTTng-UST's (no task switches: not waited for) */
     ctf_seed *seeds; /* the prescan's: by CPU */
     size_t nseeds, seen, seeded;
     ctf_field *f; /* the current event's context fields, then its payload */
     size_t fcap, fn;
-    const bt_packet *packet; /* the last event's packet, and its cpu_id */
+    /* the last event's packet: its cpu_id, its trace's domain, its clock */
+    const bt_packet *packet;
     int64_t packet_cpu;
-    bool meta;
+    bool packet_ust, packet_clock;
+    char rec_kernel[128], rec_ust[128]; /* the recorders, LTTng-UST's apart */
 } ctf_reader;
-
-bool ingest_ctf_is_trace(const char *dir)
-{
-    char p[4096];
-    struct stat sb;
-    if (snprintf(p, sizeof p, "%s/metadata", dir) >= (int)sizeof p)
-        return false;
-    return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
-}
 
 /* ---- babeltrace2's errors ---- */
 
@@ -217,34 +226,7 @@ static int add_members(ctf_reader *rd, const bt_field *s)
     return 0;
 }
 
-/* The packet context's cpu_id (-1: none), looked up once per packet. */
-static int64_t packet_cpu(ctf_reader *rd, const bt_event *ev)
-{
-    const ingest_ctflib *L = &rd->lib;
-    const bt_packet *p = L->bt_event_borrow_packet_const(ev);
-    if (p == rd->packet)
-        return rd->packet_cpu;
-    rd->packet = p;
-    rd->packet_cpu = -1;
-    const bt_field *c = p ? L->bt_packet_borrow_context_field_const(p) : NULL;
-    if (!c)
-        return -1;
-    const bt_field_class *sc = L->bt_field_borrow_class_const(c);
-    uint64_t n = L->bt_field_class_structure_get_member_count(sc);
-    for (uint64_t i = 0; i < n; i++) {
-        const char *name = L->bt_field_class_structure_member_get_name(
-            L->bt_field_class_structure_borrow_member_by_index_const(sc, i));
-        const bt_field *x = L->bt_field_structure_borrow_member_field_by_index_const(c, i);
-        if (strcmp(name, "cpu_id") == 0 &&
-            type_is(L->bt_field_get_class_type(x), BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER)) {
-            rd->packet_cpu = (int64_t)L->bt_field_integer_unsigned_get_value(x);
-            break;
-        }
-    }
-    return rd->packet_cpu;
-}
-
-/* ---- the trace's environment: the recorder and machine ---- */
+/* ---- the traces' environments: the recorder and machine, the domain ---- */
 
 static const char *env_str(ctf_reader *rd, const bt_trace *t, const char *key, char *num, size_t cap)
 {
@@ -266,34 +248,121 @@ static const char *env_str(ctf_reader *rd, const bt_trace *t, const char *key, c
     }
 }
 
-/* LTTng: tracer_name lttng-modules, tracer_major.minor.patchlevel,
- * hostname, kernel_release; perf: tracer_name perf, host, release,
- * machine. */
-static void read_meta(ctf_reader *rd, const bt_stream *s)
+/* The entry of trace t, added at its first sight: its index, or -1 when
+ * out of memory. */
+static long tinfo_of(ctf_reader *rd, const bt_trace *t)
 {
-    const bt_trace *t = rd->lib.bt_stream_borrow_trace_const(s);
+    for (size_t i = 0; i < rd->ntinfo; i++)
+        if (rd->tinfo[i].t == t)
+            return (long)i;
+    if (rd->ntinfo == rd->tinfocap) {
+        size_t cap = rd->tinfocap ? 2 * rd->tinfocap : 4;
+        ctf_tinfo *ti = realloc(rd->tinfo, cap * sizeof *ti);
+        if (!ti)
+            return -1;
+        rd->tinfo = ti;
+        rd->tinfocap = cap;
+    }
+    char a[32], b[32];
+    ctf_tinfo *ti = &rd->tinfo[rd->ntinfo];
+    memset(ti, 0, sizeof *ti);
+    ti->t = t;
+    ti->ust = strcmp(env_str(rd, t, "domain", a, sizeof a), "ust") == 0 ||
+              strcmp(env_str(rd, t, "tracer_name", b, sizeof b), "lttng-ust") == 0;
+    return (long)rd->ntinfo++;
+}
+
+/* s appended to list (", " between), unless it is empty or list has it
+ * already. */
+static void add_recorder(char *list, size_t cap, const char *s)
+{
+    size_t n = strlen(s), len = strlen(list);
+    if (n == 0)
+        return;
+    for (const char *p = strstr(list, s); p; p = strstr(p + 1, s))
+        if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ','))
+            return;
+    snprintf(list + len, cap - len, "%s%s", len ? ", " : "", s);
+}
+
+/* LTTng: tracer_name lttng-modules (lttng-ust), tracer_major.minor.patchlevel,
+ * hostname, kernel_release; perf: tracer_name perf, host, release,
+ * machine.  A session's traces give one recorder each ("lttng-modules
+ * 2.11.0, lttng-ust 2.10": the kernel's first), and the first host,
+ * kernel and machine any of them says. */
+static void read_meta(ctf_reader *rd, const bt_trace *t, bool ust)
+{
     ingest_meta *m = &rd->st->meta;
-    char a[32], b[32], c[32], d[32];
+    char a[32], b[32], c[32], d[32], rec[sizeof m->recorder];
     const char *tracer = env_str(rd, t, "tracer_name", a, sizeof a);
     const char *maj = env_str(rd, t, "tracer_major", b, sizeof b);
     const char *min = env_str(rd, t, "tracer_minor", c, sizeof c);
     const char *pat = env_str(rd, t, "tracer_patchlevel", d, sizeof d);
     if (*maj)
-        snprintf(m->recorder, sizeof m->recorder, "%s %s%s%s%s%s", *tracer ? tracer : "ctf", maj, *min ? "." : "",
-                 min, *pat ? "." : "", pat);
+        snprintf(rec, sizeof rec, "%s %s%s%s%s%s", *tracer ? tracer : "ctf", maj, *min ? "." : "", min,
+                 *pat ? "." : "", pat);
     else
-        snprintf(m->recorder, sizeof m->recorder, "%s", *tracer ? tracer : "ctf");
+        snprintf(rec, sizeof rec, "%s", *tracer ? tracer : "ctf");
+    add_recorder(ust ? rd->rec_ust : rd->rec_kernel, sizeof rd->rec_kernel, rec);
+    m->recorder[0] = '\0';
+    add_recorder(m->recorder, sizeof m->recorder, rd->rec_kernel);
+    add_recorder(m->recorder, sizeof m->recorder, rd->rec_ust);
     const char *host = env_str(rd, t, "hostname", a, sizeof a);
     if (!*host)
         host = env_str(rd, t, "host", a, sizeof a);
-    snprintf(m->host, sizeof m->host, "%s", host);
+    if (!m->host[0])
+        snprintf(m->host, sizeof m->host, "%s", host);
     const char *kernel = env_str(rd, t, "kernel_release", b, sizeof b);
     if (!*kernel)
         kernel = env_str(rd, t, "release", b, sizeof b);
-    snprintf(m->kernel, sizeof m->kernel, "%s", kernel);
-    snprintf(m->arch, sizeof m->arch, "%s", env_str(rd, t, "machine", c, sizeof c));
+    if (!m->kernel[0])
+        snprintf(m->kernel, sizeof m->kernel, "%s", kernel);
+    if (!m->arch[0])
+        snprintf(m->arch, sizeof m->arch, "%s", env_str(rd, t, "machine", c, sizeof c));
     if (rd->map && m->arch[0])
         ingest_ctf_map_set_x86_64(rd->map, ingest_arch_known(m->arch));
+}
+
+/* What an event's packet says, looked up once per packet: its context's
+ * cpu_id (-1: none), whether its trace is LTTng-UST's, whether its stream
+ * has a clock.  A packet's stream is fixed (babeltrace2 recycles a packet
+ * object only within its stream's pool).  -1: out of memory. */
+static int packet_info(ctf_reader *rd, const bt_event *ev)
+{
+    const ingest_ctflib *L = &rd->lib;
+    const bt_packet *p = L->bt_event_borrow_packet_const(ev);
+    if (p == rd->packet)
+        return 0;
+    rd->packet = p;
+    rd->packet_cpu = -1;
+    rd->packet_ust = false;
+    rd->packet_clock = true;
+    if (!p)
+        return 0;
+    const bt_stream *s = L->bt_packet_borrow_stream_const(p);
+    long ti = tinfo_of(rd, L->bt_stream_borrow_trace_const(s));
+    if (ti < 0) {
+        rd->packet = NULL;
+        return -1;
+    }
+    rd->packet_ust = rd->tinfo[ti].ust;
+    rd->packet_clock = L->bt_stream_class_borrow_default_clock_class_const(L->bt_stream_borrow_class_const(s)) != NULL;
+    const bt_field *c = L->bt_packet_borrow_context_field_const(p);
+    if (!c)
+        return 0;
+    const bt_field_class *sc = L->bt_field_borrow_class_const(c);
+    uint64_t n = L->bt_field_class_structure_get_member_count(sc);
+    for (uint64_t i = 0; i < n; i++) {
+        const char *name = L->bt_field_class_structure_member_get_name(
+            L->bt_field_class_structure_borrow_member_by_index_const(sc, i));
+        const bt_field *x = L->bt_field_structure_borrow_member_field_by_index_const(c, i);
+        if (strcmp(name, "cpu_id") == 0 &&
+            type_is(L->bt_field_get_class_type(x), BT_FIELD_CLASS_TYPE_UNSIGNED_INTEGER)) {
+            rd->packet_cpu = (int64_t)L->bt_field_integer_unsigned_get_value(x);
+            break;
+        }
+    }
+    return 0;
 }
 
 /* ---- messages ---- */
@@ -304,6 +373,8 @@ static int prescan_event(ctf_reader *rd, const ctf_event_in *e)
     const char *comm;
     size_t n;
     int64_t c = e->cpu;
+    if (e->ust) /* userspace: says nothing of the task a CPU runs */
+        return 0;
     bool prev = ingest_ctf_prev_task(e, &cpu, &tid, &comm, &n);
     if (prev)
         c = cpu;
@@ -331,7 +402,8 @@ static int prescan_event(ctf_reader *rd, const ctf_event_in *e)
     }
     /* perf's one stream holds every CPU: which ones is not known before */
     bool perf = strchr(e->name, ':') != NULL;
-    if ((rd->seeded == rd->seen && rd->seeded >= rd->nports && (!perf || rd->nev >= CTF_PRESCAN_MAX / 8)) ||
+    if ((rd->seeded == rd->seen && rd->seeded >= rd->nports - rd->ust_streams &&
+         (!perf || rd->nev >= CTF_PRESCAN_MAX / 8)) ||
         rd->nev >= CTF_PRESCAN_MAX)
         rd->stop = true;
     return 0;
@@ -346,12 +418,20 @@ static int on_event(ctf_reader *rd, const bt_message *msg)
     e.name = L->bt_event_class_get_name(L->bt_event_borrow_class_const(ev));
     if (!e.name)
         e.name = "(unnamed)";
+    if (packet_info(rd, ev) < 0)
+        goto oom;
     int64_t ns = 0;
+    if (!rd->packet_clock) { /* babeltrace2 gives such a stream's events no time: no order, no graph */
+        ingest_errf(rd->err, rd->errlen, "%s: event %llu (%s): its stream has no clock: its events have no time",
+                    rd->dir, (unsigned long long)rd->nev + 1, e.name);
+        return -1;
+    }
     const bt_clock_snapshot *cs = L->bt_message_event_borrow_default_clock_snapshot_const(msg);
     if (L->bt_clock_snapshot_get_ns_from_origin(cs, &ns) != BT_CLOCK_SNAPSHOT_GET_NS_FROM_ORIGIN_STATUS_OK)
         ns = 0;
     e.ts = ns < 0 ? 0 : (uint64_t)ns;
-    e.cpu = packet_cpu(rd, ev);
+    e.cpu = rd->packet_cpu;
+    e.ust = rd->packet_ust;
     rd->fn = 0;
     if (add_members(rd, L->bt_event_borrow_common_context_field_const(ev)) < 0 ||
         add_members(rd, L->bt_event_borrow_specific_context_field_const(ev)) < 0)
@@ -378,12 +458,21 @@ static int on_message(ctf_reader *rd, const bt_message *msg)
     switch (L->bt_message_get_type(msg)) {
     case BT_MESSAGE_TYPE_EVENT:
         return on_event(rd, msg);
-    case BT_MESSAGE_TYPE_STREAM_BEGINNING:
-        if (!rd->meta && rd->map) {
-            rd->meta = true;
-            read_meta(rd, L->bt_message_stream_beginning_borrow_stream_const(msg));
+    case BT_MESSAGE_TYPE_STREAM_BEGINNING: {
+        const bt_trace *t = L->bt_stream_borrow_trace_const(L->bt_message_stream_beginning_borrow_stream_const(msg));
+        long ti = tinfo_of(rd, t);
+        if (ti < 0) {
+            ingest_errf(rd->err, rd->errlen, "%s: out of memory", rd->dir);
+            return -1;
+        }
+        if (!rd->map && rd->tinfo[ti].ust) /* the prescan does not wait for its CPU's switch */
+            rd->ust_streams++;
+        if (rd->map && !rd->tinfo[ti].meta) {
+            rd->tinfo[ti].meta = true;
+            read_meta(rd, t, rd->tinfo[ti].ust);
         }
         return 0;
+    }
     case BT_MESSAGE_TYPE_DISCARDED_EVENTS:
     case BT_MESSAGE_TYPE_DISCARDED_PACKETS:
         /* the tracer's buffers were full: events lost here, as ftrace's
@@ -559,13 +648,13 @@ out:
     return found;
 }
 
-/* The metadata did not make a trace: where and why, in the parser's
+/* The metadata of trace dir did not make a trace: where and why, in the parser's
  * words when it said; else babeltrace2's error causes (why). */
-static void metadata_error(ctf_reader *rd, const bt_value *params, const char *why)
+static void metadata_error(ctf_reader *rd, const char *dir, const bt_value *params, const char *why)
 {
     char path[4096], msg[800];
     unsigned line = 0;
-    snprintf(path, sizeof path, "%s/metadata", rd->dir);
+    snprintf(path, sizeof path, "%s/metadata", dir);
     if (!parser_complaint(rd, params, &line, msg, sizeof msg)) {
         ingest_errf(rd->err, rd->errlen, "%s: not a CTF trace babeltrace2 can read: %s", path, why);
         return;
@@ -591,7 +680,43 @@ static void metadata_error(ctf_reader *rd, const bt_value *params, const char *w
 
 /* ---- the graph ---- */
 
-/* source.ctf.fs (inputs: [dir]) -> filter.utils.muxer -> our sink.
+/* source.ctf.fs (inputs: [dir]) for trace dir, in graph g as component
+ * name.  0, or -1 with err set (the plugin let go of when its metadata
+ * is to blame: metadata_error loads it anew, and *g is then NULL). */
+static int add_source(ctf_reader *rd, bt_graph **g, const bt_plugin **ctf, const char *dir, const char *name,
+                      const bt_component_source **src)
+{
+    const ingest_ctflib *L = &rd->lib;
+    char why[800], file[4096];
+    const bt_component_class_source *fs = L->bt_plugin_borrow_source_component_class_by_name_const(*ctf, "fs");
+    bt_value *params = L->bt_value_map_create(), *inputs = L->bt_value_array_create();
+    int rc = -1;
+    if (!fs || !params || !inputs ||
+        L->bt_value_array_append_string_element(inputs, dir) != BT_VALUE_ARRAY_APPEND_ELEMENT_STATUS_OK ||
+        L->bt_value_map_insert_entry(params, "inputs", inputs) != BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK) {
+        L->bt_current_thread_clear_error();
+        ingest_errf(rd->err, rd->errlen, "%s: cannot set up babeltrace2's graph", dir);
+    } else if (L->bt_graph_add_source_component(*g, fs, name, params, BT_LOGGING_LEVEL_NONE, src) ==
+               BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
+        rc = 0;
+    } else {
+        bt_message_text(rd, why, sizeof why, file, sizeof file);
+        if (file[0]) { /* a stream file */
+            ingest_errf(rd->err, rd->errlen, "%s: not a CTF stream babeltrace2 can read: %s", file, why);
+        } else {
+            L->bt_graph_put_ref(*g);
+            *g = NULL;
+            L->bt_plugin_put_ref(*ctf);
+            *ctf = NULL;
+            metadata_error(rd, dir, params, why);
+        }
+    }
+    L->bt_value_put_ref(inputs);
+    L->bt_value_put_ref(params);
+    return rc;
+}
+
+/* A source.ctf.fs for each trace -> filter.utils.muxer -> our sink.
  * Returns the graph, or NULL with err set. */
 static bt_graph *make_graph(ctf_reader *rd)
 {
@@ -599,7 +724,6 @@ static bt_graph *make_graph(ctf_reader *rd)
     char why[800], file[4096];
     const bt_plugin *ctf = NULL, *utils = NULL;
     bt_graph *g = NULL;
-    bt_value *params = NULL, *inputs = NULL;
     if (L->bt_plugin_find("ctf", BT_TRUE, BT_FALSE, BT_TRUE, BT_TRUE, BT_FALSE, &ctf) != BT_PLUGIN_FIND_STATUS_OK ||
         L->bt_plugin_find("utils", BT_TRUE, BT_FALSE, BT_TRUE, BT_TRUE, BT_FALSE, &utils) !=
             BT_PLUGIN_FIND_STATUS_OK) {
@@ -609,54 +733,42 @@ static bt_graph *make_graph(ctf_reader *rd)
                     "libbabeltrace2-0)", rd->dir);
         goto out;
     }
-    const bt_component_class_source *fs = L->bt_plugin_borrow_source_component_class_by_name_const(ctf, "fs");
     const bt_component_class_filter *mux = L->bt_plugin_borrow_filter_component_class_by_name_const(utils, "muxer");
+    const bt_component_filter *m;
+    const bt_component_sink *sink;
     g = L->bt_graph_create(0);
-    params = L->bt_value_map_create();
-    inputs = L->bt_value_array_create();
-    if (!fs || !mux || !g || !params || !inputs ||
-        L->bt_value_array_append_string_element(inputs, rd->dir) != BT_VALUE_ARRAY_APPEND_ELEMENT_STATUS_OK ||
-        L->bt_value_map_insert_entry(params, "inputs", inputs) != BT_VALUE_MAP_INSERT_ENTRY_STATUS_OK) {
+    if (!mux || !g) {
         L->bt_current_thread_clear_error();
         ingest_errf(rd->err, rd->errlen, "%s: cannot set up babeltrace2's graph", rd->dir);
         goto fail;
-    }
-    const bt_component_source *src;
-    const bt_component_filter *m;
-    const bt_component_sink *sink;
-    if (L->bt_graph_add_source_component(g, fs, "source", params, BT_LOGGING_LEVEL_NONE, &src) !=
-        BT_GRAPH_ADD_COMPONENT_STATUS_OK) {
-        bt_message_text(rd, why, sizeof why, file, sizeof file);
-        if (file[0]) { /* a stream file */
-            ingest_errf(rd->err, rd->errlen, "%s: not a CTF stream babeltrace2 can read: %s", file, why);
-            goto fail;
-        }
-        /* the plugin let go of first: metadata_error loads it anew */
-        L->bt_graph_put_ref(g);
-        g = NULL;
-        L->bt_plugin_put_ref(ctf);
-        L->bt_plugin_put_ref(utils);
-        ctf = utils = NULL;
-        metadata_error(rd, params, why);
-        goto out;
     }
     if (L->bt_graph_add_filter_component(g, mux, "muxer", NULL, BT_LOGGING_LEVEL_NONE, &m) !=
             BT_GRAPH_ADD_COMPONENT_STATUS_OK ||
         L->bt_graph_add_simple_sink_component(g, "argusq", NULL, consume, NULL, rd, &sink) !=
             BT_GRAPH_ADD_COMPONENT_STATUS_OK)
         goto graph_error;
-    rd->nports = L->bt_component_source_get_output_port_count(src);
-    if (rd->nports == 0) {
-        ingest_errf(rd->err, rd->errlen, "%s: a CTF trace without stream files (only its metadata)", rd->dir);
-        goto fail;
-    }
-    for (uint64_t i = 0; i < rd->nports; i++) {
-        /* the muxer keeps one free input port, its last */
-        const bt_port_input *in = L->bt_component_filter_borrow_input_port_by_index_const(
-            m, L->bt_component_filter_get_input_port_count(m) - 1);
-        if (L->bt_graph_connect_ports(g, L->bt_component_source_borrow_output_port_by_index_const(src, i), in,
-                                      NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK)
-            goto graph_error;
+    rd->nports = rd->ust_streams = 0;
+    for (size_t t = 0; t < rd->traces.n; t++) {
+        const char *dir = rd->traces.dirs[t];
+        const bt_component_source *src;
+        char name[32];
+        snprintf(name, sizeof name, "source-%zu", t);
+        if (add_source(rd, &g, &ctf, dir, name, &src) < 0)
+            goto fail;
+        uint64_t np = L->bt_component_source_get_output_port_count(src);
+        if (np == 0) {
+            ingest_errf(rd->err, rd->errlen, "%s: a CTF trace without stream files (only its metadata)", dir);
+            goto fail;
+        }
+        for (uint64_t i = 0; i < np; i++) {
+            /* the muxer keeps one free input port, its last */
+            const bt_port_input *in = L->bt_component_filter_borrow_input_port_by_index_const(
+                m, L->bt_component_filter_get_input_port_count(m) - 1);
+            if (L->bt_graph_connect_ports(g, L->bt_component_source_borrow_output_port_by_index_const(src, i), in,
+                                          NULL) != BT_GRAPH_CONNECT_PORTS_STATUS_OK)
+                goto graph_error;
+        }
+        rd->nports += np;
     }
     if (L->bt_graph_connect_ports(g, L->bt_component_filter_borrow_output_port_by_index_const(m, 0),
                                   L->bt_component_sink_borrow_input_port_by_index_const(sink, 0),
@@ -667,11 +779,9 @@ graph_error:
     bt_message_text(rd, why, sizeof why, file, sizeof file);
     ingest_errf(rd->err, rd->errlen, "%s: cannot set up babeltrace2's graph: %s", rd->dir, why);
 fail:
-    L->bt_graph_put_ref(g);
+    L->bt_graph_put_ref(g); /* NULL-safe */
     g = NULL;
 out:
-    L->bt_value_put_ref(inputs);
-    L->bt_value_put_ref(params);
     L->bt_plugin_put_ref(ctf);
     L->bt_plugin_put_ref(utils);
     return g;
@@ -702,12 +812,12 @@ static int run_graph(ctf_reader *rd)
     return rc;
 }
 
-/* A stream file the trace's index names but that is not there: the
+/* A stream file trace dir's index names but that is not there: the
  * library would read the trace without it, and say nothing. */
-static int check_streams(ctf_reader *rd)
+static int check_streams(ctf_reader *rd, const char *dir)
 {
     char p[4096];
-    if (snprintf(p, sizeof p, "%s/index", rd->dir) >= (int)sizeof p)
+    if (snprintf(p, sizeof p, "%s/index", dir) >= (int)sizeof p)
         return 0;
     DIR *d = opendir(p);
     if (!d)
@@ -719,7 +829,7 @@ static int check_streams(ctf_reader *rd)
         struct stat sb;
         if (n <= 4 || strcmp(de->d_name + n - 4, ".idx") != 0)
             continue;
-        if (snprintf(p, sizeof p, "%s/%.*s", rd->dir, (int)(n - 4), de->d_name) >= (int)sizeof p)
+        if (snprintf(p, sizeof p, "%s/%.*s", dir, (int)(n - 4), de->d_name) >= (int)sizeof p)
             continue;
         if (stat(p, &sb) != 0) {
             ingest_errf(rd->err, rd->errlen, "%s: stream file missing (index/%s names it): %s", p, de->d_name,
@@ -743,24 +853,35 @@ int ingest_ctf_read(const char *dir, const ingest_sink *sink, const ingest_opts 
     rd.err = err;
     rd.errlen = errlen;
     rd.packet_cpu = -1;
-    if (!ingest_ctf_is_trace(dir)) {
-        ingest_errf(err, errlen, "%s/metadata: cannot open: %s", dir, strerror(ENOENT));
+    if (ingest_ctf_find(dir, &rd.traces, err, errlen) < 0)
         return -1;
+    int rc = 0;
+    if (rd.traces.n == 0) {
+        ingest_errf(err, errlen, "%s/metadata: cannot open: %s, and no folder below it holds a CTF trace", dir,
+                    strerror(ENOENT));
+        rc = -1;
     }
-    if (check_streams(&rd) < 0 || ingest_ctflib_open(&rd.lib, err, errlen) < 0)
-        return -1;
-    rd.lib.bt_logging_set_global_level(BT_LOGGING_LEVEL_NONE);
-    /* the task each CPU starts with, then (usually) the whole trace */
-    int rc = run_graph(&rd);
+    for (size_t i = 0; rc == 0 && i < rd.traces.n; i++)
+        rc = check_streams(&rd, rd.traces.dirs[i]);
+    if (rc == 0)
+        rc = ingest_ctflib_open(&rd.lib, err, errlen);
+    if (rc == 0) {
+        rd.lib.bt_logging_set_global_level(BT_LOGGING_LEVEL_NONE);
+        /* the task each CPU starts with, then (usually) the whole trace */
+        rc = run_graph(&rd);
+    }
     if (rc == 0 && !rd.map) { /* the prescan let its messages go: read again */
         rc = begin_mapping(&rd);
         for (size_t i = 0; i < CTF_SCACHE; i++) /* the first graph's classes are gone */
             rd.snames[i].sc = NULL;
+        rd.ntinfo = 0; /* and its traces */
         if (rc == 0)
             rc = run_graph(&rd);
     }
     if (rc == 0 && sink->end)
         sink->end(sink->ctx);
+    ingest_ctf_traces_free(&rd.traces);
+    free(rd.tinfo);
     ingest_ctf_map_free(rd.map);
     free(rd.held);
     free(rd.seeds);

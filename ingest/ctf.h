@@ -1,7 +1,8 @@
-/* ingest/ctf.h -- CTF traces (LTTng's kernel tracer, perf's CTF
- * conversion): internals shared by the babeltrace2 side (ctf.c) and the
- * mapping (ctf_map.c), and by the unit tests, which feed the mapping
- * field sets written by hand.
+/* ingest/ctf.h -- CTF traces (LTTng's kernel and userspace tracers, perf's
+ * CTF conversion): internals shared by the babeltrace2 side (ctf.c), the
+ * search of a session folder (ctf_find.c) and the mapping (ctf_map.c),
+ * and by the unit tests, which feed the mapping field sets written by
+ * hand.
  *
  * The mapping sees an event as plain values (ctf_event_in), not as
  * babeltrace2 objects, so it can be tested without a trace and without
@@ -35,7 +36,10 @@ typedef struct ctf_field {
 } ctf_field;
 
 typedef struct ctf_event_in {
-    const char *name; /* the event class's: "sched_switch", "sched:sched_switch" */
+    const char *name; /* the event class's: "sched_switch", "sched:sched_switch", "myapp:request" */
+    /* an LTTng-UST event (its trace's env says domain "ust"): a userspace
+     * tracepoint, named provider:event, whose task is its vtid context */
+    bool ust;
     uint64_t ts;      /* ns from the clock's origin */
     int64_t cpu;      /* the packet context's cpu_id; -1: the packet has none */
     const ctf_field *ctx; /* the event's contexts (LTTng's `add-context`: tid, pid, procname) */
@@ -94,14 +98,30 @@ typedef struct ctf_meta_place {
 /* 0, or -1 when the file cannot be read. */
 int ingest_ctf_meta_locate(const char *path, unsigned line, ctf_meta_place *where);
 
-/* ---- the reader (ctf.c) ---- */
+/* ---- the traces of a folder (ctf_find.c) ---- */
 
-/* Does dir hold a CTF trace (a file named metadata)? */
+/* Is dir a CTF trace (it holds a file named metadata)? */
 bool ingest_ctf_is_trace(const char *dir);
 
-/* Reads the CTF trace in folder dir into sink through libbabeltrace2's
- * source.ctf.fs and filter.utils.muxer (events in time order).  Errors
- * name the folder (or its metadata or stream file) and the event. */
+typedef struct ctf_traces {
+    char **dirs; /* sorted */
+    size_t n;
+} ctf_traces;
+
+/* The CTF traces of folder dir: dir itself when it is one, else every
+ * trace folder below it (an LTTng session: kernel/, ust/uid/1000/64-bit/).
+ * 0 (t->n may be 0: none), or -1 with err set (out of memory, too many). */
+int ingest_ctf_find(const char *dir, ctf_traces *t, char *err, size_t errlen);
+void ingest_ctf_traces_free(ctf_traces *t);
+/* Is dir a CTF trace, or does it hold some below it? */
+bool ingest_ctf_holds_traces(const char *dir);
+
+/* ---- the reader (ctf.c) ---- */
+
+/* Reads the CTF traces of folder dir (ingest_ctf_find) into sink as one
+ * trace through libbabeltrace2: a source.ctf.fs for each, all into one
+ * filter.utils.muxer (events in time order).  Errors name the folder (or
+ * a trace's metadata or stream file) and the event. */
 int ingest_ctf_read(const char *dir, const ingest_sink *sink, const ingest_opts *opts, ingest_stats *st,
                     char *err, size_t errlen);
 

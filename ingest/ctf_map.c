@@ -1,5 +1,6 @@
 /* ingest/ctf_map.c -- a CTF event of LTTng's kernel tracer, or of perf's
- * CTF conversion, onto the events the ftrace readers give.
+ * CTF conversion, onto the events the ftrace readers give; an LTTng-UST
+ * event onto a raw event of its thread.
  *
  * There is one mapping of kernel events onto the Argus vocabulary
  * (ftrace_map.c, ftrace_sched.c), fed with an event's canonical pairs in
@@ -20,6 +21,25 @@
  *                                       process pid (the table at start)
  *   perf's sched:sched_switch ...       sched_switch ... (perf keeps the
  *                                       kernel's field names)
+ *
+ * Older lttng-modules (2.0, 2.1, still 2.5) declared pointers as plain
+ * decimal integers (__field(void *, hrtimer); ctf_integer_hex came
+ * later): the fields the mapping reads as addresses (hrtimer, work,
+ * function) are given as hex whatever base the trace prefers, as ftrace
+ * prints them (a 64-bit one in decimal was refused, a 32-bit one misread
+ * as hex digits).  Their field names are today's but for two:
+ * sched_wakeup's `success` (kept, unused) and a fork without parent_pid
+ * and child_pid (the child is then a process of its own until it says
+ * otherwise, as with ftrace's fork).
+ *
+ * A userspace (LTTng-UST) event, `provider:event` with the fields its
+ * application gave, is kept raw under its name on the thread of its
+ * vtid context (the process of vpid, the name of procname), which
+ * `lttng add-context -u -t vtid -t vpid -t procname` records.  A UST
+ * trace without vtid says nothing of whose the event is -- the CPU's
+ * task is not looked for (a session may hold no kernel trace, or one
+ * on another clock) -- so its events are skipped and counted
+ * (ingest_stats.ust_no_tid), for the summary to say why.
  *
  * The task of an event: LTTng records none unless the session added the
  * tid context, so it is the task on the event's CPU (the packet
@@ -65,6 +85,7 @@ typedef struct ctf_sys {
 #define CTF_NCACHE 256
 typedef struct ctf_nentry {
     const char *key;
+    bool ust; /* the key's event is LTTng-UST's */
     ftrace_ev_kind k;
     bool old_enter, old_exit, perf, statedump;
     const char *base; /* the name without perf's system */
@@ -197,6 +218,8 @@ static bool field_str(const ctf_field *f, size_t n, const char *name, const char
 
 bool ingest_ctf_prev_task(const ctf_event_in *e, uint32_t *cpu, uint32_t *tid, const char **comm, size_t *n)
 {
+    if (e->ust)
+        return false;
     const char *name = strchr(e->name, ':');
     bool perf = name != NULL;
     name = perf ? name + 1 : e->name;
@@ -226,8 +249,8 @@ static char *txt_room(ctf_map *m, size_t need)
 }
 
 /* The value of f as ftrace prints it: decimal, hex (0x) where the trace
- * prefers it; strings as they are (no copy). */
-static bool value_text(ctf_map *m, const ctf_field *f, const char **v, size_t *vl)
+ * prefers it or hex is set; strings as they are (no copy). */
+static bool value_text(ctf_map *m, const ctf_field *f, bool hex, const char **v, size_t *vl)
 {
     if (f->type == CTF_F_STR) {
         *v = f->s;
@@ -238,7 +261,7 @@ static bool value_text(ctf_map *m, const ctf_field *f, const char **v, size_t *v
     if (!b)
         return false;
     size_t n;
-    if (f->hex) {
+    if (f->hex || hex) {
         b[0] = '0';
         b[1] = 'x';
         n = 2 + ingest_fmt_hex(b + 2, f->type == CTF_F_UINT ? f->u : (uint64_t)f->i, 1);
@@ -261,6 +284,26 @@ static bool skipped_field(const ctf_field *f, bool perf)
     return perf && (strncmp(f->name, "perf_", 5) == 0 || strncmp(f->name, "common_", 7) == 0);
 }
 
+/* Does the mapping of events of kind k read pair `key` as an address
+ * (0x and hex, ftrace_map.c)?  Older LTTng gave them in decimal. */
+static bool address_key(ftrace_ev_kind k, const char *key)
+{
+    switch (k) {
+    case FTRACE_EV_HRTIMER_START:
+    case FTRACE_EV_HRTIMER_CANCEL:
+    case FTRACE_EV_HRTIMER_EXPIRE_ENTRY:
+    case FTRACE_EV_HRTIMER_EXPIRE_EXIT:
+        return strcmp(key, "hrtimer") == 0 || strcmp(key, "function") == 0;
+    case FTRACE_EV_WQ_QUEUE:
+    case FTRACE_EV_WQ_ACTIVATE:
+    case FTRACE_EV_WQ_START:
+    case FTRACE_EV_WQ_END:
+        return strcmp(key, "work") == 0 || strcmp(key, "function") == 0;
+    default:
+        return false;
+    }
+}
+
 /* LTTng's tid is ftrace's pid */
 static const char *lttng_key(const char *k)
 {
@@ -273,8 +316,9 @@ static const char *lttng_key(const char *k)
     return k;
 }
 
-/* Every payload field as a pair (renamed to ftrace's keys for LTTng). */
-static int pairs_of(ctf_map *m, const ctf_event_in *e, bool perf, bool fork)
+/* Every payload field as a pair (renamed to ftrace's keys for LTTng's
+ * kernel events; perf's and an application's as they are). */
+static int pairs_of(ctf_map *m, const ctf_event_in *e, ftrace_ev_kind k, bool perf, bool fork)
 {
     ftrace_reader *r = &m->fr;
     for (size_t i = 0; i < e->npay; i++) {
@@ -288,7 +332,8 @@ static int pairs_of(ctf_map *m, const ctf_event_in *e, bool perf, bool fork)
         size_t vl;
         if (r->nkv == FTRACE_KV_MAX) /* a raw event's first fields are enough */
             break;
-        if (!value_text(m, f, &v, &vl) || !ingest_ft_kv_add(r, perf ? f->name : lttng_key(f->name), v, vl))
+        const char *key = perf || e->ust ? f->name : lttng_key(f->name);
+        if (!value_text(m, f, address_key(k, key), &v, &vl) || !ingest_ft_kv_add(r, key, v, vl))
             return FTRACE_BAD_FIELDS;
     }
     return 0;
@@ -449,14 +494,21 @@ int ingest_ctf_map_event(ctf_map *m, const ctf_event_in *e, uint64_t n)
     r->lineno = n;
     r->st->lines++;
     ctf_nentry *ne = &m->ncache[((uintptr_t)e->name >> 4) % CTF_NCACHE];
-    if (ne->key != e->name) {
+    if (ne->key != e->name || ne->ust != e->ust) {
         const char *b = strchr(e->name, ':');
-        ne->perf = b != NULL; /* perf's "system:event" */
+        ne->perf = b != NULL && !e->ust; /* perf's "system:event" */
         ne->base = ne->perf ? b + 1 : e->name;
-        ne->k = ftrace_name(m, ne->base, ne->perf, &ne->old_enter, &ne->old_exit);
-        memcpy(ne->name, m->name, sizeof ne->name);
-        ne->statedump = !ne->perf && strcmp(ne->base, "lttng_statedump_process_state") == 0;
+        if (e->ust) { /* an application's: its name whole, raw */
+            ne->k = FTRACE_EV_OTHER;
+            ne->old_enter = ne->old_exit = false;
+            snprintf(ne->name, sizeof ne->name, "%s", e->name);
+        } else {
+            ne->k = ftrace_name(m, ne->base, ne->perf, &ne->old_enter, &ne->old_exit);
+            memcpy(ne->name, m->name, sizeof ne->name);
+        }
+        ne->statedump = !ne->perf && !e->ust && strcmp(ne->base, "lttng_statedump_process_state") == 0;
         ne->key = e->name;
+        ne->ust = e->ust;
     }
     const char *name = ne->base, *evname = ne->name;
     bool perf = ne->perf, old_enter = ne->old_enter, old_exit = ne->old_exit;
@@ -473,7 +525,8 @@ int ingest_ctf_map_event(ctf_map *m, const ctf_event_in *e, uint64_t n)
     if (!c)
         return fail(m, n, e->name, cpu >= CTF_CPU_MAX ? "CPU number too large" : "out of memory");
 
-    /* the task: a context tid (perf_tid), else the CPU's current task */
+    /* the task: a context tid (perf_tid; UST's vtid), else the CPU's
+     * current task */
     ftrace_line li;
     memset(&li, 0, sizeof li);
     const ctf_field *ctx = perf ? e->pay : e->ctx;
@@ -481,9 +534,11 @@ int ingest_ctf_map_event(ctf_map *m, const ctf_event_in *e, uint64_t n)
     uint32_t tid, tgid;
     const char *comm = NULL;
     size_t cl = 0;
-    bool have_tid = field_u32(ctx, nctx, perf ? "perf_tid" : "tid", &tid);
+    if (e->ust)
+        r->st->ust++;
+    bool have_tid = field_u32(ctx, nctx, perf ? "perf_tid" : e->ust ? "vtid" : "tid", &tid);
     if (have_tid) {
-        if (field_u32(ctx, nctx, perf ? "perf_pid" : "pid", &tgid) && tgid)
+        if (field_u32(ctx, nctx, perf ? "perf_pid" : e->ust ? "vpid" : "pid", &tgid) && tgid)
             li.has_tgid = true, li.tgid = tgid;
         uint32_t own;
         if (!field_str(ctx, nctx, "procname", &comm, &cl) && c->known && c->tid == tid)
@@ -492,6 +547,9 @@ int ingest_ctf_map_event(ctf_map *m, const ctf_event_in *e, uint64_t n)
          * (sched_stat_runtime before the task's first switch) */
         else if (!comm && perf && field_u32(e->pay, e->npay, "pid", &own) && own == tid)
             field_str(e->pay, e->npay, "comm", &comm, &cl);
+    } else if (e->ust) {
+        /* no vtid: whose it is is not known (skipped below; the summary says why) */
+        r->st->ust_no_tid++;
     } else if (k == FTRACE_EV_SCHED_SWITCH) {
         /* the switch's own prev, whatever came before */
         uint32_t scpu;
@@ -525,6 +583,8 @@ int ingest_ctf_map_event(ctf_map *m, const ctf_event_in *e, uint64_t n)
                                                               : DB_CTX_THREAD;
     else if (perf)
         li.ctx = DB_CTX_UNKNOWN;
+    else if (e->ust) /* an application's code: its thread's, never a handler's */
+        li.ctx = DB_CTX_THREAD;
     else {
         if (k == FTRACE_EV_IRQ_ENTRY)
             c->hard++;
@@ -571,7 +631,7 @@ int ingest_ctf_map_event(ctf_map *m, const ctf_event_in *e, uint64_t n)
             evname = m->name;
         }
     } else {
-        rc = pairs_of(m, e, perf, k == FTRACE_EV_PROCESS_FORK);
+        rc = pairs_of(m, e, k, perf, k == FTRACE_EV_PROCESS_FORK);
     }
     if (rc != 0)
         return fail(m, n, e->name, "fields too long for a kernel event");

@@ -39,6 +39,8 @@
     X(bt_message_stream_beginning_borrow_stream_const) X(bt_clock_snapshot_get_ns_from_origin)          \
     X(bt_message_discarded_events_get_count) X(bt_message_discarded_packets_get_count)                   \
     X(bt_stream_borrow_trace_const) X(bt_trace_borrow_environment_entry_value_by_name_const)             \
+    X(bt_packet_borrow_stream_const) X(bt_stream_borrow_class_const)                                    \
+    X(bt_stream_class_borrow_default_clock_class_const)                                                 \
     X(bt_event_borrow_class_const) X(bt_event_class_get_name) X(bt_event_borrow_payload_field_const)     \
     X(bt_event_borrow_packet_const) X(bt_packet_borrow_context_field_const)                             \
     X(bt_event_borrow_common_context_field_const) X(bt_event_borrow_specific_context_field_const)       \

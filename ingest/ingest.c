@@ -232,7 +232,7 @@ ingest_format ingest_detect_folder(const char *path)
     struct stat sb;
     if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
         return INGEST_UNKNOWN;
-    return ingest_ctf_is_trace(path) ? INGEST_CTF : INGEST_UNKNOWN;
+    return ingest_ctf_holds_traces(path) ? INGEST_CTF : INGEST_UNKNOWN;
 }
 
 bool ingest_arch_known(const char *arch)

@@ -26,7 +26,7 @@ typedef enum ingest_format {
     INGEST_ARGUS,             /* the Argus trace format (#argus-trace 1) */
     INGEST_TRACE_DAT,         /* trace-cmd's binary trace.dat ("\x17\x08\x44tracing") */
     INGEST_SYSTRACE_HTML,     /* Android systrace: ftrace text in <script class="trace-data"> */
-    INGEST_CTF,               /* a folder of a CTF trace (LTTng, perf data convert --to-ctf): its metadata */
+    INGEST_CTF,               /* a folder of CTF traces (LTTng, perf data convert --to-ctf; an LTTng session) */
     INGEST_PERF_SCRIPT,       /* `perf script` text of tracepoints (perf sched record) */
     INGEST_PERF_DATA,         /* perf.data ("PERFILE2"), read through `perf script` */
     INGEST_PERFETTO,          /* Perfetto's protobuf Trace (plain or gzip'd; ingest/perfetto.c) */
@@ -95,6 +95,8 @@ typedef struct ingest_stats {
                            the machine's syscall table is not known */
     uint64_t truncated; /* the last line, left out because the file ends inside
                            it (a recorder killed, a full disk); 0: none */
+    uint64_t ust;        /* LTTng-UST (userspace) events read, in events or skipped */
+    uint64_t ust_no_tid; /* of them, skipped: no vtid context says their thread */
 } ingest_stats;
 
 /* What a file does not say about itself. */
@@ -106,8 +108,9 @@ typedef struct ingest_opts {
 } ingest_opts;
 
 ingest_format ingest_detect(const char *buf, size_t len);
-/* A folder holding a CTF trace (a metadata file): INGEST_CTF; anything
- * else INGEST_UNKNOWN (a file's format is in its content: ingest_detect). */
+/* A folder that is a CTF trace (a metadata file) or holds some below it
+ * (an LTTng session): INGEST_CTF; anything else INGEST_UNKNOWN (a file's
+ * format is in its content: ingest_detect). */
 ingest_format ingest_detect_folder(const char *path);
 
 /* All of f (to its end) in one malloc'd buffer, *len its length (a

@@ -436,6 +436,8 @@ static int ingest(argusq_archive *a, prep *p, argusq_ingest_info *out, argusq_er
     r.last_ts = info.last_ts;
     r.seconds = now() - t0;
     snprintf(r.recorder, sizeof r.recorder, "%s", st.meta.recorder);
+    r.userspace = st.ust;
+    r.userspace_skipped = st.ust_no_tid;
     if (out) {
         size_t size = out->size < sizeof r ? out->size : sizeof r;
         memcpy(out, &r, size);

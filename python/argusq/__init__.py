@@ -244,7 +244,8 @@ class Archive(_Closing):
             raise ArgusqError(err)
         d = {"trace": _text(info.trace), "format": info.format.decode(), "recorder": _text(info.recorder)}
         for f in ("events", "threads", "processes", "nodes", "edges", "skipped", "reordered", "late",
-                  "truncated_line", "unnamed", "first_ts", "last_ts", "seconds"):
+                  "truncated_line", "unnamed", "first_ts", "last_ts", "seconds", "userspace",
+                  "userspace_skipped"):
             d[f] = getattr(info, f)
         d["warnings"] = warnings
         return d

@@ -64,7 +64,8 @@ class IngestInfo(ctypes.Structure):
     _fields_ = [("size", ctypes.c_size_t), ("trace", ctypes.c_char * 256), ("format", ctypes.c_char * 32)] + \
         [(f, ctypes.c_uint64) for f in ("events", "threads", "processes", "nodes", "edges", "skipped",
                                        "reordered", "late", "truncated_line", "unnamed", "first_ts", "last_ts")] + \
-        [("seconds", ctypes.c_double), ("recorder", ctypes.c_char * 128)]
+        [("seconds", ctypes.c_double), ("recorder", ctypes.c_char * 128)] + \
+        [(f, ctypes.c_uint64) for f in ("userspace", "userspace_skipped")]
 
 
 class DumpInfo(ctypes.Structure):

@@ -204,6 +204,173 @@ class Lttng(ArchiveCase):
                      f"holds in {npackets} packets: packet {packet}, byte {at})")
 
 
+MORE = os.path.join(ROOT, "..", "shared", "foreign-more")
+CTF_FIXTURES = os.path.join(ROOT, "tests", "fixtures", "ctf")
+
+
+class Session(ArchiveCase):
+    """An LTTng session folder (kernel/ and ust/... under one folder, each a
+    CTF trace) read as one trace, as babeltrace2 reads it; LTTng-UST events
+    on the thread of their vtid context; LTTng 2.0 and 2.1 kernel traces
+    (issue 42).  ../shared/foreign-more's figures are its SOURCES.md's
+    (babeltrace2 2.0.4); the fixtures' are tests/fixtures/ctf/README.md's
+    (babeltrace2 FOLDER, and the events make-ctf.py lists)."""
+
+    def need_more(self):
+        if not os.path.isdir(MORE):
+            self.skipTest(f"{MORE} is not there (../shared beside the project)")
+
+    def q(self, name, stmt):
+        return self.json("--trace", name, stmt)
+
+    def test_session_folder_is_one_trace_of_every_trace_in_it(self):
+        self.need_more()
+        session = os.path.join(MORE, "tracevizlab-cat-kern-ust")
+        s = self.ingest(session, name="session")
+        # babeltrace2 reads 102,305 events: the kernel's 100,420 are stored,
+        # the UST trace's 1,885 (no vtid context) skipped, and said why
+        self.assertEqual(s["events"] + s["skipped"], 102305)
+        self.assertEqual((s["events"], s["skipped"]), (100420, 1885))
+        self.assertEqual((s["userspace"], s["userspace_skipped"]), (1885, 1885))
+        self.assertEqual(s["recorder"], "lttng-modules 2.11.0, lttng-ust 2.10")
+        self.assertEqual(len(self.q("session", 'find events where event = "sched_switch"')["events"]), 4390)
+        wakeups = self.q("session", 'find events where event = "sched_wakeup" or event = "sched_waking"')
+        self.assertEqual(len(wakeups["events"]), 4444)
+        self.assertTrue(self.q("session", 'find edges where kind = "wakeup" limit 1')["edges"])
+        # the kernel trace alone gives the same graph: the UST events change nothing of it
+        k = self.ingest(os.path.join(session, "cat-kernel"), name="kernel")
+        self.assertEqual((k["userspace"], k["userspace_skipped"], k["skipped"]), (0, 0, 0))
+        for key in ("events", "threads", "processes", "nodes", "edges"):
+            self.assertEqual(s[key], k[key], key)
+        # the summary's words
+        out = self.ok("ingest", session, "--name", "again").stdout
+        self.assertIn("100420 events,", out)
+        self.assertIn("1885 userspace events (LTTng-UST), 1885 of them skipped: their UST trace records no vtid "
+                      "context (lttng add-context -u -t vtid -t vpid)", out)
+        self.assertIn("(ctf, lttng-modules 2.11.0, lttng-ust 2.10,", out)
+
+    def test_a_kernel_trace_beside_the_session_still_reads(self):
+        self.need_more()
+        s = self.ingest(os.path.join(MORE, "tracevizlab-pacman"), name="pacman")
+        self.assertEqual((s["events"], s["skipped"], s["userspace"]), (83649, 0, 0))
+        self.assertEqual(len(self.q("pacman", 'find events where event = "sched_switch"')["events"]), 3109)
+        wakeups = self.q("pacman", 'find events where event = "sched_wakeup" or event = "sched_waking"')
+        self.assertEqual(len(wakeups["events"]), 3180)
+        self.assertNotIn("userspace events", self.ok("ingest", os.path.join(MORE, "tracevizlab-pacman")).stdout)
+
+    def test_ust_events_on_the_thread_of_their_vtid(self):
+        """LTTng 2.1 session: kernel/ and ust/myapp-4242-.../ with vtid,
+        vpid and procname contexts (make-ctf.py, lttng_21_session)."""
+        session = os.path.join(CTF_FIXTURES, "lttng-2.1-session")
+        s = self.ingest(session, name="s")
+        self.assertEqual((s["events"], s["skipped"], s["userspace"], s["userspace_skipped"]), (20, 0, 4, 0))
+        self.assertEqual(s["recorder"], "lttng-modules 2.1.0, lttng-ust 2.1")
+        ust = self.q("s", 'find events where event = "myapp:request_begin" or event = "myapp:request_end"')["events"]
+        self.assertEqual([(e["event"], e["tid"], e["pid"], e["cpu"]) for e in ust],
+                         [("myapp:request_begin", 4242, 4242, 0), ("myapp:request_begin", 4243, 4242, 1),
+                          ("myapp:request_end", 4243, 4242, 1), ("myapp:request_end", 4242, 4242, 0)])
+        self.assertEqual([e["type"] for e in ust], ["raw"] * 4)
+        self.assertEqual((ust[1]["what"], ust[1]["attributes"]["id"]), ("work", 2))
+        nodes = {n["id"]: n for n in self.q("s", "find nodes")["nodes"]}
+        self.assertEqual({(nodes[e["node"]]["thread"], nodes[e["node"]]["tid"]) for e in ust},
+                         {("myapp", 4242), ("myapp-worker", 4243)})
+        # each lands in the node of its thread the kernel's sched events
+        # make: the worker's in the node main's wakeup leads to, main's
+        # end in the node the worker's wakeup leads to
+        ev = {e["id"]: e for e in self.q("s", "find events")["events"]}
+        wake = {(ev[x["from_event"]]["tid"], ev[x["to_event"]]["tid"]): x
+                for x in self.q("s", 'find edges where kind = "wakeup"')["edges"]}
+        self.assertEqual(set(wake), {(4242, 4243), (4243, 4242)})
+        self.assertEqual(wake[(4242, 4243)]["to"], ust[1]["node"])
+        self.assertEqual(ust[1]["node"], ust[2]["node"])
+        self.assertEqual(wake[(4243, 4242)]["to"], ust[3]["node"])
+        self.assertNotEqual(ust[0]["node"], ust[3]["node"], "main slept between its two events")
+        # i686: the timer's 32-bit address in decimal, read as the number it is
+        timers = self.q("s", 'find events where type = "timer_arm" or type = "timer_cancel"')["events"]
+        self.assertEqual([e["timer"] for e in timers], ["0xf5a3c0e0"] * 2)
+        out = self.ok("ingest", session, "--name", "again").stdout
+        self.assertIn("4 userspace events (LTTng-UST), each on the thread of its vtid context", out)
+        # the UST trace alone: its threads, without the kernel's
+        u = self.ingest(os.path.join(session, "ust"), name="ust")
+        self.assertEqual((u["events"], u["threads"], u["processes"], u["userspace"]), (4, 2, 1, 4))
+
+    def test_lttng_2_0_kernel_trace(self):
+        """lttng-modules 2.0.0 (make-ctf.py, lttng_20): 64-bit pointers in
+        decimal; its first event, hrtimer_cancel, was refused (issue 42)."""
+        s = self.ingest(os.path.join(CTF_FIXTURES, "lttng-2.0-kernel"), name="old")
+        self.assertEqual((s["events"], s["skipped"], s["recorder"]), (19, 0, "lttng-modules 2.0.0"))
+        ev = self.q("old", "find events")["events"]
+        names = collections.Counter(e["event"] for e in ev)
+        self.assertEqual((names["sched_switch"], names["sched_wakeup"], names["sched_wakeup_new"]), (3, 2, 1))
+        self.assertEqual(ev[0]["event"], "hrtimer_cancel")
+        self.assertEqual({e["timer"] for e in ev if e["event"].startswith("hrtimer")}, {"0xffff88003a5c7e28"})
+        byid = {e["id"]: e for e in ev}
+        edges = self.q("old", "find edges")["edges"]
+        kinds = collections.Counter(x["kind"] for x in edges)
+        # the timer: worker's arm -> the callout; the callout's wakeup ->
+        # worker's return from nanosleep; the fork -> the child's first event
+        timer = [x for x in edges if x["kind"] == "timer"]
+        self.assertEqual([(byid[x["from_event"]]["event"], byid[x["to_event"]]["event"]) for x in timer],
+                         [("hrtimer_start", "hrtimer_expire_entry")])
+        woke = {(byid[x["from_event"]]["event"], byid[x["to_event"]]["tid"], byid[x["to_event"]]["event"])
+                for x in edges if x["kind"] == "wakeup"}
+        self.assertEqual(woke, {("sched_wakeup", 2001, "sys_exit_nanosleep"), ("sched_process_fork", 2003,
+                                                                                 "sched_wakeup")})
+        self.assertEqual(kinds["wakeup"], 2, "the wakeup 2.0 says woke nothing (success 0) joins nothing")
+        # irq and softirq contexts of 2.0's naming
+        self.assertEqual({e["type"] for e in ev if e["event"].startswith(("irq_", "softirq_"))}, {"interrupt"})
+
+    def test_a_damaged_trace_of_a_session_is_named(self):
+        src = os.path.join(CTF_FIXTURES, "lttng-2.1-session")
+        bad = os.path.join(self.dir, "session")
+        shutil.copytree(src, bad)
+        meta = os.path.join(bad, "ust", "myapp-4242-20130110-101500", "metadata")
+        with open(meta) as f:
+            lines = f.read().split("\n")
+        at = lines.index("typealias integer { size = 5; align = 1; signed = false; } := uint5_t;")
+        lines[at] = "typealias integer { size = 5; align = 1; signed = false; } := ;"
+        with open(meta, "w") as f:
+            f.write("\n".join(lines))
+        p = self.run_argusq("ingest", bad)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn(f"{meta}:{at + 1}: not a CTF trace babeltrace2 can read: syntax error", p.stderr)
+        self.assertEqual(self.json("traces")["traces"], [], "nothing half-ingested")
+        os.unlink(os.path.join(bad, "kernel", "metadata"))
+        shutil.rmtree(os.path.join(bad, "ust"))
+        p = self.run_argusq("ingest", bad)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("session/metadata: cannot open: No such file or directory, and no folder below it holds a "
+                      "CTF trace", p.stderr)
+
+    def test_a_stream_without_time_is_refused(self):
+        """A CTF trace whose events have no timestamp at all: babeltrace2
+        gives them no clock snapshot (where a timestamp has no clock, it
+        makes one up, and the trace reads); the reader says so rather than
+        reading a snapshot that is not there."""
+        folder = os.path.join(self.dir, "notime")
+        os.mkdir(folder)
+        uuid = "2a6422d0-6cee-11e0-8c08-cb07d7b3a564"
+        with open(os.path.join(folder, "metadata"), "w") as f:
+            f.write("/* CTF 1.8 */\n"
+                    "typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
+                    "typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n"
+                    "typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
+                    f'trace {{ major = 1; minor = 8; uuid = "{uuid}"; byte_order = le;\n'
+                    "  packet.header := struct { uint32_t magic; uint8_t uuid[16]; uint32_t stream_id; }; };\n"
+                    "stream { id = 0; event.header := struct { uint16_t id; };\n"
+                    "  packet.context := struct { uint32_t content_size; uint32_t packet_size; uint32_t cpu_id; }; };\n"
+                    "event { name = ping; id = 0; stream_id = 0; fields := struct { uint32_t _n; }; };\n")
+        body = b"".join(struct.pack("<HI", 0, n) for n in range(3))
+        head = struct.pack("<I", 0xC1FC1FC1) + bytes.fromhex(uuid.replace("-", "")) + struct.pack("<I", 0)
+        size = (len(head) + 12 + len(body)) * 8
+        with open(os.path.join(folder, "chan_0"), "wb") as f:
+            f.write(head + struct.pack("<III", size, size, 0) + body)
+        p = self.run_argusq("ingest", folder)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("notime: event 1 (ping): its stream has no clock: its events have no time", p.stderr)
+        self.assertEqual(self.json("traces")["traces"], [], "nothing half-ingested")
+
+
 class Perf(ArchiveCase):
     def test_perf_script_diagnosis_names_the_ftrace_culprit(self):
         s = self.ingest(trace("pipechain-normal.perf.txt"), name="normal")

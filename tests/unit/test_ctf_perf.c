@@ -1,6 +1,7 @@
 /* tests/unit/test_ctf_perf.c -- the LTTng / perf CTF mapping (ctf_map.c)
  * fed field sets written here, and perf script lines (perf.c): each must
- * give the db event an ftrace line of the same tracepoint gives. */
+ * give the db event an ftrace line of the same tracepoint gives; an
+ * LTTng-UST event lands on the thread of its vtid context. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -54,6 +55,15 @@ static void cm_close(cm *c)
 static int feed(cm *c, const char *name, uint64_t ts, int64_t cpu, const ctf_field *pay, size_t npay)
 {
     ctf_event_in e = {.name = name, .ts = ts, .cpu = cpu, .pay = pay, .npay = npay};
+    return ingest_ctf_map_event(c->m, &e, ++c->n);
+}
+
+/* an LTTng-UST event: its contexts (vtid, vpid, procname) and payload */
+static int feed_ust(cm *c, const char *name, uint64_t ts, int64_t cpu, const ctf_field *ctx, size_t nctx,
+                    const ctf_field *pay, size_t npay)
+{
+    ctf_event_in e = {.name = name, .ust = true, .ts = ts, .cpu = cpu, .ctx = ctx, .nctx = nctx, .pay = pay,
+                      .npay = npay};
     return ingest_ctf_map_event(c->m, &e, ++c->n);
 }
 
@@ -171,6 +181,88 @@ static void test_lttng_statedump_and_fork(void **state)
     t = find_thread(c.r, 101);
     assert_non_null(t);
     assert_int_equal(t->pid, 100); /* a thread of the parent's process */
+    assert_int_equal(c.r->order_errors, 0);
+    cm_close(&c);
+}
+
+/* LTTng before ctf_integer_hex (2.0, 2.1, still 2.5) declared pointers
+ * as decimal integers: the addresses the mapping reads are hex all the
+ * same (a 64-bit one in decimal was refused, a 32-bit one misread) */
+static void test_lttng_decimal_pointers(void **state)
+{
+    (void)state;
+    cm c;
+    cm_open(&c);
+    assert_int_equal(ingest_ctf_map_seed(c.m, 0, 2001, "worker", 6), 0);
+    ctf_field cancel[] = {U("hrtimer", 0xFFFF88003A5C7E28ull)};
+    assert_int_equal(feed(&c, "hrtimer_cancel", 10, 0, cancel, N(cancel)), 0);
+    assert_int_equal(last(&c)->ev.type, DB_EV_TIMER_CANCEL);
+    assert_int_equal(last(&c)->ev.obj, 0xFFFF88003A5C7E28ull);
+    assert_attr(last(&c), "timer", "0xffff88003a5c7e28");
+    ctf_field start[] = {U("hrtimer", 0xF5A3C0E0), U("function", 0xC1057A40), I("expires", 5050000000),
+                         I("softexpires", 5050000000)};
+    assert_int_equal(feed(&c, "hrtimer_start", 20, 0, start, N(start)), 0);
+    assert_int_equal(last(&c)->ev.type, DB_EV_TIMER_ARM);
+    assert_int_equal(last(&c)->ev.obj, 0xF5A3C0E0); /* not 0x4121149664, its decimal digits */
+    assert_attr(last(&c), "func", "0xc1057a40");
+    assert_attr(last(&c), "deadline", "5050000000"); /* times stay decimal */
+    ctf_field work[] = {U("work", 0xFFFF88003B1C2D40ull), U("function", 0xFFFFFFFF8106C2E0ull)};
+    assert_int_equal(feed(&c, "workqueue_execute_start", 30, 0, work, N(work)), 0);
+    assert_int_equal(last(&c)->ev.type, DB_EV_DISPATCH_INVOKE);
+    assert_attr(last(&c), "block", "0xffff88003b1c2d40");
+    /* 2.0's sched_wakeup carries success: kept, and still a wakeup */
+    ctf_field w[] = {S("comm", "helper"), I("tid", 2002), I("prio", 20), I("success", 1), I("target_cpu", 1)};
+    assert_int_equal(feed(&c, "sched_wakeup", 40, 0, w, N(w)), 0);
+    assert_int_equal(last(&c)->ev.type, DB_EV_WAKEUP);
+    assert_int_equal(last(&c)->ev.obj, 2002);
+    assert_int_equal(c.r->order_errors, 0);
+    cm_close(&c);
+}
+
+/* LTTng-UST: an application's event on the thread of its vtid context,
+ * raw under its provider:event name; without vtid it is nobody's:
+ * skipped, and counted as such for the summary */
+static void test_lttng_ust(void **state)
+{
+    (void)state;
+    cm c;
+    cm_open(&c);
+    assert_int_equal(ingest_ctf_map_seed(c.m, 1, 0, "swapper/1", 9), 0);
+    ctf_field ctx[] = {I("vtid", 4243), I("vpid", 4242), S("procname", "myapp-worker")};
+    ctf_field pay[] = {I("id", 2), S("what", "work")};
+    assert_int_equal(feed_ust(&c, "myapp:request_begin", 100, 1, ctx, N(ctx), pay, N(pay)), 0);
+    const rec_event *e = last(&c);
+    assert_string_equal(e->name, "myapp:request_begin");
+    assert_int_equal(e->ev.type, DB_EV_RAW);
+    assert_int_equal(e->ev.tid, 4243);
+    assert_int_equal(e->ev.pid, 4242);
+    assert_int_equal(e->ev.cpu, 1);
+    assert_int_equal(e->ev.ctx, DB_CTX_THREAD);
+    assert_attr(e, "id", "2");
+    assert_attr(e, "what", "work");
+    rec_thread *t = find_thread(c.r, 4243);
+    assert_non_null(t);
+    assert_string_equal(t->name, "myapp-worker");
+    assert_int_equal(t->pid, 4242);
+    /* an application's event named like the kernel's is not the kernel's */
+    ctf_field sw[] = {S("prev_comm", "x"), I("prev_tid", 7), I("prev_prio", 20), I("prev_state", 1),
+                      S("next_comm", "y"), I("next_tid", 8), I("next_prio", 20)};
+    assert_int_equal(feed_ust(&c, "sched_switch", 150, 1, ctx, N(ctx), sw, N(sw)), 0);
+    assert_int_equal(last(&c)->ev.type, DB_EV_RAW);
+    assert_int_equal(last(&c)->ev.tid, 4243);
+    /* CPU 1's task is still swapper: the UST events did not move it */
+    ctf_field v[] = {U("vec", 3)};
+    assert_int_equal(feed(&c, "softirq_raise", 160, 1, v, N(v)), 0);
+    assert_int_equal(last(&c)->ev.tid, 0);
+    /* no vtid: skipped, whoever runs on the CPU */
+    ctf_field none[] = {U("baddr", 0x7FF7F1D2E000ull)};
+    size_t nev = c.r->nev;
+    assert_int_equal(feed_ust(&c, "lttng_ust_statedump:bin_info", 200, 1, NULL, 0, none, N(none)), 0);
+    assert_int_equal(c.r->nev, nev);
+    assert_int_equal(c.r->skips, 1);
+    assert_int_equal(c.st.ust, 3);
+    assert_int_equal(c.st.ust_no_tid, 1);
+    assert_int_equal(c.st.skipped, 1);
     assert_int_equal(c.r->order_errors, 0);
     cm_close(&c);
 }
@@ -293,7 +385,10 @@ static void test_detect(void **state)
     const char *t = "perf 1 [000] 1.000001: sched:sched_switch: prev_comm=a\n";
     assert_int_equal(ingest_detect(t, strlen(t)), INGEST_PERF_SCRIPT);
     assert_int_equal(ingest_detect_folder("/nonexistent"), INGEST_UNKNOWN);
-    assert_int_equal(ingest_detect_folder("tests"), INGEST_UNKNOWN); /* a folder without metadata */
+    assert_int_equal(ingest_detect_folder("tests/unit"), INGEST_UNKNOWN); /* no metadata in it or below */
+    /* an LTTng session: no metadata, but traces below it */
+    assert_int_equal(ingest_detect_folder("tests/fixtures/ctf/lttng-2.1-session"), INGEST_CTF);
+    assert_int_equal(ingest_detect_folder("tests/fixtures/ctf/lttng-2.1-session/kernel"), INGEST_CTF);
 }
 
 /* ---- damaged metadata (ctf_meta.c) ---- */
@@ -393,7 +488,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lttng_switch_and_wakeup), cmocka_unit_test(test_lttng_old_naming_and_irqs),
-        cmocka_unit_test(test_lttng_statedump_and_fork), cmocka_unit_test(test_perf_ctf),
+        cmocka_unit_test(test_lttng_statedump_and_fork), cmocka_unit_test(test_lttng_decimal_pointers),
+        cmocka_unit_test(test_lttng_ust),                cmocka_unit_test(test_perf_ctf),
         cmocka_unit_test(test_perf_lex),                 cmocka_unit_test(test_perf_script_file),
         cmocka_unit_test(test_detect),                   cmocka_unit_test(test_meta_complaint),
         cmocka_unit_test(test_meta_locate),
