@@ -202,11 +202,30 @@ int ingest_ftrace_lex_kv(const char *text, ftrace_kv *kv, int max);
  * each mapped event, so a pair one form prints and another does not
  * (hrtimer_start's mode) is not kept. */
 
-/* Reads every remaining line of lb into sink. */
-/* html: the file is systrace's HTML page, whose ftrace text is the body
- * of a <script class="trace-data"> element (the others hold JSON). */
+/* Reads every remaining line of lb into sink.  html: the file is
+ * systrace's HTML page (ftrace_page.c says where its text is). */
 int ingest_ftrace_read(ingest_lines *lb, const ingest_sink *sink, const ingest_opts *opts, bool html,
                        ingest_stats *st, char *err, size_t errlen);
+
+/* The lines of ftrace text in a file (ftrace_page.c): each line of lb, or
+ * for a systrace HTML page (html), the lines of its trace-data blocks of
+ * ftrace and of its legacy linuxPerfData string, unescaped. */
+typedef struct ingest_ft_src {
+    ingest_lines *lb;
+    bool html;
+    int state;       /* where the page's last line was */
+    bool found;      /* the page held ftrace text */
+    uint64_t lineno; /* the file's line the last line came from */
+    /* linuxPerfData's text, unescaped: [js_pos, js_len) not handed out;
+     * js_open bytes of it after its last newline */
+    char *js;
+    size_t js_pos, js_len, js_cap, js_open;
+} ingest_ft_src;
+void ingest_ft_src_init(ingest_ft_src *s, ingest_lines *lb, bool html);
+void ingest_ft_src_free(ingest_ft_src *s);
+/* The next line, NUL-terminated and writable, valid until the next call:
+ * 1, 0 at the end, or -1 (err = "PATH:LINE: ..."). */
+int ingest_ft_src_next(ingest_ft_src *s, char **line, size_t *len, char *err, size_t errlen);
 
 #define FTRACE_KV_MAX 64
 /* An emitter's "these pairs do not make this event" (no message yet: the
