@@ -3,8 +3,9 @@
  * sink (shared with the trace.dat reader, tracedat.c).  A line's text
  * becomes its canonical pairs in ftrace_text.c, the pairs an event in
  * ftrace_map.c and ftrace_sched.c; the field helpers and the attribute
- * buffer are in ftrace_fields.c, the line scanners in ftrace_lex.re; the
- * lines of a systrace page's text come from ftrace_page.c.
+ * buffer are in ftrace_fields.c, the line scanners in ftrace_lex.re.  The
+ * lines come from ftrace_page.c (a systrace page's text), the names of
+ * `<...>` tasks that only later lines give from ftrace_ahead.c.
  *
  * Sink call order (what the db writer may rely on):
  *   - sink->proc(pid) comes before the first sink->thread of that pid;
@@ -339,6 +340,12 @@ static int __attribute__((noinline)) resolve_slow(ftrace_reader *r, const ftrace
             char nm[DB_NAME_MAX];
             memcpy(nm, t->name, sizeof nm);
             return ingest_ft_set_thread(r, li->tid, tgid ? tgid : li->tid, nm, strlen(nm), false);
+        } else if (r->ahead) { /* a line further on may name it (ftrace_ahead.c) */
+            const char *nm;
+            if (ingest_ft_ahead_name(r, li->tid, &nm) < 0)
+                return -1;
+            if (nm)
+                return ingest_ft_set_thread(r, li->tid, tgid ? tgid : li->tid, nm, strlen(nm), false);
         }
         return ingest_ft_set_thread(r, li->tid, tgid ? tgid : li->tid, li->comm, cl, false);
     }
@@ -692,6 +699,8 @@ void ingest_ft_reader_free(ftrace_reader *r)
     free(r->pend);
     ingest_ft_binder_free(r->binder);
     r->binder = NULL;
+    ingest_ft_ahead_free(r->ahead);
+    r->ahead = NULL;
     r->tab = NULL;
     r->ab = NULL;
     r->sc = NULL;
@@ -746,6 +755,8 @@ int ingest_ftrace_read(ingest_lines *lb, const ingest_sink *sink, const ingest_o
     ftrace_reader r;
     ingest_reorder *ro;
     int rc = ingest_ft_text_begin(&r, &ro, lb, sink, opts, st, err, errlen);
+    if (rc == 0 && !(r.ahead = ingest_ft_ahead_new(lb, html)))
+        rc = ingest_ft_fail(&r, "out of memory");
     while (rc == 0) {
         char *line;
         size_t len;

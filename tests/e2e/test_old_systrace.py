@@ -1,11 +1,20 @@
 """Old systrace as Android's tools wrote it (issue 42): the legacy HTML
-page, whose ftrace text is a JavaScript string.
+page, whose ftrace text is a JavaScript string, and `<...>` tasks that the
+same file names further on.
 
 The traces of ../shared/foreign-more are used from there, never copied
 here; their figures are SOURCES.md's, counted from the files' own lines:
 
   trappy-trace_legacy_systrace.html  15 events, sched_switch 3 (8-CPU
-      Android)
+      Android); task 10144 is `<...>` on all its lines, and its own
+      sched_switch says prev_comm=sh prev_pid=10144
+  ohos-ut_bytrace_input_full.txt     63 events, sched_switch 16; task 1200
+      is `<...>` on its own lines, Binder:924_3 in the fields of others
+
+tests/fixtures/unnamed-later.txt (written here) has one task for each way
+a file names a `<...>` task only after its first line: its own prev_comm,
+a later wakeup's comm, a later next_comm, its task column on a later line;
+and one that nothing names.
 """
 import os
 import unittest
@@ -15,6 +24,7 @@ from common import ROOT, ArchiveCase
 MORE = os.path.join(ROOT, "..", "shared", "foreign-more")
 FOREIGN = os.path.join(ROOT, "..", "shared", "foreign")
 LEGACY = os.path.join(MORE, "trappy-trace_legacy_systrace.html")
+UNNAMED = os.path.join(ROOT, "tests", "fixtures", "unnamed-later.txt")
 
 
 def js_string_page(text):
@@ -101,6 +111,37 @@ class LegacyPage(ArchiveCase):
         p = self.run_argusq("ingest", none)
         self.assertNotEqual(p.returncode, 0)
         self.assertIn("none.html: a systrace page without ftrace text", p.stderr)
+
+
+class NamedLater(ArchiveCase):
+    def names(self, trace=None):
+        nodes = self.json(*(["--trace", trace] if trace else []), "find nodes")["nodes"]
+        return {n["tid"]: n["thread"] for n in nodes if n["kind"] == "thread"}
+
+    def test_a_task_takes_the_name_the_file_gives_it_later(self):
+        self.ingest(UNNAMED)
+        self.assertEqual(self.names(), {1234: "worker", 1300: "helper", 1000: "main", 1400: "reader",
+                                        1600: "poller", 1500: "<...>"})
+        worker = self.json('find nodes where thread = "worker"')["nodes"]
+        self.assertEqual(sum(n["events"] for n in worker), 3, "every event of 1234, from its first line")
+        self.assertEqual({n["proc"] for n in worker}, {"worker"})
+        # standard input is spooled to a file, which is read again the same way
+        with open(UNNAMED) as f:
+            self.ok("ingest", "-", "--name", "stdin", stdin=f.read())
+        self.assertEqual(self.names("stdin")[1234], "worker")
+
+    def test_foreign_files(self):
+        if not os.path.isdir(MORE):
+            self.skipTest(f"{MORE} is not there (../shared beside the project)")
+        self.ingest(LEGACY, name="legacy")
+        self.assertEqual(self.names("legacy"), {10144: "sh", 9996: "kworker/7:0", 315: "adbd"})
+        s = self.ingest(os.path.join(MORE, "ohos-ut_bytrace_input_full.txt"), name="ohos")
+        self.assertEqual(s["events"], 63)
+        q = lambda stmt: self.json("--trace", "ohos", stmt)
+        self.assertEqual(len(q('find events where event = "sched_switch"')["events"]), 16)
+        names = self.names("ohos")
+        self.assertEqual(names[1200], "Binder:924_3")
+        self.assertNotIn("<...>", names.values())
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 /* tests/unit/test_ftrace_page.c -- where the ftrace text of a file is
- * (ftrace_page.c: the legacy systrace page's JavaScript string,
- * unescaped), on small hand-written files. */
+ * (ftrace_page.c: the legacy systrace page's JavaScript string, unescaped)
+ * and the names a file gives its `<...>` tasks further on
+ * (ftrace_ahead.c), on small hand-written files. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -100,11 +101,45 @@ static void test_js_errors(void **state)
     rec_free(r);
 }
 
+/* A `<...>` task named only by later lines is declared once, by that
+ * name, before its first event: its own prev_comm, a later wakeup's comm,
+ * a later next_comm, its task column on a later line.  One nothing names
+ * stays `<...>`. */
+static void test_names_ahead(void **state)
+{
+    (void)state;
+    const char *text = "  <...>-1234 [000] d..3 1.000100: sched_waking: comm=main pid=1000 prio=120 target_cpu=001\n"
+                       "  <...>-1300 [001] ...1 1.000110: tracing_mark_write: B|1300|x\n"
+                       "  <...>-1400 [001] ...1 1.000120: tracing_mark_write: B|1400|x\n"
+                       "  <...>-1500 [001] ...1 1.000130: tracing_mark_write: B|1500|x\n"
+                       "  <...>-1600 [001] ...1 1.000140: tracing_mark_write: B|1600|x\n"
+                       "  <...>-1234 [000] d..3 1.000200: sched_switch: prev_comm=worker prev_pid=1234 prev_prio=120 "
+                       "prev_state=S ==> next_comm=poller next_pid=1400 next_prio=120\n"
+                       "  <idle>-0 [001] d.h3 1.000300: sched_waking: comm=helper pid=1300 prio=120 target_cpu=001\n"
+                       "  reader-1500 [001] ...1 1.000400: tracing_mark_write: E\n";
+    char *path = write_temp(text);
+    rec *r = rec_new(true);
+    char err[512];
+    if (run(r, path, NULL, NULL, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    assert_string_equal(find_thread(r, 1234)->name, "worker");
+    assert_string_equal(find_thread(r, 1300)->name, "helper");
+    assert_string_equal(find_thread(r, 1400)->name, "poller");
+    assert_string_equal(find_thread(r, 1500)->name, "reader");
+    assert_string_equal(find_thread(r, 1600)->name, "<...>");
+    assert_int_equal(r->thread_calls, 6); /* the idle task and five, none renamed */
+    assert_int_equal(r->order_errors, 0);
+    unlink(path);
+    free(path);
+    rec_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_js_string),
         cmocka_unit_test(test_js_errors),
+        cmocka_unit_test(test_names_ahead),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
