@@ -95,6 +95,9 @@ typedef struct ingest_stats {
                            the machine's syscall table is not known */
     uint64_t truncated; /* the last line, left out because the file ends inside
                            it (a recorder killed, a full disk); 0: none */
+    char warning[2400]; /* what else the reader read around rather than refused
+                           (perf's header that perf could not print), for the
+                           ingest's warnings; "" none */
 } ingest_stats;
 
 /* What a file does not say about itself. */
