@@ -185,8 +185,9 @@ typedef struct argusq_ingest_opts {
      * "building the graph", "writing the archive" */
     void (*progress)(void *ctx, uint64_t bytes, uint64_t total, uint64_t events, const char *phase);
     /* what the reader mended rather than refused (a last line cut short,
-     * events put back in time order, syscalls left unnamed): one message
-     * each, after the trace was committed */
+     * events put back in time order, syscalls left unnamed, a perf.data
+     * read without the header perf could not print): one message each,
+     * after the trace was committed */
     void (*warning)(void *ctx, const char *message);
     void *ctx;
     int threads; /* 1: read, build and write in the calling thread; 0: as

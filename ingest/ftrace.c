@@ -3,7 +3,9 @@
  * sink (shared with the trace.dat reader, tracedat.c).  A line's text
  * becomes its canonical pairs in ftrace_text.c, the pairs an event in
  * ftrace_map.c and ftrace_sched.c; the field helpers and the attribute
- * buffer are in ftrace_fields.c, the line scanners in ftrace_lex.re.
+ * buffer are in ftrace_fields.c, the line scanners in ftrace_lex.re.  The
+ * lines come from ftrace_page.c (a systrace page's text), the names of
+ * `<...>` tasks that only later lines give from ftrace_ahead.c.
  *
  * Sink call order (what the db writer may rely on):
  *   - sink->proc(pid) comes before the first sink->thread of that pid;
@@ -338,6 +340,12 @@ static int __attribute__((noinline)) resolve_slow(ftrace_reader *r, const ftrace
             char nm[DB_NAME_MAX];
             memcpy(nm, t->name, sizeof nm);
             return ingest_ft_set_thread(r, li->tid, tgid ? tgid : li->tid, nm, strlen(nm), false);
+        } else if (r->ahead) { /* a line further on may name it (ftrace_ahead.c) */
+            const char *nm;
+            if (ingest_ft_ahead_name(r, li->tid, &nm) < 0)
+                return -1;
+            if (nm)
+                return ingest_ft_set_thread(r, li->tid, tgid ? tgid : li->tid, nm, strlen(nm), false);
         }
         return ingest_ft_set_thread(r, li->tid, tgid ? tgid : li->tid, li->comm, cl, false);
     }
@@ -691,66 +699,26 @@ void ingest_ft_reader_free(ftrace_reader *r)
     free(r->pend);
     ingest_ft_binder_free(r->binder);
     r->binder = NULL;
+    ingest_ft_ahead_free(r->ahead);
+    r->ahead = NULL;
     r->tab = NULL;
     r->ab = NULL;
     r->sc = NULL;
     r->pend = NULL;
 }
 
-/* Is the rest of the file blank?  (Reads it: only for a line that
+/* Is the rest of the text blank?  (Reads it: only for a line that
  * failed, whose read ends here either way.) */
-static bool only_blanks_left(ingest_lines *lb)
+static bool only_blanks_left(ingest_ft_src *src)
 {
-    char *line, e[16];
+    char *line, e[512];
     size_t len;
     int n;
-    while ((n = ingest_lines_next(lb, &line, &len, e, sizeof e)) == 1)
+    while ((n = ingest_ft_src_next(src, &line, &len, e, sizeof e)) == 1)
         for (size_t i = 0; i < len; i++)
             if (line[i] != ' ' && line[i] != '\t')
                 return false;
     return n == 0;
-}
-
-/* Text: every line through the reorder window.  A last line cut short (a
- * recorder killed, a disk full mid-write: a line this reader cannot read,
- * with nothing after it) is left out and reported (st->truncated);
- * anywhere else a bad line fails the read with its file and line. */
-/* Where a line of systrace's HTML page is: outside the trace data, at the
- * start of a trace-data block (its kind not known yet), in the block of
- * ftrace text, or in a block of something else (JSON). */
-enum { H_OUT, H_START, H_FTRACE, H_OTHER };
-
-/* The part of an HTML line the ftrace reader should see: NULL for none.
- * Moves *state along the page; found: an ftrace block was seen. */
-static char *html_part(char *line, int *state, bool *found)
-{
-    static const char open[] = "<script class=\"trace-data\"";
-    if (*state == H_OUT) {
-        char *o = strstr(line, open);
-        if (!o)
-            return NULL;
-        char *gt = strchr(o, '>');
-        if (!gt)
-            return NULL;
-        *state = H_START;
-        line = gt + 1;
-    }
-    char *close = strstr(line, "</script>");
-    if (close)
-        *close = '\0';
-    char *p = line;
-    while (*p == ' ' || *p == '\t')
-        p++;
-    if (*state == H_START && *p)
-        *state = (*p == '{' || *p == '[') ? H_OTHER : H_FTRACE;
-    int now = *state;
-    if (close)
-        *state = H_OUT;
-    if (now != H_FTRACE)
-        return NULL;
-    *found = true;
-    /* the page indents the block's closing tag: that line is empty */
-    return line;
 }
 
 int ingest_ft_text_begin(ftrace_reader *r, ingest_reorder **ro, const ingest_lines *lb, const ingest_sink *sink,
@@ -775,35 +743,33 @@ int ingest_ft_text_end(ftrace_reader *r, ingest_reorder *ro, int rc, char *err, 
     return rc < 0 ? -1 : 0;
 }
 
+/* Text: every line through the reorder window.  A last line cut short (a
+ * recorder killed, a disk full mid-write: a line this reader cannot read,
+ * with nothing after it) is left out and reported (st->truncated);
+ * anywhere else a bad line fails the read with its file and line. */
 int ingest_ftrace_read(ingest_lines *lb, const ingest_sink *sink, const ingest_opts *opts, bool html,
                        ingest_stats *st, char *err, size_t errlen)
 {
-    int hstate = H_OUT;
-    bool hfound = false;
+    ingest_ft_src src;
+    ingest_ft_src_init(&src, lb, html);
     ftrace_reader r;
     ingest_reorder *ro;
     int rc = ingest_ft_text_begin(&r, &ro, lb, sink, opts, st, err, errlen);
+    if (rc == 0 && !(r.ahead = ingest_ft_ahead_new(lb, html)))
+        rc = ingest_ft_fail(&r, "out of memory");
     while (rc == 0) {
         char *line;
         size_t len;
-        int n = ingest_lines_next(lb, &line, &len, err, errlen);
+        int n = ingest_ft_src_next(&src, &line, &len, err, errlen);
         if (n <= 0) {
             rc = n;
             break;
         }
-        r.lineno = lb->lineno;
+        r.lineno = src.lineno;
         r.st->lines++;
-        if (html) {
-            char *part = html_part(line, &hstate, &hfound);
-            if (!part)
-                continue;
-            len -= (size_t)(part - line);
-            len = strlen(part) < len ? strlen(part) : len;
-            line = part;
-        }
         rc = do_line(&r, line, len);
         /* a bad last line after events: a trace cut short */
-        if (rc == FTRACE_BAD_LINE && st->events + r.pending > 0 && only_blanks_left(lb)) {
+        if (rc == FTRACE_BAD_LINE && st->events + r.pending > 0 && only_blanks_left(&src)) {
             st->truncated = r.lineno;
             rc = 0;
             break;
@@ -811,10 +777,13 @@ int ingest_ftrace_read(ingest_lines *lb, const ingest_sink *sink, const ingest_o
     }
     if (rc == 0)
         rc = pend_flush(&r);
-    if (rc == 0 && html && !hfound) {
-        ingest_errf(err, errlen, "%s: a systrace page without ftrace text (no <script class=\"trace-data\"> holds any)",
+    if (rc == 0 && html && !src.found) {
+        ingest_errf(err, errlen,
+                    "%s: a systrace page without ftrace text (neither a <script class=\"trace-data\"> nor a "
+                    "var linuxPerfData string holds any)",
                     lb->path);
         rc = -1;
     }
+    ingest_ft_src_free(&src);
     return ingest_ft_text_end(&r, ro, rc, err, errlen);
 }

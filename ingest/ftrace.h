@@ -202,11 +202,39 @@ int ingest_ftrace_lex_kv(const char *text, ftrace_kv *kv, int max);
  * each mapped event, so a pair one form prints and another does not
  * (hrtimer_start's mode) is not kept. */
 
-/* Reads every remaining line of lb into sink. */
-/* html: the file is systrace's HTML page, whose ftrace text is the body
- * of a <script class="trace-data"> element (the others hold JSON). */
+/* Reads every remaining line of lb into sink.  html: the file is
+ * systrace's HTML page (ftrace_page.c says where its text is). */
 int ingest_ftrace_read(ingest_lines *lb, const ingest_sink *sink, const ingest_opts *opts, bool html,
                        ingest_stats *st, char *err, size_t errlen);
+
+/* The lines of ftrace text in a file (ftrace_page.c): each line of lb, or
+ * for a systrace HTML page (html), the lines of its trace-data blocks of
+ * ftrace and of its legacy linuxPerfData string, unescaped. */
+typedef struct ingest_ft_src {
+    ingest_lines *lb;
+    bool html;
+    int state;       /* where the page's last line was */
+    bool found;      /* the page held ftrace text */
+    uint64_t lineno; /* the file's line the last line came from */
+    /* linuxPerfData's text, unescaped: [js_pos, js_len) not handed out;
+     * js_open bytes of it after its last newline */
+    char *js;
+    size_t js_pos, js_len, js_cap, js_open;
+} ingest_ft_src;
+void ingest_ft_src_init(ingest_ft_src *s, ingest_lines *lb, bool html);
+void ingest_ft_src_free(ingest_ft_src *s);
+/* The next line, NUL-terminated and writable, valid until the next call:
+ * 1, 0 at the end, or -1 (err = "PATH:LINE: ..."). */
+int ingest_ft_src_next(ingest_ft_src *s, char **line, size_t *len, char *err, size_t errlen);
+
+/* The names a text trace gives its `<...>` tasks further on
+ * (ftrace_ahead.c): the file read once more, when a task first shows as
+ * `<...>` with no name known. */
+typedef struct ingest_ft_ahead ingest_ft_ahead;
+/* For the file lb reads (html: a systrace page); NULL when out of memory.
+ * Reads nothing yet. */
+ingest_ft_ahead *ingest_ft_ahead_new(const ingest_lines *lb, bool html);
+void ingest_ft_ahead_free(ingest_ft_ahead *a);
 
 #define FTRACE_KV_MAX 64
 /* An emitter's "these pairs do not make this event" (no message yet: the
@@ -315,6 +343,9 @@ typedef struct ftrace_reader {
     size_t ntgids;
     /* binder transactions sent and not yet received (ftrace_binder.c) */
     struct ingest_binder *binder;
+    /* the names the file gives `<...>` tasks further on; NULL: none are
+     * looked for (a trace.dat, perf, Perfetto: their tasks have names) */
+    ingest_ft_ahead *ahead;
 } ftrace_reader;
 
 /* "PATH:LINE: message" into err; returns -1. */
@@ -392,6 +423,10 @@ int ingest_ft_full_comm(ftrace_reader *r, uint32_t tid, const char *comm, size_t
  * it was seen); NULL when none is known but `<...>`.  Valid until the
  * table next grows (ingest_ft_reserve). */
 const char *ingest_ft_name_of(ftrace_reader *r, uint32_t tid);
+/* The first name the file gives tid on any line (ftrace_ahead.c): *name
+ * NULL when none (or r->ahead is NULL).  Reads the file the first time it
+ * is asked.  0, or -1 with err set (out of memory). */
+int ingest_ft_ahead_name(ftrace_reader *r, uint32_t tid, const char **name);
 /* The process of a declared thread; false if tid is not declared. */
 bool ingest_ft_pid_of(ftrace_reader *r, uint32_t tid, uint32_t *pid);
 /* Syscall number of a name in the x86-64 table (false unless the trace is

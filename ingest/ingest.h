@@ -97,6 +97,9 @@ typedef struct ingest_stats {
                            it (a recorder killed, a full disk); 0: none */
     uint64_t ust;        /* LTTng-UST (userspace) events read, in events or skipped */
     uint64_t ust_no_tid; /* of them, skipped: no vtid context says their thread */
+    char warning[2400]; /* what else the reader read around rather than refused
+                           (perf's header that perf could not print), for the
+                           ingest's warnings; "" none */
 } ingest_stats;
 
 /* What a file does not say about itself. */

@@ -311,7 +311,8 @@ static bool find_perf(char *out, size_t cap)
 }
 
 /* The last line of what perf said on stderr (its reason; the lines
- * before it are warnings such as "'trace' not valid for ... Ignoring."). */
+ * before it are warnings such as "'trace' not valid for ... Ignoring."),
+ * "" when it said nothing. */
 static void last_line(FILE *f, char *out, size_t cap)
 {
     char line[512];
@@ -322,21 +323,38 @@ static void last_line(FILE *f, char *out, size_t cap)
         if (line[0] && !strstr(line, "Ignoring."))
             snprintf(out, cap, "%s", line);
     }
-    if (!out[0])
-        snprintf(out, cap, "no message");
 }
 
-int ingest_perf_data_read(const char *path, const ingest_sink *sink, const ingest_opts *opts, ingest_stats *st,
-                          char *err, size_t errlen)
+/* One run of `perf script` on the file: how perf ended. */
+typedef struct perf_run {
+    bool failed;    /* perf itself failed (not our SIGTERM after a read error) */
+    char how[160];  /* "was killed by signal 11 (Segmentation fault)", "exited with status 255" */
+    char said[512]; /* the last line it wrote on stderr, "" none */
+} perf_run;
+
+/* What waitpid's status says of perf, in words.  A status over 128 is
+ * how a shell in between (a wrapper script) reports its child's signal. */
+static void ended_how(int status, char *out, size_t cap)
 {
-    char perf[4096];
-    if (!find_perf(perf, sizeof perf)) {
-        ingest_errf(err, errlen,
-                    "%s: offset 0: a perf.data file: argusq reads it through `perf script`, and perf is not "
-                    "installed (Debian: apt-get install linux-perf; or give perf's own text: perf script -i %s > "
-                    "trace.txt)", path, path);
-        return -1;
+    if (WIFSIGNALED(status)) {
+        snprintf(out, cap, "was killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+        return;
     }
+    int code = WEXITSTATUS(status);
+    if (code > 128 && code - 128 < NSIG)
+        snprintf(out, cap, "exited with status %d (a shell's word for signal %d, %s)", code, code - 128,
+                 strsignal(code - 128));
+    else
+        snprintf(out, cap, "exited with status %d", code);
+}
+
+/* Runs `perf script` (with --header: its comments become the labels) and
+ * reads its output into sink.  Returns the reader's 0 or -1 (err set);
+ * pr says whether perf itself failed, and how. */
+static int run_script(const char *perf, const char *path, bool header, const ingest_sink *sink,
+                      const ingest_opts *opts, ingest_stats *st, perf_run *pr, char *err, size_t errlen)
+{
+    memset(pr, 0, sizeof *pr);
     char label[4200];
     snprintf(label, sizeof label, "%s (perf script)", path);
     FILE *errf = tmpfile();
@@ -347,8 +365,8 @@ int ingest_perf_data_read(const char *path, const ingest_sink *sink, const inges
             fclose(errf);
         return -1;
     }
-    char *argv[] = {perf, "script", "-f", "--ns", "--header", "-F", "comm,pid,tid,cpu,time,event,trace", "-i",
-                    (char *)path, NULL};
+    char *argv[] = {(char *)perf, "script", "-f", "--ns", "-F", "comm,pid,tid,cpu,time,event,trace", "-i",
+                    (char *)path, header ? "--header" : NULL, NULL};
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
@@ -386,14 +404,69 @@ int ingest_perf_data_read(const char *path, const ingest_sink *sink, const inges
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
-    /* perf's own failure (not our SIGTERM) is the message to give */
-    if (WIFEXITED(status) ? WEXITSTATUS(status) != 0 : rc == 0) {
-        char msg[512];
-        last_line(errf, msg, sizeof msg);
-        ingest_errf(err, errlen, "%s: offset 0: not a perf.data file perf can read (%s script says: %s)", path,
-                    perf, msg);
-        rc = -1;
+    /* perf's own failure, not the end our SIGTERM (or the pipe we closed)
+     * gave it after the reader failed */
+    pr->failed = WIFEXITED(status) ? WEXITSTATUS(status) != 0
+                                   : rc == 0 || (WTERMSIG(status) != SIGTERM && WTERMSIG(status) != SIGPIPE);
+    if (pr->failed) {
+        ended_how(status, pr->how, sizeof pr->how);
+        last_line(errf, pr->said, sizeof pr->said);
     }
     fclose(errf);
+    return rc;
+}
+
+/* "PERF script[ --header] HOW: SAID" */
+static void run_words(const char *perf, bool header, const perf_run *pr, char *out, size_t cap)
+{
+    snprintf(out, cap, "%.1024s script%s %s%s%s", perf, header ? " --header" : "", pr->how, pr->said[0] ? ": " : "",
+             pr->said[0] ? pr->said : ", without a message");
+}
+
+/* perf.data through `perf script --header`.  Some perf builds crash
+ * printing the header of a file (exit 139, signal 11) that they read
+ * whole without it; the header comes before any event, so a failure with
+ * no event read yet is tried once more without --header, losing only the
+ * labels the header gives (host, kernel, arch, cpus, perf's version),
+ * which st->warning says. */
+int ingest_perf_data_read(const char *path, const ingest_sink *sink, const ingest_opts *opts, ingest_stats *st,
+                          char *err, size_t errlen)
+{
+    char perf[4096];
+    if (!find_perf(perf, sizeof perf)) {
+        ingest_errf(err, errlen,
+                    "%s: offset 0: a perf.data file: argusq reads it through `perf script`, and perf is not "
+                    "installed (Debian: apt-get install linux-perf; or give perf's own text: perf script -i %s > "
+                    "trace.txt)", path, path);
+        return -1;
+    }
+    perf_run hd, plain;
+    char first[2048], second[2048];
+    int rc = run_script(perf, path, true, sink, opts, st, &hd, err, errlen);
+    if (!hd.failed)
+        return rc;
+    run_words(perf, true, &hd, first, sizeof first);
+    if (st->events || st->skipped) { /* the sink has events: too late to read it again */
+        ingest_errf(err, errlen, "%s: offset 0: not a perf.data file perf can read (%s, after %llu events)", path,
+                    first, (unsigned long long)st->events);
+        return -1;
+    }
+    memset(st, 0, sizeof *st);
+    rc = run_script(perf, path, false, sink, opts, st, &plain, err, errlen);
+    if (plain.failed) {
+        run_words(perf, false, &plain, second, sizeof second);
+        if (strcmp(hd.how, plain.how) == 0 && strcmp(hd.said, plain.said) == 0)
+            ingest_errf(err, errlen, "%s: offset 0: not a perf.data file perf can read (%s; the same without --header)",
+                        path, first);
+        else
+            ingest_errf(err, errlen, "%s: offset 0: not a perf.data file perf can read (%s; %s)", path, first,
+                        second);
+        return -1;
+    }
+    if (rc == 0)
+        snprintf(st->warning, sizeof st->warning,
+                 "%s; read without --header, so the trace has no labels from perf's header (host, kernel, arch, "
+                 "cpus, perf version)",
+                 first);
     return rc;
 }

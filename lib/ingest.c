@@ -414,6 +414,8 @@ static int ingest(argusq_archive *a, prep *p, argusq_ingest_info *out, argusq_er
              "%s: %llu syscall events keep their number without a name: the file does not say the machine it "
              "was recorded on (ingest --arch x86_64 names them)",
              p->shown, (unsigned long long)st.unnamed);
+    if (st.warning[0])
+        warn(p, "%s: %s", p->shown, st.warning);
     if (st.reordered || st.late)
         warn(p,
              "%s: %llu events were out of time order and were put in order; %llu were too far behind to be and "

@@ -29,7 +29,9 @@ FILES = {
     # task 269 is printed as foo, then as bar: a rename, two names by right
     "perfetto-sched_blocked_systrace.txt": dict(events=6, waits=4, renamed={269}),
     "tc-atrace-test.txt": dict(events=4454, waits=1540, woken=True),
-    "tc-ftrace_syscalls.txt": dict(events=1052, waits=45, woken=True, unnamed={4083}, syscalls=842),
+    # 4083 is <...> on all its lines, and its own sched_switch (line 405,
+    # prev_comm=bash prev_pid=4083) names it: bash from its first node on
+    "tc-ftrace_syscalls.txt": dict(events=1052, waits=45, woken=True, syscalls=842),
     "tc-trace-android-sched-irq-syscall.txt": dict(events=143, waits=5, woken=True),
     "tc-trace-android-sched-irq.txt": dict(events=139, waits=46, woken=True),
     "tc-trace-func-graph.txt": dict(events=199, waits=0),

@@ -19,6 +19,8 @@ diagnosis must name the root cause the ftrace recordings of the same
 workload name (`backend`, tests/e2e/test_diagnose.py).
 """
 import collections
+import glob
+import json
 import os
 import shutil
 import struct
@@ -420,6 +422,51 @@ class Perf(ArchiveCase):
         p = self.run_argusq("ingest", cut)
         self.assertNotEqual(p.returncode, 0)
         self.assertIn("cut.txt:11: not a perf script line", p.stderr)
+        self.assertEqual(self.json("traces")["traces"], [], "nothing half-ingested")
+
+    def fake_perf(self, name, without_header):
+        """A perf that crashes (SIGSEGV) given --header, and otherwise runs
+        without_header (shell text)."""
+        path = os.path.join(self.dir, name)
+        with open(path, "w") as f:
+            f.write('#!/bin/sh\nfor a in "$@"; do case "$a" in --header*) kill -SEGV $$;; esac; done\n'
+                    + without_header + "\n")
+        os.chmod(path, 0o755)
+        return path
+
+    def test_perf_that_crashes_on_the_header(self):
+        """Some perf builds crash printing a file's header (exit 139) and read
+        it whole without --header: argusq says how perf ended and reads it
+        without, losing only the header's labels."""
+        real = sorted(glob.glob("/usr/bin/perf_[0-9]*")) or [shutil.which("perf")]
+        if not real[-1]:
+            self.skipTest("perf is not installed (Debian: linux-perf)")
+        fake = self.fake_perf("perf", f'exec {real[-1]} "$@"')
+        data = trace("pipechain-anomaly.perf.data")
+        p = self.ok("--json", "ingest", data, "--name", "crashed", env={"ARGUSQ_PERF": fake})
+        crashed = json.loads(p.stdout)
+        self.assertIn(f"perf.data: {fake} script --header was killed by signal 11 (Segmentation fault)", p.stderr)
+        self.assertIn("read without --header", p.stderr)
+        whole = self.ingest(data, name="whole")
+        for k in ("events", "threads", "processes", "nodes", "edges"):
+            self.assertEqual(crashed[k], whole[k], k)
+        t = {t["name"]: t for t in self.json("traces")["traces"]}
+        self.assertEqual(t["crashed"]["labels"], {"recorder": "perf"}, "nothing of the header")
+        self.assertEqual(t["whole"]["labels"]["host"], "vm")
+
+    def test_perf_that_fails_both_ways(self):
+        data = trace("pipechain-anomaly.perf.data")
+        fake = self.fake_perf("perf", "echo 'perf: something broke' >&2; exit 3")
+        p = self.run_argusq("ingest", data, env={"ARGUSQ_PERF": fake})
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn(f"perf.data: offset 0: not a perf.data file perf can read ({fake} script --header was killed "
+                      f"by signal 11 (Segmentation fault), without a message; {fake} script exited with status 3: "
+                      "perf: something broke)", p.stderr)
+        fake = self.fake_perf("perf2", "kill -SEGV $$")
+        p = self.run_argusq("ingest", data, env={"ARGUSQ_PERF": fake})
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("script --header was killed by signal 11 (Segmentation fault), without a message; the same "
+                      "without --header", p.stderr)
         self.assertEqual(self.json("traces")["traces"], [], "nothing half-ingested")
 
 
