@@ -77,7 +77,7 @@ int cli_compact(const char *path, bool json)
 
 int cli_backup(const char *path, const char *to, bool json)
 {
-    db_archive *a = open_archive(path, access(path, W_OK) != 0);
+    db_archive *a = open_archive(path, !db_writable(path));
     if (!a)
         return 2;
     db_error de = {0};
@@ -101,7 +101,7 @@ int cli_backup(const char *path, const char *to, bool json)
 
 int cli_info(const char *path, bool json)
 {
-    db_archive *a = open_archive(path, access(path, W_OK) != 0); /* an old format: migrated */
+    db_archive *a = open_archive(path, !db_writable(path)); /* an old format: migrated */
     if (!a)
         return 2;
     db_error de = {0};
@@ -150,7 +150,7 @@ int cli_dump(const char *path, const char *trace, const char *to, bool json)
     }
     argusq_error e;
     /* an archive of an earlier format is migrated first when this process may write it */
-    unsigned flags = access(path, W_OK) == 0 ? ARGUSQ_OPEN_WRITE | ARGUSQ_OPEN_LOG : ARGUSQ_OPEN_READ;
+    unsigned flags = db_writable(path) ? ARGUSQ_OPEN_WRITE | ARGUSQ_OPEN_LOG : ARGUSQ_OPEN_READ;
     argusq_archive *a = argusq_open(path, flags, &e);
     if (!a) {
         fprintf(stderr, "argusq: %s\n", e.message);

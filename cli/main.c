@@ -715,9 +715,10 @@ int main(int argc, char **argv)
         return rc;
     }
     /* statements that change a trace (rules, rebuild graph) need a writable
-     * archive; reading works on a read-only one */
+     * archive; reading works on a read-only one (and on one whose
+     * directory this user may not write: db_open) */
     argusq_error e;
-    bool readonly = access(o.archive, F_OK) != 0 || access(o.archive, W_OK) != 0;
+    bool readonly = !db_writable(o.archive);
     argusq_archive *a = argusq_open(o.archive, readonly ? ARGUSQ_OPEN_READ : ARGUSQ_OPEN_WRITE | ARGUSQ_OPEN_LOG, &e);
     if (!a && !(o.statement && help_only(o.statement))) { /* help needs no archive */
         fprintf(stderr, "argusq: %s\n", e.message);

@@ -287,6 +287,82 @@ static int open_tables(db_archive *a, bool write, db_error *err)
     return rc;
 }
 
+/* mdb_env_create, its settings and mdb_env_open: 0 with a->env open, else
+ * an LMDB code or errno with a->env closed (LMDB's rule for an
+ * environment whose open failed). */
+static int env_open(db_archive *a, const char *path, unsigned flags)
+{
+    int rc = mdb_env_create(&a->env);
+    if (rc)
+        return rc;
+    rc = mdb_env_set_maxdbs(a->env, DBI__COUNT);
+    if (!rc)
+        rc = mdb_env_set_mapsize(a->env, map_size());
+    if (!rc)
+        rc = mdb_env_set_maxreaders(a->env, 126);
+    if (!rc)
+        rc = mdb_env_open(a->env, path, flags, 0644);
+    if (rc) {
+        mdb_env_close(a->env);
+        a->env = NULL;
+    }
+    return rc;
+}
+
+/* LMDB says only the errno of a file it could not open, the archive or
+ * its lock file: the archive's when it does not open as asked (errno
+ * says why).  O_NONBLOCK: a FIFO in its place does not hang the probe. */
+static bool archive_opens(const char *path, bool readonly)
+{
+    int fd = open(path, (readonly ? O_RDONLY : O_RDWR) | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    close(fd);
+    return true;
+}
+
+/* A failed open leaves nothing behind: the lock file LMDB made beside a
+ * file that is not an archive (a mistyped -d, a directory, a file this
+ * user may not write), and the archive file when the open made it.  Only
+ * when no other process has the environment open: each holds a shared
+ * record lock on the lock file's first byte while it does (LMDB's
+ * mdb_env_excl_lock), so the write lock taken here says none does.  The
+ * window left is a process that opened the lock file just now and has
+ * not locked it yet: one opening the same new file or non-archive. */
+static void remove_made(const char *path, const char *lock, bool made_lock, bool made_file)
+{
+    if (!made_lock && !made_file)
+        return;
+    int fd = open(lock, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return; /* none: LMDB makes the lock file first when it makes the archive */
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
+    if (fcntl(fd, F_SETLK, &fl) == 0) {
+        if (made_file)
+            unlink(path);
+        if (made_lock)
+            unlink(lock);
+    }
+    close(fd); /* drops the record lock */
+}
+
+/* Why a->env could not be opened, naming the file it is about. */
+static void open_failed(const char *path, const char *lock, bool readonly, bool created, int rc, db_error *err)
+{
+    bool denied = rc == EACCES || rc == EPERM || rc == EROFS;
+    if (rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH)
+        db_fail(err, -1, "%s: not an argusq archive", path);
+    else if (denied && created) /* where the archive was to be: LMDB makes its lock file there first */
+        db_fail(err, -1, "%s: cannot create the archive: %s", path, strerror(rc));
+    else if (denied && !archive_opens(path, readonly))
+        db_fail(err, -1, "%s: %s%s", path, readonly ? "" : "cannot write the archive: ", strerror(errno));
+    else if (denied)
+        db_fail(err, -1, "%s: %s (the lock file of %s, which %s it needs)", lock, strerror(rc), path,
+                readonly ? "reading" : "writing");
+    else
+        db_fail(err, -1, "%s: %s", path, mdb_strerror(rc));
+}
+
 db_archive *db_open(const char *path, bool readonly, db_error *err)
 {
     struct stat st;
@@ -308,24 +384,32 @@ db_archive *db_open(const char *path, bool readonly, db_error *err)
     pthread_mutex_init(&a->map_mu, NULL);
     strcpy(a->path, path);
     a->readonly = readonly;
-    int rc = mdb_env_create(&a->env);
-    if (!rc)
-        rc = mdb_env_set_maxdbs(a->env, DBI__COUNT);
-    if (!rc)
-        rc = mdb_env_set_mapsize(a->env, map_size());
-    if (!rc)
-        rc = mdb_env_set_maxreaders(a->env, 126);
+    char lock[sizeof a->path + 8];
+    snprintf(lock, sizeof lock, "%s-lock", path);
+    bool made_lock = lstat(lock, &st) != 0 && errno == ENOENT;
     /* NOSUBDIR: the archive is one file (plus PATH-lock); NOTLS: a reader
      * snapshot is not tied to a thread. */
     unsigned flags = MDB_NOSUBDIR | MDB_NOTLS | (readonly ? MDB_RDONLY : 0);
-    if (!rc)
-        rc = mdb_env_open(a->env, path, flags, 0644);
+    int rc = env_open(a, path, flags);
+    if (readonly && (rc == EACCES || rc == EPERM) && archive_opens(path, true)) {
+        /* The archive can be read but its lock file cannot be made or
+         * written: a directory this user may not write (another user's
+         * archive, read-only media), or another user's lock file.  LMDB
+         * already goes without one on a read-only file system (EROFS);
+         * here it is told to (MDB_NOLOCK), so that whoever can read the
+         * file can read the archive.  What that gives up is the lock
+         * file's reader table: a writer elsewhere does not see this
+         * process's snapshots, and may reuse pages a read still uses.  So
+         * reading an archive nobody writes is safe, and reading one that
+         * is being written (an ingest, rules, drop trace) is not.  The
+         * handle never writes (without the lock file LMDB has no writers'
+         * mutex either): it is read-only, and db_writer says why. */
+        a->nolock_errno = rc;
+        rc = env_open(a, path, flags | MDB_NOLOCK);
+    }
     if (rc) {
-        if (rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH)
-            db_fail(err, -1, "%s: not an argusq archive", path);
-        else
-            db_fail(err, -1, "%s: %s", path, mdb_strerror(rc));
-        mdb_env_close(a->env);
+        open_failed(path, lock, readonly, created, rc, err);
+        remove_made(path, lock, made_lock, created);
         pthread_mutex_destroy(&a->map_mu);
         free(a);
         return NULL;
@@ -343,11 +427,42 @@ db_archive *db_open(const char *path, bool readonly, db_error *err)
         if (rc != -1) /* -1: err says it already (LMDB codes are below -30000, errno above 0) */
             db_fail(err, -1, "%s: %s", path, rc == MDB_NOTFOUND ? "not an argusq archive" : mdb_strerror(rc));
         mdb_env_close(a->env);
+        remove_made(path, lock, made_lock, created);
         pthread_mutex_destroy(&a->map_mu);
         free(a);
         return NULL;
     }
     return a;
+}
+
+int db_fail_readonly(const db_archive *a, db_error *err)
+{
+    const db_archive *owner = a->env_owner ? a->env_owner : a;
+    if (access(a->path, W_OK) != 0) {
+        if (errno == EROFS)
+            return db_fail(err, -1, "%s: the archive is read-only: its file system is mounted read-only", a->path);
+        return db_fail(err, -1, "%s: the archive is read-only: this user may not write it (%s)", a->path,
+                       strerror(errno));
+    }
+    if (owner->nolock_errno)
+        return db_fail(err, -1, "%s: the archive is read-only: its lock file %s-lock cannot be made or written "
+                       "(%s), so it was opened without one, for reading only", a->path, a->path,
+                       strerror(owner->nolock_errno));
+    return db_fail(err, -1, "%s: the archive is read-only: it was opened read-only", a->path);
+}
+
+bool db_writable(const char *path)
+{
+    char lock[4200], dir[4096];
+    if (access(path, W_OK) != 0)
+        return false;
+    snprintf(lock, sizeof lock, "%s-lock", path);
+    if (access(lock, W_OK) == 0)
+        return true;
+    if (errno != ENOENT)
+        return false;
+    dir_of(path, dir, sizeof dir);
+    return access(dir, W_OK | X_OK) == 0;
 }
 
 db_archive *db_share(db_archive *a, const char *path, bool readonly, db_error *err)

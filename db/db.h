@@ -323,8 +323,16 @@ int db_fail_oom(db_error *err); /* "out of memory"; returns -1 */
 /* ---- archive ---- */
 typedef struct db_archive db_archive;
 
-/* Opens (creating if needed, unless readonly) the archive file at path. */
+/* Opens (creating if needed, unless readonly) the archive file at path.
+ * Read-only, an archive whose lock file this user cannot make or write
+ * (a directory it may not write, read-only media) is opened without one:
+ * safe while nobody writes the archive (db_open says why).  A failed
+ * open leaves no file it made (the lock file, a new archive). */
 db_archive *db_open(const char *path, bool readonly, db_error *err);
+/* Whether this user may write the archive at path: the file, and its
+ * lock file or, when there is none yet, its directory (access(2): the
+ * real user).  Commands that write when they may open read-only when not. */
+bool db_writable(const char *path);
 /* Another handle on a's LMDB environment, under the name path (its
  * messages and writer lock use it), read-only or not (not: a must be
  * writable).  LMDB allows one environment per file in a process (closing a

@@ -80,6 +80,10 @@ struct db_archive {
     MDB_env *env;
     MDB_dbi dbi[DBI__COUNT];
     bool readonly;
+    /* 0, or why this read-only handle's environment has no lock file (an
+     * errno: EACCES, EPERM): db_open found that this user cannot create
+     * or write PATH-lock (db_open says what that gives up) */
+    int nolock_errno;
     char path[4096];
     /* db_share: the handle whose environment this one uses (LMDB allows one
      * environment per file in a process), which must outlive it; NULL: the
@@ -253,6 +257,10 @@ int db_replace_file(const char *tmp, const char *path, db_error *err);
 /* What killed compacts and migrations left beside the archive, removed
  * (with the writer lock held). */
 void db_remove_leftovers(const char *path);
+/* A change refused on a read-only handle: "PATH: the archive is
+ * read-only: WHY" (the user may not write the file, its file system is
+ * read-only, it has no lock file, or the caller opened it so); -1. */
+int db_fail_readonly(const db_archive *a, db_error *err);
 /* manage.c: a labels key (trace, key bytes) into k (4 + DB_LABEL_KEY_MAX
  * bytes, key checked); its length. */
 size_t db_label_key(unsigned char *k, uint32_t trace, const char *key);

@@ -1300,7 +1300,7 @@ static int reclaim(db_writer *w, db_error *err)
 static db_writer *writer_new(db_archive *a, db_error *err)
 {
     if (a->readonly) {
-        db_fail(err, -1, "%s: archive opened read-only", a->path);
+        db_fail_readonly(a, err);
         return NULL;
     }
     db_writer *w = calloc(1, sizeof *w);

@@ -45,8 +45,8 @@ _lib = _native.load()
 OK, ERR_STATEMENT, ERR_INGEST, ERR_USAGE, ERR_IO, ERR_ARCHIVE, ERR_NOMEM, ERR_STOPPED = range(8)
 _CODE_NAMES = {ERR_STATEMENT: "statement", ERR_INGEST: "ingest", ERR_USAGE: "usage", ERR_IO: "io",
                ERR_ARCHIVE: "archive", ERR_NOMEM: "nomem", ERR_STOPPED: "stopped"}
-# ARGUSQ_OPEN_*
-_READ, _WRITE, _CREATE = 0x0, 0x1, 0x2
+# ARGUSQ_OPEN_* (not CREATE: a missing archive is made by argusq_ingest_into)
+_READ, _WRITE = 0x0, 0x1
 FORMATS = ("json", "table", "csv", "dot", "svg", "perfetto")
 
 
@@ -149,32 +149,74 @@ class _Closing:
             pass
 
 
+def _writable(path):
+    """Whether this user may write the archive at path: the file, and its
+    lock file or, when there is none yet, the directory LMDB makes it in
+    (libargusq's db_writable, which the argusq command asks)."""
+    if not os.access(path, os.W_OK):
+        return False
+    lock = path + "-lock"
+    if os.path.lexists(lock):
+        return os.access(lock, os.W_OK)
+    return os.access(os.path.dirname(path) or ".", os.W_OK | os.X_OK)
+
+
 class Archive(_Closing):
     """An argusq archive (an LMDB file holding many traces).
 
     mode: "r" read-only; "w" read-write (it must exist); "c" (default)
-    read-write, created when missing -- and read-only when the file exists
-    but this process may not write it, as the argusq command does.  An
-    archive of an earlier format is migrated when it is opened for writing."""
+    read-write, and read-only when this process may not write the file (or
+    its directory), as the argusq command does.  In mode "c" a missing
+    archive is made by the first ingest, as `argusq ingest` makes it:
+    until then nothing is created, and a statement raises ArgusqError
+    ("PATH: no such archive"), as the argusq command says -- a mistyped
+    path is not a new, empty archive.  An archive of an earlier format is
+    migrated when it is opened for writing."""
 
     def __init__(self, path, mode="c"):
         self.path = os.fspath(path)
-        if mode == "c" and os.path.exists(self.path) and not os.access(self.path, os.W_OK):
-            mode = "r"
-        flags = {"r": _READ, "w": _WRITE, "c": _WRITE | _CREATE}.get(mode)
-        if flags is None:
+        if mode not in ("r", "w", "c"):
             raise ValueError(f"mode is 'r', 'w' or 'c', not {mode!r}")
+        if mode == "c" and os.path.exists(self.path) and not _writable(self.path):
+            mode = "r"
         self.mode = mode
+        self._lock = threading.Lock()  # guards _handle and _closed
+        self._handle, self._closed = None, False
+        if mode != "c" or os.path.exists(self.path):
+            self._handle = _Handle(self._open())
+
+    def _open(self):
+        """libargusq's handle on the file (never made here: an ingest makes it)."""
+        if self.mode == "c":
+            flags = _WRITE if _writable(self.path) else _READ  # missing: "no such archive"
+        else:
+            flags = _WRITE if self.mode == "w" else _READ
         err = _native.Error()
         h = _lib.argusq_open(_enc(self.path), flags, ctypes.byref(err))
         if not h:
             raise ArgusqError(err)
-        self._handle = _Handle(h)
+        return h
+
+    def _opened(self, for_ingest=False):
+        """The _Handle; opened now if the archive was missing when this
+        Archive was made (ArgusqError if it still is).  None, for an
+        ingest, while it is missing: the ingest makes it."""
+        with self._lock:
+            if self._closed:
+                raise ValueError("the archive is closed")
+            if self._handle is None and not (for_ingest and not os.path.exists(self.path)):
+                self._handle = _Handle(self._open())
+            return self._handle
 
     def close(self):
         """Closes the archive: no new calls; libargusq's handle is freed
         when the calls and sessions other threads still have end."""
-        handle = getattr(self, "_handle", None)
+        lock = getattr(self, "_lock", None)
+        if not lock:
+            return
+        with lock:
+            self._closed = True
+            handle = self._handle
         if handle:
             handle.close()
 
@@ -236,8 +278,13 @@ class Archive(_Closing):
                                warning=_native.WARNING_FN(on_warning), threads=threads)
         info = _native.IngestInfo(size=ctypes.sizeof(_native.IngestInfo))
         err = _native.Error()
-        with self._handle as h:
-            rc = _lib.argusq_ingest(h, _enc(path), ctypes.byref(o), ctypes.byref(info), ctypes.byref(err))
+        handle = self._opened(for_ingest=True)
+        if handle is None:  # a new archive, made once the trace file was found readable
+            rc = _lib.argusq_ingest_into(_enc(self.path), 0, _enc(path), ctypes.byref(o), ctypes.byref(info),
+                                         ctypes.byref(err))
+        else:
+            with handle as h:
+                rc = _lib.argusq_ingest(h, _enc(path), ctypes.byref(o), ctypes.byref(info), ctypes.byref(err))
         if failed:
             raise failed[0]
         if rc:
@@ -258,7 +305,7 @@ class Archive(_Closing):
         "declarations", "labels", "rules", "symbols"}."""
         info = _native.DumpInfo(size=ctypes.sizeof(_native.DumpInfo))
         err = _native.Error()
-        with self._handle as h:
+        with self._opened() as h:
             rc = _lib.argusq_dump(h, _enc(trace), _enc(os.fspath(path)), ctypes.byref(info), ctypes.byref(err))
         if rc:
             raise ArgusqError(err)
@@ -280,17 +327,18 @@ class Session(_Closing):
         self.archive = archive
         opts = _native.QueryOpts(size=ctypes.sizeof(_native.QueryOpts), format=fmt, trace=_enc(trace))
         err = _native.Error()
-        h = archive._handle.acquire()  # the session uses the archive until it is closed
+        self._handle = archive._opened()
+        h = self._handle.acquire()  # the session uses the archive until it is closed
         self._s = _lib.argusq_session_new(h, ctypes.byref(opts), ctypes.byref(err))
         if not self._s:
-            archive._handle.release()
+            self._handle.release()
             raise ArgusqError(err)
 
     def close(self):
         s, self._s = getattr(self, "_s", None), None
         if s:
             _lib.argusq_session_free(s)
-            self.archive._handle.release()
+            self._handle.release()
 
     @property
     def trace(self):

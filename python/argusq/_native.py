@@ -93,6 +93,8 @@ def load(path=None):
         "argusq_label_check": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_char_p, e]),
         "argusq_ingest": (ctypes.c_int, [p, ctypes.c_char_p, ctypes.POINTER(IngestOpts), ctypes.POINTER(IngestInfo),
                                          e]),
+        "argusq_ingest_into": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_uint, ctypes.c_char_p,
+                                              ctypes.POINTER(IngestOpts), ctypes.POINTER(IngestInfo), e]),
         "argusq_dump": (ctypes.c_int, [p, ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(DumpInfo), e]),
     }
     for name, (res, args) in sig.items():

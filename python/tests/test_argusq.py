@@ -269,5 +269,114 @@ class Threads(ArchiveCase):
             b.query("traces")
 
 
+class MissingArchive(unittest.TestCase):
+    """A path where there is no archive, taken as the argusq command takes
+    it: a statement says there is no such archive and makes nothing (a
+    mistyped path is not a new, empty archive); the first ingest makes it
+    (mode "c", the default)."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="argusq-py-missing-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+        self.path = os.path.join(self.dir, "typo.db")
+
+    def test_a_statement_says_no_such_archive_and_makes_nothing(self):
+        want = f"{self.path}: no such archive (ingest a trace first)"
+        with argusq.Archive(self.path) as a:
+            for call in (lambda: a.query("traces"), lambda: a.text("traces"), lambda: a.session(),
+                         lambda: a.rows("traces"), lambda: a.dump(os.path.join(self.dir, "t.argus"))):
+                with self.assertRaises(argusq.ArgusqError) as c:
+                    call()
+                self.assertEqual((c.exception.code, c.exception.message), ("archive", want))
+        for mode in ("r", "w"):
+            with self.assertRaises(argusq.ArgusqError) as c:
+                argusq.Archive(self.path, mode)
+            self.assertEqual(c.exception.message, want)
+        self.assertEqual(os.listdir(self.dir), [])
+        p = cli(self.path, "traces")
+        self.assertEqual((p.returncode, p.stderr), (2, f"argusq: {want}\n"))
+        self.assertEqual(os.listdir(self.dir), [])
+
+    def test_the_first_ingest_makes_it(self):
+        with argusq.Archive(self.path) as a:
+            with self.assertRaises(argusq.ArgusqError) as c:
+                a.ingest(os.path.join(self.dir, "nope.txt"))
+            self.assertEqual(c.exception.code, "io")
+            self.assertEqual(os.listdir(self.dir), [])  # as `argusq ingest nope.txt`: no archive made
+            self.assertEqual(a.ingest(NORMAL, name="normal", arch="x86_64")["trace"], "normal")
+            self.assertEqual(sorted(os.listdir(self.dir)), ["typo.db", "typo.db-lock"])
+            self.assertEqual([t["name"] for t in a.query("traces")["traces"]], ["normal"])
+            a.ingest(ANOMALY, name="anomaly", arch="x86_64")  # into the handle opened for the query
+            p = cli(self.path, "--json", "--trace", "anomaly", UI)
+            self.assertEqual(a.query(UI, trace="anomaly"), json.loads(p.stdout))
+
+    def test_one_made_meanwhile_is_read(self):
+        with argusq.Archive(self.path) as a:
+            p = cli(self.path, "ingest", NORMAL, "--name", "normal", "--arch", "x86_64")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual([t["name"] for t in a.query("traces")["traces"]], ["normal"])
+        with self.assertRaises(ValueError):
+            a.query("traces")
+
+
+class OtherUser(unittest.TestCase):
+    """An archive in a directory another user may not write (root's, 0555),
+    opened by nobody through the bindings in the default mode: read without
+    a lock file, and a change refused saying why, as the argusq command
+    does -- also when nobody may write the file itself, but not make its
+    lock file there."""
+
+    SCRIPT = """if True:
+        import json, sys, argusq
+        a = argusq.Archive(sys.argv[1])
+        out = {"mode": a.mode, "traces": [t["name"] for t in a.query("traces")["traces"]]}
+        try:
+            a.query('label trace "normal" set run = "slow"')
+        except argusq.ArgusqError as e:
+            out["error"] = e.message
+        print(json.dumps(out))
+    """
+
+    def test_reads_a_read_only_directory(self):
+        if os.geteuid() != 0 or not shutil.which("runuser"):
+            self.skipTest("needs root and runuser to run as another user")
+        # a python3 nobody may run (sys.executable may be in root's home)
+        py = next((x for x in (sys.executable, "/usr/bin/python3") if subprocess.run(
+            ["runuser", "-u", "nobody", "--", x, "-c", "pass"], capture_output=True, timeout=60).returncode == 0), None)
+        if not py:
+            self.skipTest("no python3 the user nobody may run")
+        d = tempfile.mkdtemp(prefix="argusq-py-other-")
+        self.addCleanup(shutil.rmtree, d, True)
+        os.chmod(d, 0o755)
+        # the package and the library where nobody can read them (the
+        # checkout may be in a directory only root may enter)
+        shutil.copytree(os.path.dirname(argusq.__file__), os.path.join(d, "py", "argusq"),
+                        ignore=shutil.ignore_patterns("__pycache__", "_installed.py"))
+        lib = os.path.join(d, "libargusq.so")
+        shutil.copy(os.path.realpath(argusq._native.library_path()), lib)
+        for root, dirs, files in os.walk(d):
+            for n in dirs + files:
+                os.chmod(os.path.join(root, n), 0o755)
+        ro = os.path.join(d, "ro")
+        os.mkdir(ro)
+        with argusq.Archive(os.path.join(ro, "a.db")) as a:
+            a.ingest(NORMAL, name="normal", arch="x86_64")
+        os.unlink(os.path.join(ro, "a.db-lock"))
+        os.chmod(ro, 0o555)
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": os.path.join(d, "py"),
+               "ARGUSQ_LIB": lib}
+        why = {0o644: "this user may not write it (Permission denied)",
+               0o666: "its lock file ro/a.db-lock cannot be made or written (Permission denied)"}
+        for mode in (0o644, 0o666):
+            os.chmod(os.path.join(ro, "a.db"), mode)
+            p = subprocess.run(["runuser", "-u", "nobody", "--", py, "-c", self.SCRIPT, "ro/a.db"],
+                               capture_output=True, text=True, env=env, cwd=d, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            out = json.loads(p.stdout)
+            self.assertEqual((out["mode"], out["traces"]), ("r", ["normal"]))
+            self.assertIn(f"ro/a.db: the archive is read-only: {why[mode]}", out["error"])
+            self.assertEqual(os.listdir(ro), ["a.db"])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -413,6 +413,39 @@ static void test_format_version(void **state)
     assert_non_null(strstr(err.msg, "newer than this argusq's"));
 }
 
+/* A failed open leaves nothing behind: not the lock file LMDB made beside
+ * a file that is not an archive, or beside a directory; and it names the
+ * path. */
+static void test_failed_open_leaves_nothing(void **state)
+{
+    (void)state;
+    char lock[160], want[200];
+    struct stat st;
+    snprintf(lock, sizeof lock, "%s-lock", path);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    for (int i = 0; i < 1000; i++)
+        fputs("not an archive\n", f);
+    fclose(f);
+    for (int readonly = 0; readonly < 2; readonly++) {
+        db_error err = {0};
+        assert_null(db_open(path, readonly, &err));
+        snprintf(want, sizeof want, "%s: not an argusq archive", path);
+        assert_string_equal(err.msg, want);
+        assert_int_not_equal(stat(lock, &st), 0);
+    }
+    unlink(path);
+    assert_int_equal(mkdir(path, 0755), 0);
+    for (int readonly = 0; readonly < 2; readonly++) {
+        db_error err = {0};
+        assert_null(db_open(path, readonly, &err));
+        snprintf(want, sizeof want, "%s: Is a directory", path);
+        assert_string_equal(err.msg, want);
+        assert_int_not_equal(stat(lock, &st), 0);
+    }
+    rmdir(path);
+}
+
 /* ---- each thread's top nodes (db/nodetop.c) ---- */
 
 typedef struct top_out {
@@ -1016,6 +1049,7 @@ int main(void)
         cmocka_unit_test(test_nodetop_lists_of_every_length),
         cmocka_unit_test_setup_teardown(test_commit_and_abort, setup, teardown),
         cmocka_unit_test_setup_teardown(test_format_version, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failed_open_leaves_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shared_handles_from_threads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_queue_batches, setup, teardown),
         cmocka_unit_test_setup_teardown(test_queue_ops_of_every_size, setup, teardown),
