@@ -234,8 +234,9 @@ typedef struct argusq_dump_info {
  * path as an Argus trace with argusq's dump records (docs/ARGUS-DUMP.md),
  * which argusq_ingest reads back into the same events, nodes and edges
  * (a trace taken to another machine's archive).  The file is written
- * under a temporary name beside path and renamed over it once whole;
- * path "-" is standard output.  info may be NULL.  0, or -1: USAGE (no
+ * under a temporary name beside path and renamed over it once whole and
+ * synced, so a failure leaves the file that was there; path "-" is
+ * standard output.  info may be NULL.  0, or -1: USAGE (no
  * such trace), IO (the file), ARCHIVE. */
 ARGUSQ_API int argusq_dump(argusq_archive *a, const char *trace, const char *path, argusq_dump_info *info,
                            argusq_error *err);

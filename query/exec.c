@@ -1,12 +1,10 @@
 /* query/exec.c -- running a statement: the small statements here, find in
  * exec_find.c, slice in exec_slice.c. */
 #include <ctype.h>
-#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
 #include "query_int.h"
 
@@ -571,8 +569,9 @@ static bool returns_nodes(const query_stmt *st)
 
 /* export STMT to "FILE": STMT's output into FILE, in the session's format,
  * or (when that is the table) as Perfetto JSON for a statement that
- * returns nodes and as JSON for any other.  A failed statement leaves no
- * file behind. */
+ * returns nodes and as JSON for any other.  Written through db_outfile:
+ * FILE is replaced only by a whole output, so a statement that fails
+ * leaves the file that was there, and no file when there was none. */
 static int exec_export(query_session *s, const query_stmt *st, query_error *err)
 {
     const query_stmt *in = st->inner;
@@ -582,18 +581,20 @@ static int exec_export(query_session *s, const query_stmt *st, query_error *err)
     sub.format = s->format != QUERY_FMT_TABLE ? s->format : returns_nodes(in) ? QUERY_FMT_PERFETTO : QUERY_FMT_JSON;
     if (sub.format == QUERY_FMT_SVG && returns_nodes(in) && query_need_dot(err))
         return -1;
-    sub.out = fopen(st->file.name, "w");
-    if (!sub.out)
-        return query_fail(err, &st->file.pos, "%s: %s", st->file.name, strerror(errno));
+    db_outfile o;
+    db_error de = {0};
+    if (db_outfile_open(&o, st->file.name, 0, &de))
+        return query_fail(err, &st->file.pos, "%s", de.msg);
+    sub.out = o.f;
     int rc = query_exec(&sub, in, err);
     memcpy(s->trace, sub.trace, sizeof s->trace); /* an exported `use trace` still switches */
     memcpy(s->read_trace, sub.read_trace, sizeof s->read_trace);
-    if (fclose(sub.out) != 0 && !rc)
-        rc = query_fail(err, &st->file.pos, "%s: %s", st->file.name, strerror(errno));
     if (rc) {
-        unlink(st->file.name);
+        db_outfile_abort(&o);
         return -1;
     }
+    if (db_outfile_commit(&o, &de))
+        return query_fail(err, &st->file.pos, "%s", de.msg);
     if (s->format == QUERY_FMT_JSON) {
         fputs("{\"export\":", s->out);
         query_json_str(s->out, st->file.name, st->file.len);
