@@ -17,6 +17,7 @@
 #ifndef ARGUSQ_DB_H
 #define ARGUSQ_DB_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -461,6 +462,12 @@ const char *db_writer_format(const db_writer *w);
 /* Commits the whole trace (it becomes visible) and frees w. */
 int db_writer_commit(db_writer *w, db_trace_info *out, db_error *err);
 void db_writer_abort(db_writer *w); /* nothing of the trace remains */
+/* Once *flag is non-zero (a signal handler's: argusq's Ctrl-C), the
+ * writer commits no further batch and db_writer_commit fails: the call
+ * that meets it fails with "interrupted", and the caller's abort deletes
+ * what was committed.  Set it right after db_writer_begin or
+ * db_writer_rebuild; NULL (as begun): never. */
+void db_writer_interrupt(db_writer *w, const volatile sig_atomic_t *flag);
 
 /* A write transaction on a committed trace: to change its rules and
  * rebuild its graph without re-ingesting.  Commit makes the change visible
@@ -537,6 +544,11 @@ typedef struct db_reader db_reader;
 db_reader *db_reader_open(db_archive *a, const char *trace, db_error *err);
 const db_trace_info *db_reader_trace(const db_reader *r);
 void db_reader_close(db_reader *r);
+/* Once *flag is non-zero (a signal handler's: argusq's Ctrl-C), every read
+ * through r fails with "interrupted" -- a lookup at once, a scan at its
+ * next row -- so that a statement reading the trace stops soon, wherever
+ * its loops are.  NULL (as opened): never. */
+void db_reader_interrupt(db_reader *r, const volatile sig_atomic_t *flag);
 
 int db_get_node(db_reader *r, uint32_t id, db_node *out, db_error *err);  /* 1, 0, -1 */
 int db_get_event(db_reader *r, uint64_t id, db_event *out, db_error *err); /* 1, 0, -1; valid until next call */

@@ -28,9 +28,12 @@ db_reader *query_open_trace(query_session *s, const query_name *in, query_error 
         snprintf(name, sizeof name, "%s", t.name);
     }
     db_reader *r = db_reader_open(s->archive, name, &de);
-    if (!r)
+    if (!r) {
         query_fail(err, in && in->name ? &in->pos : NULL, "%s", de.msg);
-    else if (!s->read_trace[0])
+        return NULL;
+    }
+    db_reader_interrupt(r, s->interrupt); /* Ctrl-C ends the statement at its next read */
+    if (!s->read_trace[0])
         snprintf(s->read_trace, sizeof s->read_trace, "%s", db_reader_trace(r)->name);
     return r;
 }
@@ -570,8 +573,9 @@ static bool returns_nodes(const query_stmt *st)
 /* export STMT to "FILE": STMT's output into FILE, in the session's format,
  * or (when that is the table) as Perfetto JSON for a statement that
  * returns nodes and as JSON for any other.  Written through db_outfile:
- * FILE is replaced only by a whole output, so a statement that fails
- * leaves the file that was there, and no file when there was none. */
+ * FILE is replaced only by a whole output, so a statement that fails (or
+ * is interrupted) leaves the file that was there, and no file when there
+ * was none. */
 static int exec_export(query_session *s, const query_stmt *st, query_error *err)
 {
     const query_stmt *in = st->inner;
@@ -604,7 +608,37 @@ static int exec_export(query_session *s, const query_stmt *st, query_error *err)
     return 0;
 }
 
+/* Statements that change the archive or the session: they answer for
+ * what they did, interrupted or not. */
+static bool changes(const query_stmt *st)
+{
+    switch (st->kind) {
+    case QUERY_ST_USE:
+    case QUERY_ST_RULE:
+    case QUERY_ST_DROP_RULE:
+    case QUERY_ST_REBUILD:
+    case QUERY_ST_DROP_TRACE:
+    case QUERY_ST_RENAME_TRACE:
+    case QUERY_ST_LABEL:
+    case QUERY_ST_EXPORT: return true; /* its statement is asked below */
+    default: return false;
+    }
+}
+
+static int dispatch(query_session *s, const query_stmt *st, query_error *err);
+
 int query_exec(query_session *s, const query_stmt *st, query_error *err)
+{
+    int rc = dispatch(s, st, err);
+    /* An interrupted read fails, also where it ended well: a reader's
+     * "interrupted" taken for an absence (a node not found) leaves an
+     * answer that is not the whole one, which must not pass for it. */
+    if (!rc && s->interrupt && *s->interrupt && !changes(st))
+        rc = query_fail(err, NULL, "interrupted");
+    return rc;
+}
+
+static int dispatch(query_session *s, const query_stmt *st, query_error *err)
 {
     if (query_view_format(s->format) && !returns_nodes(st) && st->kind != QUERY_ST_HELP &&
         st->kind != QUERY_ST_USE && st->kind != QUERY_ST_EXPORT)
