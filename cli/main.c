@@ -5,9 +5,11 @@
  * the archive's own commands (admin.c: db/) are not part of it.
  *
  * Exit status: 0 success, 1 a statement or an ingest failed, 2 usage or
- * I/O error (archive or script cannot be opened). */
+ * I/O error (archive or script cannot be opened); killed by SIGINT (130
+ * in a shell) when Ctrl-C ended a statement or an ingest, once undone. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,6 +78,61 @@ typedef struct options {
     const char *output; /* dump -o FILE */
     char *statement; /* owned */
 } options;
+
+/* ---- Ctrl-C ----
+ * The one thing a SIGINT handler does is set this flag, which libargusq
+ * looks at through the interrupt of its options: a statement stops at its
+ * next read of the archive, an ingest within 4096 events or at its next
+ * batch (its trace then deleted, as after any failure).  The REPL then
+ * goes back to its prompt (repl_getc looks at the flag there); a command
+ * undoes what it did and ends by SIGINT, as without a handler.  Something
+ * stuck where nothing looks at the flag still ends: at the second Ctrl-C
+ * in a command, the third in the REPL, the handler gives SIGINT its
+ * default action and raises it.  A signal handler's state, so static: the
+ * command's one flag (damaged_msg, below, is written once before any
+ * handler can run; `argusq record` has its own, ingest/record.c). */
+static volatile sig_atomic_t interrupted;
+
+#define EXIT_INTERRUPTED 130 /* what a shell shows for a death by SIGINT */
+
+static void on_interrupt_command(int sig)
+{
+    if (++interrupted >= 2) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+    }
+}
+
+static void on_interrupt_repl(int sig)
+{
+    if (++interrupted >= 3) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+    }
+}
+
+/* No SA_RESTART: a wait for the archive's writer lock, or a write to a
+ * terminal that reads no more for now, returns EINTR, and its statement
+ * ends.  A SIGINT ignored when argusq started (a background job of a
+ * shell without job control) stays ignored. */
+static void catch_interrupts(bool repl)
+{
+    struct sigaction old, sa = {.sa_handler = repl ? on_interrupt_repl : on_interrupt_command};
+    if (sigaction(SIGINT, NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+        return;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+}
+
+/* A command's end after Ctrl-C, once what it did was undone: death by
+ * SIGINT, which tells a shell's loop or make to stop too (status 130). */
+static int die_interrupted(void)
+{
+    fflush(stdout);
+    signal(SIGINT, SIG_DFL);
+    raise(SIGINT);
+    return EXIT_INTERRUPTED; /* SIGINT blocked by the caller: an exit says the same */
+}
 
 static int usage_error(const char *msg, const char *arg)
 {
@@ -256,9 +313,9 @@ static int spool(const char *path, char *copy, size_t cap, bool *named)
     size_t bufsz = 1 << 20;
     char *buf = malloc(bufsz);
     ssize_t n = 0;
-    while (buf && (n = read(in, buf, bufsz)) != 0) {
+    while (buf && !interrupted && (n = read(in, buf, bufsz)) != 0) {
         if (n < 0 && errno == EINTR)
-            continue;
+            continue; /* Ctrl-C: the loop's test */
         const char *what = n < 0 ? "cannot read it" : NULL;
         for (ssize_t done = 0; !what && done < n;) {
             ssize_t w = write(fd, buf + done, (size_t)(n - done));
@@ -271,7 +328,7 @@ static int spool(const char *path, char *copy, size_t cap, bool *named)
             break;
         }
     }
-    bool ok = buf && n == 0;
+    bool ok = buf && n == 0 && !interrupted;
     if (!buf)
         fprintf(stderr, "argusq: %s: out of memory\n", path);
     free(buf);
@@ -291,13 +348,17 @@ static int cmd_ingest(const options *o)
     char copy[4200];
     bool named;
     int spooled = spool(o->file, copy, sizeof copy, &named);
+    if (spooled == -1 && interrupted) {
+        fprintf(stderr, "argusq: %s: interrupted; nothing of it was ingested\n", o->file);
+        return EXIT_INTERRUPTED;
+    }
     if (spooled == -1)
         return 2; /* as for a file that cannot be read */
     progress pg; /* on stderr, when it is a terminal */
     progress_begin(&pg, "ingest", 0);
     argusq_ingest_opts io = {.size = sizeof io, .name = o->name, .rules = o->rules, .arch = o->arch,
                              .labels = o->labels, .nlabels = (size_t)o->nlabels, .progress = ingest_progress,
-                             .warning = ingest_warning, .ctx = &pg};
+                             .warning = ingest_warning, .ctx = &pg, .interrupt = &interrupted};
     if (spooled >= 0) {
         io.source = o->file;
         if (!io.name && strcmp(o->file, "-") == 0)
@@ -312,6 +373,10 @@ static int cmd_ingest(const options *o)
             unlink(copy);
     }
     progress_end(&pg);
+    if (rc && e.code == ARGUSQ_ERR_INTERRUPTED) {
+        fprintf(stderr, "argusq: %s\n", e.message);
+        return EXIT_INTERRUPTED;
+    }
     if (rc) {
         if (e.source[0]) /* a rule of the rules file or of a dump */
             report(e.source, e.text, strlen(e.text), &e);
@@ -484,6 +549,15 @@ static int run_source(argusq_session *s, const char *where, const char *src, siz
     }
     if (n >= 0)
         return 0;
+    if (e.code == ARGUSQ_ERR_INTERRUPTED) {
+        /* after what the statement wrote and the terminal's ^C, on a line of its own */
+        fflush(stdout);
+        if (isatty(STDOUT_FILENO))
+            putchar('\n');
+        fflush(stdout);
+        fprintf(stderr, "argusq: interrupted\n");
+        return EXIT_INTERRUPTED;
+    }
     if (e.code != ARGUSQ_ERR_STATEMENT) {
         fprintf(stderr, "argusq: %s\n", e.message);
         return status_of(&e);
@@ -508,6 +582,8 @@ static int run_file(argusq_session *s, const char *path)
     char *src = ingest_slurp(f, &len);
     if (f != stdin)
         fclose(f);
+    if (!src && interrupted) /* a read cut short by Ctrl-C (EINTR) */
+        return EXIT_INTERRUPTED;
     if (!src) {
         fprintf(stderr, "argusq: %s: read error\n", path);
         return 2;
@@ -535,11 +611,47 @@ static bool repl_complete(const char *buf, size_t len)
     return len > 5 && strncasecmp(buf, "help ", 5) == 0 && !memchr(buf, '\n', len);
 }
 
+/* A byte the REPL reads from the terminal, or EOF: at the end of the
+ * input, and at a Ctrl-C (`interrupted` set).  libedit reads through it
+ * too (rl_getc_function), which is why it exists: a Ctrl-C that came
+ * after the prompt was written but before read(2) began would have run
+ * its handler and left read to sleep through it (it did, under load).
+ * Here SIGINT is blocked from the look at the flag on, and let in only
+ * while ppoll waits: a Ctrl-C at any moment ends the wait.  (Bytes, not
+ * characters: as libedit's own reading in argusq's C locale, which drops
+ * what is not ASCII.) */
+static int repl_getc(FILE *in)
+{
+    int fd = fileno(in);
+    sigset_t intr, old;
+    sigemptyset(&intr);
+    sigaddset(&intr, SIGINT);
+    for (;;) {
+        pthread_sigmask(SIG_BLOCK, &intr, &old);
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int rc = interrupted ? -1 : ppoll(&p, 1, NULL, &old);
+        int e = errno;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (interrupted)
+            return EOF;
+        if (rc < 0 && e == EINTR)
+            continue; /* another signal: a resized window (libedit's SIGWINCH) */
+        if (rc < 0)
+            return EOF;
+        unsigned char c;
+        ssize_t n = read(fd, &c, 1);
+        if (n == 1)
+            return c;
+        if (n == 0 || (errno != EINTR && errno != EAGAIN))
+            return EOF;
+    }
+}
+
 /* A line of the REPL: through libedit, or -- on a terminal that cannot
  * edit (TERM unset or dumb: an editor's shell buffer, a serial console),
  * where libedit took Ctrl-D for a character -- read as the terminal's own
- * line discipline gives it, where Ctrl-D ends the input.  NULL at the end;
- * the caller frees the line. */
+ * line discipline gives it, where Ctrl-D ends the input.  NULL at the end,
+ * and at a Ctrl-C (`interrupted` set); the caller frees the line. */
 static char *read_line(const char *prompt, bool edit)
 {
     if (edit)
@@ -547,14 +659,24 @@ static char *read_line(const char *prompt, bool edit)
     fputs(prompt, stdout);
     fflush(stdout);
     char *line = NULL;
-    size_t cap = 0;
-    ssize_t n = getline(&line, &cap, stdin);
-    if (n < 0) {
+    size_t len = 0, cap = 0;
+    int c;
+    while ((c = repl_getc(stdin)) != EOF && c != '\n') {
+        if (len + 2 > cap) {
+            char *p = realloc(line, cap = cap ? 2 * cap : 256);
+            if (!p)
+                break;
+            line = p;
+        }
+        line[len++] = (char)c;
+    }
+    if (c != '\n' && (interrupted || len == 0)) { /* a line cut short by Ctrl-D is a line */
         free(line);
         return NULL;
     }
-    if (n > 0 && line[n - 1] == '\n')
-        line[n - 1] = '\0';
+    if (!line && !(line = malloc(1)))
+        return NULL;
+    line[len] = '\0';
     return line;
 }
 
@@ -566,6 +688,7 @@ static int repl(argusq_session *s, const char *archive)
     const char *home = getenv("HOME");
     if (home)
         snprintf(hist, sizeof hist, "%s/.argusq_history", home);
+    rl_getc_function = repl_getc; /* before libedit's first call, which reads it */
     using_history();
     if (hist[0])
         read_history(hist);
@@ -574,7 +697,17 @@ static int repl(argusq_session *s, const char *archive)
     char *buf = NULL;
     size_t len = 0;
     for (;;) {
+        interrupted = 0;
         char *line = read_line(len ? "   ...> " : "argusq> ", edit);
+        if (interrupted) {
+            /* Ctrl-C at the prompt: the line being typed goes, with the
+             * lines of the statement it continued; a fresh prompt (the
+             * terminal echoed ^C itself where libedit is not reading) */
+            free(line);
+            len = 0;
+            fputs(edit ? "^C\n" : "\n", stdout);
+            continue;
+        }
         if (!line)
             break;
         size_t n = strlen(line);
@@ -601,6 +734,7 @@ static int repl(argusq_session *s, const char *archive)
         if (!strncasecmp(w, "quit", 4) || !strncasecmp(w, "exit", 4))
             break;
         run_source(s, "query", buf, len - 1);
+        clearerr(stdout); /* a write Ctrl-C cut short (EINTR) is no reason to stop writing */
         len = 0;
     }
     free(buf);
@@ -689,9 +823,10 @@ int main(int argc, char **argv)
     }
     catch_faults(o.archive);
     if (o.ingest) {
+        catch_interrupts(false);
         rc = cmd_ingest(&o);
         free(o.statement);
-        return rc;
+        return rc == EXIT_INTERRUPTED ? die_interrupted() : rc;
     }
     if (o.list_traces) {
         free(o.statement);
@@ -725,7 +860,11 @@ int main(int argc, char **argv)
         free(o.statement);
         return 2;
     }
-    argusq_query_opts qo = {.size = sizeof qo, .format = o.format, .trace = o.trace};
+    /* Ctrl-C from here on ends the statement running (not an archive's
+     * migration in argusq_open: a kill leaves that undone) */
+    bool is_repl = !o.statement && !o.script && isatty(STDIN_FILENO);
+    catch_interrupts(is_repl);
+    argusq_query_opts qo = {.size = sizeof qo, .format = o.format, .trace = o.trace, .interrupt = &interrupted};
     argusq_session *s = argusq_session_new(a, &qo, &e);
     if (!s) {
         fprintf(stderr, "argusq: %s\n", e.message);
@@ -734,12 +873,12 @@ int main(int argc, char **argv)
         rc = run_source(s, "query", o.statement, strlen(o.statement));
     else if (o.script)
         rc = run_file(s, o.script);
-    else if (!isatty(STDIN_FILENO))
+    else if (!is_repl)
         rc = run_file(s, "-");
     else
         rc = repl(s, o.archive);
     argusq_session_free(s);
     argusq_close(a);
     free(o.statement);
-    return rc;
+    return rc == EXIT_INTERRUPTED && !is_repl ? die_interrupted() : rc;
 }

@@ -17,9 +17,11 @@
 #ifndef ARGUSQ_DB_H
 #define ARGUSQ_DB_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 /* ---- the Argus event vocabulary (paper/000 table of event types) ---- */
@@ -375,8 +377,43 @@ int db_rename_trace(db_archive *a, const char *from, const char *to, db_error *e
  * their writers are refused. */
 int db_compact(db_archive *a, uint64_t *before, uint64_t *after, db_error *err);
 /* A consistent copy of the archive (its last commit) into a new file
- * `path`, while readers and a writer go on. */
+ * `path` (never over an existing one), while readers and a writer go on:
+ * through db_outfile, so a failed backup leaves nothing at path. */
 int db_backup(db_archive *a, const char *path, db_error *err);
+
+/* ---- files written for the user (outfile.c) ----
+ * A file at a path the user named (export, dump, backup, record's
+ * trace.dat), written under a temporary name beside it and renamed over
+ * it once whole: a failure or a crash leaves the old file as it was and
+ * no part of the new one.  The new file has the mode fopen gives, 0666
+ * less the umask, or the old file's mode (and, as far as this process
+ * may, its owner); a symbolic link's target is replaced, the link kept.
+ * A path that is not a regular file (a FIFO, /dev/stdout) is written in
+ * place, as fopen would: there is nothing there to keep.
+ *
+ *   db_outfile o;
+ *   if (db_outfile_open(&o, path, 0, err)) return -1;
+ *   ... write o.f ...
+ *   return ok ? db_outfile_commit(&o, err) : (db_outfile_abort(&o), -1);
+ *
+ * commit syncs the data (before the rename) and the directory (after),
+ * closes, and renames; on failure it removes the temporary file.  abort
+ * closes and removes it.  Both free what open allocated. */
+typedef struct db_outfile {
+    FILE *f;           /* what to write */
+    const char *shown; /* the path as the caller named it, for messages */
+    char *path;        /* the file to replace (a link's target) */
+    char *tmp;         /* the temporary file; NULL when written in place */
+    bool excl;
+} db_outfile;
+#define DB_OUTFILE_EXCL 0x1u /* never over an existing file: open fails
+                                when path exists, commit when one came meanwhile */
+int db_outfile_open(db_outfile *o, const char *path, unsigned flags, db_error *err);
+/* The name the data goes under until commit (for a library that opens
+ * the file itself by name, as libtracecmd does). */
+const char *db_outfile_name(const db_outfile *o);
+int db_outfile_commit(db_outfile *o, db_error *err);
+void db_outfile_abort(db_outfile *o);
 /* A trace's labels: what its recording says about itself (host, kernel,
  * arch, cpus, clock, command, ...) and what users set.  A key is a letter
  * or '_' and then letters, digits, '_', '.' (a query names it label.KEY). */
@@ -433,6 +470,12 @@ const char *db_writer_format(const db_writer *w);
 /* Commits the whole trace (it becomes visible) and frees w. */
 int db_writer_commit(db_writer *w, db_trace_info *out, db_error *err);
 void db_writer_abort(db_writer *w); /* nothing of the trace remains */
+/* Once *flag is non-zero (a signal handler's: argusq's Ctrl-C), the
+ * writer commits no further batch and db_writer_commit fails: the call
+ * that meets it fails with "interrupted", and the caller's abort deletes
+ * what was committed.  Set it right after db_writer_begin or
+ * db_writer_rebuild; NULL (as begun): never. */
+void db_writer_interrupt(db_writer *w, const volatile sig_atomic_t *flag);
 
 /* A write transaction on a committed trace: to change its rules and
  * rebuild its graph without re-ingesting.  Commit makes the change visible
@@ -509,6 +552,11 @@ typedef struct db_reader db_reader;
 db_reader *db_reader_open(db_archive *a, const char *trace, db_error *err);
 const db_trace_info *db_reader_trace(const db_reader *r);
 void db_reader_close(db_reader *r);
+/* Once *flag is non-zero (a signal handler's: argusq's Ctrl-C), every read
+ * through r fails with "interrupted" -- a lookup at once, a scan at its
+ * next row -- so that a statement reading the trace stops soon, wherever
+ * its loops are.  NULL (as opened): never. */
+void db_reader_interrupt(db_reader *r, const volatile sig_atomic_t *flag);
 
 int db_get_node(db_reader *r, uint32_t id, db_node *out, db_error *err);  /* 1, 0, -1 */
 int db_get_event(db_reader *r, uint64_t id, db_event *out, db_error *err); /* 1, 0, -1; valid until next call */

@@ -531,6 +531,13 @@ int db_wq_run(db_wq *q, int (*fn)(void *ctx), void *ctx, db_error *err);
 int db_wq_run_always(db_wq *q, int (*fn)(void *ctx), void *ctx, db_error *err);
 int db_wq_failed(db_wq *q, db_error *err);
 void db_wq_stop(db_wq *q);
+/* The caller's interrupt (db_writer_interrupt), read on the front only:
+ * as it hands over a batch and while it waits for the thread, every 50
+ * ms.  Once the front saw it set, db_wq_interrupted (the thread's) is
+ * true: the flag itself, written by a signal handler, is never read by
+ * the thread, which would race with the write. */
+void db_wq_interrupt(db_wq *q, const volatile sig_atomic_t *flag);
+bool db_wq_interrupted(db_wq *q);
 int db_wq_event(db_wq *q, db_event *ev, db_error *err);
 /* the front's block being filled, queued to be put (before a scan, a
  * clearing, the commit) */

@@ -220,19 +220,14 @@ int db_catalog_drop_repeats(db_archive *a, MDB_txn *txn, db_error *err)
 
 /* ---- compact, backup, info ---- */
 
-/* The copy into a new file (O_EXCL: never over another file), synced. */
-static int copy_to(db_archive *a, db_writer *w, const char *path, db_error *err)
+/* compact's copy into a new file (O_EXCL: never over another file),
+ * synced; db_replace_file puts it in the archive's place. */
+static int copy_to(db_writer *w, const char *path, db_error *err)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0)
         return db_fail(err, -1, "%s: %s", path, strerror(errno));
-    int rc;
-    if (w)
-        rc = db_writer_copy(w, fd, true, err);
-    else {
-        int lrc = mdb_env_copyfd2(a->env, fd, MDB_CP_COMPACT);
-        rc = lrc ? db_lmdb_fail(err, lrc, "copy") : 0;
-    }
+    int rc = db_writer_copy(w, fd, true, err);
     if (!rc && fsync(fd) != 0)
         rc = db_fail(err, -1, "%s: %s", path, strerror(errno));
     if (close(fd) != 0 && !rc)
@@ -254,7 +249,7 @@ int db_compact(db_archive *a, uint64_t *before, uint64_t *after, db_error *err)
     int rc = stat(a->path, &st) == 0 ? 0 : db_fail(err, -1, "%s: %s", a->path, strerror(errno));
     *before = rc ? 0 : (uint64_t)st.st_size;
     if (!rc)
-        rc = copy_to(a, w, tmp, err);
+        rc = copy_to(w, tmp, err);
     if (!rc && stat(tmp, &st) == 0)
         *after = (uint64_t)st.st_size;
     /* the new file takes the archive's name in one step: a crash leaves
@@ -267,9 +262,16 @@ int db_compact(db_archive *a, uint64_t *before, uint64_t *after, db_error *err)
 
 int db_backup(db_archive *a, const char *path, db_error *err)
 {
-    if (copy_to(a, NULL, path, err))
+    db_outfile o;
+    if (db_outfile_open(&o, path, DB_OUTFILE_EXCL, err))
         return -1;
-    return db_sync_dir_of(path) == 0 ? 0 : db_fail(err, -1, "%s: %s", path, strerror(errno));
+    /* LMDB writes the copy by fd: nothing went through o.f's buffer */
+    int rc = mdb_env_copyfd2(a->env, fileno(o.f), MDB_CP_COMPACT);
+    if (rc) {
+        db_outfile_abort(&o);
+        return db_lmdb_fail(err, rc, "copy");
+    }
+    return db_outfile_commit(&o, err);
 }
 
 static int info_trace(void *ctx, const db_trace_info *t)

@@ -18,6 +18,7 @@ struct db_reader {
     uint32_t vis_id;
     int vis_got;
     char vis_name[256];
+    const volatile sig_atomic_t *interrupt; /* db_reader_interrupt */
 };
 
 db_reader *db_reader_open(db_archive *a, const char *trace, db_error *err)
@@ -58,8 +59,19 @@ void db_reader_close(db_reader *r)
     free(r);
 }
 
+void db_reader_interrupt(db_reader *r, const volatile sig_atomic_t *flag) { r->interrupt = flag; }
+
+/* -1 with err "interrupted" once the reader's interrupt is set; else 0.
+ * Every lookup and every row of a scan asks (a load and a test). */
+static inline int interrupted(const db_reader *r, db_error *err)
+{
+    return r->interrupt && *r->interrupt ? db_fail(err, -1, "interrupted") : 0;
+}
+
 static int get(db_reader *r, int dbi, const unsigned char *k, size_t klen, MDB_val *v, db_error *err)
 {
+    if (interrupted(r, err))
+        return -1;
     MDB_val key = {klen, (void *)k};
     int rc = mdb_get(r->txn, r->a->dbi[dbi], &key, v);
     if (rc == MDB_NOTFOUND)
@@ -102,6 +114,8 @@ int db_get_node(db_reader *r, uint32_t id, db_node *out, db_error *err)
 
 int db_get_event(db_reader *r, uint64_t id, db_event *out, db_error *err)
 {
+    if (interrupted(r, err))
+        return -1;
     int got = db_evblock_load(r->txn, r->a->dbi[DBI_EVENTS], r->info.id, id, &r->blk, err);
     if (got == 1)
         *out = *db_evblock_get(&r->blk, id);
@@ -213,6 +227,8 @@ static int sig_one(void *p, const MDB_val *k, const MDB_val *v)
     while ((got = db_sigchunk_next(&it, &sig)) == 1) {
         if (++s->n % DB_SCAN_TRIM == 0)
             db_archive_trim(s->r->a);
+        if (interrupted(s->r, s->err))
+            return -1;
         int rc = s->cb(s->ctx, &sig);
         if (rc)
             return rc;
@@ -322,11 +338,14 @@ struct node_scan {
     db_node_cb cb;
     void *ctx;
     db_reader *r;
+    db_error *err;
 };
 
 static int node_one(void *p, const MDB_val *k, const MDB_val *v)
 {
     struct node_scan *s = p;
+    if (interrupted(s->r, s->err))
+        return -1;
     db_node n;
     if (k->mv_size != 8 || db_node_decode(v->mv_data, v->mv_size, db_get_be32((const unsigned char *)k->mv_data + 4), &n))
         return 0;
@@ -336,18 +355,22 @@ static int node_one(void *p, const MDB_val *k, const MDB_val *v)
 
 int db_scan_nodes(db_reader *r, db_node_cb cb, void *ctx, db_error *err)
 {
-    struct node_scan s = {cb, ctx, r};
+    struct node_scan s = {cb, ctx, r, err};
     return db_scan_prefix(r->txn, r->a->dbi[DBI_NODES], r->tid, 4, r->tid, 4, node_one, &s, err);
 }
 
 struct thread_scan {
     db_thread_cb cb;
     void *ctx;
+    db_reader *r;
+    db_error *err;
 };
 
 static int thread_one(void *p, const MDB_val *k, const MDB_val *v)
 {
     struct thread_scan *s = p;
+    if (interrupted(s->r, s->err))
+        return -1;
     db_thread t;
     if (k->mv_size != 8 || v->mv_size != sizeof t)
         return 0;
@@ -358,7 +381,7 @@ static int thread_one(void *p, const MDB_val *k, const MDB_val *v)
 
 int db_scan_threads(db_reader *r, db_thread_cb cb, void *ctx, db_error *err)
 {
-    struct thread_scan s = {cb, ctx};
+    struct thread_scan s = {cb, ctx, r, err};
     return db_scan_prefix(r->txn, r->a->dbi[DBI_THREADS], r->tid, 4, r->tid, 4, thread_one, &s, err);
 }
 
@@ -367,11 +390,15 @@ struct name_scan {
     db_name_cb cb;
     void *ctx;
     size_t id_bytes;
+    db_reader *r;
+    db_error *err;
 };
 
 static int name_one(void *p, const MDB_val *k, const MDB_val *v)
 {
     struct name_scan *s = p;
+    if (interrupted(s->r, s->err))
+        return -1;
     if (k->mv_size != 4 + s->id_bytes)
         return 0;
     const unsigned char *kp = (const unsigned char *)k->mv_data + 4;
@@ -385,13 +412,13 @@ static int name_one(void *p, const MDB_val *k, const MDB_val *v)
 
 int db_scan_procs(db_reader *r, db_name_cb cb, void *ctx, db_error *err)
 {
-    struct name_scan s = {cb, ctx, 4};
+    struct name_scan s = {cb, ctx, 4, r, err};
     return db_scan_prefix(r->txn, r->a->dbi[DBI_PROCS], r->tid, 4, r->tid, 4, name_one, &s, err);
 }
 
 int db_scan_symbols(db_reader *r, db_name_cb cb, void *ctx, db_error *err)
 {
-    struct name_scan s = {cb, ctx, 8};
+    struct name_scan s = {cb, ctx, 8, r, err};
     return db_scan_prefix(r->txn, r->a->dbi[DBI_SYMBOLS], r->tid, 4, r->tid, 4, name_one, &s, err);
 }
 
@@ -501,6 +528,7 @@ struct edge_scan {
     bool in;
     bool one;      /* only the edges of node */
     uint32_t node;
+    db_reader *r;
     db_error *err;
 };
 
@@ -517,6 +545,8 @@ static int edge_block(void *p, const MDB_val *k, const MDB_val *v)
                 return 0;
             continue;
         }
+        if (interrupted(s->r, s->err))
+            return -1;
         db_edge e;
         db_edge_from_rec(&rec, s->in, &e);
         int rc = s->cb(s->ctx, &e);
@@ -536,13 +566,13 @@ static int edges(db_reader *r, int dbi, bool in, uint32_t node, db_edge_cb cb, v
         return 0;
     if (rc)
         return db_lmdb_fail(err, rc, "edges");
-    struct edge_scan s = {cb, ctx, in, true, node, err};
+    struct edge_scan s = {cb, ctx, in, true, node, r, err};
     return edge_block(&s, &key, &v);
 }
 
 int db_scan_edges(db_reader *r, db_edge_cb cb, void *ctx, db_error *err)
 {
-    struct edge_scan s = {cb, ctx, false, false, 0, err};
+    struct edge_scan s = {cb, ctx, false, false, 0, r, err};
     return db_scan_prefix(r->txn, r->a->dbi[DBI_EDGES_OUT], r->tid, 4, r->tid, 4, edge_block, &s, err);
 }
 
@@ -571,6 +601,8 @@ struct event_scan {
 /* The event `id` to the callback (an index names it). */
 static int scan_id(struct event_scan *s, uint64_t id)
 {
+    if (interrupted(s->r, s->err))
+        return -1;
     int got = db_evblock_load(s->r->txn, s->r->a->dbi[DBI_EVENTS], s->r->info.id, id, &s->blk, s->err);
     if (got <= 0)
         return got < 0 ? -1 : db_fail(s->err, -1, "index names missing event %llu", (unsigned long long)id);
@@ -598,6 +630,8 @@ static int block_one(void *p, const MDB_val *k, const MDB_val *v)
         return d == -2 ? db_fail_oom(s->err)
                        : db_fail(s->err, -1, "damaged block of events from %llu", (unsigned long long)first);
     for (size_t i = 0; i < s->blk.n; i++) {
+        if (interrupted(s->r, s->err))
+            return -1;
         db_event e = s->blk.ev[i];
         int rc = s->cb(s->ctx, &e);
         if (rc)
@@ -708,6 +742,8 @@ static int tev_one(void *p, uint64_t id, bool *past)
 {
     struct tev_scan *t = p;
     db_reader *r = t->s.r;
+    if (interrupted(r, t->s.err))
+        return -1;
     int got = db_evblock_load(r->txn, r->a->dbi[DBI_EVENTS], r->info.id, id, &t->s.blk, t->s.err);
     if (got <= 0)
         return got < 0 ? -1 : db_fail(t->s.err, -1, "index names missing event %llu", (unsigned long long)id);

@@ -34,6 +34,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "db_int.h"
 
@@ -118,6 +119,8 @@ struct db_wq {
     bool stop;
     atomic_bool failed;
     db_error err; /* the failure, written before failed is set */
+    const volatile sig_atomic_t *interrupt; /* the front's (db_wq_interrupt) */
+    atomic_bool interrupted;                /* the front saw it set */
     /* the front's own */
     db_evfront front; /* the events, into blocks (evfront.c) */
     db_names names;
@@ -361,14 +364,46 @@ fail:
 /* The batch the front fills. */
 static wq_batch *filling(db_wq *q) { return &q->b[q->cur]; }
 
+void db_wq_interrupt(db_wq *q, const volatile sig_atomic_t *flag) { q->interrupt = flag; }
+
+bool db_wq_interrupted(db_wq *q) { return atomic_load_explicit(&q->interrupted, memory_order_relaxed); }
+
+/* The front's look at the caller's interrupt, passed on to the thread. */
+static void relay(db_wq *q)
+{
+    if (q->interrupt && *q->interrupt)
+        atomic_store_explicit(&q->interrupted, true, memory_order_relaxed);
+}
+
+/* The front waits for the thread (q->mu held): with an interrupt to pass
+ * on, in steps of 50 ms, so that a commit the thread has yet to make is
+ * not made (a long queue takes seconds). */
+static void front_wait(db_wq *q, pthread_cond_t *cv)
+{
+    relay(q);
+    if (!q->interrupt) {
+        pthread_cond_wait(cv, &q->mu);
+        return;
+    }
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    t.tv_nsec += 50 * 1000 * 1000;
+    if (t.tv_nsec >= 1000 * 1000 * 1000) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000 * 1000 * 1000;
+    }
+    pthread_cond_clockwait(cv, &q->mu, CLOCK_MONOTONIC, &t);
+}
+
 /* Hands the batch being filled to the thread (waits while all are queued). */
 static void hand_over(db_wq *q)
 {
     pthread_mutex_lock(&q->mu);
+    relay(q);
     q->count++;
     pthread_cond_signal(&q->cv_ready);
     while (q->count == q->nb)
-        pthread_cond_wait(&q->cv_free, &q->mu);
+        front_wait(q, &q->cv_free);
     q->cur = (q->head + q->count) % q->nb; /* the one after the ready ones */
     pthread_mutex_unlock(&q->mu);
 }
@@ -631,11 +666,11 @@ static int call(db_wq *q, wq_fn fn, void *arg)
     q->count++;
     pthread_cond_signal(&q->cv_ready);
     while (q->done < want)
-        pthread_cond_wait(&q->cv_done, &q->mu);
+        front_wait(q, &q->cv_done);
     /* the thread has made the call: the batch holding it is free again,
      * or about to be; wait for it so that the front may fill it */
     while (q->count == q->nb)
-        pthread_cond_wait(&q->cv_free, &q->mu);
+        front_wait(q, &q->cv_free);
     q->cur = (q->head + q->count) % q->nb;
     pthread_mutex_unlock(&q->mu);
     return rc;

@@ -62,6 +62,7 @@ static inline bool writer_same(writer_tid a, writer_tid b) { return pthread_equa
 struct db_writer {
     db_archive *a;
     MDB_txn *txn;
+    const volatile sig_atomic_t *interrupt; /* db_writer_interrupt: looked at as a batch ends */
     db_trace_info info;
     db_evfront front;    /* an unthreaded writer's events into blocks (evfront.c) */
     db_evblock_enc *enc; /* a block re-encoded with its events' nodes (apply_patches) */
@@ -540,11 +541,29 @@ static uint64_t guessed(const db_writer *w);
 static bool batch_ends(db_writer *w);
 static void pages_weigh(db_writer *w);
 
+/* -1 with err "interrupted" once the writer's interrupt is set; else 0.
+ * A threaded writer's thread learns it from its queue (db_wq_interrupted):
+ * only the caller's thread reads the caller's flag. */
+static int interrupted(const db_writer *w, db_error *err)
+{
+    bool set = w->q && !front(w) ? db_wq_interrupted(w->q) : w->interrupt && *w->interrupt;
+    return set ? db_fail(err, -1, "interrupted") : 0;
+}
+
+/* The commit of a batch of an ingest or a rebuild, not made once the
+ * writer is interrupted: its caller fails, and the abort deletes what
+ * earlier batches committed.  (flush alone is also the abort's: reclaim
+ * commits its deletes with it, interrupted or not.) */
+static int flush_batch(db_writer *w, db_error *err)
+{
+    return interrupted(w, err) || flush(w, err) ? -1 : 0;
+}
+
 /* After a put of a run that may end the batch between two (chunk_commits):
  * the commit's failure is kept for the run's caller (thr_fail). */
 static int between_puts(db_writer *w)
 {
-    if (w->chunk_commits && batch_ends(w) && flush(w, &w->thr_err)) {
+    if (w->chunk_commits && batch_ends(w) && flush_batch(w, &w->thr_err)) {
         w->thr_failed = true;
         return -1;
     }
@@ -1233,7 +1252,7 @@ static inline __attribute__((always_inline)) int maybe_flush(db_writer *w, db_er
 {
     if ((w->objects_due || w->norms_due) && !w->in_scan && flush_due(w, err))
         return -1;
-    return batch_ends(w) ? flush(w, err) : 0;
+    return batch_ends(w) ? flush_batch(w, err) : 0;
 }
 
 /* Deletes the traces an interrupted ingest left in the catalog as
@@ -1842,17 +1861,25 @@ int db_writer_catalog_commit(db_writer *w, db_error *err)
     return ret;
 }
 
+void db_writer_interrupt(db_writer *w, const volatile sig_atomic_t *flag)
+{
+    w->interrupt = flag;
+    if (w->q)
+        db_wq_interrupt(w->q, flag);
+}
+
 int db_writer_commit(db_writer *w, db_trace_info *out, db_error *err)
 {
     if (front(w))
-        return hand_block(w, err) ? (db_writer_abort(w), -1) : db_wsync_commit(w->q, w, out, err);
+        return interrupted(w, err) || hand_block(w, err) ? (db_writer_abort(w), -1)
+                                                         : db_wsync_commit(w->q, w, out, err);
     if (w->info.first_ts == UINT64_MAX)
         w->info.first_ts = 0;
     if (!w->existing)
         w->info.ingested_at = (uint64_t)time(NULL);
     w->info.state = DB_TRACE_COMPLETE;
     w->chunk_commits = true;
-    int ret = hand_block(w, err) || apply_patches(w, err) || put_nodes(w, err);
+    int ret = interrupted(w, err) || hand_block(w, err) || apply_patches(w, err) || put_nodes(w, err);
     if (!ret && w->thr && (ret = db_thrindex_flush(w->thr, w->info.id, thr_put, w)) != 0)
         ret = thr_fail(w, ret, err);
     if (!ret && w->nthr && (ret = db_thrindex_flush(w->nthr, w->info.id, nthr_put, w)) != 0)

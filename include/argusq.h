@@ -23,6 +23,7 @@
 #ifndef ARGUSQ_H
 #define ARGUSQ_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -58,6 +59,9 @@ enum argusq_code {
     ARGUSQ_ERR_ARCHIVE = 5,   /* the archive could not be opened or written */
     ARGUSQ_ERR_NOMEM = 6,     /* out of memory */
     ARGUSQ_ERR_STOPPED = 7,   /* a callback of the caller's asked to stop */
+    ARGUSQ_ERR_INTERRUPTED = 8, /* the caller's interrupt flag was set (argusq: Ctrl-C): a statement
+                                   stopped (its output cut short, a rebuilt graph not kept), an
+                                   ingest kept nothing of its trace */
 };
 
 typedef struct argusq_error {
@@ -112,10 +116,17 @@ enum argusq_format {
 /* "json", "table", "csv", "dot", "svg", "perfetto" -> the format; -1 */
 ARGUSQ_API int argusq_format_from_name(const char *name);
 
+/* interrupt (here and in argusq_ingest_opts): a flag the caller's
+ * signal handler sets (argusq's, for Ctrl-C); NULL: none.  Once *interrupt
+ * is non-zero, a running statement stops at its next read of the archive
+ * and the run ends with ARGUSQ_ERR_INTERRUPTED ("interrupted"); no further
+ * statement starts.  The library only reads it: the caller clears it
+ * before the next run. */
 typedef struct argusq_query_opts {
     size_t size;       /* sizeof (argusq_query_opts) */
     int format;        /* enum argusq_format (0: JSON) */
     const char *trace; /* the current trace (argusq --trace); NULL: the latest ingested */
+    const volatile sig_atomic_t *interrupt;
 } argusq_query_opts;
 
 /* Where output goes, for the streaming calls: write gets the bytes as
@@ -197,6 +208,11 @@ typedef struct argusq_ingest_opts {
      * and messages, when path is a copy (argusq: "-", its standard input
      * spooled to a temporary file); NULL: path */
     const char *source;
+    /* as argusq_query_opts's: once it is set, the ingest stops (within
+     * 4096 events, or at its next phase), its trace is deleted from the
+     * archive as for any failed ingest, and it returns -1 with
+     * ARGUSQ_ERR_INTERRUPTED */
+    const volatile sig_atomic_t *interrupt;
 } argusq_ingest_opts;
 
 /* What an ingest made: the trace's catalog entry and what the reader
@@ -239,8 +255,9 @@ typedef struct argusq_dump_info {
  * path as an Argus trace with argusq's dump records (docs/ARGUS-DUMP.md),
  * which argusq_ingest reads back into the same events, nodes and edges
  * (a trace taken to another machine's archive).  The file is written
- * under a temporary name beside path and renamed over it once whole;
- * path "-" is standard output.  info may be NULL.  0, or -1: USAGE (no
+ * under a temporary name beside path and renamed over it once whole and
+ * synced, so a failure leaves the file that was there; path "-" is
+ * standard output.  info may be NULL.  0, or -1: USAGE (no
  * such trace), IO (the file), ARCHIVE. */
 ARGUSQ_API int argusq_dump(argusq_archive *a, const char *trace, const char *path, argusq_dump_info *info,
                            argusq_error *err);

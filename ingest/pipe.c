@@ -164,7 +164,10 @@ static inline char *room(ingest_pipe *p, size_t n)
  * back sink has refused a call or memory ran out. */
 static inline char *call(ingest_pipe *p, size_t n, char *err, size_t errlen)
 {
-    if (atomic_load_explicit(&p->failed, memory_order_relaxed)) {
+    /* acquire: the consumer's message (p->err), written before it set
+     * failed, is read next (relaxed, it raced with that write: TSan, an
+     * ingest interrupted while it read) */
+    if (atomic_load_explicit(&p->failed, memory_order_acquire)) {
         failed(p, err, errlen);
         return NULL;
     }

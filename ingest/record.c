@@ -81,7 +81,10 @@ typedef struct rec {
     /* ours */
     struct tracecmd_event_list *events; /* the enabled events, for the file */
     char **tmp;                         /* per-CPU data files */
-    char *part;                         /* the trace.dat being written */
+    /* the trace.dat, and its OUT.tgids, under temporary names until the
+     * recording is whole (db_outfile: a failed one leaves the old files) */
+    db_outfile dat, tgids;
+    bool dat_open, tgids_open;
     record_watch *watch;
     char exe[4096];
     ingest_tracelib lib;
@@ -574,15 +577,16 @@ static unsigned long long stat_value(const char *stats, const char *key)
 
 static int write_dat(rec *r, ingest_record_stats *st)
 {
-    struct tracecmd_output *out = r->lib.tracecmd_output_create(r->part);
+    /* libtracecmd opens the file by its name, the temporary one */
+    struct tracecmd_output *out = r->lib.tracecmd_output_create(db_outfile_name(&r->dat));
     if (!out)
-        return fail(r, "%s: cannot create: %s", r->part, strerror(errno));
+        return fail(r, "%s: cannot create: %s", r->o->output, strerror(errno));
     r->lib.tracecmd_set_quiet(out, true);
     if (r->lib.tracecmd_output_set_compression(out, "any") < 0)
         r->lib.tracecmd_output_set_compression(out, "none");
     if (r->lib.tracecmd_output_write_headers(out, r->events) < 0) {
         r->lib.tracecmd_output_close(out);
-        return fail(r, "%s: cannot write the trace.dat headers (event formats, kallsyms)", r->part);
+        return fail(r, "%s: cannot write the trace.dat headers (event formats, kallsyms)", r->o->output);
     }
     char *clock = read_file(r, "trace_clock");
     if (clock)
@@ -612,32 +616,36 @@ static int write_dat(rec *r, ingest_record_stats *st)
     }
     if (r->lib.tracecmd_write_cmdlines(out) < 0) {
         r->lib.tracecmd_output_close(out);
-        return fail(r, "%s: cannot write the saved command lines", r->part);
+        return fail(r, "%s: cannot write the saved command lines", r->o->output);
     }
     if (r->lib.tracecmd_append_cpu_data(out, r->ncpu, r->tmp) < 0) {
         r->lib.tracecmd_output_close(out);
-        return fail(r, "%s: cannot write the trace data", r->part);
+        return fail(r, "%s: cannot write the trace data", r->o->output);
     }
     r->lib.tracecmd_output_close(out);
     return 0;
 }
 
 /* trace.dat has no table of TGIDs: keep tracefs's saved_tgids (filled
- * by option record-tgid) beside it as OUT.tgids, read by ingest. */
+ * by option record-tgid) beside it as OUT.tgids, read by ingest.  Left
+ * out when it cannot be written: ingest then has each thread its own
+ * process, as for a text trace without TGIDs. */
 static void save_tgids(rec *r)
 {
     char *t = r->lib.tracefs_instance_file_read(NULL, "saved_tgids", NULL);
     char name[4096];
-    if (t && snprintf(name, sizeof name, "%s.tgids", r->o->output) < (int)sizeof name) {
-        FILE *f = fopen(name, "w");
-        if (f) {
-            fputs(t, f);
-            fclose(f);
-        }
+    db_error de;
+    if (t && snprintf(name, sizeof name, "%s.tgids", r->o->output) < (int)sizeof name &&
+        db_outfile_open(&r->tgids, name, 0, &de) == 0) {
+        r->tgids_open = true;
+        fputs(t, r->tgids.f);
     }
     free(t);
 }
 
+/* The trace.dat takes OUT's name, then the TGIDs OUT.tgids's: a crash in
+ * between leaves the new trace.dat beside the old TGIDs, which name the
+ * same kernel's processes or none of its threads. */
 static int save(rec *r, ingest_record_stats *st)
 {
     for (int i = 0; i < r->ncpu; i++)
@@ -646,8 +654,15 @@ static int save(rec *r, ingest_record_stats *st)
     save_tgids(r);
     if (write_dat(r, st) < 0)
         return -1;
-    if (rename(r->part, r->o->output) < 0)
-        return fail(r, "%s: %s", r->o->output, strerror(errno));
+    db_error de;
+    r->dat_open = false;
+    if (db_outfile_commit(&r->dat, &de))
+        return fail(r, "%s", de.msg);
+    if (r->tgids_open) {
+        r->tgids_open = false;
+        if (db_outfile_commit(&r->tgids, &de))
+            logf_(r, "%s", de.msg);
+    }
     struct stat sb;
     if (stat(r->o->output, &sb) == 0)
         st->file_bytes = (unsigned long long)sb.st_size;
@@ -662,10 +677,11 @@ static void cleanup(rec *r)
         free(r->tmp[i]);
     }
     free(r->tmp);
-    if (r->part) {
-        unlink(r->part);
-        free(r->part);
-    }
+    if (r->dat_open)
+        db_outfile_abort(&r->dat);
+    if (r->tgids_open)
+        db_outfile_abort(&r->tgids);
+    r->dat_open = r->tgids_open = false;
     while (r->events) {
         struct tracecmd_event_list *e = r->events;
         r->events = e->next;
@@ -705,8 +721,7 @@ int ingest_record(const ingest_record_opts *o, ingest_record_stats *st, char *er
     r.ncpu = n > 0 ? (int)n : 1;
     st->cpus = r.ncpu;
     r.tmp = calloc((size_t)r.ncpu, sizeof *r.tmp);
-    if (!r.tmp || asprintf(&r.part, "%s.part", o->output) < 0) {
-        r.part = NULL;
+    if (!r.tmp) {
         cleanup(&r);
         return fail(&r, "out of memory");
     }
@@ -716,13 +731,14 @@ int ingest_record(const ingest_record_opts *o, ingest_record_stats *st, char *er
             cleanup(&r);
             return fail(&r, "out of memory");
         }
-    int fd = open(r.part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        int e = errno;
+    /* made first: an output that cannot be written fails before tracefs
+     * is touched */
+    db_error de;
+    if (db_outfile_open(&r.dat, o->output, 0, &de)) {
         cleanup(&r);
-        return fail(&r, "%s: %s", o->output, strerror(e));
+        return fail(&r, "%s", de.msg);
     }
-    close(fd);
+    r.dat_open = true;
     if (ingest_tracelib_open(&r.lib, err, errlen) < 0) {
         cleanup(&r);
         return -1;

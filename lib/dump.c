@@ -2,68 +2,32 @@
  * for the long term, or for another machine's archive (argusq.fleet takes
  * an anomaly's trace to the workers whose archives it is compared with). */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "ingest/ingest.h"
 #include "lib_int.h"
 
-/* A new file beside path, made as fopen makes one (the umask applied by
- * the kernel: a library must not set the process's umask to read it, and
- * mkstemp's files are 0600), under a name of this thread's; NULL. */
-static FILE *create_beside(const char *path, char *tmp, size_t len)
-{
-    for (int i = 0; i < 100; i++) {
-        snprintf(tmp, len, "%s.tmp-%ld-%ld-%d", path, (long)getpid(), (long)gettid(), i);
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd >= 0) {
-            FILE *f = fdopen(fd, "w");
-            if (!f) {
-                close(fd);
-                unlink(tmp);
-            }
-            return f;
-        }
-        if (errno != EEXIST) /* a leftover of a process that died: another name */
-            return NULL;
-    }
-    return NULL;
-}
-
-/* The dump into path: written beside it under a temporary name and renamed
- * over it once whole, so that path is never half a dump. */
+/* The dump into path, through db_outfile: path is never half a dump, and
+ * a failed dump leaves the file that was there. */
 static int dump_to_file(db_archive *a, const char *trace, const char *path, const char *generator,
                         ingest_dump_stats *st, db_error *de, int *code)
 {
-    size_t n = strlen(path) + 64;
-    char *tmp = malloc(n);
-    if (!tmp)
-        return db_fail_oom(de);
-    FILE *f = create_beside(path, tmp, n);
-    if (!f) {
+    db_outfile o;
+    if (db_outfile_open(&o, path, 0, de)) {
         *code = ARGUSQ_ERR_IO;
-        snprintf(de->msg, sizeof de->msg, "%s: %s", path, strerror(errno));
-        free(tmp);
         return -1;
     }
-    setvbuf(f, NULL, _IOFBF, 1 << 20);
-    int rc = ingest_dump(a, trace, f, generator, st, de);
-    if (fclose(f) != 0 && rc == 0) {
-        *code = ARGUSQ_ERR_IO;
-        snprintf(de->msg, sizeof de->msg, "%s: %s", path, strerror(errno));
-        rc = -1;
+    setvbuf(o.f, NULL, _IOFBF, 1 << 20);
+    if (ingest_dump(a, trace, o.f, generator, st, de)) {
+        db_outfile_abort(&o);
+        return -1;
     }
-    if (rc == 0 && rename(tmp, path) != 0) {
+    if (db_outfile_commit(&o, de)) {
         *code = ARGUSQ_ERR_IO;
-        snprintf(de->msg, sizeof de->msg, "%s: %s", path, strerror(errno));
-        rc = -1;
+        return -1;
     }
-    if (rc)
-        unlink(tmp);
-    free(tmp);
-    return rc;
+    return 0;
 }
 
 int argusq_dump(argusq_archive *a, const char *trace, const char *path, argusq_dump_info *info, argusq_error *err)

@@ -95,9 +95,17 @@ static inline int sink_feed(sink_ctx *sc, db_event *ev)
     return graph_feed_event(&sc->feed, ev) ? sink_fail(sc->feed.err, sc->err, sc->errlen) : 0;
 }
 
-/* sink_event's every 4096th event, out of line (see there) */
+static bool interrupted(const argusq_ingest_opts *o) { return o->interrupt && *o->interrupt; }
+
+/* sink_event's every 4096th event, out of line (see there); and where
+ * the reading stops once the caller's interrupt is set (a look at the
+ * flag every 4096 events: a few ms of reading at most) */
 static __attribute__((noinline)) int sink_event_progress(sink_ctx *sc, db_event *ev)
 {
+    if (interrupted(sc->o)) {
+        snprintf(sc->err, sc->errlen, "interrupted");
+        return -1;
+    }
     report_progress(sc, false, NULL);
     return sink_feed(sc, ev);
 }
@@ -343,7 +351,7 @@ static void warn(const prep *p, const char *fmt, ...)
 
 /* ---- the ingest ---- */
 
-static int ingest(argusq_archive *a, prep *p, argusq_ingest_info *out, argusq_error *err)
+static int ingest_trace(argusq_archive *a, prep *p, argusq_ingest_info *out, argusq_error *err)
 {
     double t0 = now();
     db_error de = {0};
@@ -351,6 +359,7 @@ static int ingest(argusq_archive *a, prep *p, argusq_ingest_info *out, argusq_er
                                    &de);
     if (!w)
         return lib_fail(err, ARGUSQ_ERR_INGEST, "%s", de.msg);
+    db_writer_interrupt(w, p->o.interrupt); /* the archive's writing, after the reading, stops too */
     sink_ctx sc = {.w = w, .o = &p->o};
     ingest_sink sink = {.ctx = &sc, .proc = sink_proc, .thread = sink_thread, .symbol = sink_symbol,
                         .event = sink_event, .skip = sink_skip, .progress = sink_progress};
@@ -391,14 +400,19 @@ static int ingest(argusq_archive *a, prep *p, argusq_ingest_info *out, argusq_er
         return -1;
     }
     report_progress(&sc, true, "building the graph");
-    int rc = graph_feed_end(&sc.feed, &gs);
+    /* the caller's interrupt is looked at before each phase too: a file
+     * read in one go (the last 4096 events), a graph built after it */
+    bool stop = interrupted(&p->o);
+    int rc = stop ? -1 : graph_feed_end(&sc.feed, &gs);
+    if (stop)
+        graph_feed_abort(&sc.feed);
     free(rules);
     if (rc) {
         db_writer_abort(w);
         return lib_fail(err, ARGUSQ_ERR_INGEST, "%s: %s", p->shown, de.msg);
     }
     report_progress(&sc, true, "writing the archive");
-    rc = write_labels(w, p, &st.meta, &de);
+    rc = interrupted(&p->o) ? -1 : write_labels(w, p, &st.meta, &de);
     if (!rc)
         rc = db_writer_commit(w, &info, &de);
     else
@@ -446,6 +460,20 @@ static int ingest(argusq_archive *a, prep *p, argusq_ingest_info *out, argusq_er
         out->size = size;
     }
     return 0;
+}
+
+/* An ingest that failed while the caller's interrupt was set failed for
+ * it, whatever the failure said (a read cut short by the signal, the
+ * writer lock not taken); its trace is gone (db_writer_abort), as after
+ * any failure. */
+static int ingest(argusq_archive *a, prep *p, argusq_ingest_info *out, argusq_error *err)
+{
+    int rc = ingest_trace(a, p, out, err);
+    if (rc && interrupted(&p->o)) {
+        lib_clear(err);
+        return lib_fail(err, ARGUSQ_ERR_INTERRUPTED, "%s: interrupted; nothing of it was kept", p->shown);
+    }
+    return rc;
 }
 
 int argusq_ingest(argusq_archive *a, const char *path, const argusq_ingest_opts *opts, argusq_ingest_info *info,

@@ -16,13 +16,14 @@ struct argusq_session {
 
 /* The options a caller's struct holds: what its size covers, the rest as
  * a zeroed struct would say. */
-static int read_opts(const argusq_query_opts *opts, query_format *format, const char **trace, argusq_error *err)
+static int read_opts(const argusq_query_opts *opts, query_session *q, const char **trace, argusq_error *err)
 {
     argusq_query_opts o = {0};
     if (opts)
         memcpy(&o, opts, opts->size < sizeof o ? opts->size : sizeof o);
-    if (lib_format(o.format, format))
+    if (lib_format(o.format, &q->format))
         return lib_fail(err, ARGUSQ_ERR_USAGE, "unknown output format %d", o.format);
+    q->interrupt = o.interrupt;
     *trace = o.trace;
     if (o.trace && strlen(o.trace) >= sizeof ((query_session *)0)->trace)
         return lib_fail(err, ARGUSQ_ERR_USAGE, "trace name too long");
@@ -60,7 +61,7 @@ static int session_init(argusq_session *s, argusq_archive *a, const argusq_query
 {
     const char *trace = NULL;
     memset(s, 0, sizeof *s);
-    if (read_opts(opts, &s->q.format, &trace, err))
+    if (read_opts(opts, &s->q, &trace, err))
         return -1;
     s->archive = a;
     s->q.archive = a ? a->db : NULL;
@@ -90,9 +91,13 @@ void argusq_session_free(argusq_session *s) { free(s); }
 
 const char *argusq_session_trace(const argusq_session *s) { return s ? s->q.trace : ""; }
 
+static bool interrupted(const argusq_session *s) { return s->q.interrupt && *s->q.interrupt; }
+
 /* Parses and runs src, each statement's output into out (flushed after
  * it), o->statement called after each; stops at the first failure, or
- * once *stopped is set (by the cookie stream's writer). */
+ * once *stopped is set (by the cookie stream's writer), or once the
+ * caller's interrupt is (then the statement running fails, whatever it
+ * said, and none starts after it). */
 static long run(argusq_session *s, const char *src, size_t len, FILE *out,
                 const argusq_output *o, const bool *stopped, argusq_error *err)
 {
@@ -110,11 +115,17 @@ static long run(argusq_session *s, const char *src, size_t len, FILE *out,
         memset(&e, 0, sizeof e);
         s->q.read_trace[0] = '\0';
         int failed;
-        if (!s->q.archive && query_stmt_needs_archive(st))
+        if (interrupted(s))
+            failed = -1;
+        else if (!s->q.archive && query_stmt_needs_archive(st))
             failed = lib_fail(err, ARGUSQ_ERR_USAGE, "no archive: only help answers without one");
         else if ((failed = query_exec(&s->q, st, &e)) != 0)
             lib_query_error(err, &e, NULL, src, len);
         fflush(out);
+        if (failed && interrupted(s)) {
+            lib_clear(err);
+            failed = lib_fail(err, ARGUSQ_ERR_INTERRUPTED, "interrupted");
+        }
         if (!failed && stopped && *stopped)
             failed = lib_fail(err, ARGUSQ_ERR_STOPPED, "stopped by the output's writer");
         if (failed) {

@@ -1,12 +1,10 @@
 /* query/exec.c -- running a statement: the small statements here, find in
  * exec_find.c, slice in exec_slice.c. */
 #include <ctype.h>
-#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
 #include "query_int.h"
 
@@ -30,9 +28,12 @@ db_reader *query_open_trace(query_session *s, const query_name *in, query_error 
         snprintf(name, sizeof name, "%s", t.name);
     }
     db_reader *r = db_reader_open(s->archive, name, &de);
-    if (!r)
+    if (!r) {
         query_fail(err, in && in->name ? &in->pos : NULL, "%s", de.msg);
-    else if (!s->read_trace[0])
+        return NULL;
+    }
+    db_reader_interrupt(r, s->interrupt); /* Ctrl-C ends the statement at its next read */
+    if (!s->read_trace[0])
         snprintf(s->read_trace, sizeof s->read_trace, "%s", db_reader_trace(r)->name);
     return r;
 }
@@ -571,8 +572,10 @@ static bool returns_nodes(const query_stmt *st)
 
 /* export STMT to "FILE": STMT's output into FILE, in the session's format,
  * or (when that is the table) as Perfetto JSON for a statement that
- * returns nodes and as JSON for any other.  A failed statement leaves no
- * file behind. */
+ * returns nodes and as JSON for any other.  Written through db_outfile:
+ * FILE is replaced only by a whole output, so a statement that fails (or
+ * is interrupted) leaves the file that was there, and no file when there
+ * was none. */
 static int exec_export(query_session *s, const query_stmt *st, query_error *err)
 {
     const query_stmt *in = st->inner;
@@ -582,18 +585,20 @@ static int exec_export(query_session *s, const query_stmt *st, query_error *err)
     sub.format = s->format != QUERY_FMT_TABLE ? s->format : returns_nodes(in) ? QUERY_FMT_PERFETTO : QUERY_FMT_JSON;
     if (sub.format == QUERY_FMT_SVG && returns_nodes(in) && query_need_dot(err))
         return -1;
-    sub.out = fopen(st->file.name, "w");
-    if (!sub.out)
-        return query_fail(err, &st->file.pos, "%s: %s", st->file.name, strerror(errno));
+    db_outfile o;
+    db_error de = {0};
+    if (db_outfile_open(&o, st->file.name, 0, &de))
+        return query_fail(err, &st->file.pos, "%s", de.msg);
+    sub.out = o.f;
     int rc = query_exec(&sub, in, err);
     memcpy(s->trace, sub.trace, sizeof s->trace); /* an exported `use trace` still switches */
     memcpy(s->read_trace, sub.read_trace, sizeof s->read_trace);
-    if (fclose(sub.out) != 0 && !rc)
-        rc = query_fail(err, &st->file.pos, "%s: %s", st->file.name, strerror(errno));
     if (rc) {
-        unlink(st->file.name);
+        db_outfile_abort(&o);
         return -1;
     }
+    if (db_outfile_commit(&o, &de))
+        return query_fail(err, &st->file.pos, "%s", de.msg);
     if (s->format == QUERY_FMT_JSON) {
         fputs("{\"export\":", s->out);
         query_json_str(s->out, st->file.name, st->file.len);
@@ -603,7 +608,37 @@ static int exec_export(query_session *s, const query_stmt *st, query_error *err)
     return 0;
 }
 
+/* Statements that change the archive or the session: they answer for
+ * what they did, interrupted or not. */
+static bool changes(const query_stmt *st)
+{
+    switch (st->kind) {
+    case QUERY_ST_USE:
+    case QUERY_ST_RULE:
+    case QUERY_ST_DROP_RULE:
+    case QUERY_ST_REBUILD:
+    case QUERY_ST_DROP_TRACE:
+    case QUERY_ST_RENAME_TRACE:
+    case QUERY_ST_LABEL:
+    case QUERY_ST_EXPORT: return true; /* its statement is asked below */
+    default: return false;
+    }
+}
+
+static int dispatch(query_session *s, const query_stmt *st, query_error *err);
+
 int query_exec(query_session *s, const query_stmt *st, query_error *err)
+{
+    int rc = dispatch(s, st, err);
+    /* An interrupted read fails, also where it ended well: a reader's
+     * "interrupted" taken for an absence (a node not found) leaves an
+     * answer that is not the whole one, which must not pass for it. */
+    if (!rc && s->interrupt && *s->interrupt && !changes(st))
+        rc = query_fail(err, NULL, "interrupted");
+    return rc;
+}
+
+static int dispatch(query_session *s, const query_stmt *st, query_error *err)
 {
     if (query_view_format(s->format) && !returns_nodes(st) && st->kind != QUERY_ST_HELP &&
         st->kind != QUERY_ST_USE && st->kind != QUERY_ST_EXPORT)

@@ -435,8 +435,10 @@ int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err
      * trace of its archive, or a trace of the other archive */
     bool same = got && !src.path && base.trace == db_reader_trace(ra)->id;
     if (!rc && got) {
-        if (query_source_trace_name(&src, ra, base.trace, base_trace, sizeof base_trace, &de) != 1 ||
-            !(rn = same ? ra : db_reader_open(src.archive, base_trace, &de)) ||
+        if (query_source_trace_name(&src, ra, base.trace, base_trace, sizeof base_trace, &de) == 1 &&
+            (rn = same ? ra : db_reader_open(src.archive, base_trace, &de)) != NULL)
+            db_reader_interrupt(rn, s->interrupt);
+        if (!rn ||
             query_path_walk(rn, base.n.id, QUERY_WALK_IN, query_causal_kinds(), DIAG_DEPTH, &normal, &de) < 0 ||
             query_critical_path(rn, &base.n, &cpn, &de))
             rc = query_fail(err, NULL, "%s", de.msg);

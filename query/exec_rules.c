@@ -263,19 +263,33 @@ static int exec_drop(query_session *s, const query_stmt *st, query_error *err)
     return 0;
 }
 
-/* One event of the old copy into the new one, with its new node. */
+struct rebuild {
+    graph_feed feed;
+    const volatile sig_atomic_t *interrupt;
+    bool interrupted;
+};
+
+/* One event of the old copy into the new one, with its new node; or the
+ * end of the rebuild, once interrupted. */
 static int feed_one(void *ctx, const db_event *ev)
 {
+    struct rebuild *rb = ctx;
+    if (rb->interrupt && *rb->interrupt) {
+        rb->interrupted = true;
+        return -1;
+    }
     db_event e = *ev;
-    return graph_feed_event(ctx, &e);
+    return graph_feed_event(&rb->feed, &e);
 }
 
-int query_rebuild_trace(db_archive *a, const char *name, size_t *nrules, db_trace_info *info, query_error *err)
+int query_rebuild_trace(db_archive *a, const char *name, const volatile sig_atomic_t *interrupt, size_t *nrules,
+                        db_trace_info *info, query_error *err)
 {
     db_error de = {0};
     db_writer *w = db_writer_rebuild(a, name, &de);
     if (!w)
         return query_fail(err, NULL, "%s", de.msg);
+    db_writer_interrupt(w, interrupt);
     struct rule_set rs = {.err = err};
     if (db_writer_scan_rules(w, compile_stored, &rs, &de)) {
         db_writer_abort(w);
@@ -286,22 +300,23 @@ int query_rebuild_trace(db_archive *a, const char *name, size_t *nrules, db_trac
         return query_fail(err, NULL, "%s", de.msg);
     }
     graph_stats gs;
-    graph_feed feed;
-    int rc = graph_feed_begin(&feed, w, rs.v, rs.n, &de);
+    struct rebuild rb = {.interrupt = interrupt};
+    graph_feed *feed = &rb.feed;
+    int rc = graph_feed_begin(feed, w, rs.v, rs.n, &de);
     /* a rebuild names no thread or process: the copy's names are the old
      * copy's, known before the first event (db_writer_rebuild), so the
      * graph may keep the names it reads (as an ingest does between two
      * namings) instead of asking the writer at every node and wakeup */
     if (!rc)
-        graph_feed_track_names(&feed);
-    if (!rc && (db_writer_scan_source(w, feed_one, &feed, &de) || graph_feed_end(&feed, &gs))) {
-        graph_feed_abort(&feed);
+        graph_feed_track_names(feed);
+    if (!rc && (db_writer_scan_source(w, feed_one, &rb, &de) || graph_feed_end(feed, &gs))) {
+        graph_feed_abort(feed);
         rc = -1;
     }
     free(rs.v);
     if (rc) {
-        db_writer_abort(w);
-        return query_fail(err, NULL, "%s", de.msg);
+        db_writer_abort(w); /* the new copy goes: the trace keeps its graph */
+        return query_fail(err, NULL, "%s", rb.interrupted ? "interrupted" : de.msg);
     }
     if (db_writer_commit(w, info, &de))
         return query_fail(err, NULL, "%s", de.msg);
@@ -318,7 +333,7 @@ static int exec_rebuild(query_session *s, const query_stmt *st, query_error *err
         return -1;
     db_trace_info info;
     size_t nrules;
-    if (query_rebuild_trace(s->archive, name, &nrules, &info, err))
+    if (query_rebuild_trace(s->archive, name, s->interrupt, &nrules, &info, err))
         return -1;
     if (s->format == QUERY_FMT_JSON) {
         fputs("{\"trace\":", s->out);
@@ -374,7 +389,7 @@ int query_migrate(const char *path, FILE *log, query_error *err)
     for (size_t i = 0; i < ns.n; i++) {
         db_trace_info info;
         size_t nrules;
-        if (query_rebuild_trace(a, ns.v[i], &nrules, &info, err)) {
+        if (query_rebuild_trace(a, ns.v[i], NULL, &nrules, &info, err)) {
             char why[sizeof err->msg], name[sizeof ns.v[0]];
             snprintf(why, sizeof why, "%s", err->msg);
             snprintf(name, sizeof name, "%s", ns.v[i]);

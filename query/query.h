@@ -74,6 +74,11 @@ typedef struct query_session {
      * it when it is empty; the caller empties it before a statement):
      * whose rows a statement's output holds, for libargusq's callers */
     char read_trace[256];
+    /* the caller's Ctrl-C (NULL: none): once set, the statement's readers
+     * fail at their next read (db_reader_interrupt), `rebuild graph` at
+     * its next event, and query_exec fails the statement with
+     * "interrupted" however it ended, unless it changed the archive */
+    const volatile sig_atomic_t *interrupt;
 } query_session;
 
 /* Compiles one `rule` statement into a graph rule (ingest --rules). */
@@ -83,8 +88,11 @@ int query_rule_compile(const query_stmt *st, struct graph_rule *out, query_error
 const char *query_stmt_text(const query_stmt *st, size_t *len);
 
 /* The graph of the trace `name` built again with its rules (`rebuild
- * graph`): *nrules the rules applied, *info the new catalog entry. */
-int query_rebuild_trace(db_archive *a, const char *name, size_t *nrules, db_trace_info *info, query_error *err);
+ * graph`): *nrules the rules applied, *info the new catalog entry.  Once
+ * *interrupt is set (NULL: never) it stops at its next event, and the
+ * trace keeps its old graph. */
+int query_rebuild_trace(db_archive *a, const char *name, const volatile sig_atomic_t *interrupt, size_t *nrules,
+                        db_trace_info *info, query_error *err);
 /* The archive at path, of an earlier format, migrated in place: what was
  * recorded copied into this format, every graph rebuilt, the new file
  * renamed over the old (db/migrate.c).  0 also when another process

@@ -60,6 +60,8 @@ int query_source_open(query_session *s, const query_stmt *st, const query_name *
         query_source_close(s, src);
         return -1;
     }
+    if (src->scan) /* its scans of the other archive's signatures are the long part */
+        db_reader_interrupt(src->scan, s->interrupt);
     if (trace && trace->name) {
         db_trace_info t;
         db_error de = {0};

@@ -42,9 +42,9 @@ __all__ = ["Archive", "Session", "Rows", "Result", "ArgusqError", "version", "FO
 _lib = _native.load()
 
 # enum argusq_code
-OK, ERR_STATEMENT, ERR_INGEST, ERR_USAGE, ERR_IO, ERR_ARCHIVE, ERR_NOMEM, ERR_STOPPED = range(8)
+OK, ERR_STATEMENT, ERR_INGEST, ERR_USAGE, ERR_IO, ERR_ARCHIVE, ERR_NOMEM, ERR_STOPPED, ERR_INTERRUPTED = range(9)
 _CODE_NAMES = {ERR_STATEMENT: "statement", ERR_INGEST: "ingest", ERR_USAGE: "usage", ERR_IO: "io",
-               ERR_ARCHIVE: "archive", ERR_NOMEM: "nomem", ERR_STOPPED: "stopped"}
+               ERR_ARCHIVE: "archive", ERR_NOMEM: "nomem", ERR_STOPPED: "stopped", ERR_INTERRUPTED: "interrupted"}
 # ARGUSQ_OPEN_* (not CREATE: a missing archive is made by argusq_ingest_into)
 _READ, _WRITE = 0x0, 0x1
 FORMATS = ("json", "table", "csv", "dot", "svg", "perfetto")

@@ -7,6 +7,7 @@
  * answer the same as a lone thread's. */
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -375,6 +376,113 @@ static void test_session_use_trace(void **state)
     argusq_session_free(s);
 }
 
+/* ---- the caller's interrupt ----
+ * What argusq's Ctrl-C handler sets, set here by the library's own
+ * callbacks in the middle of a run, as a signal would come: no timing. */
+
+struct interrupter {
+    volatile sig_atomic_t flag;
+    size_t len;        /* output seen */
+    const char *phase; /* ingest: set the flag at this progress phase (NULL: while reading) */
+    unsigned calls;
+};
+
+static int interrupt_write(void *ctx, const char *buf, size_t len)
+{
+    (void)buf;
+    struct interrupter *k = ctx;
+    k->len += len;
+    k->flag = 1; /* after the first 64 KiB of output */
+    return 0;
+}
+
+static void interrupt_progress(void *ctx, uint64_t bytes, uint64_t total, uint64_t events, const char *phase)
+{
+    (void)bytes, (void)total, (void)events;
+    struct interrupter *k = ctx;
+    k->calls++;
+    if (k->phase ? phase && strcmp(phase, k->phase) == 0 : !phase)
+        k->flag = 1;
+}
+
+/* A statement stops at its next read: its output cut short, the run
+ * failed with INTERRUPTED, no statement after it run; the session (its
+ * `use trace`) goes on once the flag is cleared. */
+static void test_interrupted_statement(void **state)
+{
+    (void)state;
+    argusq_error e;
+    argusq_archive *a = argusq_open(path, ARGUSQ_OPEN_READ, &e);
+    assert_non_null(a);
+    char *whole = query(a, "find events in trace \"normal\"", ARGUSQ_FORMAT_JSON, NULL);
+    size_t whole_len = strlen(whole);
+    assert_true(whole_len > 2 * 65536); /* the output comes in pieces of 64 KiB */
+    argusq_free(whole);
+    struct interrupter k = {0};
+    argusq_query_opts qo = {.size = sizeof qo, .format = ARGUSQ_FORMAT_JSON, .interrupt = &k.flag};
+    argusq_session *s = argusq_session_new(a, &qo, &e);
+    assert_non_null(s);
+    char *out;
+    const char *use = "use trace \"normal\"";
+    assert_int_equal(argusq_session_query(s, use, strlen(use), &out, NULL, &e), 1);
+    argusq_free(out);
+    struct collect c = {0};
+    argusq_output o = {.size = sizeof o, .write = interrupt_write, .statement = collect_statement, .ctx = &k};
+    const char *two = "find events; traces";
+    assert_int_equal(argusq_session_stream(s, two, strlen(two), &o, &e), -1);
+    assert_int_equal(e.code, ARGUSQ_ERR_INTERRUPTED);
+    assert_string_equal(e.message, "interrupted");
+    assert_int_equal(e.stmt_index, 0);
+    assert_true(k.len > 0 && k.len < whole_len);
+    /* while the flag stays set, nothing runs */
+    assert_int_equal(argusq_session_query(s, "traces", 6, &out, NULL, &e), -1);
+    assert_int_equal(e.code, ARGUSQ_ERR_INTERRUPTED);
+    assert_string_equal(out, "");
+    argusq_free(out);
+    /* cleared: the session's trace is still "normal" */
+    k.flag = 0;
+    assert_string_equal(argusq_session_trace(s), "normal");
+    o.write = collect_write;
+    o.ctx = &c;
+    const char *find = "find nodes limit 1";
+    assert_int_equal(argusq_session_stream(s, find, strlen(find), &o, &e), 1);
+    assert_string_equal(c.traces[0], "normal");
+    free(c.buf);
+    argusq_session_free(s);
+    argusq_close(a);
+}
+
+/* An ingest interrupted while it reads, or once it writes the archive,
+ * keeps nothing of its trace; the name is free for the next. */
+static void test_interrupted_ingest(void **state)
+{
+    (void)state;
+    argusq_error e;
+    argusq_archive *a = argusq_open(path, ARGUSQ_OPEN_WRITE, &e);
+    assert_non_null(a);
+    char *before = query(a, "traces", ARGUSQ_FORMAT_JSON, NULL);
+    const char *phases[] = {NULL, "building the graph", "writing the archive"};
+    for (int threads = 1; threads <= 2; threads++)
+        for (size_t i = 0; i < sizeof phases / sizeof phases[0]; i++) {
+            struct interrupter k = {.phase = phases[i]};
+            argusq_ingest_opts o = {.size = sizeof o, .name = "disk", .progress = interrupt_progress, .ctx = &k,
+                                    .threads = threads, .interrupt = &k.flag};
+            assert_int_equal(argusq_ingest(a, "tests/traces/diskio-anomaly.trace", &o, NULL, &e), -1);
+            assert_int_equal(e.code, ARGUSQ_ERR_INTERRUPTED);
+            assert_string_equal(e.message, "tests/traces/diskio-anomaly.trace: interrupted; nothing of it was kept");
+            assert_true(k.calls > 0);
+            char *after = query(a, "traces", ARGUSQ_FORMAT_JSON, NULL);
+            assert_string_equal(after, before);
+            argusq_free(after);
+        }
+    argusq_ingest_opts o = {.size = sizeof o, .name = "disk"};
+    argusq_ingest_info info = {.size = sizeof info};
+    assert_int_equal(argusq_ingest(a, "tests/traces/diskio-anomaly.trace", &o, &info, &e), 0);
+    assert_int_equal(info.events, 15128);
+    argusq_free(before);
+    argusq_close(a);
+}
+
 /* ---- many readers ---- */
 
 static const char *const stmts[] = {
@@ -582,6 +690,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_statement_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_outputs_agree, setup, teardown),
         cmocka_unit_test_setup_teardown(test_session_use_trace, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_interrupted_statement, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_interrupted_ingest, setup, teardown),
         cmocka_unit_test_setup_teardown(test_threads_one_handle, setup, teardown),
         cmocka_unit_test_setup_teardown(test_threads_two_handles_and_a_writer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shared_modes, setup, teardown),
