@@ -779,9 +779,9 @@ int ingest_ftrace_read(ingest_lines *lb, const ingest_sink *sink, const ingest_o
         rc = pend_flush(&r);
     if (rc == 0 && html && !src.found) {
         ingest_errf(err, errlen,
-                    "%s: a systrace page without ftrace text (neither a <script class=\"trace-data\"> nor a "
-                    "var linuxPerfData string holds any)",
-                    lb->path);
+                    "%s:%llu: a systrace page without ftrace text (neither a <script class=\"trace-data\"> nor a "
+                    "var linuxPerfData string holds any, up to its end here)",
+                    lb->path, (unsigned long long)(lb->lineno ? lb->lineno : 1));
         rc = -1;
     }
     ingest_ft_src_free(&src);

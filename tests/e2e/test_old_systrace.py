@@ -110,7 +110,7 @@ class LegacyPage(ArchiveCase):
         none = self.write("none.html", '<html><script>var other = "\\\n#x\\n";</script></html>\n')
         p = self.run_argusq("ingest", none)
         self.assertNotEqual(p.returncode, 0)
-        self.assertIn("none.html: a systrace page without ftrace text", p.stderr)
+        self.assertRegex(p.stderr, r"none\.html:\d+: a systrace page without ftrace text")
 
 
 class NamedLater(ArchiveCase):
