@@ -222,6 +222,7 @@ size_t db_node_encode(const db_node *n, unsigned char *buf)
     p = db_uv_put(p, n->blocked);
     p = db_uv_put(p, n->running);
     p = db_uv_put(p, n->runnable);
+    p = db_uv_put(p, n->oncpu && n->oncpu <= n->begin ? n->begin - n->oncpu : 0);
     p = db_uv_put(p, n->events);
     p = db_uv_put(p, n->first_event);
     p = db_uv_put(p, n->last_event - n->first_event);
@@ -260,6 +261,8 @@ int db_node_decode(const void *data, size_t len, uint32_t id, db_node *out)
     out->blocked = db_uv_get(&p, end, &bad);
     out->running = db_uv_get(&p, end, &bad);
     out->runnable = db_uv_get(&p, end, &bad);
+    uint64_t before = db_uv_get(&p, end, &bad);
+    out->oncpu = before <= out->begin ? out->begin - before : out->begin;
     out->events = (uint32_t)db_uv_get(&p, end, &bad);
     out->first_event = db_uv_get(&p, end, &bad);
     out->last_event = out->first_event + db_uv_get(&p, end, &bad);

@@ -159,6 +159,8 @@ typedef struct db_node {
                               less preemptions (the span, without scheduler events) */
     uint64_t runnable;     /* ns runnable but off cpu: from its wakeup to its
                               switch-in, and preempted inside the node */
+    uint64_t oncpu;        /* when it got the cpu it ran its first event on: its
+                              switch-in before begin (begin without scheduler events) */
     uint32_t events;
     uint64_t first_event, last_event;
     char thread[DB_NAME_MAX];

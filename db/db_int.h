@@ -230,11 +230,12 @@ int db_evblock_load(MDB_txn *txn, MDB_dbi dbi, uint32_t trace, uint64_t id, db_e
 #define DB_TRACE_INFO_VERSION 3u
 /* The archive's format, kept in meta "format"; an archive of another
  * format is refused with both numbers. */
-#define DB_FORMAT_VERSION 7u /* 4: events in blocks, thread index in chunks;
+#define DB_FORMAT_VERSION 8u /* 4: events in blocks, thread index in chunks;
                                 5: nodes' running and runnable, node_thread;
                                 6: edges in blocks of 16 nodes, object
                                    indexes and signatures in chunks;
-                                7: labels (migrated in place from 6) */
+                                7: labels (migrated in place from 6);
+                                8: nodes' oncpu, runnable from sched_waking */
 
 /* writer.c: a writer for catalog changes (manage.c): the writer lock, a
  * write transaction, leftovers of killed writers deleted; its commit
@@ -630,7 +631,7 @@ bool db_thrchunk_next(db_thrchunk *it, uint64_t *id);
 
 /* codec.c: edge keys; node records (encode: at most DB_NODE_REC_MAX bytes;
  * decode: 0, or -1 damaged) */
-#define DB_NODE_REC_MAX (12 * 10 + 2 * DB_NAME_MAX)
+#define DB_NODE_REC_MAX (13 * 10 + 2 * DB_NAME_MAX)
 size_t db_node_encode(const db_node *n, unsigned char *buf);
 int db_node_decode(const void *data, size_t len, uint32_t id, db_node *out);
 /* codec.c: edges.  A db_edge_rec is an edge as one table holds it: a is

@@ -20,7 +20,8 @@
  * record each, catalog entries of version 2), 3 (catalog version 3: the
  * unordered flag), 4 (events in blocks), 5 (nodes' running and runnable),
  * 6 (edges in blocks, object indexes and signatures in chunks), 7 (the
- * labels table: added in place, in one synced commit, to a format 6).
+ * labels table; 6 was migrated to 7 in place), 8 (nodes' oncpu, and
+ * runnable time from sched_waking: every graph rebuilt).
  * tests/fixtures/formats holds an archive of each, written by the commit
  * that last wrote it (make-fixtures.sh), and tests/e2e/test_formats.py
  * checks that each migrates and answers as that argusq did. */
@@ -366,29 +367,6 @@ static int open_env(const char *path, unsigned flags, MDB_env **env)
     return rc;
 }
 
-/* Format 6 to 7 adds a table and changes nothing else: in place, in one
- * commit (LMDB syncs it), with the writer lock held. */
-static int migrate_in_place(db_migration *m, db_error *err)
-{
-    mdb_env_close(m->old);
-    m->old = NULL;
-    MDB_env *env;
-    MDB_txn *txn = NULL;
-    MDB_dbi dbi, meta;
-    uint32_t fmt = DB_FORMAT_VERSION;
-    MDB_val k = {6, "format"}, v = {4, &fmt};
-    int rc = open_env(m->path, 0, &env);
-    if (!rc && !(rc = mdb_txn_begin(env, NULL, 0, &txn)) && !(rc = mdb_dbi_open(txn, "labels", MDB_CREATE, &dbi)) &&
-        !(rc = mdb_dbi_open(txn, "meta", 0, &meta)) && !(rc = mdb_put(txn, meta, &k, &v, 0))) {
-        rc = mdb_txn_commit(txn);
-        txn = NULL;
-    }
-    if (txn)
-        mdb_txn_abort(txn);
-    mdb_env_close(env);
-    return rc ? db_lmdb_fail(err, rc, m->path) : 0;
-}
-
 db_migration *db_migrate_begin(const char *path, uint32_t *from, db_error *err)
 {
     db_migration *m = calloc(1, sizeof *m);
@@ -432,11 +410,6 @@ db_migration *db_migrate_begin(const char *path, uint32_t *from, db_error *err)
         return NULL;
     }
     db_remove_leftovers(path); /* of killed migrations (the lock is held) */
-    if (m->from == 6) {
-        migrate_in_place(m, err);
-        migration_free(m);
-        return NULL;
-    }
     if (!(m->to = db_open(m->tmp, false, err)) || copy_recorded(m, err)) {
         db_migrate_abort(m);
         return NULL;

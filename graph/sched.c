@@ -14,7 +14,10 @@
  * opens (the latency from its wakeup to its first instruction).  A node's
  * `running` is then its time on a CPU from the switch-in before its first
  * event to its last event, less what it spent preempted; `runnable` is
- * the wakeup latency before it plus the preemptions inside it.  A trace
+ * the wakeup latency before it plus the preemptions inside it; `oncpu`
+ * is that switch-in, where the wakeup latency ends.  The latency starts at
+ * sched_waking when the trace has it (many record it alone: trace-cmd 3,
+ * Perfetto's configs), else at sched_wakeup.  A trace
  * without sched_switch (the paper's macOS traces) leaves runnable 0 and
  * running the node's span.
  *
@@ -64,18 +67,28 @@ static void charge(graph_thread *t, uint64_t ts)
         t->pend_runnable += r;
 }
 
+/* A wakeup of tid at ts: runnable from then, unless it is on a cpu or
+ * runnable already (sched_waking comes first, sched_wakeup after it: the
+ * task is runnable from the waking, as the kernel's state says). */
+static int woken(graph_state *g, uint64_t tid, uint64_t ts)
+{
+    if (tid == 0 || tid > UINT32_MAX)
+        return 0;
+    graph_thread *t = graph_thread_get(g, (uint32_t)tid, DB_CPU_NONE);
+    if (!t)
+        return -1;
+    if (!t->on_cpu && !t->runnable_since)
+        t->runnable_since = ts ? ts : 1;
+    return 0;
+}
+
 int graph_sched_event(graph_state *g, const db_event *ev)
 {
-    if (ev->type == DB_EV_WAKEUP) {
-        if (ev->obj > UINT32_MAX)
-            return 0;
-        graph_thread *t = graph_thread_get(g, (uint32_t)ev->obj, DB_CPU_NONE);
-        if (!t)
-            return -1;
-        if (!t->on_cpu && !t->runnable_since)
-            t->runnable_since = ev->ts ? ev->ts : 1;
-        return 0;
-    }
+    if (ev->type == DB_EV_WAKEUP)
+        return woken(g, ev->obj, ev->ts);
+    uint64_t tid;
+    if (g->ev_name == GRAPH_NAME_SCHED_WAKING) /* kept raw, the target in tid= */
+        return graph_attr_u64(g, ev, "tid", &tid) ? woken(g, tid, ev->ts) : 0;
     if (g->ev_name != GRAPH_NAME_SCHED_SWITCH || ev->obj > UINT32_MAX)
         return 0;
     graph_thread *prev = graph_thread_get(g, ev->tid, ev->cpu);
@@ -113,9 +126,11 @@ void graph_sched_close(const graph_thread *t, graph_open *o)
     db_node *n = &o->n;
     if (!t || !t->sched) {
         n->running = n->end - n->begin;
+        n->oncpu = n->begin;
         return;
     }
     uint64_t from = o->run_from && o->run_from <= n->begin ? o->run_from : n->begin;
+    n->oncpu = from;
     uint64_t span = n->end - from;
     n->running = o->runnable_in < span ? span - o->runnable_in : 0;
     n->runnable += o->runnable_in;

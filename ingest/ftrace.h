@@ -388,6 +388,12 @@ static inline char *ingest_ft_put(char *p, const char *key, size_t kl, const cha
 }
 static inline void ingest_ft_attrs_done(ftrace_reader *r, const char *p) { r->alen = (size_t)(p - r->ab); }
 
+/* The kernel's softirq names by vector (softirq_to_name, kernel/softirq.c;
+ * show_softirq_name, include/trace/events/irq.h): ftrace prints them as
+ * action=, Perfetto and LTTng give the vector alone.  In ftrace_fields.c. */
+#define INGEST_FT_NSOFTIRQ 10
+extern const char *const ingest_ft_softirq_names[INGEST_FT_NSOFTIRQ];
+
 /* Append key=value to the current event's attributes (key NUL-terminated).
  * The wrappers measure the key inline: a literal's length is a constant,
  * and strlen of the keys was 4% of the reading thread of an ftrace ingest. */

@@ -8,6 +8,9 @@
 
 #include "ftrace.h"
 
+const char *const ingest_ft_softirq_names[INGEST_FT_NSOFTIRQ] = {"HI",       "TIMER",   "NET_TX", "NET_RX",  "BLOCK",
+                                                                "IRQ_POLL", "TASKLET", "SCHED",  "HRTIMER", "RCU"};
+
 /* ---- small parsers over [p, p + n) ---- */
 
 bool ingest_ft_dec_u64_long(const char *p, size_t n, uint64_t *out)

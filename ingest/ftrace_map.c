@@ -104,6 +104,11 @@ static int map_irq(ftrace_reader *r, db_event *ev, bool begin, bool soft)
     ev->obj = n;
     if (soft && ingest_ft_attr(r, "softirq", "1", 1) < 0)
         return -1;
+    /* the vector's name where the reader gives the number alone (LTTng's
+     * irq_softirq_entry): every trace names softirq/NET_RX alike */
+    if (soft && !ingest_ft_kv_get(r, "action") && n < INGEST_FT_NSOFTIRQ &&
+        ingest_ft_attr(r, "action", ingest_ft_softirq_names[n], strlen(ingest_ft_softirq_names[n])) < 0)
+        return -1;
     return ingest_ft_attr_same(r, soft ? soft_keys : hard_keys);
 }
 

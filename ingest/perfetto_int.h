@@ -672,12 +672,6 @@ int ingest_pf_names(pf_reader *d, pf_item *it, bool own);
  * a switch's blocked_caller (NULL: none).  0 or -1. */
 int ingest_pf_emit(pf_reader *d, const pf_item *it, const uint64_t *blocked);
 
-/* The kernel's softirq names by vector (softirq_to_name, kernel/softirq.c;
- * the list of show_softirq_name, include/trace/events/irq.h): softirq_*
- * print them.  In perfetto_map.c. */
-#define PF_NSOFTIRQ 10
-extern const char *const pf_softirq_names[PF_NSOFTIRQ];
-
 /* ---- perfetto_other.c: the events the schema subset leaves out ---- */
 
 /* Where a sub-message is corrupt: the byte of it, and what is wrong. */

@@ -114,13 +114,10 @@ static void blocked_pairs(pf_reader *d, int64_t pid, uint64_t io_wait, uint64_t 
     kv_hex(d, "caller", caller);
 }
 
-const char *const pf_softirq_names[PF_NSOFTIRQ] = {"HI",       "TIMER",   "NET_TX", "NET_RX",  "BLOCK",
-                                                   "IRQ_POLL", "TASKLET", "SCHED",  "HRTIMER", "RCU"};
-
 /* softirq_entry/exit print the vector's name as action= */
 static const char *softirq_name(uint32_t vec)
 {
-    return vec < PF_NSOFTIRQ ? pf_softirq_names[vec] : "?";
+    return vec < INGEST_FT_NSOFTIRQ ? ingest_ft_softirq_names[vec] : "?";
 }
 
 /* A switch's and a wakeup's fields go to the mapping as values

@@ -207,7 +207,7 @@ static const pfo_print p_ipi[] = {{"(%s)", {A(1)}}}; /* class ipi_handler */
 static const pfo_print p_ipi_raise[] = {{"target_mask=%s (%s)", {CPUMASK(1), A(2)}}};
 
 /* include/trace/events/irq.h: class softirq, show_softirq_name */
-static const pfo_print p_softirq_raise[] = {{"vec=%u [action=%s]", {A(1), SYM(1, pf_softirq_names)}}};
+static const pfo_print p_softirq_raise[] = {{"vec=%u [action=%s]", {A(1), SYM(1, ingest_ft_softirq_names)}}};
 
 /* drivers/staging/android/trace/lowmemorykiller.h */
 static const pfo_print p_lowmemory_kill[] = {

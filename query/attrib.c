@@ -23,7 +23,9 @@ typedef struct tally {
     uint64_t ns[QUERY_CP__COUNT + 1];
     uint32_t parts[QUERY_CP__COUNT + 1]; /* how many stretches */
     char exec[DB_NAME_MAX]; /* ON_REQUEST: the thread that ran, its node */
-    uint32_t exec_node;
+    uint64_t dev_ns[QUERY_DEV_TIMER + 1]; /* io by device */
+    uint32_t exec_node, req_node;
+    uint64_t exec_ns;
     uint64_t total;
     uint32_t node;  /* the node of its largest part */
     uint64_t node_ns;
@@ -66,15 +68,19 @@ static int tally_cp(const query_cp *cp, bool by_name, tallies *out)
         if (!t)
             return -1;
         t->ns[req ? ON_REQUEST : p->state] += p->ns;
+        if (p->state == QUERY_CP_IO && p->device <= QUERY_DEV_TIMER)
+            t->dev_ns[p->device] += p->ns;
         t->parts[req ? ON_REQUEST : p->state]++;
         t->total += p->ns;
         if (p->ns > t->node_ns) {
             t->node_ns = p->ns;
             t->node = req ? p->for_node : p->node;
-            if (req) {
-                memcpy(t->exec, p->thread, DB_NAME_MAX);
-                t->exec_node = p->node;
-            }
+        }
+        if (req && p->ns > t->exec_ns) { /* the largest run on its request: who ran it */
+            t->exec_ns = p->ns;
+            memcpy(t->exec, p->thread, DB_NAME_MAX);
+            t->exec_node = p->node;
+            t->req_node = p->for_node;
         }
     }
     return 0;
@@ -86,6 +92,17 @@ static int dominant(const tally *t)
     for (int s = 1; s <= ON_REQUEST; s++)
         if (t->ns[s] > t->ns[best])
             best = s;
+    return best;
+}
+
+int query_cp_io_device(const query_cp *cp)
+{
+    uint64_t ns[QUERY_DEV_TIMER + 1] = {0};
+    int best = QUERY_DEV_NONE;
+    for (size_t i = 0; i < cp->n; i++)
+        if (cp->parts[i].state == QUERY_CP_IO && cp->parts[i].device <= QUERY_DEV_TIMER &&
+            (ns[cp->parts[i].device] += cp->parts[i].ns) > ns[best])
+            best = cp->parts[i].device;
     return best;
 }
 
@@ -145,8 +162,8 @@ static void reason(query_suspect *s, const tally *t, int state, const db_node *v
     switch (state) {
     case ON_REQUEST:
         n = snprintf(s->reason, sizeof s->reason,
-                     "its request (node %" PRIu32 ") kept %s running %s (node %" PRIu32 ") while %s waited on %s", t->node,
-                     t->exec, d, t->exec_node, victim->thread, t->exec);
+                     "its request (node %" PRIu32 ") kept %s running %s (node %" PRIu32 ") while %s waited on %s",
+                     t->req_node, t->exec, d, t->exec_node, victim->thread, t->exec);
         break;
     case QUERY_CP_RUNNING:
         n = snprintf(s->reason, sizeof s->reason, "ran %s (node %" PRIu32 ") while %s waited on it%s", d, t->node,
@@ -161,6 +178,11 @@ static void reason(query_suspect *s, const tally *t, int state, const db_node *v
                      d, t->node, victim->thread, via);
         break;
     case QUERY_CP_IO: {
+        if (t->dev_ns[QUERY_DEV_NETWORK] > t->dev_ns[QUERY_DEV_DISK]) {
+            n = snprintf(s->reason, sizeof s->reason, "waited %s on the network (node %" PRIu32 ") while %s waited on it%s",
+                         d, t->node, victim->thread, via);
+            break;
+        }
         char r[32] = "";
         if (t->ns[QUERY_CP_RUNNING] * 5 >= t->total)
             query_fmt_duration(r, sizeof r, t->ns[QUERY_CP_RUNNING]);
@@ -228,8 +250,16 @@ int query_attrib_suspects(db_reader *r, const query_cp *a, const query_cp *norma
         char via[256];
         through(anomaly, t->tid, a->node.tid, via, sizeof via);
         reason(s, t, st, &a->node, via, base, normal != NULL);
-        snprintf(s->evidence, sizeof s->evidence, "%.1f%% of the %.1f ms period", 100.0 * (double)t->total / (double)(period ? period : 1),
-                 (double)period / 1e6);
+        /* the share the breakdown shows for it (its dominant state), and
+         * all it took when that is more */
+        double all = 100.0 * (double)t->total / (double)(period ? period : 1);
+        double one = 100.0 * (double)t->ns[st] / (double)(period ? period : 1);
+        if (t->ns[st] == t->total)
+            snprintf(s->evidence, sizeof s->evidence, "%.1f%% of the %.1f ms period", all, (double)period / 1e6);
+        else
+            snprintf(s->evidence, sizeof s->evidence, "%s %.1f%% of the %.1f ms period, %.1f%% in all",
+                     st == ON_REQUEST ? "running on its request" : query_cp_state_name(st), one, (double)period / 1e6,
+                     all);
     }
     free(ta.v);
     free(tn.v);

@@ -48,6 +48,16 @@ static const char *const state_names[QUERY_CP__COUNT] = {
 
 const char *query_cp_state_name(int s) { return s >= 0 && s < QUERY_CP__COUNT ? state_names[s] : "?"; }
 
+const char *query_cp_device_name(int dev)
+{
+    switch (dev) {
+    case QUERY_DEV_DISK: return "disk";
+    case QUERY_DEV_NETWORK: return "network";
+    case QUERY_DEV_DEVICE: return "device";
+    default: return "";
+    }
+}
+
 typedef struct walk {
     db_reader *r;
     db_error *de;
@@ -89,19 +99,28 @@ static query_cp_part *add_part(walk *w, const db_node *n, int state, uint64_t be
 
 static bool isolated(int kind) { return db_node_kind_isolated(kind); }
 
+/* When k got the cpu its first event ran on (its begin in an archive
+ * without it, or a trace without scheduler events). */
+static uint64_t on_cpu(const db_node *k) { return k->oncpu && k->oncpu <= k->begin ? k->oncpu : k->begin; }
+
 /* ---- a thread's nodes over an interval ---- */
 
 typedef struct nodes {
     db_node *v;
     size_t n, cap;
     uint64_t a, b;
+    bool earlier; /* the thread has a node that began before a */
     bool oom;
 } nodes;
 
 static int keep_node(void *p, const db_node *n)
 {
     nodes *l = p;
-    if (isolated(n->kind) || n->end < l->a)
+    if (isolated(n->kind))
+        return 0;
+    if (n->begin < l->a)
+        l->earlier = true;
+    if (n->end < l->a)
         return 0;
     if (l->n == CP_NODES)
         return 1;
@@ -163,7 +182,49 @@ static int cause_one(void *p, const db_edge *e)
     return 0;
 }
 
-static void attribute(walk *w, uint32_t tid, uint64_t a, uint64_t b, int depth);
+static void attribute(walk *w, uint32_t tid, uint64_t a, uint64_t b, int depth, const db_node *waiter);
+
+static void set_device(query_cp_part *p, int dev)
+{
+    if (p)
+        p->device = (uint8_t)dev;
+}
+
+static bool has_word(const char *s, const char *const *words)
+{
+    for (; *words; words++)
+        if (strstr(s, *words))
+            return true;
+    return false;
+}
+
+/* What an interrupt or softirq node serves, by its name: the softirq's
+ * vector ("softirq/NET_RX"; every reader names them so), an interrupt's
+ * handler ("irq/36 virtio1-req.0", "irq/30 nvme0q1", "irq/25 eth0"). */
+int query_cp_device_of(const db_node *n)
+{
+    static const char *const net_irq[] = {"eth", "enp", "ens", "eno", "wlan", "wlp", "-input", "-output", "virtio-net",
+                                          NULL};
+    static const char *const disk_irq[] = {"nvme", "ahci", "ata", "-req", "mmc", "sdhci", "scsi", "ufs", NULL};
+    if (n->kind == DB_NODE_SOFTIRQ) {
+        const char *v = strchr(n->thread, '/');
+        v = v ? v + 1 : n->thread;
+        if (strncmp(v, "NET_", 4) == 0)
+            return QUERY_DEV_NETWORK;
+        if (strncmp(v, "BLOCK", 5) == 0 || strcmp(v, "IRQ_POLL") == 0)
+            return QUERY_DEV_DISK;
+        if (strcmp(v, "TIMER") == 0 || strcmp(v, "HRTIMER") == 0)
+            return QUERY_DEV_TIMER;
+        return QUERY_DEV_NONE;
+    }
+    if (n->kind != DB_NODE_INTERRUPT)
+        return QUERY_DEV_NONE;
+    if (has_word(n->thread, net_irq))
+        return QUERY_DEV_NETWORK;
+    if (has_word(n->thread, disk_irq))
+        return QUERY_DEV_DISK;
+    return QUERY_DEV_DEVICE;
+}
 
 static int io_one(void *p, const db_edge *e)
 {
@@ -172,8 +233,12 @@ static int io_one(void *p, const db_edge *e)
     return 0;
 }
 
-/* What ended a wait of node k: the stretch [a, b] before the wakeup. */
-static void explain_wait(walk *w, const db_node *k, const cause *c, uint64_t a, uint64_t b, int depth)
+/* What ended a wait of node k: the stretch [a, b] before the wakeup.
+ * waiter: whose wait it is when the trace shows nothing of what ended it
+ * (k, or for a thread created by the wakeup, the waiter of its creation:
+ * a thread is charged nothing before it existed). */
+static void explain_wait(walk *w, const db_node *k, const db_node *waiter, const cause *c, uint64_t a, uint64_t b,
+                         int depth)
 {
     db_node src;
     int got = db_get_node(w->r, c->e.from, &src, w->de);
@@ -182,7 +247,7 @@ static void explain_wait(walk *w, const db_node *k, const cause *c, uint64_t a, 
         return;
     }
     if (!got || depth >= CP_DEPTH || w->cp->n >= CP_PARTS) {
-        add_part(w, k, QUERY_CP_BLOCKED, a, b - a);
+        add_part(w, waiter, QUERY_CP_BLOCKED, a, b - a);
         return;
     }
     if (src.kind == DB_NODE_TIMER) { /* the timer's: charged to who armed it */
@@ -199,20 +264,30 @@ static void explain_wait(walk *w, const db_node *k, const cause *c, uint64_t a, 
         return;
     }
     if (src.kind == DB_NODE_INTERRUPT || src.kind == DB_NODE_SOFTIRQ) {
-        /* a block request's completion: the wait is i/o of whoever
-         * submitted the request (the io edge into the completion) */
+        /* an interrupt is the messenger: the wait was for a device doing
+         * someone's I/O -- a block request's submitter (the io edge into
+         * the completion, when a thread, not an interrupt, submitted it),
+         * else the waiting thread's own -- or for a timer k's thread
+         * armed (the timer softirqs); any other handler's run is its own */
         db_edge io = {0};
         if (db_edges_in(w->r, src.id, io_one, &io, w->de)) {
             w->rc = -1;
             return;
         }
         db_node sub;
-        if (io.from && db_get_node(w->r, io.from, &sub, w->de) == 1) {
-            add_part(w, &sub, QUERY_CP_IO, a, b - a);
+        int dev = query_cp_device_of(&src);
+        if (io.from && db_get_node(w->r, io.from, &sub, w->de) == 1 && !isolated(sub.kind)) {
+            set_device(add_part(w, &sub, QUERY_CP_IO, a, b - a), QUERY_DEV_DISK);
             return;
         }
-        bool dev = src.kind == DB_NODE_INTERRUPT || strstr(src.thread, "BLOCK") || strstr(src.thread, "NET_RX");
-        add_part(w, &src, dev ? QUERY_CP_IO : QUERY_CP_INTERRUPT, a, b - a);
+        if (io.from)
+            dev = QUERY_DEV_DISK;
+        if (dev == QUERY_DEV_TIMER)
+            add_part(w, k, QUERY_CP_TIMER, a, b - a);
+        else if (dev != QUERY_DEV_NONE)
+            set_device(add_part(w, k, QUERY_CP_IO, a, b - a), dev);
+        else
+            add_part(w, &src, QUERY_CP_INTERRUPT, a, b - a);
         return;
     }
     if (src.tid == k->tid || isolated(src.kind)) {
@@ -220,7 +295,7 @@ static void explain_wait(walk *w, const db_node *k, const cause *c, uint64_t a, 
         return;
     }
     /* blocked on another thread: what that thread did meanwhile */
-    attribute(w, src.tid, a, b, depth + 1);
+    attribute(w, src.tid, a, b, depth + 1, waiter);
 }
 
 /* The nodes that took the CPU from k during [a, b]: the sources of the
@@ -260,11 +335,36 @@ static void add_takers(walk *w, const cause *c, const db_node *k, uint64_t a, ui
     }
 }
 
+/* Whether node n works on the victim's own request: the chain of wakeups
+ * back from it reaches the victim's thread during (or just before) the
+ * period -- the victim asked a server, which asked a worker.  Then the
+ * worker's run is the cause, not the server that passed the request on;
+ * a request from anyone else is a third party's (head-of-line blocking). */
+#define CP_CHAIN 8
+
+static bool victims_own(walk *w, const db_node *n)
+{
+    const query_cp *cp = w->cp;
+    uint64_t since = cp->begin - (cp->end - cp->begin < cp->begin ? cp->end - cp->begin : cp->begin);
+    db_node x = *n;
+    for (int i = 0; i < CP_CHAIN; i++) {
+        if (x.tid == cp->node.tid)
+            return x.end >= since;
+        if (x.end < since)
+            return false;
+        cause c = {0};
+        if (db_edges_in(w->r, x.id, cause_one, &c, w->de) || !c.found || !kind_rank(c.e.kind) ||
+            db_get_node(w->r, c.e.from, &x, w->de) != 1 || isolated(x.kind))
+            return false;
+    }
+    return false;
+}
+
 /* Node k's own span clipped to [a, b]: running, and preempted (given to
  * the nodes that took the CPU, by weight). */
 static void own_span(walk *w, const db_node *k, const cause *c, uint64_t a, uint64_t b)
 {
-    uint64_t span = k->end - k->begin, len = b - a;
+    uint64_t span = k->end - on_cpu(k), len = b - a;
     uint64_t run = k->running < span ? k->running : span;
     uint64_t pre = span ? (uint64_t)((double)(span - run) * ((double)len / (double)span)) : 0;
     if (pre > len)
@@ -286,10 +386,11 @@ static void own_span(walk *w, const db_node *k, const cause *c, uint64_t a, uint
     for (int i = 0; i < nt; i++)
         weight += t[i].w;
     query_cp_part *run_part = add_part(w, k, QUERY_CP_RUNNING, a, len - pre);
-    /* on whose request: the thread that woke the node, if not the victim's */
+    /* on whose request: the thread that woke the node, if a third party's
+     * (not the victim's own request, passed on) */
     db_node req;
     if (run_part && c->found && kind_rank(c->e.kind) && db_get_node(w->r, c->e.from, &req, w->de) == 1 &&
-        !isolated(req.kind) && req.tid != k->tid && req.tid != w->cp->node.tid) {
+        !isolated(req.kind) && req.tid != k->tid && !victims_own(w, &req)) {
         run_part->for_tid = req.tid;
         run_part->for_node = req.id;
         memcpy(run_part->for_thread, req.thread, sizeof run_part->for_thread);
@@ -306,8 +407,38 @@ static void own_span(walk *w, const db_node *k, const cause *c, uint64_t a, uint
     add_part(w, k, QUERY_CP_RUNNABLE, at, left);
 }
 
-/* Thread tid's timeline over [a, b], into parts. */
-static void attribute(walk *w, uint32_t tid, uint64_t a, uint64_t b, int depth)
+/* What thread tid did before its first node we know of, over [a, b]: the
+ * trace shows nothing of it (it did not exist yet, or the trace had not
+ * seen it), so nothing is charged to it -- the wait stays the waiter's,
+ * blocked with no cause the trace shows. */
+static void before_life(walk *w, uint32_t tid, const db_node *waiter, uint64_t a, uint64_t b)
+{
+    if (waiter) {
+        add_part(w, waiter, QUERY_CP_BLOCKED, a, b - a);
+        return;
+    }
+    db_node none = {.tid = tid};
+    db_thread th;
+    if (db_get_thread(w->r, tid, &th, w->de) == 1)
+        memcpy(none.thread, th.name, sizeof none.thread);
+    add_part(w, &none, QUERY_CP_BLOCKED, a, b - a);
+}
+
+/* The wakeup that ended k's wait, at or after pos: its time, else 0. */
+static uint64_t woke_at(walk *w, const cause *c, uint64_t pos, uint64_t until)
+{
+    db_event ev;
+    if (!c->found || db_get_event(w->r, c->e.from_event, &ev, w->de) != 1 || ev.ts < pos || ev.ts > until)
+        return 0;
+    return ev.ts;
+}
+
+/* Thread tid's timeline over [a, b], into parts.  Per node k: the wait
+ * before it (from the wait's start to the wakeup: what ended it, by
+ * explain_wait), runnable from the wakeup to its switch-in (oncpu), then
+ * its own span from the switch-in.  waiter: the node whose wait this
+ * explains (NULL: the victim's own timeline). */
+static void attribute(walk *w, uint32_t tid, uint64_t a, uint64_t b, int depth, const db_node *waiter)
 {
     if (w->rc || a >= b)
         return;
@@ -322,27 +453,34 @@ static void attribute(walk *w, uint32_t tid, uint64_t a, uint64_t b, int depth)
     const db_node *last = NULL;
     for (size_t i = 0; i < l.n && pos < b && !w->rc; i++) {
         const db_node *k = &l.v[i];
-        uint64_t gs = k->blocked && k->blocked <= k->begin ? k->begin - k->blocked : k->begin;
-        if (gs > pos) { /* between nodes, no wait recorded: it ran on */
-            uint64_t e = gs < b ? gs : b;
-            add_part(w, last ? last : k, QUERY_CP_RUNNING, pos, e - pos);
-            pos = e;
-        }
+        uint64_t on = on_cpu(k);
+        uint64_t gs = k->blocked && k->blocked <= k->begin ? k->begin - k->blocked : on;
         cause c = {0};
         if (k->end >= pos && db_edges_in(w->r, k->id, cause_one, &c, w->de)) {
             w->rc = -1;
             break;
         }
-        if (pos < k->begin && pos < b) { /* the wait before k */
-            uint64_t we = k->begin < b ? k->begin : b;
-            uint64_t woke = we;
-            db_event ev;
-            if (c.found && db_get_event(w->r, c.e.from_event, &ev, w->de) == 1 && ev.ts >= pos && ev.ts <= we)
-                woke = ev.ts;
+        const db_node *waits = k; /* whose wait the one before k is */
+        if (gs > pos) {
+            uint64_t e = gs < b ? gs : b;
+            if (last || l.earlier) /* between nodes, no wait recorded: it ran on */
+                add_part(w, last ? last : k, QUERY_CP_RUNNING, pos, e - pos);
+            else if (woke_at(w, &c, pos, on)) { /* created (or first seen) by a wakeup */
+                gs = pos;
+                waits = waiter ? waiter : k;
+            } else
+                before_life(w, tid, waiter, pos, e);
+            pos = gs < b ? gs : b;
+        }
+        if (pos < on && pos < b) { /* the wait before k */
+            uint64_t we = on < b ? on : b;
+            uint64_t woke = woke_at(w, &c, pos, we);
+            if (!woke)
+                woke = we;
             if (c.found && woke > pos)
-                explain_wait(w, k, &c, pos, woke, depth);
+                explain_wait(w, k, waits, &c, pos, woke, depth);
             else if (woke > pos)
-                add_part(w, k, QUERY_CP_BLOCKED, pos, woke - pos);
+                add_part(w, waits, QUERY_CP_BLOCKED, pos, woke - pos);
             add_part(w, k, QUERY_CP_RUNNABLE, woke, we - woke); /* woken, not yet on a cpu */
             pos = we;
         }
@@ -356,13 +494,8 @@ static void attribute(walk *w, uint32_t tid, uint64_t a, uint64_t b, int depth)
     if (pos < b && !w->rc) { /* after its last node: waiting, for all we know */
         if (last)
             add_part(w, last, QUERY_CP_BLOCKED, pos, b - pos);
-        else {
-            db_node none = {.tid = tid};
-            db_thread th;
-            if (db_get_thread(w->r, tid, &th, w->de) == 1)
-                memcpy(none.thread, th.name, sizeof none.thread);
-            add_part(w, &none, QUERY_CP_BLOCKED, pos, b - pos);
-        }
+        else
+            before_life(w, tid, waiter, pos, b);
     }
     free(l.v);
 }
@@ -374,7 +507,7 @@ int query_critical_path(db_reader *r, const db_node *n, query_cp *cp, db_error *
     cp->end = n->end > cp->begin ? n->end : cp->begin;
     cp->node = *n;
     walk w = {r, de, cp, 0};
-    attribute(&w, n->tid, cp->begin, cp->end, 0);
+    attribute(&w, n->tid, cp->begin, cp->end, 0, NULL);
     if (w.rc) {
         query_cp_free(cp);
         return -1;

@@ -94,6 +94,8 @@ void query_json_cp_parts(FILE *f, const query_cp *cp)
         query_json_str(f, p->thread, strnlen(p->thread, DB_NAME_MAX));
         fprintf(f, ",\"tid\":%" PRIu32 ",\"node\":%" PRIu32 ",\"state\":\"%s\",\"begin\":%" PRIu64 ",\"ns\":%" PRIu64,
                 p->tid, p->node, query_cp_state_name(p->state), p->begin, p->ns);
+        if (p->device)
+            fprintf(f, ",\"device\":\"%s\"", query_cp_device_name(p->device));
         if (p->for_tid) {
             fputs(",\"for\":{\"thread\":", f);
             query_json_str(f, p->for_thread, strnlen(p->for_thread, DB_NAME_MAX));
@@ -126,7 +128,10 @@ static void print_table(query_session *s, const query_cp *cp)
         query_table_str(&t, p->thread);
         query_table_u64(&t, p->tid);
         query_table_u64(&t, p->node);
-        query_table_str(&t, query_cp_state_name(p->state));
+        if (p->device)
+            query_table_cell(&t, "%s (%s)", query_cp_state_name(p->state), query_cp_device_name(p->device));
+        else
+            query_table_str(&t, query_cp_state_name(p->state));
         query_table_ts(&t, p->begin);
         query_table_dur(&t, p->ns, false);
         query_table_cell(&t, "%.1f%%", period ? 100.0 * (double)p->ns / (double)period : 0.0);

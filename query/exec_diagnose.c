@@ -265,9 +265,11 @@ static void print_text(query_session *s, const db_node *a, const char *kind, con
         query_fmt_duration(rn, sizeof rn, a->runnable);
         fprintf(f, "%s (node %" PRIu32 ", %s) was runnable but off the cpu %s of its %s at %s: cpu contention.\n",
                 a->thread, a->id, a->proc, rn, du, ts);
-    } else if (strcmp(kind, "io") == 0)
-        fprintf(f, "%s (node %" PRIu32 ", %s) waited %s before it ran at %s, for devices: i/o.\n", a->thread, a->id,
-                a->proc, bl, ts);
+    } else if (strcmp(kind, "io") == 0) {
+        int dev = query_cp_io_device(cp);
+        fprintf(f, "%s (node %" PRIu32 ", %s) waited %s before it ran at %s, for %s: i/o.\n", a->thread, a->id,
+                a->proc, bl, ts, dev == QUERY_DEV_NETWORK ? "the network" : dev == QUERY_DEV_DISK ? "the disk" : "devices");
+    }
     else if (strcmp(kind, "none") == 0)
         fprintf(f, "%s (node %" PRIu32 ", %s) neither waited nor took any time at %s: nothing held it up.\n",
                 a->thread, a->id, a->proc, ts);
@@ -348,7 +350,12 @@ static int self_suspect(db_reader *r, db_reader *rn, const db_node *a, const cha
 }
 
 /* The path comparison's suspects after the ones ranked by time, for the
- * threads those do not name; their scores stay below. */
+ * threads those do not name and for which it has a reason of its own (a
+ * sleep on its own timer, a normal node it never ran): a thread that was
+ * merely blocked during the period took none of it.  Their scores stay
+ * below; at most DIAG_SUSPECTS in all. */
+#define DIAG_SUSPECTS 8
+
 static int merge_suspects(query_suspect **sus, size_t *n, const query_suspect *cmp, size_t ncmp, db_error *de)
 {
     query_suspect *v = realloc(*sus, (*n + ncmp + 1) * sizeof *v);
@@ -360,13 +367,15 @@ static int merge_suspects(query_suspect **sus, size_t *n, const query_suspect *c
         bool named = false;
         for (size_t j = 0; j < first && !named; j++)
             named = v[j].node.tid == cmp[i].node.tid;
-        if (named)
+        if (named || (first && !cmp[i].finding))
             continue;
         v[*n] = cmp[i];
         if (first && v[*n].score >= 10)
             v[*n].score = 9.999;
         (*n)++;
     }
+    if (*n > DIAG_SUSPECTS)
+        *n = DIAG_SUSPECTS;
     return 0;
 }
 
@@ -444,7 +453,9 @@ int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err
             rc = query_fail(err, NULL, "%s", de.msg);
         have_cpn = !rc;
     }
-    query_period per = query_period_of(&a);
+    /* the period the breakdown partitions: the wait before the node and
+     * the node, for the path comparison too */
+    query_period per = have_cpa ? (query_period){cpa.begin, cpa.end} : query_period_of(&a);
     query_suspect *cmp = NULL;
     size_t ncmp = 0;
     if (!rc && (query_attrib_suspects(ra, &cpa, have_cpn ? &cpn : NULL, &anomaly, &sus, &nsus, &de) ||

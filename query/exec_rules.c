@@ -371,9 +371,10 @@ int query_migrate(const char *path, FILE *log, query_error *err)
     db_migration *m = db_migrate_begin(path, &from, &de);
     if (!m && de.msg[0])
         return query_fail(err, NULL, "%s", de.msg);
-    if (!m) { /* done in place, or by another process meanwhile */
+    if (!m) { /* current, or migrated by another process meanwhile */
         if (log && from && from != db_format_version())
-            fprintf(log, "argusq: %s: migrated archive format %u to %u in place\n", path, from, db_format_version());
+            fprintf(log, "argusq: %s: archive format %u was migrated to %u meanwhile\n", path, from,
+                    db_format_version());
         return 0;
     }
     db_archive *a = db_migrate_archive(m);

@@ -305,6 +305,8 @@ typedef struct query_suspect {
     bool attributed;     /* from the critical path (attrib.c): ns and state */
     uint64_t ns;         /* ns of the anomalous period it took */
     int state;           /* QUERY_CP_* it took them in */
+    bool finding;        /* the path comparison names why (its own timer, a
+                            normal node it never ran), not only a blocked overlap */
     char reason[320];
     char evidence[480];
 } query_suspect;
@@ -335,6 +337,7 @@ typedef struct query_cp_part {
     uint32_t tid, node; /* node 0: the thread had no node there */
     uint8_t kind;       /* the node's kind */
     uint8_t state;      /* QUERY_CP_* */
+    uint8_t device;     /* io: QUERY_DEV_* the thread waited on */
     char thread[DB_NAME_MAX];
     uint64_t begin, ns;
     /* running on another thread's request: the thread that woke the node
@@ -350,6 +353,17 @@ typedef struct query_cp {
     size_t n, cap;
 } query_cp;
 
+/* What a wait ended by an interrupt or softirq was for */
+enum {
+    QUERY_DEV_NONE,    /* not a device: the handler's own run */
+    QUERY_DEV_DISK,    /* a block request, the block softirq, a storage controller */
+    QUERY_DEV_NETWORK, /* the network softirqs, a network card */
+    QUERY_DEV_DEVICE,  /* another device's interrupt */
+    QUERY_DEV_TIMER,   /* the timer softirqs: a timeout the thread armed */
+};
+int query_cp_device_of(const db_node *n);
+int query_cp_io_device(const query_cp *cp); /* attrib.c: where most of its io went */
+const char *query_cp_device_name(int dev); /* "disk", "network", "device"; "" none */
 int query_critical_path(db_reader *r, const db_node *n, query_cp *cp, db_error *de);
 void query_cp_free(query_cp *cp);
 const char *query_cp_state_name(int state);

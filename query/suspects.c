@@ -161,6 +161,7 @@ int query_compare_paths(db_reader *ra, db_reader *rn, const query_path *normal, 
             s->score += 1.0 + 0.5 * ai->depth;
             if (timer) {
                 s->score += 1.0;
+                s->finding = true;
                 snprintf(s->reason, sizeof s->reason,
                          "slept %s on a timer it armed itself while %s waited: the chain of wakeups to %s "
                          "starts here",
@@ -180,6 +181,7 @@ int query_compare_paths(db_reader *ra, db_reader *rn, const query_path *normal, 
                      t.worst.id, bl);
         } else if (ni && have_nsig && !t.similar_in_period) {
             s->score += 0.5;
+            s->finding = true;
             snprintf(s->reason, sizeof s->reason, "never ran a node like its normal-path node during the anomaly");
             snprintf(s->evidence, sizeof s->evidence,
                      "normal path node %" PRIu32 " has no similar node of %s in the %s window", ni->node.id,

@@ -1,0 +1,264 @@
+"""The critical path's partition rules (query/critpath.c, docs/QUERY.md
+"The critical path: one model") on small hand-written ftrace texts, one
+per rule, each with the partition worked out by hand from its lines:
+
+  - runnable runs from the wakeup to the switch-in, running from the
+    switch-in (not from the node's first event);
+  - sched_waking alone starts runnable time;
+  - nothing is charged to a thread before it was created: the wait for a
+    thread that did not exist yet is a wait for its creator;
+  - a wait ended by a softirq or an interrupt is the device's (disk or
+    network, said apart), or a timer's, and charged to the thread whose
+    I/O it was -- the submitter of the block request by device and sector,
+    not the softirq that dispatched it -- else to the waiting thread;
+  - a worker's run on a request is its requester's only when the requester
+    is a third party, not when the request chain leads back to the victim.
+
+Times are in microseconds from 100 s; every part is asserted to the ns."""
+import os
+
+from common import ArchiveCase
+
+US = 1000
+T0 = 100_000_000 * US  # 100 s, in ns
+
+
+def line(comm, tid, cpu, flags, us, event, body):
+    return f"{comm + '-' + str(tid):>16} [{cpu:03d}] {flags} {100 + us / 1e6:.6f}: {event}: {body}"
+
+
+def switch(prev, ppid, state, nxt, npid, cpu, us):
+    who = prev if ppid else "<idle>"
+    return line(who, ppid, cpu, "d..3.", us, "sched_switch",
+                f"prev_comm={prev} prev_pid={ppid} prev_prio=120 prev_state={state} ==> "
+                f"next_comm={nxt} next_pid={npid} next_prio=120")
+
+
+def wake(kind, comm, tid, cpu, us, target, ttid, tcpu=0, flags="d..2."):
+    return line(comm, tid, cpu, flags, us, kind, f"comm={target} pid={ttid} prio=120 target_cpu={tcpu:03d}")
+
+
+def sys(comm, tid, cpu, us, enter, nr=0):
+    return line(comm, tid, cpu, ".....", us, "sys_enter" if enter else "sys_exit",
+                f"NR {nr} (0, 0, 0, 0, 0, 0)" if enter else f"NR {nr} = 0")
+
+
+def at(us):
+    return T0 + us * US
+
+
+class Partition(ArchiveCase):
+    def load(self, lines):
+        path = os.path.join(self.dir, "t.txt")
+        with open(path, "w") as f:
+            f.write("# tracer: nop\n#\n" + "\n".join(lines) + "\n")
+        self.ingest(path, name="t")
+
+    def node_of(self, thread, last=True):
+        nodes = self.json("--trace", "t", f'find nodes where thread = "{thread}" and kind = "thread"')["nodes"]
+        self.assertTrue(nodes, thread)
+        return nodes[-1] if last else nodes[0]
+
+    def parts(self, node):
+        cp = self.json("--trace", "t", f"critical path of node {node['id']}")
+        self.assertEqual(sum(p["ns"] for p in cp["parts"]), cp["period"]["ns"], cp["parts"])
+        return cp
+
+    def simple(self, cp):
+        """(thread, state, begin in us, ns in us) of each part"""
+        return [(p["thread"], p["state"], (p["begin"] - T0) // US, p["ns"] // US) for p in cp["parts"]]
+
+    def test_runnable_ends_at_the_switch_in_and_waking_alone_starts_it(self):
+        """waiter sleeps at 110; waker wakes it with sched_waking alone at
+        1000 and keeps the cpu to 1500; waiter's first event comes 300 us
+        after its switch-in.  Runnable 1000-1500, running 1500-2010."""
+        self.load([
+            sys("waiter", 10, 0, 100, True, 202),
+            switch("waiter", 10, "S", "waker", 20, 0, 110),
+            sys("waker", 20, 0, 200, False),
+            sys("waker", 20, 0, 900, True, 202),
+            wake("sched_waking", "waker", 20, 0, 1000, "waiter", 10),
+            sys("waker", 20, 0, 1100, False, 202),
+            sys("waker", 20, 0, 1400, True, 0),
+            switch("waker", 20, "S", "waiter", 10, 0, 1500),
+            sys("waiter", 10, 0, 1800, False, 202),
+            sys("waiter", 10, 0, 2000, True, 1),
+            sys("waiter", 10, 0, 2010, False, 1),
+        ])
+        n = self.node_of("waiter")
+        self.assertEqual((n["runnable"], n["running"]), (500 * US, 510 * US), n)
+        cp = self.parts(n)
+        self.assertEqual(self.simple(cp), [("waker", "running", 110, 890), ("waiter", "runnable", 1000, 500),
+                                           ("waiter", "running", 1500, 510)])
+
+    def test_nothing_is_charged_to_a_thread_before_it_was_forked(self):
+        """ui waits from 110 for a child that parent forks at 5000; the
+        child runs from 5050 and wakes ui at 9010.  Before 5000 the wait is
+        parent's; the child has nothing before its fork."""
+        self.load([
+            sys("ui", 10, 0, 100, True, 61),
+            switch("ui", 10, "S", "parent", 20, 0, 110),
+            sys("parent", 20, 0, 200, False),
+            line("parent", 20, 0, ".....", 5000, "sched_process_fork",
+                 "comm=parent pid=20 child_comm=child child_pid=30"),
+            wake("sched_wakeup_new", "parent", 20, 0, 5010, "child", 30, 1),
+            switch("swapper/1", 0, "R", "child", 30, 1, 5050),
+            sys("parent", 20, 0, 5100, True, 61),
+            switch("parent", 20, "S", "swapper/0", 0, 0, 5110),
+            sys("child", 30, 1, 5200, False, 56),
+            sys("child", 30, 1, 9000, True, 1),
+            wake("sched_waking", "child", 30, 1, 9010, "ui", 10),
+            wake("sched_wakeup", "child", 30, 1, 9020, "ui", 10),
+            sys("child", 30, 1, 9100, False, 1),
+            switch("swapper/0", 0, "R", "ui", 10, 0, 9200),
+            sys("ui", 10, 0, 9300, False, 61),
+        ])
+        cp = self.parts(self.node_of("ui"))
+        got = self.simple(cp)
+        self.assertEqual(got, [("parent", "running", 110, 4890), ("child", "runnable", 5000, 50),
+                               ("child", "running", 5050, 3960), ("ui", "runnable", 9010, 190),
+                               ("ui", "running", 9200, 100)])
+
+    def softirq_wait(self, action, vec, irq_name="virtio0-input.0"):
+        text = f"vec={vec} [action={action}]" if action else f"vec={vec}"
+        self.load([
+            sys("client", 10, 0, 100, True, 45),
+            switch("client", 10, "D" if action == "BLOCK" else "S", "swapper/0", 0, 0, 110),
+            line("<idle>", 0, 0, "d.h2.", 3000, "irq_handler_entry", f"irq=30 name={irq_name}"),
+            line("<idle>", 0, 0, "d.h2.", 3010, "irq_handler_exit", "irq=30 ret=handled"),
+            line("<idle>", 0, 0, "..s2.", 3020, "softirq_entry", text),
+            wake("sched_wakeup", "<idle>", 0, 0, 3030, "client", 10, flags="d.s3."),
+            line("<idle>", 0, 0, "..s2.", 3040, "softirq_exit", text),
+            switch("swapper/0", 0, "R", "client", 10, 0, 3100),
+            sys("client", 10, 0, 3200, False, 45),
+        ])
+        return self.parts(self.node_of("client"))
+
+    def test_a_network_wait_is_the_network(self):
+        cp = self.softirq_wait("NET_RX", 3)
+        self.assertEqual(self.simple(cp), [("client", "io", 110, 2920), ("client", "runnable", 3030, 70),
+                                           ("client", "running", 3100, 100)])
+        self.assertEqual(cp["parts"][0]["device"], "network")
+
+    def test_a_softirq_named_by_its_vector_alone(self):
+        """LTTng and Perfetto give the vector alone: the node is named as
+        ftrace names it, and the wait is the network's the same."""
+        cp = self.softirq_wait(None, 3)
+        self.assertEqual(cp["parts"][0]["device"], "network")
+        names = {n["thread"] for n in self.json("--trace", "t", 'find nodes where kind = "softirq"')["nodes"]}
+        self.assertEqual(names, {"softirq/NET_RX"})
+
+    def test_a_block_softirq_wait_is_the_disk_of_the_waiter(self):
+        cp = self.softirq_wait("BLOCK", 4, irq_name="virtio1-req.0")
+        self.assertEqual(cp["parts"][0]["state"], "io")
+        self.assertEqual((cp["parts"][0]["thread"], cp["parts"][0]["device"]), ("client", "disk"))
+
+    def test_a_timer_softirq_wait_is_a_timer(self):
+        cp = self.softirq_wait("TIMER", 1, irq_name="apic-timer")
+        self.assertEqual((cp["parts"][0]["thread"], cp["parts"][0]["state"]), ("client", "timer"))
+
+    def block_wait(self, queued):
+        """view waits (D) from 110 on a read: loader queued it (or, not
+        queued: no event names a submitting thread) at 100, the block
+        softirq on cpu 1 issued it at 510, the disk's interrupt completed
+        it at 4000 and woke view."""
+        issue = "254,0 R 4096 () 1000 + 8 be,0,4"
+        lines = [
+            line("loader", 20, 1, ".....", 100, "block_bio_queue", "254,0 R 1000 + 8 [loader]"),
+            line("loader", 20, 1, ".....", 101, "block_rq_insert", issue + " [loader]"),
+        ] if queued else [sys("loader", 20, 1, 100, True, 17)]
+        lines += [
+            sys("view", 10, 0, 105, True, 17),
+            switch("view", 10, "D", "swapper/0", 0, 0, 110),
+            line("loader", 20, 1, ".....", 300, "sys_enter", "NR 35 (0, 0, 0, 0, 0, 0)"),
+            switch("loader", 20, "S", "swapper/1", 0, 1, 310),
+            line("<idle>", 0, 1, "..s2.", 500, "softirq_entry", "vec=4 [action=BLOCK]"),
+            line("<idle>", 0, 1, "..s2.", 510, "block_rq_issue", issue + " [swapper/1]"),
+            line("<idle>", 0, 1, "..s2.", 520, "softirq_exit", "vec=4 [action=BLOCK]"),
+            line("<idle>", 0, 0, "d.h2.", 4000, "irq_handler_entry", "irq=25 name=virtio1-req.0"),
+            line("<idle>", 0, 0, "d.h2.", 4001, "block_rq_complete", "254,0 R () 1000 + 8 be,0,4 [0]"),
+            wake("sched_wakeup", "<idle>", 0, 0, 4002, "view", 10, flags="d.h3."),
+            line("<idle>", 0, 0, "d.h2.", 4003, "irq_handler_exit", "irq=25 ret=handled"),
+            switch("swapper/0", 0, "R", "view", 10, 0, 4050),
+            sys("view", 10, 0, 4100, False, 17),
+        ]
+        self.load(lines)
+        return self.parts(self.node_of("view"))
+
+    def test_io_is_charged_to_the_submitter_by_sector(self):
+        cp = self.block_wait(True)
+        self.assertEqual(self.simple(cp)[0], ("loader", "io", 110, 3892))
+        self.assertEqual(cp["parts"][0]["device"], "disk")
+
+    def test_io_a_softirq_issued_is_the_waiters_own(self):
+        cp = self.block_wait(False)
+        self.assertEqual(self.simple(cp)[0], ("view", "io", 110, 3892))
+        self.assertNotIn("softirq/BLOCK", [p["thread"] for p in cp["parts"]])
+
+    def request(self, third_party):
+        """ui asks svc at 100 and waits; svc passes the request to cruncher
+        (own chain), or -- third party -- svc is busy from 50 with other's
+        request and comes to ui's after it; the work ends at 600 and svc
+        wakes ui at 610."""
+        if third_party:
+            lines = [
+                wake("sched_wakeup", "other", 30, 1, 40, "svc", 20),
+                switch("other", 30, "S", "swapper/1", 0, 1, 45),
+                switch("swapper/1", 0, "R", "svc", 20, 1, 48),
+                sys("svc", 20, 1, 50, False, 0),
+                sys("ui", 10, 0, 90, True, 1),
+                sys("ui", 10, 0, 100, False, 1),  # its request, queued behind other's
+                sys("ui", 10, 0, 105, True, 0),
+                switch("ui", 10, "S", "swapper/0", 0, 0, 110),
+                sys("svc", 20, 1, 600, True, 1),
+            ]
+            worker = ("svc", 20, 1)
+        else:
+            lines = [
+                sys("ui", 10, 0, 90, True, 1),
+                wake("sched_wakeup", "ui", 10, 0, 100, "svc", 20, 1),
+                sys("ui", 10, 0, 105, True, 0),
+                switch("ui", 10, "S", "swapper/0", 0, 0, 110),
+                switch("swapper/1", 0, "R", "svc", 20, 1, 120),
+                sys("svc", 20, 1, 130, False, 0),
+                wake("sched_wakeup", "svc", 20, 1, 140, "cruncher", 40, 1),
+                sys("svc", 20, 1, 145, True, 0),
+                switch("svc", 20, "S", "cruncher", 40, 1, 150),
+                sys("cruncher", 40, 1, 160, False, 0),
+                wake("sched_wakeup", "cruncher", 40, 1, 600, "svc", 20, 1),
+                sys("cruncher", 40, 1, 602, True, 0),
+                switch("cruncher", 40, "S", "svc", 20, 1, 605),
+                sys("svc", 20, 1, 606, False, 0),
+            ]
+            worker = ("cruncher", 40, 1)
+        lines += [
+            wake("sched_wakeup", "svc", 20, 1, 610, "ui", 10),
+            sys("svc", 20, 1, 620, True, 0),
+            switch("svc", 20, "S", "swapper/1", 0, 1, 630),
+            switch("swapper/0", 0, "R", "ui", 10, 0, 640),
+            sys("ui", 10, 0, 650, False, 0),
+        ]
+        self.load(lines)
+        return self.parts(self.node_of("ui")), worker[0]
+
+    def test_a_third_partys_request_is_the_third_partys(self):
+        cp, worker = self.request(True)
+        run = [p for p in cp["parts"] if p["thread"] == worker and p["state"] == "running"]
+        self.assertTrue(run, cp["parts"])
+        self.assertTrue(all(p.get("for", {}).get("thread") == "other" for p in run), run)
+        d = self.json("--trace", "t", 'diagnose thread "ui"')
+        self.assertEqual(d["suspects"][0]["thread"], "other", d["suspects"][:3])
+
+    def test_the_victims_own_request_is_the_workers(self):
+        cp, worker = self.request(False)
+        run = [p for p in cp["parts"] if p["thread"] == worker and p["state"] == "running"]
+        self.assertTrue(run and sum(p["ns"] for p in run) >= 400 * US, cp["parts"])
+        self.assertTrue(all("for" not in p for p in run), run)
+        d = self.json("--trace", "t", 'diagnose thread "ui"')
+        self.assertEqual((d["suspects"][0]["thread"], d["suspects"][0]["state"]), ("cruncher", "running"),
+                         d["suspects"][:3])
+
+
+if __name__ == "__main__":
+    import unittest
+    unittest.main()
