@@ -249,6 +249,8 @@ int query_attrib_suspects(db_reader *r, const query_cp *a, const query_cp *norma
         s->on_path = true;
         char via[256];
         through(anomaly, t->tid, a->node.tid, via, sizeof via);
+        if (a->expect_tid && t->tid != a->expect_tid) /* a missed wakeup: the path is the expected waker's */
+            snprintf(via, sizeof via, " through %s, which woke %s in the normal run", a->expected, a->node.thread);
         reason(s, t, st, &a->node, via, base, normal != NULL);
         /* the share the breakdown shows for it (its dominant state), and
          * all it took when that is more */

@@ -250,6 +250,7 @@ static void explain_wait(walk *w, const db_node *k, const db_node *waiter, const
         add_part(w, waiter, QUERY_CP_BLOCKED, a, b - a);
         return;
     }
+    bool own_wait = k->id == w->cp->node.id; /* the wait before the victim's node */
     if (src.kind == DB_NODE_TIMER) { /* the timer's: charged to who armed it */
         cause armed = {0};
         if (db_edges_in(w->r, src.id, cause_one, &armed, w->de)) {
@@ -257,12 +258,21 @@ static void explain_wait(walk *w, const db_node *k, const db_node *waiter, const
             return;
         }
         db_node arm;
-        if (armed.found && armed.e.kind == DB_EDGE_TIMER && db_get_node(w->r, armed.e.from, &arm, w->de) == 1)
-            add_part(w, &arm, QUERY_CP_TIMER, a, b - a);
-        else
-            add_part(w, &src, QUERY_CP_TIMER, a, b - a);
+        bool known = armed.found && armed.e.kind == DB_EDGE_TIMER && db_get_node(w->r, armed.e.from, &arm, w->de) == 1;
+        if (own_wait && known && arm.tid == k->tid) {
+            w->cp->timeout = true;
+            if (w->cp->expect_tid && w->cp->expect_tid != k->tid) {
+                /* a wakeup that never came: what the expected waker did
+                 * meanwhile (paper/004 §Path Comparison) */
+                attribute(w, w->cp->expect_tid, a, b, depth + 1, waiter);
+                return;
+            }
+        }
+        add_part(w, known ? &arm : &src, QUERY_CP_TIMER, a, b - a);
         return;
     }
+    if (own_wait && !isolated(src.kind) && src.tid != k->tid)
+        memcpy(w->cp->waker, src.thread, sizeof w->cp->waker);
     if (src.kind == DB_NODE_INTERRUPT || src.kind == DB_NODE_SOFTIRQ) {
         /* an interrupt is the messenger: the wait was for a device doing
          * someone's I/O -- a block request's submitter (the io edge into
@@ -433,6 +443,35 @@ static uint64_t woke_at(walk *w, const cause *c, uint64_t pos, uint64_t until)
     return ev.ts;
 }
 
+/* The thread's first node that begins after t: 1, 0 none, -1. */
+typedef struct next {
+    uint64_t t;
+    db_node n;
+    bool found;
+} next;
+
+static int next_one(void *p, const db_node *n)
+{
+    next *x = p;
+    if (isolated(n->kind) || n->begin <= x->t)
+        return 0;
+    x->n = *n;
+    x->found = true;
+    return 1;
+}
+
+static int next_node(walk *w, uint32_t tid, uint64_t t, db_node *out)
+{
+    next x = {.t = t};
+    if (db_scan_thread_nodes(w->r, tid, t, UINT64_MAX, next_one, &x, w->de) < 0) {
+        w->rc = -1;
+        return -1;
+    }
+    if (x.found)
+        *out = x.n;
+    return x.found;
+}
+
 /* Thread tid's timeline over [a, b], into parts.  Per node k: the wait
  * before it (from the wait's start to the wakeup: what ended it, by
  * explain_wait), runnable from the wakeup to its switch-in (oncpu), then
@@ -491,8 +530,15 @@ static void attribute(walk *w, uint32_t tid, uint64_t a, uint64_t b, int depth, 
         }
         last = k;
     }
-    if (pos < b && !w->rc) { /* after its last node: waiting, for all we know */
-        if (last)
+    if (pos < b && !w->rc) { /* after its last node in [a, b]: waiting */
+        db_node nx;
+        int got = (last || l.earlier) ? next_node(w, tid, b, &nx) : 0;
+        cause c = {0};
+        if (got > 0 && nx.blocked && nx.begin - nx.blocked <= pos && db_edges_in(w->r, nx.id, cause_one, &c, w->de))
+            w->rc = -1;
+        else if (got > 0 && c.found && nx.blocked && nx.begin - nx.blocked <= pos)
+            explain_wait(w, &nx, &nx, &c, pos, b, depth); /* on what ended that wait, after b */
+        else if (last)
             add_part(w, last, QUERY_CP_BLOCKED, pos, b - pos);
         else
             before_life(w, tid, waiter, pos, b);
@@ -502,7 +548,16 @@ static void attribute(walk *w, uint32_t tid, uint64_t a, uint64_t b, int depth, 
 
 int query_critical_path(db_reader *r, const db_node *n, query_cp *cp, db_error *de)
 {
+    return query_critical_path_expect(r, n, 0, NULL, cp, de);
+}
+
+int query_critical_path_expect(db_reader *r, const db_node *n, uint32_t expect_tid, const char *expected, query_cp *cp,
+                               db_error *de)
+{
     memset(cp, 0, sizeof *cp);
+    cp->expect_tid = expect_tid;
+    if (expected)
+        snprintf(cp->expected, sizeof cp->expected, "%s", expected);
     cp->begin = n->blocked && n->blocked <= n->begin ? n->begin - n->blocked : n->begin;
     cp->end = n->end > cp->begin ? n->end : cp->begin;
     cp->node = *n;

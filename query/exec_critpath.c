@@ -65,6 +65,31 @@ static int named(void *ctx, const db_thread *t)
     return 0;
 }
 
+struct by_name {
+    const char *name;
+    uint32_t tid;
+    bool found;
+};
+
+static int first_named(void *ctx, const db_thread *t)
+{
+    struct by_name *b = ctx;
+    if (!b->found && strncmp(t->name, b->name, DB_NAME_MAX) == 0) {
+        b->tid = t->tid;
+        b->found = true;
+    }
+    return 0;
+}
+
+int query_thread_tid(db_reader *r, const char *name, uint32_t *tid, db_error *de)
+{
+    struct by_name b = {.name = name};
+    if (db_scan_threads(r, first_named, &b, de))
+        return -1;
+    *tid = b.tid;
+    return b.found;
+}
+
 /* Threads by id: the threads the trace names NAME (their latest name),
  * each one's own nodes through the node_thread index -- the name a node
  * kept may be an older or a cut one (a text recording's first node of a

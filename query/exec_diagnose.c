@@ -296,6 +296,10 @@ static void print_text(query_session *s, const db_node *a, const char *kind, con
                 anomaly->len);
     } else
         fprintf(f, "No normal counterpart was found; the anomaly path has %zu nodes.\n", anomaly->len);
+    if (cp->expect_tid)
+        fprintf(f, "Its wait ended by its own timeout; in the normal run %s woke it: the wakeup never came, and the "
+                   "wait is followed along %s's timeline.\n",
+                cp->expected, cp->expected);
     print_breakdown(f, cp);
     if (n == 0) {
         fputs("No other thread was blocked on its path during the anomaly.\n", f);
@@ -453,6 +457,22 @@ int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err
             rc = query_fail(err, NULL, "%s", de.msg);
         have_cpn = !rc;
     }
+    /* a wakeup that never came: the anomaly's wait ended by its own timer
+     * where the normal run's was ended by a thread -- follow the period
+     * along that thread's timeline (paper/004 §Path Comparison: what the
+     * threads of the normal path did instead) */
+    if (!rc && have_cpa && have_cpn && cpa.timeout && !cpn.timeout && cpn.waker[0] &&
+        strncmp(cpn.waker, a.thread, DB_NAME_MAX) != 0) {
+        uint32_t tid;
+        int found = query_thread_tid(ra, cpn.waker, &tid, &de);
+        query_cp via;
+        if (found < 0 || (found && query_critical_path_expect(ra, &a, tid, cpn.waker, &via, &de)))
+            rc = query_fail(err, NULL, "%s", de.msg);
+        else if (found) {
+            query_cp_free(&cpa);
+            cpa = via;
+        }
+    }
     /* the period the breakdown partitions: the wait before the node and
      * the node, for the path comparison too */
     query_period per = have_cpa ? (query_period){cpa.begin, cpa.end} : query_period_of(&a);
@@ -473,6 +493,11 @@ int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err
         fprintf(f, ",\"kind\":\"%s\",\"baseline\":", kind);
         if (got)
             json_baseline(f, &base, base_trace, src.path, &like);
+        else
+            fputs("null", f);
+        fputs(",\"expected_waker\":", f); /* a missed wakeup: who woke it in the normal run */
+        if (cpa.expect_tid)
+            query_json_str(f, cpa.expected, strnlen(cpa.expected, DB_NAME_MAX));
         else
             fputs("null", f);
         fputs(",\"suspects\":", f);

@@ -349,6 +349,14 @@ typedef struct query_cp_part {
 typedef struct query_cp {
     db_node node;       /* whose period */
     uint64_t begin, end; /* the period: the wait before the node, and the node */
+    /* the wait before the node: ended by a thread (waker), or by a timer
+     * the node's own thread armed (timeout); expect_tid: follow that wait
+     * along this thread's timeline instead of the timer (a missed wakeup:
+     * the thread that woke it in the normal run), 0 none */
+    char waker[DB_NAME_MAX];
+    bool timeout;
+    uint32_t expect_tid;
+    char expected[DB_NAME_MAX];
     query_cp_part *parts; /* in time order, adding up to end - begin */
     size_t n, cap;
 } query_cp;
@@ -365,9 +373,16 @@ int query_cp_device_of(const db_node *n);
 int query_cp_io_device(const query_cp *cp); /* attrib.c: where most of its io went */
 const char *query_cp_device_name(int dev); /* "disk", "network", "device"; "" none */
 int query_critical_path(db_reader *r, const db_node *n, query_cp *cp, db_error *de);
+/* The same, the node's own wait followed along thread expect_tid's timeline
+ * where the trace says a timer of its own ended it (paper/004 §Path
+ * Comparison: what the normal path's waker did instead) */
+int query_critical_path_expect(db_reader *r, const db_node *n, uint32_t expect_tid, const char *expected, query_cp *cp,
+                               db_error *de);
 void query_cp_free(query_cp *cp);
 const char *query_cp_state_name(int state);
 int query_exec_critical(query_session *s, const query_stmt *st, query_error *err); /* exec_critpath.c */
+/* exec_critpath.c: the first thread the trace names NAME: 1 (tid), 0 none, -1 */
+int query_thread_tid(db_reader *r, const char *name, uint32_t *tid, db_error *de);
 /* ns a node's thread was not running: the wait before it, and preempted */
 uint64_t query_not_running(const db_node *n);
 /* attrib.c: the threads of an anomaly's critical path a by the time they

@@ -12,7 +12,10 @@ per rule, each with the partition worked out by hand from its lines:
     I/O it was -- the submitter of the block request by device and sector,
     not the softirq that dispatched it -- else to the waiting thread;
   - a worker's run on a request is its requester's only when the requester
-    is a third party, not when the request chain leads back to the victim.
+    is a third party, not when the request chain leads back to the victim;
+  - a wakeup that never came (the anomaly's wait ended by its own timeout,
+    the normal run's by a thread) is followed along the expected waker's
+    timeline.
 
 Times are in microseconds from 100 s; every part is asserted to the ns."""
 import os
@@ -257,6 +260,70 @@ class Partition(ArchiveCase):
         d = self.json("--trace", "t", 'diagnose thread "ui"')
         self.assertEqual((d["suspects"][0]["thread"], d["suspects"][0]["state"]), ("cruncher", "running"),
                          d["suspects"][:3])
+
+    def timed_wait(self, name, peer_runs_to):
+        """waiter arms a 3 ms timeout at 100 and waits for notifier, which
+        waits for peer; peer runs from 100 to peer_runs_to and wakes
+        notifier, which wakes waiter 50 us later -- or, when peer runs past
+        3100, waiter's timer wakes it first."""
+        timer = "hrtimer=00000000a1b2c3d4"
+        late = peer_runs_to > 3100
+        lines = [
+            sys("notifier", 20, 1, 10, True, 202),
+            switch("notifier", 20, "S", "peer", 30, 1, 20),
+            sys("peer", 30, 1, 30, False, 0),
+            line("waiter", 10, 0, ".....", 100, "hrtimer_start",
+                 f"{timer} function=hrtimer_wakeup expires={at(3100)} softexpires={at(3100)} mode=REL"),
+            sys("waiter", 10, 0, 105, True, 202),
+            switch("waiter", 10, "S", "swapper/0", 0, 0, 110),
+        ]
+        if late:
+            lines += [
+                line("<idle>", 0, 0, "d.h2.", 3100, "hrtimer_expire_entry", f"{timer} now={at(3100)} function=hrtimer_wakeup/0x0"),
+                wake("sched_wakeup", "<idle>", 0, 0, 3101, "waiter", 10, flags="d.h3."),
+                line("<idle>", 0, 0, "d.h2.", 3102, "hrtimer_expire_exit", timer),
+                switch("swapper/0", 0, "R", "waiter", 10, 0, 3150),
+                sys("waiter", 10, 0, 3160, False, 202),
+                sys("waiter", 10, 0, 3170, True, 1),
+                sys("waiter", 10, 0, 3180, False, 1),
+            ]
+        t = peer_runs_to
+        lines += [
+            wake("sched_wakeup", "peer", 30, 1, t, "notifier", 20, 1),
+            sys("peer", 30, 1, t + 5, True, 202),
+            switch("peer", 30, "S", "notifier", 20, 1, t + 10),
+            sys("notifier", 20, 1, t + 20, False, 202),
+        ]
+        if not late:
+            lines += [
+                wake("sched_wakeup", "notifier", 20, 1, t + 50, "waiter", 10),
+                line("notifier", 20, 1, ".....", t + 55, "hrtimer_cancel", timer),
+                sys("notifier", 20, 1, t + 60, True, 202),
+                switch("notifier", 20, "S", "swapper/1", 0, 1, t + 70),
+                switch("swapper/0", 0, "R", "waiter", 10, 0, t + 80),
+                sys("waiter", 10, 0, t + 90, False, 202),
+                sys("waiter", 10, 0, t + 100, True, 1),
+                sys("waiter", 10, 0, t + 110, False, 1),
+            ]
+        path = os.path.join(self.dir, name + ".txt")
+        with open(path, "w") as f:
+            f.write("# tracer: nop\n#\n" + "\n".join(sorted(lines, key=lambda l: float(l.split()[3][:-1]))) + "\n")
+        self.ingest(path, name=name)
+
+    def test_a_wakeup_that_never_came_is_followed_along_the_expected_waker(self):
+        self.timed_wait("normal", 400)
+        self.timed_wait("slow", 5000)
+        alone = self.json("--trace", "slow", 'diagnose thread "waiter"')
+        self.assertEqual(alone["expected_waker"], None)  # no normal run to say who wakes it
+        d = self.json("--trace", "slow", 'diagnose thread "waiter" against trace "normal"')
+        self.assertEqual(d["expected_waker"], "notifier")
+        self.assertEqual((d["suspects"][0]["thread"], d["suspects"][0]["state"]), ("peer", "running"),
+                         d["suspects"][:3])
+        self.assertIn("through notifier, which woke waiter in the normal run", d["suspects"][0]["reason"])
+        # the wait (110 .. 3101) is peer's run, not waiter's timer
+        run = sum(p["ns"] for p in d["breakdown"] if p["thread"] == "peer" and p["state"] == "running")
+        self.assertEqual(run, (3101 - 110) * US)  # to the timer's wakeup
+        self.assertNotIn("timer", {p["state"] for p in d["breakdown"]})
 
 
 if __name__ == "__main__":
