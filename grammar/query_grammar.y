@@ -87,13 +87,13 @@
        LIMIT SLICE BACK FORWARD FROM DEPTH VIA WITH WEAK
        RULE RULES BOUNDARY CONNECT IGNORE TO ON DROP REBUILD GRAPH BEGIN END SEND RECV
        MATCH COMPARE PATH DIAGNOSE THREAD AGAINST CHECK FIX AFTER TRANSACTION EDGES EXPORT
-       CRITICAL RENAME LABEL SET UNSET ARCHIVE.
+       CRITICAL RENAME LABEL SET UNSET ARCHIVE BETWEEN.
 
 %fallback ID TRACES USE TRACE HELP SHOW NODE EVENTS OF FIND NODES WHERE ORDER BY ASC DESC
              LIMIT SLICE BACK FORWARD FROM DEPTH VIA WITH WEAK
              RULE RULES BOUNDARY CONNECT IGNORE TO ON DROP REBUILD GRAPH BEGIN END SEND RECV
              MATCH COMPARE PATH DIAGNOSE THREAD AGAINST CHECK FIX AFTER TRANSACTION EDGES EXPORT
-             CRITICAL RENAME LABEL SET UNSET ARCHIVE.
+             CRITICAL RENAME LABEL SET UNSET ARCHIVE BETWEEN.
 
 %left OR.
 %left AND.
@@ -290,12 +290,28 @@ stmt(A) ::= CRITICAL(C) PATH OF NODE nodeid(N) in_trace(I). {
     A->node_pos = N.pos;
     A->trace = I;
 }
-stmt(A) ::= CRITICAL(C) PATH OF THREAD STRING(S) in_trace(I). {
+/* of thread "NAME": its whole life in the trace, or [T1, T2] of it */
+stmt(A) ::= CRITICAL(C) PATH OF THREAD STRING(S) between_opt(W) in_trace(I). {
     A = query_ast_stmt(ps, QUERY_ST_CRITICAL_PATH, &C);
     A->by_thread = true;
     A->thread_name = query_ast_name(ps, &S);
     A->trace = I;
+    A->has_span = W.from.has;
+    A->span_from = W.from.value;
+    A->span_to = W.to.value;
+    if (W.from.has && W.to.value <= W.from.value)
+        query_ast_error(ps, &W.to.pos, "between T1 and T2 needs T2 after T1");
 }
+
+%type between_opt {query_ast_between}
+between_opt(A) ::= . { memset(&A, 0, sizeof A); }
+between_opt(A) ::= BETWEEN instant(F) AND instant(T). { A.from = F; A.to = T; }
+
+/* a time of the trace: ns, or a duration since its clock's zero, as the
+ * timestamps print (1089.091062s) */
+%type instant {query_ast_num}
+instant(A) ::= INTEGER(T). { A = query_ast_count(ps, &T, "a time"); }
+instant(A) ::= DURATION(T). { A = (query_ast_num){.has = true, .value = T.uval, .pos = T.pos}; }
 stmt(A) ::= TRANSACTION(T) FROM NODE nodeid(N) depth_opt(P) in_trace(I). {
     A = query_ast_stmt(ps, QUERY_ST_TRANSACTION, &T);
     A->node = N.value;

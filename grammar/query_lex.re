@@ -227,6 +227,7 @@ int query_lex_next(query_lexer *lx, query_token *tok, query_error *err)
             ">="  { code = QTK_GE; goto done; }
 
             'traces'  { code = QTK_TRACES; goto done; }
+            'between' { code = QTK_BETWEEN; goto done; }
             'rule'    { code = QTK_RULE; goto done; }
             'rules'   { code = QTK_RULES; goto done; }
             'boundary' { code = QTK_BOUNDARY; goto done; }

@@ -400,7 +400,7 @@ static void own_span(walk *w, const db_node *k, const cause *c, uint64_t a, uint
      * (not the victim's own request, passed on) */
     db_node req;
     if (run_part && c->found && kind_rank(c->e.kind) && db_get_node(w->r, c->e.from, &req, w->de) == 1 &&
-        !isolated(req.kind) && req.tid != k->tid && !victims_own(w, &req)) {
+        !isolated(req.kind) && req.tid != k->tid && k->tid != w->cp->node.tid && !victims_own(w, &req)) {
         run_part->for_tid = req.tid;
         run_part->for_node = req.id;
         memcpy(run_part->for_thread, req.thread, sizeof run_part->for_thread);
@@ -568,6 +568,70 @@ int query_critical_path_expect(db_reader *r, const db_node *n, uint32_t expect_t
         return -1;
     }
     return 0;
+}
+
+int query_critical_path_span(db_reader *r, const db_node *n, uint64_t begin, uint64_t end, query_cp *cp, db_error *de)
+{
+    memset(cp, 0, sizeof *cp);
+    cp->begin = begin;
+    cp->end = end > begin ? end : begin;
+    cp->node = *n;
+    cp->node.id = 0; /* no node's own wait: a stretch of the thread's life */
+    walk w = {r, de, cp, 0};
+    attribute(&w, n->tid, cp->begin, cp->end, 0, NULL);
+    cp->node = *n;
+    if (w.rc) {
+        query_cp_free(cp);
+        return -1;
+    }
+    return 0;
+}
+
+/* A thread's life as the trace shows it: from its creation (the wakeup
+ * that created its first node: fork, sched_wakeup_new) or the start of
+ * its first node's wait, to its last node's end. */
+typedef struct life {
+    db_node first, last;
+    bool any;
+} life;
+
+static int life_one(void *p, const db_node *n)
+{
+    life *l = p;
+    if (isolated(n->kind))
+        return 0;
+    if (!l->any)
+        l->first = *n;
+    l->last = *n;
+    l->any = true;
+    return 0;
+}
+
+static int created_at(void *p, const db_edge *e)
+{
+    if (kind_rank(e->kind))
+        *(uint64_t *)p = e->from_event;
+    return 0;
+}
+
+int query_thread_life(db_reader *r, uint32_t tid, uint64_t *begin, uint64_t *end, db_error *de)
+{
+    life l = {0};
+    if (db_scan_thread_nodes(r, tid, 0, UINT64_MAX, life_one, &l, de) < 0)
+        return -1;
+    if (!l.any)
+        return 0;
+    const db_node *f = &l.first;
+    uint64_t b = f->blocked && f->blocked <= f->begin ? f->begin - f->blocked : on_cpu(f);
+    uint64_t ev_id = 0;
+    db_event ev;
+    if (!f->blocked && db_edges_in(r, f->id, created_at, &ev_id, de))
+        return -1;
+    if (ev_id && db_get_event(r, ev_id, &ev, de) == 1 && ev.ts < b)
+        b = ev.ts;
+    *begin = b;
+    *end = l.last.end > b ? l.last.end : b;
+    return 1;
 }
 
 void query_cp_free(query_cp *cp)

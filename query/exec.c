@@ -338,12 +338,13 @@ static const struct {
      "  Did the anomaly's wait shrink after the fix, and by how much?\n"},
     {"critical",
      "critical path of node N [in trace \"T\"]\n"
-     "critical path of thread \"NAME\" [in trace \"T\"]\n"
+     "critical path of thread \"NAME\" [between T1 and T2] [in trace \"T\"]\n"
      "  Where the node's period went (the wait before it, and its run): every ns to\n"
-     "  one thread, node and state (running, runnable, blocked, timer, io,\n"
-     "  interrupt).  A wait is followed to what ended it, through the threads that\n"
-     "  caused it; preempted time goes to the threads that took the cpu.  `thread`\n"
-     "  picks the node its thread was not running the longest.\n"},
+     "  one thread, node and state (running, runnable, blocked, timer, io on the disk\n"
+     "  or the network, interrupt).  A wait is followed to what ended it, through the\n"
+     "  threads that caused it; runnable time from the wakeup to the switch-in goes\n"
+     "  to the threads that took the cpu.  `thread`: its whole life, with totals per\n"
+     "  state and device; `between` a stretch of it (T in ns, or 1089.09s).\n"},
     {"transaction",
      "transaction from node N [depth D]\n"
      "  paper/002's cluster from a user-input root: every connection but wakeups,\n"

@@ -212,6 +212,8 @@ struct query_stmt {
      * parser does not range-check it against uint32) and its position. */
     uint64_t node;
     query_pos node_pos;
+    bool has_span;           /* critical path of thread: between span_from and span_to */
+    uint64_t span_from, span_to;
 
     /* FIND */
     query_target target;
@@ -356,6 +358,10 @@ typedef struct query_ast_num {
     uint64_t value;
     query_pos pos;
 } query_ast_num;
+
+typedef struct query_ast_between {
+    query_ast_num from, to;
+} query_ast_between;
 
 typedef struct query_ast_order {
     bool has, desc;

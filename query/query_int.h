@@ -378,6 +378,10 @@ int query_critical_path(db_reader *r, const db_node *n, query_cp *cp, db_error *
  * Comparison: what the normal path's waker did instead) */
 int query_critical_path_expect(db_reader *r, const db_node *n, uint32_t expect_tid, const char *expected, query_cp *cp,
                                db_error *de);
+/* Thread n->tid's timeline over [begin, end] (a stretch of its life; cp->node
+ * is n, for reference), and the bounds of its life (1; 0 it has no node) */
+int query_critical_path_span(db_reader *r, const db_node *n, uint64_t begin, uint64_t end, query_cp *cp, db_error *de);
+int query_thread_life(db_reader *r, uint32_t tid, uint64_t *begin, uint64_t *end, db_error *de);
 void query_cp_free(query_cp *cp);
 const char *query_cp_state_name(int state);
 int query_exec_critical(query_session *s, const query_stmt *st, query_error *err); /* exec_critpath.c */

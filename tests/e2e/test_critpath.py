@@ -26,8 +26,12 @@ class CriticalPathCase:
         super().setUp()
         self.ingest(trace(self.FILE), name="t")
 
+    def life(self):
+        return self.json("--trace", "t", f'critical path of thread "{self.MAIN}"')
+
     def cp(self, what=None):
-        return self.json("--trace", "t", f'critical path of {what or "thread " + chr(34) + self.MAIN + chr(34)}')
+        """of the thread's worst step (the node a thread's life names)"""
+        return self.json("--trace", "t", f'critical path of {what or "node %d" % self.life()["node"]["id"]}')
 
     def by_thread(self, d, state=None):
         out = {}
@@ -58,13 +62,37 @@ class CriticalPathCase:
         self.assertGreater(total, self.ROOT_SHARE * d["period"]["ns"] if self.ROOT_SHARE else 0,
                            (self.by_thread(d), d["period"]))
 
-    def test_by_node_is_the_same(self):
-        d = self.cp()
-        again = self.cp(f"node {d['node']['id']}")
-        self.assertEqual(d, again)
+    def test_a_threads_life_is_partitioned_whole(self):
+        """of thread: every ns of its life, from its first wait (or its
+        creation) to its last node's end; the worst step inside it, and the
+        root cause's share of that step there as well"""
+        d, step = self.life(), self.cp()
+        self.assertTrue(d["life"])
+        self.assertFalse(step["life"])
+        per = d["period"]
+        self.assertLessEqual(per["begin"], step["period"]["begin"])
+        self.assertGreaterEqual(per["end"], step["period"]["end"])
+        at = per["begin"]
+        for p in d["parts"]:
+            self.assertEqual(p["begin"], at, p)
+            at += p["ns"]
+        self.assertEqual(at, per["end"])
+        self.assertEqual(sum(d["totals"].values()), per["ns"])
+        self.assertEqual(set(d["totals"]), STATES)
+        mine, in_step = self.by_thread(d, self.STATE), self.by_thread(step, self.STATE)
+        roots = self.ROOT if isinstance(self.ROOT, tuple) else (self.ROOT,)
+        self.assertGreaterEqual(sum(mine.get(r, 0) for r in roots), sum(in_step.get(r, 0) for r in roots))
+        # a stretch of it: between T1 and T2, clipped to the life
+        a, b = step["period"]["begin"], step["period"]["end"]
+        part = self.json("--trace", "t", f'critical path of thread "{self.MAIN}" between {a} and {b}')
+        self.assertEqual((part["period"]["begin"], part["period"]["end"]), (a, b))
+        self.assertEqual(sum(p["ns"] for p in part["parts"]), b - a)
 
     def test_table_csv_and_views(self):
         out = self.q_text(["--trace", "t", f'critical path of thread "{self.MAIN}"'])
+        self.assertIn(f"critical path of thread {self.MAIN} (tid", out)
+        self.assertRegex(out, r"\nin all: .*running")
+        out = self.q_text(["--trace", "t", f'critical path of node {self.cp()["node"]["id"]}'])
         self.assertIn("critical path of node", out)
         self.assertRegex(out, r"thread +tid +node +state +begin +ns +share +for")
         csv = self.q_text(["--trace", "t", "--format", "csv", f'critical path of thread "{self.MAIN}"'])
