@@ -614,7 +614,7 @@ static int created_at(void *p, const db_edge *e)
     return 0;
 }
 
-int query_thread_life(db_reader *r, uint32_t tid, uint64_t *begin, uint64_t *end, db_error *de)
+int query_thread_life(db_reader *r, uint32_t tid, uint64_t *begin, uint64_t *end, bool *created, db_error *de)
 {
     life l = {0};
     if (db_scan_thread_nodes(r, tid, 0, UINT64_MAX, life_one, &l, de) < 0)
@@ -627,11 +627,25 @@ int query_thread_life(db_reader *r, uint32_t tid, uint64_t *begin, uint64_t *end
     db_event ev;
     if (!f->blocked && db_edges_in(r, f->id, created_at, &ev_id, de))
         return -1;
-    if (ev_id && db_get_event(r, ev_id, &ev, de) == 1 && ev.ts < b)
+    bool made = ev_id && db_get_event(r, ev_id, &ev, de) == 1 && ev.ts <= b;
+    if (made)
         b = ev.ts;
+    if (created)
+        *created = made;
     *begin = b;
     *end = l.last.end > b ? l.last.end : b;
     return 1;
+}
+
+query_cp_totals query_cp_sum(const query_cp *cp)
+{
+    query_cp_totals t = {{0}, {0}};
+    for (size_t i = 0; i < cp->n; i++) {
+        t.state[cp->parts[i].state] += cp->parts[i].ns;
+        if (cp->parts[i].state == QUERY_CP_IO && cp->parts[i].device <= QUERY_DEV_TIMER)
+            t.dev[cp->parts[i].device] += cp->parts[i].ns;
+    }
+    return t;
 }
 
 void query_cp_free(query_cp *cp)

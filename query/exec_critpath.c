@@ -131,23 +131,6 @@ void query_json_cp_parts(FILE *f, const query_cp *cp)
     fputc(']', f);
 }
 
-/* ns per state, and per device of the io */
-typedef struct totals {
-    uint64_t state[QUERY_CP__COUNT];
-    uint64_t dev[QUERY_DEV_TIMER + 1];
-} totals;
-
-static totals sum_parts(const query_cp *cp)
-{
-    totals t = {{0}, {0}};
-    for (size_t i = 0; i < cp->n; i++) {
-        t.state[cp->parts[i].state] += cp->parts[i].ns;
-        if (cp->parts[i].state == QUERY_CP_IO && cp->parts[i].device <= QUERY_DEV_TIMER)
-            t.dev[cp->parts[i].device] += cp->parts[i].ns;
-    }
-    return t;
-}
-
 static void print_json(query_session *s, const query_cp *cp, bool life)
 {
     FILE *f = s->out;
@@ -156,20 +139,26 @@ static void print_json(query_session *s, const query_cp *cp, bool life)
     fprintf(f, ",\"period\":{\"begin\":%" PRIu64 ",\"end\":%" PRIu64 ",\"ns\":%" PRIu64 "},\"parts\":",
             cp->begin, cp->end, cp->end - cp->begin);
     query_json_cp_parts(f, cp);
-    totals t = sum_parts(cp);
-    fprintf(f, ",\"life\":%s,\"totals\":{", life ? "true" : "false");
+    query_cp_totals t = query_cp_sum(cp);
+    fprintf(f, ",\"life\":%s,", life ? "true" : "false");
+    query_json_cp_totals(f, &t);
+    fputs("}\n", f);
+}
+
+void query_json_cp_totals(FILE *f, const query_cp_totals *t)
+{
+    fputs("\"totals\":{", f);
     for (int i = 0; i < QUERY_CP__COUNT; i++)
-        fprintf(f, "%s\"%s\":%" PRIu64, i ? "," : "", query_cp_state_name(i), t.state[i]);
-    fprintf(f, "},\"devices\":{\"disk\":%" PRIu64 ",\"network\":%" PRIu64 ",\"device\":%" PRIu64 "}}\n",
-            t.dev[QUERY_DEV_DISK], t.dev[QUERY_DEV_NETWORK], t.dev[QUERY_DEV_DEVICE]);
+        fprintf(f, "%s\"%s\":%" PRIu64, i ? "," : "", query_cp_state_name(i), t->state[i]);
+    fprintf(f, "},\"devices\":{\"disk\":%" PRIu64 ",\"network\":%" PRIu64 ",\"device\":%" PRIu64 "}",
+            t->dev[QUERY_DEV_DISK], t->dev[QUERY_DEV_NETWORK], t->dev[QUERY_DEV_DEVICE]);
 }
 
 /* "running 3.1ms 1.0%, io 231ms 92.4% (disk 46ms, network 185ms), ..." */
-static void print_totals(FILE *f, const query_cp *cp)
+void query_text_cp_totals(FILE *f, const query_cp *cp)
 {
-    totals t = sum_parts(cp);
+    query_cp_totals t = query_cp_sum(cp);
     uint64_t period = cp->end - cp->begin;
-    fputs("in all:", f);
     for (int i = 0, k = 0; i < QUERY_CP__COUNT; i++) {
         if (!t.state[i])
             continue;
@@ -227,8 +216,10 @@ static void print_table(query_session *s, const query_cp *cp, bool life)
     }
     query_table_print(&t, s->out);
     query_table_free(&t);
-    if (s->format == QUERY_FMT_TABLE)
-        print_totals(s->out, cp);
+    if (s->format == QUERY_FMT_TABLE) {
+        fputs("in all:", s->out);
+        query_text_cp_totals(s->out, cp);
+    }
 }
 
 struct in_view {
@@ -291,7 +282,7 @@ int query_exec_critical(query_session *s, const query_stmt *st, query_error *err
      * the stretch of it asked for; of a node: the node's period */
     query_cp cp;
     uint64_t b = 0, e = 0;
-    int life = st->by_thread ? query_thread_life(r, n.tid, &b, &e, &de) : 0;
+    int life = st->by_thread ? query_thread_life(r, n.tid, &b, &e, NULL, &de) : 0;
     if (life > 0 && st->has_span) {
         b = st->span_from > b ? st->span_from : b;
         e = st->span_to < e ? st->span_to : e;

@@ -251,9 +251,68 @@ static void print_breakdown(FILE *f, const query_cp *cp)
     fputs(n > 5 ? ", ...\n" : "\n", f);
 }
 
+/* Thread a's life in ra and thread tid's in rn, when both traces show
+ * their creation (*lives then); 0 or -1. */
+static int compare_lives(db_reader *ra, const db_node *a, db_reader *rn, uint32_t tid, query_cp *la, query_cp *ln,
+                         bool *lives, db_error *de)
+{
+    uint64_t b1, e1, b2, e2;
+    bool c1 = false, c2 = false;
+    int g1 = query_thread_life(ra, a->tid, &b1, &e1, &c1, de);
+    int g2 = g1 < 0 ? -1 : query_thread_life(rn, tid, &b2, &e2, &c2, de);
+    if (g1 < 0 || g2 < 0)
+        return -1;
+    if (!g1 || !g2 || !c1 || !c2)
+        return 0;
+    db_node other = {.tid = tid};
+    memcpy(other.thread, a->thread, sizeof other.thread);
+    if (query_critical_path_span(ra, a, b1, e1, la, de))
+        return -1;
+    if (query_critical_path_span(rn, &other, b2, e2, ln, de)) {
+        query_cp_free(la);
+        return -1;
+    }
+    *lives = true;
+    return 0;
+}
+
+/* "Its life: 235ms: ...; the normal run's: 120ms: ...; the difference: io
+ * (disk) +46.0ms (none in the normal run), ..." -- per state and device, what
+ * differs by 1% of the anomaly's life or more */
+static void print_lives(FILE *f, const query_cp *la, const query_cp *ln)
+{
+    char d[32];
+    query_fmt_duration(d, sizeof d, la->end - la->begin);
+    fprintf(f, "Its life (from its creation) took %s:", d);
+    query_text_cp_totals(f, la);
+    query_fmt_duration(d, sizeof d, ln->end - ln->begin);
+    fprintf(f, "In the normal run it took %s:", d);
+    query_text_cp_totals(f, ln);
+    query_cp_totals ta = query_cp_sum(la), tn = query_cp_sum(ln);
+    uint64_t floor = (la->end - la->begin) / 100;
+    int k = 0;
+    for (int i = 0; i < QUERY_CP__COUNT + QUERY_DEV_DEVICE; i++) {
+        /* the states but io, then io by device */
+        bool dev = i >= QUERY_CP__COUNT;
+        int x = dev ? i - QUERY_CP__COUNT + 1 : i;
+        if (!dev && x == QUERY_CP_IO)
+            continue;
+        uint64_t va = dev ? ta.dev[x] : ta.state[x], vn = dev ? tn.dev[x] : tn.state[x];
+        uint64_t diff = va > vn ? va - vn : vn - va;
+        if (diff < floor || !diff)
+            continue;
+        query_fmt_duration(d, sizeof d, diff);
+        fprintf(f, "%s %s%s%s %s%s%s", k++ ? "," : "The difference:", dev ? "io (" : "",
+                dev ? query_cp_device_name(x) : query_cp_state_name(x), dev ? ")" : "", va > vn ? "+" : "-", d,
+                !vn ? " (none in the normal run)" : !va ? " (none in this run)" : "");
+    }
+    fputs(k ? ".\n" : "The difference: none of 1% of its life or more.\n", f);
+}
+
 static void print_text(query_session *s, const db_node *a, const char *kind, const query_match *base,
                        const char *base_trace, const char *base_archive, const query_suspect *sus, size_t n,
-                       const query_path *normal, const query_path *anomaly, const query_cp *cp)
+                       const query_path *normal, const query_path *anomaly, const query_cp *cp, const query_cp *life,
+                       const query_cp *normal_life)
 {
     FILE *f = s->out;
     char bl[32], du[32], ts[32];
@@ -301,6 +360,8 @@ static void print_text(query_session *s, const db_node *a, const char *kind, con
                    "wait is followed along %s's timeline.\n",
                 cp->expected, cp->expected);
     print_breakdown(f, cp);
+    if (life)
+        print_lives(f, life, normal_life);
     if (n == 0) {
         fputs("No other thread was blocked on its path during the anomaly.\n", f);
         return;
@@ -457,6 +518,30 @@ int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err
             rc = query_fail(err, NULL, "%s", de.msg);
         have_cpn = !rc;
     }
+    /* a short-lived process or thread (the trace shows its creation, and
+     * the normal run's): its whole life beside the normal one's, where the
+     * difference may lie outside the worst step (disk waits gone) -- the
+     * baseline's thread, else the thread of its name in the one trace it
+     * was compared against */
+    query_cp lifa = {0}, lifn = {0};
+    bool lives = false;
+    if (!rc) {
+        db_reader *rl = got && !same ? rn : NULL, *own = NULL;
+        uint32_t tid = got ? base.n.tid : 0;
+        char name[256];
+        int found = 1;
+        if (!got && src.nids == 1 && src.ids[0] && (src.path || src.ids[0] != db_reader_trace(ra)->id)) {
+            found = query_source_trace_name(&src, ra, src.ids[0], name, sizeof name, &de);
+            if (found == 1 && !(rl = own = db_reader_open(src.archive, name, &de)))
+                found = -1;
+            if (found == 1)
+                found = query_thread_tid(rl, a.thread, &tid, &de);
+        }
+        if (found < 0 || (rl && found == 1 && compare_lives(ra, &a, rl, tid, &lifa, &lifn, &lives, &de)))
+            rc = query_fail(err, NULL, "%s", de.msg);
+        if (own)
+            db_reader_close(own);
+    }
     /* a wakeup that never came: the anomaly's wait ended by its own timer
      * where the normal run's was ended by a thread -- follow the period
      * along that thread's timeline (paper/004 §Path Comparison: what the
@@ -495,6 +580,16 @@ int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err
             json_baseline(f, &base, base_trace, src.path, &like);
         else
             fputs("null", f);
+        fputs(",\"lives\":", f); /* a short-lived thread: its life beside the normal one's */
+        if (lives) {
+            query_cp_totals ta = query_cp_sum(&lifa), tn = query_cp_sum(&lifn);
+            fprintf(f, "{\"anomaly\":{\"ns\":%" PRIu64 ",", lifa.end - lifa.begin);
+            query_json_cp_totals(f, &ta);
+            fprintf(f, "},\"normal\":{\"ns\":%" PRIu64 ",", lifn.end - lifn.begin);
+            query_json_cp_totals(f, &tn);
+            fputs("}}", f);
+        } else
+            fputs("null", f);
         fputs(",\"expected_waker\":", f); /* a missed wakeup: who woke it in the normal run */
         if (cpa.expect_tid)
             query_json_str(f, cpa.expected, strnlen(cpa.expected, DB_NAME_MAX));
@@ -511,8 +606,12 @@ int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err
         rc = query_view_paths(s, ra, &anomaly, got ? rn : NULL, &normal, same, err);
     else if (!rc)
         print_text(s, &a, kind, got ? &base : NULL, base_trace, src.path, sus, nsus, got ? &normal : NULL, &anomaly,
-                   &cpa);
+                   &cpa, lives ? &lifa : NULL, lives ? &lifn : NULL);
     free(sus);
+    if (lives) {
+        query_cp_free(&lifa);
+        query_cp_free(&lifn);
+    }
     if (have_cpa)
         query_cp_free(&cpa);
     if (have_cpn)

@@ -381,8 +381,18 @@ int query_critical_path_expect(db_reader *r, const db_node *n, uint32_t expect_t
 /* Thread n->tid's timeline over [begin, end] (a stretch of its life; cp->node
  * is n, for reference), and the bounds of its life (1; 0 it has no node) */
 int query_critical_path_span(db_reader *r, const db_node *n, uint64_t begin, uint64_t end, query_cp *cp, db_error *de);
-int query_thread_life(db_reader *r, uint32_t tid, uint64_t *begin, uint64_t *end, db_error *de);
+/* created: the trace shows its creation (a short-lived thread's life) */
+int query_thread_life(db_reader *r, uint32_t tid, uint64_t *begin, uint64_t *end, bool *created, db_error *de);
 void query_cp_free(query_cp *cp);
+/* ns per state, and per device of the io */
+typedef struct query_cp_totals {
+    uint64_t state[QUERY_CP__COUNT];
+    uint64_t dev[QUERY_DEV_TIMER + 1];
+} query_cp_totals;
+query_cp_totals query_cp_sum(const query_cp *cp);
+/* exec_critpath.c: "totals":{...},"devices":{...}; " running 3.1ms 1.0%, ..." and a newline */
+void query_json_cp_totals(FILE *f, const query_cp_totals *t);
+void query_text_cp_totals(FILE *f, const query_cp *cp);
 const char *query_cp_state_name(int state);
 int query_exec_critical(query_session *s, const query_stmt *st, query_error *err); /* exec_critpath.c */
 /* exec_critpath.c: the first thread the trace names NAME: 1 (tid), 0 none, -1 */

@@ -51,11 +51,11 @@ def at(us):
 
 
 class Partition(ArchiveCase):
-    def load(self, lines):
-        path = os.path.join(self.dir, "t.txt")
+    def load(self, lines, name="t"):
+        path = os.path.join(self.dir, name + ".txt")
         with open(path, "w") as f:
-            f.write("# tracer: nop\n#\n" + "\n".join(lines) + "\n")
-        self.ingest(path, name="t")
+            f.write("# tracer: nop\n#\n" + "\n".join(sorted(lines, key=lambda l: float(l.split()[3][:-1]))) + "\n")
+        self.ingest(path, name=name)
 
     def node_of(self, thread, last=True):
         nodes = self.json("--trace", "t", f'find nodes where thread = "{thread}" and kind = "thread"')["nodes"]
@@ -94,11 +94,11 @@ class Partition(ArchiveCase):
         self.assertEqual(self.simple(cp), [("waker", "running", 110, 890), ("waiter", "runnable", 1000, 500),
                                            ("waiter", "running", 1500, 510)])
 
-    def test_nothing_is_charged_to_a_thread_before_it_was_forked(self):
+    def forked(self, name="t", disk=0):
         """ui waits from 110 for a child that parent forks at 5000; the
-        child runs from 5050 and wakes ui at 9010.  Before 5000 the wait is
-        parent's; the child has nothing before its fork."""
-        self.load([
+        child runs from 5050 and wakes ui at 9010 -- after disk us of
+        waiting on the disk, when disk is given."""
+        return self.load([
             sys("ui", 10, 0, 100, True, 61),
             switch("ui", 10, "S", "parent", 20, 0, 110),
             sys("parent", 20, 0, 200, False),
@@ -109,13 +109,28 @@ class Partition(ArchiveCase):
             sys("parent", 20, 0, 5100, True, 61),
             switch("parent", 20, "S", "swapper/0", 0, 0, 5110),
             sys("child", 30, 1, 5200, False, 56),
-            sys("child", 30, 1, 9000, True, 1),
-            wake("sched_waking", "child", 30, 1, 9010, "ui", 10),
-            wake("sched_wakeup", "child", 30, 1, 9020, "ui", 10),
-            sys("child", 30, 1, 9100, False, 1),
-            switch("swapper/0", 0, "R", "ui", 10, 0, 9200),
-            sys("ui", 10, 0, 9300, False, 61),
-        ])
+        ] + ([
+            sys("child", 30, 1, 5300, True, 0),
+            switch("child", 30, "D", "swapper/1", 0, 1, 5310),
+            line("<idle>", 0, 1, "d.h2.", 5310 + disk, "irq_handler_entry", "irq=25 name=virtio1-req.0"),
+            wake("sched_wakeup", "<idle>", 0, 1, 5311 + disk, "child", 30, 1, flags="d.h3."),
+            line("<idle>", 0, 1, "d.h2.", 5312 + disk, "irq_handler_exit", "irq=25 ret=handled"),
+            switch("swapper/1", 0, "R", "child", 30, 1, 5320 + disk),
+            sys("child", 30, 1, 5330 + disk, False, 0),
+        ] if disk else []) + [
+            sys("child", 30, 1, 9000 + disk, True, 1),
+            wake("sched_waking", "child", 30, 1, 9010 + disk, "ui", 10),
+            wake("sched_wakeup", "child", 30, 1, 9020 + disk, "ui", 10),
+            sys("child", 30, 1, 9100 + disk, False, 1),
+            sys("child", 30, 1, 9110 + disk, True, 60),
+            line("child", 30, 1, ".....", 9120 + disk, "sched_process_exit", "comm=child pid=30 prio=120"),
+            switch("child", 30, "X", "swapper/1", 0, 1, 9130 + disk),
+            switch("swapper/0", 0, "R", "ui", 10, 0, 9200 + disk),
+            sys("ui", 10, 0, 9300 + disk, False, 61),
+        ], name)
+
+    def test_nothing_is_charged_to_a_thread_before_it_was_forked(self):
+        self.forked()
         cp = self.parts(self.node_of("ui"))
         got = self.simple(cp)
         self.assertEqual(got, [("parent", "running", 110, 4890), ("child", "runnable", 5000, 50),
@@ -324,6 +339,25 @@ class Partition(ArchiveCase):
         run = sum(p["ns"] for p in d["breakdown"] if p["thread"] == "peer" and p["state"] == "running")
         self.assertEqual(run, (3101 - 110) * US)  # to the timer's wakeup
         self.assertNotIn("timer", {p["state"] for p in d["breakdown"]})
+
+    def test_a_short_lived_process_is_compared_by_its_life(self):
+        """the child of the slow run waits 2 ms on the disk (a step of its
+        own); the worst step of each is its run before waking ui, but their
+        lives differ by the disk wait, which diagnose says"""
+        self.forked("normal")
+        self.forked("slow", disk=2000)
+        child = self.json("--trace", "slow", 'critical path of thread "child"')
+        self.assertTrue(child["life"])
+        self.assertEqual(child["period"]["begin"], at(5000))  # its fork
+        self.assertEqual(child["devices"]["disk"], 2001 * US)  # 5310 to the wakeup at 7311
+        d = self.json("--trace", "slow", 'diagnose thread "child" against trace "normal"')
+        lives = d["lives"]
+        self.assertEqual((lives["anomaly"]["devices"]["disk"], lives["normal"]["devices"]["disk"]), (2001 * US, 0))
+        self.assertEqual(lives["anomaly"]["ns"] - lives["normal"]["ns"], 2000 * US)
+        text = self.ok("--trace", "slow", 'diagnose thread "child" against trace "normal"').stdout
+        self.assertIn("The difference: io (disk) +2.0ms (none in the normal run)", text)
+        # not a short-lived thread: ui was not created in the trace
+        self.assertIsNone(self.json("--trace", "slow", 'diagnose thread "ui" against trace "normal"')["lives"])
 
 
 if __name__ == "__main__":
