@@ -591,8 +591,8 @@ int query_critical_path_span(db_reader *r, const db_node *n, uint64_t begin, uin
  * that created its first node: fork, sched_wakeup_new) or the start of
  * its first node's wait, to its last node's end. */
 typedef struct life {
-    db_node first, last;
-    bool any;
+    db_node n;
+    bool any, first; /* first: stop at the first node */
 } life;
 
 static int life_one(void *p, const db_node *n)
@@ -600,11 +600,9 @@ static int life_one(void *p, const db_node *n)
     life *l = p;
     if (isolated(n->kind))
         return 0;
-    if (!l->any)
-        l->first = *n;
-    l->last = *n;
+    l->n = *n;
     l->any = true;
-    return 0;
+    return l->first;
 }
 
 static int created_at(void *p, const db_edge *e)
@@ -614,26 +612,32 @@ static int created_at(void *p, const db_edge *e)
     return 0;
 }
 
-int query_thread_life(db_reader *r, uint32_t tid, uint64_t *begin, uint64_t *end, bool *created, db_error *de)
+int query_thread_life(db_reader *r, uint32_t tid, bool created_only, uint64_t *begin, uint64_t *end, bool *created,
+                      db_error *de)
 {
-    life l = {0};
-    if (db_scan_thread_nodes(r, tid, 0, UINT64_MAX, life_one, &l, de) < 0)
+    life f = {.first = true}, last = {0};
+    if (db_scan_thread_nodes(r, tid, 0, UINT64_MAX, life_one, &f, de) < 0)
         return -1;
-    if (!l.any)
+    if (!f.any)
         return 0;
-    const db_node *f = &l.first;
-    uint64_t b = f->blocked && f->blocked <= f->begin ? f->begin - f->blocked : on_cpu(f);
+    uint64_t b = f.n.blocked && f.n.blocked <= f.n.begin ? f.n.begin - f.n.blocked : on_cpu(&f.n);
     uint64_t ev_id = 0;
     db_event ev;
-    if (!f->blocked && db_edges_in(r, f->id, created_at, &ev_id, de))
+    if (!f.n.blocked && db_edges_in(r, f.n.id, created_at, &ev_id, de))
         return -1;
     bool made = ev_id && db_get_event(r, ev_id, &ev, de) == 1 && ev.ts <= b;
     if (made)
         b = ev.ts;
     if (created)
         *created = made;
+    if (created_only && !made)
+        return 1; /* begin and end not wanted */
+    /* the last node: the one the scan hands out first, as beginning before
+     * the end of time */
+    if (db_scan_thread_nodes(r, tid, UINT64_MAX - 1, UINT64_MAX, life_one, &last, de) < 0)
+        return -1;
     *begin = b;
-    *end = l.last.end > b ? l.last.end : b;
+    *end = last.any && last.n.end > b ? last.n.end : b;
     return 1;
 }
 

@@ -282,7 +282,7 @@ int query_exec_critical(query_session *s, const query_stmt *st, query_error *err
      * the stretch of it asked for; of a node: the node's period */
     query_cp cp;
     uint64_t b = 0, e = 0;
-    int life = st->by_thread ? query_thread_life(r, n.tid, &b, &e, NULL, &de) : 0;
+    int life = st->by_thread ? query_thread_life(r, n.tid, false, &b, &e, NULL, &de) : 0;
     if (life > 0 && st->has_span) {
         b = st->span_from > b ? st->span_from : b;
         e = st->span_to < e ? st->span_to : e;

@@ -258,8 +258,8 @@ static int compare_lives(db_reader *ra, const db_node *a, db_reader *rn, uint32_
 {
     uint64_t b1, e1, b2, e2;
     bool c1 = false, c2 = false;
-    int g1 = query_thread_life(ra, a->tid, &b1, &e1, &c1, de);
-    int g2 = g1 < 0 ? -1 : query_thread_life(rn, tid, &b2, &e2, &c2, de);
+    int g1 = query_thread_life(ra, a->tid, true, &b1, &e1, &c1, de);
+    int g2 = g1 <= 0 || !c1 ? g1 : query_thread_life(rn, tid, true, &b2, &e2, &c2, de);
     if (g1 < 0 || g2 < 0)
         return -1;
     if (!g1 || !g2 || !c1 || !c2)

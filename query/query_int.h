@@ -381,8 +381,10 @@ int query_critical_path_expect(db_reader *r, const db_node *n, uint32_t expect_t
 /* Thread n->tid's timeline over [begin, end] (a stretch of its life; cp->node
  * is n, for reference), and the bounds of its life (1; 0 it has no node) */
 int query_critical_path_span(db_reader *r, const db_node *n, uint64_t begin, uint64_t end, query_cp *cp, db_error *de);
-/* created: the trace shows its creation (a short-lived thread's life) */
-int query_thread_life(db_reader *r, uint32_t tid, uint64_t *begin, uint64_t *end, bool *created, db_error *de);
+/* created: the trace shows its creation (a short-lived thread's life);
+ * created_only: begin and end only when it does */
+int query_thread_life(db_reader *r, uint32_t tid, bool created_only, uint64_t *begin, uint64_t *end, bool *created,
+                      db_error *de);
 void query_cp_free(query_cp *cp);
 /* ns per state, and per device of the io */
 typedef struct query_cp_totals {
