@@ -48,16 +48,6 @@ static const char *const state_names[QUERY_CP__COUNT] = {
 
 const char *query_cp_state_name(int s) { return s >= 0 && s < QUERY_CP__COUNT ? state_names[s] : "?"; }
 
-const char *query_cp_device_name(int dev)
-{
-    switch (dev) {
-    case QUERY_DEV_DISK: return "disk";
-    case QUERY_DEV_NETWORK: return "network";
-    case QUERY_DEV_DEVICE: return "device";
-    default: return "";
-    }
-}
-
 typedef struct walk {
     db_reader *r;
     db_error *de;
@@ -99,9 +89,7 @@ static query_cp_part *add_part(walk *w, const db_node *n, int state, uint64_t be
 
 static bool isolated(int kind) { return db_node_kind_isolated(kind); }
 
-/* When k got the cpu its first event ran on (its begin in an archive
- * without it, or a trace without scheduler events). */
-static uint64_t on_cpu(const db_node *k) { return k->oncpu && k->oncpu <= k->begin ? k->oncpu : k->begin; }
+static uint64_t on_cpu(const db_node *k) { return query_node_oncpu(k); }
 
 /* ---- a thread's nodes over an interval ---- */
 
@@ -188,42 +176,6 @@ static void set_device(query_cp_part *p, int dev)
 {
     if (p)
         p->device = (uint8_t)dev;
-}
-
-static bool has_word(const char *s, const char *const *words)
-{
-    for (; *words; words++)
-        if (strstr(s, *words))
-            return true;
-    return false;
-}
-
-/* What an interrupt or softirq node serves, by its name: the softirq's
- * vector ("softirq/NET_RX"; every reader names them so), an interrupt's
- * handler ("irq/36 virtio1-req.0", "irq/30 nvme0q1", "irq/25 eth0"). */
-int query_cp_device_of(const db_node *n)
-{
-    static const char *const net_irq[] = {"eth", "enp", "ens", "eno", "wlan", "wlp", "-input", "-output", "virtio-net",
-                                          NULL};
-    static const char *const disk_irq[] = {"nvme", "ahci", "ata", "-req", "mmc", "sdhci", "scsi", "ufs", NULL};
-    if (n->kind == DB_NODE_SOFTIRQ) {
-        const char *v = strchr(n->thread, '/');
-        v = v ? v + 1 : n->thread;
-        if (strncmp(v, "NET_", 4) == 0)
-            return QUERY_DEV_NETWORK;
-        if (strncmp(v, "BLOCK", 5) == 0 || strcmp(v, "IRQ_POLL") == 0)
-            return QUERY_DEV_DISK;
-        if (strcmp(v, "TIMER") == 0 || strcmp(v, "HRTIMER") == 0)
-            return QUERY_DEV_TIMER;
-        return QUERY_DEV_NONE;
-    }
-    if (n->kind != DB_NODE_INTERRUPT)
-        return QUERY_DEV_NONE;
-    if (has_word(n->thread, net_irq))
-        return QUERY_DEV_NETWORK;
-    if (has_word(n->thread, disk_irq))
-        return QUERY_DEV_DISK;
-    return QUERY_DEV_DEVICE;
 }
 
 static int io_one(void *p, const db_edge *e)
@@ -585,71 +537,6 @@ int query_critical_path_span(db_reader *r, const db_node *n, uint64_t begin, uin
         return -1;
     }
     return 0;
-}
-
-/* A thread's life as the trace shows it: from its creation (the wakeup
- * that created its first node: fork, sched_wakeup_new) or the start of
- * its first node's wait, to its last node's end. */
-typedef struct life {
-    db_node n;
-    bool any, first; /* first: stop at the first node */
-} life;
-
-static int life_one(void *p, const db_node *n)
-{
-    life *l = p;
-    if (isolated(n->kind))
-        return 0;
-    l->n = *n;
-    l->any = true;
-    return l->first;
-}
-
-static int created_at(void *p, const db_edge *e)
-{
-    if (kind_rank(e->kind))
-        *(uint64_t *)p = e->from_event;
-    return 0;
-}
-
-int query_thread_life(db_reader *r, uint32_t tid, bool created_only, uint64_t *begin, uint64_t *end, bool *created,
-                      db_error *de)
-{
-    life f = {.first = true}, last = {0};
-    if (db_scan_thread_nodes(r, tid, 0, UINT64_MAX, life_one, &f, de) < 0)
-        return -1;
-    if (!f.any)
-        return 0;
-    uint64_t b = f.n.blocked && f.n.blocked <= f.n.begin ? f.n.begin - f.n.blocked : on_cpu(&f.n);
-    uint64_t ev_id = 0;
-    db_event ev;
-    if (!f.n.blocked && db_edges_in(r, f.n.id, created_at, &ev_id, de))
-        return -1;
-    bool made = ev_id && db_get_event(r, ev_id, &ev, de) == 1 && ev.ts <= b;
-    if (made)
-        b = ev.ts;
-    if (created)
-        *created = made;
-    if (created_only && !made)
-        return 1; /* begin and end not wanted */
-    /* the last node: the one the scan hands out first, as beginning before
-     * the end of time */
-    if (db_scan_thread_nodes(r, tid, UINT64_MAX - 1, UINT64_MAX, life_one, &last, de) < 0)
-        return -1;
-    *begin = b;
-    *end = last.any && last.n.end > b ? last.n.end : b;
-    return 1;
-}
-
-query_cp_totals query_cp_sum(const query_cp *cp)
-{
-    query_cp_totals t = {{0}, {0}};
-    for (size_t i = 0; i < cp->n; i++) {
-        t.state[cp->parts[i].state] += cp->parts[i].ns;
-        if (cp->parts[i].state == QUERY_CP_IO && cp->parts[i].device <= QUERY_DEV_TIMER)
-            t.dev[cp->parts[i].device] += cp->parts[i].ns;
-    }
-    return t;
 }
 
 void query_cp_free(query_cp *cp)

@@ -251,64 +251,6 @@ static void print_breakdown(FILE *f, const query_cp *cp)
     fputs(n > 5 ? ", ...\n" : "\n", f);
 }
 
-/* Thread a's life in ra and thread tid's in rn, when both traces show
- * their creation (*lives then); 0 or -1. */
-static int compare_lives(db_reader *ra, const db_node *a, db_reader *rn, uint32_t tid, query_cp *la, query_cp *ln,
-                         bool *lives, db_error *de)
-{
-    uint64_t b1, e1, b2, e2;
-    bool c1 = false, c2 = false;
-    int g1 = query_thread_life(ra, a->tid, true, &b1, &e1, &c1, de);
-    int g2 = g1 <= 0 || !c1 ? g1 : query_thread_life(rn, tid, true, &b2, &e2, &c2, de);
-    if (g1 < 0 || g2 < 0)
-        return -1;
-    if (!g1 || !g2 || !c1 || !c2)
-        return 0;
-    db_node other = {.tid = tid};
-    memcpy(other.thread, a->thread, sizeof other.thread);
-    if (query_critical_path_span(ra, a, b1, e1, la, de))
-        return -1;
-    if (query_critical_path_span(rn, &other, b2, e2, ln, de)) {
-        query_cp_free(la);
-        return -1;
-    }
-    *lives = true;
-    return 0;
-}
-
-/* "Its life: 235ms: ...; the normal run's: 120ms: ...; the difference: io
- * (disk) +46.0ms (none in the normal run), ..." -- per state and device, what
- * differs by 1% of the anomaly's life or more */
-static void print_lives(FILE *f, const query_cp *la, const query_cp *ln)
-{
-    char d[32];
-    query_fmt_duration(d, sizeof d, la->end - la->begin);
-    fprintf(f, "Its life (from its creation) took %s:", d);
-    query_text_cp_totals(f, la);
-    query_fmt_duration(d, sizeof d, ln->end - ln->begin);
-    fprintf(f, "In the normal run it took %s:", d);
-    query_text_cp_totals(f, ln);
-    query_cp_totals ta = query_cp_sum(la), tn = query_cp_sum(ln);
-    uint64_t floor = (la->end - la->begin) / 100;
-    int k = 0;
-    for (int i = 0; i < QUERY_CP__COUNT + QUERY_DEV_DEVICE; i++) {
-        /* the states but io, then io by device */
-        bool dev = i >= QUERY_CP__COUNT;
-        int x = dev ? i - QUERY_CP__COUNT + 1 : i;
-        if (!dev && x == QUERY_CP_IO)
-            continue;
-        uint64_t va = dev ? ta.dev[x] : ta.state[x], vn = dev ? tn.dev[x] : tn.state[x];
-        uint64_t diff = va > vn ? va - vn : vn - va;
-        if (diff < floor || !diff)
-            continue;
-        query_fmt_duration(d, sizeof d, diff);
-        fprintf(f, "%s %s%s%s %s%s%s", k++ ? "," : "The difference:", dev ? "io (" : "",
-                dev ? query_cp_device_name(x) : query_cp_state_name(x), dev ? ")" : "", va > vn ? "+" : "-", d,
-                !vn ? " (none in the normal run)" : !va ? " (none in this run)" : "");
-    }
-    fputs(k ? ".\n" : "The difference: none of 1% of its life or more.\n", f);
-}
-
 static void print_text(query_session *s, const db_node *a, const char *kind, const query_match *base,
                        const char *base_trace, const char *base_archive, const query_suspect *sus, size_t n,
                        const query_path *normal, const query_path *anomaly, const query_cp *cp, const query_cp *life,
@@ -361,7 +303,7 @@ static void print_text(query_session *s, const db_node *a, const char *kind, con
                 cp->expected, cp->expected);
     print_breakdown(f, cp);
     if (life)
-        print_lives(f, life, normal_life);
+        query_text_lives(f, life, normal_life);
     if (n == 0) {
         fputs("No other thread was blocked on its path during the anomaly.\n", f);
         return;
@@ -537,7 +479,7 @@ int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err
             if (found == 1)
                 found = query_thread_tid(rl, a.thread, &tid, &de);
         }
-        if (found < 0 || (rl && found == 1 && compare_lives(ra, &a, rl, tid, &lifa, &lifn, &lives, &de)))
+        if (found < 0 || (rl && found == 1 && query_compare_lives(ra, &a, rl, tid, &lifa, &lifn, &lives, &de)))
             rc = query_fail(err, NULL, "%s", de.msg);
         if (own)
             db_reader_close(own);

@@ -395,6 +395,18 @@ query_cp_totals query_cp_sum(const query_cp *cp);
 /* exec_critpath.c: "totals":{...},"devices":{...}; " running 3.1ms 1.0%, ..." and a newline */
 void query_json_cp_totals(FILE *f, const query_cp_totals *t);
 void query_text_cp_totals(FILE *f, const query_cp *cp);
+/* lives.c: thread a's life in ra beside thread tid's in rn, when both
+ * traces show their creation (*lives then, la and ln filled; 0 or -1) */
+int query_compare_lives(db_reader *ra, const db_node *a, db_reader *rn, uint32_t tid, query_cp *la, query_cp *ln,
+                        bool *lives, db_error *de);
+/* "Its life (from its creation) took ...", the normal run's, the difference */
+void query_text_lives(FILE *f, const query_cp *la, const query_cp *ln);
+/* When the node's thread got the cpu its first event ran on (its begin in
+ * an archive without it, or a trace without scheduler events) */
+static inline uint64_t query_node_oncpu(const db_node *k)
+{
+    return k->oncpu && k->oncpu <= k->begin ? k->oncpu : k->begin;
+}
 const char *query_cp_state_name(int state);
 int query_exec_critical(query_session *s, const query_stmt *st, query_error *err); /* exec_critpath.c */
 /* exec_critpath.c: the first thread the trace names NAME: 1 (tid), 0 none, -1 */
