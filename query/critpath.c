@@ -297,29 +297,39 @@ static void add_takers(walk *w, const cause *c, const db_node *k, uint64_t a, ui
     }
 }
 
-/* Whether node n works on the victim's own request: the chain of wakeups
- * back from it reaches the victim's thread during (or just before) the
- * period -- the victim asked a server, which asked a worker.  Then the
- * worker's run is the cause, not the server that passed the request on;
- * a request from anyone else is a third party's (head-of-line blocking). */
+/* On whose request node n ran: the chain of wakeups back from n, through
+ * the threads that passed the request on, to where it began (a thread
+ * woken by a timer, an interrupt or nobody; a thread the chain met
+ * before).  The victim's own request when the chain reaches the victim's
+ * thread during (or just before) the period -- it asked a server, which
+ * asked a worker: then the worker's run is the cause, not the server that
+ * passed the request on (false).  Else a third party's (head-of-line
+ * blocking): *origin, the thread that began it. */
 #define CP_CHAIN 8
 
-static bool victims_own(walk *w, const db_node *n)
+static bool third_party(walk *w, const db_node *n, db_node *origin)
 {
     const query_cp *cp = w->cp;
     uint64_t since = cp->begin - (cp->end - cp->begin < cp->begin ? cp->end - cp->begin : cp->begin);
+    uint32_t seen[CP_CHAIN];
     db_node x = *n;
+    *origin = x;
     for (int i = 0; i < CP_CHAIN; i++) {
         if (x.tid == cp->node.tid)
-            return x.end >= since;
+            return x.end < since;
         if (x.end < since)
-            return false;
+            return true;
+        for (int j = 0; j < i; j++)
+            if (seen[j] == x.tid)
+                return true;
+        seen[i] = x.tid;
+        *origin = x;
         cause c = {0};
         if (db_edges_in(w->r, x.id, cause_one, &c, w->de) || !c.found || !kind_rank(c.e.kind) ||
             db_get_node(w->r, c.e.from, &x, w->de) != 1 || isolated(x.kind))
-            return false;
+            return true;
     }
-    return false;
+    return true;
 }
 
 /* Node k's own span clipped to [a, b]: running, and preempted (given to
@@ -348,11 +358,12 @@ static void own_span(walk *w, const db_node *k, const cause *c, uint64_t a, uint
     for (int i = 0; i < nt; i++)
         weight += t[i].w;
     query_cp_part *run_part = add_part(w, k, QUERY_CP_RUNNING, a, len - pre);
-    /* on whose request: the thread that woke the node, if a third party's
-     * (not the victim's own request, passed on) */
-    db_node req;
-    if (run_part && c->found && kind_rank(c->e.kind) && db_get_node(w->r, c->e.from, &req, w->de) == 1 &&
-        !isolated(req.kind) && req.tid != k->tid && k->tid != w->cp->node.tid && !victims_own(w, &req)) {
+    /* on whose request: the thread that began the request that woke the
+     * node, if a third party's (not the victim's own request, passed on) */
+    db_node waker, req;
+    if (run_part && c->found && kind_rank(c->e.kind) && db_get_node(w->r, c->e.from, &waker, w->de) == 1 &&
+        !isolated(waker.kind) && waker.tid != k->tid && k->tid != w->cp->node.tid && third_party(w, &waker, &req) &&
+        req.tid != k->tid) {
         run_part->for_tid = req.tid;
         run_part->for_node = req.id;
         memcpy(run_part->for_thread, req.thread, sizeof run_part->for_thread);

@@ -485,15 +485,23 @@ int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err
             db_reader_close(own);
     }
     /* a wakeup that never came: the anomaly's wait ended by its own timer
-     * where the normal run's was ended by a thread -- follow the period
+     * where the normal run's was ended by a thread (the counterpart's
+     * waker, else the thread that woke its thread most often there) --
+     * follow the period
      * along that thread's timeline (paper/004 §Path Comparison: what the
      * threads of the normal path did instead) */
-    if (!rc && have_cpa && have_cpn && cpa.timeout && !cpn.timeout && cpn.waker[0] &&
-        strncmp(cpn.waker, a.thread, DB_NAME_MAX) != 0) {
+    char waker[DB_NAME_MAX] = "";
+    if (!rc && have_cpa && have_cpn && cpa.timeout) {
+        if (!cpn.timeout && cpn.waker[0])
+            memcpy(waker, cpn.waker, sizeof waker);
+        else if (query_usual_waker(rn, base.n.tid, waker, &de) < 0) /* the counterpart timed out too */
+            rc = query_fail(err, NULL, "%s", de.msg);
+    }
+    if (!rc && waker[0] && strncmp(waker, a.thread, DB_NAME_MAX) != 0) {
         uint32_t tid;
-        int found = query_thread_tid(ra, cpn.waker, &tid, &de);
+        int found = query_thread_tid(ra, waker, &tid, &de);
         query_cp via;
-        if (found < 0 || (found && query_critical_path_expect(ra, &a, tid, cpn.waker, &via, &de)))
+        if (found < 0 || (found && query_critical_path_expect(ra, &a, tid, waker, &via, &de)))
             rc = query_fail(err, NULL, "%s", de.msg);
         else if (found) {
             query_cp_free(&cpa);

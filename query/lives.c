@@ -179,3 +179,56 @@ void query_text_lives(FILE *f, const query_cp *la, const query_cp *ln)
     fputs(k ? ".\n" : "The difference: none of 1% of its life or more.\n", f);
 }
 
+
+/* The thread that woke thread tid most often (by name; a thread of
+ * another name than its own): who normally ends its waits.  1, 0 none, -1. */
+#define WAKERS 16
+
+typedef struct wakers {
+    db_reader *r;
+    db_error *de;
+    uint32_t tid;
+    char name[WAKERS][DB_NAME_MAX];
+    uint32_t count[WAKERS];
+    int n;
+} wakers;
+
+static int waker_edge(void *p, const db_edge *e)
+{
+    wakers *w = p;
+    db_node src;
+    if ((e->kind != DB_EDGE_WAKEUP && e->kind != DB_EDGE_IPC && e->kind != DB_EDGE_IPC_REPLY) ||
+        db_get_node(w->r, e->from, &src, w->de) != 1 || db_node_kind_isolated(src.kind) || src.tid == w->tid)
+        return 0;
+    int i = 0;
+    while (i < w->n && strncmp(w->name[i], src.thread, DB_NAME_MAX) != 0)
+        i++;
+    if (i == w->n) {
+        if (w->n == WAKERS)
+            return 0;
+        memcpy(w->name[w->n++], src.thread, DB_NAME_MAX);
+    }
+    w->count[i]++;
+    return 0;
+}
+
+static int waker_node(void *p, const db_node *n)
+{
+    wakers *w = p;
+    return n->blocked && !db_node_kind_isolated(n->kind) ? db_edges_in(w->r, n->id, waker_edge, w, w->de) : 0;
+}
+
+int query_usual_waker(db_reader *r, uint32_t tid, char out[DB_NAME_MAX], db_error *de)
+{
+    wakers w = {.r = r, .de = de, .tid = tid};
+    if (db_scan_thread_nodes(r, tid, 0, UINT64_MAX, waker_node, &w, de) < 0)
+        return -1;
+    int best = -1;
+    for (int i = 0; i < w.n; i++)
+        if (best < 0 || w.count[i] > w.count[best])
+            best = i;
+    if (best < 0)
+        return 0;
+    memcpy(out, w.name[best], DB_NAME_MAX);
+    return 1;
+}
