@@ -48,6 +48,9 @@ TRACE_CFLAGS = $(shell pkg-config --cflags $(TRACE_PC) 2>/dev/null)
 # its plugins (source.ctf.fs, filter.utils.muxer); perf.data is read through
 # `perf script` (ingest/perf.c), and the tests record with perf
 DEBS    += libbabeltrace2-dev linux-perf
+# tests/e2e/test_foreign_sched.py reads the foreign trace.dat files and CTF
+# folders with the tools themselves, independently of argusq's readers
+DEBS    += trace-cmd babeltrace2
 DEBS    += man-db groff-base
 # libFuzzer harnesses (fuzz/, `make fuzz`) and the valgrind end-to-end test
 DEBS    += clang libclang-rt-dev valgrind

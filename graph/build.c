@@ -126,7 +126,7 @@ static int node_open(graph_state *g, graph_open *o, graph_thread *t, const db_ev
     o->open = true;
     o->anonymous = false;
     o->sig.n = 0;
-    o->run_from = o->runnable_in = 0;
+    o->run_from = o->runnable_in = o->off_in = o->off_last_from = o->off_last_to = o->off_last_rbl = 0;
     db_node *n = &o->n;
     n->id = ++g->next_node;
     n->tid = ev->tid;

@@ -35,6 +35,10 @@ typedef struct graph_open {
     bool anonymous; /* irq-context events with no entry event seen */
     uint64_t run_from;    /* sched.c: the switch-in its running counts from */
     uint64_t runnable_in; /* sched.c: ns preempted inside the node */
+    uint64_t off_in;      /* sched.c: ns off the cpu inside the node (preempted,
+                             or asleep in a wait inside a callout) */
+    uint64_t off_last_from, off_last_to, off_last_rbl; /* sched.c: the latest such
+                                                          stretch, its runnable ns */
     /* the node's normal form so far (normalize.c): sig.n hashes in sig.h
      * as they came, sorted and given the node in place when it closes
      * (graph_sig_done) */
@@ -104,6 +108,8 @@ typedef struct graph_thread {
     uint64_t runnable_since; /* woken or preempted at, 0: not runnable */
     uint64_t pend_runnable;  /* runnable ns for the node it opens next */
     uint64_t pend_on;        /* switched in at, before that node's first event */
+    uint64_t off_since;      /* switched out at (while on_cpu is false) */
+    bool runnable_fork;      /* runnable_since is a fork's (sched_process_fork) */
     uint64_t preempt_ev;     /* a preemption of another thread's node this */
     uint32_t preempt_node;   /* thread took the cpu for, waiting for its node */
     uint32_t preempt_victim; /* ...and that node's thread */
@@ -311,7 +317,7 @@ int graph_sched_event(graph_state *g, const db_event *ev);
 bool graph_sched_preempted(const db_event *ev); /* a switch's state: R or ...+ */
 int graph_sched_after(graph_state *g, const db_event *ev, uint32_t node);
 void graph_sched_open(graph_thread *t, graph_open *o, const db_event *ev);
-void graph_sched_close(const graph_thread *t, graph_open *o);
+void graph_sched_close(graph_thread *t, graph_open *o);
 
 /* normalize.c */
 uint32_t graph_fnv1a(const void *p, size_t n);

@@ -13,13 +13,26 @@
  * when the thread is inside a node (a preemption), else the next one it
  * opens (the latency from its wakeup to its first instruction).  A node's
  * `running` is then its time on a CPU from the switch-in before its first
- * event to its last event, less what it spent preempted; `runnable` is
- * the wakeup latency before it plus the preemptions inside it; `oncpu`
- * is that switch-in, where the wakeup latency ends.  The latency starts at
- * sched_waking when the trace has it (many record it alone: trace-cmd 3,
- * Perfetto's configs), else at sched_wakeup.  A trace
- * without sched_switch (the paper's macOS traces) leaves runnable 0 and
- * running the node's span.
+ * event to its last event, less what it spent off the CPU in between;
+ * `runnable` is the wakeup latency before it plus the preemptions inside
+ * it; `oncpu` is that switch-in, where the wakeup latency ends.  The
+ * latency starts at sched_waking when the trace has it (many record it
+ * alone: trace-cmd 3, Perfetto's configs), else at sched_wakeup; a new
+ * thread's at its sched_wakeup_new, else at its fork.  A trace without
+ * sched_switch (the paper's macOS traces) leaves runnable 0 and running
+ * the node's span.
+ *
+ * Nothing is lost between a thread's nodes nor counted twice (issue 43:
+ * the running of a thread's nodes adds up to its time on a CPU by the
+ * file's sched_switch events, tests/e2e/test_foreign_sched.py): a node
+ * that ends with the thread still on the CPU (a callout's end, an IPC
+ * peer or a user rule's boundary) hands its end to the next as that one's
+ * start; a wait inside a callout, which does not end the node, is off the
+ * CPU, not running; and a preemption after a node's last event (the node
+ * closed at a boundary or at the trace's end) is the next node's, as a
+ * wakeup latency is, not taken off this one's running.  What the trace
+ * cannot say stays out: a thread running when it starts counts from its
+ * first event, one running at its end up to its last.
  *
  * A preemption is also an edge (kind preempt) into the preempted node,
  * from the node of the thread switched in -- its open node, or the next
@@ -52,43 +65,76 @@ bool graph_sched_preempted(const db_event *ev)
     return false;
 }
 
-/* A stretch of runnable time of t, ending at ts. */
-static void charge(graph_thread *t, uint64_t ts)
+/* Whether the stretch off the cpu that ends now (t switched in) lies in
+ * t's open node: the node began before the switch-out (a preemption, or a
+ * wait inside a callout, which does not end the node) -- not a node the
+ * thread opens after it.  A switch-out not seen (the node is open, the
+ * trace said nothing of how it left the cpu) is the open node's too. */
+static bool off_inside(const graph_thread *t)
 {
-    if (!t->runnable_since || ts < t->runnable_since) {
-        t->runnable_since = 0;
-        return;
-    }
-    uint64_t r = ts - t->runnable_since;
+    return t->cur.open && (!t->off_since || t->cur.n.begin <= t->off_since);
+}
+
+/* t is switched in at ts: the stretch off the cpu since its switch-out
+ * ends.  Inside its open node, the stretch is not running (all of it:
+ * preempted, or asleep in a wait inside a callout) and its runnable part
+ * is the node's; else the runnable part (the wakeup latency) is charged
+ * to the node the thread opens next, which runs from here. */
+static void switched_in(graph_thread *t, uint64_t ts)
+{
+    uint64_t r = t->runnable_since && t->runnable_since <= ts ? ts - t->runnable_since : 0;
     t->runnable_since = 0;
-    if (t->cur.open && !t->waiting)
+    t->runnable_fork = false;
+    if (off_inside(t)) {
         t->cur.runnable_in += r;
-    else
+        if (t->off_since && t->off_since <= ts) {
+            t->cur.off_in += ts - t->off_since;
+            t->cur.off_last_from = t->off_since;
+            t->cur.off_last_to = ts;
+            t->cur.off_last_rbl = r;
+        }
+    } else {
         t->pend_runnable += r;
+        t->pend_on = ts;
+    }
+    t->off_since = 0;
 }
 
 /* A wakeup of tid at ts: runnable from then, unless it is on a cpu or
  * runnable already (sched_waking comes first, sched_wakeup after it: the
- * task is runnable from the waking, as the kernel's state says). */
-static int woken(graph_state *g, uint64_t tid, uint64_t ts)
+ * task is runnable from the waking, as the kernel's state says).  A
+ * fork's child is runnable from the fork when nothing else says when
+ * (kernel/fork.c wakes it right after that tracepoint); a
+ * sched_wakeup_new after it is that wakeup itself: the child is TASK_NEW,
+ * on no run queue, until then. */
+static int woken(graph_state *g, uint64_t tid, uint64_t ts, bool fork)
 {
     if (tid == 0 || tid > UINT32_MAX)
         return 0;
     graph_thread *t = graph_thread_get(g, (uint32_t)tid, DB_CPU_NONE);
     if (!t)
         return -1;
-    if (!t->on_cpu && !t->runnable_since)
+    if (!t->on_cpu && (!t->runnable_since || (t->runnable_fork && !fork))) {
         t->runnable_since = ts ? ts : 1;
+        t->runnable_fork = fork;
+    }
     return 0;
+}
+
+/* A wakeup that is a fork (every reader's sched_process_fork; perf's
+ * sched:sched_process_fork is named without its system) */
+static bool is_fork(const db_event *ev)
+{
+    return ev->name && db_event_name_len(ev) == 18 && memcmp(ev->name, "sched_process_fork", 18) == 0;
 }
 
 int graph_sched_event(graph_state *g, const db_event *ev)
 {
     if (ev->type == DB_EV_WAKEUP)
-        return woken(g, ev->obj, ev->ts);
+        return woken(g, ev->obj, ev->ts, is_fork(ev));
     uint64_t tid;
     if (g->ev_name == GRAPH_NAME_SCHED_WAKING) /* kept raw, the target in tid= */
-        return graph_attr_u64(g, ev, "tid", &tid) ? woken(g, tid, ev->ts) : 0;
+        return graph_attr_u64(g, ev, "tid", &tid) ? woken(g, tid, ev->ts, false) : 0;
     if (g->ev_name != GRAPH_NAME_SCHED_SWITCH || ev->obj > UINT32_MAX)
         return 0;
     graph_thread *prev = graph_thread_get(g, ev->tid, ev->cpu);
@@ -96,8 +142,10 @@ int graph_sched_event(graph_state *g, const db_event *ev)
         return -1;
     prev->sched = true;
     prev->on_cpu = false;
+    prev->off_since = ev->ts ? ev->ts : 1;
     bool pre = ev->tid != 0 && graph_sched_preempted(ev);
     prev->runnable_since = pre ? (ev->ts ? ev->ts : 1) : 0;
+    prev->runnable_fork = false;
     if (ev->obj == 0) /* the cpu goes idle */
         return 0;
     if (pre && ev->obj != ev->tid)
@@ -106,10 +154,8 @@ int graph_sched_event(graph_state *g, const db_event *ev)
     if (!next)
         return -1;
     next->sched = true;
-    charge(next, ev->ts);
+    switched_in(next, ev->ts);
     next->on_cpu = true;
-    if (!next->cur.open || next->waiting)
-        next->pend_on = ev->ts;
     return 0;
 }
 
@@ -121,7 +167,7 @@ void graph_sched_open(graph_thread *t, graph_open *o, const db_event *ev)
     t->pend_on = 0;
 }
 
-void graph_sched_close(const graph_thread *t, graph_open *o)
+void graph_sched_close(graph_thread *t, graph_open *o)
 {
     db_node *n = &o->n;
     if (!t || !t->sched) {
@@ -132,8 +178,31 @@ void graph_sched_close(const graph_thread *t, graph_open *o)
     uint64_t from = o->run_from && o->run_from <= n->begin ? o->run_from : n->begin;
     n->oncpu = from;
     uint64_t span = n->end - from;
-    n->running = o->runnable_in < span ? span - o->runnable_in : 0;
-    n->runnable += o->runnable_in;
+    /* running is on the cpu from `from` to the node's last event, less
+     * the stretches off the cpu inside; the latest stretch may have ended
+     * after that event, when the node closes (at a boundary, or at the
+     * trace's end) before the thread had another: the part after the
+     * event is between this node and the next -- not running of this one,
+     * and its runnable time is the next one's, as a wakeup latency is
+     * (graph_sched_open), which then runs from that switch-in */
+    uint64_t off = o->off_in, runnable_in = o->runnable_in;
+    if (o->off_last_to > n->end) {
+        uint64_t after = o->off_last_to - (n->end > o->off_last_from ? n->end : o->off_last_from);
+        uint64_t r = o->off_last_rbl < after ? o->off_last_rbl : after;
+        off -= after;
+        runnable_in -= r;
+        t->pend_runnable += r;
+        t->pend_on = o->off_last_to;
+    } else if (!t->waiting && (t->on_cpu || t->off_since >= n->end)) {
+        /* a node that ends with the thread still on the cpu (a callout's
+         * end, an IPC peer or a user rule's boundary; not a wait): the
+         * node it opens next runs from here, so the time between the two
+         * is neither lost nor counted twice (off_since: the switch-out
+         * that is the event the next node begins with) */
+        t->pend_on = n->end;
+    }
+    n->running = off < span ? span - off : 0;
+    n->runnable += runnable_in;
 }
 
 static int preempt_edge(graph_state *g, graph_thread *victim, uint64_t from_ev, uint32_t from, uint64_t to_ev,
