@@ -185,6 +185,25 @@ static int io_one(void *p, const db_edge *e)
     return 0;
 }
 
+/* The thread node whose own code raised softirq node n: the
+ * softirq_raise just before n's first event, on n's thread, in a thread
+ * node (a loopback send raises NET_RX in the sender's context and runs it
+ * at once; a network card's interrupt raises it in the interrupt). */
+#define CP_RAISE_BACK 4
+
+static bool raised_by(walk *w, const db_node *n, db_node *out)
+{
+    for (uint64_t id = n->first_event; id > 1 && n->first_event - id < CP_RAISE_BACK;) {
+        db_event ev;
+        if (db_get_event(w->r, --id, &ev, w->de) != 1)
+            return false;
+        if (ev.tid != n->tid || !ev.name || strcmp(ev.name, "softirq_raise") != 0)
+            continue;
+        return ev.node && db_get_node(w->r, ev.node, out, w->de) == 1 && !isolated(out->kind) && out->tid == n->tid;
+    }
+    return false;
+}
+
 /* What ended a wait of node k: the stretch [a, b] before the wakeup.
  * waiter: whose wait it is when the trace shows nothing of what ended it
  * (k, or for a thread created by the wakeup, the waiter of its creation:
@@ -238,6 +257,12 @@ static void explain_wait(walk *w, const db_node *k, const db_node *waiter, const
         }
         db_node sub;
         int dev = query_cp_device_of(&src);
+        if (dev == QUERY_DEV_NETWORK && raised_by(w, &src, &sub)) {
+            /* a local send (loopback, a unix socket's peer): the thread
+             * that sent it, whose work the wait was for */
+            attribute(w, sub.tid, a, b, depth + 1, waiter);
+            return;
+        }
         if (io.from && db_get_node(w->r, io.from, &sub, w->de) == 1 && !isolated(sub.kind)) {
             set_device(add_part(w, &sub, QUERY_CP_IO, a, b - a), QUERY_DEV_DISK);
             return;

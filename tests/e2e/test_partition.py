@@ -10,7 +10,8 @@ per rule, each with the partition worked out by hand from its lines:
   - a wait ended by a softirq or an interrupt is the device's (disk or
     network, said apart), or a timer's, and charged to the thread whose
     I/O it was -- the submitter of the block request by device and sector,
-    not the softirq that dispatched it -- else to the waiting thread;
+    not the softirq that dispatched it -- else to the waiting thread; a
+    NET_RX a thread raised itself (a loopback send) is that thread's;
   - a worker's run on a request is its requester's only when the requester
     is a third party, not when the request chain leads back to the victim;
   - a wakeup that never came (the anomaly's wait ended by its own timeout,
@@ -170,6 +171,27 @@ class Partition(ArchiveCase):
         cp = self.softirq_wait("BLOCK", 4, irq_name="virtio1-req.0")
         self.assertEqual(cp["parts"][0]["state"], "io")
         self.assertEqual((cp["parts"][0]["thread"], cp["parts"][0]["device"]), ("client", "disk"))
+
+    def test_a_loopback_send_is_the_senders(self):
+        """server computes from 100 to 2990, then writes the socket: NET_RX
+        is raised and run in its own context and wakes client.  The wait is
+        server's work, not the network."""
+        self.load([
+            sys("client", 10, 0, 100, True, 45),
+            switch("client", 10, "S", "swapper/0", 0, 0, 110),
+            sys("server", 20, 1, 100, False, 0),
+            sys("server", 20, 1, 2990, True, 1),
+            line("server", 20, 1, "d..2.", 3000, "softirq_raise", "vec=3 [action=NET_RX]"),
+            line("server", 20, 1, "..s2.", 3001, "softirq_entry", "vec=3 [action=NET_RX]"),
+            wake("sched_wakeup", "server", 20, 1, 3010, "client", 10, flags="d.s3."),
+            line("server", 20, 1, "..s2.", 3020, "softirq_exit", "vec=3 [action=NET_RX]"),
+            sys("server", 20, 1, 3030, False, 1),
+            switch("swapper/0", 0, "R", "client", 10, 0, 3100),
+            sys("client", 10, 0, 3200, False, 45),
+        ])
+        cp = self.parts(self.node_of("client"))
+        self.assertEqual(self.simple(cp)[0], ("server", "running", 110, 2900))
+        self.assertNotIn("io", {p["state"] for p in cp["parts"]})
 
     def test_a_timer_softirq_wait_is_a_timer(self):
         cp = self.softirq_wait("TIMER", 1, irq_name="apic-timer")
