@@ -26,6 +26,8 @@ typedef struct tally {
     uint64_t dev_ns[QUERY_DEV_TIMER + 1]; /* io by device */
     uint32_t exec_node, req_node;
     uint64_t exec_ns;
+    char held[DB_NAME_MAX]; /* RUNNABLE: the thread it held off the cpu most */
+    uint64_t held_ns;
     uint64_t total;
     uint32_t node;  /* the node of its largest part */
     uint64_t node_ns;
@@ -75,6 +77,10 @@ static int tally_cp(const query_cp *cp, bool by_name, tallies *out)
         if (p->ns > t->node_ns) {
             t->node_ns = p->ns;
             t->node = req ? p->for_node : p->node;
+        }
+        if (p->state == QUERY_CP_RUNNABLE && p->held_tid && p->ns > t->held_ns) { /* whose cpu, mostly */
+            t->held_ns = p->ns;
+            memcpy(t->held, p->held_thread, DB_NAME_MAX);
         }
         if (req && p->ns > t->exec_ns) { /* the largest run on its request: who ran it */
             t->exec_ns = p->ns;
@@ -169,10 +175,16 @@ static void reason(query_suspect *s, const tally *t, int state, const db_node *v
         n = snprintf(s->reason, sizeof s->reason, "ran %s (node %" PRIu32 ") while %s waited on it%s", d, t->node,
                      victim->thread, via);
         break;
-    case QUERY_CP_RUNNABLE:
+    case QUERY_CP_RUNNABLE: {
+        const char *held = t->held[0] ? t->held : victim->thread;
         n = snprintf(s->reason, sizeof s->reason, "ran %s on %s's cpu while %s was runnable (node %" PRIu32 ")", d,
-                     victim->thread, victim->thread, t->node);
+                     held, held, t->node);
+        if (strcmp(held, victim->thread) != 0)
+            n = snprintf(s->reason, sizeof s->reason,
+                         "ran %s on %s's cpu while %s was runnable (node %" PRIu32 ") and %s waited on %s%s", d, held,
+                         held, t->node, victim->thread, held, strstr(via, held) ? "" : via);
         break;
+    }
     case QUERY_CP_TIMER:
         n = snprintf(s->reason, sizeof s->reason, "slept %s on a timer it armed (node %" PRIu32 ") while %s waited on it%s",
                      d, t->node, victim->thread, via);

@@ -172,6 +172,15 @@ static int cause_one(void *p, const db_edge *e)
 
 static void attribute(walk *w, uint32_t tid, uint64_t a, uint64_t b, int depth, const db_node *waiter);
 
+/* a runnable part charged to the thread that held the cpu: whose */
+static void held_off(query_cp_part *p, const db_node *k)
+{
+    if (!p)
+        return;
+    p->held_tid = k->tid;
+    memcpy(p->held_thread, k->thread, sizeof p->held_thread);
+}
+
 static void set_device(query_cp_part *p, int dev)
 {
     if (p)
@@ -398,7 +407,7 @@ static void own_span(walk *w, const db_node *k, const cause *c, uint64_t a, uint
         uint64_t share = i == nt - 1 ? left : (uint64_t)((double)pre * t[i].w / weight);
         if (share > left)
             share = left;
-        add_part(w, &t[i].n, QUERY_CP_RUNNABLE, at, share);
+        held_off(add_part(w, &t[i].n, QUERY_CP_RUNNABLE, at, share), k);
         at += share;
         left -= share;
     }
@@ -429,6 +438,56 @@ static uint64_t woke_at(walk *w, const cause *c, uint64_t pos, uint64_t until)
     if (!c->found || db_get_event(w->r, c->e.from_event, &ev, w->de) != 1 || ev.ts < pos || ev.ts > until)
         return 0;
     return ev.ts;
+}
+
+/* Node k woken at a and switched in at b: runnable, while the thread it
+ * took the cpu from at b held it (the preempt edges out of k: the thread
+ * switched out runnable when k's came in), else k's own (the cpu was
+ * idle, or its holder left it: the scheduler's latency, not contention). */
+typedef struct holders {
+    uint32_t id[CP_TAKERS];
+    int n;
+} holders;
+
+static int holder_out(void *p, const db_edge *e)
+{
+    holders *h = p;
+    if (e->kind == DB_EDGE_PREEMPT && h->n < CP_TAKERS)
+        h->id[h->n++] = e->to;
+    return 0;
+}
+
+static int holder_in(void *p, const db_edge *e)
+{
+    holders *h = p;
+    if (e->kind == DB_EDGE_PREEMPT && h->n < CP_TAKERS)
+        h->id[h->n++] = e->from;
+    return 0;
+}
+
+static void latency(walk *w, const db_node *k, uint64_t a, uint64_t b)
+{
+    if (a >= b || w->rc)
+        return;
+    holders h = {.n = 0};
+    if (db_edges_out(w->r, k->id, holder_out, &h, w->de) || db_edges_in(w->r, k->id, holder_in, &h, w->de)) {
+        w->rc = -1;
+        return;
+    }
+    db_node best, n;
+    uint64_t most = 0;
+    for (int i = 0; i < h.n; i++)
+        if (db_get_node(w->r, h.id[i], &n, w->de) == 1 && n.tid != k->tid && overlap(&n, a, b) > most) {
+            most = overlap(&n, a, b);
+            best = n;
+        }
+    if (!most) {
+        add_part(w, k, QUERY_CP_RUNNABLE, a, b - a);
+        return;
+    }
+    uint64_t from = best.begin > a ? best.begin : a; /* the holder's part of the stretch, to its end */
+    add_part(w, k, QUERY_CP_RUNNABLE, a, from - a);
+    held_off(add_part(w, &best, QUERY_CP_RUNNABLE, from, b - from), k);
 }
 
 /* The thread's first node that begins after t: 1, 0 none, -1. */
@@ -501,14 +560,13 @@ static void attribute(walk *w, uint32_t tid, uint64_t a, uint64_t b, int depth, 
         }
         if (pos < on && pos < b) { /* the wait before k */
             uint64_t we = on < b ? on : b;
-            uint64_t woke = woke_at(w, &c, pos, we);
-            if (!woke)
-                woke = we;
+            uint64_t woke = woke_at(w, &c, 0, we); /* before pos: runnable already */
+            woke = !woke ? we : woke < pos ? pos : woke;
             if (c.found && woke > pos)
                 explain_wait(w, k, waits, &c, pos, woke, depth);
             else if (woke > pos)
                 add_part(w, waits, QUERY_CP_BLOCKED, pos, woke - pos);
-            add_part(w, k, QUERY_CP_RUNNABLE, woke, we - woke); /* woken, not yet on a cpu */
+            latency(w, k, woke, we); /* woken, not yet on a cpu */
             pos = we;
         }
         if (pos < b && k->end > pos) {

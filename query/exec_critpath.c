@@ -121,6 +121,11 @@ void query_json_cp_parts(FILE *f, const query_cp *cp)
                 p->tid, p->node, query_cp_state_name(p->state), p->begin, p->ns);
         if (p->device)
             fprintf(f, ",\"device\":\"%s\"", query_cp_device_name(p->device));
+        if (p->held_tid) { /* runnable: the thread whose cpu it held */
+            fputs(",\"held_off\":{\"thread\":", f);
+            query_json_str(f, p->held_thread, strnlen(p->held_thread, DB_NAME_MAX));
+            fprintf(f, ",\"tid\":%" PRIu32 "}", p->held_tid);
+        }
         if (p->for_tid) {
             fputs(",\"for\":{\"thread\":", f);
             query_json_str(f, p->for_thread, strnlen(p->for_thread, DB_NAME_MAX));

@@ -344,6 +344,10 @@ typedef struct query_cp_part {
      * (a client of a server loop, a producer of a pool's job); 0 none */
     uint32_t for_tid, for_node;
     char for_thread[DB_NAME_MAX];
+    /* runnable, charged to the thread that held the cpu: the thread it
+     * held off (0: the part's own thread was runnable) */
+    uint32_t held_tid;
+    char held_thread[DB_NAME_MAX];
 } query_cp_part;
 
 typedef struct query_cp {

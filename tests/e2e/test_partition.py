@@ -4,7 +4,8 @@ per rule, each with the partition worked out by hand from its lines:
 
   - runnable runs from the wakeup to the switch-in, running from the
     switch-in (not from the node's first event);
-  - sched_waking alone starts runnable time;
+  - sched_waking alone starts runnable time; a thread woken but not yet
+    switched in is held off by the thread that held its cpu;
   - nothing is charged to a thread before it was created: the wait for a
     thread that did not exist yet is a wait for its creator;
   - a wait ended by a softirq or an interrupt is the device's (disk or
@@ -129,6 +130,30 @@ class Partition(ArchiveCase):
             switch("swapper/0", 0, "R", "ui", 10, 0, 9200 + disk),
             sys("ui", 10, 0, 9300 + disk, False, 61),
         ], name)
+
+    def test_runnable_before_the_switch_in_is_the_cpu_holders(self):
+        """ui wakes worker at 100 and waits from 110; worker's cpu is held
+        by batch, which spins until the scheduler switches it out (R) for
+        worker at 3000; worker wakes ui at 3050.  The wait is batch's,
+        holding worker off its cpu, not worker's own."""
+        self.load([
+            sys("worker", 20, 1, 30, True, 202),
+            switch("worker", 20, "S", "batch", 30, 1, 40),
+            sys("batch", 30, 1, 60, False, 0),
+            sys("ui", 10, 0, 90, True, 202),
+            wake("sched_wakeup", "ui", 10, 0, 100, "worker", 20, 1),
+            switch("ui", 10, "S", "swapper/0", 0, 0, 110),
+            switch("batch", 30, "R", "worker", 20, 1, 3000),
+            sys("worker", 20, 1, 3010, False, 202),
+            wake("sched_wakeup", "worker", 20, 1, 3050, "ui", 10),
+            switch("swapper/0", 0, "R", "ui", 10, 0, 3060),
+            sys("ui", 10, 0, 3070, False, 202),
+            switch("worker", 20, "S", "batch", 30, 1, 3100),
+        ])
+        cp = self.parts(self.node_of("ui"))
+        self.assertEqual(self.simple(cp), [("batch", "runnable", 110, 2890), ("worker", "running", 3000, 50),
+                                           ("ui", "runnable", 3050, 10), ("ui", "running", 3060, 10)])
+        self.assertEqual(cp["parts"][0]["held_off"]["thread"], "worker")
 
     def test_nothing_is_charged_to_a_thread_before_it_was_forked(self):
         self.forked()
