@@ -121,3 +121,38 @@ def count_event_lines(path):
                 continue
             n += 1
     return n
+
+
+# ---- a protobuf wire walk, independent of the reader ----
+
+def pb_varint(b, i):
+    """A protobuf varint of b at i: (value, the index after it)."""
+    v = s = 0
+    while True:
+        c = b[i]
+        i += 1
+        v |= (c & 0x7F) << s
+        s += 7
+        if not c & 0x80:
+            return v, i
+
+
+def pb_fields(b):
+    """The fields of a protobuf message, (number, wire type, value), read
+    independently of argusq's reader (the tests' oracle)."""
+    i = 0
+    while i < len(b):
+        t, i = pb_varint(b, i)
+        n, w = t >> 3, t & 7
+        if w == 0:
+            v, i = pb_varint(b, i)
+        elif w == 1:
+            v, i = b[i:i + 8], i + 8
+        elif w == 5:
+            v, i = b[i:i + 4], i + 4
+        elif w == 2:
+            ln, i = pb_varint(b, i)
+            v, i = b[i:i + ln], i + ln
+        else:
+            raise ValueError(f"wire type {w}")
+        yield n, w, v

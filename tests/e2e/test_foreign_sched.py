@@ -65,7 +65,7 @@ import subprocess
 import unittest
 import zlib
 
-from common import ROOT, ArchiveCase
+from common import ROOT, ArchiveCase, pb_fields, pb_varint
 
 SHARED = os.path.join(ROOT, "..", "shared")
 DIRS = ("foreign", "foreign-more", "foreign-lttng", "foreign-perfetto")
@@ -221,36 +221,6 @@ def read_ctf(path):
     return out
 
 
-def _varint(b, i):
-    v = s = 0
-    while True:
-        c = b[i]
-        i += 1
-        v |= (c & 0x7F) << s
-        s += 7
-        if not c & 0x80:
-            return v, i
-
-
-def _fields(b):
-    i = 0
-    while i < len(b):
-        t, i = _varint(b, i)
-        n, w = t >> 3, t & 7
-        if w == 0:
-            v, i = _varint(b, i)
-        elif w == 1:
-            v, i = b[i:i + 8], i + 8
-        elif w == 5:
-            v, i = b[i:i + 4], i + 4
-        elif w == 2:
-            ln, i = _varint(b, i)
-            v, i = b[i:i + ln], i + ln
-        else:
-            raise ValueError(f"wire type {w}")
-        yield n, w, v
-
-
 def _signed(v):
     return v - (1 << 64) if v >= 1 << 63 else v
 
@@ -273,7 +243,7 @@ def read_perfetto(path):
     def bundle(b):
         cpu, compact = None, None
         events = []
-        for n, w, v in _fields(b):
+        for n, w, v in pb_fields(b):
             if n == 1 and w == 0:
                 cpu = v
             elif n == 2 and w == 2:
@@ -282,13 +252,13 @@ def read_perfetto(path):
                 compact = v
         for ev in events:
             ts = pid = body = None
-            for en, ew, v in _fields(ev):
+            for en, ew, v in pb_fields(ev):
                 if en == 1 and ew == 0:
                     ts = v
                 elif en == 2 and ew == 0:
                     pid = v
                 elif ew == 2 and en in (4, 17, 20, 114, 239):
-                    body = (en, {fn: _signed(fv) for fn, fw, fv in _fields(v) if fw == 0})
+                    body = (en, {fn: _signed(fv) for fn, fw, fv in pb_fields(v) if fw == 0})
             en, m = body if body else (None, {})
             if en == 4:
                 out.append((ts, cpu, "S", m.get(2, 0), m.get(4, 0) in RUNNABLE_NUMS, m.get(6, 0)))
@@ -300,12 +270,12 @@ def read_perfetto(path):
                 out.append((ts, cpu, "X", pid))
         if compact is not None:
             arr = collections.defaultdict(list)
-            for cn, cw, cv in _fields(compact):
+            for cn, cw, cv in pb_fields(compact):
                 if cn in (1, 2, 3, 7, 8):
                     if cw == 2:
                         i = 0
                         while i < len(cv):
-                            v, i = _varint(cv, i)
+                            v, i = pb_varint(cv, i)
                             arr[cn].append(_signed(v))
                     elif cw == 0:
                         arr[cn].append(_signed(cv))
@@ -320,9 +290,9 @@ def read_perfetto(path):
                 out.append((t, cpu, "W", tid))
 
     def trace(b):
-        for n, w, v in _fields(b):
+        for n, w, v in pb_fields(b):
             if n == 1 and w == 2:
-                for pn, pw, pv in _fields(v):
+                for pn, pw, pv in pb_fields(v):
                     if pn == 1 and pw == 2:
                         bundle(pv)
                     elif pn == 50 and pw == 2:

@@ -19,7 +19,7 @@ import os
 import unittest
 import zlib
 
-from common import ROOT, ArchiveCase
+from common import ROOT, ArchiveCase, pb_fields, pb_varint
 
 PERFETTO = os.path.join(ROOT, "..", "shared", "foreign-perfetto")
 
@@ -31,37 +31,7 @@ FILES = {
 }
 
 
-# ---- a protobuf wire walk, independent of the reader ----
-
-def _varint(b, i):
-    v = s = 0
-    while True:
-        c = b[i]
-        i += 1
-        v |= (c & 0x7F) << s
-        s += 7
-        if not c & 0x80:
-            return v, i
-
-
-def _fields(b):
-    i = 0
-    while i < len(b):
-        t, i = _varint(b, i)
-        n, w = t >> 3, t & 7
-        if w == 0:
-            v, i = _varint(b, i)
-        elif w == 1:
-            v, i = b[i:i + 8], i + 8
-        elif w == 5:
-            v, i = b[i:i + 4], i + 4
-        elif w == 2:
-            ln, i = _varint(b, i)
-            v, i = b[i:i + ln], i + ln
-        else:
-            raise ValueError(f"wire type {w}")
-        yield n, w, v
-
+# ---- the protobuf wire walk (common.py's pb_fields), independent of the reader ----
 
 def named_tids(path):
     """The tids the file gives a name (process_tree, and the comm fields of
@@ -74,12 +44,12 @@ def named_tids(path):
     events = [0]
 
     def msg(b):
-        return {n: v for n, _, v in _fields(b)}
+        return {n: v for n, _, v in pb_fields(b)}
 
     def packet(b):
-        for n, w, v in _fields(b):
+        for n, w, v in pb_fields(b):
             if n == 2 and w == 2:  # process_tree: processes 1 {pid 1, cmdline 3}, threads 2 {tid 1, name 2}
-                for pn, pw, pv in _fields(v):
+                for pn, pw, pv in pb_fields(v):
                     if pw != 2:
                         continue
                     m = msg(pv)
@@ -88,10 +58,10 @@ def named_tids(path):
                     if pn == 2 and 2 in m:
                         named.add(m.get(1))
             elif n == 1 and w == 2:  # ftrace_events
-                for bn, _, bv in _fields(v):
+                for bn, _, bv in pb_fields(v):
                     if bn == 2:
                         events[0] += 1
-                        for en, ew, ev in _fields(bv):
+                        for en, ew, ev in pb_fields(bv):
                             if ew != 2:
                                 continue
                             m = msg(ev) if en in (4, 17, 20, 114, 235, 236) else {}
@@ -104,18 +74,18 @@ def named_tids(path):
                                 if en == 236:
                                     renamed.add(m.get(1))
                     elif bn == 4:  # compact_sched: switch_next_pid 3, waking_pid 8 (packed)
-                        for cn, _, cv in _fields(bv):
+                        for cn, _, cv in pb_fields(bv):
                             if cn in (3, 8):
                                 i = 0
                                 while i < len(cv):
-                                    x, i = _varint(cv, i)
+                                    x, i = pb_varint(cv, i)
                                     named.add(x)
                                     events[0] += 1
             elif n == 50 and w == 2:
                 trace(zlib.decompress(v))
 
     def trace(b):
-        for n, w, v in _fields(b):
+        for n, w, v in pb_fields(b):
             if n == 1 and w == 2:
                 packet(v)
 
@@ -175,29 +145,29 @@ def other_events(path):
         return v
 
     def packet(b):
-        for n, w, v in _fields(b):
+        for n, w, v in pb_fields(b):
             if n == 1 and w == 2:  # ftrace_events: event 2 {timestamp 1, pid 2, the event}
-                for bn, _, bv in _fields(v):
+                for bn, _, bv in pb_fields(v):
                     if bn != 2:
                         continue
                     head = {}
-                    for en, ew, ev in _fields(bv):
+                    for en, ew, ev in pb_fields(bv):
                         if en in (1, 2) and ew == 0:
                             head[en] = ev
                         elif ew == 2 and en not in SUBSET:
                             counts[en] += 1
                             if en == 327:  # generic: event_name 1
-                                generic[dict((fn, fv) for fn, _, fv in _fields(ev)).get(1, b"").decode()] += 1
+                                generic[dict((fn, fv) for fn, _, fv in pb_fields(ev)).get(1, b"").decode()] += 1
                             if en in OTHER:
                                 name, keys = OTHER[en]
                                 decoded[name].append(
                                     (head.get(1), head.get(2),
-                                     {keys[fn]: value(en, fn, fw, fv) for fn, fw, fv in _fields(ev)}))
+                                     {keys[fn]: value(en, fn, fw, fv) for fn, fw, fv in pb_fields(ev)}))
             elif n == 50 and w == 2:
                 trace(zlib.decompress(v))
 
     def trace(b):
-        for n, w, v in _fields(b):
+        for n, w, v in pb_fields(b):
             if n == 1 and w == 2:
                 packet(v)
 
@@ -339,8 +309,8 @@ class Perfetto(ArchiveCase):
             whole = f.read()
         i = 0  # the first packet boundary past 200000 bytes
         while i < 200000:
-            _, i = _varint(whole, i)
-            ln, i = _varint(whole, i)
+            _, i = pb_varint(whole, i)
+            ln, i = pb_varint(whole, i)
             i += ln
         data = whole[:i]
         cut = os.path.join(self.dir, "cut.perfetto-trace")
@@ -404,8 +374,8 @@ class Perfetto(ArchiveCase):
             whole = f.read()
         i = 0
         while i < len(whole) * 3 // 4:
-            _, i = _varint(whole, i)
-            ln, i = _varint(whole, i)
+            _, i = pb_varint(whole, i)
+            ln, i = pb_varint(whole, i)
             i += ln
         cases = {"cut": whole[:i + 3], "varint": whole[:i] + b"\x0a" + b"\xff" * 11 + whole[i:],
                  "inner": whole[:i] + b"\x0a\x04\x0a\x10\x08\x01" + whole[i:],
