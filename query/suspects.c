@@ -157,6 +157,8 @@ int query_compare_paths(db_reader *ra, db_reader *rn, const query_path *normal, 
         query_fmt_duration(bl, sizeof bl, s->node.blocked);
         const db_node *timer = ai ? own_timer(anomaly, &ai->node) : NULL;
         const db_node *woke = ai && ai->depth > 0 ? &anomaly->items[ai->parent].node : NULL;
+        if (ai && !timer && !s->overlap)
+            continue; /* on the path, but not blocked during the period (a preempt edge's taker): nothing to say */
         if (ai) {
             s->score += 1.0 + 0.5 * ai->depth;
             if (timer) {
