@@ -20,6 +20,7 @@ a summary per group (the workloads the tests had before, the new shapes).
 
     python3 tests/eval/eval.py                      # record (as root) and evaluate
     python3 tests/eval/eval.py --keep DIR           # keep the recordings in DIR
+    python3 tests/eval/eval.py --wait-idle 60       # on a shared machine: record when it is idle
     python3 tests/eval/eval.py --from tests/traces  # the committed recordings, no recording
     python3 tests/eval/eval.py --from DIR --only faultio,svc-own --recorders text -v
 
@@ -88,8 +89,29 @@ def compile_workload(w, bindir):
     return exe
 
 
-def record(argusq, w, exe, recorder, mode, outdir):
+def cpu_busy(seconds):
+    """The share of the machine's CPU time used in the next `seconds` (from /proc/stat)."""
+    def sample():
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:9]]
+        return sum(v), v[3] + v[4]
+    t0, i0 = sample()
+    time.sleep(seconds)
+    t1, i1 = sample()
+    return 1 - (i1 - i0) / max(1, t1 - t0)
+
+
+def wait_idle(limit):
+    """Wait (at most `limit` seconds) until the machine has been idle (< 12% busy) for 2 s."""
+    end = time.time() + limit
+    while time.time() < end and cpu_busy(2) >= 0.12:
+        pass
+
+
+def record(argusq, w, exe, recorder, mode, outdir, idle=0):
     """Record one run of the workload; return the file."""
+    if idle:
+        wait_idle(idle)
     args = [a.replace("{dir}", outdir) for a in w["args"]]
     if recorder == "dat":
         out = os.path.join(outdir, f"{w['name']}-{mode}.dat")
@@ -265,6 +287,8 @@ def main():
     ap.add_argument("--only", help="workloads to run, comma-separated names")
     ap.add_argument("--recorders", default=",".join(RECORDERS), help="dat,text (default both)")
     ap.add_argument("--manifest", default=MANIFEST)
+    ap.add_argument("--wait-idle", type=float, default=0, metavar="S",
+                    help="before each recording, wait up to S seconds for the machine to be idle (it may be shared)")
     ap.add_argument("--json", metavar="FILE", help="also write the rows as JSON into FILE")
     ap.add_argument("-v", "--verbose", action="store_true", help="print the first five suspects of each diagnosis")
     o = ap.parse_args()
@@ -305,8 +329,8 @@ def main():
                     print(f"eval: recording {w['name']} ({rec})", file=sys.stderr)
                     try:
                         exe = compile_workload(w, bindir)
-                        normal = record(argusq, w, exe, rec, "normal", recdir)
-                        anomaly = record(argusq, w, exe, rec, "anomaly", recdir)
+                        normal = record(argusq, w, exe, rec, "normal", recdir, o.wait_idle)
+                        anomaly = record(argusq, w, exe, rec, "anomaly", recdir, o.wait_idle)
                     except RuntimeError as e:
                         rows.append({"workload": w["name"], "group": w["group"], "recorder": rec, "error": str(e)})
                         continue
