@@ -8,6 +8,12 @@
 #                 /var/cache/argusq-fresh), where only make and gcc are
 #                 installed: proves DEBS is complete (tests/fresh.sh;
 #                 FRESH_WORKTREE=1 tests the working tree instead)
+#   make eval     (as root) the diagnosis evaluation: records every workload of
+#                 tests/workloads (normal and anomaly, with argusq record and as
+#                 tracefs text) and prints the culprit's rank in `diagnose`, alone
+#                 and against the normal run (tests/eval/eval.py; not part of
+#                 make test; EVAL_FROM=tests/traces evaluates the committed
+#                 recordings instead, EVAL_ARGS="--only faultio -v" and so on)
 #   make bench    performance at the paper's scale (bench/run.py; BENCH_EVENTS=2000000 for a quick run)
 #   make bench-fleet  only its fleet line: 20 archives on two Dask workers against the CLI
 #   make tsan     libargusq's threads test built with ThreadSanitizer
@@ -289,6 +295,17 @@ STATEFUL_SEEDS ?= 1 2 3
 stateful: $(B)/argusq
 	cd tests/e2e && ARGUSQ=$(CURDIR)/$(B)/argusq ARGUSQ_STATEFUL_STEPS=$(STATEFUL_STEPS) \
 	  ARGUSQ_STATEFUL_SEEDS="$(STATEFUL_SEEDS)" python3 -m unittest -v test_stateful
+
+# ---- the diagnosis evaluation (issue 43): tests/eval/workloads.tsv names
+# each workload's victim, culprit and the state the culprit is named in;
+# tests/eval/eval.py records each workload (root) or reads EVAL_FROM's
+# recordings, runs diagnose alone and against the normal run, and prints
+# one table.  Not part of make test: it records about 80 runs (4 minutes). ----
+EVAL_FROM ?=
+EVAL_ARGS ?=
+.PHONY: eval
+eval: $(B)/argusq
+	python3 tests/eval/eval.py --argusq $(B)/argusq $(if $(EVAL_FROM),--from $(EVAL_FROM)) $(EVAL_ARGS)
 
 # ---- benchmarks: inputs and archives in bench/data/, results in bench/results.json ----
 BENCH_EVENTS ?= 19000000

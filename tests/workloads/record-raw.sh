@@ -2,10 +2,13 @@
 # record-raw.sh OUT.trace CMD...: a system-wide recording as tracefs text
 # (the format of /sys/kernel/tracing/trace) while CMD runs, with the events
 # `argusq record` enables by default (../shared/traces/record.sh with RAW=1
-# has no block events).  As root.
+# has no block events).  As root.  Takes argusq record's lock, so that
+# it never shares tracefs with an `argusq record` (or another of itself).
 set -euo pipefail
 out=$1; shift
 T=/sys/kernel/tracing
+lock=/run/lock/argusq-record.lock; [ -w /run/lock ] || lock=/tmp/argusq-record.lock
+exec 9>>"$lock"; flock 9
 mountpoint -q $T || mount -t tracefs nodev $T
 echo 0 > $T/tracing_on
 echo mono > $T/trace_clock
@@ -25,7 +28,7 @@ for e in sched:sched_switch sched:sched_wakeup sched:sched_wakeup_new sched:sche
   echo "$e" >> $T/set_event
 done
 echo 1 > $T/tracing_on
-"$@" >/dev/null 2>&1 || true
+"$@" 9>&- >/dev/null 2>&1 || true
 echo 0 > $T/tracing_on
 cat $T/trace > "$out"
 echo > $T/set_event
