@@ -194,7 +194,7 @@ class Archive(ArchiveCase):
     def test_info(self):
         self.three()
         i = self.json("info")
-        self.assertEqual(i["format"], 7)
+        self.assertEqual(i["format"], 8)
         self.assertEqual(i["traces"], 3)
         ts = self.json("traces")["traces"]
         self.assertEqual(i["events"], sum(t["events"] for t in ts))
@@ -204,7 +204,7 @@ class Archive(ArchiveCase):
         self.assertEqual(i["file_bytes"], i["pages"] * i["page_size"])
         self.assertLessEqual(i["used_bytes"], i["file_bytes"])
         p = self.ok("info")
-        self.assertIn("format       7", p.stdout)
+        self.assertIn("format       8", p.stdout)
         self.assertEqual(self.run_argusq("info", db=False, env={"ARGUSQ_DB": os.path.join(self.dir, "none.db")}).returncode, 2)
 
     def test_a_writer_opened_before_a_compact_is_refused(self):

@@ -80,12 +80,12 @@ static void test_node_record_roundtrip(void **state)
     (void)state;
     db_node n = {.id = 77, .tid = 4124, .pid = 4120, .kind = DB_NODE_SOFTIRQ, .cpu = DB_CPU_NONE,
                  .begin = 1088969362000123, .end = 1088969662000456, .blocked = 300000000, .events = 9,
-                 .first_event = 123456789, .last_event = 123456800};
+                 .oncpu = 1088969361999000, .first_event = 123456789, .last_event = 123456800};
     snprintf(n.thread, sizeof n.thread, "%s", "softirq/TIMER with a name of forty-seven chars");
     snprintf(n.proc, sizeof n.proc, "%s", "");
     unsigned char buf[DB_NODE_REC_MAX];
     size_t len = db_node_encode(&n, buf);
-    assert_true(len <= sizeof buf && len < 80);
+    assert_true(len <= sizeof buf && len < 82);
     db_node out;
     assert_int_equal(db_node_decode(buf, len, 77, &out), 0);
     assert_memory_equal(&out, &n, sizeof n);
@@ -102,7 +102,7 @@ static void test_node_record_roundtrip(void **state)
     /* the largest record, both names full, in exactly DB_NODE_REC_MAX
      * bytes of the heap (the names' copies write their whole room) */
     db_node big = {.id = 78, .tid = UINT32_MAX, .pid = 0, .kind = DB_NODE_SOFTIRQ, .cpu = 65000,
-                   .begin = 1, .end = 0, .blocked = UINT64_MAX, .running = UINT64_MAX, .runnable = UINT64_MAX,
+                   .begin = 1, .end = 0, .blocked = UINT64_MAX, .running = UINT64_MAX, .runnable = UINT64_MAX, .oncpu = 1,
                    .events = UINT32_MAX, .first_event = UINT64_MAX, .last_event = UINT64_MAX - 1};
     memset(big.thread, 't', DB_NAME_MAX - 1);
     memset(big.proc, 'p', DB_NAME_MAX - 1);
