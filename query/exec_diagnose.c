@@ -494,7 +494,8 @@ int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err
     if (!rc && have_cpa && have_cpn && cpa.timeout) {
         if (!cpn.timeout && cpn.waker[0])
             memcpy(waker, cpn.waker, sizeof waker);
-        else if (query_usual_waker(rn, base.n.tid, waker, &de) < 0) /* the counterpart timed out too */
+        else if (query_usual_waker(rn, base.n.tid, base.n.begin > cpa.end - cpa.begin ? base.n.begin - (cpa.end - cpa.begin) : 0,
+                                   waker, &de) < 0) /* the counterpart timed out too: its neighbours' wakers */
             rc = query_fail(err, NULL, "%s", de.msg);
     }
     if (!rc && waker[0] && strncmp(waker, a.thread, DB_NAME_MAX) != 0) {

@@ -181,8 +181,10 @@ void query_text_lives(FILE *f, const query_cp *la, const query_cp *ln)
 
 
 /* The thread that woke thread tid most often (by name; a thread of
- * another name than its own): who normally ends its waits.  1, 0 none, -1. */
+ * another name than its own) in its WAKER_NODES nodes from `from`: who
+ * normally ends its waits.  1, 0 none, -1. */
 #define WAKERS 16
+#define WAKER_NODES 256
 
 typedef struct wakers {
     db_reader *r;
@@ -190,7 +192,7 @@ typedef struct wakers {
     uint32_t tid;
     char name[WAKERS][DB_NAME_MAX];
     uint32_t count[WAKERS];
-    int n;
+    int n, seen;
 } wakers;
 
 static int waker_edge(void *p, const db_edge *e)
@@ -215,13 +217,15 @@ static int waker_edge(void *p, const db_edge *e)
 static int waker_node(void *p, const db_node *n)
 {
     wakers *w = p;
+    if (++w->seen > WAKER_NODES)
+        return 1;
     return n->blocked && !db_node_kind_isolated(n->kind) ? db_edges_in(w->r, n->id, waker_edge, w, w->de) : 0;
 }
 
-int query_usual_waker(db_reader *r, uint32_t tid, char out[DB_NAME_MAX], db_error *de)
+int query_usual_waker(db_reader *r, uint32_t tid, uint64_t from, char out[DB_NAME_MAX], db_error *de)
 {
     wakers w = {.r = r, .de = de, .tid = tid};
-    if (db_scan_thread_nodes(r, tid, 0, UINT64_MAX, waker_node, &w, de) < 0)
+    if (db_scan_thread_nodes(r, tid, from, UINT64_MAX, waker_node, &w, de) < 0)
         return -1;
     int best = -1;
     for (int i = 0; i < w.n; i++)

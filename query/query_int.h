@@ -403,8 +403,9 @@ void query_text_cp_totals(FILE *f, const query_cp *cp);
  * traces show their creation (*lives then, la and ln filled; 0 or -1) */
 int query_compare_lives(db_reader *ra, const db_node *a, db_reader *rn, uint32_t tid, query_cp *la, query_cp *ln,
                         bool *lives, db_error *de);
-/* lives.c: the thread (by name) that woke thread tid most often: 1, 0 none, -1 */
-int query_usual_waker(db_reader *r, uint32_t tid, char out[DB_NAME_MAX], db_error *de);
+/* lives.c: the thread (by name) that woke thread tid most often in its
+ * nodes from time `from` on (a few hundred): 1, 0 none, -1 */
+int query_usual_waker(db_reader *r, uint32_t tid, uint64_t from, char out[DB_NAME_MAX], db_error *de);
 /* "Its life (from its creation) took ...", the normal run's, the difference */
 void query_text_lives(FILE *f, const query_cp *la, const query_cp *ln);
 /* When the node's thread got the cpu its first event ran on (its begin in
