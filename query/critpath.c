@@ -187,10 +187,19 @@ static void set_device(query_cp_part *p, int dev)
         p->device = (uint8_t)dev;
 }
 
+/* Of the block requests a completion node completed, the one whose
+ * completion came last before the wakeup (event `before`): the request
+ * the woken thread waited for, not another the same batch completed. */
+typedef struct io_pick {
+    uint64_t before;
+    db_edge e;
+} io_pick;
+
 static int io_one(void *p, const db_edge *e)
 {
-    if (e->kind == DB_EDGE_IO)
-        *(db_edge *)p = *e;
+    io_pick *x = p;
+    if (e->kind == DB_EDGE_IO && e->to_event <= x->before && (!x->e.from || e->to_event > x->e.to_event))
+        x->e = *e;
     return 0;
 }
 
@@ -259,11 +268,12 @@ static void explain_wait(walk *w, const db_node *k, const db_node *waiter, const
          * the completion, when a thread, not an interrupt, submitted it),
          * else the waiting thread's own -- or for a timer k's thread
          * armed (the timer softirqs); any other handler's run is its own */
-        db_edge io = {0};
-        if (db_edges_in(w->r, src.id, io_one, &io, w->de)) {
+        io_pick pick = {.before = c->e.from_event};
+        if (db_edges_in(w->r, src.id, io_one, &pick, w->de)) {
             w->rc = -1;
             return;
         }
+        const db_edge io = pick.e;
         db_node sub;
         int dev = query_cp_device_of(&src);
         if (dev == QUERY_DEV_NETWORK && raised_by(w, &src, &sub)) {

@@ -6,7 +6,9 @@ manifest's (from how each program is written), not argusq's: the culprit
 first in every recording, the breakdown partitioning the period, and the
 state named as the manifest says but for the disk readers whose recorded
 run spent more CPU in the kernel than waiting on the device (README.md,
-`make eval`)."""
+`make eval`).  The held-out shapes (group `heldout`, written after the
+analysis and not tuned on) are held to the partition only: two of them
+are open gaps (tests/traces/README.md, "Held-out shapes")."""
 import json
 import os
 import subprocess
@@ -33,13 +35,23 @@ class Eval(unittest.TestCase):
             cls.rows = json.load(f)
         os.unlink(out)
 
+    def tuned(self):
+        return [r for r in self.rows if r["group"] in ("old", "new")]
+
     def test_every_workload_is_there(self):
-        names = {r["workload"] for r in self.rows}
+        names = {r["workload"] for r in self.tuned()}
         self.assertEqual(len(names), 20, names)
-        self.assertGreaterEqual(len(self.rows), 36)
+        self.assertGreaterEqual(len(self.tuned()), 36)
+        self.assertGreaterEqual(len({r["workload"] for r in self.rows if r["group"] == "heldout"}), 4)
+
+    def test_every_breakdown_partitions_its_period(self):
+        for r in self.rows:
+            for how in ("alone", "baseline"):
+                with self.subTest(recording=r["recorder"], how=how):
+                    self.assertTrue(r[how]["sums"])
 
     def test_the_culprit_comes_first(self):
-        for r in self.rows:
+        for r in self.tuned():
             for how in ("alone", "baseline"):
                 with self.subTest(recording=r["recorder"], how=how):
                     d = r[how]
@@ -47,7 +59,7 @@ class Eval(unittest.TestCase):
                     self.assertTrue(d["sums"])
 
     def test_in_the_state_the_program_puts_it_in(self):
-        for r in self.rows:
+        for r in self.tuned():
             for how in ("alone", "baseline"):
                 with self.subTest(recording=r["recorder"], how=how):
                     got = r[how]["state"]
