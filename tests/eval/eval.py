@@ -50,6 +50,15 @@ RECORDERS = ("dat", "text")
 NORMAL, ANOMALY = "NORMAL", "A"
 
 
+def commit():
+    """The repository's commit, or ? (a machine without git: the fresh check's)."""
+    try:
+        return subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True).stdout.strip() or "?"
+    except OSError:
+        return "?"
+
+
 def load_manifest(path):
     rows = []
     with open(path) as f:
@@ -345,7 +354,7 @@ def main():
         return 2
     print(f"diagnosis evaluation: {len(rows)} recordings, "
           + (f"from {o.src}" if o.src else f"recorded on {os.uname().nodename} (Linux {os.uname().release})")
-          + f", argusq at {subprocess.run(['git', '-C', ROOT, 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True).stdout.strip() or '?'}")
+          + f", argusq at {commit()}")
     print()
     table(rows, manifest)
     print(f"({time.time() - t0:.0f}s)")
