@@ -467,30 +467,27 @@ static int holder_out(void *p, const db_edge *e)
     return 0;
 }
 
-static int holder_in(void *p, const db_edge *e)
-{
-    holders *h = p;
-    if (e->kind == DB_EDGE_PREEMPT && h->n < CP_TAKERS)
-        h->id[h->n++] = e->from;
-    return 0;
-}
 
-static void latency(walk *w, const db_node *k, uint64_t a, uint64_t b)
+static void latency(walk *w, const db_node *k, const cause *c, uint64_t a, uint64_t b)
 {
     if (a >= b || w->rc)
         return;
     holders h = {.n = 0};
-    if (db_edges_out(w->r, k->id, holder_out, &h, w->de) || db_edges_in(w->r, k->id, holder_in, &h, w->de)) {
+    for (int i = 0; i < c->npre && h.n < CP_TAKERS; i++) /* the preempt edges into k, read with its cause */
+        h.id[h.n++] = c->pre[i].from;
+    if (db_edges_out(w->r, k->id, holder_out, &h, w->de)) {
         w->rc = -1;
         return;
     }
     db_node best, n;
     uint64_t most = 0;
-    for (int i = 0; i < h.n; i++)
-        if (db_get_node(w->r, h.id[i], &n, w->de) == 1 && n.tid != k->tid && overlap(&n, a, b) > most) {
-            most = overlap(&n, a, b);
+    for (int i = 0; i < h.n; i++) {
+        uint64_t ov = db_get_node(w->r, h.id[i], &n, w->de) == 1 && n.tid != k->tid ? overlap(&n, a, b) : 0;
+        if (ov > most) {
+            most = ov;
             best = n;
         }
+    }
     if (!most) {
         add_part(w, k, QUERY_CP_RUNNABLE, a, b - a);
         return;
@@ -576,7 +573,7 @@ static void attribute(walk *w, uint32_t tid, uint64_t a, uint64_t b, int depth, 
                 explain_wait(w, k, waits, &c, pos, woke, depth);
             else if (woke > pos)
                 add_part(w, waits, QUERY_CP_BLOCKED, pos, woke - pos);
-            latency(w, k, woke, we); /* woken, not yet on a cpu */
+            latency(w, k, &c, woke, we); /* woken, not yet on a cpu */
             pos = we;
         }
         if (pos < b && k->end > pos) {
