@@ -332,7 +332,9 @@ static const struct {
      "  (its critical path) less what they took of the counterpart's.  `thread`\n"
      "  picks its worst step (longest not running).  `against traces` without\n"
      "  where: any trace.  `in archive`: the baseline comes from the traces of the\n"
-     "  archive file PATH (all of them, by default).\n"},
+     "  archive file PATH (all of them, by default).  A wait its own timeout ended is\n"
+     "  followed along the thread that woke it in the normal run (expected_waker); a\n"
+     "  thread the trace shows created is compared by its whole life too (lives).\n"},
     {"check",
      "check fix of node N | thread \"NAME\" [in trace \"BEFORE\"] after trace \"AFTER\"\n"
      "  Did the anomaly's wait shrink after the fix, and by how much?\n"},
