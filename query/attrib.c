@@ -28,6 +28,8 @@ typedef struct tally {
     uint64_t exec_ns;
     char held[DB_NAME_MAX]; /* RUNNABLE: the thread it held off the cpu most */
     uint64_t held_ns;
+    char flush[DB_NAME_MAX]; /* IO: whose cache flush waited for its writes */
+    uint64_t flush_ns, flush_bytes;
     uint64_t total;
     uint32_t node;  /* the node of its largest part */
     uint64_t node_ns;
@@ -81,6 +83,12 @@ static int tally_cp(const query_cp *cp, bool by_name, tallies *out)
         if (p->state == QUERY_CP_RUNNABLE && p->held_tid && p->ns > t->held_ns) { /* whose cpu, mostly */
             t->held_ns = p->ns;
             memcpy(t->held, p->held_thread, DB_NAME_MAX);
+        }
+        if (p->state == QUERY_CP_IO && p->flush_tid) {
+            if (!t->flush_ns || strncmp(t->flush, p->flush_thread, DB_NAME_MAX) == 0)
+                memcpy(t->flush, p->flush_thread, DB_NAME_MAX);
+            t->flush_ns += p->ns;
+            t->flush_bytes += p->flush_bytes;
         }
         if (req && p->ns > t->exec_ns) { /* the largest run on its request: who ran it */
             t->exec_ns = p->ns;
@@ -193,6 +201,14 @@ static void reason(query_suspect *s, const tally *t, int state, const db_node *v
         if (t->dev_ns[QUERY_DEV_NETWORK] > t->dev_ns[QUERY_DEV_DISK]) {
             n = snprintf(s->reason, sizeof s->reason, "waited %s on the network (node %" PRIu32 ") while %s waited on it%s",
                          d, t->node, victim->thread, via);
+            break;
+        }
+        if (t->flush_ns * 2 > t->ns[QUERY_CP_IO]) { /* flush.c */
+            char by[32];
+            query_fmt_bytes(by, sizeof by, t->flush_bytes);
+            n = snprintf(s->reason, sizeof s->reason,
+                         "its writes (%s, node %" PRIu32 ") kept %s's cache flush waiting %s while %s waited on %s%s", by,
+                         t->node, t->flush, d, victim->thread, t->flush, strstr(via, t->flush) ? "" : via);
             break;
         }
         char r[32] = "";

@@ -222,6 +222,41 @@ static bool raised_by(walk *w, const db_node *n, db_node *out)
     return false;
 }
 
+/* A block request's wait [a, b], submitted by node sub: the submitter's,
+ * or when it carried a cache flush, the writers' whose data the flush
+ * made durable, in proportion to their bytes (flush.c), each writer's
+ * share a stretch of its own in the order they come. */
+static void flushed(walk *w, const db_edge *io, const db_node *sub, uint64_t a, uint64_t b)
+{
+    query_flush f;
+    int got = query_flush_writers(w->r, io, &f, w->de);
+    if (got < 0) {
+        w->rc = -1;
+        return;
+    }
+    uint64_t total = 0, done = 0, at = a;
+    for (size_t i = 0; got && i < f.n; i++)
+        total += f.w[i].bytes;
+    for (size_t i = 0; got && i < f.n; i++) {
+        done += f.w[i].bytes;
+        uint64_t end = i + 1 == f.n ? b : a + (uint64_t)((double)(b - a) * (double)done / (double)total);
+        db_node n;
+        bool other = f.w[i].tid != sub->tid && f.w[i].node && db_get_node(w->r, f.w[i].node, &n, w->de) == 1 &&
+                     !isolated(n.kind);
+        query_cp_part *p = add_part(w, other ? &n : sub, QUERY_CP_IO, at, end - at);
+        if (p) {
+            p->device = QUERY_DEV_DISK;
+            p->flush_tid = other ? sub->tid : 0;
+            if (other)
+                memcpy(p->flush_thread, sub->thread, sizeof p->flush_thread);
+            p->flush_bytes += f.w[i].bytes;
+        }
+        at = end;
+    }
+    if (at < b)
+        set_device(add_part(w, sub, QUERY_CP_IO, at, b - at), QUERY_DEV_DISK);
+}
+
 /* What ended a wait of node k: the stretch [a, b] before the wakeup.
  * waiter: whose wait it is when the trace shows nothing of what ended it
  * (k, or for a thread created by the wakeup, the waiter of its creation:
@@ -283,7 +318,7 @@ static void explain_wait(walk *w, const db_node *k, const db_node *waiter, const
             return;
         }
         if (io.from && db_get_node(w->r, io.from, &sub, w->de) == 1 && !isolated(sub.kind)) {
-            set_device(add_part(w, &sub, QUERY_CP_IO, a, b - a), QUERY_DEV_DISK);
+            flushed(w, &io, &sub, a, b);
             return;
         }
         if (io.from)

@@ -126,6 +126,11 @@ void query_json_cp_parts(FILE *f, const query_cp *cp)
             query_json_str(f, p->held_thread, strnlen(p->held_thread, DB_NAME_MAX));
             fprintf(f, ",\"tid\":%" PRIu32 "}", p->held_tid);
         }
+        if (p->flush_tid) { /* io: writes the thread's cache flush waited for */
+            fputs(",\"flush\":{\"thread\":", f);
+            query_json_str(f, p->flush_thread, strnlen(p->flush_thread, DB_NAME_MAX));
+            fprintf(f, ",\"tid\":%" PRIu32 ",\"bytes\":%" PRIu64 "}", p->flush_tid, p->flush_bytes);
+        }
         if (p->for_tid) {
             fputs(",\"for\":{\"thread\":", f);
             query_json_str(f, p->for_thread, strnlen(p->for_thread, DB_NAME_MAX));
@@ -205,7 +210,11 @@ static void print_table(query_session *s, const query_cp *cp, bool life)
         query_table_cell(&t, "%.1f%%", period ? 100.0 * (double)p->ns / (double)period : 0.0);
         if (p->for_tid)
             query_table_cell(&t, "%s (node %" PRIu32 ")", p->for_thread, p->for_node);
-        else
+        else if (p->flush_tid) {
+            char by[32];
+            query_fmt_bytes(by, sizeof by, p->flush_bytes);
+            query_table_cell(&t, "%s's cache flush (%s written)", p->flush_thread, by);
+        } else
             query_table_str(&t, s->format == QUERY_FMT_CSV ? "" : "-");
     }
     if (s->format == QUERY_FMT_TABLE) {

@@ -522,6 +522,8 @@ int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err
     if (!rc && (strcmp(kind, "busy") == 0 || strcmp(kind, "yield") == 0) &&
         self_suspect(ra, rn, &a, kind, got ? &base : NULL, &sus, &nsus, &de))
         rc = query_fail(err, NULL, "%s", de.msg);
+    if (!rc && have_cpa && query_spin_suspect(ra, &cpa, have_cpn ? &cpn : NULL, &sus, &nsus, DIAG_SUSPECTS, &de))
+        rc = query_fail(err, NULL, "%s", de.msg);
     if (!rc && s->format == QUERY_FMT_JSON) {
         FILE *f = s->out;
         fputs("{\"anomaly\":", f);

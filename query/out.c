@@ -206,6 +206,19 @@ void query_json_event(FILE *f, const db_event *ev)
 
 /* ---- human units ---- */
 
+/* "512 B", "12.0 KiB", "320.2 MiB", "1.5 GiB" */
+void query_fmt_bytes(char *buf, size_t len, uint64_t b)
+{
+    if (b < 1024)
+        snprintf(buf, len, "%" PRIu64 " B", b);
+    else if (b < 1024 * 1024)
+        snprintf(buf, len, "%.1f KiB", (double)b / 1024.0);
+    else if (b < 1024ull * 1024 * 1024)
+        snprintf(buf, len, "%.1f MiB", (double)b / 1048576.0);
+    else
+        snprintf(buf, len, "%.1f GiB", (double)b / 1073741824.0);
+}
+
 void query_fmt_duration(char *buf, size_t len, uint64_t ns)
 {
     if (ns < 1000)

@@ -64,6 +64,7 @@ void query_json_node_open(FILE *f, const db_node *n);
 void query_json_edge(FILE *f, const db_edge *e);
 void query_json_event(FILE *f, const db_event *ev);
 void query_fmt_duration(char *buf, size_t len, uint64_t ns);
+void query_fmt_bytes(char *buf, size_t len, uint64_t bytes);
 void query_fmt_ts(char *buf, size_t len, uint64_t ns);
 
 /* Rows for people (aligned columns, readable times) or for programs
@@ -348,6 +349,11 @@ typedef struct query_cp_part {
      * held off (0: the part's own thread was runnable) */
     uint32_t held_tid;
     char held_thread[DB_NAME_MAX];
+    /* io, writes a cache flush waited for (flush.c): the thread whose
+     * flush it was (0 none), and the bytes the part's thread wrote */
+    uint32_t flush_tid;
+    char flush_thread[DB_NAME_MAX];
+    uint64_t flush_bytes;
 } query_cp_part;
 
 typedef struct query_cp {
@@ -374,6 +380,19 @@ enum {
     QUERY_DEV_TIMER,   /* the timer softirqs: a timeout the thread armed */
 };
 int query_cp_device_of(const db_node *n);
+/* flush.c: when io edge `io` is a request with a cache flush, the threads
+ * that queued writes to its device since the device's previous flush, by
+ * bytes: 1 (out filled), 0 not a flush or no writes, -1 */
+#define QUERY_FLUSH_WRITERS 8
+typedef struct query_flush {
+    size_t n;
+    uint64_t total;
+    struct query_flush_writer {
+        uint32_t tid, node; /* node: the one that queued its last write */
+        uint64_t bytes;
+    } w[QUERY_FLUSH_WRITERS];
+} query_flush;
+int query_flush_writers(db_reader *r, const db_edge *io, query_flush *out, db_error *de);
 int query_cp_io_device(const query_cp *cp); /* attrib.c: where most of its io went */
 const char *query_cp_device_name(int dev); /* "disk", "network", "device"; "" none */
 int query_critical_path(db_reader *r, const db_node *n, query_cp *cp, db_error *de);
@@ -424,6 +443,11 @@ uint64_t query_not_running(const db_node *n);
  * took of it, less what they took of the normal one's (NULL: none);
  * *out malloc'd.  And the anomaly's kind by where its period went:
  * "busy", "runnable", "io" or "wait". */
+/* spin.c: the thread a spinner of a's path waited on, by time alone (a
+ * long run of another thread that ended just before the spinner went on),
+ * put before the spinner in sus (at most `most` kept): 0 (found or not), -1 */
+int query_spin_suspect(db_reader *r, const query_cp *a, const query_cp *normal, query_suspect **sus, size_t *n,
+                       size_t most, db_error *de);
 int query_attrib_suspects(db_reader *r, const query_cp *a, const query_cp *normal, const query_path *anomaly,
                           query_suspect **out, size_t *len, db_error *de);
 const char *query_cp_kind(const query_cp *cp);

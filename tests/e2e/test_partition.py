@@ -17,7 +17,12 @@ per rule, each with the partition worked out by hand from its lines:
     is a third party, not when the request chain leads back to the victim;
   - a wakeup that never came (the anomaly's wait ended by its own timeout,
     the normal run's by a thread) is followed along the expected waker's
-    timeline.
+    timeline;
+  - a wait for a cache flush is the writers' whose writes to the device
+    since its previous flush it made durable, by bytes (query/flush.c);
+  - a thread that spun through the wait: the thread on another cpu whose
+    run covered the spin and ended just before it went on is named beside
+    it (query/spin.c), without a part of the partition.
 
 Times are in microseconds from 100 s; every part is asserted to the ns."""
 import os
@@ -405,6 +410,85 @@ class Partition(ArchiveCase):
         self.assertIn("The difference: io (disk) +2.0ms (none in the normal run)", text)
         # not a short-lived thread: ui was not created in the trace
         self.assertIsNone(self.json("--trace", "slow", 'diagnose thread "ui" against trace "normal"')["lives"])
+
+
+    def flush_wait(self, flush=True):
+        """saver writes 4 KiB at 40 and waits (D) from 105 on an fsync's
+        preflush (FWS) queued at 100; bulk wrote 12 KiB to the same disk at
+        30; other wrote to another disk (8,0) at 35, and earlier to this one
+        before its previous flush completed (20); the flush (FF) completes
+        at 4000, then the FWS request itself (sector 0), and saver wakes at
+        4002.  Not a flush (flush=False): the same with a plain write."""
+        rw = "FWS" if flush else "WS"
+        self.load([
+            line("other", 30, 1, ".....", 10, "block_bio_queue", "254,0 W 7000 + 800 [other]"),
+            line("<idle>", 0, 1, "d.h2.", 20, "block_rq_complete", "254,0 FF () 18446744073709551615 + 0 be,0,4 [0]"),
+            line("bulk", 20, 1, ".....", 30, "block_bio_queue", "254,0 W 5000 + 24 [bulk]"),
+            line("bulk", 20, 1, ".....", 31, "block_rq_insert", "254,0 W 12288 () 5000 + 24 be,0,4 [bulk]"),
+            line("other", 30, 1, ".....", 35, "block_bio_queue", "8,0 W 100 + 800 [other]"),
+            line("saver", 10, 0, ".....", 40, "block_bio_queue", "254,0 W 9000 + 8 [saver]"),
+            line("saver", 10, 0, ".....", 100, "block_bio_queue", f"254,0 {rw} 0 + 0 [saver]"),
+            switch("saver", 10, "D", "swapper/0", 0, 0, 105),
+            line("kworker/0:1H", 44, 1, ".....", 500, "block_rq_issue", "254,0 FF 0 () 0 + 0 be,0,4 [kworker/0:1H]"),
+            line("<idle>", 0, 0, "d.h2.", 3990, "irq_handler_entry", "irq=25 name=virtio1-req.0"),
+            line("<idle>", 0, 0, "d.h2.", 4000, "block_rq_complete",
+                 "254,0 FF () 18446744073709551615 + 0 be,0,4 [0]" if flush else "254,0 WS () 9000 + 8 be,0,4 [0]"),
+            line("<idle>", 0, 0, "d.h2.", 4001, "block_rq_complete", f"254,0 {rw} () 0 + 0 be,0,4 [0]"),
+            wake("sched_wakeup", "<idle>", 0, 0, 4002, "saver", 10, flags="d.h3."),
+            line("<idle>", 0, 0, "d.h2.", 4003, "irq_handler_exit", "irq=25 ret=handled"),
+            switch("swapper/0", 0, "R", "saver", 10, 0, 4050),
+            sys("saver", 10, 0, 4100, False, 74),
+        ])
+        return self.parts(self.node_of("saver"))
+
+    def test_a_flush_is_the_writers_by_bytes(self):
+        cp = self.flush_wait()
+        wait = 3897 * US  # 105 .. 4002, split 4 KiB : 12 KiB
+        got = [(p["thread"], p["state"], p["ns"], p.get("flush")) for p in cp["parts"][:2]]
+        self.assertEqual(got, [("saver", "io", wait // 4, None),
+                               ("bulk", "io", wait - wait // 4, {"thread": "saver", "tid": 10, "bytes": 12288})])
+        self.assertNotIn("other", {p["thread"] for p in cp["parts"]})
+        self.assertEqual(cp["parts"][1]["device"], "disk")
+        text = self.ok("--trace", "t", f"critical path of node {cp['node']['id']}").stdout
+        self.assertIn("saver's cache flush (12.0 KiB written)", text)
+
+    def test_a_write_without_a_flush_is_the_submitters(self):
+        cp = self.flush_wait(flush=False)
+        self.assertEqual(self.simple(cp)[0], ("saver", "io", 105, 3897))
+        self.assertNotIn("flush", cp["parts"][0])
+
+    def spin(self, holder_end):
+        """ui asks worker at 100 (wakeup) and sleeps; worker (cpu 0) runs
+        from 110 without a break to 5090, when it wakes ui; holder (cpu 1)
+        runs from 50 to holder_end and sleeps.  Nothing joins them."""
+        self.load([
+            sys("holder", 30, 1, 50, False, 0),
+            sys("holder", 30, 1, 60, True, 0),
+            sys("holder", 30, 1, holder_end - 10, False, 0),
+            sys("holder", 30, 1, holder_end - 5, True, 35),
+            switch("holder", 30, "S", "swapper/1", 0, 1, holder_end),
+            sys("ui", 10, 0, 90, True, 1),
+            wake("sched_wakeup", "ui", 10, 0, 100, "worker", 20),
+            switch("ui", 10, "S", "worker", 20, 0, 105),
+            sys("worker", 20, 0, 110, False, 0),
+            sys("worker", 20, 0, 5080, True, 1),
+            wake("sched_wakeup", "worker", 20, 0, 5090, "ui", 10),
+            switch("worker", 20, "S", "ui", 10, 0, 5100),
+            sys("ui", 10, 0, 5110, False, 1),
+        ])
+        return self.json("--trace", "t", 'diagnose thread "ui"')
+
+    def test_a_spinner_names_the_thread_it_waited_on(self):
+        d = self.spin(5000)
+        self.assertEqual([(x["thread"], x["state"]) for x in d["suspects"][:2]],
+                         [("holder", "running"), ("worker", "running")], d["suspects"])
+        self.assertIn("stopped 90.0us before worker went on", d["suspects"][0]["reason"])
+        self.assertNotIn("holder", {p["thread"] for p in d["breakdown"]})  # beside the path, not on it
+
+    def test_a_thread_that_went_on_long_before_is_no_spinners(self):
+        d = self.spin(3000)  # holder stopped 2 ms before: not what worker waited on
+        self.assertNotIn("holder", [x["thread"] for x in d["suspects"]])
+        self.assertEqual(d["suspects"][0]["thread"], "worker")
 
 
 if __name__ == "__main__":
