@@ -334,7 +334,10 @@ static const struct {
      "  where: any trace.  `in archive`: the baseline comes from the traces of the\n"
      "  archive file PATH (all of them, by default).  A wait its own timeout ended is\n"
      "  followed along the thread that woke it in the normal run (expected_waker); a\n"
-     "  thread the trace shows created is compared by its whole life too (lives).\n"},
+     "  thread the trace shows created is compared by its whole life too (lives).\n"
+     "  Against traces, every normal step like it counts (5 at least, else the best\n"
+     "  one alone): suspects ranked by how far outside their distribution (median,\n"
+     "  5-95%, robust z) their time lies; threads on no normal path named.\n"},
     {"check",
      "check fix of node N | thread \"NAME\" [in trace \"BEFORE\"] after trace \"AFTER\"\n"
      "  Did the anomaly's wait shrink after the fix, and by how much?\n"},

@@ -254,7 +254,7 @@ static void print_breakdown(FILE *f, const query_cp *cp)
 static void print_text(query_session *s, const db_node *a, const char *kind, const query_match *base,
                        const char *base_trace, const char *base_archive, const query_suspect *sus, size_t n,
                        const query_path *normal, const query_path *anomaly, const query_cp *cp, const query_cp *life,
-                       const query_cp *normal_life)
+                       const query_cp *normal_life, const query_normals *nm)
 {
     FILE *f = s->out;
     char bl[32], du[32], ts[32];
@@ -304,6 +304,8 @@ static void print_text(query_session *s, const db_node *a, const char *kind, con
     print_breakdown(f, cp);
     if (life)
         query_text_lives(f, life, normal_life);
+    if (nm)
+        query_normals_text(f, nm);
     if (n == 0) {
         fputs("No other thread was blocked on its path during the anomaly.\n", f);
         return;
@@ -512,18 +514,33 @@ int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err
     /* the period the breakdown partitions: the wait before the node and
      * the node, for the path comparison too */
     query_period per = have_cpa ? (query_period){cpa.begin, cpa.end} : query_period_of(&a);
+    /* a list of traces: every normal step like it, not only the best
+     * (normals.c); with enough of them they, not the one baseline, say
+     * what is more than usual */
+    query_normals nm = {0};
+    bool have_nm = false;
+    if (!rc && have_cpa && src.listed) {
+        if (query_normals_collect(ra, &a, &cpa, &src, &nm, &de))
+            rc = query_fail(err, NULL, "%s", de.msg);
+        have_nm = !rc;
+    }
+    bool many = have_nm && !query_stats_too_few(nm.steps);
     query_suspect *cmp = NULL;
     size_t ncmp = 0;
-    if (!rc && (query_attrib_suspects(ra, &cpa, have_cpn ? &cpn : NULL, &anomaly, &sus, &nsus, &de) ||
+    if (!rc && (query_attrib_suspects(ra, &cpa, have_cpn && !many ? &cpn : NULL, &anomaly, &sus, &nsus, &de) ||
                 query_compare_paths(ra, rn ? rn : ra, got ? &normal : NULL, &anomaly, &per, &a, &cmp, &ncmp, &de) ||
                 merge_suspects(&sus, &nsus, cmp, ncmp, &de)))
         rc = query_fail(err, NULL, "%s", de.msg);
     free(cmp);
+    if (!rc && many)
+        query_normals_rank(&nm, sus, nsus, cpa.end - cpa.begin, true);
     if (!rc && (strcmp(kind, "busy") == 0 || strcmp(kind, "yield") == 0) &&
         self_suspect(ra, rn, &a, kind, got ? &base : NULL, &sus, &nsus, &de))
         rc = query_fail(err, NULL, "%s", de.msg);
     if (!rc && have_cpa && query_spin_suspect(ra, &cpa, have_cpn ? &cpn : NULL, &sus, &nsus, DIAG_SUSPECTS, &de))
         rc = query_fail(err, NULL, "%s", de.msg);
+    if (!rc && many) /* the spinner's holder */
+        query_normals_rank(&nm, sus, nsus, cpa.end - cpa.begin, false);
     if (!rc && s->format == QUERY_FMT_JSON) {
         FILE *f = s->out;
         fputs("{\"anomaly\":", f);
@@ -548,6 +565,7 @@ int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err
             query_json_str(f, cpa.expected, strnlen(cpa.expected, DB_NAME_MAX));
         else
             fputs("null", f);
+        query_normals_json(f, have_nm ? &nm : NULL);
         fputs(",\"suspects\":", f);
         query_json_suspects(f, sus, nsus);
         query_json_paths(f, got ? &normal : NULL, &anomaly);
@@ -559,8 +577,10 @@ int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err
         rc = query_view_paths(s, ra, &anomaly, got ? rn : NULL, &normal, same, err);
     else if (!rc)
         print_text(s, &a, kind, got ? &base : NULL, base_trace, src.path, sus, nsus, got ? &normal : NULL, &anomaly,
-                   &cpa, lives ? &lifa : NULL, lives ? &lifn : NULL);
+                   &cpa, lives ? &lifa : NULL, lives ? &lifn : NULL, have_nm ? &nm : NULL);
     free(sus);
+    if (have_nm)
+        query_normals_free(&nm);
     if (lives) {
         query_cp_free(&lifa);
         query_cp_free(&lifn);

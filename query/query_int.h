@@ -292,6 +292,59 @@ int query_view_paths(query_session *s, db_reader *ra, const query_path *anomaly,
 /* Graphviz's dot on PATH: 0, or -1 with err saying how to get it. */
 int query_need_dot(query_error *err);
 
+/* ---- stats.c: a part of the anomaly against its distribution over many
+ * normal steps (issue 44).  Values are ns; nothing allocates. ---- */
+
+/* Fewer normal steps than this are too few to judge a distribution by:
+ * callers fall back to the single-baseline comparison. */
+#define QUERY_STATS_MIN_STEPS 5
+/* The smallest scale a z-score is measured in, whatever floor is asked
+ * for: 1 us, below which a difference is scheduling noise. */
+#define QUERY_STATS_FLOOR_NS 1000
+
+/* Percentiles by linear interpolation between order statistics (numpy's
+ * default): the p-th of sorted v[0..n) is at index h = (n - 1) * p / 100,
+ * v[floor(h)] + (h - floor(h)) * (v[floor(h) + 1] - v[floor(h)]).  The
+ * median is the 50th (the mean of the middle two when n is even); mad is
+ * the median of |v[i] - median|.  n = 0: every field 0. */
+typedef struct query_stats_summary {
+    size_t n;       /* normal steps */
+    size_t nonzero; /* of them, the ones with a nonzero value (0: a part no normal step has) */
+    double median, p5, p95, mad;
+} query_stats_summary;
+
+/* How far a value lies outside a summary. */
+typedef struct query_stats_effect {
+    double z;        /* robust z-score: (x - median) / scale */
+    double scale;    /* ns: query_stats_scale's, what z is measured in */
+    uint64_t excess; /* ns above p95 (truncated), 0 at or below it */
+    bool outside;    /* above p95 by more than the floor (floor_ns, at least QUERY_STATS_FLOOR_NS) */
+} query_stats_effect;
+
+/* v[0..n) summarized; v is sorted in place (NULL allowed when n is 0). */
+query_stats_summary query_stats_summarize(uint64_t *v, size_t n);
+/* nsteps < QUERY_STATS_MIN_STEPS */
+bool query_stats_too_few(size_t nsteps);
+/* The floor callers pass for a period: 1% of it (the share below which
+ * diagnose ranks no suspect by time), at least QUERY_STATS_FLOOR_NS. */
+uint64_t query_stats_floor_of_period(uint64_t period_ns);
+/* max(1.4826 * mad, (p95 - p5) / 3.29, floor_ns, QUERY_STATS_FLOOR_NS):
+ * never 0, so z is finite when every normal step has the same value. */
+double query_stats_scale(const query_stats_summary *s, uint64_t floor_ns);
+double query_stats_z(const query_stats_summary *s, uint64_t x, uint64_t floor_ns);
+query_stats_effect query_stats_effect_of(const query_stats_summary *s, uint64_t x, uint64_t floor_ns);
+/* nkeys parts (e.g. per (thread, state)): anomaly[k] is part k's value in
+ * the anomaly, normal[k * nsteps + j] its value in normal step j (0 where
+ * step j has no such part); each key's row of normal is sorted in place.
+ * Fills sum[k] and eff[k] per key, and order[0..nkeys) with the keys most
+ * outside first: by z (a part every normal step has at the anomaly's size
+ * ranks low however large; one no normal step has is measured against the
+ * floor alone and so ranks first unless another lies further outside its
+ * own distribution); of equal z the part fewer normal steps have first,
+ * then the larger excess, the larger value, the lower key. */
+void query_stats_rank(const uint64_t *anomaly, uint64_t *normal, size_t nkeys, size_t nsteps, uint64_t floor_ns,
+                      query_stats_summary *sum, query_stats_effect *eff, size_t *order);
+
 /* ---- suspects.c: path comparison (paper/004 §Path Comparison) ---- */
 typedef struct query_period {
     uint64_t begin, end; /* the anomalous period: the victim's wait */
@@ -310,6 +363,11 @@ typedef struct query_suspect {
                             normal node it never ran), not only a blocked overlap */
     char reason[320];
     char evidence[480];
+    /* against many normal steps (normals.c): its (thread, state)'s
+     * distribution over them and how far outside it the anomaly lies */
+    bool have_normal;
+    query_stats_summary normal;
+    query_stats_effect effect;
 } query_suspect;
 
 query_period query_period_of(const db_node *n);
@@ -455,58 +513,40 @@ void query_json_cp_parts(FILE *f, const query_cp *cp); /* exec_critpath.c: [{par
 /* The node of thread `name` that was not running the longest (1, 0, -1). */
 int query_worst_step(db_reader *r, uint32_t trace_id, const char *name, db_node *out, db_error *de);
 
-/* ---- stats.c: a part of the anomaly against its distribution over many
- * normal steps (issue 44).  Values are ns; nothing allocates. ---- */
-
-/* Fewer normal steps than this are too few to judge a distribution by:
- * callers fall back to the single-baseline comparison. */
-#define QUERY_STATS_MIN_STEPS 5
-/* The smallest scale a z-score is measured in, whatever floor is asked
- * for: 1 us, below which a difference is scheduling noise. */
-#define QUERY_STATS_FLOOR_NS 1000
-
-/* Percentiles by linear interpolation between order statistics (numpy's
- * default): the p-th of sorted v[0..n) is at index h = (n - 1) * p / 100,
- * v[floor(h)] + (h - floor(h)) * (v[floor(h) + 1] - v[floor(h)]).  The
- * median is the 50th (the mean of the middle two when n is even); mad is
- * the median of |v[i] - median|.  n = 0: every field 0. */
-typedef struct query_stats_summary {
-    size_t n;       /* normal steps */
-    size_t nonzero; /* of them, the ones with a nonzero value (0: a part no normal step has) */
-    double median, p5, p95, mad;
-} query_stats_summary;
-
-/* How far a value lies outside a summary. */
-typedef struct query_stats_effect {
-    double z;        /* robust z-score: (x - median) / scale */
-    double scale;    /* ns: query_stats_scale's, what z is measured in */
-    uint64_t excess; /* ns above p95 (truncated), 0 at or below it */
-    bool outside;    /* above p95 by more than the floor (floor_ns, at least QUERY_STATS_FLOOR_NS) */
-} query_stats_effect;
-
-/* v[0..n) summarized; v is sorted in place (NULL allowed when n is 0). */
-query_stats_summary query_stats_summarize(uint64_t *v, size_t n);
-/* nsteps < QUERY_STATS_MIN_STEPS */
-bool query_stats_too_few(size_t nsteps);
-/* The floor callers pass for a period: 1% of it (the share below which
- * diagnose ranks no suspect by time), at least QUERY_STATS_FLOOR_NS. */
-uint64_t query_stats_floor_of_period(uint64_t period_ns);
-/* max(1.4826 * mad, (p95 - p5) / 3.29, floor_ns, QUERY_STATS_FLOOR_NS):
- * never 0, so z is finite when every normal step has the same value. */
-double query_stats_scale(const query_stats_summary *s, uint64_t floor_ns);
-double query_stats_z(const query_stats_summary *s, uint64_t x, uint64_t floor_ns);
-query_stats_effect query_stats_effect_of(const query_stats_summary *s, uint64_t x, uint64_t floor_ns);
-/* nkeys parts (e.g. per (thread, state)): anomaly[k] is part k's value in
- * the anomaly, normal[k * nsteps + j] its value in normal step j (0 where
- * step j has no such part); each key's row of normal is sorted in place.
- * Fills sum[k] and eff[k] per key, and order[0..nkeys) with the keys most
- * outside first: by z (a part every normal step has at the anomaly's size
- * ranks low however large; one no normal step has is measured against the
- * floor alone and so ranks first unless another lies further outside its
- * own distribution); of equal z the part fewer normal steps have first,
- * then the larger excess, the larger value, the lower key. */
-void query_stats_rank(const uint64_t *anomaly, uint64_t *normal, size_t nkeys, size_t nsteps, uint64_t floor_ns,
-                      query_stats_summary *sum, query_stats_effect *eff, size_t *order);
+/* ---- normals.c: the anomaly's step against every normal step like it
+ * in a list of traces (issue 44) ---- */
+#define QUERY_NORMALS_MAX 256  /* normal steps read, the most similar first */
+#define QUERY_NORMALS_NAMES 8
+typedef struct query_normal_key {
+    char thread[DB_NAME_MAX];
+    int state;         /* QUERY_CP_*, or -1: the thread's whole share */
+    uint64_t anomaly;  /* its ns on the anomaly's critical path */
+    query_stats_summary sum;
+    query_stats_effect eff;
+} query_normal_key;
+typedef struct query_normals {
+    size_t steps, traces; /* normal steps found, in how many traces */
+    query_normal_key *keys; /* malloc'd, most outside first */
+    size_t nkeys;
+    /* paths: threads on the anomaly's critical path (1% of its period)
+     * on no normal one; on every normal one and not on the anomaly's */
+    char fresh[QUERY_NORMALS_NAMES][DB_NAME_MAX], missing[QUERY_NORMALS_NAMES][DB_NAME_MAX];
+    size_t nfresh, nmissing;
+    bool timeout;      /* the anomaly's wait ended by its own timer */
+    size_t timeouts;   /* normal steps whose wait did */
+    char waker[DB_NAME_MAX]; /* the anomaly's waker ("" none) */
+    size_t waker_seen; /* normal steps woken by the same thread */
+} query_normals;
+int query_normals_collect(db_reader *ra, const db_node *a, const query_cp *cpa, const query_source *src,
+                          query_normals *out, db_error *de);
+const query_normal_key *query_normals_key(const query_normals *n, const char *thread, int state);
+void query_normals_free(query_normals *n);
+/* each attributed suspect's distribution and effect (5 steps at least);
+ * sort: by the effect, the annotated first */
+void query_normals_rank(const query_normals *n, query_suspect *sus, size_t nsus, uint64_t period, bool sort);
+/* ,"normal_steps":N,"normal_traces":N,"outside_paths":{...}|null (n NULL: none) */
+void query_normals_json(FILE *f, const query_normals *n);
+void query_normals_text(FILE *f, const query_normals *n);
 
 /* ---- errors ---- */
 int query_fail(query_error *err, const query_pos *pos, const char *fmt, ...)

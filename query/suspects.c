@@ -224,8 +224,18 @@ void query_json_suspects(FILE *f, const query_suspect *s, size_t n)
                 s[i].overlap, s[i].on_path ? "true" : "false");
         /* what it took of the period, and in which state (a suspect of the
          * path comparison alone: its blocked overlap) */
-        fprintf(f, ",\"ns\":%" PRIu64 ",\"state\":\"%s\"}", s[i].attributed ? s[i].ns : s[i].overlap,
+        fprintf(f, ",\"ns\":%" PRIu64 ",\"state\":\"%s\"", s[i].attributed ? s[i].ns : s[i].overlap,
                 s[i].attributed ? query_cp_state_name(s[i].state) : "blocked");
+        /* against many normal steps (normals.c): its distribution there, and
+         * how far outside it the anomaly lies */
+        if (s[i].have_normal)
+            fprintf(f,
+                    ",\"normal\":{\"steps\":%zu,\"median\":%.0f,\"p5\":%.0f,\"p95\":%.0f,\"mad\":%.0f},"
+                    "\"effect\":{\"z\":%.3f,\"excess\":%" PRIu64 ",\"outside\":%s}}",
+                    s[i].normal.n, s[i].normal.median, s[i].normal.p5, s[i].normal.p95, s[i].normal.mad, s[i].effect.z,
+                    s[i].effect.excess, s[i].effect.outside ? "true" : "false");
+        else
+            fputs(",\"normal\":null,\"effect\":null}", f);
     }
     fputc(']', f);
 }

@@ -15,7 +15,7 @@ import os
 import unittest
 
 from common import ArchiveCase, arch_of, trace
-from test_baselines import WORKLOADS
+from test_baselines import WORKLOADS, one_baseline
 
 
 def without_archive(doc):
@@ -84,7 +84,10 @@ class OtherArchive(ArchiveCase):
                                  f'diagnose thread "ui-main" {clause}in archive "{self.normals}"')
                     self.assertEqual(got["baseline"]["trace"], f"{w}-normal")
                     self.assertEqual(got["baseline"]["archive"], self.normals)
-                    self.assertEqual(without_archive(got), want)
+                    # the one best counterpart as before; the statistics
+                    # over every normal step depend on the list (issue 44)
+                    self.assertEqual(one_baseline(without_archive(got)), one_baseline(want))
+                    self.assertEqual(got["suspects"][0]["thread"], want["suspects"][0]["thread"])
                 # the rank the fleet orders baselines of several archives by
                 rank = got["baseline"]["rank"]
                 self.assertAlmostEqual(rank["score"], got["baseline"]["score"], places=3)
