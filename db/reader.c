@@ -428,9 +428,16 @@ int db_scan_symbols(db_reader *r, db_name_cb cb, void *ctx, db_error *err)
  * sets *past once it has seen past t1; a non-zero return stops the walk
  * and is returned. */
 typedef int (*chunk_id_cb)(void *ctx, uint64_t id, bool *past);
+/* Where in the first chunk's ids (time order) the walk may start: *start,
+ * 0 or -1 (an error).  NULL: from its first id. */
+typedef int (*chunk_seek_cb)(void *ctx, const uint64_t *ids, size_t n, size_t *start);
+
+/* The ids of a chunk; at most DB_THR_CHUNK_BYTES deltas of a byte each,
+ * and the first id in the key */
+#define CHUNK_IDS_MAX (DB_THR_CHUNK_BYTES + 1)
 
 static int walk_chunks(db_reader *r, int dbi, uint64_t of, unsigned of_bytes, uint64_t t0, uint64_t t1,
-                       chunk_id_cb cb, void *ctx, db_error *err)
+                       chunk_seek_cb seek, chunk_id_cb cb, void *ctx, db_error *err)
 {
     unsigned char k[28];
     size_t pre = 4 + of_bytes, klen = pre + 16; /* trace and thread (or object), ts, id */
@@ -454,8 +461,8 @@ static int walk_chunks(db_reader *r, int dbi, uint64_t of, unsigned of_bytes, ui
         rc = mdb_cursor_get(c, &key, &v, MDB_SET_RANGE);
     }
     int ret = 0;
-    bool past = false;
-    for (; rc == 0 && !ret && !past; rc = mdb_cursor_get(c, &key, &v, MDB_NEXT)) {
+    bool past = false, first = true;
+    for (; rc == 0 && !ret && !past; rc = mdb_cursor_get(c, &key, &v, MDB_NEXT), first = false) {
         if (key.mv_size != klen || memcmp(key.mv_data, k, pre) != 0)
             break;
         db_thrchunk it;
@@ -463,6 +470,19 @@ static int walk_chunks(db_reader *r, int dbi, uint64_t of, unsigned of_bytes, ui
         if (it.first_ts > t1)
             break;
         uint64_t id;
+        if (first && seek) { /* the chunk that may hold t0: from where seek says */
+            uint64_t ids[CHUNK_IDS_MAX];
+            size_t n = 0, at = 0;
+            while (n < CHUNK_IDS_MAX && db_thrchunk_next(&it, &id))
+                ids[n++] = id;
+            bool more = n == CHUNK_IDS_MAX && db_thrchunk_next(&it, &id); /* a chunk of another writer's size */
+            if (!more)
+                ret = seek(ctx, ids, n, &at);
+            for (size_t i = at; !ret && !past && i < n; i++)
+                ret = cb(ctx, ids[i], &past);
+            if (more && !ret && !past)
+                ret = cb(ctx, id, &past);
+        }
         while (!ret && !past && db_thrchunk_next(&it, &id))
             ret = cb(ctx, id, &past);
     }
@@ -509,11 +529,33 @@ static int tnode_one(void *p, uint64_t id, bool *past)
     return s->cb(s->ctx, &n);
 }
 
+/* The last node of the chunk that begins before t0, by bisection: a
+ * chunk holds up to a thousand nodes, and reading each to find where t0
+ * falls was most of a critical path's time (docs/PERFORMANCE.md). */
+static int tnode_seek(void *p, const uint64_t *ids, size_t n, size_t *start)
+{
+    struct tnode_scan *s = p;
+    size_t lo = 0, hi = n; /* ids[lo..hi): the first that begins at t0 or later lies here */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        db_node m;
+        int got = ids[mid] > UINT32_MAX ? 0 : db_get_node(s->r, (uint32_t)ids[mid], &m, s->err);
+        if (got < 0)
+            return -1;
+        if (got && m.begin < s->t0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *start = lo ? lo - 1 : 0;
+    return 0;
+}
+
 int db_scan_thread_nodes(db_reader *r, uint32_t tid, uint64_t t0, uint64_t t1, db_node_cb cb, void *ctx,
                          db_error *err)
 {
     struct tnode_scan s = {r, t0, t1, cb, ctx, err, false, {0}};
-    int rc = walk_chunks(r, DBI_NODE_THREAD, tid, 4, t0, t1, tnode_one, &s, err);
+    int rc = walk_chunks(r, DBI_NODE_THREAD, tid, 4, t0, t1, tnode_seek, tnode_one, &s, err);
     if (!rc && s.have_before)
         rc = cb(ctx, &s.before);
     return rc;
@@ -759,7 +801,7 @@ int db_scan_thread(db_reader *r, uint32_t tid, uint64_t t0, uint64_t t1, db_even
                    db_error *err)
 {
     struct tev_scan t = {{r, cb, ctx, err, {0}}, t0, t1};
-    int rc = walk_chunks(r, DBI_EV_THREAD, tid, 4, t0, t1, tev_one, &t, err);
+    int rc = walk_chunks(r, DBI_EV_THREAD, tid, 4, t0, t1, NULL, tev_one, &t, err);
     db_evblock_free(&t.s.blk);
     return rc;
 }
@@ -803,7 +845,7 @@ int db_scan_object(db_reader *r, db_obj_index ix, uint64_t obj, db_event_cb cb, 
     static const int dbis[] = {[DB_IX_PORT] = DBI_EV_PORT, [DB_IX_BLOCK] = DBI_EV_BLOCK,
                                [DB_IX_TIMER] = DBI_EV_TIMER};
     struct event_scan s = {r, cb, ctx, err, {0}};
-    int rc = walk_chunks(r, dbis[ix], obj, 8, 0, UINT64_MAX, obj_one, &s, err);
+    int rc = walk_chunks(r, dbis[ix], obj, 8, 0, UINT64_MAX, NULL, obj_one, &s, err);
     db_evblock_free(&s.blk);
     return rc;
 }

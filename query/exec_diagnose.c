@@ -157,7 +157,7 @@ static int order_by_likeness(query_likeness *l, query_cand *v, size_t lo, size_t
  * which with the score ranks baselines of several archives (argusq.fleet
  * picks the best of every archive's by it). */
 static int baseline(db_reader *r, const db_node *a, const query_path *path, const char *kind,
-                    const query_source *src, query_match *out, query_like *like, db_error *de)
+                    const query_source *src, query_match *out, query_like *like, query_cands *keep, db_error *de)
 {
     const uint32_t *ids = src->ids;
     size_t nids = src->nids;
@@ -166,6 +166,15 @@ static int baseline(db_reader *r, const db_node *a, const query_path *path, cons
     query_cands m;
     if (query_find_matches_in(r, a, src->scan, ids, nids, &m, de))
         return -1;
+    if (keep) { /* every candidate, for the statistics over them (normals.c) */
+        *keep = m;
+        if (m.len && !(keep->v = malloc(m.len * sizeof *m.v))) {
+            query_cands_free(&m);
+            return db_fail_oom(de);
+        }
+        if (m.len)
+            memcpy(keep->v, m.v, m.len * sizeof *m.v);
+    }
     bool rank = nids > 1; /* candidates of equal scores ordered by likeness */
     query_likeness *l = NULL;
     if (rank && !(l = query_likeness_new(r, path, src->archive, src->scan, de))) {
@@ -435,6 +444,7 @@ int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err
     const char *kind = "wait";
     query_cp cpa = {0}, cpn = {0};
     bool have_cpa = false, have_cpn = false;
+    query_cands cands = {0}; /* a list of traces: every candidate, for normals.c */
     if (!rc) {
         if (query_critical_path(ra, &a, &cpa, &de))
             rc = query_fail(err, NULL, "%s", de.msg);
@@ -445,7 +455,7 @@ int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err
     if (!rc) {
         kind = classify(ra, &a, &cpa, &de, &rc);
         if (!rc)
-            got = baseline(ra, &a, &anomaly, kind, &src, &base, &like, &de);
+            got = baseline(ra, &a, &anomaly, kind, &src, &base, &like, src.listed ? &cands : NULL, &de);
         if (rc || got < 0)
             rc = query_fail(err, NULL, "%s", de.msg);
     }
@@ -520,7 +530,7 @@ int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err
     query_normals nm = {0};
     bool have_nm = false;
     if (!rc && have_cpa && src.listed) {
-        if (query_normals_collect(ra, &a, &cpa, &src, &nm, &de))
+        if (query_normals_collect(ra, &a, &cpa, &src, &cands, &nm, &de))
             rc = query_fail(err, NULL, "%s", de.msg);
         have_nm = !rc;
     }
@@ -579,6 +589,7 @@ int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err
         print_text(s, &a, kind, got ? &base : NULL, base_trace, src.path, sus, nsus, got ? &normal : NULL, &anomaly,
                    &cpa, lives ? &lifa : NULL, lives ? &lifn : NULL, have_nm ? &nm : NULL);
     free(sus);
+    query_cands_free(&cands);
     if (have_nm)
         query_normals_free(&nm);
     if (lives) {

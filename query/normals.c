@@ -147,12 +147,9 @@ static size_t similar(db_reader *r, const db_node *a, const query_source *src, q
 }
 
 int query_normals_collect(db_reader *ra, const db_node *a, const query_cp *cpa, const query_source *src,
-                          query_normals *out, db_error *de)
+                          query_cands *m, query_normals *out, db_error *de)
 {
     memset(out, 0, sizeof *out);
-    query_cands m;
-    if (query_find_matches_in(ra, a, src->scan, src->ids, src->nids, &m, de))
-        return -1;
     acc c = {.out = out};
     query_cand *v = malloc(QUERY_NORMALS_MAX * sizeof *v);
     c.keys = calloc(NORMALS_KEYS, sizeof *c.keys);
@@ -163,8 +160,7 @@ int query_normals_collect(db_reader *ra, const db_node *a, const query_cp *cpa, 
     int rc = 0;
     if (!v || !c.keys || !c.anomaly || !c.normal || !c.on || !c.any)
         rc = db_fail_oom(de);
-    size_t nv = rc ? 0 : similar(ra, a, src, &m, v, de, &rc);
-    query_cands_free(&m);
+    size_t nv = rc ? 0 : similar(ra, a, src, m, v, de, &rc);
     memcpy(out->waker, cpa->waker, sizeof out->waker);
     out->timeout = cpa->timeout;
     if (!rc)

@@ -537,8 +537,9 @@ typedef struct query_normals {
     char waker[DB_NAME_MAX]; /* the anomaly's waker ("" none) */
     size_t waker_seen; /* normal steps woken by the same thread */
 } query_normals;
+/* m: the anomaly's candidates in src (query_find_matches_in), handed out */
 int query_normals_collect(db_reader *ra, const db_node *a, const query_cp *cpa, const query_source *src,
-                          query_normals *out, db_error *de);
+                          query_cands *m, query_normals *out, db_error *de);
 const query_normal_key *query_normals_key(const query_normals *n, const char *thread, int state);
 void query_normals_free(query_normals *n);
 /* each attributed suspect's distribution and effect (5 steps at least);
