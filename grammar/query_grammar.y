@@ -24,6 +24,7 @@
  *                        ['depth' D] ['via' KIND {',' KIND}] ['with' 'weak'] [in_trace]
  *               | 'match' 'node' N places
  *               | 'diagnose' ('node' N | 'thread' STRING) places
+ *               | 'compare' 'thread' STRING places  (in traces .. against traces ..)
  *               | 'export' stmt 'to' STRING         the statement's output into a file
  *   in_trace  ::= 'in' 'trace' STRING
  *   places    ::= { 'in' 'trace' STRING | 'in' 'traces' ['where' expr] | 'in' 'archive' STRING
@@ -247,6 +248,14 @@ stmt(A) ::= COMPARE(C) NODE nodeid(N) WITH NODE nodeid(M) in_trace(I). {
     A->node2 = M.value;
     A->node2_pos = M.pos;
     A->trace = I;
+}
+/* two groups of runs: the distributions of thread NAME's worst steps'
+ * critical paths side by side (issue 44) */
+stmt(A) ::= COMPARE(C) THREAD STRING(S) places(P). {
+    A = query_ast_stmt(ps, QUERY_ST_COMPARE_GROUPS, &C);
+    A->by_thread = true;
+    A->thread_name = query_ast_name(ps, &S);
+    query_ast_places(ps, A, &P);
 }
 stmt(A) ::= COMPARE(C) PATH LP stmt(X) RP WITH LP stmt(Y) RP. {
     A = query_ast_stmt(ps, QUERY_ST_COMPARE_PATHS, &C);

@@ -324,10 +324,13 @@ void query_ast_clause_traces(query_parse_state *ps, query_ast_clauses *c, const 
     if (against) {
         c->against_traces = true;
         c->against_pos = word->pos;
-    } else
+        c->against_where = where;
+        c->against_traces_pos = traces->pos;
+    } else {
         c->traces = true;
-    c->where = where;
-    c->traces_pos = traces->pos;
+        c->where = where;
+        c->traces_pos = traces->pos;
+    }
 }
 
 void query_ast_places(query_parse_state *ps, query_stmt *st, const query_ast_clauses *c)
@@ -345,14 +348,29 @@ void query_ast_places(query_parse_state *ps, query_stmt *st, const query_ast_cla
         st->traces_pos = c->traces_pos;
         return;
     }
+    if (st->kind == QUERY_ST_COMPARE_GROUPS) {
+        /* two groups of runs of this archive: `in traces` and `against traces` */
+        if (c->trace.name || c->against.name || c->archive.name || !c->traces || !c->against_traces)
+            query_ast_error(ps, c->trace.name ? &c->trace.pos : c->against.name ? &c->against.pos
+                                : c->archive.name ? &c->archive.pos : &st->pos,
+                            "compare thread takes two groups of traces: `in traces [where ...] against traces "
+                            "[where ...]`");
+        st->traces_all = true;
+        st->traces_where = c->where;
+        st->traces_pos = c->traces_pos;
+        st->against_all = true;
+        st->against_where = c->against_where;
+        st->against_traces_pos = c->against_traces_pos;
+        return;
+    }
     /* diagnose: `in trace` is the anomaly's; against says where the
      * baseline is, in the archive `in archive` names */
     if (c->traces)
         query_ast_error(ps, &c->traces_pos, "diagnose takes `against traces where ...`, not `in traces`");
     st->against = c->against;
     st->traces_all = c->against_traces;
-    st->traces_where = c->where;
-    st->traces_pos = c->traces_pos;
+    st->traces_where = c->against_where;
+    st->traces_pos = c->against_traces_pos;
 }
 
 /* ---- printer ---- */
@@ -553,6 +571,17 @@ void query_ast_dump(const query_stmt *st, FILE *out)
     case QUERY_ST_COMPARE_NODES:
         fprintf(out, "(compare-nodes %llu %llu", (unsigned long long)st->node, (unsigned long long)st->node2);
         dump_in_trace(st, out);
+        fputc(')', out);
+        return;
+    case QUERY_ST_COMPARE_GROUPS:
+        fprintf(out, "(compare-groups (thread \"%s\")", st->thread_name.name);
+        dump_traces_where(st, out);
+        if (st->against_where) {
+            fputs(" (against-where ", out);
+            query_ast_dump_expr(st->against_where, out);
+            fputc(')', out);
+        } else
+            fputs(" (against-traces)", out);
         fputc(')', out);
         return;
     case QUERY_ST_COMPARE_PATHS:

@@ -184,6 +184,12 @@ static void reason(query_suspect *s, const tally *t, int state, const db_node *v
                      victim->thread, via);
         break;
     case QUERY_CP_RUNNABLE: {
+        if (!t->held[0] && t->tid != victim->tid) { /* its own wait for a cpu: nobody named had it */
+            n = snprintf(s->reason, sizeof s->reason,
+                         "was runnable %s (node %" PRIu32 "), waiting for a cpu, while %s waited on it%s", d, t->node,
+                         victim->thread, via);
+            break;
+        }
         const char *held = t->held[0] ? t->held : victim->thread;
         n = snprintf(s->reason, sizeof s->reason, "ran %s on %s's cpu while %s was runnable (node %" PRIu32 ")", d,
                      held, held, t->node);

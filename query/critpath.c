@@ -487,8 +487,10 @@ static uint64_t woke_at(walk *w, const cause *c, uint64_t pos, uint64_t until)
 
 /* Node k woken at a and switched in at b: runnable, while the thread it
  * took the cpu from at b held it (the preempt edges out of k: the thread
- * switched out runnable when k's came in), else k's own (the cpu was
- * idle, or its holder left it: the scheduler's latency, not contention). */
+ * switched out runnable when k's came in), else the thread that had its
+ * cpu most of [a, b] by the cpu's events (cpuholder.c: another ran
+ * between them), else k's own (the cpu was idle: the scheduler's
+ * latency, not contention). */
 typedef struct holders {
     uint32_t id[CP_TAKERS];
     int n;
@@ -522,6 +524,14 @@ static void latency(walk *w, const db_node *k, const cause *c, uint64_t a, uint6
             most = ov;
             best = n;
         }
+    }
+    if (!most) { /* no edge names it: the cpu's own events may (cpuholder.c) */
+        int got = query_cpu_holder(w->r, k, a, b, &best, w->de);
+        if (got < 0) {
+            w->rc = -1;
+            return;
+        }
+        most = got;
     }
     if (!most) {
         add_part(w, k, QUERY_CP_RUNNABLE, a, b - a);

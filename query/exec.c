@@ -647,7 +647,7 @@ int query_exec(query_session *s, const query_stmt *st, query_error *err)
 static int dispatch(query_session *s, const query_stmt *st, query_error *err)
 {
     if (query_view_format(s->format) && !returns_nodes(st) && st->kind != QUERY_ST_HELP &&
-        st->kind != QUERY_ST_USE && st->kind != QUERY_ST_EXPORT)
+        st->kind != QUERY_ST_USE && st->kind != QUERY_ST_EXPORT && st->kind != QUERY_ST_COMPARE_GROUPS)
         return query_fail(err, &st->pos,
                           "--format %s draws statements that return nodes: find nodes, show node, slice, "
                           "transaction, diagnose, critical path, compare path",
@@ -669,6 +669,7 @@ static int dispatch(query_session *s, const query_stmt *st, query_error *err)
     case QUERY_ST_MATCH: return query_exec_match(s, st, err);
     case QUERY_ST_COMPARE_NODES:
     case QUERY_ST_COMPARE_PATHS: return query_exec_compare(s, st, err);
+    case QUERY_ST_COMPARE_GROUPS: return query_exec_compare_groups(s, st, err);
     case QUERY_ST_DIAGNOSE: return query_exec_diagnose(s, st, err);
     case QUERY_ST_CHECK_FIX: return query_exec_check_fix(s, st, err);
     case QUERY_ST_TRANSACTION: return query_exec_transaction(s, st, err);

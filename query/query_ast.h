@@ -166,7 +166,9 @@ typedef enum query_stmt_kind {
     QUERY_ST_CRITICAL_PATH, /* critical path of node N | of thread "NAME" -> node or thread_name, trace */
     QUERY_ST_DROP_TRACE,    /* drop trace "NAME"          -> trace */
     QUERY_ST_RENAME_TRACE,  /* rename trace "A" to "B"    -> trace (A), new_name (B) */
-    QUERY_ST_LABEL          /* label trace "A" set K = V | unset K -> trace, new_name (K), label_value */
+    QUERY_ST_LABEL,         /* label trace "A" set K = V | unset K -> trace, new_name (K), label_value */
+    QUERY_ST_COMPARE_GROUPS /* compare thread "NAME" in traces [where E1] against traces [where E2]
+                               -> thread_name, traces_all/traces_where (E1), against_all/against_where (E2) */
 } query_stmt_kind;
 
 /* A user rule (paper/000 §User Interactions), see docs in help "rule". */
@@ -256,6 +258,10 @@ struct query_stmt {
                                        against traces where E; NULL if absent */
     bool traces_all;         /* `in traces` / `against traces`, with or without where */
     query_pos traces_pos;    /* its `traces` */
+    /* COMPARE_GROUPS: the second group, `against traces [where E2]` */
+    const query_expr *against_where;
+    bool against_all;
+    query_pos against_traces_pos;
     /* MATCH, DIAGNOSE: `in archive "PATH"`, the archive file the
      * counterparts come from (the trace names of `in trace`, `against
      * trace` and `traces where` are its traces); name NULL if absent */
@@ -387,8 +393,10 @@ typedef struct query_ast_clauses {
     query_name archive;        /* in archive "PATH" */
     query_name against;        /* against trace "T" */
     bool traces, against_traces; /* in traces / against traces */
-    const query_expr *where;   /* its where, NULL if none */
-    query_pos traces_pos;      /* its `traces` */
+    const query_expr *where;   /* in traces' where, NULL if none */
+    const query_expr *against_where; /* against traces' where, NULL if none */
+    query_pos traces_pos;      /* in traces' `traces` */
+    query_pos against_traces_pos; /* against traces' `traces` */
     query_pos against_pos;     /* its `against` */
 } query_ast_clauses;
 

@@ -438,6 +438,9 @@ enum {
     QUERY_DEV_TIMER,   /* the timer softirqs: a timeout the thread armed */
 };
 int query_cp_device_of(const db_node *n);
+/* cpuholder.c: the thread node that had the cpu of k's first event most of
+ * [a, b] (half of it at least), by that cpu's events: 1, 0 none, -1 */
+int query_cpu_holder(db_reader *r, const db_node *k, uint64_t a, uint64_t b, db_node *out, db_error *de);
 /* flush.c: when io edge `io` is a request with a cache flush, the threads
  * that queued writes to its device since the device's previous flush, by
  * bytes: 1 (out filled), 0 not a flush or no writes, -1 */
@@ -493,6 +496,7 @@ static inline uint64_t query_node_oncpu(const db_node *k)
 }
 const char *query_cp_state_name(int state);
 int query_exec_critical(query_session *s, const query_stmt *st, query_error *err); /* exec_critpath.c */
+int query_exec_compare_groups(query_session *s, const query_stmt *st, query_error *err); /* exec_groups.c */
 /* exec_critpath.c: the first thread the trace names NAME: 1 (tid), 0 none, -1 */
 int query_thread_tid(db_reader *r, const char *name, uint32_t *tid, db_error *de);
 /* ns a node's thread was not running: the wait before it, and preempted */

@@ -16,9 +16,9 @@
  * period (SPIN_SHARE of it at least).  With a normal counterpart, a
  * thread that ran as long there too is computing, not spinning, and is
  * left alone.  The holder is a thread node that covers SPIN_COVER of the
- * spinner's run, was on a cpu for SPIN_COVER of its own span (so on
- * another cpu: the spinner held its own), and ended inside the spinner's
- * run's last SPIN_TAIL (at least SPIN_TAIL_MIN ns) before its end. */
+ * spinner's run, was on a cpu or runnable (preempted: still holding) for
+ * SPIN_COVER of its own span, and ended inside the spinner's run's last
+ * SPIN_TAIL (at least SPIN_TAIL_MIN ns) before its end. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +61,7 @@ static int node_one(void *ctx, const db_node *n)
     if (tail < SPIN_TAIL_MIN)
         tail = SPIN_TAIL_MIN;
     if (n->kind != DB_NODE_THREAD || (double)cover < SPIN_COVER * (double)(s->hi - s->lo) ||
-        (double)n->running < SPIN_COVER * (double)span || n->end > s->hi || n->end + tail < s->hi)
+        (double)(n->running + n->runnable) < SPIN_COVER * (double)span || n->end > s->hi || n->end + tail < s->hi)
         return 0;
     if (cover > s->best_cover) {
         s->best = *n;
@@ -104,14 +104,13 @@ int query_spin_suspect(db_reader *r, const query_cp *a, const query_cp *normal, 
     if (!s)
         return db_fail_oom(de);
     *s = (spin){.r = r, .de = de, .spinner = sp->tid, .victim = a->node.tid, .lo = UINT64_MAX};
-    for (size_t i = 0; i < a->n; i++) /* from its first run to the end of its node's last part */
-        if (a->parts[i].node == sp->node) {
-            if (a->parts[i].state == QUERY_CP_RUNNING && a->parts[i].begin < s->lo)
-                s->lo = a->parts[i].begin;
-            if (a->parts[i].begin + a->parts[i].ns > s->hi)
-                s->hi = a->parts[i].begin + a->parts[i].ns;
-        }
-    int rc = db_scan_threads(r, thread_one, s, de);
+    for (size_t i = 0; i < a->n; i++) /* from its first run to its node's end (preempted or not) */
+        if (a->parts[i].node == sp->node && a->parts[i].state == QUERY_CP_RUNNING && a->parts[i].begin < s->lo)
+            s->lo = a->parts[i].begin;
+    db_node spn;
+    int rc = db_get_node(r, sp->node, &spn, de);
+    s->hi = rc == 1 && spn.end < a->end ? spn.end : a->end;
+    rc = rc < 0 ? -1 : db_scan_threads(r, thread_one, s, de);
     for (size_t i = 0; !rc && i < s->ntids; i++)
         rc = db_scan_thread_nodes(r, s->tids[i], s->lo, s->hi, node_one, s, de);
     if (rc || !s->best_cover) {
@@ -146,8 +145,14 @@ int query_spin_suspect(db_reader *r, const query_cp *a, const query_cp *normal, 
     x->attributed = true; /* what it ran beside the path: ns and state say it */
     x->ns = s->best_cover;
     x->score = at + 1 < *n ? v[at + 1].score + 1 : 10;
-    char d[32], w[32], g[32];
+    char d[48], w[32], g[32];
     query_fmt_duration(d, sizeof d, s->best_cover);
+    if ((double)s->best.running < 0.99 * (double)(s->best.end - query_node_oncpu(&s->best))) { /* preempted meanwhile */
+        char run[32];
+        query_fmt_duration(run, sizeof run, s->best.running);
+        size_t l = strlen(d);
+        snprintf(d + l, sizeof d - l, ", %s on a cpu", run);
+    }
     query_fmt_duration(w, sizeof w, top);
     query_fmt_duration(g, sizeof g, s->hi - s->best.end);
     if (snprintf(x->reason, sizeof x->reason,
