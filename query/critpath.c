@@ -378,8 +378,10 @@ static void add_takers(walk *w, const cause *c, const db_node *k, uint64_t a, ui
 
 /* On whose request node n ran: the chain of wakeups back from n, through
  * the threads that passed the request on, to where it began (a thread
- * woken by a timer, an interrupt or nobody; a thread the chain met
- * before).  The victim's own request when the chain reaches the victim's
+ * woken by an interrupt or nobody; a node the chain met before).  A
+ * thread woken by its own timer is followed back to the node that armed
+ * it (a pipeline stage that sleeps, then asks the next: the victim's
+ * request still), the origin staying the thread the wakeups led to.  The victim's own request when the chain reaches the victim's
  * thread during (or just before) the period -- it asked a server, which
  * asked a worker: then the worker's run is the cause, not the server that
  * passed the request on (false).  Else a third party's (head-of-line
@@ -393,19 +395,30 @@ static bool third_party(walk *w, const db_node *n, db_node *origin)
     uint32_t seen[CP_CHAIN];
     db_node x = *n;
     *origin = x;
+    bool own_timer = false; /* the chain went back through a thread's own timer */
     for (int i = 0; i < CP_CHAIN; i++) {
         if (x.tid == cp->node.tid)
             return x.end < since;
         if (x.end < since)
             return true;
-        for (int j = 0; j < i; j++)
-            if (seen[j] == x.tid)
+        for (int j = 0; j < i; j++) /* a loop (a thread's own earlier node is no loop) */
+            if (seen[j] == x.id)
                 return true;
-        seen[i] = x.tid;
-        *origin = x;
+        seen[i] = x.id;
+        if (!own_timer) /* past a timer the chain only says whether the victim began it */
+            *origin = x;
         cause c = {0};
         if (db_edges_in(w->r, x.id, cause_one, &c, w->de) || !c.found || !kind_rank(c.e.kind) ||
-            db_get_node(w->r, c.e.from, &x, w->de) != 1 || isolated(x.kind))
+            db_get_node(w->r, c.e.from, &x, w->de) != 1)
+            return true;
+        if (x.kind == DB_NODE_TIMER) { /* a timer is its arming thread's doing (paper/000 2.e) */
+            cause armed = {0};
+            if (db_edges_in(w->r, x.id, cause_one, &armed, w->de) || !armed.found ||
+                armed.e.kind != DB_EDGE_TIMER || db_get_node(w->r, armed.e.from, &x, w->de) != 1)
+                return true;
+            own_timer = true;
+        }
+        if (isolated(x.kind))
             return true;
     }
     return true;
