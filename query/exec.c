@@ -319,7 +319,12 @@ static const struct {
      "compare path (SLICE) with (SLICE)\n"
      "  The first slice is the normal path, the second the anomalous one: for every\n"
      "  thread of the normal path, was it blocked during the anomaly, or did it never\n"
-     "  run a similar node then?  Those threads, ranked (paper/004 Path Comparison).\n"},
+     "  run a similar node then?  Those threads, ranked (paper/004 Path Comparison).\n"
+     "compare thread \"NAME\" in traces [where E1] against traces [where E2]\n"
+     "  Two groups of runs: the thread's worst step in each trace, its critical path\n"
+     "  per (thread, state) -- the first group's median against the second group's\n"
+     "  distribution (median, 5-95%, robust z), most outside first.  --format svg\n"
+     "  draws a box per row.\n"},
     {"diagnose",
      "diagnose node N [against trace \"T\" | against traces where EXPR] [in archive \"PATH\"]\n"
      "diagnose thread \"NAME\" [against trace \"T\" | against traces where EXPR] [in archive \"PATH\"]\n"

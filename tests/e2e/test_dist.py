@@ -79,6 +79,53 @@ class Dist(ArchiveCase):
         self.assertGreaterEqual(wrong, 6)
 
 
+    def test_compare_two_groups_of_runs(self):
+        """compare thread: the slow runs' worst steps against the normal
+        runs', per (thread, state): indexer's running is outside the
+        normal runs' range (0 in all of them), pipeline's sleep within"""
+        stmt = ('compare thread "ui-main" in traces where label.run = "slow" and name < "jitterpool" '
+                'against traces where label.run = "normal" and label.w = "jitterpipe"')
+        d = self.json(stmt)
+        self.assertEqual((d["runs"], d["too_few"]), ([4, 12], False))
+        first = d["rows"][0]
+        self.assertEqual((first["thread"], first["state"]), ("indexer", "running"), d["rows"][:3])
+        self.assertTrue(first["effect"]["outside"])
+        self.assertEqual((first["b"]["runs"], first["b"]["median"]), (12, 0))
+        sleep = [r for r in d["rows"] if (r["thread"], r["state"]) == ("pipeline", "timer")][0]
+        self.assertFalse(sleep["effect"]["outside"], sleep)
+        self.assertGreater(sleep["a"]["median"], first["a"]["median"])
+        self.assertEqual(set(first), {"thread", "state", "a", "b", "effect"})
+        text = self.ok(stmt).stdout
+        self.assertIn("ui-main's worst step: 4 runs, median", text)
+        self.assertRegex(text.splitlines()[2], r"^indexer +running .* yes$")
+        csv = self.ok("--format", "csv", stmt).stdout.splitlines()
+        self.assertEqual(csv[0], "thread,state,median,5-95%,against median,5-95%,z,outside")
+        self.assertTrue(csv[1].startswith("indexer,running,"), csv[1])
+        svg = self.ok("--format", "svg", stmt).stdout
+        self.assertTrue(svg.startswith("<svg") and svg.rstrip().endswith("</svg>"), svg[:80])
+        self.assertIn(">indexer running *</text>", svg)
+        self.assertEqual(svg.count("<rect"), 2 * len(d["rows"]))
+
+    def test_compare_groups_says_when_too_few(self):
+        d = self.json('compare thread "ui-main" in traces where label.run = "slow" '
+                      'against traces where name in ("jitterpipe-n01", "jitterpipe-n02")')
+        self.assertEqual((d["runs"], d["too_few"]), ([8, 2], True))
+        text = self.ok('compare thread "ui-main" in traces where label.run = "slow" '
+                       'against traces where name in ("jitterpipe-n01", "jitterpipe-n02")').stdout
+        self.assertIn("Only 2 runs in the second group: too few to judge what they do (5 at least).", text)
+
+    def test_compare_groups_errors(self):
+        p = self.run_argusq('compare thread "nosuch" in traces where label.run = "slow" against traces')
+        self.assertEqual(p.returncode, 1)
+        self.assertIn('no trace of that group has a thread "nosuch"', p.stderr)
+        self.assertIn("query:1:", p.stderr)
+        p = self.run_argusq('compare thread "ui-main" in traces where label.run = "none" against traces')
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("query:1:", p.stderr)
+        p = self.run_argusq("--format", "dot", 'compare thread "ui-main" in traces against traces')
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("compare thread draws as svg, not dot", p.stderr)
+
 if __name__ == "__main__":
     import unittest
     unittest.main()

@@ -198,6 +198,17 @@ static void test_analysis_statements(void **state)
                  "match looks `in trace \"T\"` or `in traces where ...`, not against");
     expect_error("diagnose node 4 in traces where name = \"x\"", 1, 20,
                  "diagnose takes `against traces where ...`, not `in traces`");
+    /* issue 44: two groups of runs */
+    expect_parse("compare thread \"ui-main\" in traces where label.run = \"slow\" against traces where "
+                 "label.run = \"normal\"",
+                 "(compare-groups (thread \"ui-main\") (traces-where (= label.run \"slow\")) "
+                 "(against-where (= label.run \"normal\")))");
+    expect_parse("compare thread \"w\" against traces in traces where events > 5",
+                 "(compare-groups (thread \"w\") (traces-where (> events 5)) (against-traces))");
+    expect_error("compare thread \"w\" in traces where events > 5", 1, 1,
+                 "compare thread takes two groups of traces: `in traces [where ...] against traces [where ...]`");
+    expect_error("compare thread \"w\" in traces against trace \"n\"", 1, 44,
+                 "compare thread takes two groups of traces: `in traces [where ...] against traces [where ...]`");
     expect_error("diagnose node 4 against trace \"a\" against traces", 1, 35, "`against` given twice");
     expect_error("match node 4 in archive \"\"", 1, 25, "an empty archive path");
     expect_error("match node 4 in archive", 1, 24, "unexpected end of input");
