@@ -25,6 +25,9 @@
  *               | 'match' 'node' N places
  *               | 'diagnose' ('node' N | 'thread' STRING) places
  *               | 'compare' 'thread' STRING places  (in traces .. against traces ..)
+ *               | 'check' 'fix' 'of' ('node' N | 'thread' STRING) [in_trace] 'after' 'trace' STRING
+ *               | 'check' 'fix' 'of' 'thread' STRING 'in' 'traces' ['where' expr]
+ *                        'after' 'traces' ['where' expr]
  *               | 'export' stmt 'to' STRING         the statement's output into a file
  *   in_trace  ::= 'in' 'trace' STRING
  *   places    ::= { 'in' 'trace' STRING | 'in' 'traces' ['where' expr] | 'in' 'archive' STRING
@@ -290,6 +293,19 @@ stmt(A) ::= CHECK(C) FIX OF THREAD STRING(T) in_trace(I) AFTER TRACE STRING(S). 
     A->thread_name = query_ast_name(ps, &T);
     A->trace = I;
     A->after = query_ast_name(ps, &S);
+}
+/* check fix of thread "NAME" in traces [where E1] after traces [where E2]:
+ * the broken runs' waits against the fixed runs' (issue 44) */
+stmt(A) ::= CHECK(C) FIX OF THREAD STRING(T) IN TRACES(B) where_opt(W1) AFTER TRACES(F) where_opt(W2). {
+    A = query_ast_stmt(ps, QUERY_ST_CHECK_FIX, &C);
+    A->by_thread = true;
+    A->thread_name = query_ast_name(ps, &T);
+    A->traces_all = true;
+    A->traces_where = W1;
+    A->traces_pos = B.pos;
+    A->against_all = true;
+    A->against_where = W2;
+    A->against_traces_pos = F.pos;
 }
 /* critical path of node N | of thread "NAME": where the node's period
  * (its wait and its run) went, every ns to one thread, node and state */

@@ -603,6 +603,14 @@ void query_ast_dump(const query_stmt *st, FILE *out)
         dump_traces_where(st, out);
         if (st->after.name)
             fprintf(out, " (after \"%s\")", st->after.name);
+        else if (st->kind == QUERY_ST_CHECK_FIX && st->against_all) {
+            fputs(" (after-traces", out);
+            if (st->against_where) {
+                fputc(' ', out);
+                query_ast_dump_expr(st->against_where, out);
+            }
+            fputc(')', out);
+        }
         dump_in_trace(st, out);
         fputc(')', out);
         return;

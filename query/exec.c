@@ -345,7 +345,10 @@ static const struct {
      "  5-95%, robust z) their time lies; threads on no normal path named.\n"},
     {"check",
      "check fix of node N | thread \"NAME\" [in trace \"BEFORE\"] after trace \"AFTER\"\n"
-     "  Did the anomaly's wait shrink after the fix, and by how much?\n"},
+     "  Did the anomaly's wait shrink after the fix, and by how much?\n"
+     "check fix of thread \"NAME\" in traces [where E1] after traces [where E2]\n"
+     "  The same over groups of runs: the fixed runs' median wait against the broken\n"
+     "  runs' distribution (shrank: below their 5th percentile; robust z).\n"},
     {"critical",
      "critical path of node N [in trace \"T\"]\n"
      "critical path of thread \"NAME\" [between T1 and T2] [in trace \"T\"]\n"

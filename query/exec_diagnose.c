@@ -615,6 +615,8 @@ int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err
  * AFTER (else the thread's longest block there). */
 int query_exec_check_fix(query_session *s, const query_stmt *st, query_error *err)
 {
+    if (st->against_all) /* in traces ... after traces ...: groups of runs (exec_groups.c) */
+        return query_exec_check_fix_groups(s, st, err);
     uint32_t after_id;
     if (query_trace_id(s, &st->after, &after_id, err))
         return -1;

@@ -12,7 +12,12 @@
  * outside first: what the first group's steps spend their time on that
  * the second's do not.  Fewer than 5 runs in the second group is said:
  * too few to judge a distribution.  --format svg draws a box per row, the
- * two groups side by side. */
+ * two groups side by side.
+ *
+ * `check fix of thread "NAME" in traces [where E1] after traces [where
+ * E2]` is the same for paper/001's validation of a fix: the worst step's
+ * wait (blocked before it) in each broken run against each fixed run, the
+ * fixed runs' median set against the broken runs' distribution. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -303,5 +308,136 @@ int query_exec_compare_groups(query_session *s, const query_stmt *st, query_erro
         free(G->g[gi].vals);
     }
     free(G);
+    return rc;
+}
+
+/* ---- check fix over groups of runs ---- */
+
+typedef struct fixrun {
+    uint64_t blocked;
+    db_node n;
+    char trace[256];
+} fixrun;
+
+static int fix_runs(query_session *s, const char *thread, const uint32_t *ids, size_t nids, fixrun *out,
+                    size_t *n, db_error *de)
+{
+    *n = 0;
+    for (size_t i = 0; i < nids && *n < GROUP_RUNS; i++) {
+        struct by_id b = {.id = ids[i]};
+        if (db_list_traces(s->archive, name_one, &b, de))
+            return -1;
+        if (!b.found)
+            continue;
+        db_reader *r = db_reader_open(s->archive, b.name, de);
+        if (!r)
+            return -1;
+        db_reader_interrupt(r, s->interrupt);
+        int got = query_worst_step(r, ids[i], thread, &out[*n].n, de);
+        db_reader_close(r);
+        if (got < 0)
+            return -1;
+        if (got) {
+            out[*n].blocked = out[*n].n.blocked;
+            memcpy(out[*n].trace, b.name, sizeof out[*n].trace);
+            (*n)++;
+        }
+    }
+    return 0;
+}
+
+/* the run whose wait is the group's median (the lower of two) */
+static const fixrun *median_run(const fixrun *v, size_t n, uint64_t *buf)
+{
+    for (size_t i = 0; i < n; i++)
+        buf[i] = v[i].blocked;
+    query_stats_summary m = query_stats_summarize(buf, n);
+    const fixrun *best = &v[0];
+    for (size_t i = 1; i < n; i++)
+        if ((double)v[i].blocked <= m.median &&
+            ((double)best->blocked > m.median || v[i].blocked > best->blocked))
+            best = &v[i];
+    return best;
+}
+
+int query_exec_check_fix_groups(query_session *s, const query_stmt *st, query_error *err)
+{
+    const query_expr *where[2] = {st->traces_where, st->against_where};
+    const query_pos *pos[2] = {&st->traces_pos, &st->against_traces_pos};
+    uint32_t *ids[2] = {NULL, NULL};
+    size_t nids[2] = {0, 0}, n[2] = {0, 0};
+    fixrun *runs[2] = {NULL, NULL};
+    uint64_t *buf = malloc(GROUP_RUNS * sizeof *buf);
+    db_error de = {0};
+    int rc = buf ? 0 : query_fail(err, NULL, "out of memory");
+    for (int g = 0; g < 2 && !rc; g++) {
+        if (query_traces_in(s->archive, NULL, where[g], pos[g], &ids[g], &nids[g], err))
+            rc = -1;
+        else if (!(runs[g] = calloc(GROUP_RUNS, sizeof *runs[g])))
+            rc = query_fail(err, NULL, "out of memory");
+        else if (fix_runs(s, st->thread_name.name, ids[g], nids[g], runs[g], &n[g], &de))
+            rc = query_fail(err, NULL, "%s", de.msg);
+        else if (!n[g])
+            rc = query_fail(err, pos[g], "no trace of that group has a thread \"%s\"", st->thread_name.name);
+    }
+    if (!rc) {
+        query_stats_summary sb, sa;
+        for (size_t i = 0; i < n[0]; i++)
+            buf[i] = runs[0][i].blocked;
+        sb = query_stats_summarize(buf, n[0]);
+        for (size_t i = 0; i < n[1]; i++)
+            buf[i] = runs[1][i].blocked;
+        sa = query_stats_summarize(buf, n[1]);
+        const fixrun *mb = median_run(runs[0], n[0], buf), *ma = median_run(runs[1], n[1], buf);
+        uint64_t floor = query_stats_floor_of_period((uint64_t)sb.median);
+        double z = (sa.median - sb.median) / query_stats_scale(&sb, floor);
+        bool few = query_stats_too_few(n[0]) || query_stats_too_few(n[1]);
+        /* fixed: the typical fixed run waits less than nearly every broken one */
+        bool shrank = few ? sa.median < sb.median : sa.median + (double)floor < sb.p5;
+        int64_t by = (int64_t)sb.median - (int64_t)sa.median;
+        double ratio = sb.median > 0 ? sa.median / sb.median : 1.0;
+        FILE *f = s->out;
+        if (s->format == QUERY_FMT_JSON) {
+            fputs("{\"thread\":", f);
+            query_json_str(f, st->thread_name.name, strlen(st->thread_name.name));
+            fputs(",\"before\":", f);
+            query_json_node(f, &mb->n, -1);
+            fputs(",\"after\":", f);
+            query_json_node(f, &ma->n, -1);
+            fprintf(f, ",\"shrank\":%s,\"by\":%" PRId64 ",\"ratio\":%.3f,\"before_runs\":", shrank ? "true" : "false",
+                    by, ratio);
+            json_sum(f, &sb);
+            fputs(",\"after_runs\":", f);
+            json_sum(f, &sa);
+            fprintf(f, ",\"effect\":{\"z\":%.3f},\"too_few\":%s}\n", z, few ? "true" : "false");
+        } else {
+            char b[32], a[32], d[32], b5[32], b95[32], a5[32], a95[32];
+            query_fmt_duration(b, sizeof b, (uint64_t)sb.median);
+            query_fmt_duration(a, sizeof a, (uint64_t)sa.median);
+            query_fmt_duration(d, sizeof d, (uint64_t)(by < 0 ? -by : by));
+            query_fmt_duration(b5, sizeof b5, (uint64_t)sb.p5);
+            query_fmt_duration(b95, sizeof b95, (uint64_t)sb.p95);
+            query_fmt_duration(a5, sizeof a5, (uint64_t)sa.p5);
+            query_fmt_duration(a95, sizeof a95, (uint64_t)sa.p95);
+            fprintf(f,
+                    "%s waited a median %s (5-95%% %s-%s) over %zu runs before the fix and %s (%s-%s) over %zu "
+                    "after it: the wait %s by %s (%.0f%%), robust z %.1f.\n",
+                    st->thread_name.name, b, b5, b95, n[0], a, a5, a95, n[1],
+                    shrank ? "shrank" : "did not shrink", d, (by >= 0 ? 1.0 - ratio : ratio - 1.0) * 100.0, z);
+            if (few)
+                fprintf(f, "Too few runs to judge a distribution (%d in each group at least): the medians alone.\n",
+                        QUERY_STATS_MIN_STEPS);
+            else if (!shrank && by > 0)
+                fputs("The typical fixed run is not below the broken runs' 5th percentile: the fix is within "
+                      "what broken runs do.\n", f);
+            fprintf(f, "Median runs: node %" PRIu32 " of \"%s\" before, node %" PRIu32 " of \"%s\" after.\n", mb->n.id,
+                    mb->trace, ma->n.id, ma->trace);
+        }
+    }
+    for (int g = 0; g < 2; g++) {
+        free(ids[g]);
+        free(runs[g]);
+    }
+    free(buf);
     return rc;
 }

@@ -497,6 +497,7 @@ static inline uint64_t query_node_oncpu(const db_node *k)
 const char *query_cp_state_name(int state);
 int query_exec_critical(query_session *s, const query_stmt *st, query_error *err); /* exec_critpath.c */
 int query_exec_compare_groups(query_session *s, const query_stmt *st, query_error *err); /* exec_groups.c */
+int query_exec_check_fix_groups(query_session *s, const query_stmt *st, query_error *err); /* exec_groups.c */
 /* exec_critpath.c: the first thread the trace names NAME: 1 (tid), 0 none, -1 */
 int query_thread_tid(db_reader *r, const char *name, uint32_t *tid, db_error *de);
 /* ns a node's thread was not running: the wait before it, and preempted */

@@ -170,6 +170,10 @@ static void test_analysis_statements(void **state)
                  "(check-fix (thread \"ui-main\") (after \"fixed\"))");
     expect_parse("check fix of node 7 in trace \"a\" after trace \"b\"",
                  "(check-fix 7 (after \"b\") (in-trace \"a\"))");
+    expect_parse("check fix of thread \"ui\" in traces where label.run = \"broken\" after traces where events > 1",
+                 "(check-fix (thread \"ui\") (traces-where (= label.run \"broken\")) (after-traces (> events 1)))");
+    expect_parse("check fix of thread \"ui\" in traces after traces",
+                 "(check-fix (thread \"ui\") (traces) (after-traces))");
     expect_parse("transaction from node 5 depth 3", "(transaction 5 (depth 3))");
     /* the new keywords stay usable as fields */
     expect_where("thread = \"x\" and path = 1 and match = 2", "(and (and (= thread \"x\") (= path 1)) (= match 2))");
