@@ -620,7 +620,10 @@ def diagnose(archives, statement, anomaly, against=None, client=None, trace=None
     ranked, "archives", "missing", "errors", "text", "via": how each
     archive read the anomaly ("archive", "copy", None: it failed)}.  Equal to the
     diagnosis of one archive holding every trace, ingested archive by
-    archive, `against traces [where ...]`."""
+    archive, `against traces [where ...]`, in its baseline and its
+    breakdown; the statistics over many normal steps (normal_steps, the
+    suspects' normal and effect, their order) are the winning archive's
+    own normal steps', where that one archive pools every archive's."""
     b = _bare(statement.strip().rstrip(";"))
     words = b.split()
     if words[:1] != ["diagnose"] or ";" in b:
