@@ -29,7 +29,6 @@ typedef struct key {
 } key;
 
 typedef struct acc {
-    query_normals *out;
     key *keys;
     size_t nkeys;
     uint64_t *anomaly;       /* [NORMALS_KEYS] */
@@ -150,7 +149,7 @@ int query_normals_collect(db_reader *ra, const db_node *a, const query_cp *cpa, 
                           query_cands *m, query_normals *out, db_error *de)
 {
     memset(out, 0, sizeof *out);
-    acc c = {.out = out};
+    acc c = {0};
     query_cand *v = malloc(QUERY_NORMALS_MAX * sizeof *v);
     c.keys = calloc(NORMALS_KEYS, sizeof *c.keys);
     c.anomaly = calloc(NORMALS_KEYS, sizeof *c.anomaly);

@@ -16,29 +16,19 @@ distribution of six normal runs it is within their range (robust z < 1),
 and indexer, on no normal run's critical path, comes first."""
 import os
 
+import test_partition as partition
 from common import ArchiveCase
+from test_partition import line, switch
 
 US = 1000
 
 
-def line(comm, tid, cpu, flags, us, event, body):
-    return f"{comm + '-' + str(tid):>16} [{cpu:03d}] {flags} {100 + us / 1e6:.6f}: {event}: {body}"
-
-
-def switch(prev, ppid, state, nxt, npid, cpu, us):
-    who = prev if ppid else "<idle>"
-    return line(who, ppid, cpu, "d..3.", us, "sched_switch",
-                f"prev_comm={prev} prev_pid={ppid} prev_prio=120 prev_state={state} ==> "
-                f"next_comm={nxt} next_pid={npid} next_prio=120")
-
-
 def wake(comm, tid, cpu, us, target, ttid, tcpu, flags="d..2."):
-    return line(comm, tid, cpu, flags, us, "sched_wakeup", f"comm={target} pid={ttid} prio=120 target_cpu={tcpu:03d}")
+    return partition.wake("sched_wakeup", comm, tid, cpu, us, target, ttid, tcpu, flags)
 
 
 def sys(comm, tid, cpu, us, enter, nr=202):
-    return line(comm, tid, cpu, ".....", us, "sys_enter" if enter else "sys_exit",
-                f"NR {nr} (0, 0, 0, 0, 0, 0)" if enter else f"NR {nr} = 0")
+    return partition.sys(comm, tid, cpu, us, enter, nr)
 
 
 def frame(sleep_us, hold_us=0):
