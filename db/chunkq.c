@@ -198,6 +198,8 @@ static size_t run_in_order(db_chunkq *q, const cq_run *r)
     return n;
 }
 
+size_t db_chunkq_bytes(const db_chunkq *q) { return q ? q->len : 0; }
+
 int db_chunkq_drain(db_chunkq *q, db_chunkq_cb cb, void *ctx)
 {
     if (!q || !q->n)

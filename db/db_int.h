@@ -716,6 +716,7 @@ typedef int (*db_chunkq_cb)(void *ctx, int dbi, MDB_val *key, MDB_val *val);
 db_chunkq *db_chunkq_new(void);
 void db_chunkq_free(db_chunkq *q);
 size_t db_chunkq_count(const db_chunkq *q);
+size_t db_chunkq_bytes(const db_chunkq *q); /* of the keys and values held */
 int db_chunkq_add(db_chunkq *q, uint64_t hash, int dbi, const unsigned char *k, size_t klen, size_t plen, const void *v,
                   size_t vlen, bool *fresh);
 int db_chunkq_drain(db_chunkq *q, db_chunkq_cb cb, void *ctx);

@@ -643,13 +643,15 @@ static inline __attribute__((always_inline)) void count_chunk(db_writer *w, uint
  * thread's from 377.4M to 374.8M (the copies and the sorts took the
  * rest); a13x4: 188.2M -> 185.0M.  The tables take fewer pages, their
  * chunks appended in key order (pf8's node_thread 168 pages, not 438). */
+#define REBUILD_CHUNKS_MAX (1u << 20)
 static bool chunk_waits(const db_writer *w, int dbi)
 {
-    /* not in a rebuild: its batches' chunks held so took its peak memory
-     * at 19M events from 73 MB to 85-97 MB on an archive rebuilt before
-     * (make bench: 1.9M against 19M events x1.26, the bound 1.10); put as
-     * they come, as before, it stays at 73 MB */
-    return w->batch && !w->rebuild && (dbi == DBI_EV_THREAD || dbi == DBI_NODE_THREAD || dbi == DBI_SIGS);
+    /* A rebuild holds the signature chunks too (up to
+     * REBUILD_CHUNKS_MAX): put as they came, a thread key's chunks land
+     * on pages all over the file, and `match` and `diagnose` read all of
+     * one key's.  It puts the thread indexes' chunks as they come: held,
+     * they raise its peak memory (docs/PERFORMANCE.md). */
+    return w->batch && (dbi == DBI_SIGS || (!w->rebuild && (dbi == DBI_EV_THREAD || dbi == DBI_NODE_THREAD)));
 }
 
 static int chunk_put(db_writer *w, int dbi, const unsigned char *k, size_t klen, const void *v, size_t vlen)
@@ -664,6 +666,14 @@ static int chunk_put(db_writer *w, int dbi, const unsigned char *k, size_t klen,
             return -1;
         }
         count_chunk(w, h, &fresh, klen + vlen);
+        if (w->rebuild && db_chunkq_bytes(w->chunks) > REBUILD_CHUNKS_MAX) {
+            struct chunk_drain d = {w, -1, {0, NULL}};
+            int rc = db_chunkq_drain(w->chunks, chunk_out, &d);
+            if (rc) {
+                w->thr_rc = rc == -1 ? ENOMEM : rc;
+                return -1;
+            }
+        }
         return between_puts(w);
     }
     count_chunk(w, h, NULL, klen + vlen);
