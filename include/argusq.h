@@ -152,6 +152,36 @@ ARGUSQ_API argusq_session *argusq_session_new(argusq_archive *a, const argusq_qu
 ARGUSQ_API void argusq_session_free(argusq_session *s);
 ARGUSQ_API const char *argusq_session_trace(const argusq_session *s); /* its current trace; "" the latest */
 
+/* Normal steps from elsewhere: `diagnose ... against traces [where E]` in
+ * this session judges the anomaly against steps[0 .. n) -- pooled from
+ * the "normal_sample" every archive of a fleet answered with (argusq.fleet)
+ * -- instead of the normal steps its archive holds, choosing among them as
+ * it chooses among its own (the most similar first, docs/QUERY.md).  The
+ * steps are copied; n 0 goes back to the archive's own.  A part is a
+ * critical path's ns of one thread in one state ("running", "runnable",
+ * "blocked", "timer", "io", "interrupt"); trace and archive (NULL: the
+ * session's) tell the step's trace from the others'.  0, or -1 with err
+ * filled (an unknown state, a NULL name). */
+typedef struct argusq_normal_part {
+    const char *thread;
+    const char *state;
+    uint64_t ns;
+} argusq_normal_part;
+typedef struct argusq_normal_step {
+    const char *trace;
+    const char *archive;
+    uint32_t node;
+    double score;  /* how like the anomaly (its "score") */
+    int contained; /* one normal form holds the other */
+    uint64_t period;
+    int timeout;        /* its wait ended by its own timer */
+    const char *waker;  /* NULL or "": none */
+    const argusq_normal_part *parts;
+    size_t nparts;
+} argusq_normal_step;
+ARGUSQ_API int argusq_session_normals(argusq_session *s, const argusq_normal_step *steps, size_t n,
+                                      argusq_error *err);
+
 /* Runs the script src (len bytes: statements separated by ';'), stopping
  * at the first that fails.  Returns how many statements ran (0: src holds
  * none), or -1 with err filled; the output of the statements that ran

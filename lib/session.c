@@ -12,6 +12,7 @@
 struct argusq_session {
     argusq_archive *archive; /* NULL: help only */
     query_session q;
+    query_pool pool; /* argusq_session_normals; q.pool points here when it holds steps */
 };
 
 /* The options a caller's struct holds: what its size covers, the rest as
@@ -87,7 +88,63 @@ argusq_session *argusq_session_new(argusq_archive *a, const argusq_query_opts *o
     return s;
 }
 
-void argusq_session_free(argusq_session *s) { free(s); }
+void argusq_session_free(argusq_session *s)
+{
+    if (s)
+        query_pool_free(&s->pool);
+    free(s);
+}
+
+/* name into a fixed field, or an error saying which */
+static int copy_name(char *dst, size_t cap, const char *src, const char *what, size_t i, argusq_error *err)
+{
+    if (!src)
+        return lib_fail(err, ARGUSQ_ERR_USAGE, "normal step %zu: no %s", i, what);
+    memset(dst, 0, cap);
+    memcpy(dst, src, strnlen(src, cap - 1));
+    return 0;
+}
+
+int argusq_session_normals(argusq_session *s, const argusq_normal_step *steps, size_t n, argusq_error *err)
+{
+    lib_clear(err);
+    if (!s || (n && !steps))
+        return lib_fail(err, ARGUSQ_ERR_USAGE, "argusq_session_normals: a NULL argument");
+    query_pool p = {0};
+    for (size_t i = 0; i < n; i++) {
+        const argusq_normal_step *g = &steps[i];
+        query_pool_step st = {.node = g->node, .score = g->score, .contained = g->contained != 0,
+                              .period = g->period, .timeout = g->timeout != 0};
+        query_pool_part *parts = malloc((g->nparts ? g->nparts : 1) * sizeof *parts);
+        int rc = parts ? 0 : lib_fail(err, ARGUSQ_ERR_NOMEM, "out of memory");
+        if (!rc && (g->nparts && !g->parts))
+            rc = lib_fail(err, ARGUSQ_ERR_USAGE, "normal step %zu: no parts", i);
+        if (!rc)
+            rc = copy_name(st.trace, sizeof st.trace, g->trace, "trace", i, err);
+        if (!rc && g->waker)
+            rc = copy_name(st.waker, sizeof st.waker, g->waker, "waker", i, err);
+        for (size_t j = 0; !rc && j < g->nparts; j++) {
+            const argusq_normal_part *q = &g->parts[j];
+            rc = copy_name(parts[j].thread, sizeof parts[j].thread, q->thread, "thread", i, err);
+            parts[j].state = q->state ? query_pool_state(q->state) : -1;
+            if (!rc && parts[j].state < 0)
+                rc = lib_fail(err, ARGUSQ_ERR_USAGE, "normal step %zu: no state named \"%s\"", i,
+                              q->state ? q->state : "");
+            parts[j].ns = q->ns;
+        }
+        if (!rc && query_pool_add(&p, &st, parts, g->nparts, g->archive))
+            rc = lib_fail(err, ARGUSQ_ERR_NOMEM, "out of memory");
+        free(parts);
+        if (rc) {
+            query_pool_free(&p);
+            return -1;
+        }
+    }
+    query_pool_free(&s->pool);
+    s->pool = p;
+    s->q.pool = n ? &s->pool : NULL;
+    return 0;
+}
 
 const char *argusq_session_trace(const argusq_session *s) { return s ? s->q.trace : ""; }
 

@@ -530,7 +530,7 @@ int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err
     query_normals nm = {0};
     bool have_nm = false;
     if (!rc && have_cpa && src.listed) {
-        if (query_normals_collect(ra, &a, &cpa, &src, &cands, &nm, &de))
+        if (query_normals_collect(ra, &a, &cpa, &src, &cands, s->pool, &nm, &de))
             rc = query_fail(err, NULL, "%s", de.msg);
         have_nm = !rc;
     }

@@ -58,29 +58,48 @@ static long key_of(acc *c, const char *thread, int state)
     return (long)c->nkeys++;
 }
 
-/* Adds cp's ns per (thread, state) -- and per thread (state -1) -- to
- * column `col` of the normal steps, or to the anomaly's (col < 0). */
-static void tally(acc *c, const query_cp *cp, long col)
+/* Adds ns to (thread, state) and to the thread's whole share (state -1),
+ * in column `col` of the normal steps, or in the anomaly's (col < 0). */
+static void tally(acc *c, const char *thread, int state, uint64_t ns, long col)
 {
-    for (size_t i = 0; i < cp->n; i++) {
-        int state;
-        const char *t = part_thread(&cp->parts[i], &state);
-        long ks[2] = {key_of(c, t, state), key_of(c, t, -1)};
-        for (int j = 0; j < 2; j++) {
-            if (ks[j] < 0)
-                continue;
-            if (col < 0)
-                c->anomaly[ks[j]] += cp->parts[i].ns;
-            else
-                c->normal[(size_t)ks[j] * QUERY_NORMALS_MAX + (size_t)col] += cp->parts[i].ns;
-        }
+    long ks[2] = {key_of(c, thread, state), key_of(c, thread, -1)};
+    for (int j = 0; j < 2; j++) {
+        if (ks[j] < 0)
+            continue;
+        if (col < 0)
+            c->anomaly[ks[j]] += ns;
+        else
+            c->normal[(size_t)ks[j] * QUERY_NORMALS_MAX + (size_t)col] += ns;
     }
 }
 
 static bool on_path(uint64_t ns, uint64_t period) { return ns && ns * NORMALS_SHARE >= period; }
 
-/* the anomaly's own waker, and whether a normal step had it */
-static int step(acc *c, db_reader *r, const query_cand *cand, query_normals *out, const char *waker, db_error *de)
+/* cp as a step of the sample: its parts by (thread, state) in the order
+ * they come (running on another's request is the requester's) */
+static int sample_step(query_pool *p, const query_cp *cp, const query_pool_step *head)
+{
+    query_pool_part *parts = malloc((cp->n ? cp->n : 1) * sizeof *parts);
+    if (!parts)
+        return -1;
+    for (size_t i = 0; i < cp->n; i++) {
+        int state;
+        const char *t = part_thread(&cp->parts[i], &state);
+        memset(parts[i].thread, 0, DB_NAME_MAX);
+        memcpy(parts[i].thread, t, strnlen(t, DB_NAME_MAX - 1));
+        parts[i].state = state;
+        parts[i].ns = cp->parts[i].ns;
+    }
+    query_pool_step st = *head;
+    st.period = cp->end - cp->begin;
+    st.timeout = cp->timeout;
+    memcpy(st.waker, cp->waker, sizeof st.waker);
+    int rc = query_pool_add(p, &st, parts, cp->n, NULL);
+    free(parts);
+    return rc;
+}
+
+static int step(db_reader *r, const query_cand *cand, const char *trace, query_pool *p, db_error *de)
 {
     db_node n;
     int got = db_get_node(r, cand->node, &n, de);
@@ -89,27 +108,24 @@ static int step(acc *c, db_reader *r, const query_cand *cand, query_normals *out
     query_cp cp;
     if (query_critical_path(r, &n, &cp, de))
         return -1;
-    size_t col = c->steps++;
-    tally(c, &cp, (long)col);
-    uint64_t period = cp.end - cp.begin;
-    for (size_t k = 0; k < c->nkeys; k++)
-        if (c->keys[k].state == -1 && c->normal[k * QUERY_NORMALS_MAX + col]) {
-            c->any[k]++;
-            c->on[k] += on_path(c->normal[k * QUERY_NORMALS_MAX + col], period);
-        }
-    out->timeouts += cp.timeout;
-    if (waker[0] && strncmp(cp.waker, waker, DB_NAME_MAX) == 0)
-        out->waker_seen++;
+    query_pool_step head = {.node = cand->node, .score = cand->score, .contained = cand->contained};
+    memcpy(head.trace, trace, strnlen(trace, sizeof head.trace - 1));
+    int rc = sample_step(p, &cp, &head);
     query_cp_free(&cp);
-    return 1;
+    return rc ? db_fail_oom(de) : 1;
 }
+
+struct at {
+    query_cand c;
+    size_t at; /* its rank among the similar ones */
+};
 
 static int by_trace(const void *x, const void *y)
 {
-    const query_cand *a = x, *b = y;
-    if (a->trace != b->trace)
-        return a->trace < b->trace ? -1 : 1;
-    return (a->node > b->node) - (a->node < b->node);
+    const struct at *a = x, *b = y;
+    if (a->c.trace != b->c.trace)
+        return a->c.trace < b->c.trace ? -1 : 1;
+    return (a->c.node > b->c.node) - (a->c.node < b->c.node);
 }
 
 /* The similar candidates, best first, at most QUERY_NORMALS_MAX: not the
@@ -117,8 +133,9 @@ static int by_trace(const void *x, const void *y)
  * Group by group of equal scores, and no further than the first groups
  * that hold QUERY_STATS_MIN_STEPS: the steps most like it (the same
  * normal form, when there are enough of those), not a frame loop's sleep
- * that shares half its events. */
-static size_t similar(db_reader *r, const db_node *a, const query_source *src, query_cands *m, query_cand *v,
+ * that shares half its events (pool.c's query_pool_choose chooses so
+ * again from a fleet's). */
+static size_t similar(db_reader *r, const db_node *a, const query_source *src, query_cands *m, struct at *v,
                       db_error *de, int *rc)
 {
     uint32_t own = src->scan ? 0 : db_reader_trace(r)->id;
@@ -140,90 +157,170 @@ static size_t similar(db_reader *r, const db_node *a, const query_source *src, q
             if (!got || x.end > a->begin)
                 continue;
         }
-        v[n++] = c;
+        v[n] = (struct at){c, n};
+        n++;
     }
     return n;
 }
 
+/* The archive's normal steps like the anomaly, each its critical path,
+ * into *p best first. */
+static int sample(db_reader *ra, const db_node *a, const query_source *src, query_cands *m, query_pool *p,
+                  db_error *de)
+{
+    int rc = 0;
+    struct at *v = malloc(QUERY_NORMALS_MAX * sizeof *v);
+    size_t *order = malloc(QUERY_NORMALS_MAX * sizeof *order);
+    query_pool got = {0};
+    if (!v || !order)
+        rc = db_fail_oom(de);
+    size_t nv = rc ? 0 : similar(ra, a, src, m, v, de, &rc);
+    /* trace by trace: one reader open at a time */
+    qsort(v, nv, sizeof *v, by_trace);
+    for (size_t i = 0; !rc && i < nv;) {
+        size_t j = i;
+        while (j < nv && v[j].c.trace == v[i].c.trace)
+            j++;
+        char name[256];
+        db_reader *r = NULL;
+        bool own = !src->scan && v[i].c.trace == db_reader_trace(ra)->id;
+        int found = own ? 1 : query_source_trace_name(src, ra, v[i].c.trace, name, sizeof name, de);
+        if (own)
+            snprintf(name, sizeof name, "%s", db_reader_trace(ra)->name);
+        if (found < 0 || (found && !own && !(r = db_reader_open(src->archive, name, de))))
+            rc = -1;
+        for (size_t k = i; !rc && found && k < j; k++) {
+            size_t before = got.nsteps;
+            int s = step(own ? ra : r, &v[k].c, name, &got, de);
+            if (s < 0)
+                rc = -1;
+            else if (got.nsteps > before)
+                order[before] = v[k].at;
+        }
+        if (r)
+            db_reader_close(r);
+        i = j;
+    }
+    /* back in their rank */
+    for (size_t want = 0; !rc && want < nv; want++)
+        for (size_t k = 0; k < got.nsteps; k++)
+            if (order[k] == want && query_pool_add(p, &got.steps[k], got.parts + got.steps[k].first,
+                                                   got.steps[k].n, NULL))
+                rc = db_fail_oom(de);
+    query_pool_free(&got);
+    free(v);
+    free(order);
+    return rc;
+}
+
+/* The statistics of the anomaly's critical path against the sample's
+ * steps p->steps[which[0 .. n)], per (thread, state) key, into out. */
+static int judge(acc *c, const query_cp *cpa, const query_pool *p, const size_t *which, size_t n,
+                 query_normals *out, db_error *de)
+{
+    for (size_t i = 0; i < cpa->n; i++) {
+        int state;
+        const char *t = part_thread(&cpa->parts[i], &state);
+        tally(c, t, state, cpa->parts[i].ns, -1);
+    }
+    uint64_t *traces = malloc((n ? n : 1) * sizeof *traces);
+    if (!traces)
+        return db_fail_oom(de);
+    for (size_t i = 0; i < n; i++) {
+        const query_pool_step *s = &p->steps[which[i]];
+        size_t col = c->steps++;
+        for (size_t j = 0; j < s->n; j++) {
+            const query_pool_part *q = &p->parts[s->first + j];
+            tally(c, q->thread, q->state, q->ns, (long)col);
+        }
+        for (size_t k = 0; k < c->nkeys; k++)
+            if (c->keys[k].state == -1 && c->normal[k * QUERY_NORMALS_MAX + col]) {
+                c->any[k]++;
+                c->on[k] += on_path(c->normal[k * QUERY_NORMALS_MAX + col], s->period);
+            }
+        out->timeouts += s->timeout;
+        if (out->waker[0] && strncmp(s->waker, out->waker, DB_NAME_MAX) == 0)
+            out->waker_seen++;
+        size_t t = 0;
+        while (t < out->traces && traces[t] != s->trace_id)
+            t++;
+        if (t == out->traces)
+            traces[out->traces++] = s->trace_id;
+        if (query_pool_add(&out->sample, s, p->parts + s->first, s->n, query_pool_archive(p, s))) {
+            free(traces);
+            return db_fail_oom(de);
+        }
+    }
+    free(traces);
+    out->steps = c->steps;
+    if (!c->steps)
+        return 0;
+    /* the statistics, per (thread, state) key */
+    int rc = 0;
+    out->keys = calloc(c->nkeys ? c->nkeys : 1, sizeof *out->keys);
+    uint64_t *row = malloc(c->nkeys * c->steps * sizeof *row + 1);
+    query_stats_summary *sum = malloc((c->nkeys + 1) * sizeof *sum);
+    query_stats_effect *eff = malloc((c->nkeys + 1) * sizeof *eff);
+    size_t *order = malloc((c->nkeys + 1) * sizeof *order);
+    if (!out->keys || !row || !sum || !eff || !order)
+        rc = db_fail_oom(de);
+    if (!rc) {
+        for (size_t k = 0; k < c->nkeys; k++)
+            memcpy(row + k * c->steps, c->normal + k * QUERY_NORMALS_MAX, c->steps * sizeof *row);
+        uint64_t period = cpa->end - cpa->begin;
+        query_stats_rank(c->anomaly, row, c->nkeys, c->steps, query_stats_floor_of_period(period), sum, eff, order);
+        for (size_t i = 0; i < c->nkeys; i++) {
+            size_t k = order[i];
+            query_normal_key *o = &out->keys[out->nkeys++];
+            memcpy(o->thread, c->keys[k].thread, DB_NAME_MAX);
+            o->state = c->keys[k].state;
+            o->anomaly = c->anomaly[k];
+            o->sum = sum[k];
+            o->eff = eff[k];
+            if (o->state != -1)
+                continue;
+            /* paths: on the anomaly's (1% of it) and in no normal one at
+             * all; on every normal one (1%) and not in the anomaly's */
+            if (on_path(c->anomaly[k], period) && !c->any[k] && out->nfresh < QUERY_NORMALS_NAMES)
+                memcpy(out->fresh[out->nfresh++], c->keys[k].thread, DB_NAME_MAX);
+            if (!c->anomaly[k] && c->on[k] == c->steps && out->nmissing < QUERY_NORMALS_NAMES)
+                memcpy(out->missing[out->nmissing++], c->keys[k].thread, DB_NAME_MAX);
+        }
+    }
+    free(row);
+    free(sum);
+    free(eff);
+    free(order);
+    return rc;
+}
+
 int query_normals_collect(db_reader *ra, const db_node *a, const query_cp *cpa, const query_source *src,
-                          query_cands *m, query_normals *out, db_error *de)
+                          query_cands *m, const query_pool *given, query_normals *out, db_error *de)
 {
     memset(out, 0, sizeof *out);
+    memcpy(out->waker, cpa->waker, sizeof out->waker);
+    out->timeout = cpa->timeout;
     acc c = {0};
-    query_cand *v = malloc(QUERY_NORMALS_MAX * sizeof *v);
+    query_pool mine = {0};
+    const query_pool *p = given ? given : &mine;
     c.keys = calloc(NORMALS_KEYS, sizeof *c.keys);
     c.anomaly = calloc(NORMALS_KEYS, sizeof *c.anomaly);
     c.normal = calloc((size_t)NORMALS_KEYS * QUERY_NORMALS_MAX, sizeof *c.normal);
     c.on = calloc(NORMALS_KEYS, sizeof *c.on);
     c.any = calloc(NORMALS_KEYS, sizeof *c.any);
     int rc = 0;
-    if (!v || !c.keys || !c.anomaly || !c.normal || !c.on || !c.any)
+    if (!c.keys || !c.anomaly || !c.normal || !c.on || !c.any)
         rc = db_fail_oom(de);
-    size_t nv = rc ? 0 : similar(ra, a, src, m, v, de, &rc);
-    memcpy(out->waker, cpa->waker, sizeof out->waker);
-    out->timeout = cpa->timeout;
+    if (!rc && !given)
+        rc = sample(ra, a, src, m, &mine, de);
+    size_t *which = rc ? NULL : malloc((p->nsteps ? p->nsteps : 1) * sizeof *which);
+    size_t n = 0;
+    if (!rc && (!which || (n = query_pool_choose(p, which)) == SIZE_MAX))
+        rc = db_fail_oom(de);
     if (!rc)
-        tally(&c, cpa, -1);
-    /* trace by trace: one reader open at a time */
-    qsort(v, nv, sizeof *v, by_trace);
-    for (size_t i = 0; !rc && i < nv;) {
-        size_t j = i;
-        while (j < nv && v[j].trace == v[i].trace)
-            j++;
-        char name[256];
-        db_reader *r = NULL;
-        bool own = !src->scan && v[i].trace == db_reader_trace(ra)->id;
-        int got = own ? 1 : query_source_trace_name(src, ra, v[i].trace, name, sizeof name, de);
-        if (got < 0 || (got && !own && !(r = db_reader_open(src->archive, name, de))))
-            rc = -1;
-        for (size_t k = i; !rc && got && k < j; k++)
-            if (step(&c, own ? ra : r, &v[k], out, cpa->waker, de) < 0)
-                rc = -1;
-        if (r)
-            db_reader_close(r);
-        out->traces += got == 1;
-        i = j;
-    }
-    out->steps = c.steps;
-    if (!rc && c.steps) {
-        /* the statistics, per (thread, state) key */
-        out->keys = calloc(c.nkeys ? c.nkeys : 1, sizeof *out->keys);
-        uint64_t *row = malloc(c.nkeys * c.steps * sizeof *row + 1);
-        query_stats_summary *sum = malloc((c.nkeys + 1) * sizeof *sum);
-        query_stats_effect *eff = malloc((c.nkeys + 1) * sizeof *eff);
-        size_t *order = malloc((c.nkeys + 1) * sizeof *order);
-        if (!out->keys || !row || !sum || !eff || !order)
-            rc = db_fail_oom(de);
-        if (!rc) {
-            for (size_t k = 0; k < c.nkeys; k++)
-                memcpy(row + k * c.steps, c.normal + k * QUERY_NORMALS_MAX, c.steps * sizeof *row);
-            query_stats_rank(c.anomaly, row, c.nkeys, c.steps, query_stats_floor_of_period(cpa->end - cpa->begin),
-                             sum, eff, order);
-            uint64_t period = cpa->end - cpa->begin;
-            for (size_t i = 0; i < c.nkeys; i++) {
-                size_t k = order[i];
-                query_normal_key *o = &out->keys[out->nkeys++];
-                memcpy(o->thread, c.keys[k].thread, DB_NAME_MAX);
-                o->state = c.keys[k].state;
-                o->anomaly = c.anomaly[k];
-                o->sum = sum[k];
-                o->eff = eff[k];
-                if (o->state != -1)
-                    continue;
-                /* paths: on the anomaly's (1% of it) and in no normal one at
-                 * all; on every normal one (1%) and not in the anomaly's */
-                if (on_path(c.anomaly[k], period) && !c.any[k] && out->nfresh < QUERY_NORMALS_NAMES)
-                    memcpy(out->fresh[out->nfresh++], c.keys[k].thread, DB_NAME_MAX);
-                if (!c.anomaly[k] && c.on[k] == c.steps && out->nmissing < QUERY_NORMALS_NAMES)
-                    memcpy(out->missing[out->nmissing++], c.keys[k].thread, DB_NAME_MAX);
-            }
-        }
-        free(row);
-        free(sum);
-        free(eff);
-        free(order);
-    }
-    free(v);
+        rc = judge(&c, cpa, p, which, n, out, de);
+    free(which);
+    query_pool_free(&mine);
     free(c.keys);
     free(c.anomaly);
     free(c.normal);
@@ -244,6 +341,7 @@ const query_normal_key *query_normals_key(const query_normals *n, const char *th
 
 void query_normals_free(query_normals *n)
 {
+    query_pool_free(&n->sample);
     free(n->keys);
     n->keys = NULL;
     n->nkeys = 0;
@@ -302,12 +400,25 @@ static void json_names(FILE *f, char (*v)[DB_NAME_MAX], size_t n)
     fputc(']', f);
 }
 
+/* the steps judged against, for a fleet to pool (argusq.fleet): also
+ * when they are too few here, as they may not be in the fleet */
+static void json_sample(FILE *f, const query_normals *n)
+{
+    fputs(",\"normal_sample\":", f);
+    if (!n) {
+        fputs("null", f);
+        return;
+    }
+    query_pool_json(f, &n->sample, NULL, n->sample.nsteps);
+}
+
 void query_normals_json(FILE *f, const query_normals *n)
 {
     fprintf(f, ",\"normal_steps\":%zu,\"normal_traces\":%zu,\"outside_paths\":", n ? n->steps : 0,
             n ? n->traces : 0);
     if (!n || query_stats_too_few(n->steps)) {
         fputs("null", f);
+        json_sample(f, n);
         return;
     }
     fputs("{\"new_threads\":", f);
@@ -320,6 +431,7 @@ void query_normals_json(FILE *f, const query_normals *n)
     else
         fputs("null", f);
     fprintf(f, ",\"waker_in_normal\":%zu}", n->waker_seen);
+    json_sample(f, n);
 }
 
 static void text_names(FILE *f, const char (*v)[DB_NAME_MAX], size_t n)

@@ -21,19 +21,6 @@ typedef struct walk {
     bool oom;
 } walk;
 
-static int grow(void **arr, size_t *cap, size_t len, size_t elem)
-{
-    if (len < *cap)
-        return 0;
-    size_t n = *cap ? *cap * 2 : 64;
-    void *p = realloc(*arr, n * elem);
-    if (!p)
-        return -1;
-    *arr = p;
-    *cap = n;
-    return 0;
-}
-
 static size_t seen_slot(const uint32_t *seen, size_t cap, uint32_t node)
 {
     size_t i = ((uint64_t)node * 0x9E3779B97F4A7C15u) >> 32 & (cap - 1);
@@ -75,7 +62,7 @@ static int add(walk *w, uint32_t id, size_t parent, const db_edge *via)
         return 0;
     if (p->len >= QUERY_PATH_MAX)
         return 0;
-    if (grow((void **)&p->items, &w->cap, p->len, sizeof *p->items)) {
+    if (!query_grow((void **)&p->items, &w->cap, p->len + 1, sizeof *p->items)) {
         w->oom = true;
         return -1;
     }
@@ -111,7 +98,7 @@ static int follow(void *ctx, const db_edge *e)
     if (!(w->kinds & (1u << e->kind)))
         return 0;
     query_path *p = w->p;
-    if (grow((void **)&p->edges, &w->ecap, p->elen, sizeof *p->edges)) {
+    if (!query_grow((void **)&p->edges, &w->ecap, p->elen + 1, sizeof *p->edges)) {
         w->oom = true;
         return -1;
     }

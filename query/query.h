@@ -61,6 +61,48 @@ typedef struct query_opener {
     void *ctx;
 } query_opener;
 
+/* Normal steps given from outside (argusq.fleet: every archive's
+ * "normal_sample", pooled): `diagnose ... against traces` judges the
+ * anomaly against them, not against the ones its archive holds
+ * (query/normals.c).  A step's parts -- its critical path's ns per
+ * (thread, state) -- are parts[first .. first + n).  Owned by whoever
+ * fills it: query_pool_add copies, query_pool_free frees. */
+typedef struct query_pool_part {
+    char thread[DB_NAME_MAX];
+    int state; /* query/query_int.h's QUERY_CP_* */
+    uint64_t ns;
+} query_pool_part;
+typedef struct query_pool_step {
+    char trace[256];   /* its trace's name */
+    uint32_t archive;  /* its archive: archives[archive - 1] (0: the session's) */
+    uint64_t trace_id; /* what tells its trace from the others' (a hash of archive and name) */
+    uint32_t node;
+    double score;      /* how like the anomaly: what ranks it */
+    bool contained;
+    uint64_t period;   /* of its critical path */
+    bool timeout;      /* its wait ended by its own timer */
+    char waker[DB_NAME_MAX]; /* "" none */
+    size_t first, n;
+} query_pool_step;
+typedef struct query_pool {
+    query_pool_step *steps;
+    size_t nsteps, scap;
+    query_pool_part *parts;
+    size_t nparts, pcap;
+    char **archives; /* malloc'd paths */
+    size_t narchives;
+} query_pool;
+/* A step and its parts appended (copied); -1 out of memory.  A part of a
+ * (thread, state) the step has already adds to it.  archive: the path of
+ * the step's archive (NULL: the session's, or as step->archive says in
+ * from, a pool the step comes from); sets the step's trace_id. */
+int query_pool_add(query_pool *p, const query_pool_step *step, const query_pool_part *parts, size_t n,
+                   const char *archive);
+const char *query_pool_archive(const query_pool *p, const query_pool_step *s); /* NULL: the session's */
+void query_pool_free(query_pool *p);
+/* "running", ... -> QUERY_CP_*; -1 for no state of that name */
+int query_pool_state(const char *name);
+
 /* The session a statement runs in: the archive, the current trace (may be
  * changed by `use trace`), and where results go. */
 typedef struct query_session {
@@ -79,6 +121,8 @@ typedef struct query_session {
      * its next event, and query_exec fails the statement with
      * "interrupted" however it ended, unless it changed the archive */
     const volatile sig_atomic_t *interrupt;
+    /* normal steps given (NULL: diagnose finds them in the archive) */
+    const query_pool *pool;
 } query_session;
 
 /* Compiles one `rule` statement into a graph rule (ingest --rules). */

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "../graph/graph.h"
 #include "query_ast.h"
@@ -541,10 +542,19 @@ typedef struct query_normals {
     size_t timeouts;   /* normal steps whose wait did */
     char waker[DB_NAME_MAX]; /* the anomaly's waker ("" none) */
     size_t waker_seen; /* normal steps woken by the same thread */
+    query_pool sample; /* the steps, best first */
 } query_normals;
-/* m: the anomaly's candidates in src (query_find_matches_in), handed out */
+/* m: the anomaly's candidates in src (query_find_matches_in), handed out;
+ * given (not NULL): judged against those steps instead (a fleet's) */
 int query_normals_collect(db_reader *ra, const db_node *a, const query_cp *cpa, const query_source *src,
-                          query_cands *m, query_normals *out, db_error *de);
+                          query_cands *m, const query_pool *given, query_normals *out, db_error *de);
+/* pool.c: which steps of p a diagnosis judges against, best first:
+ * out[0 .. n) (out: room for p->nsteps), SIZE_MAX out of memory */
+size_t query_pool_choose(const query_pool *p, size_t *out);
+/* [{"trace":..,"node":..,"score":..,"contained":..,"period":..,"timeout":..,
+ *   "waker":..,"parts":[{"thread":..,"state":..,"ns":..}]}] of the steps
+ * which[0 .. n) (which NULL: the first n) */
+void query_pool_json(FILE *f, const query_pool *p, const size_t *which, size_t n);
 const query_normal_key *query_normals_key(const query_normals *n, const char *thread, int state);
 void query_normals_free(query_normals *n);
 /* each attributed suspect's distribution and effect (5 steps at least);
@@ -553,6 +563,24 @@ void query_normals_rank(const query_normals *n, query_suspect *sus, size_t nsus,
 /* ,"normal_steps":N,"normal_traces":N,"outside_paths":{...}|null (n NULL: none) */
 void query_normals_json(FILE *f, const query_normals *n);
 void query_normals_text(FILE *f, const query_normals *n);
+
+/* ---- an array that grows: room for `need` elements of `elem` bytes in
+ * *arr, whose capacity is *cap elements (doubled, at least 64); false
+ * when out of memory, *arr as it was ---- */
+static inline bool query_grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return true;
+    size_t n = *cap ? *cap * 2 : 64;
+    while (n < need)
+        n *= 2;
+    void *p = realloc(*arr, n * elem);
+    if (!p)
+        return false;
+    *arr = p;
+    *cap = n;
+    return true;
+}
 
 /* ---- errors ---- */
 int query_fail(query_error *err, const query_pos *pos, const char *fmt, ...)

@@ -43,24 +43,11 @@ int query_view_group(query_view *v, db_reader *r, const char *role)
     return v->ngrp++;
 }
 
-static bool grow(void **arr, size_t *cap, size_t len, size_t elem)
-{
-    if (len < *cap)
-        return true;
-    size_t n = *cap ? *cap * 2 : 64;
-    void *p = realloc(*arr, n * elem);
-    if (!p)
-        return false;
-    *arr = p;
-    *cap = n;
-    return true;
-}
-
 void query_view_add_node(query_view *v, int grp, const db_node *n, bool start)
 {
     if (grp < 0 || v->oom)
         return;
-    if (!grow((void **)&v->nodes, &v->cap, v->len, sizeof *v->nodes)) {
+    if (!query_grow((void **)&v->nodes, &v->cap, v->len + 1, sizeof *v->nodes)) {
         v->oom = true;
         return;
     }
@@ -72,7 +59,7 @@ void query_view_add_edge(query_view *v, int grp, const db_edge *e)
 {
     if (grp < 0 || v->oom)
         return;
-    if (!grow((void **)&v->edges, &v->ecap, v->elen, sizeof *v->edges)) {
+    if (!query_grow((void **)&v->edges, &v->ecap, v->elen + 1, sizeof *v->edges)) {
         v->oom = true;
         return;
     }

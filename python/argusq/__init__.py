@@ -228,11 +228,14 @@ class Archive(_Closing):
         the next.  trace: its current trace (None: the latest ingested)."""
         return Session(self, trace, format)
 
-    def query(self, script, trace=None):
+    def query(self, script, trace=None, normals=None):
         """The JSON document of a single statement, or a list of the
         documents of a script of several.  trace: the trace statements read
-        unless they say `in trace` (None: the latest ingested)."""
+        unless they say `in trace` (None: the latest ingested).  normals:
+        as Session.normals."""
         with self.session(trace) as s:
+            if normals is not None:
+                s.normals(normals)
             return s.query(script)
 
     def results(self, script, trace=None):
@@ -240,9 +243,11 @@ class Archive(_Closing):
         with self.session(trace) as s:
             return s.results(script)
 
-    def text(self, script, trace=None, format="table"):
+    def text(self, script, trace=None, format="table", normals=None):
         """The output argusq prints for script with --format format."""
         with self.session(trace, format) as s:
+            if normals is not None:
+                s.normals(normals)
             return s.text(script)
 
     def rows(self, statement, trace=None):
@@ -344,6 +349,33 @@ class Session(_Closing):
     def trace(self):
         """The current trace ("" for the latest ingested)."""
         return _text(_lib.argusq_session_trace(self._s))
+
+    def normals(self, steps):
+        """`diagnose ... against traces` in this session judges the anomaly
+        against these normal steps instead of its archive's: dicts as a
+        diagnosis's "normal_sample" holds them (argusq.fleet pools every
+        archive's), with "archive" where they are another archive's.  An
+        empty list goes back to the archive's own."""
+        keep = []  # the bytes the C structs point to, alive through the call
+
+        def b(v):
+            if v is None:
+                return None
+            keep.append(v.encode())
+            return keep[-1]
+
+        arr = (_native.NormalStep * max(1, len(steps)))()
+        for i, st in enumerate(steps):
+            parts = (_native.NormalPart * max(1, len(st["parts"])))()
+            for j, p in enumerate(st["parts"]):
+                parts[j] = _native.NormalPart(b(p["thread"]), b(p["state"]), p["ns"])
+            keep.append(parts)
+            arr[i] = _native.NormalStep(b(st["trace"]), b(st.get("archive")), st.get("node", 0), st["score"], bool(st.get("contained")),
+                                        st["period"], bool(st.get("timeout")), b(st.get("waker")), parts,
+                                        len(st["parts"]))
+        err = _native.Error()
+        if _lib.argusq_session_normals(self._s, arr, len(steps), ctypes.byref(err)) < 0:
+            raise ArgusqError(err)
 
     def stream(self, script, write, statement=None):
         """Runs script, giving write(bytes) the output as it is produced and

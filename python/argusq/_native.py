@@ -73,6 +73,16 @@ class DumpInfo(ctypes.Structure):
         [(f, ctypes.c_uint64) for f in ("events", "declarations", "labels", "rules", "symbols")]
 
 
+class NormalPart(ctypes.Structure):
+    _fields_ = [("thread", ctypes.c_char_p), ("state", ctypes.c_char_p), ("ns", ctypes.c_uint64)]
+
+
+class NormalStep(ctypes.Structure):
+    _fields_ = [("trace", ctypes.c_char_p), ("archive", ctypes.c_char_p), ("node", ctypes.c_uint32), ("score", ctypes.c_double),
+                ("contained", ctypes.c_int), ("period", ctypes.c_uint64), ("timeout", ctypes.c_int),
+                ("waker", ctypes.c_char_p), ("parts", ctypes.POINTER(NormalPart)), ("nparts", ctypes.c_size_t)]
+
+
 def load(path=None):
     """The library with its functions typed."""
     lib = ctypes.CDLL(path or library_path())
@@ -85,6 +95,7 @@ def load(path=None):
         "argusq_session_new": (p, [p, ctypes.POINTER(QueryOpts), e]),
         "argusq_session_free": (None, [p]),
         "argusq_session_trace": (ctypes.c_char_p, [p]),
+        "argusq_session_normals": (ctypes.c_int, [p, ctypes.POINTER(NormalStep), ctypes.c_size_t, e]),
         "argusq_session_stream": (ctypes.c_long, [p, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(Output), e]),
         "argusq_session_query": (ctypes.c_long, [p, ctypes.c_char_p, ctypes.c_size_t,
                                                  ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t),

@@ -478,13 +478,16 @@ def _anomaly_where(anomaly, trace, ident, dump, token, copy):
     return db
 
 
-def against_archive(path, statement, anomaly, trace, ident, dump=None, token="", copy="auto", fmt=None):
+def against_archive(path, statement, anomaly, trace, ident, dump=None, token="", copy="auto", fmt=None,
+                    normals=None):
     """On path's worker: the statement about trace `trace` of archive
     `anomaly`, looking in path (`in archive`).  A dict: "archive", "doc"
     (None: no candidates there), "text" (fmt: the output in that format
     too), "via" (where the anomaly was read: "archive" or "copy"),
     "need_copy" (the anomaly's archive is not this worker's to read, and
-    no dump came), "error" (the archive's own failure)."""
+    no dump came), "error" (the archive's own failure).  normals: the
+    normal steps to judge the anomaly against (Session.normals), not the
+    archive's own."""
     from argusq import Archive, ArgusqError
     out = {"archive": path, "doc": None, "text": None, "via": None, "need_copy": False, "error": None,
            "host": os.uname().nodename}
@@ -498,9 +501,9 @@ def against_archive(path, statement, anomaly, trace, ident, dump=None, token="",
         stmt = statement if own else statement + " in archive " + _quote(path)
         with Archive(src, mode="r") as a:
             try:
-                out["doc"] = a.query(stmt, trace=trace)
+                out["doc"] = a.query(stmt, trace=trace, normals=normals)
                 if fmt:
-                    out["text"] = a.text(stmt, trace=trace, format=fmt)
+                    out["text"] = a.text(stmt, trace=trace, format=fmt, normals=normals)
             except ArgusqError as e:
                 if not _no_candidates(e):
                     raise
@@ -542,10 +545,14 @@ def _cleanup(token):
     shutil.rmtree(_scratch_dir(token), ignore_errors=True)
 
 
-def _against_fleet(archives, anomaly, statement, probe, trace, client, where, copy, progress, fmt=None):
+def _against_fleet(archives, anomaly, statement, probe, trace, client, where, copy, progress, fmt=None,
+                   finish=None):
     """Every archive's answer to statement (about the anomaly's trace),
     in the order of archives, the anomaly's archive among them (first
-    when the list does not hold it).  Returns (results, trace)."""
+    when the list does not hold it).  Returns (results, trace).  finish,
+    when given, is called with the results and again(path, normals) --
+    path's answer once more, judged against those normal steps -- before
+    the workers' copies of the anomaly go, and returns the results."""
     if copy not in ("auto", "always", "never"):
         raise ValueError("copy is auto, always or never, not %r" % (copy,))
     archives = list(archives)
@@ -574,11 +581,17 @@ def _against_fleet(archives, anomaly, statement, probe, trace, client, where, co
             head = head_of(True, "argusq-dump-")
             dump = client.scatter(head["dump"])
             done.update(_map(client, again, where, None, "argusq-against", call))
+        results = [done[p] for p in archives]
+        if finish:
+            def again_with(path, normals):
+                return client.submit(*call(path), normals, key="argusq-pooled-" + _token(), pure=False,
+                                     **_pin(where, path)).result()
+            results = finish(results, again_with)
         try:
             client.run(_cleanup, token)
         except Exception:  # noqa: BLE001 -- a worker gone takes its scratch copy with it
             pass
-        return [done[p] for p in archives], trace
+        return results, trace
 
 
 def _rank_key(doc):
@@ -591,6 +604,51 @@ def _failures(results):
     missing += [{"archive": r["archive"], "error": "its worker could not read the anomaly's trace"}
                 for r in results if r.get("need_copy") and not r.get("error")]
     return missing
+
+
+def _pooled(results):
+    """Every archive's normal steps like the anomaly ("normal_sample"),
+    archive by archive in the fleet's order, each naming its archive:
+    the steps one archive holding every trace would have found (the
+    engine chooses among them as among its own).  None: the statement
+    compares with no list of traces."""
+    pooled, listed = [], False
+    for r in results:
+        sample = (r.get("doc") or {}).get("normal_sample")
+        if sample is None:
+            continue
+        listed = True
+        pooled += [dict(st, archive=r["archive"]) for st in sample]
+    return pooled if listed else None
+
+
+def _judged_by_fleet(results, again):
+    """The results with the winner's answer judged against the normal steps
+    of every archive (_pooled), not only its own: when any other archive
+    found some.  The winner's is asked again; its failure leaves its own
+    answer and says so in its "pool_error"."""
+    pooled = _pooled(results)
+    best = _best(results)
+    if pooled is None or best is None or all(st["archive"] == best["archive"] for st in pooled):
+        return results
+    r = again(best["archive"], pooled)
+    out = []
+    for x in results:
+        if x is best:
+            x = dict(x, pool_error=r["error"]) if r.get("error") or not r.get("doc") else \
+                dict(x, doc=r["doc"], text=r["text"])
+        out.append(x)
+    return out
+
+
+def _best(results):
+    """The archive whose baseline ranks first (of equals, the earlier);
+    with no baseline anywhere, the first that answered (its answer is the
+    anomaly's alone)."""
+    ranked = [r for r in results if r.get("doc") and r["doc"].get("baseline")]
+    if ranked:
+        return max(ranked, key=lambda r: _rank_key(r["doc"]))  # max: the first of equals
+    return next((r for r in results if r.get("doc")), None)
 
 
 def diagnose(archives, statement, anomaly, against=None, client=None, trace=None, where=None, copy="auto",
@@ -621,9 +679,12 @@ def diagnose(archives, statement, anomaly, against=None, client=None, trace=None
     archive read the anomaly ("archive", "copy", None: it failed)}.  Equal to the
     diagnosis of one archive holding every trace, ingested archive by
     archive, `against traces [where ...]`, in its baseline and its
-    breakdown; the statistics over many normal steps (normal_steps, the
-    suspects' normal and effect, their order) are the winning archive's
-    own normal steps', where that one archive pools every archive's."""
+    breakdown, and in the statistics over many normal steps (against a
+    list of traces): every archive's normal steps like the anomaly
+    ("normal_sample", each naming its "archive") are pooled, and the
+    winning archive judges the anomaly against the pool (normal_steps,
+    the suspects' normal and effect, their order), as that one archive
+    would against its own."""
     b = _bare(statement.strip().rstrip(";"))
     words = b.split()
     if words[:1] != ["diagnose"] or ";" in b:
@@ -633,12 +694,12 @@ def diagnose(archives, statement, anomaly, against=None, client=None, trace=None
                          "(against='traces where ...'), and no `in archive`")
     base = statement.strip().rstrip(";").strip()
     stmt = base + " against " + (against.strip() if against else "traces")
-    results, atrace = _against_fleet(archives, anomaly, stmt, base, trace, client, where, copy, progress, fmt)
+    results, atrace = _against_fleet(archives, anomaly, stmt, base, trace, client, where, copy, progress, fmt,
+                                     finish=_judged_by_fleet)
     # the best rank first; of equals, the earlier archive (the sort is stable)
     ranked = [r for r in results if r.get("doc") and r["doc"].get("baseline")]
     ranked.sort(key=lambda r: _rank_key(r["doc"]), reverse=True)
-    # no baseline anywhere: any archive's answer without one is the anomaly's alone
-    best = ranked[0] if ranked else next((r for r in results if r.get("doc")), None)
+    best = _best(results)
     out = {"archives": len(results), "missing": _failures(results), "errors": [], "text": None,
            "baselines": [{"archive": r["archive"], "trace": r["doc"]["baseline"]["trace"],
                           "id": r["doc"]["baseline"]["id"], "score": r["doc"]["baseline"]["score"],
@@ -650,6 +711,10 @@ def diagnose(archives, statement, anomaly, against=None, client=None, trace=None
             doc["baseline"] = dict(doc["baseline"], archive=best["archive"])
         out["diagnosis"] = doc
         out["text"] = best.get("text")
+        if best.get("pool_error"):
+            out["errors"].append({"archive": best["archive"], "trace": atrace,
+                                  "error": "judged against its own normal steps only, not the fleet's: "
+                                           + best["pool_error"]})
     else:
         out["errors"].append({"archive": None, "trace": atrace,
                               "error": "no archive answered with a trace the against clause names"})

@@ -116,6 +116,64 @@ class Queries(ArchiveCase):
             self.assertEqual(s.results(UI)[0].trace, "normal")
 
 
+class Normals(unittest.TestCase):
+    """Session.normals (argusq_session_normals): a diagnosis against normal
+    steps given from elsewhere, as argusq.fleet gives every archive's."""
+
+    STMT = 'diagnose thread "ui-main" against traces where label.run = "normal"'
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="argusq-py-")
+        cls.a = argusq.Archive(os.path.join(cls.dir, "argus.db"))
+        dist = os.path.join(TRACES, "dist")
+        for i in range(1, 7):
+            cls.a.ingest(os.path.join(dist, "jitterpipe-normal-%02d.trace" % i), name="n%d" % i, arch="x86_64",
+                         labels={"run": "normal"})
+        cls.a.ingest(os.path.join(dist, "jitterpipe-anomaly-1.trace"), name="slow", arch="x86_64")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.a.close()
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def test_its_own_steps_given_back_are_the_same_answer(self):
+        d = self.a.query(self.STMT, trace="slow")
+        self.assertGreaterEqual(d["normal_steps"], 5)
+        self.assertEqual(len(d["normal_sample"]), d["normal_steps"])
+        self.assertEqual(self.a.query(self.STMT, trace="slow", normals=d["normal_sample"]), d)
+        # another archive's steps: named by it, and counted as its traces
+        other = [dict(st, archive="/elsewhere.db") for st in d["normal_sample"]]
+        e = self.a.query(self.STMT, trace="slow", normals=d["normal_sample"] + other)
+        self.assertEqual(e["normal_traces"], 2 * d["normal_traces"])
+        self.assertEqual({st.get("archive") for st in e["normal_sample"]}, {None, "/elsewhere.db"})
+
+    def test_a_sample_where_the_culprit_is_normal_judges_it_so(self):
+        """The same anomaly against a pool in which the anomaly's first
+        suspect took as long in every normal step: it is within normal then."""
+        d = self.a.query(self.STMT, trace="slow")
+        first = d["suspects"][0]
+        self.assertTrue(first["effect"]["outside"], first)
+        ns = first["ns"]
+        self.assertGreater(ns, 0)
+        pool = [dict(st, parts=st["parts"] + [{"thread": first["thread"], "state": first["state"], "ns": ns}])
+                for st in d["normal_sample"]]
+        e = self.a.query(self.STMT, trace="slow", normals=pool)
+        again = [x for x in e["suspects"] if (x["thread"], x["state"]) == (first["thread"], first["state"])]
+        self.assertTrue(again and not again[0]["effect"]["outside"], again)
+        self.assertNotEqual(e["suspects"][0]["thread"], first["thread"])
+
+    def test_too_few_and_bad_steps(self):
+        d = self.a.query(self.STMT, trace="slow")
+        few = self.a.query(self.STMT, trace="slow", normals=d["normal_sample"][:3])
+        self.assertEqual(few["normal_steps"], 3)
+        self.assertIsNone(few["outside_paths"])
+        bad = dict(d["normal_sample"][0], parts=[{"thread": "x", "state": "asleep", "ns": 1}])
+        with self.assertRaises(argusq.ArgusqError) as e:
+            self.a.query(self.STMT, trace="slow", normals=[bad])
+        self.assertIn('no state named "asleep"', str(e.exception))
+
+
 class Rows(ArchiveCase):
     def test_rows_are_the_documents_list(self):
         st = "find events where tid = 4122"  # ui-main's

@@ -225,15 +225,12 @@ class Fleet(unittest.TestCase):
 
     def plain(self, doc):
         """A fleet's diagnosis as one archive prints it: without the keys
-        that say which archives, and without what rests on every normal
-        step of the list (issue 44: the fleet's statistics are the winning
-        archive's normal steps', one archive holding every trace pools
-        them all) -- the suspects reduced to the first."""
-        doc = {k: v for k, v in doc.items()
-               if k not in ("archive", "trace", "normal_steps", "normal_traces", "outside_paths")}
+        that say which archives (the baseline's, the normal steps')."""
+        doc = {k: v for k, v in doc.items() if k not in ("archive", "trace")}
         if doc.get("baseline"):
             doc["baseline"] = {k: v for k, v in doc["baseline"].items() if k != "archive"}
-        doc["suspects"] = [(x["thread"], x["state"]) for x in doc["suspects"][:1]]
+        if doc.get("normal_sample"):
+            doc["normal_sample"] = [{k: v for k, v in st.items() if k != "archive"} for st in doc["normal_sample"]]
         return doc
 
     def normals_elsewhere(self, anomaly):
@@ -261,6 +258,31 @@ class Fleet(unittest.TestCase):
                 self.assertIsNotNone(d["baseline"])
                 self.assertEqual(d["baseline"]["archive"], self.home(d["baseline"]["trace"]))
                 self.assertEqual(r["baselines"][0]["trace"], d["baseline"]["trace"])
+
+    def test_the_normal_steps_of_every_archive_pooled(self):
+        """Against the normal runs of the whole fleet, spread over archives:
+        the winning archive alone has a few of the normal steps like the
+        anomaly (issue 44), the fleet pools every archive's -- each named
+        by its archive -- and judges by them as one archive holding every
+        trace does."""
+        anomaly = [n for n in self.anomalies() if n.endswith("-lockchain-anomaly.txt")][0]
+        against = self.normals_elsewhere(anomaly)
+        r = fleet.diagnose(self.archives, 'diagnose thread "ui-main"', anomaly=self.home(anomaly), trace=anomaly,
+                           against=against, client=self.client)
+        self.assertEqual((r["missing"], r["errors"]), ([], []))
+        d = r["diagnosis"]
+        won = d["baseline"]["archive"]
+        alone = self.cli(self.home(anomaly), 'diagnose thread "ui-main" against %s in archive "%s"' % (against, won),
+                         anomaly)
+        self.assertGreater(d["normal_steps"], alone["normal_steps"])
+        self.assertIsNotNone(d["outside_paths"])
+        archives = {st["archive"] for st in d["normal_sample"]}
+        self.assertGreater(len(archives), 1)
+        self.assertTrue(archives <= set(self.archives) - {self.home(anomaly)}, archives)
+        self.assertEqual(d["normal_traces"], len({(st["archive"], st["trace"]) for st in d["normal_sample"]}))
+        self.assertTrue(any("normal steps" in x["evidence"] for x in d["suspects"]), d["suspects"])
+        self.assertEqual(self.plain(d),
+                         self.plain(self.cli(self.fleet_order, 'diagnose thread "ui-main" against ' + against, anomaly)))
 
     def test_the_normal_run_in_another_archive(self):
         """The anomaly in one archive, its normal run in another among many:

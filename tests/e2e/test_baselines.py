@@ -33,8 +33,10 @@ WORKLOADS = {  # workload: (anomaly file, normal file, root cause)
 
 def one_baseline(d):
     """a diagnosis without what rests on every normal step of a list
-    (issue 44: normal_steps, outside_paths, the suspects ranked by them)"""
-    return {k: v for k, v in d.items() if k not in ("normal_steps", "normal_traces", "outside_paths", "suspects")}
+    (issue 44: normal_steps, outside_paths, the suspects ranked by them,
+    the steps themselves)"""
+    return {k: v for k, v in d.items()
+            if k not in ("normal_steps", "normal_traces", "outside_paths", "normal_sample", "suspects")}
 
 
 class Baselines(ArchiveCase):

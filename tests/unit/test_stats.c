@@ -373,6 +373,52 @@ static void test_rank_new_part_and_ties(void **state)
     query_stats_rank(NULL, NULL, 0, 10, 0, NULL, NULL, NULL);
 }
 
+/* query/pool.c: which normal steps a diagnosis judges against.  Groups
+ * of equal score, the most alike first (of equal scores, one form holding
+ * the other first, then as given), no further than the first groups that
+ * hold five; the parts of one (thread, state) in a step add up. */
+static void add_step(query_pool *p, const char *trace, const char *archive, double score, bool contained)
+{
+    query_pool_step st = {.score = score, .contained = contained, .period = 10 * MS};
+    snprintf(st.trace, sizeof st.trace, "%s", trace);
+    query_pool_part parts[3] = {{"a", QUERY_CP_RUNNING, 1 * MS}, {"b", QUERY_CP_TIMER, 2 * MS},
+                                {"a", QUERY_CP_RUNNING, 3 * MS}};
+    assert_int_equal(query_pool_add(p, &st, parts, 3, archive), 0);
+}
+
+static void test_pool_choose(void **state)
+{
+    (void)state;
+    query_pool p = {0};
+    add_step(&p, "t1", NULL, 0.8, false);      /* 0 */
+    add_step(&p, "t1", NULL, 1.0, false);      /* 1 */
+    add_step(&p, "t2", "/x.db", 0.9, false);   /* 2 */
+    add_step(&p, "t2", NULL, 1.0, true);       /* 3 */
+    add_step(&p, "t3", NULL, 0.9, false);      /* 4 */
+    add_step(&p, "t3", NULL, 0.9, true);       /* 5 */
+    add_step(&p, "t4", NULL, 0.8, false);      /* 6 */
+    add_step(&p, "t4", NULL, 0.7, false);      /* 7 */
+    size_t which[8];
+    size_t n = query_pool_choose(&p, which);
+    /* 1.0 (2 steps), then 0.9 (3: 5 in all): no 0.8 */
+    size_t want[] = {3, 1, 5, 2, 4};
+    assert_int_equal(n, 5);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(which[i], want[i]);
+    /* parts of one (thread, state) added up: a running 4 ms, b timer 2 ms */
+    assert_int_equal(p.steps[0].n, 2);
+    assert_int_equal(p.parts[p.steps[0].first].ns, 4 * MS);
+    assert_int_equal(p.parts[p.steps[0].first + 1].ns, 2 * MS);
+    /* a trace of the same name in another archive is another trace */
+    assert_true(p.steps[2].trace_id != p.steps[3].trace_id);
+    assert_true(p.steps[4].trace_id == p.steps[5].trace_id);
+    assert_string_equal(query_pool_archive(&p, &p.steps[2]), "/x.db");
+    assert_null(query_pool_archive(&p, &p.steps[3]));
+    assert_int_equal(query_pool_state("timer"), QUERY_CP_TIMER);
+    assert_int_equal(query_pool_state("asleep"), -1);
+    query_pool_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -387,6 +433,7 @@ int main(void)
         cmocka_unit_test(test_few_values),
         cmocka_unit_test(test_rank),
         cmocka_unit_test(test_rank_new_part_and_ties),
+        cmocka_unit_test(test_pool_choose),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
