@@ -77,6 +77,7 @@ typedef struct options {
     const char *file;
     const char *output; /* dump -o FILE */
     char *statement; /* owned */
+    int words;       /* the command-line words it was joined from */
 } options;
 
 /* ---- Ctrl-C ----
@@ -227,6 +228,7 @@ static int parse_args(int argc, char **argv, options *o)
                 p[stmt_len++] = ' ';
             memcpy(p + stmt_len, a, n + 1);
             stmt_len += n;
+            o->words++;
         }
     }
     if (o->ingest && !o->file)
@@ -869,8 +871,13 @@ int main(int argc, char **argv)
     if (!s) {
         fprintf(stderr, "argusq: %s\n", e.message);
         rc = 2;
-    } else if (o.statement)
+    } else if (o.statement) {
         rc = run_source(s, "query", o.statement, strlen(o.statement));
+        /* `argusq find nodes where thread = "hog"`: the shell ate the quotes */
+        if (rc == 1 && o.words > 1 && !strchr(o.statement, '"'))
+            fprintf(stderr, "argusq: the shell takes double quotes away from words: put the whole statement in "
+                            "single quotes, argusq '... = \"VALUE\"'\n");
+    }
     else if (o.script)
         rc = run_file(s, o.script);
     else if (!is_repl)

@@ -22,7 +22,7 @@
  *                        ['order' 'by' FIELD ['asc' | 'desc']] ['limit' K] [in_trace]
  *               | 'slice' ('back' | 'forward') 'from' 'node' N
  *                        ['depth' D] ['via' KIND {',' KIND}] ['with' 'weak'] [in_trace]
- *               | 'match' 'node' N places
+ *               | 'match' 'node' N places         places: also 'limit' K
  *               | 'diagnose' ('node' N | 'thread' STRING) places
  *               | 'compare' 'thread' STRING places  (in traces .. against traces ..)
  *               | 'check' 'fix' 'of' ('node' N | 'thread' STRING) [in_trace] 'after' 'trace' STRING
@@ -366,6 +366,7 @@ places(A) ::= places(A) IN(W) TRACES(T) WHERE expr(E). { query_ast_clause_traces
 places(A) ::= places(A) AGAINST(W) TRACE STRING(S). { query_ast_clause_against(ps, &A, &W, &S); }
 places(A) ::= places(A) AGAINST(W) TRACES(T). { query_ast_clause_traces(ps, &A, &W, &T, NULL); }
 places(A) ::= places(A) AGAINST(W) TRACES(T) WHERE expr(E). { query_ast_clause_traces(ps, &A, &W, &T, E); }
+places(A) ::= places(A) LIMIT(L) INTEGER(T). { query_ast_clause_limit(ps, &A, &L, &T); }
 
 %type rule_match {query_rule_match}
 rule_match(A) ::= ID(T) where_opt(W). {
@@ -435,7 +436,11 @@ slice_dir(A) ::= FORWARD. { A = QUERY_SLICE_FORWARD; }
 
 %type depth_opt {query_ast_num}
 depth_opt(A) ::= . { memset(&A, 0, sizeof A); }
-depth_opt(A) ::= DEPTH INTEGER(T). { A = query_ast_count(ps, &T, "depth"); }
+depth_opt(A) ::= DEPTH INTEGER(T). {
+    A = query_ast_count(ps, &T, "depth");
+    if (A.value > QUERY_DEPTH_MAX)
+        query_ast_error(ps, &T.pos, "depth is at most %d", QUERY_DEPTH_MAX);
+}
 
 %type via_opt {query_ast_names}
 via_opt(A) ::= . { memset(&A, 0, sizeof A); }

@@ -288,6 +288,14 @@ int query_lex_next(query_lexer *lx, query_token *tok, query_error *err)
             'not'     { code = QTK_NOT; goto done; }
             'in'      { code = QTK_IN; goto done; }
 
+            /* `thread = ui-main`: a name with a '-' (a thread, a trace)
+             * is a value, which the language quotes; there is no
+             * subtraction to mean */
+            id ("-" idc+)+ {
+                return lex_error(lx, err, start,
+                                 "%.*s%s is not a field: a value with '-' in it is a string, \"%.*s%s\"",
+                                 TEXT_ARGS(start, YYCURSOR), TEXT_ARGS(start, YYCURSOR));
+            }
             id    { code = QTK_ID; goto done; }
 
             * {

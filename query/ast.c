@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "query_ast.h"
 #include "query_grammar.h" /* QTK_* token codes (build/gen) */
@@ -238,13 +239,28 @@ query_expr *query_ast_not(query_parse_state *ps, const query_token *op, const qu
     return e;
 }
 
+/* `kind = thread`, `kind = wakeup`: a kind's name written bare is that
+ * name, not a field (`thread` is one too): kinds are a closed set, and
+ * the kind compared with a field is never what was meant. */
+static query_operand kind_word(const query_operand *field, const query_operand *w)
+{
+    if (field->kind != QUERY_OPD_FIELD || w->kind != QUERY_OPD_FIELD || strcasecmp(field->field.name, "kind") != 0 ||
+        (db_node_kind_from_name(w->field.name, w->field.len) < 0 &&
+         db_edge_kind_from_name(w->field.name, w->field.len) < 0))
+        return *w;
+    query_operand o = {.kind = QUERY_OPD_LITERAL, .pos = w->pos};
+    o.lit = (query_literal){.kind = QUERY_LIT_STRING, .pos = w->pos, .text = w->field.name, .str = w->field.name,
+                            .len = w->field.len};
+    return o;
+}
+
 query_expr *query_ast_cmp(query_parse_state *ps, const query_ast_op *op, const query_operand *lhs,
                           const query_operand *rhs)
 {
     query_expr *e = new_expr(ps, QUERY_EX_CMP, op->pos);
     e->cmp.op = op->op;
-    e->cmp.lhs = *lhs;
-    e->cmp.rhs = *rhs;
+    e->cmp.lhs = kind_word(rhs, lhs);
+    e->cmp.rhs = kind_word(lhs, rhs);
     return e;
 }
 
@@ -333,11 +349,23 @@ void query_ast_clause_traces(query_parse_state *ps, query_ast_clauses *c, const 
     }
 }
 
+void query_ast_clause_limit(query_parse_state *ps, query_ast_clauses *c, const query_token *kw,
+                            const query_token *k)
+{
+    if (c->limit.has)
+        query_ast_error(ps, &kw->pos, "`limit` given twice");
+    c->limit = query_ast_count(ps, k, "limit");
+}
+
 void query_ast_places(query_parse_state *ps, query_stmt *st, const query_ast_clauses *c)
 {
     st->archive = c->archive;
     st->trace = c->trace;
+    if (c->limit.has && st->kind != QUERY_ST_MATCH)
+        query_ast_error(ps, &c->limit.pos, "only match takes a limit");
     if (st->kind == QUERY_ST_MATCH) {
+        st->has_limit = c->limit.has;
+        st->limit = c->limit.value;
         /* where to look: one trace, a set, or (neither) every trace */
         if (c->against.name || c->against_traces)
             query_ast_error(ps, &c->against_pos, "match looks `in trace \"T\"` or `in traces where ...`, not against");
@@ -566,6 +594,8 @@ void query_ast_dump(const query_stmt *st, FILE *out)
         fprintf(out, "(match %llu", (unsigned long long)st->node);
         dump_in_trace(st, out);
         dump_traces_where(st, out);
+        if (st->has_limit)
+            fprintf(out, " (limit %llu)", (unsigned long long)st->limit);
         fputc(')', out);
         return;
     case QUERY_ST_COMPARE_NODES:

@@ -306,11 +306,12 @@ static const struct {
      "  its place when it commits (readers see the old graph until then; a kill\n"
      "  leaves it as it was).\n"},
     {"match",
-     "match node N [in trace \"T\" | in traces where EXPR] [in archive \"PATH\"]\n"
+     "match node N [in trace \"T\" | in traces where EXPR] [in archive \"PATH\"] [limit K]\n"
      "  The nodes like node N (of the current trace): same thread name and kind, and a\n"
      "  similar normal form (paper/004), from trace T, from the traces EXPR picks (as\n"
      "  `traces where EXPR`: catalog fields and label.KEY), or from every trace, best\n"
-     "  first; of this archive, or of the archive file PATH (read-only).\n"},
+     "  first, the best K (default 20; at most 100000); of this archive, or of the\n"
+     "  archive file PATH (read-only).\n"},
     {"compare",
      "compare node A with node B [in trace \"T\"]\n"
      "  Normal forms side by side (events in one node only) and the differential\n"

@@ -7,7 +7,8 @@
 
 #include "query_int.h"
 
-#define MATCH_MAX 20
+#define MATCH_MAX 20 /* rows without a limit */
+#define MATCH_LIMIT_MAX 100000
 
 /* A node of the reader's trace named by the statement, or an error at its
  * position. */
@@ -37,6 +38,8 @@ static void json_trace_name(FILE *f, const query_source *src, db_reader *r, uint
  * session's, or P. */
 int query_exec_match(query_session *s, const query_stmt *st, query_error *err)
 {
+    if (st->has_limit && st->limit > MATCH_LIMIT_MAX)
+        return query_fail(err, NULL, "match shows at most %d nodes (limit %d)", MATCH_LIMIT_MAX, MATCH_LIMIT_MAX);
     query_source src;
     if (query_source_open(s, st, &st->trace, true, &src, err))
         return -1;
@@ -47,16 +50,17 @@ int query_exec_match(query_session *s, const query_stmt *st, query_error *err)
     }
     db_node n;
     query_cands c = {0};
-    query_match m[MATCH_MAX];
+    size_t want = st->has_limit ? (size_t)st->limit : MATCH_MAX;
+    query_match *m = malloc((want ? want : 1) * sizeof *m);
     size_t k = 0;
     db_error de = {0};
     db_reader *scan = src.scan ? src.scan : r;
-    int rc = get_node(r, st->node, &st->node_pos, &n, err);
+    int rc = m ? get_node(r, st->node, &st->node_pos, &n, err) : query_fail(err, NULL, "out of memory");
     if (!rc && query_find_matches_in(r, &n, src.scan, src.ids, src.nids, &c, &de))
         rc = query_fail(err, NULL, "%s", de.msg);
     /* only the nodes shown are read */
     query_cand cd;
-    while (!rc && k < MATCH_MAX && query_cands_next(&c, &cd)) {
+    while (!rc && k < want && query_cands_next(&c, &cd)) {
         int got = query_cand_node(scan, &cd, &m[k], &de);
         if (got < 0)
             rc = query_fail(err, NULL, "%s", de.msg);
@@ -79,7 +83,8 @@ int query_exec_match(query_session *s, const query_stmt *st, query_error *err)
                 }
                 fputc('}', s->out);
             }
-            fputs("]}\n", s->out);
+            /* candidates: how many there are (the rows are the best `limit`) */
+            fprintf(s->out, "],\"candidates\":%zu}\n", c.len);
         } else {
             static const char *const heads[] = {"score", "trace", "node", "thread", "begin", "duration",
                                                 "blocked", "events", "archive"};
@@ -103,11 +108,15 @@ int query_exec_match(query_session *s, const query_stmt *st, query_error *err)
             query_table_print(&t, s->out);
             query_table_free(&t);
             if (s->format == QUERY_FMT_TABLE)
-                fprintf(s->out, "%zu nodes like node %" PRIu32 " (%s)%s\n", c.len, n.id, n.thread,
+                fprintf(s->out, "%zu nodes like node %" PRIu32 " (%s)%s%s\n", c.len, n.id, n.thread,
+                        k < c.len ? (want == MATCH_MAX && !st->has_limit ? ", the best 20 shown (limit K for more)"
+                                                                          : ", the best shown")
+                                  : "",
                         k ? "; * = one normal form holds the other" : "");
         }
     }
     query_cands_free(&c);
+    free(m);
     db_reader_close(r);
     query_source_close(s, &src);
     return rc;
@@ -316,7 +325,7 @@ static int run_slice(query_session *s, const query_stmt *sl, db_reader **r, quer
         return -1;
     uint32_t kinds = query_causal_kinds();
     db_error de = {0};
-    int depth = sl->has_depth ? (sl->depth > 10000 ? 10000 : (int)sl->depth) : 20;
+    int depth = sl->has_depth ? (int)sl->depth : 20; /* the parser keeps it to QUERY_DEPTH_MAX */
     int rc = sl->node > UINT32_MAX ? 1
                                    : query_path_walk(*r, (uint32_t)sl->node,
                                                      sl->dir == QUERY_SLICE_BACK ? QUERY_WALK_IN : QUERY_WALK_OUT,

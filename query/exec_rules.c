@@ -55,14 +55,19 @@ static int compile_where(const query_expr *e, graph_match *m, query_error *err)
         f = &e->cmp.rhs;
         l = &e->cmp.lhs;
     }
-    if (e->kind != QUERY_EX_CMP || e->cmp.op != QUERY_OP_EQ || f->kind != QUERY_OPD_FIELD ||
-        l->kind != QUERY_OPD_LITERAL)
+    if (e->kind != QUERY_EX_CMP || e->cmp.op != QUERY_OP_EQ || f->kind != QUERY_OPD_FIELD)
         return query_fail(err, &e->pos, "a rule matches events with KEY = VALUE tests joined by `and`");
     if (m->nattrs == GRAPH_MATCH_MAX)
         return query_fail(err, &e->pos, "a rule matches at most %d attributes", GRAPH_MATCH_MAX);
     int i = m->nattrs++;
     if (copy_name(m->attrs[i].key, &f->field, err))
         return -1;
+    if (l->kind == QUERY_OPD_FIELD) { /* `name = futex`: a rule's values are never fields */
+        if (l->field.len >= GRAPH_VAL_MAX)
+            return query_fail(err, &l->field.pos, "value too long for a rule");
+        memcpy(m->attrs[i].val, l->field.name, l->field.len + 1);
+        return 0;
+    }
     const query_literal *lit = &l->lit;
     if (lit->kind == QUERY_LIT_STRING) {
         if (lit->len >= GRAPH_VAL_MAX)

@@ -1,6 +1,7 @@
 /* query/exec_slice.c -- `slice back|forward from node N` (paper/004 §Path
  * Slicing) and `transaction from node N` (paper/002), and how a walked
  * path is printed. */
+#include <assert.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +9,6 @@
 #include "query_int.h"
 
 #define SLICE_DEFAULT_DEPTH 20
-#define SLICE_MAX_DEPTH 10000
 
 static int kinds_of(const query_stmt *st, uint32_t *kinds, query_error *err)
 {
@@ -94,6 +94,9 @@ static void print_table(query_session *s, const query_path *p, bool back)
         fputc('\n', s->out);
     }
     fprintf(s->out, "%zu nodes, %zu edges\n", p->len, p->elen);
+    if (p->full)
+        fprintf(s->out, "stopped at %d nodes: more lie beyond them (a smaller depth, or `via` fewer kinds)\n",
+                QUERY_PATH_MAX);
 }
 
 /* A walked path in the session's format. */
@@ -110,7 +113,8 @@ void query_print_path(query_session *s, const query_path *p, bool back)
             fputs(i ? "," : "", s->out);
             query_json_edge(s->out, &p->edges[i]);
         }
-        fputs("]}\n", s->out);
+        /* truncated: the walk stopped at QUERY_PATH_MAX nodes */
+        fprintf(s->out, "],\"truncated\":%s}\n", p->full ? "true" : "false");
     } else
         print_table(s, p, back);
 }
@@ -131,9 +135,10 @@ int query_output_path(query_session *s, db_reader *r, const query_path *p, bool 
     return rc;
 }
 
-static int depth_of(const query_stmt *st) /* bounded: depth is user input */
+static int depth_of(const query_stmt *st)
 {
-    return st->has_depth ? (st->depth > SLICE_MAX_DEPTH ? SLICE_MAX_DEPTH : (int)st->depth) : SLICE_DEFAULT_DEPTH;
+    assert(!st->has_depth || st->depth <= QUERY_DEPTH_MAX); /* the parser refuses more */
+    return st->has_depth ? (int)st->depth : SLICE_DEFAULT_DEPTH;
 }
 
 /* The walk's outcome as a statement error (1: the start node is missing). */

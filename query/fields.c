@@ -1,5 +1,6 @@
 /* query/fields.c -- the fields of nodes and events, and evaluation of a
  * `where` expression on one row. */
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,22 +89,63 @@ static bool is_label_field(const char *name)
     return strncasecmp(name, "label.", 6) == 0 && name[6];
 }
 
+/* The edit distance of a and b (case ignored), up to 3: a typo's. */
+static int distance(const char *a, const char *b)
+{
+    size_t n = strlen(b);
+    if (n > 31 || strlen(a) > 31)
+        return 3;
+    int row[32];
+    for (size_t j = 0; j <= n; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; a[i - 1]; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= n; j++) {
+            int up = row[j];
+            int sub = diag + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
+            int best = up + 1 < row[j - 1] + 1 ? up + 1 : row[j - 1] + 1;
+            row[j] = sub < best ? sub : best;
+            diag = up;
+        }
+    }
+    return row[n] < 3 ? row[n] : 3;
+}
+
+/* "; did you mean \"thread\"?" when a field of names is a typo away */
+static const char *did_you_mean(const char *name, const char *const *names, int n, char *buf, size_t len)
+{
+    int best = 3, at = -1;
+    for (int i = 0; i < n; i++) {
+        int d = distance(name, names[i]);
+        if (d < best) {
+            best = d;
+            at = i;
+        }
+    }
+    if (at < 0 || (best == 2 && strlen(name) < 4))
+        return "";
+    snprintf(buf, len, "; did you mean \"%s\"?", names[at]);
+    return buf;
+}
+
 int query_check_field(const query_name *f, query_target target, query_error *err)
 {
+    char hint[64];
     if (target == QUERY_TARGET_TRACES && field_index(trace_fields, TF__COUNT, f->name) < 0 &&
         !is_label_field(f->name))
         return query_fail(err, &f->pos,
-                          "unknown field \"%s\" (trace fields: name, events, nodes, edges, threads, processes, "
+                          "unknown field \"%s\"%s (trace fields: name, events, nodes, edges, threads, processes, "
                           "skipped, span, first_ts, last_ts, ingested_at, format, source, label.KEY)",
-                          f->name);
+                          f->name, did_you_mean(f->name, trace_fields, TF__COUNT, hint, sizeof hint));
     if (target == QUERY_TARGET_EDGES && field_index(edge_fields, GF__COUNT, f->name) < 0)
-        return query_fail(err, &f->pos, "unknown field \"%s\" (edge fields: from, to, kind, from_event, to_event)",
-                          f->name);
+        return query_fail(err, &f->pos, "unknown field \"%s\"%s (edge fields: from, to, kind, from_event, to_event)",
+                          f->name, did_you_mean(f->name, edge_fields, GF__COUNT, hint, sizeof hint));
     if (target == QUERY_TARGET_NODES && field_index(node_fields, NF__COUNT, f->name) < 0)
         return query_fail(err, &f->pos,
-                          "unknown field \"%s\" (node fields: id, tid, pid, proc, thread, begin, end, "
+                          "unknown field \"%s\"%s (node fields: id, tid, pid, proc, thread, begin, end, "
                           "duration, blocked, running, runnable, events, kind, cpu)",
-                          f->name);
+                          f->name, did_you_mean(f->name, node_fields, NF__COUNT, hint, sizeof hint));
     return 0;
 }
 
@@ -128,11 +170,35 @@ static int bare_word(const query_operand *f, const query_operand *w, query_targe
     static const char *const named[] = {"type", "phase", "state", "reason", "kind"};
     if (f->kind != QUERY_OPD_FIELD || w->kind != QUERY_OPD_FIELD || known_field(w->field.name, target))
         return 0;
-    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
-        if (strcmp(f->field.name, named[i]) == 0)
-            return query_fail(err, &w->field.pos, "unknown field \"%s\": a value of %s is a string: %s = \"%s\"",
-                              w->field.name, f->field.name, f->field.name, w->field.name);
+    /* an event's other words are attributes, which may be compared */
+    bool quote = target != QUERY_TARGET_EVENTS && known_field(f->field.name, target);
+    for (size_t i = 0; !quote && i < sizeof named / sizeof named[0]; i++)
+        quote = strcmp(f->field.name, named[i]) == 0;
+    if (quote)
+        return query_fail(err, &w->field.pos,
+                          "unknown field \"%s\": to compare %s with a value, quote it: %s = \"%s\"",
+                          w->field.name, f->field.name, f->field.name, w->field.name);
     return 0;
+}
+
+/* `kind = "wakeup"` of a node: a kind no node has is a mistake, not an
+ * empty answer */
+static int check_kind(const query_operand *f, const query_literal *l, query_target target, query_error *err)
+{
+    if (f->kind != QUERY_OPD_FIELD || strcasecmp(f->field.name, "kind") != 0 || l->kind != QUERY_LIT_STRING ||
+        (target != QUERY_TARGET_NODES && target != QUERY_TARGET_EDGES))
+        return 0;
+    bool nodes = target == QUERY_TARGET_NODES;
+    if ((nodes ? db_node_kind_from_name(l->str, l->len) : db_edge_kind_from_name(l->str, l->len)) >= 0)
+        return 0;
+    char names[256];
+    size_t len = 0;
+    int n = nodes ? DB_NODE__COUNT : DB_EDGE__COUNT;
+    for (int i = 0; i < n && len < sizeof names; i++)
+        len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "",
+                                nodes ? db_node_kind_name(i) : db_edge_kind_name(i));
+    return query_fail(err, &l->pos, "no %s kind \"%.*s\" (%s kinds: %s)", nodes ? "node" : "edge",
+                      l->len > 40 ? 40 : (int)l->len, l->str, nodes ? "node" : "edge", names);
 }
 
 /* ---- dates: `traces where ingested_at > "2026-11-17"` ----
@@ -231,10 +297,16 @@ int query_check_fields(const query_expr *e, query_target target, query_error *er
             ((e->cmp.rhs.kind == QUERY_OPD_LITERAL && check_date(&e->cmp.lhs, &e->cmp.rhs.lit, err)) ||
              (e->cmp.lhs.kind == QUERY_OPD_LITERAL && check_date(&e->cmp.rhs, &e->cmp.lhs.lit, err))))
             return -1;
+        if ((e->cmp.rhs.kind == QUERY_OPD_LITERAL && check_kind(&e->cmp.lhs, &e->cmp.rhs.lit, target, err)) ||
+            (e->cmp.lhs.kind == QUERY_OPD_LITERAL && check_kind(&e->cmp.rhs, &e->cmp.lhs.lit, target, err)))
+            return -1;
         return 0;
     case QUERY_EX_IN:
         if (query_check_field(&e->in.lhs.field, target, err))
             return -1;
+        for (size_t i = 0; i < e->in.count; i++)
+            if (check_kind(&e->in.lhs, &e->in.items[i], target, err))
+                return -1;
         for (size_t i = 0; target == QUERY_TARGET_TRACES && i < e->in.count; i++)
             if (check_date(&e->in.lhs, &e->in.items[i], err))
                 return -1;

@@ -60,8 +60,10 @@ static int add(walk *w, uint32_t id, size_t parent, const db_edge *via)
     query_path *p = w->p;
     if (id > p->nnodes || query_path_has(p, id))
         return 0;
-    if (p->len >= QUERY_PATH_MAX)
+    if (p->len >= QUERY_PATH_MAX) {
+        p->full = true;
         return 0;
+    }
     if (!query_grow((void **)&p->items, &w->cap, p->len + 1, sizeof *p->items)) {
         w->oom = true;
         return -1;

@@ -359,6 +359,8 @@ typedef struct query_parse_state {
 } query_parse_state;
 
 /* Small value types of the grammar's non-terminals. */
+#define QUERY_DEPTH_MAX 10000 /* slice and transaction: steps from the start at most */
+
 typedef struct query_ast_num {
     bool has;
     uint64_t value;
@@ -398,6 +400,7 @@ typedef struct query_ast_clauses {
     query_pos traces_pos;      /* in traces' `traces` */
     query_pos against_traces_pos; /* against traces' `traces` */
     query_pos against_pos;     /* its `against` */
+    query_ast_num limit;       /* limit K (match) */
 } query_ast_clauses;
 
 typedef struct query_ast_lits {
@@ -433,6 +436,8 @@ void query_ast_clause_trace(query_parse_state *ps, query_ast_clauses *c, const q
 void query_ast_clause_archive(query_parse_state *ps, query_ast_clauses *c, const query_token *s);
 void query_ast_clause_against(query_parse_state *ps, query_ast_clauses *c, const query_token *against,
                               const query_token *s);
+void query_ast_clause_limit(query_parse_state *ps, query_ast_clauses *c, const query_token *kw,
+                            const query_token *k);
 void query_ast_clause_traces(query_parse_state *ps, query_ast_clauses *c, const query_token *word,
                              const query_token *traces, const query_expr *where);
 /* The clauses into st (MATCH or DIAGNOSE), with an error at the first

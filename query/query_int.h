@@ -115,6 +115,7 @@ typedef struct query_path {
     uint32_t *seen;         /* the node ids met, open addressing: id + 1, 0 empty */
     size_t seen_cap, seen_len; /* seen_cap a power of two, at most half full */
     uint64_t nnodes;
+    bool full;              /* nodes beyond QUERY_PATH_MAX were left out */
 } query_path;
 
 /* Breadth-first from start along edges of `kinds` (bit per db_edge_kind),

@@ -726,9 +726,10 @@ def match(archives, statement, anomaly, client=None, trace=None, where=None, cop
     """match across archives: the counterparts of a node of the anomaly's
     archive (statement: `match node N [in trace "T" | in traces [where
     EXPR]]`, N a node of trace `trace`, default its latest) in every
-    archive, best first, at most 20, each naming its "archive" and
-    "trace": the rows of one archive holding every trace (ingested
-    archive by archive).  Returns {"nodes", "archives", "missing",
+    archive, best first, at most 20 (or the statement's `limit K`), each
+    naming its "archive" and "trace": the rows of one archive holding
+    every trace (ingested archive by archive).  Returns {"nodes",
+    "candidates" (how many there are in all), "archives", "missing",
     "errors"}."""
     b = _bare(statement.strip().rstrip(";"))
     words = b.split()
@@ -745,7 +746,14 @@ def match(archives, statement, anomaly, client=None, trace=None, where=None, cop
             n = {"archive": r["archive"], "trace": n["trace"], **n}
             rows.append(((-n["score_exact"], not n["contained"], i, pos), n))
     rows.sort(key=lambda x: x[0])
-    return {"nodes": [n for _, n in rows[:20]], "archives": len(results), "trace": atrace,
+    limit = 20  # match's rows without a limit
+    if "limit" in words[:-1]:
+        try:
+            limit = int(words[words.index("limit") + 1])
+        except ValueError:
+            pass  # the engine refused it already
+    return {"nodes": [n for _, n in rows[:limit]], "archives": len(results), "trace": atrace,
+            "candidates": sum((r.get("doc") or {}).get("candidates", 0) for r in results),
             "missing": _failures(results), "errors": [], "via": {r["archive"]: r.get("via") for r in results}}
 
 

@@ -326,12 +326,15 @@ class Fleet(unittest.TestCase):
         archive holding every trace gives them, each row naming its archive."""
         anomaly = [n for n in self.anomalies() if n.endswith("-lockchain-anomaly.txt")][0]
         n = self.cli(self.all, 'diagnose thread "ui-main"', anomaly)["anomaly"]["id"]
-        for stmt in ("match node %d" % n, 'match node %d in traces where name != "%s"' % (n, anomaly)):
+        for stmt in ("match node %d" % n, 'match node %d in traces where name != "%s"' % (n, anomaly),
+                     "match node %d limit 45" % n):
             with self.subTest(statement=stmt):
                 r = fleet.match(self.archives, stmt, anomaly=self.home(anomaly), trace=anomaly, client=self.client,
                                 copy="always")
                 self.assertEqual(r["missing"], [])
-                want = self.cli(self.fleet_order, stmt, anomaly)["nodes"]
+                one = self.cli(self.fleet_order, stmt, anomaly)
+                want = one["nodes"]
+                self.assertEqual(r["candidates"], one["candidates"])
                 self.assertEqual(len(r["nodes"]), len(want))
                 self.assertEqual([(x["trace"], x["id"], x["score_exact"], x["contained"]) for x in r["nodes"]],
                                  [(x["trace"], x["id"], x["score_exact"], x["contained"]) for x in want])

@@ -304,7 +304,7 @@ class Archive(ArchiveCase):
                            ('label trace "loop" unset run', 'trace "loop" has no label run'),
                            ('label trace "loop" set 9a = 1', "bad number"),
                            ('label trace "loop" set a..b_c = 1', None),
-                           ('label trace "loop" set a-b = 1', "bad character '-'"),
+                           ('label trace "loop" set a-b = 1', "a-b is not a field"),
                            ("traces where lable.run = 1", 'unknown field "lable.run"')):
             p = self.run_argusq(stmt)
             if want is None:

@@ -252,6 +252,9 @@ static void test_errors(void **state)
     expect_error("x = \"a\0b\"", 9, 1, 7, "NUL byte in string");
     expect_error("find nodes where tid @ 3", 24, 1, 22, "bad character '@'");
     expect_error("a - b", 5, 1, 3, "bad character '-'");
+    expect_error("thread = ui-main", 16, 1, 10,
+                 "ui-main is not a field: a value with '-' in it is a string, \"ui-main\"");
+    expect_error("x = a-b-c1 and", 14, 1, 5, "a-b-c1 is not a field");
     expect_error("a\0b", 3, 1, 2, "bad character '\\x00'");
     expect_error("x = \xc3\xa9", 6, 1, 5, "bad character '\\xc3'");
     expect_error("limit 12abc", 11, 1, 7, "bad number \"12abc\"");

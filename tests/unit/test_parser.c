@@ -177,7 +177,7 @@ static void test_analysis_statements(void **state)
     expect_parse("transaction from node 5 depth 3", "(transaction 5 (depth 3))");
     /* the new keywords stay usable as fields */
     expect_where("thread = \"x\" and path = 1 and match = 2", "(and (and (= thread \"x\") (= path 1)) (= match 2))");
-    expect_error("diagnose thread ui-main", 1, 17, "syntax error near \"ui\"");
+    expect_error("diagnose thread ui-main", 1, 17, "ui-main is not a field: a value with '-' in it is a string, \"ui-main\"");
     expect_error("compare path (traces) with", 1, 27, "unexpected end of input");
     /* issue 18: counterparts from another archive file; the clauses of
      * match and diagnose come in any order, each once */
@@ -186,6 +186,13 @@ static void test_analysis_statements(void **state)
     expect_parse("match node 4 in traces where label.run = \"normal\" in archive \"/x/b.db\"",
                  "(match 4 (traces-where (= label.run \"normal\")) (in-archive \"/x/b.db\"))");
     expect_parse("match node 4 in traces", "(match 4 (traces))");
+    expect_parse("match node 4 limit 50 in trace \"n\"", "(match 4 (in-trace \"n\") (limit 50))");
+    expect_parse("match node 4 in traces limit 0", "(match 4 (traces) (limit 0))");
+    expect_error("match node 4 limit 5 limit 6", 1, 22, "`limit` given twice");
+    expect_error("match node 4 limit -5", 1, 20, "limit must be a non-negative integer");
+    expect_error("diagnose node 4 limit 5", 1, 23, "only match takes a limit");
+    expect_error("slice back from node 3 depth 10001", 1, 30, "depth is at most 10000");
+    expect_parse("slice back from node 3 depth 10000", "(slice back 3 (depth 10000))");
     expect_parse("diagnose thread \"ui-main\" against trace \"n\" in archive \"b.db\" in trace \"a\"",
                  "(diagnose (thread \"ui-main\") (against \"n\") (in-archive \"b.db\") (in-trace \"a\"))");
     expect_parse("diagnose node 188 in trace \"a\" against traces in archive \"b.db\"",
@@ -290,6 +297,11 @@ static void test_comparisons(void **state)
     expect_where("a >= 1", "(>= a 1)");
     expect_where("3 < tid", "(< 3 tid)");
     expect_where("tid = pid", "(= tid pid)");
+    /* a kind's name, bare, is the kind (it may be a field too: thread) */
+    expect_where("kind = thread", "(= kind \"thread\")");
+    expect_where("wakeup != KIND", "(!= \"wakeup\" KIND)");
+    expect_where("kind = threads", "(= kind threads)");
+    expect_where("thread = proc", "(= thread proc)");
     expect_where("val = -110", "(= val -110)");
     expect_where("val>-9223372036854775808", "(> val -9223372036854775808)");
     expect_where("obj = 0xffffffffffffffff", "(= obj 18446744073709551615)");
