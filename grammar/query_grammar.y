@@ -18,8 +18,12 @@
  *               | 'help' [WORD]                     WORD: any identifier or keyword
  *               | 'show' 'node' N [in_trace]
  *               | 'events' 'of' 'node' N [in_trace]
- *               | 'find' ('nodes' | 'events') ['where' expr]
- *                        ['order' 'by' FIELD ['asc' | 'desc']] ['limit' K] [in_trace]
+ *               | 'find' ('nodes' | 'events' | 'edges') ['where' expr]
+ *                        ['group' 'by' FIELD {',' FIELD} ['compute' AGG {',' AGG}]
+ *                         | 'compute' AGG {',' AGG}]
+ *                        ['order' 'by' (FIELD | AGG) ['asc' | 'desc']] ['limit' K] [in_trace]
+ *                        AGG: count | FN '(' FIELD ')', FN one of count, sum, min,
+ *                        max, avg, median, p50, p90, p95, p99
  *               | 'slice' ('back' | 'forward') 'from' 'node' N
  *                        ['depth' D] ['via' KIND {',' KIND}] ['with' 'weak'] [in_trace]
  *               | 'match' 'node' N places         places: also 'limit' K
@@ -91,13 +95,13 @@
        LIMIT SLICE BACK FORWARD FROM DEPTH VIA WITH WEAK
        RULE RULES BOUNDARY CONNECT IGNORE TO ON DROP REBUILD GRAPH BEGIN END SEND RECV
        MATCH COMPARE PATH DIAGNOSE THREAD AGAINST CHECK FIX AFTER TRANSACTION EDGES EXPORT
-       CRITICAL RENAME LABEL SET UNSET ARCHIVE BETWEEN.
+       CRITICAL RENAME LABEL SET UNSET ARCHIVE BETWEEN GROUP COMPUTE.
 
 %fallback ID TRACES USE TRACE HELP SHOW NODE EVENTS OF FIND NODES WHERE ORDER BY ASC DESC
              LIMIT SLICE BACK FORWARD FROM DEPTH VIA WITH WEAK
              RULE RULES BOUNDARY CONNECT IGNORE TO ON DROP REBUILD GRAPH BEGIN END SEND RECV
              MATCH COMPARE PATH DIAGNOSE THREAD AGAINST CHECK FIX AFTER TRANSACTION EDGES EXPORT
-             CRITICAL RENAME LABEL SET UNSET ARCHIVE BETWEEN.
+             CRITICAL RENAME LABEL SET UNSET ARCHIVE BETWEEN GROUP COMPUTE.
 
 %left OR.
 %left AND.
@@ -145,10 +149,11 @@ stmt(A) ::= EVENTS(E) OF NODE nodeid(N) in_trace(I). {
     A->trace = I;
 }
 
-stmt(A) ::= FIND(F) target(T) where_opt(W) order_opt(O) limit_opt(L) in_trace(I). {
+stmt(A) ::= FIND(F) target(T) where_opt(W) group_opt(G) order_opt(O) limit_opt(L) in_trace(I). {
     A = query_ast_stmt(ps, QUERY_ST_FIND, &F);
     A->target = T;
     A->where = W;
+    query_ast_group(ps, A, &G, &O);
     A->has_order = O.has;
     A->order_by = O.field;
     A->order_desc = O.desc;
@@ -416,10 +421,54 @@ where_opt(A) ::= WHERE expr(E). { A = E; }
 %type order_opt {query_ast_order}
 order_opt(A) ::= . { memset(&A, 0, sizeof A); }
 order_opt(A) ::= ORDER BY ID(F) desc_opt(D). {
+    memset(&A, 0, sizeof A);
     A.has = true;
     A.field = query_ast_name(ps, &F);
     A.desc = D;
 }
+order_opt(A) ::= ORDER BY agg_call(G) desc_opt(D). {
+    memset(&A, 0, sizeof A);
+    A.has = true;
+    A.agg = G;
+    A.is_agg = true;
+    A.field = G.fn_name;
+    A.desc = D;
+}
+
+/* group by / compute (query/exec_group.c): rows counted and summed per
+ * value of the group fields, or over all rows */
+%type group_opt {query_ast_group_by}
+group_opt(A) ::= . { memset(&A, 0, sizeof A); }
+group_opt(A) ::= GROUP(K) BY via_list(L) compute_opt(C). {
+    A.has = true;
+    A.pos = K.pos;
+    A.by = L;
+    A.aggs = C;
+}
+group_opt(A) ::= COMPUTE(K) agg_list(C). {
+    memset(&A, 0, sizeof A);
+    A.has = true;
+    A.pos = K.pos;
+    A.aggs = C;
+}
+
+%type compute_opt {query_ast_aggs}
+compute_opt(A) ::= . { memset(&A, 0, sizeof A); }
+compute_opt(A) ::= COMPUTE agg_list(L). { A = L; }
+
+%type agg_list {query_ast_aggs}
+agg_list(A) ::= agg(G). {
+    memset(&A, 0, sizeof A);
+    query_ast_aggs_push(ps, &A, G);
+}
+agg_list(A) ::= agg_list(A) COMMA agg(G). { query_ast_aggs_push(ps, &A, G); }
+
+%type agg {query_agg}
+agg(A) ::= ID(F). { A = query_ast_agg(ps, &F, NULL); }
+agg(A) ::= agg_call(G). { A = G; }
+
+%type agg_call {query_agg}
+agg_call(A) ::= ID(F) LP ID(X) RP. { A = query_ast_agg(ps, &F, &X); }
 
 %type desc_opt {bool}
 desc_opt(A) ::= .     { A = false; }

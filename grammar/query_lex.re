@@ -228,6 +228,8 @@ int query_lex_next(query_lexer *lx, query_token *tok, query_error *err)
 
             'traces'  { code = QTK_TRACES; goto done; }
             'between' { code = QTK_BETWEEN; goto done; }
+            'group'   { code = QTK_GROUP; goto done; }
+            'compute' { code = QTK_COMPUTE; goto done; }
             'rule'    { code = QTK_RULE; goto done; }
             'rules'   { code = QTK_RULES; goto done; }
             'boundary' { code = QTK_BOUNDARY; goto done; }

@@ -294,6 +294,99 @@ void query_ast_names_push(query_parse_state *ps, query_ast_names *v, query_name 
     v->items[v->count++] = n;
 }
 
+/* ---- group by / compute ---- */
+
+query_agg query_ast_agg(query_parse_state *ps, const query_token *fn, const query_token *field)
+{
+    static const struct {
+        const char *name;
+        query_agg_fn fn;
+    } fns[] = {{"count", QUERY_AGG_COUNT}, {"sum", QUERY_AGG_SUM},   {"min", QUERY_AGG_MIN},
+               {"max", QUERY_AGG_MAX},     {"avg", QUERY_AGG_AVG},   {"median", QUERY_AGG_P50},
+               {"p50", QUERY_AGG_P50},     {"p90", QUERY_AGG_P90},   {"p95", QUERY_AGG_P95},
+               {"p99", QUERY_AGG_P99}};
+    query_agg a = {.fn_name = query_ast_name(ps, fn), .pos = fn->pos};
+    if (field)
+        a.field = query_ast_name(ps, field);
+    size_t i = 0;
+    while (i < sizeof fns / sizeof fns[0] && strcasecmp(fns[i].name, a.fn_name.name) != 0)
+        i++;
+    if (i == sizeof fns / sizeof fns[0])
+        query_ast_error(ps, &a.pos,
+                        field ? "no aggregate \"%s\" (count, sum, min, max, avg, median, p50, p90, p95, p99)"
+                              : "\"%s\" is no aggregate: count, or FN(FIELD) with FN one of sum, min, max, avg, "
+                                "median, p50, p90, p95, p99",
+                        a.fn_name.name);
+    else {
+        a.fn = fns[i].fn;
+        if (!field && a.fn != QUERY_AGG_COUNT)
+            query_ast_error(ps, &a.pos, "%s of what? %s(FIELD)", a.fn_name.name, a.fn_name.name);
+    }
+    return a;
+}
+
+void query_ast_aggs_push(query_parse_state *ps, query_ast_aggs *v, query_agg a)
+{
+    v->items = vec_grow(ps, v->items, v->count, &v->cap, sizeof *v->items);
+    v->items[v->count++] = a;
+}
+
+/* " count", " sum(blocked)": an aggregate as the printer and the
+ * output's column heads name it (lower case) */
+void query_agg_name_print(const query_agg *a, FILE *out)
+{
+    static const char *const names[] = {"count", "sum", "min", "max", "avg", "p50", "p90", "p95", "p99"};
+    if (a->field.name)
+        fprintf(out, " %s(%s)", names[a->fn], a->field.name);
+    else
+        fprintf(out, " %s", names[a->fn]);
+}
+
+/* The same aggregate: function and field (case ignored). */
+static bool same_agg(const query_agg *a, const query_agg *b)
+{
+    bool fa = a->field.name != NULL, fb = b->field.name != NULL;
+    return a->fn == b->fn && fa == fb && (!fa || strcasecmp(a->field.name, b->field.name) == 0);
+}
+
+/* The statement's aggregates: count first, then those of `compute`, then
+ * the one `order by` names if it is none of them. */
+void query_ast_group(query_parse_state *ps, query_stmt *st, const query_ast_group_by *g, const query_ast_order *o)
+{
+    st->order_agg = -1;
+    if (!g->has) {
+        if (o->is_agg)
+            query_ast_error(ps, &o->agg.pos, "order by an aggregate needs `group by` or `compute`");
+        return;
+    }
+    st->grouped = true;
+    st->group_pos = g->pos;
+    st->group_by = g->by.items;
+    st->ngroup = g->by.count;
+    query_ast_aggs all = {0};
+    query_agg count = {.fn = QUERY_AGG_COUNT, .fn_name = {.name = "count", .len = 5}, .pos = g->pos};
+    query_ast_aggs_push(ps, &all, count);
+    for (size_t i = 0; i < g->aggs.count; i++) {
+        size_t j = 0;
+        while (j < all.count && !same_agg(&all.items[j], &g->aggs.items[i]))
+            j++;
+        if (j == all.count)
+            query_ast_aggs_push(ps, &all, g->aggs.items[i]);
+    }
+    if (o->has && !o->is_agg && strcasecmp(o->field.name, "count") == 0)
+        st->order_agg = 0; /* `order by count`: the rows of each group */
+    else if (o->is_agg) {
+        size_t j = 0;
+        while (j < all.count && !same_agg(&all.items[j], &o->agg))
+            j++;
+        if (j == all.count)
+            query_ast_aggs_push(ps, &all, o->agg);
+        st->order_agg = (int)j;
+    }
+    st->aggs = all.items;
+    st->naggs = all.count;
+}
+
 void query_ast_lits_push(query_parse_state *ps, query_ast_lits *v, query_literal l)
 {
     v->items = vec_grow(ps, v->items, v->count, &v->cap, sizeof *v->items);
@@ -562,7 +655,20 @@ void query_ast_dump(const query_stmt *st, FILE *out)
             query_ast_dump_expr(st->where, out);
             fputc(')', out);
         }
-        if (st->has_order)
+        if (st->grouped) {
+            fputs(" (group-by", out);
+            for (size_t i = 0; i < st->ngroup; i++)
+                fprintf(out, " %s", st->group_by[i].name);
+            fputs(") (aggregates", out);
+            for (size_t i = 0; i < st->naggs; i++)
+                query_agg_name_print(&st->aggs[i], out);
+            fputc(')', out);
+        }
+        if (st->has_order && st->order_agg >= 0) {
+            fputs(" (order-by", out);
+            query_agg_name_print(&st->aggs[st->order_agg], out);
+            fprintf(out, " %s)", st->order_desc ? "desc" : "asc");
+        } else if (st->has_order)
             fprintf(out, " (order-by %s %s)", st->order_by.name, st->order_desc ? "desc" : "asc");
         if (st->has_limit)
             fprintf(out, " (limit %llu)", (unsigned long long)st->limit);

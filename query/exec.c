@@ -268,7 +268,12 @@ static const struct {
      "  Event fields: id ts tid pid type node event cpu phase, the object (target, timer,\n"
      "  block, port, addr, nr, irq) and any attribute (name, ret, reason, func, ...).\n"
      "  Edge fields: from to kind from_event to_event.\n"
-     "  e.g. find nodes where thread = \"ui-main\" order by blocked desc limit 1\n"},
+     "  e.g. find nodes where thread = \"ui-main\" order by blocked desc limit 1\n"
+     "find ... [where EXPR] group by FIELD, ... [compute AGG, ...] [order by FIELD|AGG] [limit K]\n"
+     "find ... [where EXPR] compute AGG, ...\n"
+     "  Rows counted per value of the fields (or over all): AGG is count or FN(FIELD),\n"
+     "  FN one of sum min max avg median p50 p90 p95 p99.\n"
+     "  e.g. find nodes where blocked > 10ms group by thread order by sum(blocked) desc\n"},
     {"slice",
      "slice back|forward from node N [depth D] [via KIND, ...] [with weak] [in trace \"NAME\"]\n"
      "  The nodes reached by following edges into (back) or out of (forward) node N,\n"

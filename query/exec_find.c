@@ -27,16 +27,27 @@ typedef struct find_ctx {
     size_t len, cap;
     bool oom;
     query_view *view;     /* DOT, SVG, Perfetto: nodes drawn at the end */
+    query_group *group;   /* group by / compute: rows go there (exec_group.c) */
 } find_ctx;
 
 static bool enough(const find_ctx *c)
 {
-    return c->st->has_limit && !c->collect && c->n >= c->st->limit;
+    return c->st->has_limit && !c->collect && !c->group && c->n >= c->st->limit;
+}
+
+/* A row of a grouped statement: into its group. */
+static void to_group(find_ctx *c, const query_row *row)
+{
+    if (query_group_add(c->group, row))
+        c->oom = true;
+    c->n++;
 }
 
 static void emit_node(find_ctx *c, const db_node *n)
 {
-    if (c->json) {
+    if (c->group)
+        to_group(c, &(query_row){.node = n});
+    else if (c->json) {
         fputs(c->n ? "," : "", c->s->out);
         query_json_node(c->s->out, n, -1);
     } else if (c->view)
@@ -48,6 +59,10 @@ static void emit_node(find_ctx *c, const db_node *n)
 
 static void emit_event(find_ctx *c, const db_event *ev)
 {
+    if (c->group) {
+        to_group(c, &(query_row){.ev = ev});
+        return;
+    }
     if (c->json) {
         fputs(c->n ? "," : "", c->s->out);
         query_json_event(c->s->out, ev);
@@ -58,6 +73,10 @@ static void emit_event(find_ctx *c, const db_event *ev)
 
 static void emit_edge(find_ctx *c, const db_edge *e)
 {
+    if (c->group) {
+        to_group(c, &(query_row){.edge = e});
+        return;
+    }
     if (c->json) {
         fputs(c->n ? "," : "", c->s->out);
         query_json_edge(c->s->out, e);
@@ -444,15 +463,23 @@ int query_exec_find(query_session *s, const query_stmt *st, query_error *err)
     bool nodes = st->target == QUERY_TARGET_NODES;
     if (st->where && query_check_fields(st->where, st->target, err))
         return -1;
-    if (st->has_order && query_check_field(&st->order_by, st->target, err))
+    if (st->grouped ? query_group_check(st, s, err)
+                    : st->has_order && query_check_field(&st->order_by, st->target, err))
         return -1;
+    query_group *group = st->grouped ? query_group_new(st) : NULL;
+    if (st->grouped && !group)
+        return query_fail(err, NULL, "out of memory");
     db_reader *r = query_open_trace(s, &st->trace, err);
-    if (!r)
+    if (!r) {
+        query_group_free(group);
         return -1;
+    }
     query_view view;
     query_view_init(&view);
-    find_ctx c = {.s = s, .st = st, .json = s->format == QUERY_FMT_JSON, .collect = st->has_order,
-                  .view = nodes && query_view_format(s->format) ? &view : NULL};
+    /* grouped: every row to its group, in the order read (order and
+     * limit are the groups') */
+    find_ctx c = {.s = s, .st = st, .json = s->format == QUERY_FMT_JSON && !group, .collect = st->has_order && !group,
+                  .view = nodes && !group && query_view_format(s->format) ? &view : NULL, .group = group};
     if (c.view)
         query_view_group(&view, r, NULL);
     bool edges = st->target == QUERY_TARGET_EDGES;
@@ -466,7 +493,7 @@ int query_exec_find(query_session *s, const query_stmt *st, query_error *err)
     if (c.json)
         fprintf(s->out, "{\"%s\":[", nodes ? "nodes" : edges ? "edges" : "events");
     db_error de = {0};
-    int rc = (!st->has_limit || st->limit > 0)
+    int rc = (!st->has_limit || st->limit > 0 || group)
                  ? (nodes   ? scan_nodes(r, st, &c, &de)
                     : edges ? db_scan_edges(r, edge_cb, &c, &de)
                             : scan_events(r, st, &c, &de))
@@ -491,7 +518,10 @@ int query_exec_find(query_session *s, const query_stmt *st, query_error *err)
                 emit_event(&c, &c.events[i]);
         }
     }
-    if (c.json)
+    if (group) {
+        if (!rc && !c.oom && query_group_print(group, s, err))
+            rc = -2; /* err is filled */
+    } else if (c.json)
         fputs("]}\n", s->out);
     else if (c.view) {
         if (!rc && !c.oom && query_view_print(s, &view, err))
@@ -505,6 +535,7 @@ int query_exec_find(query_session *s, const query_stmt *st, query_error *err)
     else if (rc)
         rc = query_fail(err, NULL, "%s", de.msg);
     query_view_free(&view);
+    query_group_free(group);
     query_table_free(&c.t);
     free(c.nodes);
     free(c.events);

@@ -197,6 +197,19 @@ typedef enum query_slice_dir {
     QUERY_SLICE_FORWARD
 } query_slice_dir;
 
+/* FIND ... group by / compute: an aggregate of the rows of a group
+ * (query/exec_group.c) */
+typedef enum query_agg_fn {
+    QUERY_AGG_COUNT, QUERY_AGG_SUM, QUERY_AGG_MIN, QUERY_AGG_MAX, QUERY_AGG_AVG,
+    QUERY_AGG_P50, QUERY_AGG_P90, QUERY_AGG_P95, QUERY_AGG_P99,
+} query_agg_fn;
+typedef struct query_agg {
+    query_agg_fn fn;
+    query_name fn_name;  /* as written */
+    query_name field;    /* name NULL: count of the rows */
+    query_pos pos;
+} query_agg;
+
 struct query_stmt {
     query_stmt_kind kind;
     query_pos pos;          /* the statement's first token */
@@ -226,6 +239,17 @@ struct query_stmt {
     bool has_limit;
     uint64_t limit;          /* non-negative (when has_limit) */
     query_pos limit_pos;
+    /* FIND ... group by F, ... [compute AGG, ...] | compute AGG, ...:
+     * grouped rows (grouped), the fields (none: one group of every row),
+     * the aggregates in output order (count first), and order by an
+     * aggregate (order_agg: an index into aggs; -1 for a field) */
+    bool grouped;
+    query_pos group_pos;
+    const query_name *group_by;
+    size_t ngroup;
+    const query_agg *aggs;
+    size_t naggs;
+    int order_agg;
 
     /* SLICE */
     query_slice_dir dir;
@@ -373,8 +397,11 @@ typedef struct query_ast_between {
 
 typedef struct query_ast_order {
     bool has, desc;
-    query_name field;
+    query_name field;  /* a field; an aggregate's function name (is_agg) */
+    bool is_agg;
+    query_agg agg;     /* order by sum(blocked) */
 } query_ast_order;
+
 
 typedef struct query_ast_op {
     query_cmp_op op;
@@ -385,6 +412,18 @@ typedef struct query_ast_names {
     query_name *items;
     size_t count, cap;
 } query_ast_names;
+
+typedef struct query_ast_aggs {
+    query_agg *items;
+    size_t count, cap;
+} query_ast_aggs;
+
+typedef struct query_ast_group_by {
+    bool has;          /* group by, or compute alone */
+    query_pos pos;
+    query_ast_names by;
+    query_ast_aggs aggs;
+} query_ast_group_by;
 
 /* The clauses after `match node N` and `diagnose ...`, in any order,
  * each at most once: `in trace`, `in traces [where]`, `in archive`,
@@ -436,6 +475,11 @@ void query_ast_clause_trace(query_parse_state *ps, query_ast_clauses *c, const q
 void query_ast_clause_archive(query_parse_state *ps, query_ast_clauses *c, const query_token *s);
 void query_ast_clause_against(query_parse_state *ps, query_ast_clauses *c, const query_token *against,
                               const query_token *s);
+query_agg query_ast_agg(query_parse_state *ps, const query_token *fn, const query_token *field);
+/* " count", " sum(blocked)" (median is p50) */
+void query_agg_name_print(const query_agg *a, FILE *out);
+void query_ast_aggs_push(query_parse_state *ps, query_ast_aggs *v, query_agg a);
+void query_ast_group(query_parse_state *ps, query_stmt *st, const query_ast_group_by *g, const query_ast_order *o);
 void query_ast_clause_limit(query_parse_state *ps, query_ast_clauses *c, const query_token *kw,
                             const query_token *k);
 void query_ast_clause_traces(query_parse_state *ps, query_ast_clauses *c, const query_token *word,

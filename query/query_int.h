@@ -583,6 +583,14 @@ static inline bool query_grow(void **arr, size_t *cap, size_t need, size_t elem)
     return true;
 }
 
+/* ---- exec_group.c: find ... group by / compute ---- */
+typedef struct query_group query_group;
+int query_group_check(const query_stmt *st, query_session *s, query_error *err);
+query_group *query_group_new(const query_stmt *st); /* NULL: out of memory */
+int query_group_add(query_group *g, const query_row *row); /* -1: out of memory */
+int query_group_print(query_group *g, query_session *s, query_error *err);
+void query_group_free(query_group *g);
+
 /* ---- errors ---- */
 int query_fail(query_error *err, const query_pos *pos, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -186,6 +186,16 @@ static void test_analysis_statements(void **state)
     expect_parse("match node 4 in traces where label.run = \"normal\" in archive \"/x/b.db\"",
                  "(match 4 (traces-where (= label.run \"normal\")) (in-archive \"/x/b.db\"))");
     expect_parse("match node 4 in traces", "(match 4 (traces))");
+    expect_parse("find nodes where blocked > 10ms group by thread order by sum(blocked) desc limit 5",
+                 "(find nodes (where (> blocked 10000000ns)) (group-by thread) (aggregates count sum(blocked))"
+                 " (order-by sum(blocked) desc) (limit 5))");
+    expect_parse("find events group by type, name compute median(ts), max(ts), count order by count",
+                 "(find events (group-by type name) (aggregates count p50(ts) max(ts)) (order-by count asc))");
+    expect_parse("find edges compute sum(from)", "(find edges (group-by) (aggregates count sum(from)))");
+    expect_error("find nodes group by thread compute total(x)", 1, 36,
+                 "no aggregate \"total\" (count, sum, min, max, avg, median, p50, p90, p95, p99)");
+    expect_error("find nodes order by max(blocked)", 1, 21, "order by an aggregate needs `group by` or `compute`");
+    expect_where("group = 1 and compute = 2", "(and (= group 1) (= compute 2))");
     expect_parse("match node 4 limit 50 in trace \"n\"", "(match 4 (in-trace \"n\") (limit 50))");
     expect_parse("match node 4 in traces limit 0", "(match 4 (traces) (limit 0))");
     expect_error("match node 4 limit 5 limit 6", 1, 22, "`limit` given twice");
