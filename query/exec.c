@@ -454,6 +454,25 @@ struct edge_list {
     query_view *view; /* DOT, SVG, Perfetto */
 };
 
+/* show node as CSV, one table: the node's row (dir "node"), then each
+ * neighbour's, with the edge that joins them */
+static const char *const show_csv_heads[] = {"id", "kind", "thread", "tid", "proc", "pid", "begin",
+                                             "duration", "blocked", "events", "end", "running", "runnable",
+                                             "cpu", "dir", "edge", "from_event", "to_event"};
+
+static void show_csv_row(query_table *t, const db_node *n, const char *dir, const db_edge *e)
+{
+    query_table_node(t, n);
+    query_table_str(t, dir);
+    if (e) {
+        query_table_str(t, db_edge_kind_name(e->kind));
+        query_table_u64(t, e->from_event);
+        query_table_u64(t, e->to_event);
+    } else
+        for (int i = 0; i < 3; i++)
+            query_table_str(t, "");
+}
+
 static int edge_row(void *p, const db_edge *e)
 {
     struct edge_list *l = p;
@@ -467,6 +486,14 @@ static int edge_row(void *p, const db_edge *e)
         if (db_get_node(l->r, l->in ? e->from : e->to, &other, &de) == 1)
             query_view_add_node(l->view, 0, &other, false);
         query_view_add_edge(l->view, 0, e);
+    } else if (l->t->csv) { /* the other node's row, then the edge's columns */
+        db_node other;
+        db_error de = {0};
+        int got = db_get_node(l->r, l->in ? e->from : e->to, &other, &de);
+        if (got < 0)
+            return -1;
+        if (got)
+            show_csv_row(l->t, &other, l->in ? "in" : "out", e);
     } else {
         query_table_str(l->t, l->in ? "in" : "out");
         query_table_str(l->t, db_edge_kind_name(e->kind));
@@ -487,7 +514,11 @@ static int exec_show(query_session *s, const query_stmt *st, query_error *err)
     bool json = s->format == QUERY_FMT_JSON, view = query_view_format(s->format);
     query_table t;
     static const char *const heads[] = {"dir", "edge", "node", "events"};
-    query_table_init(&t, s->format, 4, heads);
+    bool csv = s->format == QUERY_FMT_CSV;
+    if (csv)
+        query_table_init(&t, s->format, 18, show_csv_heads);
+    else
+        query_table_init(&t, s->format, 4, heads);
     query_view v;
     query_view_init(&v);
     struct edge_list l = {s, r, 0, &t, true, view ? &v : NULL};
@@ -499,7 +530,9 @@ static int exec_show(query_session *s, const query_stmt *st, query_error *err)
         } else if (view) {
             query_view_group(&v, r, NULL);
             query_view_add_node(&v, 0, &n, true);
-        } else {
+        } else if (csv)
+            show_csv_row(&t, &n, "node", NULL);
+        else {
             query_table nt;
             query_table_nodes_init(&nt, s->format);
             query_table_node(&nt, &n);
@@ -517,6 +550,8 @@ static int exec_show(query_session *s, const query_stmt *st, query_error *err)
             fputs("]}\n", s->out);
         else if (view && !rc)
             rc = query_view_print(s, &v, err) ? -2 : 0;
+        else if (csv && !rc)
+            query_table_print(&t, s->out);
         else if (!view && t.ncells > 4) {
             fputc('\n', s->out);
             query_table_print(&t, s->out);

@@ -192,23 +192,41 @@ void query_text_cp_totals(FILE *f, const query_cp *cp)
 
 static void print_table(query_session *s, const query_cp *cp, bool life)
 {
-    static const char *const heads[] = {"thread", "tid", "node", "state", "begin", "ns", "share", "for"};
+    /* CSV: numbers as numbers (share a fraction of the period), the
+     * device and the requester in columns of their own */
+    static const char *const heads[] = {"thread", "tid", "node", "state", "begin", "ns", "share", "for",
+                                        "device", "for_tid", "for_node"};
+    bool csv = s->format == QUERY_FMT_CSV;
     query_table t;
-    query_table_init(&t, s->format, 8, heads);
+    query_table_init(&t, s->format, csv ? 11 : 8, heads);
     uint64_t period = cp->end - cp->begin;
     for (size_t i = 0; i < cp->n; i++) {
         const query_cp_part *p = &cp->parts[i];
         query_table_str(&t, p->thread);
         query_table_u64(&t, p->tid);
         query_table_u64(&t, p->node);
-        if (p->device)
+        if (p->device && !csv)
             query_table_cell(&t, "%s (%s)", query_cp_state_name(p->state), query_cp_device_name(p->device));
         else
             query_table_str(&t, query_cp_state_name(p->state));
         query_table_ts(&t, p->begin);
         query_table_dur(&t, p->ns, false);
-        query_table_cell(&t, "%.1f%%", period ? 100.0 * (double)p->ns / (double)period : 0.0);
-        if (p->for_tid)
+        if (csv)
+            query_table_cell(&t, "%.6f", period ? (double)p->ns / (double)period : 0.0);
+        else
+            query_table_cell(&t, "%.1f%%", period ? 100.0 * (double)p->ns / (double)period : 0.0);
+        if (csv) {
+            query_table_str(&t, p->for_tid ? p->for_thread : p->flush_tid ? p->flush_thread : "");
+            query_table_str(&t, p->device ? query_cp_device_name(p->device) : "");
+            if (p->for_tid || p->flush_tid)
+                query_table_u64(&t, p->for_tid ? p->for_tid : p->flush_tid);
+            else
+                query_table_str(&t, "");
+            if (p->for_tid)
+                query_table_u64(&t, p->for_node);
+            else
+                query_table_str(&t, "");
+        } else if (p->for_tid)
             query_table_cell(&t, "%s (node %" PRIu32 ")", p->for_thread, p->for_node);
         else if (p->flush_tid) {
             char by[32];

@@ -260,6 +260,45 @@ static void print_breakdown(FILE *f, const query_cp *cp)
     fputs(n > 5 ? ", ...\n" : "\n", f);
 }
 
+/* --format csv: the suspects, one table (the prose is the table
+ * format's; the rest is in the JSON) */
+static void print_csv(query_session *s, const query_suspect *sus, size_t n, uint64_t period)
+{
+    static const char *const heads[] = {"rank", "thread", "proc", "tid", "node", "state", "ns", "share",
+                                        "score", "on_anomaly_path", "normal_steps", "normal_median",
+                                        "normal_p5", "normal_p95", "z", "outside", "reason", "evidence"};
+    query_table t;
+    query_table_init(&t, s->format, 18, heads);
+    for (size_t i = 0; i < n; i++) {
+        const query_suspect *x = &sus[i];
+        query_table_u64(&t, i + 1);
+        query_table_str(&t, x->node.thread);
+        query_table_str(&t, x->node.proc);
+        query_table_u64(&t, x->node.tid);
+        query_table_u64(&t, x->node.id);
+        query_table_str(&t, x->attributed ? query_cp_state_name(x->state) : "blocked");
+        uint64_t ns = x->attributed ? x->ns : x->overlap;
+        query_table_u64(&t, ns);
+        query_table_cell(&t, "%.6f", period ? (double)ns / (double)period : 0.0);
+        query_table_cell(&t, "%.3f", x->score);
+        query_table_str(&t, x->on_path ? "true" : "false");
+        if (x->have_normal) {
+            query_table_u64(&t, x->normal.n);
+            query_table_cell(&t, "%.0f", x->normal.median);
+            query_table_cell(&t, "%.0f", x->normal.p5);
+            query_table_cell(&t, "%.0f", x->normal.p95);
+            query_table_cell(&t, "%.3f", x->effect.z);
+            query_table_str(&t, x->effect.outside ? "true" : "false");
+        } else
+            for (int k = 0; k < 6; k++)
+                query_table_str(&t, "");
+        query_table_str(&t, x->reason);
+        query_table_str(&t, x->evidence);
+    }
+    query_table_print(&t, s->out);
+    query_table_free(&t);
+}
+
 static void print_text(query_session *s, const db_node *a, const char *kind, const query_match *base,
                        const char *base_trace, const char *base_archive, const query_suspect *sus, size_t n,
                        const query_path *normal, const query_path *anomaly, const query_cp *cp, const query_cp *life,
@@ -585,6 +624,8 @@ int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err
         fputs("}\n", f);
     } else if (!rc && query_view_format(s->format))
         rc = query_view_paths(s, ra, &anomaly, got ? rn : NULL, &normal, same, err);
+    else if (!rc && s->format == QUERY_FMT_CSV)
+        print_csv(s, sus, nsus, cpa.end - cpa.begin);
     else if (!rc)
         print_text(s, &a, kind, got ? &base : NULL, base_trace, src.path, sus, nsus, got ? &normal : NULL, &anomaly,
                    &cpa, lives ? &lifa : NULL, lives ? &lifn : NULL, have_nm ? &nm : NULL);

@@ -461,16 +461,37 @@ void query_table_free(query_table *t)
 /* The node columns; in CSV the names of the JSON keys. */
 static const char *const node_heads[] = {"node", "kind", "thread", "tid", "proc", "pid",
                                          "begin", "duration", "blocked", "events"};
-static const char *const node_csv_heads[] = {"id", "kind", "thread", "tid", "proc", "pid",
-                                             "begin", "duration", "blocked", "events"};
+/* CSV: every field of the JSON's node, the table's first */
+static const char *const node_csv_heads[] = {"id", "kind", "thread", "tid", "proc", "pid", "begin", "duration",
+                                             "blocked", "events", "end", "running", "runnable", "cpu"};
 
 void query_table_nodes_init(query_table *t, query_format f)
 {
-    query_table_init(t, f, 10, f == QUERY_FMT_CSV ? node_csv_heads : node_heads);
+    query_table_init(t, f, f == QUERY_FMT_CSV ? 14 : 10, f == QUERY_FMT_CSV ? node_csv_heads : node_heads);
 }
 
 void query_table_node(query_table *t, const db_node *n)
 {
+    if (t->csv) {
+        query_table_u64(t, n->id);
+        query_table_str(t, db_node_kind_name(n->kind));
+        query_table_str(t, n->thread);
+        query_table_u64(t, n->tid);
+        query_table_str(t, n->proc);
+        query_table_u64(t, n->pid);
+        query_table_u64(t, n->begin);
+        query_table_u64(t, n->end - n->begin);
+        query_table_u64(t, n->blocked);
+        query_table_u64(t, n->events);
+        query_table_u64(t, n->end);
+        query_table_u64(t, n->running);
+        query_table_u64(t, n->runnable);
+        if (n->cpu != DB_CPU_NONE)
+            query_table_u64(t, n->cpu);
+        else
+            query_table_str(t, "");
+        return;
+    }
     query_table_u64(t, n->id);
     query_table_str(t, db_node_kind_name(n->kind));
     query_table_str(t, n->thread);

@@ -187,7 +187,7 @@ class Rows(ArchiveCase):
         rows = self.a.rows("slice back from node 79 depth 4", trace="normal")
         doc = self.a.query("slice back from node 79 depth 4", trace="normal")
         self.assertEqual(list(rows), doc["nodes"])
-        self.assertEqual(rows.extra, {"edges": doc["edges"]})
+        self.assertEqual(rows.extra, {"edges": doc["edges"], "truncated": False})
         rows = self.a.rows("show node 79", trace="normal")  # a list that is not first
         doc = self.a.query("show node 79", trace="normal")
         self.assertEqual(list(rows), doc["in"])

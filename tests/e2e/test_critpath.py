@@ -96,7 +96,7 @@ class CriticalPathCase:
         self.assertIn("critical path of node", out)
         self.assertRegex(out, r"thread +tid +node +state +begin +ns +share +for")
         csv = self.q_text(["--trace", "t", "--format", "csv", f'critical path of thread "{self.MAIN}"'])
-        self.assertEqual(csv.splitlines()[0], "thread,tid,node,state,begin,ns,share,for")
+        self.assertEqual(csv.splitlines()[0], "thread,tid,node,state,begin,ns,share,for,device,for_tid,for_node")
         dot = self.q_text(["--trace", "t", "--format", "dot", f'critical path of thread "{self.MAIN}"'])
         self.assertIn("digraph", dot)
 
