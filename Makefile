@@ -41,8 +41,9 @@ CC      ?= cc
 DEBS    := liblmdb-dev lemon re2c libcmocka-dev libedit-dev pkg-config linux-libc-dev graphviz
 # the end-to-end tests (tests/e2e, Python's unittest; json, pty, xml, csv)
 DEBS    += python3
-# fleet queries (python/argusq/fleet.py and its tests): Dask distributed
-DEBS    += python3-distributed
+# fleet queries (python/argusq/fleet.py and its tests): Dask distributed;
+# pandas for Archive.df() (optional to users; its test runs it)
+DEBS    += python3-distributed python3-pandas
 # trace.dat reading and `argusq record` (ingest/tracedat.c, ingest/record*.c)
 DEBS    += libtracecmd-dev libtracefs-dev libtraceevent-dev
 # Perfetto traces (ingest/perfetto*.c): protobuf-c and its generator, zlib

@@ -2,7 +2,7 @@
 standard library only).
 
     import argusq
-    with argusq.Archive("argus.db") as a:
+    with argusq.Archive("argus.db", create=True) as a:
         a.ingest("run-42.dat", name="run-42", labels={"run": "slow"})
         doc = a.query('find nodes where thread = "ui-main" order by blocked desc limit 1')
         node = doc["nodes"][0]
@@ -164,19 +164,22 @@ def _writable(path):
 class Archive(_Closing):
     """An argusq archive (an LMDB file holding many traces).
 
-    mode: "r" read-only; "w" read-write (it must exist); "c" (default)
-    read-write, and read-only when this process may not write the file (or
-    its directory), as the argusq command does.  In mode "c" a missing
-    archive is made by the first ingest, as `argusq ingest` makes it:
-    until then nothing is created, and a statement raises ArgusqError
-    ("PATH: no such archive"), as the argusq command says -- a mistyped
-    path is not a new, empty archive.  An archive of an earlier format is
-    migrated when it is opened for writing."""
+    An existing archive, read-write, and read-only when this process may
+    not write the file (or its directory), as the argusq command does.
+    A path that holds no archive is refused -- a statement, and an ingest
+    too, raise ArgusqError ("PATH: no such archive") and make nothing: a
+    mistyped path is not a new, empty archive -- unless create=True: then
+    the first ingest makes it, as `argusq ingest` does (nothing is made
+    before).  mode: "r" read-only; "w" read-write (it must exist); "c"
+    read-write, made by the first ingest (create=True).  An archive of an
+    earlier format is migrated when it is opened for writing."""
 
-    def __init__(self, path, mode="c"):
+    def __init__(self, path, mode=None, create=False):
         self.path = os.fspath(path)
-        if mode not in ("r", "w", "c"):
+        if mode not in (None, "r", "w", "c"):
             raise ValueError(f"mode is 'r', 'w' or 'c', not {mode!r}")
+        self.create = create or mode == "c"
+        mode = mode or "c"
         if mode == "c" and os.path.exists(self.path) and not _writable(self.path):
             mode = "r"
         self.mode = mode
@@ -204,7 +207,13 @@ class Archive(_Closing):
         with self._lock:
             if self._closed:
                 raise ValueError("the archive is closed")
-            if self._handle is None and not (for_ingest and not os.path.exists(self.path)):
+            missing = not os.path.exists(self.path)
+            if self._handle is None and missing and for_ingest and not self.create:
+                err = _native.Error(code=ERR_ARCHIVE)
+                err.message = (f"{self.path}: no such archive (Archive(path, create=True) makes one at its "
+                               "first ingest)").encode()[:5119]
+                raise ArgusqError(err)
+            if self._handle is None and not (for_ingest and missing):
                 self._handle = _Handle(self._open())
             return self._handle
 
@@ -221,7 +230,7 @@ class Archive(_Closing):
             handle.close()
 
     def __repr__(self):
-        return f"argusq.Archive({self.path!r}, mode={self.mode!r})"
+        return f"argusq.Archive({self.path!r}, mode={self.mode!r}, create={self.create!r})"
 
     def session(self, trace=None, format="json"):
         """A Session: statements run in it keep `use trace` from one call to
@@ -255,6 +264,13 @@ class Archive(_Closing):
         nodes, events, traces...), parsed one by one as libargusq writes
         them, not built into one list first; see Rows."""
         return Rows(self, statement, trace)
+
+    def df(self, statement, trace=None):
+        """The rows of a statement's answer (its document's first list, as
+        rows() gives them) as a pandas DataFrame, nested objects flattened
+        into dotted columns ("for.thread"); pandas must be installed
+        (Debian: python3-pandas)."""
+        return _frame(list(self.rows(statement, trace)))
 
     def ingest(self, path, name=None, labels=None, rules=None, arch=None, progress=None, threads=0):
         """Ingests the trace file at path as a new trace: name (default: a
@@ -318,6 +334,15 @@ class Archive(_Closing):
         for f in ("events", "declarations", "labels", "rules", "symbols"):
             d[f] = getattr(info, f)
         return d
+
+
+def _frame(rows):
+    try:
+        import pandas
+    except ImportError as e:
+        raise ImportError("argusq's df() needs pandas (Debian: apt-get install python3-pandas; "
+                          "or pip install pandas)") from e
+    return pandas.json_normalize(rows) if rows else pandas.DataFrame()
 
 
 class Session(_Closing):
@@ -425,6 +450,14 @@ class Session(_Closing):
         """The document of a single statement, or the list of a script's."""
         docs = [r.doc for r in self.results(script)]
         return docs[0] if len(docs) == 1 else docs
+
+    def df(self, statement):
+        """Archive.df in this session (its current trace)."""
+        doc = self.query(statement)
+        if isinstance(doc, list):
+            raise ValueError("df() takes one statement")
+        rows = next((v for v in (doc or {}).values() if isinstance(v, list)), [])
+        return _frame(rows)
 
     def text(self, script):
         """The output in the session's format, as one string."""

@@ -37,7 +37,7 @@ class ArchiveCase(unittest.TestCase):
     def setUpClass(cls):
         cls.dir = tempfile.mkdtemp(prefix="argusq-py-")
         cls.db = os.path.join(cls.dir, "argus.db")
-        cls.a = argusq.Archive(cls.db)
+        cls.a = argusq.Archive(cls.db, create=True)
         cls.a.ingest(ANOMALY, name="anomaly", arch="x86_64", labels={"run": "slow"})
         cls.a.ingest(NORMAL, name="normal", arch="x86_64", labels={"run": "normal"})
 
@@ -125,7 +125,7 @@ class Normals(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.dir = tempfile.mkdtemp(prefix="argusq-py-")
-        cls.a = argusq.Archive(os.path.join(cls.dir, "argus.db"))
+        cls.a = argusq.Archive(os.path.join(cls.dir, "argus.db"), create=True)
         dist = os.path.join(TRACES, "dist")
         for i in range(1, 7):
             cls.a.ingest(os.path.join(dist, "jitterpipe-normal-%02d.trace" % i), name="n%d" % i, arch="x86_64",
@@ -174,6 +174,26 @@ class Normals(unittest.TestCase):
         self.assertIn('no state named "asleep"', str(e.exception))
 
 
+class Frames(ArchiveCase):
+    """df(): the rows of an answer as a pandas DataFrame."""
+
+    def test_rows_as_a_frame(self):
+        import pandas  # the Makefile installs python3-pandas
+        df = self.a.df(UI, trace="anomaly")
+        self.assertIsInstance(df, pandas.DataFrame)
+        rows = self.a.query(UI, trace="anomaly")["nodes"]
+        self.assertEqual(list(df["id"]), [n["id"] for n in rows])
+        self.assertEqual(list(df["blocked"]), [n["blocked"] for n in rows])
+        g = self.a.df("find nodes where blocked > 10ms group by thread compute sum(blocked)", trace="anomaly")
+        doc = self.a.query("find nodes where blocked > 10ms group by thread compute sum(blocked)", trace="anomaly")
+        self.assertEqual(g.to_dict("records"), doc["groups"])
+        # nested objects as dotted columns; a session's df reads its trace
+        with self.a.session("anomaly") as s:
+            cp = s.df('critical path of thread "ui-main"')
+        self.assertIn("for.thread", cp.columns)
+        self.assertTrue(self.a.df("find nodes where tid = 999999", trace="anomaly").empty)
+
+
 class Rows(ArchiveCase):
     def test_rows_are_the_documents_list(self):
         st = "find events where tid = 4122"  # ui-main's
@@ -216,7 +236,7 @@ class Ingest(ArchiveCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         want = json.loads(p.stdout)
         seen = []
-        with argusq.Archive(os.path.join(self.dir, "py.db")) as a:
+        with argusq.Archive(os.path.join(self.dir, "py.db"), create=True) as a:
             got = a.ingest(ANOMALY, name="anomaly", arch="x86_64", progress=lambda *x: seen.append(x))
             self.assertEqual({k: got[k] for k in want}, want)
             self.assertEqual(got["format"], "trace-cmd-report")
@@ -269,7 +289,7 @@ class Dump(ArchiveCase):
         self.assertEqual(info["events"], [t for t in self.a.query("traces")["traces"]
                                           if t["name"] == "normal"][0]["events"])
         other = os.path.join(self.dir, "other.db")
-        with argusq.Archive(other) as b:
+        with argusq.Archive(other, create=True) as b:
             self.assertEqual(b.ingest(path)["trace"], "normal")
             self.assertEqual(b.query("find nodes", trace="normal"), self.a.query("find nodes", trace="normal"))
         got = self.a.query(f'diagnose thread "ui-main" against trace "normal" in archive "{other}"', trace="anomaly")
@@ -330,8 +350,9 @@ class Threads(ArchiveCase):
 class MissingArchive(unittest.TestCase):
     """A path where there is no archive, taken as the argusq command takes
     it: a statement says there is no such archive and makes nothing (a
-    mistyped path is not a new, empty archive); the first ingest makes it
-    (mode "c", the default)."""
+    mistyped path is not a new, empty archive), an ingest too unless the
+    Archive was made with create=True (or mode "c"): then its first
+    ingest makes it."""
 
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="argusq-py-missing-")
@@ -355,8 +376,16 @@ class MissingArchive(unittest.TestCase):
         self.assertEqual((p.returncode, p.stderr), (2, f"argusq: {want}\n"))
         self.assertEqual(os.listdir(self.dir), [])
 
-    def test_the_first_ingest_makes_it(self):
+    def test_an_ingest_without_create_makes_nothing(self):
         with argusq.Archive(self.path) as a:
+            with self.assertRaises(argusq.ArgusqError) as c:
+                a.ingest(NORMAL, name="normal", arch="x86_64")
+            self.assertEqual(c.exception.code, "archive")
+            self.assertIn(f"{self.path}: no such archive (Archive(path, create=True) makes one", c.exception.message)
+        self.assertEqual(os.listdir(self.dir), [])
+
+    def test_the_first_ingest_makes_it(self):
+        with argusq.Archive(self.path, create=True) as a:
             with self.assertRaises(argusq.ArgusqError) as c:
                 a.ingest(os.path.join(self.dir, "nope.txt"))
             self.assertEqual(c.exception.code, "io")
@@ -417,7 +446,7 @@ class OtherUser(unittest.TestCase):
                 os.chmod(os.path.join(root, n), 0o755)
         ro = os.path.join(d, "ro")
         os.mkdir(ro)
-        with argusq.Archive(os.path.join(ro, "a.db")) as a:
+        with argusq.Archive(os.path.join(ro, "a.db"), create=True) as a:
             a.ingest(NORMAL, name="normal", arch="x86_64")
         os.unlink(os.path.join(ro, "a.db-lock"))
         os.chmod(ro, 0o555)
