@@ -786,25 +786,69 @@ Exit status: 0 every archive answered, 1 some archive is missing or the
 statement failed, 2 usage."""
 
 
-def _cell(v):
+# the table reads as argusq's: times as seconds.micros, durations in
+# ns/us/ms/s (query/out.c), by the column's name
+_TIMES = ("begin", "end", "ts", "first_ts", "last_ts")
+_DURATIONS = ("duration", "blocked", "running", "runnable", "span", "ns")
+
+
+def _fmt_duration(ns):
+    if ns < 1000:
+        return "%dns" % ns
+    if ns < 1000000:
+        return "%.1fus" % (ns / 1e3)
+    if ns < 1000000000:
+        return "%.1fms" % (ns / 1e6)
+    return "%.3fs" % (ns / 1e9)
+
+
+def _cell(v, col=None):
+    if isinstance(v, bool) or v is None:
+        return "" if v is None else str(v).lower()
+    if isinstance(v, int) and col in _TIMES:
+        return "%d.%06d" % (v // 1000000000, v % 1000000000 // 1000)
+    if isinstance(v, int) and col in _DURATIONS:
+        return _fmt_duration(v)
     if isinstance(v, float):
         return "%.3f" % v
+    if isinstance(v, dict) and "id" in v and "thread" in v:  # a node
+        return "%s#%d" % (v["thread"], v["id"])
     if isinstance(v, (dict, list)):
         import json
         return json.dumps(v, separators=(",", ":"))
-    return "" if v is None else str(v)
+    return str(v)
+
+
+def _summary(d):
+    """A diagnosis (diagnose thread over a fleet) as one table row: the
+    step, how long it waited, the first suspect and the breakdown's
+    largest part -- the whole document is the JSON's."""
+    a, first = d.get("anomaly") or {}, (d.get("suspects") or [{}])[0]
+    parts = {}
+    for p in d.get("breakdown") or []:
+        k = (p["thread"], p["state"])
+        parts[k] = parts.get(k, 0) + p["ns"]
+    top = max(parts.items(), key=lambda x: x[1]) if parts else None
+    period = (d.get("period") or {}).get("ns") or 0
+    return {"archive": d.get("archive"), "trace": d.get("trace"), "node": a.get("id"), "thread": a.get("thread"),
+            "begin": a.get("begin"), "blocked": a.get("blocked"), "kind": d.get("kind"),
+            "baseline": "%s#%s" % (d["baseline"]["trace"], d["baseline"]["id"]) if d.get("baseline") else "",
+            "suspect": "%s %s" % (first.get("thread"), first.get("state")) if first else "",
+            "largest": "%s %s %.1f%%" % (top[0][0], top[0][1], 100.0 * top[1] / period) if top and period else ""}
 
 
 def _table(rows, out):
     if not rows:
         out.write("(no rows)\n")
         return
+    if all("suspects" in r and "anomaly" in r for r in rows):
+        rows = [_summary(r) for r in rows]
     cols = []
     for r in rows:
         for k in r:
             if k not in cols:
                 cols.append(k)
-    cells = [[_cell(r.get(c)) for c in cols] for r in rows]
+    cells = [[_cell(r.get(c), c) for c in cols] for r in rows]
     w = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(cols)]
     out.write("  ".join(c.ljust(w[i]) for i, c in enumerate(cols)).rstrip() + "\n")
     for row in cells:

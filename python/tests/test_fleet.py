@@ -404,6 +404,23 @@ class Fleet(unittest.TestCase):
         self.assertIn("nope.db: missing", p.stderr)
         head = p.stdout.splitlines()[0].split()
         self.assertEqual(head[:2], ["archive", "trace"])
+        # the table reads as argusq's: times and durations, a diagnosis a row
+        p = subprocess.run([sys.executable, "-m", "argusq.fleet", "--scheduler", addr] + self.archives[:4] +
+                           ["find nodes order by duration desc limit 3"],
+                           capture_output=True, text=True, env=env, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = p.stdout.splitlines()
+        cols = lines[0].split()
+        for line, n in zip(lines[1:], doc["nodes"]):
+            cell = dict(zip(cols, line.split()))
+            self.assertEqual(cell["begin"], "%d.%06d" % (n["begin"] // 10**9, n["begin"] % 10**9 // 1000))
+            self.assertRegex(cell["duration"], r"^[0-9.]+(ns|us|ms|s)$")
+        p = subprocess.run([sys.executable, "-m", "argusq.fleet", "--scheduler", addr] + self.archives[:2] +
+                           ['diagnose thread "ui-main"'], capture_output=True, text=True, env=env, timeout=300)
+        lines = p.stdout.splitlines()
+        self.assertEqual(lines[0].split()[:4], ["archive", "trace", "node", "thread"])
+        self.assertIn("suspect", lines[0].split())
+        self.assertTrue(all(len(x) < 300 for x in lines), max(len(x) for x in lines))
         p = subprocess.run([sys.executable, "-m", "argusq.fleet", self.archives[0], "slice back from node 1"],
                            capture_output=True, text=True, env=env, timeout=120)
         self.assertEqual(p.returncode, 2)
