@@ -682,8 +682,167 @@ static char *read_line(const char *prompt, bool edit)
     return line;
 }
 
-static int repl(argusq_session *s, const char *archive)
+/* ---- the REPL's settings and completion ---- */
+
+typedef struct repl_state {
+    argusq_session *s;
+    argusq_archive *a;          /* the session's archive (completion reads it) */
+    bool timer;                 /* .timer on: each statement's time */
+    char trace[256];            /* the trace the completion's names are of */
+    char **names;               /* completion: trace and thread names (malloc'd) */
+    size_t nnames;
+    bool have_names;
+} repl_state;
+
+/* One repl_state per process (libedit's completion callback takes no
+ * context): set by repl() for its run, read by the generator. */
+static repl_state *completing;
+
+static void names_free(repl_state *r)
 {
+    for (size_t i = 0; i < r->nnames; i++)
+        free(r->names[i]);
+    free(r->names);
+    r->names = NULL;
+    r->nnames = 0;
+    r->have_names = false;
+}
+
+static void names_add(repl_state *r, const char *s, size_t n)
+{
+    for (size_t i = 0; i < r->nnames; i++)
+        if (strlen(r->names[i]) == n && memcmp(r->names[i], s, n) == 0)
+            return;
+    char **v = realloc(r->names, (r->nnames + 1) * sizeof *v);
+    if (!v)
+        return;
+    r->names = v;
+    if ((v[r->nnames] = strndup(s, n)) != NULL)
+        r->nnames++;
+}
+
+/* the string values of "key": in a JSON text (argusq's own output: no
+ * escapes but \" and \\ in names worth completing) */
+static void names_from(repl_state *r, const char *json, const char *key)
+{
+    char pat[32];
+    snprintf(pat, sizeof pat, "\"%s\":\"", key);
+    for (const char *p = strstr(json, pat); p; p = strstr(p, pat)) {
+        p += strlen(pat);
+        const char *e = p;
+        while (*e && *e != '"' && *e != '\\')
+            e++;
+        if (*e == '"')
+            names_add(r, p, (size_t)(e - p));
+    }
+}
+
+/* The trace names and the current trace's thread names, read once per
+ * current trace (the threads: by `find nodes group by thread`). */
+static void names_load(repl_state *r)
+{
+    const char *cur = argusq_session_trace(r->s);
+    if (r->have_names && strcmp(r->trace, cur) == 0)
+        return;
+    names_free(r);
+    snprintf(r->trace, sizeof r->trace, "%s", cur);
+    r->have_names = true;
+    argusq_query_opts qo = {.size = sizeof qo, .format = ARGUSQ_FORMAT_JSON, .trace = cur[0] ? cur : NULL};
+    static const struct {
+        const char *stmt, *key;
+    } q[] = {{"traces", "name"}, {"find nodes group by thread", "thread"}};
+    for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+        char *out = NULL;
+        size_t len = 0;
+        argusq_error e;
+        argusq_session *t = r->a ? argusq_session_new(r->a, &qo, &e) : NULL;
+        if (t && argusq_session_query(t, q[i].stmt, strlen(q[i].stmt), &out, &len, &e) > 0 && out)
+            names_from(r, out, q[i].key);
+        argusq_free(out);
+        argusq_session_free(t);
+    }
+}
+
+/* Tab: the keywords, fields, kinds and aggregates of the language; in a
+ * string ("..."), the archive's trace and thread names. */
+static char *complete_word(const char *text, int state)
+{
+    static const char *const words[] = {
+        "traces", "use", "trace", "help", "show", "node", "events", "of", "find", "nodes", "edges", "where",
+        "order", "by", "asc", "desc", "limit", "slice", "back", "forward", "from", "depth", "via", "with", "weak",
+        "match", "compare", "path", "diagnose", "thread", "against", "archive", "check", "fix", "after",
+        "transaction", "critical", "export", "to", "rename", "label", "set", "unset", "drop", "rebuild", "graph",
+        "rules", "rule", "boundary", "connect", "ignore", "on", "between", "group", "compute", "and", "or", "not",
+        "in", "id", "tid", "pid", "proc", "begin", "end", "duration", "blocked", "running", "runnable", "kind",
+        "cpu", "ts", "type", "phase", "name", "count", "sum", "min", "max", "avg", "median", "p50", "p90",
+        "p95", "p99", "interrupt", "softirq", "timer", "dispatch", "runloop", "wakeup", "ipc", "ipc_reply",
+        "preempt", "flag", "user", "io", ".format", ".timer", ".help", "quit", NULL};
+    static size_t i;
+    static bool quoted;
+    if (!state) {
+        i = 0;
+        /* the word follows a '"' when the character before it is one */
+        quoted = rl_line_buffer && text >= rl_line_buffer + 0 && rl_point > (int)strlen(text) &&
+                 rl_line_buffer[rl_point - strlen(text) - 1] == '"';
+        if (quoted && completing)
+            names_load(completing);
+    }
+    size_t n = strlen(text);
+    if (quoted) {
+        while (completing && i < completing->nnames)
+            if (strncmp(completing->names[i++], text, n) == 0)
+                return strdup(completing->names[i - 1]);
+        return NULL;
+    }
+    while (words[i])
+        if (strncasecmp(words[i++], text, n) == 0)
+            return strdup(words[i - 1]);
+    return NULL;
+}
+
+/* `.format table|json|csv|...`, `.timer on|off`, `.help`: the REPL's own
+ * settings (sqlite3's dot-commands).  Returns false for a line that is
+ * none of them. */
+static bool dot_command(repl_state *r, const char *line)
+{
+    const char *w = line + strspn(line, " \t");
+    if (*w != '.')
+        return false;
+    char cmd[32] = "", arg[32] = "";
+    sscanf(w, "%31s %31s", cmd, arg);
+    if (!strcmp(cmd, ".format") || !strcmp(cmd, ".mode")) {
+        int f = arg[0] ? argusq_format_from_name(arg) : -1;
+        argusq_error e;
+        if (f < 0 || argusq_session_set_format(r->s, f, &e))
+            fprintf(stderr, "argusq: .format table|json|csv|dot|svg|perfetto, not \"%s\"\n", arg);
+    } else if (!strcmp(cmd, ".timer")) {
+        if (!strcmp(arg, "on") || !strcmp(arg, "off"))
+            r->timer = !strcmp(arg, "on");
+        else
+            fprintf(stderr, "argusq: .timer on|off\n");
+    } else if (!strcmp(cmd, ".help"))
+        printf(".format table|json|csv|dot|svg|perfetto  the output of the statements after it\n"
+               ".timer on|off                            the time each statement took\n"
+               ".help                                    this\n"
+               "Tab completes keywords and fields, and in a string trace and thread names.\n");
+    else
+        fprintf(stderr, "argusq: unknown command %s (.help lists them)\n", cmd);
+    return true;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static int repl(argusq_session *s, argusq_archive *a, const char *archive)
+{
+    repl_state rs = {.s = s, .a = a};
+    completing = &rs;
+    rl_completion_entry_function = complete_word;
+    rl_basic_word_break_characters = " \t\n\"(),=<>;";
     const char *term = getenv("TERM");
     bool edit = term && *term && strcmp(term, "dumb") != 0;
     char hist[4096] = "";
@@ -700,7 +859,16 @@ static int repl(argusq_session *s, const char *archive)
     size_t len = 0;
     for (;;) {
         interrupted = 0;
-        char *line = read_line(len ? "   ...> " : "argusq> ", edit);
+        /* the prompt names the current trace once `use trace` set one */
+        char prompt[300];
+        const char *cur = argusq_session_trace(s);
+        if (len)
+            snprintf(prompt, sizeof prompt, "   ...> ");
+        else if (cur[0])
+            snprintf(prompt, sizeof prompt, "(%.256s) argusq> ", cur);
+        else
+            snprintf(prompt, sizeof prompt, "argusq> ");
+        char *line = read_line(prompt, edit);
         if (interrupted) {
             /* Ctrl-C at the prompt: the line being typed goes, with the
              * lines of the statement it continued; a fresh prompt (the
@@ -712,6 +880,15 @@ static int repl(argusq_session *s, const char *archive)
         }
         if (!line)
             break;
+        if (!len && line[strspn(line, " \t")] == '\0') { /* Enter on an empty line: the prompt again */
+            free(line);
+            continue;
+        }
+        if (!len && dot_command(&rs, line)) {
+            add_history(line);
+            free(line);
+            continue;
+        }
         size_t n = strlen(line);
         char *p = realloc(buf, len + n + 2);
         if (!p) {
@@ -735,7 +912,14 @@ static int repl(argusq_session *s, const char *archive)
         const char *w = buf + strspn(buf, " \t");
         if (!strncasecmp(w, "quit", 4) || !strncasecmp(w, "exit", 4))
             break;
+        if (w[strspn(w, " \t;")] == '\0') { /* a lone `;`: nothing asked */
+            len = 0;
+            continue;
+        }
+        double t0 = now_s();
         run_source(s, "query", buf, len - 1);
+        if (rs.timer)
+            printf("time: %.3f s\n", now_s() - t0);
         clearerr(stdout); /* a write Ctrl-C cut short (EINTR) is no reason to stop writing */
         len = 0;
     }
@@ -743,6 +927,8 @@ static int repl(argusq_session *s, const char *archive)
     if (hist[0])
         write_history(hist);
     putchar('\n');
+    names_free(&rs);
+    completing = NULL;
     return 0;
 }
 
@@ -883,7 +1069,7 @@ int main(int argc, char **argv)
     else if (!is_repl)
         rc = run_file(s, "-");
     else
-        rc = repl(s, o.archive);
+        rc = repl(s, a, o.archive);
     argusq_session_free(s);
     argusq_close(a);
     free(o.statement);

@@ -151,6 +151,9 @@ typedef struct argusq_session argusq_session;
 ARGUSQ_API argusq_session *argusq_session_new(argusq_archive *a, const argusq_query_opts *opts, argusq_error *err);
 ARGUSQ_API void argusq_session_free(argusq_session *s);
 ARGUSQ_API const char *argusq_session_trace(const argusq_session *s); /* its current trace; "" the latest */
+/* The output format of the statements run after it (enum argusq_format):
+ * a REPL's `.format`.  0, or -1 with err filled (an unknown format). */
+ARGUSQ_API int argusq_session_set_format(argusq_session *s, int format, argusq_error *err);
 
 /* Normal steps from elsewhere: `diagnose ... against traces [where E]` in
  * this session judges the anomaly against steps[0 .. n) -- pooled from

@@ -148,6 +148,16 @@ int argusq_session_normals(argusq_session *s, const argusq_normal_step *steps, s
 
 const char *argusq_session_trace(const argusq_session *s) { return s ? s->q.trace : ""; }
 
+int argusq_session_set_format(argusq_session *s, int format, argusq_error *err)
+{
+    lib_clear(err);
+    if (!s)
+        return lib_fail(err, ARGUSQ_ERR_USAGE, "argusq_session_set_format: a NULL session");
+    if (lib_format(format, &s->q.format))
+        return lib_fail(err, ARGUSQ_ERR_USAGE, "unknown output format %d", format);
+    return 0;
+}
+
 static bool interrupted(const argusq_session *s) { return s->q.interrupt && *s->q.interrupt; }
 
 /* Parses and runs src, each statement's output into out (flushed after

@@ -190,11 +190,12 @@ slice back from node {self.ui['id']} depth 2;   -- two steps
         self.assertTrue(repl.read_until(b"argusq> "))
         start = len(repl.out)
         repl.write(b'use trace "anomaly";\n')
-        self.assertTrue(repl.read_until(b"argusq> ", start=start), repl.out)
+        # the prompt names the current trace from then on
+        self.assertTrue(repl.read_until(b"(anomaly) argusq> ", start=start), repl.out)
         start = len(repl.out)
         repl.write(UI.encode() + b";\n")
         self.assertTrue(repl.read_until(b"283.9ms", start=start), repl.out)  # anomaly's, not normal's
-        self.assertTrue(repl.read_until(b"argusq> ", start=repl.out.index(b"283.9ms")))
+        self.assertTrue(repl.read_until(b"(anomaly) argusq> ", start=repl.out.index(b"283.9ms")))
         repl.write(b"\x04")
         self.assertTrue(self.reap(repl.pid, timeout=10), repl.out)
 
