@@ -278,7 +278,8 @@ static const struct {
      "slice back|forward from node N [depth D] [via KIND, ...] [with weak] [in trace \"NAME\"]\n"
      "  The nodes reached by following edges into (back) or out of (forward) node N,\n"
      "  up to D steps (default 20).  Weak edges are followed only `with weak`;\n"
-     "  `via` restricts the edge kinds: wakeup weak ipc ipc_reply dispatch runloop timer flag.\n"},
+     "  `via` restricts the edge kinds: wakeup weak ipc ipc_reply dispatch runloop timer flag\n"
+     "  user preempt io.\n"},
     {"show", "show node N [in trace \"NAME\"]\n  The node, with its incoming and outgoing edges.\n"},
     {"events", "events of node N [in trace \"NAME\"]\n  The node's events in time order.\n"},
     {"rule",
@@ -399,7 +400,7 @@ static int exec_help(query_session *s, const query_stmt *st, query_error *err)
 {
     size_t n = sizeof help_topics / sizeof help_topics[0];
     FILE *f = s->out;
-    char buf[4096];
+    char buf[8192];
     size_t len = 0;
     if (st->topic.name) {
         size_t i = 0;
@@ -414,11 +415,12 @@ static int exec_help(query_session *s, const query_stmt *st, query_error *err)
         if (len == 0)
             return query_fail(err, &st->topic.pos, "no help for \"%s\" (try: help)", st->topic.name);
     } else {
+        /* every syntax line of every topic (those not indented) */
         len = (size_t)snprintf(buf, sizeof buf, "Statements (end each with ';' in scripts):\n");
-        for (size_t i = 0; i < n && len < sizeof buf; i++) {
-            const char *t = help_topics[i].text;
-            len += (size_t)snprintf(buf + len, sizeof buf - len, "  %.*s\n", (int)strcspn(t, "\n"), t);
-        }
+        for (size_t i = 0; i < n && len < sizeof buf; i++)
+            for (const char *t = help_topics[i].text; *t && len < sizeof buf; t += strcspn(t, "\n") + (t[strcspn(t, "\n")] != 0))
+                if (*t != ' ')
+                    len += (size_t)snprintf(buf + len, sizeof buf - len, "  %.*s\n", (int)strcspn(t, "\n"), t);
     }
     if (len >= sizeof buf)
         len = sizeof buf - 1;

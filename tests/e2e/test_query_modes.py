@@ -86,6 +86,12 @@ slice back from node {self.ui['id']} depth 2;   -- two steps
         for word in ("find", "slice", "traces", "rule", "rebuild"):
             self.assertIn(word, out)
         self.assertIn("with weak", self.ok("help slice").stdout)
+        # every form of every statement, not only each topic's first
+        for syntax in ('diagnose thread "NAME"', 'critical path of thread "NAME"', 'drop trace "NAME"',
+                       "rule connect TYPE", "rule ignore wakeup", "compare path (SLICE) with (SLICE)",
+                       "group by FIELD", 'check fix of thread "NAME" in traces'):
+            self.assertIn(syntax, out)
+        self.assertIn("user preempt io", self.ok("help slice").stdout)
         p = self.run_argusq("help nothing")
         self.assertEqual(p.returncode, 1)
         self.assertIn('no help for "nothing"', p.stderr)
