@@ -1,0 +1,114 @@
+"""The docs' examples are tests (issue 45): every indented example block
+of docs/QUERY.md that holds an `argusq` command runs against the setup
+the document states (its first block: the traces it ingests), and what a
+command prints is compared with the lines shown under it.
+
+In the expected lines, a line `...` stands for any number of lines, and
+a line ending in `...` for any line that begins with what precedes it;
+trailing spaces do not count.  A command with no lines under it must
+succeed.  A block the reader cannot run as shown (an archive elsewhere,
+a hypothetical file, syntax with placeholders) is preceded by an HTML
+comment `<!-- not run: WHY -->`, which says why."""
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+from common import ARGUSQ, ROOT
+
+DOCS = ["docs/QUERY.md"]
+
+
+def blocks(path):
+    """(line number, lines, skipped) of each indented block with a command"""
+    out, cur, start, skip = [], [], 0, None
+    lines = open(os.path.join(ROOT, path), encoding="utf-8").read().split("\n")
+    pending_skip = None
+    for i, line in enumerate(lines + [""]):
+        if line.startswith("    ") or (cur and line == ""):
+            if not cur:
+                start, skip = i + 1, pending_skip
+            cur.append(line[4:])
+            continue
+        if cur:
+            while cur and cur[-1] == "":
+                cur.pop()
+            if any(x.startswith("argusq ") or x.startswith("export ARGUSQ_DB") for x in cur):
+                out.append((start, cur, skip))
+            cur = []
+        m = re.match(r"<!-- not run: (.*) -->", line.strip())
+        pending_skip = m.group(1) if m else (pending_skip if line.strip() == "" else None)
+    return out
+
+
+def matches(want, got):
+    """the expected lines (with `...`) against the printed ones"""
+    if not want:
+        return not got
+    w = want[0]
+    if w == "...":
+        return any(matches(want[1:], got[k:]) for k in range(len(got) + 1))
+    if not got:
+        return False
+    line = got[0].rstrip()
+    ok = line.startswith(w[:-3].rstrip()) if w.endswith("...") else line == w.rstrip()
+    return ok and matches(want[1:], got[1:])
+
+
+class Docs(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="argusq-docs-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+        os.symlink(os.path.join(ROOT, "tests"), os.path.join(self.dir, "tests"))
+        # `argusq` on the PATH is the binary under test
+        bin_dir = os.path.join(self.dir, "bin")
+        os.mkdir(bin_dir)
+        os.symlink(ARGUSQ, os.path.join(bin_dir, "argusq"))
+        self.env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ["PATH"])
+        self.env.pop("ARGUSQ_DB", None)
+
+    def run_cmd(self, cmd):
+        argv = shlex.split(cmd, comments=True)
+        if argv and argv[0] == "export" and "=" in argv[1]:
+            k, v = argv[1].split("=", 1)
+            self.env[k] = os.path.join(self.dir, v)
+            return 0, ""
+        p = subprocess.run(["sh", "-c", cmd], capture_output=True, text=True, env=self.env, cwd=self.dir,
+                           timeout=120)
+        return p.returncode, p.stdout + p.stderr if p.returncode else p.stdout
+
+    def run_doc(self, path):
+        found = blocks(path)
+        self.assertGreater(len(found), 5)
+        ran = 0
+        for start, lines, skip in found:
+            if skip:
+                continue
+            cmds = [i for i, x in enumerate(lines) if x.startswith("argusq ") or x.startswith("export ARGUSQ_DB")]
+            for j, i in enumerate(cmds):
+                end = cmds[j + 1] if j + 1 < len(cmds) else len(lines)
+                want = lines[i + 1:end]
+                while want and want[0] == "":
+                    want.pop(0)
+                while want and want[-1] == "":
+                    want.pop()
+                with self.subTest(doc=path, line=start + i, command=lines[i]):
+                    rc, out = self.run_cmd(lines[i])
+                    self.assertEqual(rc, 0, out)
+                    got = out.rstrip("\n").split("\n") if out.strip() else []
+                    if want:
+                        self.assertTrue(matches(want, got),
+                                        "%s:%d: %s\n--- shown\n%s\n--- printed\n%s" % (
+                                            path, start + i, lines[i], "\n".join(want), "\n".join(got)))
+                    ran += 1
+        self.assertGreater(ran, 10)
+
+    def test_query_md(self):
+        self.run_doc("docs/QUERY.md")
+
+
+if __name__ == "__main__":
+    unittest.main()
