@@ -59,6 +59,8 @@ DEBS    += libbabeltrace2-dev linux-perf
 # folders with the tools themselves, independently of argusq's readers
 DEBS    += trace-cmd babeltrace2
 DEBS    += man-db groff-base
+# the pictures' test renders the SVG argusq draws (tests/e2e/test_pictures.py)
+DEBS    += librsvg2-bin
 # libFuzzer harnesses (fuzz/, `make fuzz`) and the valgrind end-to-end test
 DEBS    += clang libclang-rt-dev valgrind
 WARN    := -Wall -Wextra -Werror

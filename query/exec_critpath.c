@@ -329,7 +329,9 @@ int query_exec_critical(query_session *s, const query_stmt *st, query_error *err
         return query_fail(err, &st->pos, "%s", de.msg);
     }
     int rc = 0;
-    if (query_view_format(s->format))
+    if (s->format == QUERY_FMT_SVG)
+        query_cp_svg(s->out, &cp);
+    else if (query_view_format(s->format))
         rc = print_view(s, r, &cp, err);
     else if (s->format == QUERY_FMT_JSON)
         print_json(s, &cp, life > 0);

@@ -139,19 +139,6 @@ static void cell_range(query_table *t, const query_stats_summary *s)
     query_table_cell(t, "%s-%s", a, b);
 }
 
-/* text in an SVG element */
-static void xml_text(FILE *f, const char *s)
-{
-    for (; *s; s++)
-        switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
-        }
-}
-
 /* A box per row: each group's 5th-95th percentiles as a bar, its median a
  * tick, on one linear axis (0 to the largest 95th percentile) */
 static void svg(FILE *f, const groups *G, const grow *rows, size_t n, const query_stats_summary *sa,
@@ -166,14 +153,14 @@ static void svg(FILE *f, const groups *G, const grow *rows, size_t n, const quer
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" "
             "font-size=\"12\">\n<text x=\"8\" y=\"18\" font-size=\"14\">compare thread ",
             left + width + 40, h);
-    xml_text(f, G->thread);
+    query_xml_text(f, G->thread);
     fprintf(f, ": %zu runs (dark) against %zu (light); the step's median %.1f ms against %.1f ms</text>\n",
             G->g[0].runs, G->g[1].runs, sa->median / 1e6, sb->median / 1e6);
     for (size_t i = 0; i < n; i++) {
         const gkey *k = &G->keys[rows[i].key];
         int y = top + (int)i * rowh;
         fprintf(f, "<text x=\"8\" y=\"%d\">", y + 14);
-        xml_text(f, k->thread);
+        query_xml_text(f, k->thread);
         fprintf(f, " %s%s</text>\n", query_cp_state_name(k->state), rows[i].eff.outside ? " *" : "");
         const query_stats_summary *s2[2] = {&rows[i].a, &rows[i].b};
         for (int g = 0; g < 2; g++) {

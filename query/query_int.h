@@ -67,6 +67,7 @@ void query_json_event(FILE *f, const db_event *ev);
 void query_fmt_duration(char *buf, size_t len, uint64_t ns);
 void query_fmt_bytes(char *buf, size_t len, uint64_t bytes);
 void query_fmt_ts(char *buf, size_t len, uint64_t ns);
+void query_xml_text(FILE *f, const char *s); /* text in an SVG element or attribute */
 
 /* Rows for people (aligned columns, readable times) or for programs
  * (CSV: a header row, raw integer nanoseconds). */
@@ -497,6 +498,8 @@ static inline uint64_t query_node_oncpu(const db_node *k)
     return k->oncpu && k->oncpu <= k->begin ? k->oncpu : k->begin;
 }
 const char *query_cp_state_name(int state);
+/* cpsvg.c: the period as a timeline, a row per thread (--format svg) */
+void query_cp_svg(FILE *f, const query_cp *cp);
 int query_exec_critical(query_session *s, const query_stmt *st, query_error *err); /* exec_critpath.c */
 int query_exec_compare_groups(query_session *s, const query_stmt *st, query_error *err); /* exec_groups.c */
 int query_exec_check_fix_groups(query_session *s, const query_stmt *st, query_error *err); /* exec_groups.c */
