@@ -472,36 +472,25 @@ void query_table_nodes_init(query_table *t, query_format f)
 
 void query_table_node(query_table *t, const db_node *n)
 {
-    if (t->csv) {
-        query_table_u64(t, n->id);
-        query_table_str(t, db_node_kind_name(n->kind));
-        query_table_str(t, n->thread);
-        query_table_u64(t, n->tid);
-        query_table_str(t, n->proc);
-        query_table_u64(t, n->pid);
-        query_table_u64(t, n->begin);
-        query_table_u64(t, n->end - n->begin);
-        query_table_u64(t, n->blocked);
-        query_table_u64(t, n->events);
-        query_table_u64(t, n->end);
-        query_table_u64(t, n->running);
-        query_table_u64(t, n->runnable);
-        if (n->cpu != DB_CPU_NONE)
-            query_table_u64(t, n->cpu);
-        else
-            query_table_str(t, "");
-        return;
-    }
     query_table_u64(t, n->id);
     query_table_str(t, db_node_kind_name(n->kind));
     query_table_str(t, n->thread);
     query_table_u64(t, n->tid);
     query_table_str(t, n->proc);
     query_table_u64(t, n->pid);
-    query_table_ts(t, n->begin);
+    query_table_ts(t, n->begin); /* CSV: raw ns, as the durations */
     query_table_dur(t, n->end - n->begin, false);
     query_table_dur(t, n->blocked, true);
     query_table_u64(t, n->events);
+    if (!t->csv)
+        return;
+    query_table_u64(t, n->end);
+    query_table_u64(t, n->running);
+    query_table_u64(t, n->runnable);
+    if (n->cpu != DB_CPU_NONE)
+        query_table_u64(t, n->cpu);
+    else
+        query_table_str(t, "");
 }
 
 static const char *const event_heads[] = {"event", "ts", "tid", "node", "type", "source", "attributes"};
