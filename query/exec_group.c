@@ -136,8 +136,8 @@ static group *find_group(query_group *g, const query_val *vals)
     if (g->nslots) {
         for (size_t at = h & (g->nslots - 1); g->slots[at]; at = (at + 1) & (g->nslots - 1)) {
             group *x = &g->v[g->slots[at] - 1];
-            if (key_len(g, x) == g->slen && memcmp(g->keys + x->key, g->scratch, g->slen) == 0)
-                return x;
+            if (key_len(g, x) == g->slen && (!g->slen || memcmp(g->keys + x->key, g->scratch, g->slen) == 0))
+                return x; /* (no fields: the one empty key, and memcmp of NULLs is undefined) */
         }
     }
     if ((g->n + 1) * 2 > g->nslots && !rehash(g))
@@ -147,7 +147,8 @@ static group *find_group(query_group *g, const query_val *vals)
         return NULL;
     group *x = &g->v[g->n];
     *x = (group){.key = g->klen};
-    memcpy(g->keys + g->klen, g->scratch, g->slen);
+    if (g->slen)
+        memcpy(g->keys + g->klen, g->scratch, g->slen);
     g->klen += g->slen;
     x->vals = calloc(g->st->ngroup ? g->st->ngroup : 1, sizeof *x->vals);
     x->a = calloc(g->st->naggs, sizeof *x->a);
