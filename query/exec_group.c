@@ -96,14 +96,6 @@ static void key_of(query_group *g, const query_val *vals)
     }
 }
 
-static uint64_t hash(const char *s, size_t n)
-{
-    uint64_t h = 14695981039346656037u;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211u;
-    return h;
-}
-
 static size_t key_len(const query_group *g, const group *x)
 {
     size_t end = x + 1 < g->v + g->n ? (x + 1)->key : g->klen;
@@ -118,7 +110,7 @@ static bool rehash(query_group *g)
     if (!s)
         return false;
     for (size_t i = 0; i < g->n; i++) {
-        size_t at = hash(g->keys + g->v[i].key, key_len(g, &g->v[i])) & (n - 1);
+        size_t at = query_fnv(QUERY_FNV_SEED, g->keys + g->v[i].key, key_len(g, &g->v[i])) & (n - 1);
         while (s[at])
             at = (at + 1) & (n - 1);
         s[at] = i + 1;
@@ -132,7 +124,7 @@ static bool rehash(query_group *g)
 /* The group of the key in scratch, made if new (its values copied). */
 static group *find_group(query_group *g, const query_val *vals)
 {
-    uint64_t h = hash(g->scratch, g->slen);
+    uint64_t h = query_fnv(QUERY_FNV_SEED, g->scratch, g->slen);
     if (g->nslots) {
         for (size_t at = h & (g->nslots - 1); g->slots[at]; at = (at + 1) & (g->nslots - 1)) {
             group *x = &g->v[g->slots[at] - 1];

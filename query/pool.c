@@ -15,13 +15,6 @@
 
 #include "query_int.h"
 
-static uint64_t hash(uint64_t h, const char *s, size_t len)
-{
-    for (size_t i = 0; i < len; i++) /* FNV-1a */
-        h = (h ^ (unsigned char)s[i]) * 1099511628211u;
-    return h;
-}
-
 /* the index (1-based) of archive in p's list, added if new; 0: none
  * given, UINT32_MAX: out of memory */
 static uint32_t archive_of(query_pool *p, const char *archive)
@@ -50,8 +43,8 @@ int query_pool_add(query_pool *p, const query_pool_step *step, const query_pool_
     query_pool_step *s = &p->steps[p->nsteps++];
     *s = *step;
     s->archive = a;
-    s->trace_id = hash(hash(14695981039346656037u, archive ? archive : "", archive ? strlen(archive) + 1 : 0),
-                       s->trace, strnlen(s->trace, sizeof s->trace));
+    s->trace_id = query_fnv(query_fnv(QUERY_FNV_SEED, archive ? archive : "", archive ? strlen(archive) + 1 : 0),
+                          s->trace, strnlen(s->trace, sizeof s->trace));
     s->first = p->nparts;
     s->n = 0;
     for (size_t i = 0; i < n; i++) {

@@ -594,6 +594,16 @@ int query_group_add(query_group *g, const query_row *row); /* -1: out of memory 
 int query_group_print(query_group *g, query_session *s, query_error *err);
 void query_group_free(query_group *g);
 
+/* ---- FNV-1a over bytes, continued from h (QUERY_FNV_SEED to start) ---- */
+#define QUERY_FNV_SEED 14695981039346656037u
+static inline uint64_t query_fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *s = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ s[i]) * 1099511628211u;
+    return h;
+}
+
 /* ---- errors ---- */
 int query_fail(query_error *err, const query_pos *pos, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
