@@ -61,6 +61,8 @@ DEBS    += trace-cmd babeltrace2
 DEBS    += man-db groff-base
 # the pictures' test renders the SVG argusq draws (tests/e2e/test_pictures.py)
 DEBS    += librsvg2-bin
+# the syscall tables of the machines other than x86 (base/syscalls.sh)
+DEBS    += linux-libc-dev-arm64-cross linux-libc-dev-armhf-cross linux-libc-dev-riscv64-cross
 # libFuzzer harnesses (fuzz/, `make fuzz`) and the valgrind end-to-end test
 DEBS    += clang libclang-rt-dev valgrind
 WARN    := -Wall -Wextra -Werror
@@ -77,11 +79,13 @@ CFLAGS  ?= -O2 -g
 LTOFLAGS := -flto=auto -ffat-lto-objects
 SANFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LEMON_T := /usr/share/lemon/lempar.c
-SYSCALL_H := /usr/include/x86_64-linux-gnu/asm/unistd_64.h
+SYSCALL_HDRS := /usr/include/x86_64-linux-gnu/asm/unistd_64.h /usr/include/x86_64-linux-gnu/asm/unistd_32.h \
+                /usr/aarch64-linux-gnu/include/asm/unistd.h /usr/arm-linux-gnueabihf/include/asm/unistd.h \
+                /usr/riscv64-linux-gnu/include/asm/unistd.h
 
 B       := build
 GEN     := $(B)/gen
-LIB_SRC := $(wildcard db/*.c ingest/*.c graph/*.c query/*.c)
+LIB_SRC := $(wildcard base/*.c db/*.c ingest/*.c graph/*.c query/*.c)
 Y_SRC   := $(wildcard grammar/*.y)
 RE_SRC  := $(wildcard grammar/*.re ingest/*.re query/*.re)
 GEN_C   := $(patsubst grammar/%.y,$(GEN)/%.c,$(Y_SRC)) \
@@ -181,16 +185,23 @@ $(GEN)/%.c: query/%.re $(GEN_H) | $(B)/.deps
 	@mkdir -p $(GEN)
 	re2c -W --no-generation-date -o $@ $<
 
-# x86-64 syscall names, from the kernel's own header (linux-libc-dev)
-$(GEN)/syscalls.c: $(SYSCALL_H) | $(B)/.deps
+# Each machine's syscall names, from the kernel's own headers: x86-64's and
+# i386's come with linux-libc-dev, the others with Debian's cross headers
+# (base/syscalls.sh; base/base.h)
+$(GEN)/syscalls.c: base/syscalls.sh $(SYSCALL_HDRS) | $(B)/.deps
 	@mkdir -p $(GEN)
-	awk 'BEGIN { print "/* generated from $(SYSCALL_H) */"; \
-	             print "#include <stddef.h>"; \
-	             print "const char *const ingest_syscall_names[] = {" } \
-	     $$1 == "#define" && $$2 ~ /^__NR_/ && $$3 ~ /^[0-9]+$$/ { \
-	             sub(/^__NR_/, "", $$2); printf "    [%s] = \"%s\",\n", $$3, $$2; \
-	             if ($$3 + 0 > max) max = $$3 + 0 } \
-	     END   { print "};"; printf "const size_t ingest_syscall_count = %d;\n", max + 1 }' $< > $@
+	{ echo '#include "base/base_int.h"'; \
+	  base/syscalls.sh x86_64 /usr/include/x86_64-linux-gnu asm/unistd_64.h && \
+	  base/syscalls.sh arm64 /usr/aarch64-linux-gnu/include asm/unistd.h && \
+	  base/syscalls.sh arm /usr/arm-linux-gnueabihf/include asm/unistd.h -D__ARM_EABI__ && \
+	  base/syscalls.sh i386 /usr/include/x86_64-linux-gnu asm/unistd_32.h && \
+	  base/syscalls.sh riscv64 /usr/riscv64-linux-gnu/include asm/unistd.h && \
+	  echo 'const struct base_arch base_arches[] = {' && \
+	  for a in x86_64 arm64 arm i386 riscv64; do \
+	    echo "    {\"$$a\", $${a}_names, sizeof $${a}_names / sizeof $${a}_names[0], $${a}_byname, sizeof $${a}_byname / sizeof $${a}_byname[0]},"; \
+	  done && \
+	  echo '};' && echo 'const size_t base_narches = sizeof base_arches / sizeof base_arches[0];'; } > $@.tmp
+	mv $@.tmp $@
 
 # ---- compile ----
 $(B)/obj/%.o: %.c $(GEN_H) | $(B)/.deps

@@ -171,7 +171,7 @@ static int parse_args(int argc, char **argv, options *o)
             o->name = argv[++i];
         } else if (!strcmp(a, "--arch")) {
             if (!has_next)
-                return usage_error("missing machine (x86_64) after", a);
+                return usage_error("missing machine (x86_64, arm64, arm, i386, riscv64) after", a);
             o->arch = argv[++i];
         } else if (!strcmp(a, "--label")) {
             if (!has_next)

@@ -554,6 +554,9 @@ typedef struct db_reader db_reader;
 db_reader *db_reader_open(db_archive *a, const char *trace, db_error *err);
 const db_trace_info *db_reader_trace(const db_reader *r);
 void db_reader_close(db_reader *r);
+/* The label `key` of trace `trace` (a catalog id) in r's snapshot, into
+ * val (cut to cap): 1, 0 if it has none, -1. */
+int db_reader_label(db_reader *r, uint32_t trace, const char *key, char *val, size_t cap, db_error *err);
 /* Once *flag is non-zero (a signal handler's: argusq's Ctrl-C), every read
  * through r fails with "interrupted" -- a lookup at once, a scan at its
  * next row -- so that a statement reading the trace stops soon, wherever

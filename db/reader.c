@@ -1,5 +1,6 @@
 /* db/reader.c -- a read snapshot of one committed trace.  Readers never
  * block and are never blocked by an ingest (LMDB MVCC). */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -848,4 +849,20 @@ int db_scan_object(db_reader *r, db_obj_index ix, uint64_t obj, db_event_cb cb, 
     int rc = walk_chunks(r, dbis[ix], obj, 8, 0, UINT64_MAX, NULL, obj_one, &s, err);
     db_evblock_free(&s.blk);
     return rc;
+}
+
+int db_reader_label(db_reader *r, uint32_t trace, const char *key, char *val, size_t cap, db_error *err)
+{
+    assert(cap > 0);
+    unsigned char k[4 + DB_LABEL_KEY_MAX];
+    if (strlen(key) > DB_LABEL_KEY_MAX)
+        return 0;
+    MDB_val kv = {db_label_key(k, trace, key), k}, v;
+    int rc = mdb_get(r->txn, r->a->dbi[DBI_LABELS], &kv, &v);
+    if (rc == MDB_NOTFOUND)
+        return 0;
+    if (rc)
+        return db_lmdb_fail(err, rc, "label");
+    snprintf(val, cap, "%.*s", (int)v.mv_size, (const char *)v.mv_data);
+    return 1;
 }

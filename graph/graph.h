@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../base/base.h"
 #include "../db/db.h"
 
 typedef struct graph_stats {
@@ -108,5 +109,9 @@ void graph_feed_named(graph_feed *f);
 uint32_t graph_thread_key(const char *thread, int kind);
 /* |A and B| / |A or B| of two sorted signatures; *contained: one holds the other. */
 double graph_similarity(const uint32_t *a, uint32_t na, const uint32_t *b, uint32_t nb, bool *contained);
+/* The hashes of syscall nr's two normal forms on machine a: by number
+ * ("syscall:202", a trace whose machine is not known) and by name
+ * ("syscall:futex"); false if a has no syscall of that number. */
+bool graph_syscall_forms(const base_arch *a, uint64_t nr, uint32_t *by_number, uint32_t *by_name);
 
 #endif

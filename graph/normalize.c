@@ -9,6 +9,7 @@
  * (never a pid, a timestamp or an address, which change from run to run),
  * e.g. "syscall:futex", "wakeup:worker", "mach_msg:send:29:WindowServer".
  * A node's signature is the set of the texts' hashes. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -364,4 +365,18 @@ double graph_similarity(const uint32_t *a, uint32_t na, const uint32_t *b, uint3
         *contained = common == na || common == nb;
     uint32_t all = na + nb - common;
     return all ? (double)common / all : 1.0;
+}
+
+bool graph_syscall_forms(const base_arch *a, uint64_t nr, uint32_t *by_number, uint32_t *by_name)
+{
+    const char *name = base_arch_syscall(a, nr);
+    if (!name)
+        return false;
+    /* the texts graph_normalize writes for a syscall without and with its name */
+    char t[128];
+    int n = snprintf(t, sizeof t, "syscall:%llu", (unsigned long long)nr);
+    *by_number = graph_fnv1a(t, (size_t)n);
+    n = snprintf(t, sizeof t, "syscall:%s", name);
+    *by_name = graph_fnv1a(t, (size_t)n < sizeof t ? (size_t)n : sizeof t - 1);
+    return true;
 }

@@ -320,7 +320,7 @@ static void read_meta(ctf_reader *rd, const bt_trace *t, bool ust)
     if (!m->arch[0])
         snprintf(m->arch, sizeof m->arch, "%s", env_str(rd, t, "machine", c, sizeof c));
     if (rd->map && m->arch[0])
-        ingest_ctf_map_set_x86_64(rd->map, ingest_arch_known(m->arch));
+        ingest_ctf_map_set_arch(rd->map, base_arch_find(m->arch));
 }
 
 /* What an event's packet says, looked up once per packet: its context's

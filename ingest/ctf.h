@@ -59,7 +59,7 @@ ctf_map *ingest_ctf_map_new(const char *path, const ingest_sink *sink, const ing
 void ingest_ctf_map_free(ctf_map *m);
 
 /* The syscall table of the machine: x86-64 names syscall numbers. */
-void ingest_ctf_map_set_x86_64(ctf_map *m, bool x86_64);
+void ingest_ctf_map_set_arch(ctf_map *m, const base_arch *arch);
 
 /* Before the first event: the task running on cpu when the trace begins
  * (LTTng's events carry no task: the one on a CPU is the next of the last

@@ -122,7 +122,7 @@ ctf_map *ingest_ctf_map_new(const char *path, const ingest_sink *sink, const ing
         return NULL;
     }
     m->fr.unit = "event";
-    m->fr.x86_64 = opts && ingest_arch_known(opts->arch);
+    m->fr.arch = opts ? base_arch_find(opts->arch) : NULL;
     return m;
 }
 
@@ -137,7 +137,7 @@ void ingest_ctf_map_free(ctf_map *m)
     free(m);
 }
 
-void ingest_ctf_map_set_x86_64(ctf_map *m, bool x86_64) { m->fr.x86_64 = x86_64; }
+void ingest_ctf_map_set_arch(ctf_map *m, const base_arch *arch) { m->fr.arch = arch; }
 
 static ctf_cpu *cpu_get(ctf_map *m, uint32_t cpu)
 {

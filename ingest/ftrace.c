@@ -25,8 +25,6 @@
 
 #include "ftrace.h"
 
-extern const char *const ingest_syscall_names[];
-extern const size_t ingest_syscall_count;
 
 enum {
     T_USED = 1,   /* slot holds a tid */
@@ -390,42 +388,9 @@ static int resolve_task(ftrace_reader *r, const ftrace_line *li, ftrace_tent **t
 
 /* ---- syscall names ---- */
 
-static int cmp_sc(const void *a, const void *b)
-{
-    return strcmp(ingest_syscall_names[*(const uint32_t *)a],
-                  ingest_syscall_names[*(const uint32_t *)b]);
-}
-
-static int build_syscalls(ftrace_reader *r)
-{
-    r->sc = malloc((ingest_syscall_count + 1) * sizeof *r->sc);
-    if (!r->sc)
-        return ingest_ft_fail(r, "out of memory");
-    for (size_t i = 0; i < ingest_syscall_count; i++)
-        if (ingest_syscall_names[i])
-            r->sc[r->nsc++] = (uint32_t)i;
-    qsort(r->sc, r->nsc, sizeof *r->sc, cmp_sc);
-    return 0;
-}
-
 bool ingest_ft_syscall_nr(ftrace_reader *r, const char *name, uint32_t *nr)
 {
-    if (!r->x86_64)
-        return false;
-    size_t lo = 0, hi = r->nsc;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(name, ingest_syscall_names[r->sc[mid]]);
-        if (c == 0) {
-            *nr = r->sc[mid];
-            return true;
-        }
-        if (c < 0)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return false;
+    return r->arch && base_arch_syscall_nr(r->arch, name, strlen(name), nr);
 }
 
 /* ---- the line loop ---- */
@@ -685,7 +650,7 @@ int ingest_ft_reader_init(ftrace_reader *r, const char *path, const ingest_sink 
     r->ab = malloc(r->acap);
     if (!r->ab)
         return ingest_ft_fail(r, "out of memory");
-    if (build_syscalls(r) < 0 || ingest_ft_reserve(r, 8) < 0)
+    if (ingest_ft_reserve(r, 8) < 0)
         return -1;
     return 0;
 }
@@ -695,7 +660,6 @@ void ingest_ft_reader_free(ftrace_reader *r)
 {
     free(r->tab);
     free(r->ab);
-    free(r->sc);
     free(r->pend);
     ingest_ft_binder_free(r->binder);
     r->binder = NULL;
@@ -703,7 +667,6 @@ void ingest_ft_reader_free(ftrace_reader *r)
     r->ahead = NULL;
     r->tab = NULL;
     r->ab = NULL;
-    r->sc = NULL;
     r->pend = NULL;
 }
 
@@ -730,7 +693,7 @@ int ingest_ft_text_begin(ftrace_reader *r, ingest_reorder **ro, const ingest_lin
         return -1;
     }
     int rc = ingest_ft_reader_init(r, lb->path, ingest_reorder_front(*ro), st, err, errlen);
-    r->x86_64 = opts && ingest_arch_known(opts->arch); /* text does not say its machine */
+    r->arch = opts ? base_arch_find(opts->arch) : NULL; /* text does not say its machine */
     return rc;
 }
 

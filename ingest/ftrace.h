@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../base/base.h"
 #include "ingest.h"
 
 /* ---- line splitter ---- */
@@ -311,8 +312,6 @@ typedef struct ftrace_reader {
     size_t tcap, tused;
     char *ab; /* the current event's packed attributes (reused) */
     size_t alen, acap;
-    uint32_t *sc; /* syscall numbers sorted by name (sys_enter_<name>) */
-    size_t nsc;
     uint32_t last_child; /* child of the last task_newtask */
     bool have_last_child;
     ftrace_kv kv[FTRACE_KV_MAX]; /* the current event's canonical pairs */
@@ -328,7 +327,8 @@ typedef struct ftrace_reader {
     char sysname[80];            /* sys_enter_NAME of a `sys_NAME(...)` line */
     char frames[8192];           /* a stack event's frames (backtrace=) */
     bool check_order;            /* refuse a thread's time going back (trace.dat) */
-    bool x86_64;                 /* the trace's machine: the syscall table names numbers */
+    const base_arch *arch;       /* the trace's machine, whose syscall table names
+                                    numbers; NULL: not known, numbers stay numbers */
     /* an event line held back for the lines that continue its text */
     bool pending;
     char *pend;
@@ -746,7 +746,7 @@ int ingest_reorder_finish(ingest_reorder *ro, char *err, size_t errlen);
 void ingest_reorder_free(ingest_reorder *ro);
 
 /* A text reader of the family (ftrace text, perf script) over lines of
- * lb: *r behind a reorder window *ro (reorder.c), x86_64 syscall names
+ * lb: *r behind a reorder window *ro (reorder.c), syscall names
  * when opts names the machine.  0, or -1 with err set; either way
  * ingest_ft_text_end ends it.  end: the window handed on when rc is 0,
  * then both freed; 0 or -1. */

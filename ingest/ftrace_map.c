@@ -13,27 +13,23 @@
 #include "argus.h"
 #include "ftrace.h"
 
-extern const char *const ingest_syscall_names[];
-extern const size_t ingest_syscall_count;
 
 /* ---- syscalls ---- */
 
-/* raw_syscalls give a number; its name is the machine's (issue 15: NR 240
- * is futex on 32-bit ARM, mq_open on x86-64), so it is named only when
+/* raw_syscalls give a number; its name is the machine's (NR 240 is futex
+ * on 32-bit ARM, mq_open on x86-64: base/base.h), so it is named only when
  * the trace's machine is known, and otherwise kept as the number alone. */
 static int syscall_name_attr(ftrace_reader *r, int64_t nr)
 {
-    if (!r->x86_64) {
+    if (!r->arch) {
         r->st->unnamed++;
         return 0;
     }
-    if (nr >= 0 && (uint64_t)nr < ingest_syscall_count && ingest_syscall_names[nr]) {
-        const char *s = ingest_syscall_names[nr];
-        return ingest_ft_attr(r, "name", s, strlen(s));
-    }
-    char b[32];
-    int n = snprintf(b, sizeof b, "sys_%lld", (long long)nr);
-    return ingest_ft_attr(r, "name", b, (size_t)n);
+    /* a number the machine's table has not (a newer kernel's, -1 of a
+     * syscall that was not one) stays a number, as in a trace whose
+     * machine is not known: the two compare alike (query/sysforms.c) */
+    const char *s = nr >= 0 ? base_arch_syscall(r->arch, (uint64_t)nr) : NULL;
+    return s ? ingest_ft_attr(r, "name", s, strlen(s)) : 0;
 }
 
 /* raw_syscalls sys_enter (id, args) / sys_exit (id, ret): syscall

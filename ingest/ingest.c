@@ -235,11 +235,6 @@ ingest_format ingest_detect_folder(const char *path)
     return ingest_ctf_holds_traces(path) ? INGEST_CTF : INGEST_UNKNOWN;
 }
 
-bool ingest_arch_known(const char *arch)
-{
-    return arch && (strcmp(arch, "x86_64") == 0 || strcmp(arch, "x86-64") == 0 || strcmp(arch, "amd64") == 0);
-}
-
 int ingest_file(const char *path, const ingest_sink *sink, ingest_format *format, ingest_stats *st,
                 char *err, size_t errlen)
 {

@@ -104,9 +104,11 @@ typedef struct ingest_stats {
 
 /* What a file does not say about itself. */
 typedef struct ingest_opts {
-    /* the machine a text trace was recorded on ("x86_64"): its syscall
-     * table names raw syscall numbers.  NULL: unknown, numbers are kept
-     * without names (a .dat says its machine itself) */
+    /* the machine a trace was recorded on ("x86_64", "arm64", ...:
+     * base_arch_find): its syscall table names raw syscall numbers where
+     * the file does not say its machine itself (text; a .dat, a Perfetto
+     * trace with system_info and a CTF trace do).  NULL: unknown, numbers
+     * are kept without names */
     const char *arch;
 } ingest_opts;
 
@@ -127,8 +129,6 @@ int ingest_file_opts(const char *path, const ingest_sink *sink, const ingest_opt
 /* ingest_file_opts without options */
 int ingest_file(const char *path, const ingest_sink *sink, ingest_format *format, ingest_stats *st,
                 char *err, size_t errlen);
-/* Does arch name a machine whose syscall table argusq has (x86_64)? */
-bool ingest_arch_known(const char *arch);
 
 /* ---- dump and restore (argus_dump.c, argus_restore.c) ----
  *

@@ -267,8 +267,8 @@ int ingest_perf_read(ingest_lines *lb, const ingest_sink *sink, const ingest_opt
         r.lineno = lb->lineno;
         st->lines++;
         rc = perf_line(&r, line);
-        if (st->meta.arch[0] && !r.x86_64)
-            r.x86_64 = ingest_arch_known(st->meta.arch);
+        if (st->meta.arch[0] && !r.arch)
+            r.arch = base_arch_find(st->meta.arch);
     }
     if (rc == 0 && st->events == 0 && st->lines > 0) {
         ingest_errf(err, errlen, "%s:%llu: no perf script event line in the file", lb->path,

@@ -994,7 +994,7 @@ static int pf_run(pf_reader *d, const ingest_sink *sink, ingest_stats *st, char 
     }
     /* no system_info: ingest --arch says the machine, as for text */
     if (!st->meta.arch[0] && d->opts && d->opts->arch)
-        d->fr.x86_64 = ingest_arch_known(d->opts->arch);
+        d->fr.arch = base_arch_find(d->opts->arch);
     ingest_pf_names_done(d);
     d->npackets = 0;
     if (rewind_input(d) < 0 || walk(d, false, UINT64_MAX) < 0)

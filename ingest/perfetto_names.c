@@ -77,7 +77,7 @@ static void do_system_info(pf_reader *d, const ArgusqPf__SystemInfo *si)
         if (si->utsname->machine)
             snprintf(m->arch, sizeof m->arch, "%s", si->utsname->machine);
         /* raw syscall numbers are named only on a machine whose table we have */
-        d->fr.x86_64 = ingest_arch_known(si->utsname->machine);
+        d->fr.arch = base_arch_find(si->utsname->machine);
     }
     /* the recorder: traced's own version when it wrote it ("Perfetto
      * v30.0 ..."), else "perfetto"; the Android build it ran on after */

@@ -90,23 +90,6 @@ static void header_meta(dat_reader *d, struct tracecmd_input *h, ingest_meta *m)
     m->cpus = n > 0 ? (uint32_t)n : 0;
 }
 
-/* Is the last word of uname (the machine) x86-64, whose syscall table
- * names raw syscall numbers?  No uname: not known. */
-static bool uname_machine_x86_64(const char *uname)
-{
-    if (!uname)
-        return false;
-    const char *e = uname + strlen(uname);
-    while (e > uname && (e[-1] == ' ' || e[-1] == '\n'))
-        e--;
-    const char *w = e;
-    while (w > uname && w[-1] != ' ')
-        w--;
-    char m[32];
-    snprintf(m, sizeof m, "%.*s", (int)(e - w), w);
-    return ingest_arch_known(m);
-}
-
 /* The record's text as its print format has it (no plugins), into
  * li->fields: newlines inside it stay (a stack's frames, a print's
  * string), as its `trace-cmd report` text, read back whole, has them. */
@@ -335,7 +318,7 @@ int ingest_tracedat_read(const char *path, const ingest_sink *sink, ingest_stats
     }
     header_meta(&d, h, &st->meta);
     d.fr.unit = "record";
-    d.fr.x86_64 = uname_machine_x86_64(d.uname);
+    d.fr.arch = base_arch_find(st->meta.arch); /* uname's last word */
     d.fr.check_order = true;
     uint32_t(*tgids)[2] = NULL;
     d.fr.ntgids = load_tgids(path, &tgids);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/base.h"
 #include "graph/graph.h"
 #include "ingest/ingest.h"
 #include "lib_int.h"
@@ -224,7 +225,8 @@ static int write_labels(db_writer *w, const prep *p, const ingest_meta *m, db_er
 {
     char n[16];
     snprintf(n, sizeof n, "%u", m->cpus);
-    const char *arch = m->arch[0] ? m->arch : p->o.arch ? p->o.arch : "";
+    /* the file's word for its machine as it says it; else --arch's, by its one name */
+    const char *arch = m->arch[0] ? m->arch : p->o.arch && p->o.arch[0] ? base_arch_name(base_arch_find(p->o.arch)) : "";
     const char *const meta[][2] = {{"host", m->host},         {"kernel", m->kernel},     {"arch", arch},
                                    {"cpus", m->cpus ? n : ""}, {"clock", m->clock},       {"recorder", m->recorder},
                                    {"command", m->command},    {"started", m->started},   {"duration", m->duration},
@@ -257,6 +259,11 @@ static int prepare(prep *p, const char *path, const argusq_ingest_opts *opts, ar
     p->shown = p->o.source && p->o.source[0] ? p->o.source : path;
     if (!path)
         return lib_fail(err, ARGUSQ_ERR_USAGE, "no trace file to ingest");
+    if (p->o.arch && p->o.arch[0] && !base_arch_find(p->o.arch))
+        return lib_fail(err, ARGUSQ_ERR_USAGE,
+                        "no syscall table of the machine \"%s\": argusq has those of " BASE_ARCH_LIST
+                        " (without --arch, syscall numbers stay numbers)",
+                        p->o.arch);
     for (size_t i = 0; i < p->o.nlabels; i++) {
         const char *kv = p->o.labels[i], *eq = kv ? strchr(kv, '=') : NULL;
         char key[DB_LABEL_KEY_MAX + 1];
@@ -423,10 +430,15 @@ static int ingest_trace(argusq_archive *a, prep *p, argusq_ingest_info *out, arg
     if (st.truncated)
         warn(p, "%s:%llu: the file ends inside this line; it is left out, the rest is in", p->shown,
              (unsigned long long)st.truncated);
-    if (st.unnamed)
+    if (st.unnamed && st.meta.arch[0])
+        warn(p,
+             "%s: %llu syscall events keep their number without a name: argusq has no syscall table of the "
+             "machine the file says it was recorded on, %s (it has " BASE_ARCH_LIST ")",
+             p->shown, (unsigned long long)st.unnamed, st.meta.arch);
+    else if (st.unnamed)
         warn(p,
              "%s: %llu syscall events keep their number without a name: the file does not say the machine it "
-             "was recorded on (ingest --arch x86_64 names them)",
+             "was recorded on; ingest --arch MACHINE names them (" BASE_ARCH_LIST ")",
              p->shown, (unsigned long long)st.unnamed);
     if (st.warning[0])
         warn(p, "%s: %s", p->shown, st.warning);

@@ -18,6 +18,9 @@ bool query_cand_similar(const query_cand *c)
 
 struct match_scan {
     const db_sig *sig;
+    const base_arch *arch; /* sig's trace's machine */
+    query_sysforms forms;  /* the candidates' machines (of the scanned archive) */
+    db_reader *scan;
     uint32_t self_trace, self_node;
     query_cand *v;
     size_t len, cap;
@@ -31,8 +34,11 @@ static int match_one(void *ctx, const db_sig *c)
     struct match_scan *m = ctx;
     if (c->trace == m->self_trace && c->node == m->self_node)
         return 0;
+    const base_arch *arch;
+    if (query_sysforms_arch(&m->forms, m->scan, c->trace, &arch, m->de))
+        return -1;
     bool contained;
-    double score = graph_similarity(m->sig->h, m->sig->n, c->h, c->n, &contained);
+    double score = query_sysforms_similarity(&m->forms, m->sig, m->arch, c, arch, &contained);
     if (score == 0 && !contained)
         return 0;
     if (m->len == m->cap) {
@@ -104,13 +110,16 @@ int query_find_matches_in(db_reader *r, const db_node *n, db_reader *scan, const
     int got = db_get_sig(r, n->id, &sig, de);
     if (got <= 0)
         return got; /* a node without a signature has no counterparts */
-    struct match_scan m = {.sig = &sig, .self_trace = scan ? 0 : db_reader_trace(r)->id, .self_node = n->id,
-                           .de = de};
-    for (size_t i = 0; i < nids; i++)
-        if (db_scan_sigs(scan ? scan : r, sig.thread_key, ids[i], match_one, &m, de)) {
-            free(m.v);
-            return -1;
-        }
+    struct match_scan m = {.sig = &sig, .scan = scan ? scan : r, .self_trace = scan ? 0 : db_reader_trace(r)->id,
+                           .self_node = n->id, .de = de};
+    int rc = query_trace_arch(r, db_reader_trace(r)->id, &m.arch, de);
+    for (size_t i = 0; !rc && i < nids; i++)
+        rc = db_scan_sigs(m.scan, sig.thread_key, ids[i], match_one, &m, de);
+    query_sysforms_free(&m.forms);
+    if (rc) {
+        free(m.v);
+        return -1;
+    }
     for (size_t i = m.len / 2; i-- > 0;) /* a heap, in linear time */
         sift_down(m.v, m.len, i);
     out->v = m.v;

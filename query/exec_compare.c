@@ -218,6 +218,19 @@ static void table_norm_list(FILE *f, db_reader *r, const char *title, const db_s
     fputs(k ? "\n" : " nothing\n", f);
 }
 
+/* The two signatures as they compare: syscall numbers of a trace whose
+ * machine is not known read with the other's table (sysforms.c). */
+static int align(db_reader *ra, db_sig *sa, db_reader *rb, db_sig *sb, db_error *de)
+{
+    const base_arch *ma, *mb;
+    if (query_trace_arch(ra, db_reader_trace(ra)->id, &ma, de) || query_trace_arch(rb, db_reader_trace(rb)->id, &mb, de))
+        return -1;
+    query_sysforms f = {0};
+    query_sysforms_align(&f, sa, ma, sb, mb);
+    query_sysforms_free(&f);
+    return 0;
+}
+
 static void print_compare(query_session *s, db_reader *ra, const db_node *a, const db_node *b, const db_sig *sa,
                           const db_sig *sb, const rets *xa, const rets *xb)
 {
@@ -305,6 +318,8 @@ int query_exec_compare_nodes(query_session *s, const query_stmt *st, query_error
     if (!rc && (db_get_sig(ra, a.id, &sa, &de) < 0 || db_get_sig(rb, b.id, &sb, &de) < 0 ||
                 db_scan_node_events(ra, a.id, collect_ret, &xa, &de) ||
                 db_scan_node_events(rb, b.id, collect_ret, &xb, &de)))
+        rc = query_fail(err, NULL, "%s", de.msg);
+    if (!rc && align(ra, &sa, rb, &sb, &de))
         rc = query_fail(err, NULL, "%s", de.msg);
     if (!rc)
         print_compare(s, ra, &a, &b, &sa, &sb, &xa, &xb);

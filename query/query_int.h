@@ -153,6 +153,34 @@ typedef struct query_match {
 } query_match;
 
 bool query_cand_similar(const query_cand *c);
+
+/* ---- syscalls across machines (sysforms.c) ----
+ * A trace of a known machine beside one of a machine not known: the
+ * latter's syscall numbers read with the former's table when their
+ * signatures are compared.  The traces' machines, by catalog id, are
+ * looked up once; the tables made once.  Zero-initialized, then _free. */
+#define QUERY_SYSFORMS_ARCHES 8
+typedef struct query_sysforms {
+    uint8_t *looked;        /* by trace id: arch[id] is known */
+    const base_arch **arch; /* by trace id: its machine, NULL not known */
+    size_t cap;
+    struct query_sysform_tab {
+        const base_arch *arch;
+        uint32_t (*pair)[2]; /* (hash of "syscall:NR", of "syscall:NAME"), by the first */
+        size_t n;
+    } tab[QUERY_SYSFORMS_ARCHES];
+} query_sysforms;
+void query_sysforms_free(query_sysforms *f);
+/* The machine of `trace` (its label arch, read through r): *out, NULL if
+ * not known.  0 or -1.  _arch caches by trace id (of r's archive). */
+int query_trace_arch(db_reader *r, uint32_t trace, const base_arch **out, db_error *de);
+int query_sysforms_arch(query_sysforms *f, db_reader *r, uint32_t trace, const base_arch **out, db_error *de);
+/* a (a trace of machine ma) and b (mb) as they compare: the one of a
+ * machine not known has its numbers named by the other's table, in place */
+void query_sysforms_align(query_sysforms *f, db_sig *a, const base_arch *ma, db_sig *b, const base_arch *mb);
+/* graph_similarity of a and b, aligned so (without changing them) */
+double query_sysforms_similarity(query_sysforms *f, const db_sig *a, const base_arch *ma, const db_sig *b,
+                                 const base_arch *mb, bool *contained);
 /* The nodes like n (same thread name and kind) in trace_id (0: every
  * trace), ranked best first -- score, then one form holding the other,
  * then trace and node id -- but handed out one at a time by

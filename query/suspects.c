@@ -31,6 +31,8 @@ typedef struct thread_scan {
     db_reader *r;
     const query_period *per;
     const db_sig *normal_sig; /* the thread's node on the normal path, if any */
+    const base_arch *normal_arch, *arch; /* their traces' machines */
+    query_sysforms forms;
     uint64_t overlap;
     db_node worst;            /* its node whose wait overlapped most */
     bool have_worst, similar_in_period;
@@ -54,7 +56,7 @@ static int scan_thread_node(void *ctx, const db_sig *sig)
     }
     if (t->normal_sig && n.begin >= t->per->begin && n.begin <= t->per->end) {
         bool contained;
-        double s = graph_similarity(t->normal_sig->h, t->normal_sig->n, sig->h, sig->n, &contained);
+        double s = query_sysforms_similarity(&t->forms, t->normal_sig, t->normal_arch, sig, t->arch, &contained);
         t->similar_in_period |= contained || s >= 0.5;
     }
     return 0;
@@ -136,8 +138,15 @@ int query_compare_paths(db_reader *ra, db_reader *rn, const query_path *normal, 
         db_sig nsig;
         bool have_nsig = ni && db_get_sig(rn, ni->node.id, &nsig, de) == 1;
         thread_scan t = {.r = ra, .per = per, .normal_sig = have_nsig ? &nsig : NULL, .de = de};
-        if (db_scan_sigs(ra, graph_thread_key(names[i], DB_NODE_THREAD), db_reader_trace(ra)->id, scan_thread_node,
-                         &t, de)) {
+        if (have_nsig && (query_trace_arch(rn, db_reader_trace(rn)->id, &t.normal_arch, de) ||
+                          query_trace_arch(ra, db_reader_trace(ra)->id, &t.arch, de))) {
+            free(v);
+            return -1;
+        }
+        int scanned = db_scan_sigs(ra, graph_thread_key(names[i], DB_NODE_THREAD), db_reader_trace(ra)->id,
+                                   scan_thread_node, &t, de);
+        query_sysforms_free(&t.forms);
+        if (scanned) {
             free(v);
             return -1;
         }

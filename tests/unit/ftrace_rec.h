@@ -186,6 +186,16 @@ static inline void assert_attr(const rec_event *e, const char *key, const char *
         fail_msg("event %s: %s=%.*s, want %s", e->name, key, (int)n, v, want);
 }
 
+static inline void assert_no_attr(const rec_event *e, const char *key)
+{
+    const char *v;
+    size_t n;
+    db_event ev = e->ev;
+    ev.attrs = e->attrs;
+    if (db_event_attr(&ev, key, &v, &n))
+        fail_msg("event %s at %llu has %s=%.*s, want none", e->name, (unsigned long long)e->ev.ts, key, (int)n, v);
+}
+
 /* Event lines of a file, counted independently of the reader: everything
  * except '#' comments, blank lines and trace-cmd's cpus= header. */
 static inline size_t count_event_lines(const char *path, size_t *headers)

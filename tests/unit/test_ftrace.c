@@ -545,7 +545,8 @@ static void test_misc_events(void **state)
     assert_string_equal(e->name, "wait");
     assert_attr(e, "reason", "x");
     e = &o.r->ev[3];
-    assert_attr(e, "name", "sys_999");
+    assert_int_equal(e->ev.obj, 999); /* x86-64 has no 999: it stays a number */
+    assert_no_attr(e, "name");
     /* CLONE_THREAD: 51 is a thread of 50, then renamed */
     rec_thread *t = find_thread(o.r, 51);
     assert_int_equal(t->pid, 50);
