@@ -161,17 +161,18 @@ int argusq_session_set_format(argusq_session *s, int format, argusq_error *err)
 static bool interrupted(const argusq_session *s) { return s->q.interrupt && *s->q.interrupt; }
 
 /* Parses and runs src, each statement's output into out (flushed after
- * it), o->statement called after each; stops at the first failure, or
+ * it), o->statement called after each; stops at the first failure (one
+ * that does not parse included: those before it run), or
  * once *stopped is set (by the cookie stream's writer), or once the
  * caller's interrupt is (then the statement running fails, whatever it
  * said, and none starts after it). */
 static long run(argusq_session *s, const char *src, size_t len, FILE *out,
                 const argusq_output *o, const bool *stopped, argusq_error *err)
 {
-    query_error e = {0};
-    query_script *sc = query_parse(src, len, &e);
+    query_error bad = {0}, e = {0};
+    query_script *sc = query_parse_some(src, len, &bad);
     if (!sc) {
-        lib_query_error(err, &e, NULL, src, len);
+        lib_query_error(err, &bad, NULL, src, len);
         return -1;
     }
     size_t n = query_script_count(sc);
@@ -204,6 +205,12 @@ static long run(argusq_session *s, const char *src, size_t len, FILE *out,
         }
         if (o && o->statement)
             o->statement(o->ctx, i, s->q.read_trace);
+    }
+    /* a statement that does not parse fails where it stands: those
+     * before it ran */
+    if (rc >= 0 && bad.msg[0]) {
+        lib_query_error(err, &bad, NULL, src, len); /* its line and column */
+        rc = -1;
     }
     query_script_free(sc);
     s->q.out = NULL;

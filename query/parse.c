@@ -5,7 +5,7 @@
  *
  * Errors: the first lexical, syntax or semantic error stops the parse; the
  * parser and the arena are freed and query_parse returns NULL with err
- * filled.  Out of memory anywhere longjmps back here (query_arena.oom). */
+ * filled (query_parse_some keeps the statements before it).  Out of memory anywhere longjmps back here (query_arena.oom). */
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +24,7 @@ static void set_oom(query_error *err)
     snprintf(err->msg, sizeof err->msg, "out of memory");
 }
 
-query_script *query_parse(const char *src, size_t len, query_error *err)
+static query_script *parse(const char *src, size_t len, bool some, query_error *err)
 {
     query_script *volatile s = calloc(1, sizeof *s);
     if (!s) {
@@ -56,6 +56,10 @@ query_script *query_parse(const char *src, size_t len, query_error *err)
         longjmp(oom, 1);
 
     query_token tok;
+    /* the statements a ';' (or the end) closed: the parser reduces one on
+     * the token after it, so a statement that fails at its own next word
+     * was counted before it failed, and must not run */
+    size_t closed = 0;
     for (;;) {
         int code = query_lex_next(&lx, &tok, &ps.err);
         if (code < 0) {
@@ -66,13 +70,17 @@ query_script *query_parse(const char *src, size_t len, query_error *err)
         query_parser(parser, code, tok, &ps);
         if (ps.failed || code == 0)
             break;
+        if (code == QTK_SEMI)
+            closed = ps.count;
     }
+    if (ps.failed)
+        ps.count = closed;
     query_parserFree(parser, free);
     parser = NULL;
 
-    if (ps.failed) {
-        if (err)
-            *err = ps.err;
+    if (ps.failed && err)
+        *err = ps.err;
+    if (ps.failed && !some) {
         query_arena_free(&s->arena);
         free(s);
         return NULL;
@@ -81,6 +89,15 @@ query_script *query_parse(const char *src, size_t len, query_error *err)
     s->count = ps.count;
     s->arena.oom = NULL; /* the jmp_buf dies with this frame */
     return s;
+}
+
+query_script *query_parse(const char *src, size_t len, query_error *err) { return parse(src, len, false, err); }
+
+query_script *query_parse_some(const char *src, size_t len, query_error *err)
+{
+    if (err)
+        err->msg[0] = 0;
+    return parse(src, len, true, err);
 }
 
 size_t query_script_count(const query_script *s)

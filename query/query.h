@@ -27,6 +27,10 @@ typedef struct query_script query_script;
 typedef struct query_stmt query_stmt;
 
 query_script *query_parse(const char *src, size_t len, query_error *err);
+/* The statements of src up to its first error, which a script runs before
+ * it reports the error (as sqlite3 and psql do): err->msg is "" when there
+ * is none.  NULL only out of memory. */
+query_script *query_parse_some(const char *src, size_t len, query_error *err);
 size_t query_script_count(const query_script *s);
 const query_stmt *query_script_stmt(const query_script *s, size_t i);
 void query_script_free(query_script *s);

@@ -133,6 +133,26 @@ class Language(ArchiveCase):
         self.assertIs(d["truncated"], False)
         self.assertNotIn("stopped at", self.ok(f"slice back from node {node} depth 10000").stdout)
 
+    def test_a_script_runs_up_to_its_error(self):
+        """A script runs statement by statement and stops at its first
+        failing one, also one that does not parse (sqlite3, psql): those
+        before it have run.  A statement that fails at its own next word is
+        not run (the parser had reduced `find nodes` before `whre`)."""
+        one = self.ok("find nodes limit 1").stdout
+        script = os.path.join(self.dir, "s.aq")
+        with open(script, "w") as f:
+            f.write("find nodes limit 1;\n-- a comment\nfind nodes limit 1; find nodes whre x;\nfind nodes limit 1\n")
+        p = self.run_argusq("-f", script)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(p.stdout, one + one)  # lines 1 and 3's first, not `find nodes` of the bad one
+        self.assertIn("s.aq:3:32: syntax error near \"whre\"", p.stderr)
+        p = self.run_argusq("-f", "-", stdin="find nodes whre x; find nodes limit 1")
+        self.assertEqual((p.returncode, p.stdout), (1, ""))
+        self.assertIn("stdin:1:12: syntax error", p.stderr)
+        p = self.run_argusq("-f", "-", stdin="find nodes limit 1; find nodes where thread = \"a\" @")
+        self.assertEqual((p.returncode, p.stdout), (1, one))
+        self.assertIn("stdin:1:51: bad character", p.stderr)  # a lexical error, after the first ran
+
 
 if __name__ == "__main__":
     unittest.main()
