@@ -704,3 +704,24 @@ void query_cp_free(query_cp *cp)
     cp->parts = NULL;
     cp->n = cp->cap = 0;
 }
+
+int query_node_wait(db_reader *r, const db_node *k, query_wait *out, db_error *de)
+{
+    memset(out, 0, sizeof *out);
+    uint64_t on = on_cpu(k);
+    if (!k->blocked || k->blocked > k->begin || k->begin - k->blocked >= on)
+        return 0;
+    out->from = k->begin - k->blocked;
+    out->woke = out->on = on;
+    cause c = {0};
+    if (db_edges_in(r, k->id, cause_one, &c, de))
+        return -1;
+    walk w = {r, de, NULL, 0};
+    uint64_t t = woke_at(&w, &c, out->from, on); /* as attribute(): what ended the wait, when */
+    if (t) {
+        out->woke = t;
+        out->by = c.e;
+        out->known = true;
+    }
+    return 1;
+}

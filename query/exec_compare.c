@@ -363,7 +363,7 @@ int query_exec_compare_paths(query_session *s, const query_stmt *st, query_error
             rc = query_fail(err, NULL, "%s", de.msg);
         else if (query_view_format(s->format)) {
             bool same = db_reader_trace(rn)->id == db_reader_trace(ra)->id; /* one archive: ids say it */
-            rc = query_view_paths(s, ra, &anomaly, rn, &normal, same, err);
+            rc = query_view_paths(s, ra, &anomaly, rn, &normal, same, NULL, err);
         } else
             query_print_comparison(s, &per, start, sus, nsus, &normal, &anomaly);
     }

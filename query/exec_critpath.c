@@ -274,6 +274,8 @@ static int print_view(query_session *s, db_reader *r, const query_cp *cp, query_
     query_view v;
     query_view_init(&v);
     int g = query_view_group(&v, r, "anomaly");
+    v.cp = cp;
+    v.cp_grp = g;
     query_view_add_node(&v, g, &cp->node, true);
     db_error de = {0};
     for (size_t i = 0; i < cp->n; i++) {

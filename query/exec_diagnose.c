@@ -623,7 +623,7 @@ int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err
         query_json_cp_parts(f, &cpa);
         fputs("}\n", f);
     } else if (!rc && query_view_format(s->format))
-        rc = query_view_paths(s, ra, &anomaly, got ? rn : NULL, &normal, same, err);
+        rc = query_view_paths(s, ra, &anomaly, got ? rn : NULL, &normal, same, have_cpa ? &cpa : NULL, err);
     else if (!rc && s->format == QUERY_FMT_CSV)
         print_csv(s, sus, nsus, cpa.end - cpa.begin);
     else if (!rc)

@@ -18,6 +18,15 @@
  * on its track is moved to an extra track ("NAME #2").  A node without
  * duration is drawn 1 ns long so that a flow can bind to it.
  *
+ * A thread's wait before a node is drawn too, on its track, as its
+ * critical path splits it (query_node_wait): "blocked" from the wait's
+ * start to what ended it (named, with its edge), then "runnable" to its
+ * switch-in; cat "state", clipped so as not to reach back over the slice
+ * before it.  A view with a critical path (critical path, diagnose) draws
+ * it as a process of its own, "critical path", first in the list: one
+ * slice per part of the period, named by thread and state (cat "critical
+ * path"), the parts adding up to the period.
+ *
  * When the view holds two traces (diagnose against another trace), the
  * second trace's pids and tids are offset by PERFETTO_GROUP_OFFSET so that
  * the two runs do not share processes; args keep the real ids. */
@@ -29,6 +38,7 @@
 
 #define PERFETTO_GROUP_OFFSET 10000000u
 #define PERFETTO_EXTRA_TID 2000000000u /* tids of extra tracks */
+#define PERFETTO_CP_PID 2100000000u    /* the critical path's process and track */
 
 typedef struct track {
     uint8_t grp, cls; /* cls 1: isolated context */
@@ -105,6 +115,7 @@ static int assign_tracks(query_view *v, track **out, size_t *ntracks)
             t[nt].out_tid = cls == 0 && lane == 0 ? n->n.tid + off : PERFETTO_EXTRA_TID + (uint32_t)extra++;
             nt++;
         }
+        n->wait_from = t[j].last_end; /* its wait does not reach back over the slice before */
         t[j].last_end = disp_end(&n->n);
         n->track = (uint32_t)j;
     }
@@ -205,6 +216,101 @@ static void slice(FILE *f, const query_view *v, const query_view_node *vn, const
     fprintf(f, "]%s}}", vn->start ? ",\"start\":true" : "");
 }
 
+/* A slice of a thread's state or of the critical path: cat, name, span,
+ * and args opened for the caller to fill and close. */
+static void state_slice(FILE *f, const char *cat, const char *name, const char *cname, uint64_t b, uint64_t e,
+                        uint32_t pid, uint32_t tid)
+{
+    fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", cat);
+    str(f, name);
+    fputs(",\"ts\":", f);
+    us(f, b);
+    fputs(",\"dur\":", f);
+    us(f, e - b);
+    fprintf(f, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"cname\":\"%s\",\"args\":{", pid, tid, cname);
+}
+
+/* The wait before thread node vn on its track: blocked, then runnable. */
+static int wait_slices(FILE *f, const query_view *v, const query_view_node *vn, const track *t, db_error *de)
+{
+    db_reader *r = v->r[vn->grp];
+    query_wait w;
+    if (!r || isolated(vn->n.kind) || t->cls)
+        return 0;
+    int got = query_node_wait(r, &vn->n, &w, de);
+    if (got <= 0)
+        return got;
+    uint64_t from = w.from > vn->wait_from ? w.from : vn->wait_from;
+    if (from < w.woke) {
+        char name[DB_NAME_MAX + 64] = "blocked";
+        db_node by;
+        db_error e2;
+        bool waker = w.known && db_get_node(r, w.by.from, &by, &e2) == 1;
+        if (waker)
+            snprintf(name, sizeof name, "blocked: %s by %s", db_edge_kind_name(w.by.kind), by.thread);
+        state_slice(f, "state", name, w.by.kind == DB_EDGE_IO ? "thread_state_iowait" : "thread_state_sleeping", from,
+                    w.woke, t->out_pid, t->out_tid);
+        fprintf(f, "\"state\":\"blocked\",\"node\":%" PRIu32 ",\"wait_ns\":%" PRIu64, vn->n.id, w.woke - w.from);
+        if (waker) {
+            fprintf(f, ",\"edge\":\"%s\",\"waker\":", db_edge_kind_name(w.by.kind));
+            str(f, by.thread);
+            fprintf(f, ",\"waker_node\":%" PRIu32, by.id);
+        }
+        fputs("}}", f);
+    }
+    uint64_t rb = w.woke > from ? w.woke : from;
+    if (rb < w.on) {
+        state_slice(f, "state", "runnable", "thread_state_runnable", rb, w.on, t->out_pid, t->out_tid);
+        fprintf(f, "\"state\":\"runnable\",\"node\":%" PRIu32 "}}", vn->n.id);
+    }
+    return 0;
+}
+
+static const char *const cp_cname[QUERY_CP__COUNT] = {
+    [QUERY_CP_RUNNING] = "thread_state_running",  [QUERY_CP_RUNNABLE] = "thread_state_runnable",
+    [QUERY_CP_BLOCKED] = "thread_state_sleeping", [QUERY_CP_TIMER] = "thread_state_sleeping",
+    [QUERY_CP_IO] = "thread_state_iowait",        [QUERY_CP_INTERRUPT] = "thread_state_unknown",
+};
+
+/* The critical path: a process of its own, one track, a slice per part. */
+static void cp_track(FILE *f, bool *first, const query_view *v)
+{
+    const query_cp *cp = v->cp;
+    char name[DB_NAME_MAX + 64];
+    meta(f, first, "process_name", PERFETTO_CP_PID, PERFETTO_CP_PID, "critical path");
+    fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%u,\"tid\":%u,\"args\":{\"sort_index\":-1}}",
+            PERFETTO_CP_PID, PERFETTO_CP_PID);
+    snprintf(name, sizeof name, "node %" PRIu32 " (%s)", cp->node.id, cp->node.thread);
+    meta(f, first, "thread_name", PERFETTO_CP_PID, PERFETTO_CP_PID, name);
+    uint64_t period = cp->end > cp->begin ? cp->end - cp->begin : 1;
+    for (size_t i = 0; i < cp->n; i++) {
+        const query_cp_part *p = &cp->parts[i];
+        if (!p->ns)
+            continue;
+        const char *dev = p->state == QUERY_CP_IO ? query_cp_device_name(p->device) : "";
+        int len = snprintf(name, sizeof name, "%.*s: %s", DB_NAME_MAX, p->thread, query_cp_state_name(p->state));
+        if (dev[0] && len > 0 && (size_t)len < sizeof name)
+            snprintf(name + len, sizeof name - (size_t)len, " (%s)", dev);
+        state_slice(f, "critical path", name, p->state < QUERY_CP__COUNT ? cp_cname[p->state] : "thread_state_unknown",
+                    p->begin, p->begin + p->ns, PERFETTO_CP_PID, PERFETTO_CP_PID);
+        fputs("\"thread\":", f);
+        query_json_str(f, p->thread, strnlen(p->thread, DB_NAME_MAX));
+        fprintf(f, ",\"tid\":%" PRIu32 ",\"node\":%" PRIu32 ",\"state\":\"%s\",\"ns\":%" PRIu64 ",\"share\":%.4f",
+                p->tid, p->node, query_cp_state_name(p->state), p->ns, (double)p->ns / (double)period);
+        if (dev[0])
+            fprintf(f, ",\"device\":\"%s\"", dev);
+        if (p->for_tid) {
+            fputs(",\"for_thread\":", f);
+            query_json_str(f, p->for_thread, strnlen(p->for_thread, DB_NAME_MAX));
+        }
+        if (p->held_tid) {
+            fputs(",\"held_by\":", f);
+            query_json_str(f, p->held_thread, strnlen(p->held_thread, DB_NAME_MAX));
+        }
+        fputs("}}", f);
+    }
+}
+
 /* The time of an event of the group's trace, clamped into node n's slice. */
 static uint64_t at(const query_view *v, int grp, uint64_t event, const db_node *n, uint64_t dflt)
 {
@@ -243,10 +349,18 @@ int query_perfetto_print(FILE *f, query_view *v, db_error *de)
     fputs("},\"traceEvents\":[", f);
     bool first = true;
     track_names(f, &first, v, t, nt);
+    if (v->cp)
+        cp_track(f, &first, v);
     if (first) /* no node: an empty, valid trace */
         fputs("\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":0,\"tid\":0,\"args\":{\"name\":\"argusq\"}}", f);
-    for (size_t i = 0; i < v->len; i++)
+    for (size_t i = 0; i < v->len; i++) {
         slice(f, v, &v->nodes[i], &t[v->nodes[i].track]);
+        if (wait_slices(f, v, &v->nodes[i], &t[v->nodes[i].track], de)) {
+            free(ts);
+            free(t);
+            return -1;
+        }
+    }
     /* where each flow starts and ends: the connecting events, inside the
      * slices, the end never before the start */
     for (size_t i = 0; i < v->elen; i++) {

@@ -279,6 +279,13 @@ typedef struct query_view_node {
     uint8_t grp;   /* the trace: index into query_view.r */
     bool start;    /* where the statement started (drawn highlighted) */
     uint32_t track; /* perfetto.c: the output thread track */
+    uint64_t wait_from; /* perfetto.c: where the slices of its wait may start on its track */
+    /* fold.c (DOT, SVG): 1 + the index of the node its fold is drawn as, 0
+     * none; the fold's own node: the repetitions it stands for, of how many
+     * nodes each, and when the last of them ended */
+    uint32_t fold_rep, fold_n;
+    uint8_t fold_len;
+    uint64_t fold_end;
 } query_view_node;
 
 typedef struct query_view_edge {
@@ -295,6 +302,8 @@ typedef struct query_view {
     query_view_edge *edges;
     size_t elen, ecap;
     bool oom, sorted;
+    const struct query_cp *cp; /* the critical path of group cp_grp's node, drawn as a track of its own; NULL */
+    int cp_grp;
 } query_view;
 
 bool query_view_format(query_format f); /* dot, svg or perfetto */
@@ -303,7 +312,10 @@ void query_view_init(query_view *v);
 int query_view_group(query_view *v, db_reader *r, const char *role);
 void query_view_add_node(query_view *v, int grp, const db_node *n, bool start);
 void query_view_add_edge(query_view *v, int grp, const db_edge *e);
-void query_view_add_path(query_view *v, int grp, const query_path *p); /* items[0] is a start */
+void query_view_add_path(query_view *v, int grp, const query_path *p);
+/* fold.c: fold the view's long chains of one repeated pattern (for DOT
+ * and SVG); 0, -1 out of memory */
+int query_view_fold(query_view *v); /* items[0] is a start */
 /* Prints the view in s->format (DOT, SVG through `dot`, Perfetto JSON). */
 int query_view_print(query_session *s, query_view *v, query_error *err);
 void query_view_free(query_view *v);
@@ -319,7 +331,7 @@ int query_perfetto_print(FILE *f, query_view *v, db_error *de);
  * (the caller says: rn may be of another archive, whose trace ids say
  * nothing of it) */
 int query_view_paths(query_session *s, db_reader *ra, const query_path *anomaly, db_reader *rn,
-                     const query_path *normal, bool same, query_error *err);
+                     const query_path *normal, bool same, const struct query_cp *cp, query_error *err);
 /* Graphviz's dot on PATH: 0, or -1 with err saying how to get it. */
 int query_need_dot(query_error *err);
 
@@ -526,6 +538,15 @@ static inline uint64_t query_node_oncpu(const db_node *k)
     return k->oncpu && k->oncpu <= k->begin ? k->oncpu : k->begin;
 }
 const char *query_cp_state_name(int state);
+/* The wait before node k as its critical path splits it: blocked from
+ * `from` to `woke` (what ended it: `by`, when `known`), then runnable to
+ * `on`, its switch-in.  1, 0 (no wait), -1. */
+typedef struct query_wait {
+    uint64_t from, woke, on;
+    db_edge by;
+    bool known;
+} query_wait;
+int query_node_wait(db_reader *r, const db_node *k, query_wait *out, db_error *de);
 /* cpsvg.c: the period as a timeline, a row per thread (--format svg) */
 void query_cp_svg(FILE *f, const query_cp *cp);
 int query_exec_critical(query_session *s, const query_stmt *st, query_error *err); /* exec_critpath.c */

@@ -76,11 +76,13 @@ void query_view_add_path(query_view *v, int grp, const query_path *p)
 }
 
 int query_view_paths(query_session *s, db_reader *ra, const query_path *anomaly, db_reader *rn,
-                     const query_path *normal, bool same, query_error *err)
+                     const query_path *normal, bool same, const query_cp *cp, query_error *err)
 {
     query_view v;
     query_view_init(&v);
     int ga = query_view_group(&v, ra, "anomaly");
+    v.cp = cp;
+    v.cp_grp = ga;
     query_view_add_path(&v, ga, anomaly);
     if (rn) {
         /* the same trace (read twice) is one group */
@@ -270,6 +272,117 @@ static const char *edge_style(int kind)
     }
 }
 
+/* The node an end of an edge is drawn as: its fold's, if folded. */
+static size_t drawn_as(const query_view *v, const query_view_node *n)
+{
+    size_t i = (size_t)(n - v->nodes);
+    return n->fold_rep ? n->fold_rep - 1 : i;
+}
+
+typedef struct dot_edge {
+    size_t from, to; /* indexes of the nodes drawn */
+    int kind;
+} dot_edge;
+
+static int dot_edge_cmp(const void *a, const void *b)
+{
+    const dot_edge *x = a, *y = b;
+    if (x->from != y->from)
+        return x->from < y->from ? -1 : 1;
+    if (x->to != y->to)
+        return x->to < y->to ? -1 : 1;
+    return (x->kind > y->kind) - (x->kind < y->kind);
+}
+
+/* The style of a bundle of edges: its first kind that is neither weak nor
+ * a preemption (what connected the two), else a preemption, else weak. */
+static int bundle_kind(const dot_edge *e, size_t n)
+{
+    int k = e[0].kind;
+    for (size_t i = 0; i < n; i++) {
+        if (e[i].kind != DB_EDGE_WEAK && e[i].kind != DB_EDGE_PREEMPT)
+            return e[i].kind;
+        if (e[i].kind == DB_EDGE_PREEMPT)
+            k = DB_EDGE_PREEMPT;
+    }
+    return k;
+}
+
+/* One arrow per pair of nodes drawn: edges of several kinds between the
+ * same two ("preempt + wakeup"), or of one kind several times ("wakeup
+ * x2"), were drawn on top of each other with their labels overprinted. */
+static void dot_edges(FILE *f, query_view *v)
+{
+    dot_edge *d = malloc((v->elen ? v->elen : 1) * sizeof *d);
+    if (!d) {
+        v->oom = true;
+        return;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < v->elen; i++) {
+        const query_view_edge *e = &v->edges[i];
+        const query_view_node *a = query_view_find(v, e->grp, e->e.from), *b = query_view_find(v, e->grp, e->e.to);
+        size_t x = drawn_as(v, a), y = drawn_as(v, b);
+        if (x != y) /* inside a fold */
+            d[n++] = (dot_edge){x, y, e->e.kind};
+    }
+    if (n)
+        qsort(d, n, sizeof *d, dot_edge_cmp);
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && d[j].from == d[i].from && d[j].to == d[i].to)
+            j++;
+        fputs("  ", f);
+        dot_id(f, &v->nodes[d[i].from]);
+        fputs(" -> ", f);
+        dot_id(f, &v->nodes[d[i].to]);
+        fputs(" [label=\"", f);
+        for (size_t k = i; k < j;) {
+            size_t m = k;
+            while (m < j && d[m].kind == d[k].kind)
+                m++;
+            fprintf(f, "%s%s", k > i ? " + " : "", db_edge_kind_name(d[k].kind));
+            if (m - k > 1)
+                fprintf(f, " x%zu", m - k);
+            k = m;
+        }
+        fprintf(f, "\", %s];\n", edge_style(bundle_kind(d + i, j - i)));
+        i = j;
+    }
+    free(d);
+}
+
+/* A fold: the repetitions it stands for, between the first and the last
+ * drawn beside it. */
+static void dot_fold(FILE *f, const query_view *v, const query_view_node *vn)
+{
+    char b[32], d[32];
+    query_fmt_ts(b, sizeof b, vn->n.begin);
+    query_fmt_duration(d, sizeof d, vn->fold_end - vn->n.begin);
+    fputs("    ", f);
+    dot_id(f, vn);
+    fprintf(f, " [label=\"%" PRIu32 " more x (", vn->fold_n);
+    /* the pattern: the fold's first fold_len nodes, in order along the chain */
+    const query_view_node *x = vn;
+    for (uint8_t i = 0; i < vn->fold_len; i++) {
+        if (i)
+            fputs(" -> ", f);
+        dot_str(f, x->n.thread);
+        const query_view_node *next = NULL;
+        for (size_t k = 0; k < v->elen && !next; k++)
+            if (v->edges[k].grp == x->grp && v->edges[k].e.from == x->n.id) {
+                const query_view_node *t = query_view_find(v, x->grp, v->edges[k].e.to);
+                if (t && t->fold_rep == vn->fold_rep)
+                    next = t;
+            }
+        if (!next)
+            break;
+        x = next;
+    }
+    fprintf(f, ")\\nfolded: %s  %s +%s\", style=\"rounded,dashed,filled\", fillcolor=\"#eeeeee\"];\n",
+            db_node_kind_name(vn->n.kind), b, d);
+}
+
 static int by_process(const void *a, const void *b, void *ctx)
 {
     const query_view_node *nodes = ctx, *x = &nodes[*(const size_t *)a], *y = &nodes[*(const size_t *)b];
@@ -285,6 +398,10 @@ static int by_process(const void *a, const void *b, void *ctx)
 static void dot_print(FILE *f, query_view *v)
 {
     query_view_sort(v);
+    if (query_view_fold(v)) {
+        v->oom = true;
+        return;
+    }
     fputs("digraph argusq {\n  rankdir=LR;\n  newrank=true;\n"
           "  node [shape=box, style=\"rounded,filled\", fontname=\"monospace\", fontsize=10];\n"
           "  edge [fontname=\"monospace\", fontsize=9];\n",
@@ -311,21 +428,21 @@ static void dot_print(FILE *f, query_view *v)
                    "    fontname=\"monospace\"; fontsize=11;\n",
                 first->n.pid);
         size_t j = i;
-        for (; j < v->len && v->nodes[ix[j]].grp == first->grp && v->nodes[ix[j]].n.pid == first->n.pid; j++)
-            dot_node(f, v, &v->nodes[ix[j]]);
+        for (; j < v->len && v->nodes[ix[j]].grp == first->grp && v->nodes[ix[j]].n.pid == first->n.pid; j++) {
+            const query_view_node *n = &v->nodes[ix[j]];
+            if (!n->fold_rep)
+                dot_node(f, v, n);
+        }
         fputs("  }\n", f);
         i = j;
     }
     free(ix);
-    for (size_t i = 0; i < v->elen; i++) {
-        const query_view_edge *e = &v->edges[i];
-        const query_view_node *a = query_view_find(v, e->grp, e->e.from), *b = query_view_find(v, e->grp, e->e.to);
-        fputs("  ", f);
-        dot_id(f, a);
-        fputs(" -> ", f);
-        dot_id(f, b);
-        fprintf(f, " [label=\"%s\", %s];\n", db_edge_kind_name(e->e.kind), edge_style(e->e.kind));
-    }
+    /* a fold spans the processes of its pattern: outside their boxes (one
+     * whose nodes are all folded is empty, and Graphviz leaves it out) */
+    for (size_t i = 0; i < v->len; i++)
+        if (v->nodes[i].fold_rep == i + 1)
+            dot_fold(f, v, &v->nodes[i]);
+    dot_edges(f, v);
     fputs("}\n", f);
 }
 

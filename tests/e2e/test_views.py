@@ -30,7 +30,9 @@ def check_trace_events(test, doc):
     reads it: required keys per phase, names for every process and thread,
     slices that nest or are disjoint on each track, and flows whose start
     and end share id, cat and name and bind to slices of their tracks.
-    Returns (slices, flows by id, thread names, process names)."""
+    Returns (the nodes' slices, flows by id, thread names, process names);
+    the slices of threads' states and of a critical path (cat "state",
+    "critical path") are checked with them and left out."""
     test.assertIsInstance(doc, dict)
     test.assertIsInstance(doc.get("traceEvents"), list)
     test.assertIn(doc.get("displayTimeUnit", "ms"), ("ms", "ns"))
@@ -43,7 +45,10 @@ def check_trace_events(test, doc):
         test.assertIsInstance(ev.get("pid"), int, ev)
         test.assertIsInstance(ev.get("tid"), int, ev)
         if ph == "M":
-            test.assertIn(ev["name"], ("process_name", "thread_name"), ev)
+            test.assertIn(ev["name"], ("process_name", "thread_name", "process_sort_index"), ev)
+            if ev["name"] == "process_sort_index":
+                test.assertIsInstance(ev["args"]["sort_index"], int)
+                continue
             test.assertIsInstance(ev["args"]["name"], str)
             test.assertTrue(ev["args"]["name"])
             if ev["name"] == "process_name":
@@ -94,7 +99,14 @@ def check_trace_events(test, doc):
         test.assertLessEqual(s["ts"], e["ts"])
         test.assertTrue(enclosing(s), f"flow {fid} starts inside a slice")
         test.assertTrue(enclosing(e), f"flow {fid} ends inside a slice")
-    return slices, flows, threads, procs
+    return [x for x in slices if x["cat"] not in ("state", "critical path")], flows, threads, procs
+
+
+def state_slices(doc, cat):
+    """The slices of one of the two drawings beside the nodes' ("state":
+    each thread's wait before a node; "critical path"), in time order."""
+    return sorted((e for e in doc["traceEvents"] if e.get("ph") == "X" and e.get("cat") == cat),
+                  key=lambda e: (e["ts"], e["tid"]))
 
 
 class Perfetto(ArchiveCase):
@@ -146,6 +158,48 @@ class Perfetto(ArchiveCase):
                      for f in flows.values())
         self.assertEqual(got, sorted((e["from"], e["to"], e["kind"]) for e in want["edges"]))
         self.assertIn("timer", {f["s"][0]["name"] for f in flows.values()})
+
+    def test_waits_and_the_critical_path_are_drawn(self):
+        """The answer at a glance: each thread's wait before a node as
+        "blocked" (by what, from its edge) then "runnable", on its track;
+        the critical path as a process of its own whose slices are the
+        parts of the period, as the JSON gives them.  Before, the 283.9 ms
+        wait was only in args.blocked_ns."""
+        n = self.ui["id"]
+        for stmt, key in ((f"critical path of node {n}", "parts"), (f"diagnose node {n}", "breakdown")):
+            with self.subTest(stmt=stmt):
+                want = self.json(stmt)
+                doc = json.loads(self.ok("--format", "perfetto", stmt).stdout)
+                slices, _, threads, procs = check_trace_events(self, doc)
+                cp = state_slices(doc, "critical path")
+                parts = [p for p in want[key] if p["ns"]]
+                self.assertEqual([(x["args"]["thread"], x["args"]["state"], x["args"]["node"]) for x in cp],
+                                 [(p["thread"], p["state"], p["node"]) for p in parts])
+                self.assertEqual([(round(x["ts"] * 1000), round(x["dur"] * 1000)) for x in cp],
+                                 [(p["begin"], p["ns"]) for p in parts])
+                period = want["period"]
+                self.assertEqual(sum(round(x["dur"] * 1000) for x in cp), period["end"] - period["begin"])
+                self.assertTrue(all(x["name"] == f'{x["args"]["thread"]}: {x["args"]["state"]}' or
+                                    x["args"]["state"] == "io" for x in cp))
+                self.assertEqual(procs[cp[0]["pid"]], "critical path")
+                # the wait of the node asked about, on its own thread's track
+                waits = [x for x in state_slices(doc, "state") if x["args"]["node"] == n]
+                self.assertEqual([x["args"]["state"] for x in waits], ["blocked", "runnable"])
+                blocked, runnable = waits
+                self.assertEqual((blocked["pid"], blocked["tid"]), (self.ui["pid"], self.ui["tid"]))
+                self.assertEqual(round(blocked["ts"] * 1000), self.ui["begin"] - self.ui["blocked"])
+                self.assertGreater(blocked["dur"], 283000)  # the 283.9 ms, drawn
+                self.assertEqual(blocked["args"]["waker"], "worker")
+                self.assertEqual(blocked["name"], "blocked: wakeup by worker")
+                self.assertEqual(round((runnable["ts"]) * 1000), round((blocked["ts"] + blocked["dur"]) * 1000))
+                self.assertLessEqual(round((runnable["ts"] + runnable["dur"]) * 1000), self.ui["begin"])
+                node = [x for x in slices if x["args"]["node"] == n][0]
+                self.assertEqual((node["pid"], node["tid"]), (blocked["pid"], blocked["tid"]))
+        # a view without a critical path draws the waits, not the path
+        doc = json.loads(self.ok("--format", "perfetto", f"slice back from node {n} depth 3").stdout)
+        check_trace_events(self, doc)
+        self.assertEqual(state_slices(doc, "critical path"), [])
+        self.assertIn(n, [x["args"]["node"] for x in state_slices(doc, "state")])
 
     def test_every_statement_that_returns_nodes(self):
         n = self.ui["id"]
@@ -260,10 +314,53 @@ class Graphs(ArchiveCase):
         # edges styled by kind
         kinds = {e["kind"] for e in want["edges"]}
         self.assertTrue({"wakeup", "timer", "weak"} <= kinds, kinds)
+        # one arrow per pair of nodes, labeled with every kind between them
+        arrows = re.findall(r'n(\d+) -> n(\d+) \[label="([^"]*)"', dot)
+        pairs = [(int(a), int(b)) for a, b, _ in arrows]
+        self.assertEqual(len(pairs), len(set(pairs)), "two arrows between the same two nodes")
+        labels = {(int(a), int(b)): [k.split(" x")[0] for k in lab.split(" + ")] for a, b, lab in arrows}
         for e in want["edges"]:
-            self.assertIn(f'n{e["from"]} -> n{e["to"]} [label="{e["kind"]}"', dot)
-        self.assertRegex(dot, r'\[label="timer", style=dotted')
+            self.assertIn(e["kind"], labels[(e["from"], e["to"])])
+        self.assertEqual(sum(len(k) for k in labels.values()), len({(e["from"], e["to"], e["kind"]) for e in want["edges"]}))
+        self.assertRegex(dot, r'\[label="[^"]*timer[^"]*", style=dotted')
         self.assertRegex(dot, r'\[label="weak", style=dashed')
+        self.assertRegex(dot, r'\[label="weak \+ preempt", style=bold')  # the preemption shown, not the weak
+
+    def test_long_chains_fold_and_parallel_edges_merge(self):
+        """A depth-20 slice back from ui-main runs through hog and its timer
+        nine times over: the first and the last stay, the seven between are
+        one node that says so, and the picture is a third as wide.  Edges
+        of several kinds between the same two nodes are one arrow."""
+        stmt = f"slice back from node {self.ui['id']} depth 20"
+        want = self.json(stmt)
+        dot = self.ok("--format", "dot", stmt).stdout
+        self.render(dot)
+        # the chain, from the JSON: hog and timer/hrtimer_wakeup taking turns
+        names = {n["id"]: n["thread"] for n in want["nodes"]}
+        hogs = [n for n in want["nodes"] if n["thread"] == "hog"]
+        self.assertGreaterEqual(len(hogs), 9)
+        drawn = {int(i) for i in re.findall(r"^\s+n(\d+) \[label=", dot, re.M)}
+        folds = re.findall(r'^\s+n(\d+) \[label="(\d+) more x \(([^)]*)\)\\nfolded: ', dot, re.M)
+        self.assertEqual(len(folds), 1, dot)
+        fid, count, pattern = folds[0]
+        self.assertEqual(pattern, "timer/hrtimer_wakeup -> hog")
+        # every node is drawn, or folded into the count
+        self.assertEqual(len(drawn - {int(fid)}) + 2 * int(count), len(want["nodes"]))
+        self.assertEqual(int(count), len(hogs) - 1 - 2)  # the leaf hog is not in the chain; its first and last stay
+        self.assertIn(self.ui["id"], drawn)
+        self.assertIn(f" -> n{fid} [", dot)  # the chain goes through the fold
+        self.assertIn(f"n{fid} -> ", dot)
+        # the whole is narrower than the strip it was (about 6,900 pt)
+        svg = self.ok("--format", "svg", stmt).stdout
+        width = float(re.search(r'<svg width="([\d.]+)pt"', svg).group(1))
+        self.assertLess(width, 3500)
+        # JSON and Perfetto keep every node
+        self.assertEqual(len(want["nodes"]), len(set(names)))
+        # diagnose: the wakeup and the preemption from node 1 to node 2 are one arrow
+        dot = self.ok("--format", "dot", f"diagnose node {self.ui['id']}").stdout
+        arrows = re.findall(r'(n\d+) -> (n\d+) \[label="([^"]*)"', dot)
+        self.assertEqual(len(arrows), len({(a, b) for a, b, _ in arrows}))
+        self.assertIn("wakeup + preempt", [lab for _, _, lab in arrows])
 
     def test_dot_of_diagnose_and_find_renders(self):
         self.ingest(trace("lockchain-normal.txt"), name="normal")
