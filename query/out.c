@@ -420,8 +420,124 @@ static void pad(FILE *f, size_t n)
     fwrite(spaces, 1, n, f);
 }
 
+/* ---- events in CSV: every key of the JSON a column ----
+ * An event's pairs beyond the seven columns (pid, cpu, phase, its object,
+ * its attributes) are kept per row as "k\0v\0...\0" in xbuf; the header
+ * is the seven, then every key in the order the rows brought them, and a
+ * row leaves empty what it does not have.  The `attributes` column stays,
+ * as it was. */
+static void x_put(query_table *t, const char *s, size_t n)
+{
+    if (t->oom)
+        return;
+    if (!query_grow((void **)&t->xbuf, &t->xcap, t->xlen + n + 1, 1)) {
+        t->oom = true;
+        return;
+    }
+    memcpy(t->xbuf + t->xlen, s, n);
+    t->xbuf[t->xlen + n] = 0;
+    t->xlen += n + 1;
+}
+
+static void x_pair(query_table *t, const char *k, const char *v, size_t vn)
+{
+    x_put(t, k, strlen(k));
+    x_put(t, v, vn);
+}
+
+static void x_row(query_table *t, const db_event *ev)
+{
+    if (!query_grow((void **)&t->xrow, &t->xrowcap, t->nxrow + 1, sizeof *t->xrow)) {
+        t->oom = true;
+        return;
+    }
+    t->xrow[t->nxrow++] = t->xlen;
+    char b[32];
+    x_pair(t, "pid", b, (size_t)snprintf(b, sizeof b, "%" PRIu32, ev->pid));
+    if (ev->cpu != DB_CPU_NONE)
+        x_pair(t, "cpu", b, (size_t)snprintf(b, sizeof b, "%u", ev->cpu));
+    const char *ph = query_event_phase(ev);
+    if (ph)
+        x_pair(t, "phase", ph, strlen(ph));
+    const char *obj = db_evtype_obj_name(ev->type);
+    if (obj)
+        x_pair(t, obj, b,
+               (size_t)(db_evtype_obj_is_addr(ev->type) ? snprintf(b, sizeof b, "0x%" PRIx64, ev->obj)
+                                                        : snprintf(b, sizeof b, "%" PRIu64, ev->obj)));
+    const char *end = ev->attrs + ev->attrs_len;
+    for (const char *p = ev->attrs, *next; p < end; p = next) {
+        size_t n = strnlen(p, (size_t)(end - p));
+        next = p + n + 1;
+        const char *eq = memchr(p, '=', n);
+        char k[64];
+        size_t kn = eq ? (size_t)(eq - p) : 0;
+        if (!eq || kn >= sizeof k)
+            continue;
+        memcpy(k, p, kn);
+        k[kn] = 0;
+        /* the JSON's own keys, not its "attributes" object's */
+        if (query_event_is_fixed_field(k) || (obj && strcmp(k, obj) == 0) || strcmp(k, "attributes") == 0)
+            continue;
+        x_pair(t, k, eq + 1, n - kn - 1);
+    }
+    x_put(t, "", 0);
+}
+
+/* the value of key k in the row at xbuf + at, NULL none */
+static const char *x_get(const query_table *t, size_t at, const char *k)
+{
+    for (const char *p = t->xbuf + at; *p; p += strlen(p) + 1) {
+        const char *v = p + strlen(p) + 1;
+        if (strcmp(p, k) == 0)
+            return v;
+        p = v;
+    }
+    return NULL;
+}
+
+static void x_print(query_table *t, FILE *f)
+{
+    /* the keys, by first appearance: offsets of their names in xbuf */
+    size_t *keys = NULL, nkeys = 0, kcap = 0;
+    for (size_t r = 0; r < t->nxrow; r++)
+        for (const char *p = t->xbuf + t->xrow[r]; *p; p += strlen(p) + 1) {
+            size_t i = 0;
+            while (i < nkeys && strcmp(t->xbuf + keys[i], p) != 0)
+                i++;
+            if (i == nkeys) {
+                if (!query_grow((void **)&keys, &kcap, nkeys + 1, sizeof *keys)) {
+                    free(keys);
+                    t->oom = true;
+                    return;
+                }
+                keys[nkeys++] = (size_t)(p - t->xbuf);
+            }
+            p += strlen(p) + 1; /* past the value */
+        }
+    size_t nc = (size_t)t->ncols;
+    for (size_t row = 0; row * nc < t->ncells; row++) {
+        for (size_t c = 0; c < nc && row * nc + c < t->ncells; c++) {
+            csv_field(f, t->buf + t->cells[row * nc + c]);
+            if (c + 1 < nc || nkeys)
+                fputc(',', f);
+        }
+        for (size_t i = 0; i < nkeys; i++) {
+            const char *v = row == 0 ? t->xbuf + keys[i] : x_get(t, t->xrow[row - 1], t->xbuf + keys[i]);
+            csv_field(f, v ? v : "");
+            if (i + 1 < nkeys)
+                fputc(',', f);
+        }
+        fputc('\n', f);
+    }
+    free(keys);
+}
+
 void query_table_print(query_table *t, FILE *f)
 {
+    if (t->csv && t->xrow) {
+        x_print(t, f);
+        return;
+    }
     if (t->csv) {
         for (size_t i = 0; i < t->ncells; i++) {
             csv_field(f, t->buf + t->cells[i]);
@@ -455,6 +571,8 @@ void query_table_free(query_table *t)
 {
     free(t->cells);
     free(t->buf);
+    free(t->xbuf);
+    free(t->xrow);
     memset(t, 0, sizeof *t);
 }
 
@@ -519,6 +637,8 @@ void query_table_event(query_table *t, const db_event *ev)
          a += strlen(a) + 1)
         len += (size_t)snprintf(attrs + len, sizeof attrs - len, "%s%s", len ? " " : "", a);
     query_table_str(t, attrs);
+    if (t->csv)
+        x_row(t, ev);
 }
 
 void query_xml_text(FILE *f, const char *s)

@@ -79,6 +79,11 @@ typedef struct query_table {
     size_t len, bcap;
     bool oom;
     bool csv;
+    /* events in CSV: each row's other keys (out.c, x_row) */
+    char *xbuf;
+    size_t xlen, xcap;
+    size_t *xrow;
+    size_t nxrow, xrowcap;
 } query_table;
 
 void query_table_init(query_table *t, query_format f, int ncols, const char *const *heads);

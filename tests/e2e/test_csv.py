@@ -43,6 +43,32 @@ class Csv(ArchiveCase):
             if "cpu" not in n:
                 self.assertEqual(r["cpu"], "")
 
+    def test_events_hold_every_json_key(self):
+        """An event's attributes are columns of their own, as its JSON keys
+        are (the header the union of the rows' keys; a row leaves empty what
+        it does not have), beside the one `attributes` column kept as it was."""
+        for name, stmt in (("lock", "find events limit 400"), ("disk", 'find events where type = "raw" or type = "interrupt" limit 300'),
+                           ("lock", f"events of node {self.worst('lock', 'ui-main')}")):
+            with self.subTest(stmt=stmt):
+                rows, head = self.table("--trace", name, stmt)
+                events = self.json("--trace", name, stmt)["events"]
+                self.assertTrue(events)
+                self.assertEqual(len(rows), len(events))
+                self.assertEqual(head[:7], ["id", "ts", "tid", "node", "type", "event", "attributes"])
+                keys = set()
+                for r, e in zip(rows, events):
+                    for k, v in e.items():
+                        if k == "attributes":  # the JSON's object of names that clash with fields
+                            continue
+                        keys.add(k)
+                        self.assertIn(k, head)
+                        self.assertEqual(r[k], str(v), (k, r, e))
+                    for k in head[7:]:
+                        if k not in e:
+                            self.assertEqual(r[k], "", (k, r, e))
+                self.assertEqual(set(head) - {"attributes"}, keys)  # no column the JSON has not
+                self.assertGreater(len(head), 10)
+
     def test_show_node_is_one_table(self):
         node = self.worst("lock", "ui-main")
         rows, head = self.table("--trace", "lock", "show node %d" % node)
