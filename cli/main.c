@@ -16,6 +16,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
@@ -539,10 +540,10 @@ static void report(const char *where, const char *src, size_t len, const argusq_
 }
 
 /* Parses and runs src; stops at the first failing statement. */
-static int run_source(argusq_session *s, const char *where, const char *src, size_t len)
+static int run_source_to(argusq_session *s, const char *where, const char *src, size_t len, FILE *out)
 {
     argusq_error e;
-    long n = argusq_session_run_file(s, src, len, stdout, &e);
+    long n = argusq_session_run_file(s, src, len, out, &e);
     /* `argusq ''` or `argusq ';'` asked for nothing: say so (a script or
      * stdin may well hold no statement) */
     if (n == 0 && !strcmp(where, "query")) {
@@ -570,6 +571,11 @@ static int run_source(argusq_session *s, const char *where, const char *src, siz
     else
         report(where, src, len, &e);
     return 1;
+}
+
+static int run_source(argusq_session *s, const char *where, const char *src, size_t len)
+{
+    return run_source_to(s, where, src, len, stdout);
 }
 
 
@@ -688,6 +694,10 @@ typedef struct repl_state {
     argusq_session *s;
     argusq_archive *a;          /* the session's archive (completion reads it) */
     bool timer;                 /* .timer on: each statement's time */
+    bool no_headers, expanded;  /* .headers off, .expanded on (\x) */
+    bool rows;                  /* .rows on: "(N rows)" after a table */
+    bool pager;                 /* .pager on: long output through $PAGER */
+    int format;                 /* the session's output format */
     char trace[256];            /* the trace the completion's names are of */
     char **names;               /* completion: trace and thread names (malloc'd) */
     size_t nnames;
@@ -776,7 +786,7 @@ static char *complete_word(const char *text, int state)
         "in", "id", "tid", "pid", "proc", "begin", "end", "duration", "blocked", "running", "runnable", "kind",
         "cpu", "ts", "type", "phase", "name", "count", "sum", "min", "max", "avg", "median", "p50", "p90",
         "p95", "p99", "interrupt", "softirq", "timer", "dispatch", "runloop", "wakeup", "ipc", "ipc_reply",
-        "preempt", "flag", "user", "io", ".format", ".timer", ".help", "quit", NULL};
+        "preempt", "flag", "user", "io", ".format", ".timer", ".headers", ".expanded", ".rows", ".pager", ".help", "quit", NULL};
     static size_t i;
     static bool quoted;
     if (!state) {
@@ -800,34 +810,93 @@ static char *complete_word(const char *text, int state)
     return NULL;
 }
 
-/* `.format table|json|csv|...`, `.timer on|off`, `.help`: the REPL's own
- * settings (sqlite3's dot-commands).  Returns false for a line that is
+/* on/off of a setting, or a toggle without one (psql's \x, \timing) */
+static bool setting(const char *cmd, const char *arg, bool now, bool *ok)
+{
+    *ok = true;
+    if (!strcmp(arg, "on"))
+        return true;
+    if (!strcmp(arg, "off"))
+        return false;
+    if (!arg[0] && cmd[0] == '\\')
+        return !now;
+    *ok = false;
+    return now;
+}
+
+/* `.format table|json|csv|...`, `.timer`, `.headers`, `.expanded` (psql's
+ * \x), `.rows`, `.pager`, `.help`: the REPL's own settings (sqlite3's
+ * dot-commands, psql's backslash ones).  Returns false for a line that is
  * none of them. */
 static bool dot_command(repl_state *r, const char *line)
 {
     const char *w = line + strspn(line, " \t");
-    if (*w != '.')
+    if (*w != '.' && *w != '\\')
         return false;
     char cmd[32] = "", arg[32] = "";
     sscanf(w, "%31s %31s", cmd, arg);
+    bool ok = true;
+    argusq_error e;
     if (!strcmp(cmd, ".format") || !strcmp(cmd, ".mode")) {
         int f = arg[0] ? argusq_format_from_name(arg) : -1;
-        argusq_error e;
         if (f < 0 || argusq_session_set_format(r->s, f, &e))
             fprintf(stderr, "argusq: .format table|json|csv|dot|svg|perfetto, not \"%s\"\n", arg);
-    } else if (!strcmp(cmd, ".timer")) {
-        if (!strcmp(arg, "on") || !strcmp(arg, "off"))
-            r->timer = !strcmp(arg, "on");
         else
-            fprintf(stderr, "argusq: .timer on|off\n");
-    } else if (!strcmp(cmd, ".help"))
+            r->format = f;
+    } else if (!strcmp(cmd, ".timer") || !strcmp(cmd, "\\timing"))
+        r->timer = setting(cmd, arg, r->timer, &ok);
+    else if (!strcmp(cmd, ".headers"))
+        r->no_headers = !setting(cmd, arg, !r->no_headers, &ok);
+    else if (!strcmp(cmd, ".expanded") || !strcmp(cmd, "\\x"))
+        r->expanded = setting(cmd, arg, r->expanded, &ok);
+    else if (!strcmp(cmd, ".rows"))
+        r->rows = setting(cmd, arg, r->rows, &ok);
+    else if (!strcmp(cmd, ".pager"))
+        r->pager = setting(cmd, arg, r->pager, &ok);
+    else if (!strcmp(cmd, ".help") || !strcmp(cmd, "\\?"))
         printf(".format table|json|csv|dot|svg|perfetto  the output of the statements after it\n"
-               ".timer on|off                            the time each statement took\n"
-               ".help                                    this\n"
+               ".timer on|off      (\\timing)  the time each statement took\n"
+               ".headers on|off               the header row of tables\n"
+               ".expanded on|off   (\\x)       a table's rows as blocks, a line per column\n"
+               ".rows on|off                  \"(N rows)\" after a table\n"
+               ".pager on|off                 output longer than the terminal through $PAGER (less)\n"
+               ".help              (\\?)       this\n"
                "Tab completes keywords and fields, and in a string trace and thread names.\n");
     else
         fprintf(stderr, "argusq: unknown command %s (.help lists them)\n", cmd);
+    if (!ok)
+        fprintf(stderr, "argusq: %s on|off\n", cmd);
+    else if (argusq_session_set_display(r->s, (r->no_headers ? ARGUSQ_DISPLAY_NO_HEADERS : 0) |
+                                                  (r->expanded ? ARGUSQ_DISPLAY_EXPANDED : 0),
+                                        &e))
+        fprintf(stderr, "argusq: %s\n", e.message);
+    else if (cmd[0] == '\\' && !arg[0]) /* a toggle says where it left the setting */
+        printf("%s is %s.\n", !strcmp(cmd, "\\x") ? "Expanded display" : "Timing",
+               (!strcmp(cmd, "\\x") ? r->expanded : r->timer) ? "on" : "off");
     return true;
+}
+
+/* The terminal's height in lines; 0 not a terminal. */
+static int term_lines(void)
+{
+    struct winsize ws;
+    return ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 ? ws.ws_row : 0;
+}
+
+/* A statement's output, held (with .pager on, on a terminal): through the
+ * pager when it is longer than the terminal, else as it is. */
+static void page(const char *out, size_t len)
+{
+    size_t lines = 0;
+    for (size_t i = 0; i < len; i++)
+        lines += out[i] == '\n';
+    int rows = term_lines();
+    const char *pager = getenv("PAGER");
+    FILE *p = rows > 0 && lines >= (size_t)rows ? popen(pager && *pager ? pager : "less -FRX", "w") : NULL;
+    fwrite(out, 1, len, p ? p : stdout);
+    if (p)
+        pclose(p);
+    fflush(stdout);
 }
 
 static double now_s(void)
@@ -837,9 +906,9 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-static int repl(argusq_session *s, argusq_archive *a, const char *archive)
+static int repl(argusq_session *s, argusq_archive *a, const char *archive, int format)
 {
-    repl_state rs = {.s = s, .a = a};
+    repl_state rs = {.s = s, .a = a, .rows = true, .format = format};
     completing = &rs;
     rl_completion_entry_function = complete_word;
     rl_basic_word_break_characters = " \t\n\"(),=<>;";
@@ -917,7 +986,18 @@ static int repl(argusq_session *s, argusq_archive *a, const char *archive)
             continue;
         }
         double t0 = now_s();
-        run_source(s, "query", buf, len - 1);
+        char *held = NULL;
+        size_t nheld = 0;
+        FILE *out = rs.pager && isatty(STDOUT_FILENO) ? open_memstream(&held, &nheld) : NULL;
+        run_source_to(s, "query", buf, len - 1, out ? out : stdout);
+        if (out) {
+            fclose(out);
+            page(held, nheld);
+            free(held);
+        }
+        long rows = argusq_session_rows(s);
+        if (rs.rows && rows >= 0 && rs.format == ARGUSQ_FORMAT_TABLE)
+            printf("(%ld row%s)\n", rows, rows == 1 ? "" : "s");
         if (rs.timer)
             printf("time: %.3f s\n", now_s() - t0);
         clearerr(stdout); /* a write Ctrl-C cut short (EINTR) is no reason to stop writing */
@@ -1069,7 +1149,7 @@ int main(int argc, char **argv)
     else if (!is_repl)
         rc = run_file(s, "-");
     else
-        rc = repl(s, a, o.archive);
+        rc = repl(s, a, o.archive, o.format);
     argusq_session_free(s);
     argusq_close(a);
     free(o.statement);

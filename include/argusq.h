@@ -154,6 +154,17 @@ ARGUSQ_API const char *argusq_session_trace(const argusq_session *s); /* its cur
 /* The output format of the statements run after it (enum argusq_format):
  * a REPL's `.format`.  0, or -1 with err filled (an unknown format). */
 ARGUSQ_API int argusq_session_set_format(argusq_session *s, int format, argusq_error *err);
+/* How tables (table and csv formats) are shown from now on: a REPL's
+ * `.headers off` and psql's `\x`.  0, or -1 with err filled. */
+enum argusq_display {
+    ARGUSQ_DISPLAY_NO_HEADERS = 1, /* no header row */
+    ARGUSQ_DISPLAY_EXPANDED = 2    /* table: a block per row, a line per column */
+};
+ARGUSQ_API int argusq_session_set_display(argusq_session *s, unsigned flags, argusq_error *err);
+/* The rows of the tables the last statement run printed (table and csv
+ * formats), -1 when it printed none (JSON, prose, a picture): a REPL's
+ * "(N rows)". */
+ARGUSQ_API long argusq_session_rows(const argusq_session *s);
 
 /* Normal steps from elsewhere: `diagnose ... against traces [where E]` in
  * this session judges the anomaly against steps[0 .. n) -- pooled from

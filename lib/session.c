@@ -68,6 +68,7 @@ static int session_init(argusq_session *s, argusq_archive *a, const argusq_query
     s->q.archive = a ? a->db : NULL;
     s->q.archive_path = a ? a->path : NULL;
     s->q.opener = (query_opener){.open = open_other, .close = close_other};
+    s->q.rows = -1;
     if (trace)
         snprintf(s->q.trace, sizeof s->q.trace, "%s", trace);
     return 0;
@@ -148,6 +149,20 @@ int argusq_session_normals(argusq_session *s, const argusq_normal_step *steps, s
 
 const char *argusq_session_trace(const argusq_session *s) { return s ? s->q.trace : ""; }
 
+int argusq_session_set_display(argusq_session *s, unsigned flags, argusq_error *err)
+{
+    lib_clear(err);
+    if (!s)
+        return lib_fail(err, ARGUSQ_ERR_USAGE, "argusq_session_set_display: a NULL session");
+    if (flags & ~(unsigned)(ARGUSQ_DISPLAY_NO_HEADERS | ARGUSQ_DISPLAY_EXPANDED))
+        return lib_fail(err, ARGUSQ_ERR_USAGE, "argusq_session_set_display: unknown flags 0x%x", flags);
+    s->q.no_headers = flags & ARGUSQ_DISPLAY_NO_HEADERS;
+    s->q.expanded = flags & ARGUSQ_DISPLAY_EXPANDED;
+    return 0;
+}
+
+long argusq_session_rows(const argusq_session *s) { return s ? s->q.rows : -1; }
+
 int argusq_session_set_format(argusq_session *s, int format, argusq_error *err)
 {
     lib_clear(err);
@@ -182,6 +197,7 @@ static long run(argusq_session *s, const char *src, size_t len, FILE *out,
         const query_stmt *st = query_script_stmt(sc, i);
         memset(&e, 0, sizeof e);
         s->q.read_trace[0] = '\0';
+        s->q.rows = -1;
         int failed;
         if (interrupted(s))
             failed = -1;

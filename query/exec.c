@@ -218,7 +218,7 @@ static int exec_traces(query_session *s, const query_stmt *st, query_error *err)
             query_table_str(&t, buf);
         }
     }
-    query_table_print(&t, s->out);
+    query_table_show(s, &t);
     query_table_free(&t);
     free_traces(&c);
     return 0;
@@ -538,7 +538,7 @@ static int exec_show(query_session *s, const query_stmt *st, query_error *err)
             query_table nt;
             query_table_nodes_init(&nt, s->format);
             query_table_node(&nt, &n);
-            query_table_print(&nt, s->out);
+            query_table_show(s, &nt);
             query_table_free(&nt);
         }
         rc = db_edges_in(r, n.id, edge_row, &l, &de);
@@ -553,10 +553,10 @@ static int exec_show(query_session *s, const query_stmt *st, query_error *err)
         else if (view && !rc)
             rc = query_view_print(s, &v, err) ? -2 : 0;
         else if (csv && !rc)
-            query_table_print(&t, s->out);
+            query_table_show(s, &t);
         else if (!view && t.ncells > 4) {
             fputc('\n', s->out);
-            query_table_print(&t, s->out);
+            query_table_show(s, &t);
         }
         if (rc == -2)
             rc = -1; /* err is filled */
@@ -603,7 +603,7 @@ static int exec_events_of(query_session *s, const query_stmt *st, query_error *e
         if (s->format == QUERY_FMT_JSON)
             fputs("]}\n", s->out);
         else if (!rc)
-            query_table_print(&l.t, s->out);
+            query_table_show(s, &l.t);
         query_table_free(&l.t);
         if (rc)
             query_fail(err, NULL, "%s", de.msg);

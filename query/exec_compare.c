@@ -105,7 +105,7 @@ int query_exec_match(query_session *s, const query_stmt *st, query_error *err)
                 if (src.path)
                     query_table_str(&t, src.path);
             }
-            query_table_print(&t, s->out);
+            query_table_show(s, &t);
             query_table_free(&t);
             if (s->format == QUERY_FMT_TABLE)
                 fprintf(s->out, "%zu nodes like node %" PRIu32 " (%s)%s%s\n", c.len, n.id, n.thread,

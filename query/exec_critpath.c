@@ -246,7 +246,7 @@ static void print_table(query_session *s, const query_cp *cp, bool life)
             fprintf(s->out, "critical path of node %" PRIu32 " (%s): %s from %s\n", cp->node.id, cp->node.thread,
                     b, a);
     }
-    query_table_print(&t, s->out);
+    query_table_show(s, &t);
     query_table_free(&t);
     if (s->format == QUERY_FMT_TABLE) {
         fputs("in all:", s->out);

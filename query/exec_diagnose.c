@@ -295,7 +295,7 @@ static void print_csv(query_session *s, const query_suspect *sus, size_t n, uint
         query_table_str(&t, x->reason);
         query_table_str(&t, x->evidence);
     }
-    query_table_print(&t, s->out);
+    query_table_show(s, &t);
     query_table_free(&t);
 }
 

@@ -527,7 +527,7 @@ int query_exec_find(query_session *s, const query_stmt *st, query_error *err)
         if (!rc && !c.oom && query_view_print(s, &view, err))
             rc = -2; /* err is filled */
     } else if (!rc)
-        query_table_print(&c.t, s->out);
+        query_table_show(s, &c.t);
     if (rc == -2)
         rc = -1;
     else if (c.oom || c.t.oom)

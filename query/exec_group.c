@@ -443,7 +443,7 @@ int query_group_print(query_group *g, query_session *s, query_error *err)
                 }
             }
         }
-        query_table_print(&t, f);
+        query_table_show(s, &t);
         if (s->format == QUERY_FMT_TABLE)
             fprintf(f, "%zu group%s of %" PRIu64 " row%s%s\n", g->n, g->n == 1 ? "" : "s", g->rows,
                     g->rows == 1 ? "" : "s", k < g->n ? ", the first shown (limit)" : "");

@@ -236,7 +236,7 @@ static void print(query_session *s, const groups *G, const grow *rows, size_t n,
         query_table_cell(&t, "%.1f", rows[i].eff.z);
         query_table_str(&t, rows[i].eff.outside ? "yes" : "no");
     }
-    query_table_print(&t, f);
+    query_table_show(s, &t);
     query_table_free(&t);
 }
 

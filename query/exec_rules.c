@@ -241,7 +241,7 @@ static int exec_rules(query_session *s, const query_stmt *st, query_error *err)
     else if (!rc && l.n == 0 && !l.t.csv)
         fprintf(s->out, "trace \"%s\" has no rules\n", db_reader_trace(r)->name);
     else if (!rc)
-        query_table_print(&l.t, s->out);
+        query_table_show(s, &l.t);
     query_table_free(&l.t);
     db_reader_close(r);
     return rc ? query_fail(err, NULL, "%s", de.msg) : 0;

@@ -76,7 +76,7 @@ static void print_table(query_session *s, const query_path *p, bool back)
         query_table_u64(&t, n->events);
     }
     bool csv = t.csv;
-    query_table_print(&t, s->out);
+    query_table_show(s, &t);
     query_table_free(&t);
     if (csv)
         return;

@@ -495,7 +495,7 @@ static const char *x_get(const query_table *t, size_t at, const char *k)
     return NULL;
 }
 
-static void x_print(query_table *t, FILE *f)
+static void x_print(query_table *t, FILE *f, bool head)
 {
     /* the keys, by first appearance: offsets of their names in xbuf */
     size_t *keys = NULL, nkeys = 0, kcap = 0;
@@ -515,7 +515,7 @@ static void x_print(query_table *t, FILE *f)
             p += strlen(p) + 1; /* past the value */
         }
     size_t nc = (size_t)t->ncols;
-    for (size_t row = 0; row * nc < t->ncells; row++) {
+    for (size_t row = head ? 0 : 1; row * nc < t->ncells; row++) {
         for (size_t c = 0; c < nc && row * nc + c < t->ncells; c++) {
             csv_field(f, t->buf + t->cells[row * nc + c]);
             if (c + 1 < nc || nkeys)
@@ -532,14 +532,16 @@ static void x_print(query_table *t, FILE *f)
     free(keys);
 }
 
-void query_table_print(query_table *t, FILE *f)
+/* The table to f; head: with its header row. */
+static void table_print(query_table *t, FILE *f, bool head)
 {
     if (t->csv && t->xrow) {
-        x_print(t, f);
+        x_print(t, f, head);
         return;
     }
+    size_t from = head ? 0 : (size_t)t->ncols; /* the first cell printed */
     if (t->csv) {
-        for (size_t i = 0; i < t->ncells; i++) {
+        for (size_t i = from; i < t->ncells; i++) {
             csv_field(f, t->buf + t->cells[i]);
             fputc((int)(i % (size_t)t->ncols) == t->ncols - 1 || i + 1 == t->ncells ? '\n' : ',', f);
         }
@@ -547,13 +549,13 @@ void query_table_print(query_table *t, FILE *f)
     }
     size_t w[32] = {0};
     int nc = t->ncols < 32 ? t->ncols : 32;
-    for (size_t i = 0; i < t->ncells; i++) {
+    for (size_t i = from; i < t->ncells; i++) {
         /* a cell's length: where the next starts (its NUL before it) */
         size_t n = (i + 1 < t->ncells ? t->cells[i + 1] : t->len) - t->cells[i] - 1;
         if ((int)(i % (size_t)t->ncols) < nc && n > w[i % (size_t)t->ncols])
             w[i % (size_t)t->ncols] = n;
     }
-    for (size_t i = 0; i < t->ncells; i++) {
+    for (size_t i = from; i < t->ncells; i++) {
         int c = (int)(i % (size_t)t->ncols);
         bool last = c == t->ncols - 1 || i + 1 == t->ncells;
         size_t n = (i + 1 < t->ncells ? t->cells[i + 1] : t->len) - t->cells[i] - 1;
@@ -565,6 +567,37 @@ void query_table_print(query_table *t, FILE *f)
             pad(f, (width > n ? width - n : 0) + 2);
         }
     }
+}
+
+void query_table_print(query_table *t, FILE *f) { table_print(t, f, true); }
+
+/* psql's \x: a block per row, a line per column ("name | value"). */
+static void table_expanded(const query_table *t, FILE *f, bool head)
+{
+    size_t nc = (size_t)t->ncols, w = 0;
+    for (size_t c = 0; c < nc && c < t->ncells; c++)
+        if (strlen(t->buf + t->cells[c]) > w)
+            w = strlen(t->buf + t->cells[c]);
+    for (size_t row = 1; row * nc < t->ncells; row++) {
+        if (head)
+            fprintf(f, "-[ RECORD %zu ]%s\n", row, "----------------------------------------");
+        for (size_t c = 0; c < nc && row * nc + c < t->ncells; c++) {
+            const char *h = t->buf + t->cells[c];
+            fputs(h, f);
+            pad(f, w - strlen(h));
+            fprintf(f, " | %s\n", t->buf + t->cells[row * nc + c]);
+        }
+    }
+}
+
+void query_table_show(query_session *s, query_table *t)
+{
+    size_t rows = t->ncols && t->ncells > (size_t)t->ncols ? (t->ncells - 1) / (size_t)t->ncols : 0;
+    s->rows = (s->rows < 0 ? 0 : s->rows) + (long)rows;
+    if (s->expanded && !t->csv)
+        table_expanded(t, s->out, !s->no_headers);
+    else
+        table_print(t, s->out, !s->no_headers);
 }
 
 void query_table_free(query_table *t)

@@ -127,6 +127,11 @@ typedef struct query_session {
     const volatile sig_atomic_t *interrupt;
     /* normal steps given (NULL: diagnose finds them in the archive) */
     const query_pool *pool;
+    /* tables: without their header row; psql's \x, a block per row */
+    bool no_headers, expanded;
+    /* the rows of the tables the last statement printed (query_table_show),
+     * -1 for one that printed none: the caller sets it -1 before each */
+    long rows;
 } query_session;
 
 /* Compiles one `rule` statement into a graph rule (ingest --rules). */

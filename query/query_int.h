@@ -93,6 +93,9 @@ void query_table_cell(query_table *t, const char *fmt, ...) __attribute__((forma
 void query_table_str(query_table *t, const char *s); /* a text cell (no format) */
 void query_table_u64(query_table *t, uint64_t v);    /* a number cell */
 void query_table_print(query_table *t, FILE *f);
+/* t to s->out as the session shows tables (headers, expanded), its rows
+ * counted in s->rows */
+void query_table_show(query_session *s, query_table *t);
 void query_table_free(query_table *t);
 void query_table_nodes_init(query_table *t, query_format f);
 void query_table_node(query_table *t, const db_node *n);

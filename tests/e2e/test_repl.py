@@ -1,9 +1,13 @@
 """The REPL as a shell (issue 45), driven on a pseudo-terminal with line
-editing (TERM=xterm): `.format` and `.timer` settings, the current trace
+editing (TERM=xterm): `.format`, `.timer`, `.headers`, `.expanded` (\\x),
+`.rows` and `.pager` settings and the row count after a table, the current trace
 in the prompt, Tab completion of keywords and (in a string) of the
 archive's trace and thread names, Enter on an empty line and a lone `;`
 that ask nothing, history across sessions."""
+import fcntl
 import os
+import struct
+import termios
 import unittest
 
 from common import ArchiveCase, Repl, trace
@@ -65,6 +69,50 @@ class Shell(ArchiveCase):
         out = self.run_line(r, b".nope\n", b"unknown command .nope")
         # the prompt names the current trace once `use trace` set one
         self.run_line(r, b'use trace "anomaly";\n', b"(anomaly) argusq> ", prompt=b"(anomaly) argusq> ")
+        self.quit(r)
+
+    def test_rows_headers_expanded_and_pager(self):
+        """psql's and sqlite3's table settings: "(N rows)" after a table (the
+        rows the JSON has), `.headers off`, `\\x` (a block per row), and
+        `.pager on`, which sends output longer than the terminal through
+        $PAGER and leaves short output as it is."""
+        n = len(self.json("--trace", "normal", "find nodes where kind = thread limit 7")["nodes"])
+        self.assertEqual(n, 7)
+        r = self.start()
+        out = self.run_line(r, b"find nodes where kind = thread limit 7;\n", b"(7 rows)")
+        self.assertIn(b"node  kind", out)
+        out = self.run_line(r, b"find nodes where kind = thread limit 1;\n", b"(1 row)")
+        # JSON and prose are not rows
+        out = self.run_line(r, b".format json\n", b"argusq> ")
+        out = self.run_line(r, b"find nodes limit 1;\n", b'{"nodes":[')
+        self.assertNotIn(b"rows)", out)
+        self.run_line(r, b".format table\n", b"argusq> ")
+        out = self.run_line(r, b".headers off\n", b"argusq> ")
+        out = self.run_line(r, b"find nodes where kind = thread limit 2;\n", b"(2 rows)")
+        self.assertNotIn(b"node  kind", out)
+        self.run_line(r, b".headers on\n", b"argusq> ")
+        out = self.run_line(r, b"\\x\n", b"Expanded display is on.")
+        out = self.run_line(r, b"find nodes where kind = thread limit 2;\n", b"(2 rows)")
+        text = out.decode(errors="replace")
+        self.assertEqual(text.count("-[ RECORD "), 2, text)
+        self.assertRegex(text, r"\r\nthread +\| ")
+        self.run_line(r, b"\\x\n", b"Expanded display is off.")
+        self.run_line(r, b".rows off\n", b"argusq> ")
+        out = self.run_line(r, b"find nodes where kind = thread limit 2;\n", b"argusq> ")
+        self.assertNotIn(b"rows)", out)
+        out = self.run_line(r, b".expanded maybe\n", b".expanded on|off")
+        self.quit(r)
+        # the pager: a terminal of 20 lines, a pager that marks what it was given
+        r = Repl(self.db, {"TERM": "xterm", "HOME": self.home, "PAGER": "sed s/^/paged:/"})
+        self.addCleanup(lambda: r.kill() if r.pid else None)
+        fcntl.ioctl(r.fd, termios.TIOCSWINSZ, struct.pack("HHHH", 20, 120, 0, 0))
+        self.assertTrue(r.read_until(b"argusq> "), r.out)
+        self.run_line(r, b".pager on\n", b"argusq> ")
+        out = self.run_line(r, b"find nodes limit 40;\n", b"(40 rows)")
+        self.assertIn(b"paged:node  kind", out)
+        self.assertEqual(out.count(b"paged:"), 41)
+        out = self.run_line(r, b"find nodes limit 3;\n", b"(3 rows)")
+        self.assertNotIn(b"paged:", out)  # shorter than the terminal
         self.quit(r)
 
     def test_tab_completes(self):

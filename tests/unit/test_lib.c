@@ -376,6 +376,47 @@ static void test_session_use_trace(void **state)
     argusq_session_free(s);
 }
 
+/* Tables as a REPL shows them: the rows counted (a JSON answer has none),
+ * without the header row, and a block per row (psql's \x). */
+static void test_session_display(void **state)
+{
+    (void)state;
+    argusq_error e;
+    argusq_archive *a = argusq_open(path, ARGUSQ_OPEN_READ, &e);
+    argusq_query_opts qo = {.size = sizeof qo, .format = ARGUSQ_FORMAT_TABLE};
+    argusq_session *s = argusq_session_new(a, &qo, &e);
+    assert_non_null(s);
+    assert_int_equal(argusq_session_rows(s), -1);
+    char *out;
+    const char *find = "find nodes where kind = \"thread\" limit 3";
+    assert_int_equal(argusq_session_query(s, find, strlen(find), &out, NULL, &e), 1);
+    assert_int_equal(argusq_session_rows(s), 3);
+    assert_non_null(strstr(out, "node  kind"));
+    argusq_free(out);
+    assert_int_equal(argusq_session_set_display(s, ARGUSQ_DISPLAY_NO_HEADERS, &e), 0);
+    assert_int_equal(argusq_session_query(s, find, strlen(find), &out, NULL, &e), 1);
+    assert_null(strstr(out, "node  kind"));
+    int lines = 0;
+    for (const char *c = out; *c; c++)
+        lines += *c == '\n';
+    assert_int_equal(lines, 3);
+    argusq_free(out);
+    assert_int_equal(argusq_session_set_display(s, ARGUSQ_DISPLAY_EXPANDED, &e), 0);
+    assert_int_equal(argusq_session_query(s, find, strlen(find), &out, NULL, &e), 1);
+    assert_non_null(strstr(out, "-[ RECORD 3 ]"));
+    assert_null(strstr(out, "-[ RECORD 4 ]"));
+    assert_non_null(strstr(out, "\nkind     | thread\n")); /* under the widest name, duration */
+    argusq_free(out);
+    assert_int_equal(argusq_session_set_display(s, 8, &e), -1);
+    assert_int_equal(e.code, ARGUSQ_ERR_USAGE);
+    assert_int_equal(argusq_session_set_format(s, ARGUSQ_FORMAT_JSON, &e), 0);
+    assert_int_equal(argusq_session_query(s, find, strlen(find), &out, NULL, &e), 1);
+    assert_int_equal(argusq_session_rows(s), -1);
+    argusq_free(out);
+    argusq_session_free(s);
+    argusq_close(a);
+}
+
 /* ---- the caller's interrupt ----
  * What argusq's Ctrl-C handler sets, set here by the library's own
  * callbacks in the middle of a run, as a signal would come: no timing. */
@@ -690,6 +731,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_statement_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_outputs_agree, setup, teardown),
         cmocka_unit_test_setup_teardown(test_session_use_trace, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_session_display, setup, teardown),
         cmocka_unit_test_setup_teardown(test_interrupted_statement, setup, teardown),
         cmocka_unit_test_setup_teardown(test_interrupted_ingest, setup, teardown),
         cmocka_unit_test_setup_teardown(test_threads_one_handle, setup, teardown),
