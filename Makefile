@@ -335,6 +335,19 @@ bench: $(B)/argusq $(B)/libargusq.so $(B)/$(SO_NAME) $(B)/bench/gen_argus $(B)/b
 bench-fleet: $(B)/argusq $(B)/libargusq.so $(B)/$(SO_NAME)
 	python3 bench/run.py --argusq $(B)/argusq --runs $(BENCH_RUNS) --only fleet
 
+# same-archives BASE=REV: does build/argusq write the archive REV's argusq
+# writes, table for table, on every trace of tests/traces and ../shared
+# (bench/same_archives.py)?  The gate of a change that must not change what
+# is stored.  REV is built in a worktree of its own under build/.
+BASE ?= HEAD
+.PHONY: same-archives
+same-archives: $(B)/argusq
+	@$(call install_debs,lmdb-utils)
+	rm -rf $(B)/base-rev && git worktree prune && git worktree add -f --detach $(B)/base-rev $(BASE)
+	$(MAKE) -C $(B)/base-rev build/argusq
+	python3 bench/same_archives.py $(B)/base-rev/build/argusq $(B)/argusq; rc=$$?; \
+	  git worktree remove --force $(B)/base-rev; exit $$rc
+
 $(B)/bench/%: bench/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) -O2 -o $@ $<
