@@ -389,6 +389,42 @@ class Graphs(ArchiveCase):
 
 
 class Manual(ArchiveCase):
+    def test_help_and_man_page_list_the_same_statements(self):
+        """`help` and the man page's STATEMENTS say the same: each statement
+        `help` lists starts with a verb the man page has an entry for and
+        every keyword of its syntax is in that section, and each entry of
+        the man page is a statement `help` lists (the two are kept apart,
+        so this is what keeps them one)."""
+        p = subprocess.run(["man", "-l", MAN], capture_output=True, text=True,
+                           env=dict(os.environ, MANWIDTH="250", MANPAGER="cat", PAGER="cat"))
+        text = re.sub(r".\x08", "", p.stdout)
+        section = text[text.index("\nSTATEMENTS\n"):text.index("\n   Expressions\n")]
+        entries = [l.strip() for l in section.split("\n") if re.match(r"^       [a-z]", l)]
+        self.assertGreater(len(entries), 20)
+        placeholders = re.compile(r'^[A-Z0-9_]+$|^".*"$|^\(|^\[|^\.\.\.|^[A-Z]')
+        def keywords(syntax):
+            return {w for w in re.findall(r'[A-Za-z_][A-Za-z_0-9.]*|"[^"]*"', syntax.replace("|", " "))
+                    if not placeholders.match(w)}
+        lines = [l.strip() for l in self.ok("help", db=False).stdout.splitlines()[1:] if l.strip()]
+        self.assertGreater(len(lines), 20)
+        man_words = set(re.findall(r"[a-z_]+", section))
+        man_verbs = {e.split()[0] for e in entries}
+        for line in lines:
+            self.assertIn(line.split()[0], man_verbs, line)
+            self.assertLessEqual(keywords(line), man_words, line)
+        help_verbs = {l.split()[0] for l in lines}
+        for e in entries:
+            # an entry, or a field list of the section's end (`nodes  id, tid, ...`)
+            if e.split()[0] in ("nodes", "events", "edges") and "," in e.split(None, 1)[1][:12]:
+                continue
+            self.assertIn(e.split()[0], help_verbs, e)
+        # the statements of two words: both say the second
+        for l in lines:
+            two = l.split()[:2]
+            if len(two) == 2 and re.match(r"^[a-z]+$", two[1]) and two[0] not in ("find", "traces", "help"):
+                self.assertTrue(any(e.split()[:2] == two or re.search(rf"\b{two[0]}\b.*\|\s*{two[1]}\b", e)
+                                    for e in entries), l)
+
     def test_man_page_renders_without_warnings(self):
         self.assertIsNotNone(shutil.which("man"), "man-db is installed by the Makefile")
         p = subprocess.run(["man", "-l", MAN], capture_output=True, text=True,
