@@ -24,7 +24,11 @@ Measures (medians over --runs runs, each ingest into a fresh archive):
   (skipped, saying why, when Dask is not importable).
 
 Prints a table and writes bench/results.json.  `--only fleet` measures the
-fleet alone and puts it into the results file there is.
+fleet alone and puts it into the results file there is.  Targets set
+against a peer of the same run, ratios and sizes pass or miss; targets in
+events/s or ms are shown and not counted (they measure the machine as
+much).  Each row is set beside the last run on this machine
+(bench/data/baseline-MACHINE.json), which the run then replaces.
 """
 import argparse
 import csv
@@ -1034,7 +1038,7 @@ def perfetto_only(args):
     aq = Argusq(args.argusq)
     res = {"perfetto": perfetto_part(args, aq), "perfetto_compact": perfetto_compact_part(args, aq)}
     rows = []
-    perfetto_rows(res, lambda what, value, target="", ok=None: rows.append((what, value, target, ok)))
+    perfetto_rows(res, lambda what, value, target="", ok=None, **kw: rows.append((what, value, target, ok)))
     for what, value, target, ok in rows:
         print("%s  %s  %s %s" % (what, value, target, "" if ok is None else ("ok" if ok else "MISSED")))
     return 0
@@ -1047,7 +1051,7 @@ def perfetto_rows(res, row):
             row("%s (%d events, %s)" % (label, p["events"], os.path.basename(p["trace"])),
                 "%.2f s (cpu %.2f s), peak RSS %.0f MiB" % (p["wall_s"], p["cpu_s"], p["peak_rss_bytes"] / MiB))
             row("%s: >= 3M events/s" % label, "%.2fM events/s" % (p["events_per_s"] / 1e6), ">= 3M/s",
-                p["events_per_s"] >= 3e6)
+                p["events_per_s"] >= 3e6, num=p["wall_s"], absolute=True)
         elif p:
             row(label, "skipped: %s" % p.get("skipped"))
 
@@ -1069,7 +1073,7 @@ def fleet_only(args):
             res = json.load(fh)
     res["fleet"] = f
     rows = []
-    fleet_rows(res, lambda what, value, target="", ok=None: rows.append((what, value)))
+    fleet_rows(res, lambda what, value, target="", ok=None, **kw: rows.append((what, value)))
     w = max(len(r[0]) for r in rows)
     print()
     for what, value in rows:
@@ -1104,34 +1108,65 @@ def flat_part(aq, archive, runs, rebuild=True):
     return out
 
 
+def machine_key():
+    """This machine, for its baseline: host name and cpu model (the same
+    kind of VM varies by 2x in speed between hosts)."""
+    model = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "")
+    except OSError:
+        pass
+    return hashlib.sha1(("%s|%s|%d" % (os.uname().nodename, model, os.cpu_count())).encode()).hexdigest()[:12]
+
+
+def baseline_path():
+    return os.path.join(DATA, "baseline-%s.json" % machine_key())
+
+
 def report(res):
+    """The table.  A target judged against a peer run in the same bench
+    (trace-cmd, babeltrace2, SQLite, DuckDB), a ratio of two sizes or of
+    two runs of argusq, or a size (bytes, MiB) passes or misses; a target
+    in events/s or ms is the machine's as much as argusq's, so it is
+    shown (`info: met`, `info: not met`) and not counted.  Each row with
+    a number is set beside the same row of the last run on this machine
+    (bench/data/baseline-MACHINE.json), which this run then replaces."""
     rows = []
     targets = []
+    nums = {}
 
-    def row(what, value, target="", ok=None):
-        rows.append((what, value, target, "" if ok is None else ("pass" if ok else "MISS")))
+    def row(what, value, target="", ok=None, num=None, higher=False, absolute=False):
+        if absolute and ok is not None:
+            result, ok = "info: " + ("met" if ok else "not met"), None
+        else:
+            result = "" if ok is None else ("pass" if ok else "MISS")
+        rows.append([what, value, target, result, ""])
         if ok is not None:
             targets.append(ok)
+        if num is not None:
+            nums[what] = (num, higher, len(rows) - 1)
 
     def ingest_rows(label, r):
         row("%s: events, nodes, edges" % label, "%d, %d, %d" % (r["events"], r["nodes"], r["edges"]))
         row("%s: input" % label, "%.0f MB (%s)" % (r["input_bytes"] / 1e6, r["trace"]))
-        row("%s: wall (median of %d)" % (label, len(r["runs"])), "%.2f s (cpu %.2f s)" % (r["wall_s"], r["cpu_s"]))
+        row("%s: wall (median of %d)" % (label, len(r["runs"])), "%.2f s (cpu %.2f s)" % (r["wall_s"], r["cpu_s"]),
+            num=r["wall_s"])
         row("%s: throughput" % label, "%.0f events/s, %.1f MB/s (%.0f events/cpu-s)"
             % (r["events_per_s"], r["mb_per_s"], r["events_per_cpu_s"] or 0))
         row("%s: peak RSS" % label, "%.0f MiB (anon %.0f, file %.0f)"
             % (r["peak_rss_bytes"] / MiB, r["peak_rss_anon_bytes"] / MiB, r["peak_rss_file_bytes"] / MiB),
-            "<= 256 MiB", r["peak_rss_bytes"] <= 256 * MiB)
+            "<= 256 MiB", r["peak_rss_bytes"] <= 256 * MiB, num=r["peak_rss_bytes"] / MiB)
         row("%s: archive on disk" % label, "%.0f MB (%.0f bytes/event)"
             % (r["archive_bytes"] / 1e6, r["archive_bytes_per_event"]))
 
     f = res["ftrace_ingest"]
     ingest_rows("ftrace text ingest", f)
     row("ftrace text ingest: >= 1M events/s", "%.2fM events/s" % (f["events_per_s"] / 1e6), ">= 1M/s",
-        f["events_per_s"] >= 1e6)
+        f["events_per_s"] >= 1e6, absolute=True)
     # issue 16: the paper's scale in seconds on two cores
     row("ftrace text ingest: >= 3M events/s", "%.2fM events/s" % (f["events_per_s"] / 1e6), ">= 3M/s",
-        f["events_per_s"] >= 3e6)
+        f["events_per_s"] >= 3e6, absolute=True)
     p = res["trace_cmd"]
     if "trace_cmd_wall_s" in p:
         a = p["argusq_ingest"]
@@ -1141,7 +1176,7 @@ def report(res):
             % (a["wall_s"], a["cpu_s"], a["events_per_s"], p["argusq_input"]))
         row("argusq ingest / trace-cmd report", "%.2fx the time (%.2fx the cpu)"
             % (p["ratio_argusq_over_trace_cmd"], p["ratio_argusq_over_trace_cmd_cpu"]), "<= 0.50x",
-            p["ratio_argusq_over_trace_cmd"] <= 0.5)
+            p["ratio_argusq_over_trace_cmd"] <= 0.5, num=p["ratio_argusq_over_trace_cmd"])
         row("archive bytes/event: pipeline.dat (graph, indexes)", "%.0f (the trace.dat %.1f, its text %.0f)"
             % (a["archive_bytes_per_event"], a["input_bytes"] / max(1, a["events"]),
                f["input_bytes"] / max(1, f["events"])), "<= 64", a["archive_bytes_per_event"] <= 64)
@@ -1150,7 +1185,7 @@ def report(res):
         row("CTF ingest of many-threads (%d events)" % c["events"], "%.3f s (cpu %.3f s); babeltrace2 printing it %.3f s"
             % (c["argusq_wall_s"], c["argusq_cpu_s"], c["babeltrace2_wall_s"]))
         row("argusq CTF ingest / babeltrace2", "%.2fx the time" % c["ratio_argusq_over_babeltrace2"], "<= 1.00x",
-            c["ratio_argusq_over_babeltrace2"] <= 1.0)
+            c["ratio_argusq_over_babeltrace2"] <= 1.0, num=c["ratio_argusq_over_babeltrace2"])
     perfetto_rows(res, row)
     dats = res.get("dat_files", [])
     if dats:
@@ -1164,7 +1199,7 @@ def report(res):
     ingest_rows("Argus ingest %s" % count(b["events"]), b)
     # issue 16: 19M events, graph included, in <= 10 s (>= 1.9M events/s)
     row("Argus ingest %s: >= 1.9M events/s" % count(b["events"]), "%.2fM events/s (%.1f s)"
-        % (b["events_per_s"] / 1e6, b["wall_s"]), ">= 1.9M/s", b["events_per_s"] >= 1.9e6)
+        % (b["events_per_s"] / 1e6, b["wall_s"]), ">= 1.9M/s", b["events_per_s"] >= 1.9e6, absolute=True)
     row("archive bytes/event: Argus %s (graph, indexes)" % count(b["events"]), "%.0f (the Argus text %.0f)"
         % (b["archive_bytes_per_event"], b["input_bytes"] / max(1, b["events"])), "<= 64",
         b["archive_bytes_per_event"] <= 64)
@@ -1193,14 +1228,15 @@ def report(res):
         % (g["wall_s"], 100 * g["share_of_ingest"], g["peak_rss_bytes"] / MiB, g["peak_rss_anon_bytes"] / MiB,
            g["peak_rss_file_bytes"] / MiB),
         # issue 16: batched under a shadow copy, bounded like ingest and no slower
-        "<= ingest, <= 256 MiB", g["share_of_ingest"] <= 1.0 and g["peak_rss_bytes"] <= 256 * MiB)
+        "<= ingest, <= 256 MiB", g["share_of_ingest"] <= 1.0 and g["peak_rss_bytes"] <= 256 * MiB, num=g["wall_s"])
     sl = res["slice"]
     row("slice back depth 20: whole process, first p50 / p99", "%s / %s (each start node's first slice)"
         % (fmt_ms(sl["first_touch_p50_s"]), fmt_ms(sl["first_touch_p99_s"])), "p99 <= 20 ms",
-        sl["first_touch_p99_s"] <= 0.020)
+        sl["first_touch_p99_s"] <= 0.020, num=sl["first_touch_p50_s"] * 1000, absolute=True)
     row("slice back depth 20: whole process, again p50 / p99", "%s / %s (max %s; spawning `true`: %s)"
         % (fmt_ms(sl["whole_process_p50_s"]), fmt_ms(sl["whole_process_p99_s"]), fmt_ms(sl["whole_process_max_s"]),
-           fmt_ms(sl["spawn_true_p50_s"])), "p99 <= 20 ms", sl["whole_process_p99_s"] <= 0.020)
+           fmt_ms(sl["spawn_true_p50_s"])), "p99 <= 20 ms", sl["whole_process_p99_s"] <= 0.020,
+        num=sl["whole_process_p50_s"] * 1000, absolute=True)
     row("slice back depth 20: in process", "%s per statement (%d in one script)"
         % (fmt_ms(sl["in_process_mean_s"]), sl["in_process_statements"]))
     row("slice size (from %d start nodes)" % len(sl["start_nodes"]), "%.1f nodes mean, %d max" % (sl["nodes_mean"], sl["nodes_max"]))
@@ -1210,14 +1246,16 @@ def report(res):
     for k, v in res["queries"].items():
         if k in limits:
             row("%s (whole process, p50 / max)" % k, "%s / %s" % (fmt_ms(v["p50_s"]), fmt_ms(v["max_s"])),
-                "p50 <= %d ms" % round(limits[k] * 1000), v["p50_s"] <= limits[k])
+                "p50 <= %d ms" % round(limits[k] * 1000), v["p50_s"] <= limits[k], num=v["p50_s"] * 1000,
+                absolute=True)
         else:
-            row("%s (whole process, p50 / max)" % k, "%s / %s" % (fmt_ms(v["p50_s"]), fmt_ms(v["max_s"])))
+            row("%s (whole process, p50 / max)" % k, "%s / %s" % (fmt_ms(v["p50_s"]), fmt_ms(v["max_s"])),
+                num=v["p50_s"] * 1000)
     if "normals" in res:  # issue 44: <= 200 ms against 100 normal traces
         n = res["normals"]
         row("diagnose against %d normal traces (%d steps; whole process, p50 / max)" % (n["traces"], n["normal_steps"] or 0),
             "%s / %s, peak RSS %.0f MiB" % (fmt_ms(n["p50_s"]), fmt_ms(n["max_s"]), n["peak_rss_bytes"] / MiB),
-            "p50 <= 200 ms", n["p50_s"] <= 0.200)
+            "p50 <= 200 ms", n["p50_s"] <= 0.200, num=n["p50_s"] * 1000, absolute=True)
     for k, v in res["queries"].items():  # issue 16: <= 256 MiB for diagnose and critical path
         if "peak_rss_bytes" in v and k in ("match", "diagnose", "critical path"):
             row("%s: peak RSS" % k, "%.0f MiB" % (v["peak_rss_bytes"] / MiB), "<= 256 MiB",
@@ -1257,7 +1295,8 @@ def report(res):
                           ("slice, in process", "ratio_slice_in_process")):
             best = min(p[key] for p in peers)
             row("faster peer / argusq: %s" % what, "%.2fx (%s)" % (best, ", ".join(
-                "%s %.2fx" % (k, res[k][key]) for k in ("sqlite", "duckdb") if k in res)), ">= 2x", best >= 2)
+                "%s %.2fx" % (k, res[k][key]) for k in ("sqlite", "duckdb") if k in res)), ">= 2x", best >= 2,
+                num=best, higher=True)
         # what the whole-process ratio cannot show: every process of both
         # sides first pays for its own start (fork and exec of `true` alone
         # is 0.86 ms on this VM, most of argusq's 1.2 ms), so beside it the
@@ -1269,18 +1308,39 @@ def report(res):
             row("faster peer / argusq: slice, whole process p50 less spawning `true`", "%.2fx (%s; argusq %s)" % (
                 min(net.values()), ", ".join("%s %.2fx" % kv for kv in net.items()), fmt_ms(mine)))
     fleet_rows(res, row)  # issue 18: a measurement, no target
-    w = [max(len(r[i]) for r in rows) for i in range(3)]
-    print()
-    print("%-*s  %-*s  %-*s  %s" % (w[0], "measure", w[1], "value", w[2], "target", ""))
-    print("%s  %s  %s  %s" % ("-" * w[0], "-" * w[1], "-" * w[2], "----"))
-    for r in rows:
-        print(("%-*s  %-*s  %-*s  %s" % (w[0], r[0], w[1], r[1], w[2], r[2], r[3])).rstrip())
+    # beside the last run on this machine
     c = res["config"]
+    try:
+        with open(baseline_path()) as fh:
+            base = json.load(fh)
+    except (OSError, ValueError):
+        base = {}
+    for what, (num, higher, i) in nums.items():
+        was = base.get("rows", {}).get(what)
+        if was:
+            change = num / was - 1
+            worse = change < -0.10 if higher else change > 0.10
+            rows[i][4] = "%+.0f%%%s" % (100 * change, " worse" if worse else "")
+    res["baseline"] = {k: base.get(k) for k in ("commit", "date")} if base else None
+    w = [max(len(r[i]) for r in rows) for i in range(4)]
+    print()
+    if base:
+        print("beside the last run on this machine: %s of %s" % (base.get("commit", "?"), base.get("date", "?")))
+    print("%-*s  %-*s  %-*s  %-*s  %s" % (w[0], "measure", w[1], "value", w[2], "target", w[3], "", "vs last"))
+    print("%s  %s  %s  %s  %s" % ("-" * w[0], "-" * w[1], "-" * w[2], "-" * max(4, w[3]), "-------"))
+    for r in rows:
+        print(("%-*s  %-*s  %-*s  %-*s  %s" % (w[0], r[0], w[1], r[1], w[2], r[2], w[3], r[3], r[4])).rstrip())
+    try:
+        with open(baseline_path(), "w") as fh:
+            json.dump({"commit": c.get("commit", "?"), "date": time.strftime("%Y-%m-%d %H:%M"),
+                       "rows": {what: v[0] for what, v in nums.items()}}, fh, indent=1)
+    except OSError:
+        pass
     print("\ntargets: %d pass, %d miss   (%s, %d events, %d runs each, %.0f s; %d cpus, load average %.1f at start, %.1f at end)"
           % (sum(targets), len(targets) - sum(targets), c.get("commit", "?"), c["events"], c["runs"],
              res["total_bench_s"], c["cpus"], c["loadavg_start"][0], c["loadavg_end"][0]))
     res["targets"] = {"pass": sum(targets), "miss": len(targets) - sum(targets),
-                      "rows": [dict(zip(("measure", "value", "target", "result"), r)) for r in rows if r[3]]}
+                      "rows": [dict(zip(("measure", "value", "target", "result", "vs_last"), r)) for r in rows if r[3]]}
 
 
 if __name__ == "__main__":
