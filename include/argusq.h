@@ -245,9 +245,11 @@ typedef struct argusq_ingest_opts {
      * after the trace was committed */
     void (*warning)(void *ctx, const char *message);
     void *ctx;
-    int threads; /* 1: read, build and write in the calling thread; 0: as
-                    $ARGUSQ_THREADS says (default: the file is read in a
-                    second thread) */
+    int threads; /* 1: the file is read in the calling thread, which builds
+                    the graph; 0: as $ARGUSQ_THREADS says (default: read
+                    in a second thread).  The archive is written in a
+                    thread of its own either way, unless
+                    $ARGUSQ_WRITER_THREAD=0 */
     /* what the file is called in the catalog's source, the default name
      * and messages, when path is a copy (argusq: "-", its standard input
      * spooled to a temporary file); NULL: path */
