@@ -42,11 +42,11 @@ _argusq()
     local record_opts="-o --output --max-mb --events --watch --help --"
     local formats="table json csv dot svg perfetto"
     local statements="traces use help find show events slice rule rules drop rename label rebuild match compare
-        diagnose check transaction export"
+        diagnose check transaction export critical"
     local keywords="nodes events edges where order by asc desc limit in trace from node back forward
         depth via with weak against thread after fix of to path boundary connect ignore wakeup graph archive traces
-        and or not begin end send recv"
-    local kinds="wakeup weak ipc ipc_reply dispatch runloop timer flag user"
+        and or not begin end send recv path group compute set unset between"
+    local kinds="wakeup weak ipc ipc_reply dispatch runloop timer flag user preempt io"
 
     # what the word before asks for
     case $prev in

@@ -572,6 +572,14 @@ class Completion(ArchiveCase):
         # statement keywords and edge kinds
         self.assertIn("where", self.complete("find", "nodes", "wh"))
         self.assertIn("timer", self.complete("slice", "back", "from", "node", "3", "via", ""))
+        # every kind `help slice` names, and every statement `help` lists
+        via = set(self.complete("slice", "back", "from", "node", "3", "via", ""))
+        help_slice = self.ok("help", "slice", db=False).stdout
+        kinds = set(re.findall(r"\b(wakeup|weak|ipc_reply|ipc|dispatch|runloop|timer|flag|user|preempt|io)\b", help_slice))
+        self.assertTrue({"preempt", "io", "user"} <= kinds, help_slice)
+        self.assertLessEqual(kinds, via)
+        verbs = {l.split()[0] for l in self.ok("help", db=False).stdout.splitlines()[1:] if l.strip()}
+        self.assertLessEqual(verbs, set(first))
         # ingest takes a file
         open(os.path.join(self.dir, "mytrace.txt"), "w").close()
         self.assertEqual(self.complete("ingest", "mytr"), ["mytrace.txt"])
