@@ -221,13 +221,11 @@ static void find_map(db_archive *a)
  * words: the keys are 4 to 28 bytes.  The same order for every pair of
  * keys, so an archive written with it is what LMDB's default writes and
  * reads (mdb_dump, an older argusq).  mdb_cmp_memn with its call to
- * memcmp was 39 instructions a compare, 19M of the writer thread's 441M
- * on 8 copies of the Android 11 Perfetto trace (492,000 compares).
- * The first word is compared before the loop: nearly every compare ends
- * there (the 8-byte keys of nodes and edges, a thread's chunks against
- * another thread's), and the loop's setup and its test of i went first.
- * Writer thread 379.3M -> 377.4M instructions on pf8 (570,000 compares),
- * 188.9M -> 188.2M on a13x4. */
+ * memcmp cost much more a compare, and the writer compares keys at
+ * every put.  The first word is compared before the loop: nearly every
+ * compare ends there (the 8-byte keys of nodes and edges, a thread's
+ * chunks against another thread's), and the loop's setup and its test of
+ * i went first. */
 int db_key_order(const MDB_val *a, const MDB_val *b)
 {
     const unsigned char *x = a->mv_data, *y = b->mv_data;

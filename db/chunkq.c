@@ -4,23 +4,22 @@
  * without its last part, writer.c's chunk_run) in key order, a run's
  * chunks in the order they came.
  *
- * Put as they came, a thread's chunk and the next chunk of another
- * thread went into places far apart, each searched from the root: 1,900
- * instructions a put (32,000 on pf8), two thirds of them LMDB's search.
- * A run's chunks follow each other in its table, and runs in key order
- * walk the table once: the first batch of a trace appends them (the
- * writer tells by the table's last key), the others land next to where
- * the last one went.  The order of two puts of different keys changes
- * nothing that is stored, and a key put twice comes twice in its run, in
- * the order it came: the tables are what the puts as they came made.
+ * Put as they came, a thread's chunk and the next chunk of another thread
+ * went into places far apart, each searched from the root, and LMDB's
+ * search was most of a put's cost.  A run's chunks follow each other in its
+ * table, and runs in key order walk the table once: the first batch of a
+ * trace appends them (the writer tells by the table's last key), the
+ * others land next to where the last one went.  The order of two puts of
+ * different keys changes nothing that is stored, and a key put twice comes
+ * twice in its run, in the order it came: the tables are what the puts as
+ * they came made.
  *
  * The runs are the batch's, kept to its end (db_chunkq_end_batch), a
  * drain only emptying them: the writer counts a run's first chunk of the
  * batch as a page (writer.c, count_chunk), and asks add whether it is
- * that, not a map of its own by the same name.  A drain within a batch
- * (a graph cleared) leaves a run known, as that map did.  Asked of a map
- * of its own, the lookup (and its put) cost 0.9M instructions of the
- * writer thread on pf8's 32,000 chunks.
+ * that, not a map of its own by the same name, which would cost a lookup
+ * and a put a chunk.  A drain within a batch (a graph cleared) leaves a
+ * run known, as that map did.
  *
  * Memory: a batch's chunks (the writer counts them into its bound on the
  * batch's pages, as it counted their puts), one copy each, and its runs. */
@@ -112,9 +111,8 @@ int db_chunkq_add(db_chunkq *q, uint64_t hash, int dbi, const unsigned char *k, 
 
 /* A run for the drain's sort of the runs: its table, its key part's
  * first 8 bytes and the key (of its first chunk), in the element itself,
- * so that the compare needs nothing else (db_sort.h).  qsort_r, a call
- * a compare, took 0.3M instructions of the writer thread on pf8 (3
- * drains), 0.6M on a13x4 (2). */
+ * so that the compare needs nothing else (db_sort.h), and is inlined, not
+ * called through qsort_r. */
 typedef struct cq_rord {
     uint64_t head;
     const unsigned char *key;
@@ -166,12 +164,11 @@ static bool ord_less(const void *x, const void *y)
     return a->lo != b->lo ? a->lo < b->lo : a->i < b->i;
 }
 
-/* a[0..n) sorted, tmp its scratch (db_sort.h).  qsort_r with a call per
- * compare took 18.5M instructions of the writer thread on pf8; the merge
- * sort of pieces of 16 3.3M.  A run out of order is nearly in order (a
- * chunk or a few back in time, not far), and the insertion sort of the
- * whole (db_sort_nearly) nearly nothing: writer thread 342.0M -> 338.7M
- * on pf8 (a run far out of order goes to the merge sort). */
+/* a[0..n) sorted, tmp its scratch (db_sort.h), with no call per compare
+ * as qsort_r makes.  A run out of order is nearly in order (a chunk or a
+ * few back in time, not far), so the insertion sort of the whole
+ * (db_sort_nearly) is tried first; a run far out of order goes to the
+ * merge sort. */
 static void sort_ords(cq_ord *a, cq_ord *tmp, size_t n)
 {
     if (!db_sort_nearly(a, n, sizeof *a, ord_less))
@@ -182,8 +179,7 @@ static void sort_ords(cq_ord *a, cq_ord *tmp, size_t n)
  * thread's chunk that starts back in time (thrindex.c: a node written
  * after a later one of its thread) goes before the ones it follows.  Put
  * out of order, such a chunk went into the full page before the run's
- * end and split it in half: node_thread took 591 pages on pf8, where 438
- * had held it, and 168 hold it sorted. */
+ * end and split it in half, leaving the table's pages half empty. */
 static size_t run_in_order(db_chunkq *q, const cq_run *r)
 {
     size_t n = 0;

@@ -175,18 +175,16 @@ int db_scan_rules_txn(MDB_txn *txn, MDB_dbi dbi, uint32_t trace, db_rule_cb cb, 
 
 /* The name's whole room is copied, DB_NAME_MAX - 1 bytes whatever its
  * length: a copy of constant size is a few moves, where one of its length
- * was a call (3.4M instructions of the writer thread for 228,000 names on 8
- * copies of the Android 11 Perfetto trace).  What lies past the name is
+ * was a call to memcpy for every name.  What lies past the name is
  * written over by what follows, or is past the record; the record is at
  * most DB_NODE_REC_MAX bytes with both names full, and so is what this
  * writes. */
 /* strnlen(s, DB_NAME_MAX - 1) of a name's room (DB_NAME_MAX bytes, all
  * of them readable), inline and without a loop: its NULs as a mask of
- * three 16-byte compares, the first one's place the length.  The call
- * to strnlen was 22 instructions of each of the 228,000 names of pf8's
- * nodes: writer thread 412.2M -> 410.9M instructions (a loop of eight
- * bytes a step was 413.1M: the process names are long,
- * "com.google.android...").  Bytes past the first NUL do not matter. */
+ * three 16-byte compares, the first one's place the length; not a call
+ * to strnlen for every name, nor a loop of eight bytes a step (the
+ * process names are long, "com.google.android...").  Bytes past the
+ * first NUL do not matter. */
 static inline size_t name_len(const char *s)
 {
 #ifdef __SSE2__

@@ -89,10 +89,9 @@ typedef struct db_event {
     uint8_t ctx;   /* db_ctx */
     /* strlen(name) where it is known for free, 0 where not: the ingest
      * pipe's replay has it (the call carries it), and the graph thread
-     * measured the name up to twice an event (the graph's rules, the
-     * event block encoder): its 398.9M instructions -> 395.3M on 8
-     * copies of the Android 11 Perfetto trace.  In the padding before
-     * obj: db_event stays 80 bytes, and the calls as long. */
+     * would otherwise measure the name up to twice an event (the graph's
+     * rules, the event block encoder).  In the padding before obj:
+     * db_event stays 80 bytes, and the calls as long. */
     uint32_t name_len;
     uint64_t obj;
     int64_t val;
@@ -222,14 +221,13 @@ typedef struct db_thread {
 /* Copies n bytes, a short string's (a value's or key's text, a name: the
  * block encoder's, and the readers' attributes) without a call: 1 to 16
  * in two overlapping loads and stores, reading and writing nothing past
- * them; longer by memcpy.  (Two of 16 bytes for 17 to 32 saved the graph
- * thread 0.3M instructions on a13x4, but cost the reading thread 1.5M on
- * pf8, inlined in every attribute it writes.)  Of a13x4's 195,000
- * new values, 121,000 are text, written and numbered by a call to memcpy
- * each (put_bytes, str_add), as was every name the memo keeps: graph
- * thread 408.8M -> 407.0M instructions on a13x4, 380.8M -> 379.3M on
- * pf8.  In the readers, the two copies of an attribute (key and value)
- * by memcpy's calls were 4% of a Perfetto ingest's reading thread. */
+ * them; longer by memcpy.  (Two of 16 bytes for 17 to 32 saved the block
+ * encoder less than they cost the readers, inlined in every attribute
+ * they write.)  Most new values of an event block are short text, once
+ * written and numbered by a call to memcpy each (put_bytes, str_add), as
+ * was every name the memo keeps; in the readers, the two copies of an
+ * attribute (key and value) by memcpy's calls were a noticeable part of a
+ * Perfetto ingest's reading thread. */
 static inline void db_copy_short(char *d, const char *s, size_t n)
 {
     if (n >= 8 && n <= 16) {
@@ -281,11 +279,10 @@ void db_bufstack_free(db_bufstack *s);
 /* ---- big-endian key encoding (exposed for tests and for db/ itself) ---- */
 /* inline: the keysort reads two of them a key it sorts, and the writer
  * puts a few in every key and chunk (compilers make each a load or a
- * store and a byte swap).  As calls into types.c, the puts were 3M of the
- * writer thread's instructions on 8 copies of the Android 11 Perfetto
- * trace, and their callers saved registers around them. */
+ * store and a byte swap); as calls into types.c, their callers saved
+ * registers around them. */
 /* a byte swap and one store: written as byte stores, GCC 12 merged a
- * be32's but built a be64's a byte at a time, some 30 instructions */
+ * be32's but built a be64's a byte at a time */
 static inline void db_put_be32(unsigned char *p, uint32_t v)
 {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__

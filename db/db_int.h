@@ -29,8 +29,11 @@
  *   labels      id, key -> value (the trace's labels: what the recording
  *               says about itself, and the user's; manage.c)
  *   norms       hash(4) -> normalized event text    (one dictionary for all traces)
- *   nodesig     (unused since format 4: a node's thread key is
- *               db_thread_key of its name and kind)
+ *   nodesig     id, thread key(4), field(1) -> the thread key's top list
+ *               (nodetop.c): its number of nodes (4), then value(8) id(4)
+ *               of each of its DB_TOP_MAX nodes with the longest wait
+ *               (field 0) or the longest span (field 1), largest first;
+ *               the table is named for what it held before format 4
  *   sigs        thread key(4), id, node(4) -> a chunk of the signatures of
  *               nodes from that one on (sigindex.c; the signature index:
  *               the nodes of one thread name and kind, across every trace)
@@ -160,10 +163,9 @@ int db_evfront_add_more(db_evfront *f, db_event *ev, db_evblk *out, int rc);
 /* Gives ev its id and adds it to the block being filled: 1 when *out is
  * a block to put before the event's index entries, 0, -1 out of memory.
  * The common case inline in its callers (db_wq_event, on the graph's
- * thread): as a call, its prologue and epilogue were 11 of its 28
- * instructions an event; graph thread 390.5M -> 386.2M instructions on
- * pf8, 417.3M -> 413.7M on a13x4.  test_evblock's test_front takes
- * every path. */
+ * thread): as a call, its prologue and epilogue cost nearly as much as
+ * its body, for every event.  test_evblock's test_front takes every
+ * path. */
 static inline int db_evfront_add(db_evfront *f, db_event *ev, db_evblk *out)
 {
     if (!f->fill || (!f->unordered && ev->ts < f->last_ts))
@@ -176,10 +178,8 @@ static inline int db_evfront_add(db_evfront *f, db_event *ev, db_evblk *out)
 /* The block being filled, handed over: 1, or 0 when it is empty. */
 int db_evfront_take(db_evfront *f, db_evblk *out);
 void db_evfront_free(db_evfront *f);
-/* inline: as a call for each event on the graph's thread (db_wq_event,
- * which also stopped copying the entries through its own db_evix), the
- * graph thread took 502.0M instructions on 8 copies of the Android 11
- * Perfetto trace, now 499.1M */
+/* inline: it is called for each event on the graph's thread (db_wq_event,
+ * which also does not copy the entries through a db_evix of its own) */
 static inline void db_evix_of(db_evix *x, const db_event *ev)
 {
     *x = (db_evix){.id = ev->id, .ts = ev->ts, .obj = ev->obj, .tid = ev->tid, .type = ev->type};
@@ -289,9 +289,7 @@ static inline unsigned db_radix_width(unsigned bits, unsigned most)
  * constants where it is called (the copies then are a few moves, as a
  * struct assignment's).  A pass clears and sums only the counters its
  * digits can reach (the last pass's: span's top digit and below), not all
- * 2^width: pf8's 8 passes (edges and node records of its batches) cleared
- * and summed 215,552 counters, now 179,962; writer thread 337.0M ->
- * 336.6M instructions. */
+ * 2^width. */
 static inline void *db_radix_u32(void *src, void *dst, size_t n, size_t size, size_t key_off, uint32_t lo,
                                  uint32_t span, unsigned bits, unsigned width, uint32_t *count)
 {
@@ -322,9 +320,8 @@ static inline void *db_radix_u32(void *src, void *dst, size_t n, size_t size, si
 }
 
 /* db_uv_put's loop, for callers outside codec.c that put a few varints
- * per call: the signature index's two a signature were calls of 6
- * instructions' work each (228,000 on 8 copies of the Android 11
- * Perfetto trace) */
+ * per call (the signature index's two a signature), where a call each
+ * would cost more than the work */
 static inline unsigned char *db_uv_put_inline(unsigned char *p, uint64_t v)
 {
     while (v >= 0x80) {
@@ -418,8 +415,7 @@ static inline size_t db_slots_home(uint64_t key, size_t n)
     return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (n - 1);
 }
 /* the index, or -1.  Inline: the writer's indexes look up a thread or
- * a thread key per event and per node (650,000 lookups on 8 copies of
- * the Android 11 Perfetto trace, 20 instructions each in a call) */
+ * a thread key per event and per node */
 static inline long db_slots_get(const db_slots *s, uint64_t key)
 {
     if (!s->n)
@@ -485,10 +481,9 @@ int db_thrindex_add_more(db_thrindex *t, uint32_t trace, uint64_t key, uint64_t 
 /* An event (or node) after its key's last in the key's open chunk, one
  * byte of id delta, the index not due after it -- what db_thrindex_add_more
  * does then, inline in the writer's callers; anything else is asked of
- * it.  As a call for every event and node (401,000 on pf8, a tenth of
- * them not this case), the writer thread took 395.6M instructions on
- * pf8, now 389.2M (a13x4: 197.5M, now 193.0M).  Without always_inline,
- * LTO made it a function of its own, and 400.1M. */
+ * it.  Most events and nodes are this case, and the call for every one
+ * cost more than the case's work; without always_inline, LTO made it a
+ * function of its own. */
 static inline __attribute__((always_inline)) bool db_thrindex_add_fast(db_thrindex *t, uint64_t key, uint64_t ts,
                                                                        uint64_t id)
 {

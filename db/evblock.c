@@ -120,9 +120,8 @@ static uint32_t get_str(dec *d, uint64_t ref, bool *numbered)
 
 /* Room for n (at least 1) more bytes of the events' text; NULL when out
  * of memory (d failed).  One reservation an attribute, not one a piece
- * (key, '=', value, NUL): growing and copying each piece was a fifth of a
- * rebuild's decoding (text_put, 742M of 2,108M instructions, the 1.9M-event
- * Argus trace). */
+ * (key, '=', value, NUL): growing and copying each piece was much of a
+ * rebuild's decoding. */
 static inline char *text_room(dec *d, size_t n)
 {
     db_evblock *b = d->b;

@@ -14,8 +14,8 @@
  * keys are hashed (shape_find, put_by_latest_shape): three, as the
  * Android 13 trace's sched_switch has three that come round (a raw one
  * with no reason, a wait with its reason, a wait with its blocked caller
- * too); with two, 4,700 of its 44,000 events were written in full (graph
- * thread 528.9M -> 523.9M instructions on a13x4; four: 523.8M). */
+ * too); with two, many of its events were written in full, and a fourth
+ * gains nothing. */
 #define EVB_NAME_SHAPES 3
 #define EVB_MEMO_MAX 512u /* events remembered whole in a block (the memo, below) */
 #define EVB_MEMO_SLOTS 1024u /* their hash slots */
@@ -24,8 +24,7 @@
  * events that differ past the samples share it, but a lookup compares at
  * most this many of them, however many such events a block has (not
  * remembering one changes no byte: the memo is a shortcut).  Free in
- * memo_find: a count of the compares there cost the graph thread 1.6M
- * instructions on pf8. */
+ * memo_find, where no count of the compares is kept. */
 #define EVB_MEMO_PROBE 8u
 #define EVB_MEMO_BYTES 65536u /* their names, attributes and encodings */
 #define EVB_MEMO_PAD 16u /* memo_buf's bytes past them, and the block's past an event (copy16) */
@@ -149,9 +148,8 @@ static void rollback(db_evblock_enc *e, size_t len, size_t nstrs, size_t nshapes
 void db_evblock_enc_reset(db_evblock_enc *e)
 {
     /* the slots the block used, not all 8192: a block of Perfetto events
-     * numbers a few hundred strings, and clearing the whole table was 21M
-     * of the graph thread's 929M instructions in 287,000 events (8
-     * copies of the Android 11 trace) */
+     * numbers a few hundred strings, and clearing the whole table for
+     * each block was a noticeable share of the graph thread */
     if (e->nstrs < EVB_STR_SLOTS / 8)
         rollback(e, EVB_HEAD_MAX, 0, 0, 0, 0);
     else {
@@ -174,9 +172,8 @@ uint64_t db_evblock_enc_first(const db_evblock_enc *e) { return e->first_id; }
 
 /* The writers of an event's bytes: db_evblock_enc_add made room for the
  * largest the event can take (EVB_EVENT_ROOM) before the first, so they
- * check nothing and inline (put_uv, called with its check per number, was
- * 76M of the encoder's 487M instructions in 300,000 events of the Argus
- * bench trace).  true, for the chains of their callers. */
+ * check nothing and inline (put_uv, called with its check per number,
+ * was a large part of the encoder).  true, for the chains of their callers. */
 static inline bool put_uv(db_evblock_enc *e, uint64_t v)
 {
     e->len = (size_t)(uv_put(e->buf + e->len, v) - e->buf);
@@ -212,8 +209,8 @@ static inline long str_find(const db_evblock_enc *e, const char *s, size_t n, ui
 
 /* Room in the string table for one more of n bytes (and the 8 a head
  * word stores, below).  Out of line, with its calls to realloc: in
- * str_add, they had it save and restore six registers for each of the
- * 260,000 strings of a13x4. */
+ * str_add, they had it save and restore six registers for every new
+ * string. */
 static bool str_grow(db_evblock_enc *e, size_t n)
 {
     return db_grow((void **)&e->sbuf, &e->sbuf_cap, e->sbuf_len + n + 8, 1) &&
@@ -231,8 +228,8 @@ static inline bool str_add(db_evblock_enc *e, const char *s, size_t n, uint32_t 
     if ((e->sbuf_len + n + 8 > e->sbuf_cap || e->nstrs >= e->strs_cap) && !str_grow(e, n))
         return false;
     /* a string of up to eight bytes is its head word, stored whole: it
-     * and zeros past it, which the next string writes over (a call to
-     * memcpy for each of 208,000 new values was 3M instructions on a13x4) */
+     * and zeros past it, which the next string writes over, without a
+     * call to memcpy for each new value */
     if (EVB_LE && n <= 8)
         memcpy(e->sbuf + e->sbuf_len, &head, 8);
     else
@@ -304,8 +301,7 @@ static uint32_t tpc_of(const db_event *ev)
  * bytes with the numbered strings, without hashing them.  A shape's key
  * holds no '=' (it is the text before an entry's first), so an entry
  * that begins with it and then has '=' or ends has that key: its split
- * is read off the shape (looking for each entry's '=' was 27M of the
- * graph thread's 878M instructions in 287,000 Perfetto events). */
+ * is read off the shape, not found by looking for each entry's '='. */
 static bool same_keys(db_evblock_enc *e, const uint32_t *w)
 {
     if (e->nattr != w[2])
@@ -504,9 +500,9 @@ static bool put_new_value(db_evblock_enc *e, const char *v, size_t n, uint32_t h
 }
 
 /* A value: a reference to the same text earlier in the block, else a new
- * one.  The reference inline (90% of the 534,000 values the latest-shape
- * path writes on pf8): put_value whole, too big to inline, cost a call
- * and a frame of 12 instructions for each. */
+ * one.  The reference inline, as most values on the latest-shape path
+ * are: put_value whole, too big to inline, cost a call and a frame for
+ * each. */
 static inline bool put_hashed_value(db_evblock_enc *e, const char *v, size_t n, uint32_t h, uint64_t head)
 {
     uint32_t slot;
@@ -550,10 +546,9 @@ static void rollback(db_evblock_enc *e, size_t len, size_t nstrs, size_t nshapes
 
 /* The fields every event writes between its shape and its values, at p
  * (past them returned), prev_ts the block's time before the event.
- * Inline in the memo's hit (198,000 of pf8's 287,000 events), with the
- * copies on either side, all through one pointer: as a call between two
- * put_memo_bytes, each reading and storing e->len, the graph thread took
- * 374.8M instructions on pf8 (now 373.4M), 404.5M on a13x4 (403.8M). */
+ * Inline in the memo's hit (most events), with the copies on either
+ * side, all through one pointer, not as a call between two
+ * put_memo_bytes, each reading and storing e->len. */
 static inline __attribute__((always_inline)) unsigned char *fixed_put(unsigned char *p, uint64_t prev_ts,
                                                                       const db_event *ev, uint64_t nd)
 {
@@ -597,8 +592,7 @@ static void put_fixed(db_evblock_enc *e, const db_event *ev, uint64_t nd)
  * loads by short_value, which also give its length and head: its bytes
  * are not read again to find its end (entry_end) nor to compare it
  * (str_find), and not at all to hash it when it is shorter than eight
- * (values of 8 to 15 bytes, comms mostly, were 157,000 of a13x4's
- * 830,000 on this path: graph thread 499.0M -> 493.6M). */
+ * (values of 8 to 15 bytes are mostly comms). */
 static int put_keyed_values(db_evblock_enc *e, const uint32_t *w, const enc_key *keys, const char *a, size_t alen,
                             uint32_t *jp, size_t *pp)
 {
@@ -721,17 +715,15 @@ static uint32_t memo_hash(const enc_ev *x)
     const char *name = x->name;
     size_t nl = x->nl;
     /* the name's first 8 bytes, or all of a shorter one in two loads
-     * (tail_word): a memcpy of nl < 8 ? nl : 8 bytes was 15 instructions
-     * an event; the value is the encoder's own, never stored */
+     * (tail_word), not a memcpy of nl < 8 ? nl : 8 bytes; the value is
+     * the encoder's own, never stored */
     uint64_t w = 0;
     if (nl >= 8)
         memcpy(&w, name, 8);
     else if (nl)
         w = tail_word((const unsigned char *)name, nl);
-    /* the attributes' hash_bytes with its long strings' loop inline: its
-     * call for every event, and the head word hash_str takes, cost the
-     * graph thread 3.3M of 395M instructions on pf8 and 2.7M of 420M on
-     * a13x4 */
+    /* the attributes' hash_bytes with its long strings' loop inline,
+     * not its call for every event and the head word hash_str takes */
     size_t alen = x->ev->attrs_len;
     uint32_t ah = alen > EVB_SAMPLED ? hash_sampled((const unsigned char *)x->attrs, alen)
                   : alen > 16      ? hash_long_inline((const unsigned char *)x->attrs, alen)
@@ -744,12 +736,9 @@ static uint32_t memo_hash(const enc_ev *x)
 
 /* Whether a remembered event's name, NUL and attributes at mb are those
  * of x (nl and alen bytes, as the memo's).  The attributes by memcmp:
- * about 100 bytes (a switch's), which bytes_eq compares in some 80
- * instructions, memcmp in half (the graph thread 627M -> 618M
- * instructions on pf8, 198,000 hits).  In an event the ingest's replay
- * gives, they follow its name and NUL (ingest/calls.c), and one memcmp
- * compares all three: graph thread 386.2M -> 385.3M instructions on
- * pf8 (198,000 hits), 413.7M -> 412.7M on a13x4. */
+ * about 100 bytes (a switch's), which memcmp compares faster than
+ * bytes_eq.  In an event the ingest's replay gives, they follow its name
+ * and NUL (ingest/calls.c), and one memcmp compares all three. */
 static inline bool memo_same(const char *mb, const enc_ev *x, size_t nl, size_t alen)
 {
     if (x->attrs == x->name + nl + 1 || !alen)
@@ -782,12 +771,10 @@ static const enc_memo *memo_find(const db_evblock_enc *e, const enc_ev *x, uint3
  * 16, reading and writing up to 15 bytes past them: between the block
  * and memo_buf, both with EVB_MEMO_PAD bytes more than they hold (the
  * room made for an event, memo_buf's pad); the bytes past are written
- * over or never read.  Two calls to memcpy of n bytes per memo hit were
- * 8M instructions on pf8 (198,000 hits), two per event remembered 2M on
- * a13x4 (74,000).  Sixteen are copied when n is 0 too (an event without
- * attributes: no values), into the same room: no test of n before the
- * first copy, which is mostly the only one (graph thread 371.7M -> 370.5M
- * instructions on pf8). */
+ * over or never read, and no call to memcpy is made per hit.  Sixteen
+ * are copied when n is 0 too (an event without attributes: no values),
+ * into the same room: no test of n before the first copy, which is
+ * mostly the only one. */
 static inline void copy16(unsigned char *d, const unsigned char *s, size_t n)
 {
     size_t i = 0;

@@ -21,9 +21,8 @@
 
 /* The last n bytes (1 to 7) of a string as a number, in two loads that
  * may overlap and never read past them, instead of a loop over the bytes:
- * most keys and values of events are short ("prio", "120", "sleep"), and
- * hash_bytes went from 78M to 49M instructions in 300,000 events of the
- * Argus bench trace.  On a little-endian machine the second load is
+ * most keys and values of events are short ("prio", "120", "sleep").  On
+ * a little-endian machine the second load is
  * shifted onto the first's overlapping bytes, which makes the number the
  * one a load of the bytes with zeros past them gives: what
  * put_keyed_values has after masking a word of an event's text. */
@@ -72,7 +71,7 @@ static inline uint64_t hash_step16(uint64_t h, const unsigned char *s)
  * put_keyed_values has without reading the string again: its high half
  * folded onto its low one, then one multiply, whose bits 32 to 44 (the
  * string table's slot) depend on every bit of w (two multiplies and
- * shifts were 10M of a13x4's graph thread, 830,000 values). */
+ * shifts cost more, for every value). */
 static inline uint32_t hash_head(uint64_t w, size_t n)
 {
     return (uint32_t)(((w ^ w >> 32 ^ n) * 0x9e3779b97f4a7c15ull) >> 32);
@@ -80,16 +79,14 @@ static inline uint32_t hash_head(uint64_t w, size_t n)
 
 /* The encoder's own tables' hash (never stored): eight bytes a step, as
  * every key and value of every event goes through it -- byte-wise FNV was
- * a tenth of the graph thread's time in an ingest.  In two parts: the
+ * a large share of the graph thread's time in an ingest.  In two parts: the
  * long strings' loop out of line, so that the short ones' few loads and
  * multiplies inline into their callers (hash_bytes whole was too big to
- * inline: a call for each of 550,000 values of 287,000 Perfetto events).
+ * inline: a call for each value).
  *
  * More than sixteen bytes: an event's attributes (the memo's key; about
- * 100 bytes in each of the 287,000 events of 8 copies of the Android 11
- * Perfetto trace): sixteen bytes a step in two multiplies, the last
- * sixteen overlapping, instead of eight in a multiply and a shift (the
- * graph thread 618M -> 611M instructions) */
+ * 100 bytes an event): sixteen bytes a step in two multiplies, the last
+ * sixteen overlapping, instead of eight in a multiply and a shift */
 static inline uint32_t hash_long_inline(const unsigned char *s, size_t n)
 {
     uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
@@ -107,12 +104,10 @@ static inline uint32_t hash_long_inline(const unsigned char *s, size_t n)
 /* A hash of a string of more than EVB_SAMPLED bytes from samples of it:
  * its first 32 bytes, the 16 in its middle and its last 32, and its
  * length.  The memo's key, an event's attributes (about 100 bytes a
- * switch), hashed whole in some 30 instructions an event; strings equal
- * in the samples collide (EVB_MEMO_PROBE bounds what that costs).  On
- * pf8, 3,300 more of the memo's compares fail (201,600, was 198,300);
- * graph thread 378.8M -> 375.0M instructions on pf8, 406.2M -> 404.6M on
- * a13x4 (without the middle sixteen 373.3M and 403.6M: kept, for events
- * that differ only there). */
+ * switch), hashed whole at a fixed cost; strings equal in the samples
+ * collide (EVB_MEMO_PROBE bounds what that costs), which makes a few more
+ * of the memo's compares fail.  The middle sixteen are kept, though they
+ * cost a little, for events that differ only there. */
 #define EVB_SAMPLED 64u
 static inline uint32_t hash_sampled(const unsigned char *s, size_t n)
 {
@@ -135,8 +130,8 @@ static __attribute__((noinline)) uint32_t hash_long(const unsigned char *s, size
 /* The hash of a string of n <= 16 bytes whose head_word is head (a
  * comm, a key: its first and last 8 bytes, no loop): the head multiplied,
  * the last eight bytes added, the high half folded onto the low one and
- * multiplied again, as hash_head (three multiplies and shifts before:
- * names, keys and comms, 350,000 on a13x4). */
+ * multiplied again, as hash_head (names, keys and comms were hashed by
+ * three multiplies and shifts before). */
 static inline uint32_t hash_short(const unsigned char *s, size_t n, uint64_t head)
 {
     if (n <= 8)
@@ -188,8 +183,7 @@ static inline bool bytes_eq(const char *a, const char *b, size_t n)
  * (its xor with '0') checked to be below 10 at once, then the eight
  * combined in pairs, fours and the whole by three multiplies (the first
  * digit is the low byte; shifted up, the missing ones are leading
- * zeros).  A loop per digit was 6M instructions for the 208,000 new
- * values of a13x4. */
+ * zeros), not a loop per digit for every new value. */
 static inline bool canon_dec_head(uint64_t w, size_t n, uint64_t *out)
 {
     uint64_t mask = n == 8 ? ~0ull : (1ull << 8 * n) - 1;

@@ -32,10 +32,8 @@ static void hand_over(db_evfront *f, db_evblk *out)
 /* The event that needs more than the block being filled: the first of
  * all, the first out of time order, or one the block has no room for (rc,
  * what the add said: 1 full, else out of memory).  Out of line, so that
- * db_evfront_add's common case (inline, db_int.h) saves fewer registers:
- * 35 instructions of its own an event before, 22 then (graph thread
- * 499.1M -> 497.1M on 8 copies of the Android 11 Perfetto trace;
- * test_evblock's test_front takes every path here). */
+ * db_evfront_add's common case (inline, db_int.h) saves fewer registers
+ * (test_evblock's test_front takes every path here). */
 int db_evfront_add_more(db_evfront *f, db_event *ev, db_evblk *out, int rc)
 {
     if (rc) { /* full (never right after a hand-over: one event fits) */

@@ -77,9 +77,7 @@ void db_keysort_free(db_keysort *ks)
 
 size_t db_keysort_count(const db_keysort *ks) { return ks->n + ks->edge[0].n + ks->edge[1].n; }
 
-/* inline: as a call, twice an edge from db_keysort_add_edge_pair, the
- * writer thread took 402.8M instructions on pf8 (140,000 edges), 401.9M
- * inlined */
+/* inline: called twice an edge from db_keysort_add_edge_pair */
 static inline void put_edge(ks_edges *e, const db_edge_rec *r)
 {
     /* the node range, as edges come: the sort's digits depend on it */
@@ -199,9 +197,7 @@ static unsigned digit(const ks_rec *r, int d) /* d: 0..8, least significant firs
 /* Sorts ks->rec by (dbi, lo), stably; ks->tmp is its scratch.  Only the
  * digits where some key differs from the first (a bit of ddbi / dlo set)
  * are counted and sorted by: the high bytes of node ids are the same in
- * every key, and every digit was counted for every key before.  With the
- * 16-byte records, the drain's own instructions went from 73M to 49M in
- * 300,000 events of the Argus bench trace. */
+ * every key, and counting every digit for every key was wasted work. */
 static void radix(db_keysort *ks, uint32_t ddbi, uint64_t dlo)
 {
     size_t n = ks->n;
@@ -261,20 +257,19 @@ static void sort_run(db_keysort *ks, ks_rec *r, size_t n)
 /* ---- edges ----
  * Edges came as keys (trace, a, b, kind, events: 29 bytes) through the
  * sort above, which took their 9 bytes of table and nodes digit by digit
- * and gave each key back to be decoded again: 450 instructions an edge
- * of a table, the writer's largest cost after LMDB on 8 copies of the
- * Android 11 Perfetto trace.  Kept as records, an edge is sorted by its
+ * and gave each key back to be decoded again: the writer's largest cost
+ * after LMDB.  Kept as records, an edge is sorted by its
  * node a alone (the radix sort below), then a run of one node's edges,
  * nearly always one or two in order, by the rest (db_edge_rec_cmp, which
  * is the keys' memcmp order).
  *
- * The records themselves move, between the table's own array and eout:
- * sorting an index of (a - lo, place) in 11-bit passes, then fetching the
- * records by it and finding the runs in a pass of their own, took 115
- * instructions an edge of a table on 8 copies of the Android 11 trace.
- * A batch's 47,000 edges of a table span some 40,000 nodes, so a digit
- * of up to 16 bits sorts them in one pass (a digit is no wider than the
- * edges need: the counts are cleared and summed every pass). */
+ * The records themselves move, between the table's own array and eout,
+ * rather than an index of (a - lo, place) sorted in 11-bit passes, then
+ * the records fetched by it and the runs found in a pass of their own.
+ * A batch's edges of a table span about as many nodes as there are
+ * edges, so a digit of up to 16 bits sorts them in one pass (a digit is
+ * no wider than the edges need: the counts are cleared and summed every
+ * pass). */
 #define KS_DIGIT_MAX 16
 
 static bool edge_less(const void *x, const void *y) { return db_edge_rec_cmp(x, y) < 0; }
@@ -284,11 +279,8 @@ static bool edge_less(const void *x, const void *y) { return db_edge_rec_cmp(x, 
  * once (an edge stored twice is one edge, as it was when an edge was a
  * key); the number moved.  tmp: room for n, for the sort.  A run out of
  * order is nearly in order, and sorted by insertion (db_sort.h); far out
- * of order, by the merge sort.  qsort's merge sort took 0.9M instructions
- * of the writer thread for pf8's 47 such runs of more than 16 edges,
- * 1.0M for a13x4's 111; pf8's 7 runs that the insertion sort gives up
- * on, 0.45M in qsort, 0.15M less in the merge sort.  Equal edges are the
- * same bytes: any sort gives the same run. */
+ * of order, by the merge sort; neither calls a compare as qsort does.
+ * Equal edges are the same bytes: any sort gives the same run. */
 static size_t put_run(db_edge_rec *out, db_edge_rec *r, size_t n, db_edge_rec *tmp)
 {
     bool sorted = true;
@@ -329,9 +321,8 @@ static db_edge_rec *by_node(db_keysort *ks, const ks_edges *e)
  * order, each once: sorted by node, then in one pass the runs of one
  * node -- nearly all a single edge -- each in order (put_run), moved
  * down over the copies of an edge left out before them (rare), and a
- * block handed out when the next run starts another.  As two passes,
- * runs then blocks, they took 8.1M instructions of the writer thread on
- * 8 copies of the Android 11 Perfetto trace (280,000 edges), now 6.6M. */
+ * block handed out when the next run starts another: one pass over the
+ * edges, not two (runs, then blocks). */
 static int drain_side(db_keysort *ks, int side, db_keysort_edges_cb cb, void *ctx)
 {
     db_edge_rec *r = by_node(ks, &ks->edge[side]);

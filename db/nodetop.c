@@ -1,7 +1,7 @@
 /* db/nodetop.c -- each thread's nodes with the longest waits and the
  * longest runs, for `find nodes where thread = X order by blocked|duration
- * desc limit K` without reading every node of a busy thread (issue 16:
- * 228,767 nodes of ws.main at 19M events took half a second).
+ * desc limit K` without reading every node of a busy thread (a busy
+ * thread of a long trace has hundreds of thousands).
  *
  * While a trace's graph is written, a bounded min-heap per (thread key,
  * field) keeps the DB_TOP_MAX nodes with the largest value; the writer
@@ -75,11 +75,10 @@ static void sift_up(top_ent *h, uint32_t i)
 /* The lowest of the full heap h[0..n) replaced by e, which ranks above
  * it: the hole the lowest leaves goes down the path of lower children to
  * a leaf, one compare a level, and e goes up from there to its place (a
- * node that makes a full list ranks among its highest, so not far).  The
- * compare of e with both children a level, then their swap: keep_slow
- * took 188 instructions a call (34,500 on pf8), now 154; writer thread
- * 363.4M -> 362.2M on pf8, 179.5M -> 178.6M on a13x4.  The list keeps the
- * same nodes whatever the heap's shape: its lowest goes, e comes in. */
+ * node that makes a full list ranks among its highest, so not far), not
+ * the compare of e with both children a level and their swap.  The list
+ * keeps the same nodes whatever the heap's shape: its lowest goes, e
+ * comes in. */
 static void replace_lowest(top_ent *h, uint32_t n, top_ent e)
 {
     uint32_t i = 0;
@@ -140,8 +139,7 @@ static __attribute__((noinline)) int keep_slow(top_list *l, int f, top_ent e)
 
 /* Most nodes of a busy thread rank below its full list's lowest: that
  * test alone is inline, the rest out of line, so that the two calls a
- * node saves no registers (228,000 on 8 copies of the Android 11
- * Perfetto trace took 54 instructions each) */
+ * node saves no registers */
 static inline int keep(top_list *l, int f, uint64_t v, uint32_t id)
 {
     top_ent e = {v, id};
@@ -165,11 +163,9 @@ int db_nodetop_add(db_nodetop *t, const db_node *n, uint32_t key)
 static bool ranks_above(const void *a, const void *b) { return below(b, a); }
 
 /* A list's entries, highest rank first, into out (db_sort.h; tmp: room
- * for n).  With qsort's merge sort, a call per compare, the writer thread
- * took 211.9M instructions on 4 copies of the Android 13 Perfetto trace
- * (628 lists), then 207.8M with a merge sort of its own; 421.8M on 8 of
- * the Android 11 one, then 419.5M.  Ranks are a total order (a list holds
- * a node once), so any sort gives the same bytes. */
+ * for n), with no call per compare as qsort's merge sort makes.  Ranks
+ * are a total order (a list holds a node once), so any sort gives the
+ * same bytes. */
 static void sort_by_rank(const top_ent *h, uint32_t n, top_ent *out, top_ent *tmp)
 {
     memcpy(out, h, n * sizeof *h);

@@ -113,10 +113,9 @@ int db_sigindex_flush(db_sigindex *s, uint32_t trace, db_put_fn put, void *ctx)
     return 0;
 }
 
-/* a[0..n) == b[0..n), inline: a node has a few hashes, and the call to
- * memcmp (53,000 of pf8's 114,000 signatures have as many as the node
- * before) with the registers it spilled was 45 instructions each:
- * writer thread 401.9M -> 399.9M instructions on pf8 */
+/* a[0..n) == b[0..n), inline: a node has a few hashes, and many
+ * signatures have as many as the node before, so the call to memcmp and
+ * the registers it spilled cost more than the compare */
 static inline bool same_hashes(const uint32_t *a, const uint32_t *b, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++)
@@ -154,9 +153,8 @@ int db_sigindex_add(db_sigindex *s, uint32_t trace, const db_sig *sig, db_put_fn
     }
     c->len = (size_t)(db_uv_put_inline(c->buf + c->len, sig->node - c->last) - c->buf);
     c->len = (size_t)(db_uv_put_inline(c->buf + c->len, (uint64_t)n << 1 | same) - c->buf);
-    if (!same) { /* kept for the next in the same loop: a memcpy of them
-                  * after it took 1.0M instructions of the writer thread
-                  * on pf8, the loop 0.1M more */
+    if (!same) { /* kept for the next in the same loop, not copied by a
+                  * memcpy after it */
         for (uint32_t i = 0; i < n; i++) {
             db_put_be32(c->buf + c->len + 4 * i, sig->h[i]);
             c->h[i] = sig->h[i];

@@ -94,8 +94,7 @@ static chunk *new_chunk(db_thrindex *t, uint64_t key)
 
 /* An open chunk's lim: one compare of db_thrindex_add_fast's for the
  * three of open, DB_THR_CHUNK_BYTES and the buffer's room, on every event
- * and node: writer thread 346.4M -> 345.2M instructions on pf8, 167.7M
- * -> 166.8M on a13x4. */
+ * and node. */
 _Static_assert(sizeof(chunk) == 72, "a chunk's size is counted in held: a larger one writes chunks sooner");
 static void set_lim(chunk *c) { c->lim = (uint32_t)(c->cap < DB_THR_CHUNK_BYTES ? c->cap : DB_THR_CHUNK_BYTES); }
 
@@ -179,8 +178,7 @@ static int after_append(db_thrindex *t, uint32_t trace, db_thrindex_put put, voi
 
 /* An event that ends its chunk, opens one or needs more room: out of line
  * (a tail call) for db_thrindex_add_more's sake, which then saves no
- * registers.  400,000 adds on 8 copies of the Android 11 Perfetto trace
- * (an event's thread, a node's) took 88 instructions each, now 50. */
+ * registers on the common path. */
 static __attribute__((noinline)) int add_slow(db_thrindex *t, chunk *c, uint32_t trace, uint64_t ts, uint64_t id,
                                               db_thrindex_put put, void *ctx)
 {

@@ -177,7 +177,7 @@ bool db_attr_u64(const char *v, size_t n, uint64_t *out)
 /* never inlined, nor split into an inlined head: with its paths to
  * eight digits, gcc split it and inlined the head into the reader's
  * callers, which then no longer inlined the Perfetto emit into the
- * merge (3.3M instructions more on 4 copies of the Android 13 trace) */
+ * merge */
 __attribute__((noinline)) size_t db_fmt_u64(char *b, uint64_t v)
 {
     /* two digits a division, written from the end: nanosecond times have
@@ -188,8 +188,7 @@ __attribute__((noinline)) size_t db_fmt_u64(char *b, uint64_t v)
                                 "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
                                 "8081828384858687888990919293949596979899";
     /* the numbers of events are mostly small (a prio, a state, a cpu, a
-     * pid): up to four digits without the loops (1.08M calls were 53M
-     * of a Perfetto ingest's 964M reading-thread instructions) */
+     * pid): up to four digits without the loops */
     if (v < 100) {
         if (v < 10) {
             b[0] = (char)('0' + v);
@@ -210,7 +209,7 @@ __attribute__((noinline)) size_t db_fmt_u64(char *b, uint64_t v)
         return 4;
     }
     /* five digits: most of the rest are pids (Android's run past 10000),
-     * 46 instructions each by the general path below */
+     * which the general path below takes longer over */
     if (v < 100000) {
         unsigned u = (unsigned)v, rest = u % 10000;
         b[0] = (char)('0' + u / 10000);
@@ -218,9 +217,8 @@ __attribute__((noinline)) size_t db_fmt_u64(char *b, uint64_t v)
         memcpy(b + 3, pairs + 2 * (rest % 100), 2);
         return 5;
     }
-    /* six to eight digits (rss_stat's sizes and mm_ids, 89,000 calls on
-     * 4 copies of the Android 13 trace, were 66 instructions each by the
-     * path below): four digits and the rest, two pairs and up to four
+    /* six to eight digits (rss_stat's sizes and mm_ids, common in
+     * Android traces): four digits and the rest, two pairs and up to four
      * digits, hi at least 10 */
     if (v < 100000000) {
         unsigned u = (unsigned)v, hi = u / 10000, lo = u % 10000;
@@ -241,8 +239,7 @@ __attribute__((noinline)) size_t db_fmt_u64(char *b, uint64_t v)
         memcpy(b + n + 2, pairs + 2 * (lo % 100), 2);
         return n + 4;
     }
-    /* nine digits or more (rss_stat's sizes and mm_ids, 124,000 calls on
-     * 4 copies of the Android 13 trace, were 83 instructions each): the
+    /* nine digits or more (rss_stat's sizes and mm_ids): the
      * length from the highest bit (bits * 1233 / 4096 is the log10 of its
      * power of two) and one compare, not a loop of them; the pairs above
      * 2^32 by 64-bit divisions, the rest by 32-bit ones */

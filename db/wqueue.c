@@ -79,10 +79,8 @@ enum {
  * buffer malloc aligns): its tag, then its payload WQ_ALIGN bytes on, in
  * WQ_ALIGN-byte steps.  So replay hands the writer the event's index
  * entries, a node, an edge and a signature where they lie in the batch,
- * not copied out first: with the copies (a node is 176 bytes, a
- * signature's hashes a call to memcpy) the writer thread took 407.6M
- * instructions on pf8, now 402.8M (the graph's, which pads the ops,
- * 398.7M -> 398.9M). */
+ * not copied out first (a node is 176 bytes, a signature's hashes a call
+ * to memcpy); the padding costs the graph's thread next to nothing. */
 #define WQ_ALIGN 8u
 
 static inline size_t wq_round(size_t n) { return (n + WQ_ALIGN - 1) & ~(size_t)(WQ_ALIGN - 1); }
@@ -148,18 +146,15 @@ static void fail(db_wq *q, const db_error *e)
 static void replay(db_wq *q, const char *p, const char *end)
 {
     /* One error for the batch, cleared only when a call wrote to it: a
-     * db_error is 516 bytes, and zeroing one per call (several calls an
-     * event) was 34M of this function's own 55M instructions in
-     * 300,000 events of the Argus bench trace. */
+     * db_error is 516 bytes, too many to zero for each of the several
+     * calls an event makes. */
     db_error e = {0};
     for (; p < end; p = wq_next(p)) {
         uint8_t tag = (uint8_t)*p;
         p += WQ_ALIGN;
-        /* An event, most ops (287,000 of pf8's 541,000), on a path of its
-         * own before the switch: through the jump table and the tests of
-         * the cases it shares with blocks, replay's own instructions for
-         * an event were 36, now 23.  Writer thread 372.8M -> 369.1M on
-         * pf8, 184.3M -> 181.3M on a13x4. */
+        /* An event, most ops, on a path of its own before the switch,
+         * not through the jump table and the tests of the cases it
+         * shares with blocks */
         if (tag == OP_EVENT) {
             const db_evix *x = (const db_evix *)p;
             p += sizeof *x;
@@ -169,8 +164,7 @@ static void replay(db_wq *q, const char *p, const char *end)
                 e = (db_error){0};
             continue;
         }
-        /* ... and an edge, the next most (140,000): writer thread 358.6M
-         * -> 356.8M on pf8, 177.0M -> 175.9M on a13x4 */
+        /* ... and an edge, the next most */
         if (tag == OP_EDGE) {
             const db_edge *ed = (const db_edge *)p;
             p += sizeof *ed;
@@ -429,8 +423,8 @@ static char *room_more(db_wq *q, size_t n)
 }
 
 /* Room for a call of n bytes; NULL when out of memory.  The common case
- * inline: the call was 30 instructions of each of 656,000 events, nodes,
- * signatures and edges on 8 copies of the Android 11 Perfetto trace. */
+ * inline: it is asked for every event, node, signature and edge the graph
+ * hands the writer. */
 static inline char *room(db_wq *q, size_t n)
 {
     wq_batch *b = filling(q);
@@ -448,8 +442,8 @@ static char *put(char *p, const void *src, size_t n)
 }
 
 /* Room for an op; -1 (err set) once the thread has failed.  Inline: its
- * call and frame were 8 of its 16 instructions for each of 656,000 events,
- * nodes, signatures and edges of pf8. */
+ * call and frame would cost as much as its body, for every event, node,
+ * signature and edge. */
 static inline char *op(db_wq *q, uint8_t tag, size_t n, db_error *err)
 {
     if (atomic_load(&q->failed)) {
@@ -457,9 +451,7 @@ static inline char *op(db_wq *q, uint8_t tag, size_t n, db_error *err)
         return NULL;
     }
     /* room's common case here, so that only room_more's answer is tested
-     * for NULL, not the batch's pointer too (541,000 ops on pf8): graph
-     * thread 379.3M -> 378.8M instructions on pf8, 406.6M -> 406.2M on
-     * a13x4 */
+     * for NULL, not the batch's pointer too */
     size_t need = WQ_ALIGN + wq_round(n);
     wq_batch *b = filling(q);
     char *p = b->buf + b->len;
@@ -502,8 +494,7 @@ int db_wq_event(db_wq *q, db_event *ev, db_error *err)
     if (!p)
         return -1;
     /* made where it goes (an op's payload is WQ_ALIGN-aligned, as a
-     * db_evix needs), not on the stack and copied: graph thread 384.2M ->
-     * 383.6M instructions on pf8, 411.7M -> 411.2M on a13x4 */
+     * db_evix needs), not on the stack and copied */
     _Static_assert(_Alignof(db_evix) <= WQ_ALIGN, "an op's payload holds a db_evix");
     db_evix_of((db_evix *)(void *)p, ev);
     return 0;
@@ -554,9 +545,7 @@ int db_wq_signature(db_wq *q, const db_sig *s, db_error *err)
 
 /* The graph writes a node with its signature (db_writer_node_sig): one op
  * for both, one turn of replay's loop and one op's room asked for, not
- * two.  Writer thread 374.8M -> 372.8M instructions on pf8 (114,000 nodes),
- * graph thread 398.8M -> 397.2M; a13x4: 185.0M -> 184.3M, 425.0M ->
- * 424.5M. */
+ * two. */
 int db_wq_node_sig(db_wq *q, const db_node *n, uint32_t thread_key, const db_sig *s, db_error *err)
 {
     char *p = op(q, OP_NODE_SIG, WQ_NODE_BYTES + sig_bytes(s), err);

@@ -41,9 +41,8 @@ enum { IX_KEY_MAX = 32 };
 
 /* The calling thread, told apart from every other live thread by its
  * thread pointer (a load of %fs on x86-64; glibc's pthread_self returns
- * the same pointer), not by a call to pthread_self: front() asks it for
- * every event, node and edge of the graph's thread (the call, through
- * the PLT, was 4 of front's instructions). */
+ * the same pointer), not by a call to pthread_self through the PLT:
+ * front() asks it for every event, node and edge of the graph's thread. */
 #if defined(__has_builtin)
 #if __has_builtin(__builtin_thread_pointer) && (defined(__x86_64__) || defined(__aarch64__))
 #define WRITER_TP 1
@@ -145,10 +144,9 @@ static int hand_block(db_writer *w, db_error *err);
 
 /* A call made on a threaded writer from another thread than its own: it
  * goes through the queue (wqueue.c), and the writer's thread makes it. */
-/* The thread's id is the writer's own copy, compared inline: through
- * db_wq_here (wqueue.c), a call, it was 9.5M of the graph thread's 514M instructions
- * on 8 copies of the Android 11 Perfetto trace (940,000 calls: events,
- * their ids, nodes, signatures, edges), and 2M of the writer thread's. */
+/* The thread's id is the writer's own copy, compared inline, not asked of
+ * db_wq_here (wqueue.c) by a call: front() runs for every event, event id,
+ * node, signature and edge the graph's thread hands the writer. */
 static bool front(const db_writer *w) { return w->q && !writer_same(writer_self(), w->q_thread); }
 
 
@@ -157,9 +155,8 @@ static bool front(const db_writer *w) { return w->q && !writer_same(writer_self(
 /* MDB_APPEND when k is past the last key this writer put in the table (a
  * new trace's keys are past every older trace's), else 0. */
 /* memcmp of n bytes, 8 at a time as big-endian words: the keys are 8 to
- * 28 bytes, and a call to memcmp (with its result's use) was 40
- * instructions of every append's 80 (129,000 of them on 8 copies of the
- * Android 11 Perfetto trace, most node records) */
+ * 28 bytes, too short for a call to memcmp (and its result's use) to pay
+ * on every append */
 static int key_cmp(const unsigned char *a, const unsigned char *b, size_t n)
 {
     size_t i = 0;
@@ -194,29 +191,26 @@ static unsigned append_flag(db_writer *w, int dbi, const unsigned char *k, size_
 
 static void trim_every(db_writer *w, size_t vlen);
 
-/* An append through the table's cursor.  LMDB's MDB_APPEND first finds
- * the table's last leaf again from the root (mdb_cursor_last searches
- * whenever the tree has more than one level), some 200 instructions of
- * each of the 850 an append cost.  A put without the flag from a cursor
- * left on the last leaf compares the key with that leaf's first and last
- * and, its parents being the last of theirs, takes the end of the leaf
- * with no search: the same node in the same place -- but when the leaf
- * is full, LMDB splits it in the middle, where MDB_APPEND would start a
- * new leaf and leave this one full.  So the leaf's bytes are counted
- * (db_tail_*, db_int.h): a put that fits goes in without the flag, one
- * that does not with MDB_APPEND, which splits as an append does.  The
- * pages come out as MDB_APPEND alone makes them (test_db compares the
- * page counts), and whatever the count says, LMDB puts every key where it
- * belongs: a wrong count could only leave pages emptier.  The flagless
- * put is no bargain (mdb_cursor_set's own instructions are 125 of it):
- * writer thread 387.2M -> 382.0M instructions on pf8 (114,000 node
- * records, 14,000 blocks of edges), 191.9M -> 190.2M on a13x4. */
+/* An append through the table's cursor.  LMDB's MDB_APPEND first finds the
+ * table's last leaf again from the root (mdb_cursor_last searches whenever
+ * the tree has more than one level), a good part of what an append
+ * costs.  A put without the flag from a cursor left on the last leaf
+ * compares the key with that leaf's first and last and, its parents being
+ * the last of theirs, takes the end of the leaf with no search: the same
+ * node in the same place -- but when the leaf is full, LMDB splits it in
+ * the middle, where MDB_APPEND would start a new leaf and leave this one
+ * full.  So the leaf's bytes are counted (db_tail_*, db_int.h): a put that
+ * fits goes in without the flag, one that does not with MDB_APPEND, which
+ * splits as an append does.  The pages come out as MDB_APPEND alone makes
+ * them (test_db compares the page counts), and whatever the count says,
+ * LMDB puts every key where it belongs: a wrong count could only leave
+ * pages emptier.  The flagless put is not free (mdb_cursor_set still
+ * compares the key), but cheaper than the search from the root. */
 static __attribute__((noinline)) int tail_split(db_writer *w, int dbi, MDB_val *key, MDB_val *val);
 
 /* Inline, and put_as with it: as calls, put_nodes, put_as and tail_put
- * took 15.6M instructions of their own for pf8's 114,000 node records,
- * now put_nodes 11.0M; writer thread 369.1M -> 363.4M on pf8 (the chunks'
- * and edges' appends too), 181.3M -> 179.5M on a13x4. */
+ * cost a frame each for every node record, chunk and block of edges
+ * appended. */
 static inline __attribute__((always_inline)) int tail_put(db_writer *w, int dbi, MDB_val *key, MDB_val *val)
 {
     db_tail *t = &w->tail[dbi];
@@ -597,12 +591,10 @@ static size_t chunk_run(int dbi, size_t klen)
 /* The run's name for the batch's maps (count_chunk's, chunkq.c's): the
  * table mixed in first, then the key part's words of 8 bytes (a thread
  * chunk's and a signature chunk's are one: trace and thread; no two of
- * one table then share a name), then its bytes past them.  FNV-1a byte by
- * byte took 1.9M instructions of the writer thread on pf8 (32,000
- * chunks), this 0.6M.  The words big-endian, so that the thread is in
- * their low bits: read as they lie, a thread's low bits went to the
- * high ones, most names shared their slot (db_slots_home) and the
- * lookups probed 0.5M instructions more. */
+ * one table then share a name), then its bytes past them; a word at a
+ * time, not FNV-1a's byte at a time.  The words big-endian, so that the
+ * thread is in their low bits: read as they lie, a thread's low bits went
+ * to the high ones, and most names shared their slot (db_slots_home). */
 static uint64_t run_hash(int dbi, const unsigned char *k, size_t klen)
 {
     const uint64_t mul = 0x100000001b3ull;
@@ -638,11 +630,8 @@ static inline __attribute__((always_inline)) void count_chunk(db_writer *w, uint
 
 /* A batch's chunks of the thread, node-thread and signature indexes wait
  * for its end (chunkq.c, drain_chunks), counted now as their puts were
- * (the batches end where they did).  LMDB's work for them went
- * from 61.6M to 48.8M instructions on pf8 (32,000 chunks), the writer
- * thread's from 377.4M to 374.8M (the copies and the sorts took the
- * rest); a13x4: 188.2M -> 185.0M.  The tables take fewer pages, their
- * chunks appended in key order (pf8's node_thread 168 pages, not 438). */
+ * (the batches end where they did), so that they go into LMDB in key
+ * order: appends, less of LMDB's work, and tables of fewer pages. */
 #define REBUILD_CHUNKS_MAX (1u << 20)
 static bool chunk_waits(const db_writer *w, int dbi)
 {
@@ -681,9 +670,7 @@ static int chunk_put(db_writer *w, int dbi, const unsigned char *k, size_t klen,
     MDB_val key = {klen, (void *)k}, val = {vlen, (void *)v};
     /* through the table's cursor, not mdb_put: a cursor left on the leaf
      * the key goes into skips the search from the root (the chunks of a
-     * thread follow each other), and mdb_put sets one up every call.
-     * Writer thread 594M -> 572M instructions on 8 copies of the Android
-     * 11 Perfetto trace (32,000 chunk puts: 2,700 each, now 2,000). */
+     * thread follow each other), and mdb_put sets one up every call */
     tail_lost(w, dbi);
     w->thr_rc = w->cur[dbi] ? 0 : mdb_cursor_open(w->txn, w->a->dbi[dbi], &w->cur[dbi]);
     if (!w->thr_rc)
@@ -806,10 +793,9 @@ static int cmp_nref(const void *a, const void *b)
 }
 
 /* The batch's nodes in id order by their place in [lo, hi]: the ids of a
- * batch are nearly all of a range, and this and keysort.c's sort_run took
- * the writer thread from 478M to 450M instructions in 300,000 events of
- * the Argus bench trace (qsort's merge sort, called per batch, and
- * qsort_r's per run of ties).  false (nothing changed) when the range is
+ * batch are nearly all of a range, so each goes straight to its place,
+ * without qsort's merge sort over the batch (nor qsort_r's per run of ties
+ * in keysort.c's sort_run).  false (nothing changed) when the range is
  * sparse, an id comes twice, or memory is short: qsort then. */
 static bool place_nodes(db_writer *w, uint32_t lo, uint32_t hi)
 {
@@ -817,8 +803,7 @@ static bool place_nodes(db_writer *w, uint32_t lo, uint32_t hi)
     if (range > 4 * n + 4096)
         return false;
     uint32_t *at = calloc(range, sizeof *at);
-    /* out takes nref's place (and room), not copied back: the copy was
-     * 1.3M of the writer thread's instructions on pf8 (two batches) */
+    /* out takes nref's place (and room), not copied back into it */
     struct nref *out = malloc(w->nref_cap * sizeof *out);
     bool ok = at && out;
     for (size_t i = 0; ok && i < n; i++) {
@@ -843,9 +828,7 @@ static bool place_nodes(db_writer *w, uint32_t lo, uint32_t hi)
 /* ... and when the range is sparse or an id came twice, a radix sort of
  * id - lo (stable: of an id that came twice, the later goes in last, as
  * qsort's merge sort left them), in as few passes of up to 16 bits as
- * the range needs.  qsort took 2.8M instructions of the writer thread on
- * 8 copies of the Android 11 Perfetto trace (one batch, whose ids span
- * more than four times their number), the radix sort 0.4M.  false when
+ * the range needs, not qsort's call of a compare per pair.  false when
  * memory is short: qsort then. */
 #define DB_NREF_DIGIT_MAX 16
 
@@ -882,8 +865,7 @@ static int put_nodes(db_writer *w, db_error *err)
     /* A key whose id is above that of the key appended just before is
      * past the table's last (the same trace, big-endian ids): appended
      * without append_flag's compare and call to memcpy, as it would
-     * answer.  Writer thread 399.9M -> 395.6M instructions on pf8 (114,000
-     * records). */
+     * answer. */
     unsigned flags = 0;
     for (size_t i = 0; i < w->nnref; i++) {
         unsigned char k[8];
@@ -1089,13 +1071,11 @@ static int flush(db_writer *w, db_error *err)
 static uint64_t guessed(const db_writer *w) { return w->touched / 1024 + w->appended / 4096; }
 
 /* ... or after DB_BATCH_KEYS index keys (put_later).  Asked at every safe
- * point, 428,000 times on 8 copies of the Android 11 Perfetto trace: the
- * keys are counted here (nkeys), not asked of the sort, and the counts go
- * to double as signed numbers (one instruction each, where an unsigned
- * 64-bit one branches; they are far below 2^63, so the values, the sums
- * and the batches are the same).  With maybe_flush's slow paths out of
- * line, a safe point took 72 instructions, now 54 (31M, now 23M, of the
- * writer thread's instructions). */
+ * point, about once an event: the keys are counted here (nkeys), not
+ * asked of the sort, and the counts go to double as signed numbers (a
+ * single conversion each, where an unsigned 64-bit one branches; they are
+ * far below 2^63, so the values, the sums and the batches are the same),
+ * and maybe_flush's slow paths are out of line. */
 static inline double as_double(uint64_t n) { return (double)(int64_t)n; }
 
 static bool pages_full(const db_writer *w)
@@ -1119,8 +1099,9 @@ static bool pages_full(const db_writer *w)
  * safe; a commit weighs anew (pages_weigh) and counts again.  The same
  * batches (built with -DARGUSQ_BATCH_CHECK or the sanitizers, as the
  * tests are, batch_full compares the two at every safe point and aborts
- * where they differ: test_db's test_nodes_over_page_batches).  The doubles took 36 of an event's 90 instructions in
- * db_writer_event_back, which changes none of the counts. */
+ * where they differ: test_db's test_nodes_over_page_batches).  The
+ * doubles' conversions and sum were much of db_writer_event_back's cost,
+ * and an event changes none of the counts. */
 static void pages_weigh(db_writer *w)
 {
     const double *pages[3] = {&w->patch_pages, &w->node_pages, &w->key_pages};
@@ -1168,8 +1149,7 @@ static inline __attribute__((always_inline)) bool batch_full(db_writer *w)
 }
 
 /* batch_short first: at nearly every safe point it answers, and the
- * three flags need not be read.  Writer thread 350.1M -> 348.9M
- * instructions on pf8, 170.6M -> 169.5M on a13x4. */
+ * three flags need not be read. */
 static inline __attribute__((always_inline)) bool batch_ends(db_writer *w)
 {
     return !batch_short(w) && w->batch && !w->in_scan && w->txn && batch_full(w);
@@ -1179,9 +1159,8 @@ static inline __attribute__((always_inline)) bool batch_ends(db_writer *w)
  * of an event and an edge leave it to their whole paths, which ask
  * (maybe_flush), so that they call nothing (pages_recount) and save no
  * more registers; some of the last events before a commit take the
- * longer way.  Writer thread 348.9M -> 346.4M instructions on pf8,
- * 169.5M -> 167.7M on a13x4 (with pages_recount's call inline in
- * db_writer_event_back, it saved a fourth register and set up a frame). */
+ * longer way.  (With pages_recount's call inline in
+ * db_writer_event_back, it saved a fourth register and set up a frame.) */
 static inline __attribute__((always_inline)) bool batch_near(const db_writer *w)
 {
     return !batch_short(w) && w->batch;
@@ -1254,10 +1233,9 @@ static __attribute__((noinline)) int flush_due(db_writer *w, db_error *err)
 
 /* A safe point: between two events, edges or nodes, where a batch may end.
  * Inlined into its callers with batch_full, the same tests in the same
- * order, the commits out of line: as calls they were 22.7M of the writer
- * thread's instructions on 8 copies of the Android 11 Perfetto trace
- * (428,000 safe points), inlined 8.4M fewer (the calls' prologues and
- * epilogues, and the loads of w's fields the caller already holds). */
+ * order, the commits out of line: as calls, their prologues and
+ * epilogues, and the loads of w's fields the caller already holds, ran at
+ * every safe point. */
 static inline __attribute__((always_inline)) int maybe_flush(db_writer *w, db_error *err)
 {
     if ((w->objects_due || w->norms_due) && !w->in_scan && flush_due(w, err))
@@ -2112,9 +2090,7 @@ static int hand_block(db_writer *w, db_error *err)
  * own, out of line, which the queue's replay calls directly (*_back): in
  * one function, the body's prologue and epilogue (six registers saved and
  * restored) ran for every call the graph's thread queued, and the front()
- * test for every call the writer's thread replayed: apart, the graph
- * thread 503.4M -> 502.0M and the writer's 434.4M -> 429.5M instructions
- * on 8 copies of the Android 11 Perfetto trace. */
+ * test for every call the writer's thread replayed. */
 static __attribute__((noinline)) int event_here(db_writer *w, db_event *ev, db_error *err);
 
 int db_writer_event(db_writer *w, db_event *ev, db_error *err)
@@ -2156,9 +2132,8 @@ static __attribute__((noinline)) int event_back(db_writer *w, const db_evix *x, 
  * where nothing is called and so no register saved; anything else, or
  * what the chunk cannot take, goes to event_back whole, nothing of the
  * event done before (db_thrindex_add_fast changes nothing when it says
- * no).  Writer thread 382.0M -> 379.3M instructions on pf8 (287,000
- * events), 190.2M -> 188.9M on a13x4: the six registers saved and
- * restored an event, and the type's switch. */
+ * no).  What it saves is event_back's six registers saved and restored,
+ * and the type's switch, for nearly every event. */
 int db_writer_event_back(db_writer *w, const db_evix *x, const db_evblk *blk, db_error *err)
 {
     if (blk || w->objects_due || w->norms_due || batch_near(w) || w->info.unordered || x->ts < w->last_ts ||
@@ -2219,8 +2194,8 @@ int db_writer_node_key(db_writer *w, const db_node *n, uint32_t thread_key, db_e
 __attribute__((noinline)) int db_writer_node_back(db_writer *w, const db_node *n, uint32_t thread_key, db_error *err)
 {
     /* the first room is what a batch's records may take (pages are
-     * mapped as they are written): doubling from 64 KB, realloc copied
-     * 2.0M instructions' worth of the writer thread's on pf8 */
+     * mapped as they are written), so that realloc does not copy them
+     * again and again as it doubles from 64 KB */
     if (w->nodes_len + DB_NODE_REC_MAX > w->nodes_cap) {
         size_t c = w->nodes_cap ? w->nodes_cap * 2 : DB_NODES_MAX + 2 * DB_NODE_REC_MAX;
         void *p = realloc(w->nodes, c);
@@ -2262,9 +2237,8 @@ int db_writer_signature(db_writer *w, const db_sig *sig, db_error *err)
     return front(w) ? db_wq_signature(w->q, sig, err) : db_writer_signature_back(w, sig, err);
 }
 
-/* front() asked once for both (a pthread_self call and the test) and one
- * call from the graph: its thread 405.4M -> 402.8M instructions on pf8's
- * 114,000 nodes. */
+/* front() asked once for both (a pthread_self call and the test), and
+ * one call from the graph, not two. */
 int db_writer_node_sig(db_writer *w, const db_node *n, uint32_t thread_key, const db_sig *sig, db_error *err)
 {
     if (front(w))
@@ -2315,8 +2289,7 @@ static __attribute__((noinline)) int edge_back(db_writer *w, const db_edge *e, d
 /* An edge with no commit due and room in both of the sort's tables is
  * added here, where nothing is called, so no register saved (as an
  * event is: db_writer_event_back); anything else goes to edge_back
- * whole.  Writer thread 362.2M -> 358.6M instructions on pf8 (140,000
- * edges), 178.6M -> 177.0M on a13x4. */
+ * whole. */
 int db_writer_edge_back(db_writer *w, const db_edge *e, db_error *err)
 {
     if (w->objects_due || w->norms_due || batch_near(w) || !w->ks || !(w->batch || w->nkeys + 2 < DB_BATCH_KEYS))
@@ -2341,11 +2314,9 @@ static int edge_back(db_writer *w, const db_edge *e, db_error *err)
      * wakeup joins an old node to a new one), so they go in sorted at the
      * end of the batch, filling pages as appends do */
     db_edge_rec r = {e->to, e->from, e->kind, e->from_event, e->to_event};
-    /* both sides in one call, counted together, unless a writer of one
-     * transaction would drain between them (later_added): the writer
-     * thread took 429.5M instructions on 8 copies of the Android 11
-     * Perfetto trace (140,000 edges) with edge_later's two calls, 421.8M
-     * with this one */
+    /* both sides in one call, not edge_later's two, counted together,
+     * unless a writer of one transaction would drain between them
+     * (later_added) */
     if (w->batch || w->nkeys + 2 < DB_BATCH_KEYS) {
         if ((!w->ks && !(w->ks = db_keysort_new())) || db_keysort_add_edge_pair(w->ks, &r) < 0)
             return db_fail_oom(err);
