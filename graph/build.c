@@ -11,9 +11,9 @@
 /* ---- nodes ---- */
 
 /* The thread key of a node (its signature's and the writer's top lists'):
- * a thread's nodes mostly share its name, and hashing it byte by byte for
- * every node, here and again on the writer's thread, was 14M instructions
- * on each thread in 300,000 events of the Argus bench trace. */
+ * a thread's nodes mostly share its name, so the key is kept with the
+ * name rather than hashed byte by byte for every node, here and again on
+ * the writer's thread. */
 static uint32_t node_key(graph_thread *t, const db_node *n)
 {
     if (!t || n->kind >= DB_NODE__COUNT)
@@ -58,13 +58,11 @@ static size_t name_cat(char *dst, size_t at, const char *s, size_t n)
 static void name_copy(char *dst, const char *src, size_t len) { name_cat(dst, 0, src, len); }
 
 /* ---- names ----
- * A node is named after its thread and process, and a wakeup's normal
- * form after the thread woken: asking the writer for each (its front's
- * copy, through a call and a table) was 47M of the graph thread's 720M
- * instructions in 8 copies of the Android 11 Perfetto trace, 114,000 nodes
- * and 70,000 wakeups for 415 namings.  While the caller tells the graph
- * of every naming (graph_feed_named), a name read stays good until the
- * next one. */
+ * A node is named after its thread and process, and a wakeup's normal form
+ * after the thread woken: asking the writer for each (its front's copy,
+ * through a call and a table) cost far more than following the few
+ * namings a trace has.  While the caller tells the graph of every naming
+ * (graph_feed_named), a name read stays good until the next one. */
 
 static void name_zero(char dst[DB_NAME_MAX]) { memset(dst, 0, DB_NAME_MAX); }
 
@@ -120,8 +118,7 @@ static int node_open(graph_state *g, graph_open *o, graph_thread *t, const db_ev
 {
     /* all but the names, which the name reads below write in full, and
      * the signature's hashes, which sig.n = 0 makes unused (a quarter KB
-     * less to clear per node; the names' 96 bytes, 1.1M instructions on
-     * pf8) */
+     * less to clear per node; the names' 96 bytes) */
     memset(o, 0, offsetof(graph_open, n.thread));
     o->open = true;
     o->anonymous = false;
@@ -139,11 +136,11 @@ static int node_open(graph_state *g, graph_open *o, graph_thread *t, const db_ev
         return -1;
     /* A process first seen through one of its threads is named after that
      * thread until its leader shows up (ftrace text without the leader's
-     * name).  While the name may be such a guess (its leader not seen), the node keeps none and
-     * readers name it after the process as the trace leaves it, so that
-     * every node of a process answers to one name (issue 15).  "<...>"
-     * is compared as 6 bytes of the DB_NAME_MAX-byte name, two loads, not
-     * by a call to strcmp per node (1.6M instructions on pf8). */
+     * name).  While the name may be such a guess (its leader not seen),
+     * the node keeps none and readers name it after the process as the
+     * trace leaves it, so that every node of a process answers to one
+     * name.  "<...>" is compared as 6 bytes of the DB_NAME_MAX-byte name,
+     * two loads, not by a call to strcmp per node. */
     uint32_t ix;
     if (g->proc_guess && ev->pid != 0 &&
         ((ev->tid != ev->pid && !(graph_map_get(&g->tids, ev->pid, &ix) && g->threads[ix]->seen)) ||
@@ -272,14 +269,13 @@ static graph_thread *recent(graph_state *g, uint64_t slot, graph_thread *t)
 
 /* Whether g->near knows slot (*t: its thread, NULL for none).  The threads
  * got before the last, without the table: a switch's next thread, a
- * wakeup's target (356,000 graph_thread_get_more calls in 287,000
- * Perfetto events; with only the thread got before the last, in place of
- * this, they were 21M of the graph thread's 604M instructions, now 12M),
- * and the idle task's slot without a cpu, which has no thread (173,000
- * table lookups of graph_sched_after's, 4.4M).  It stays right: threads
- * are never taken out of the table, and one is made only by
- * graph_thread_get_more, which puts it here in its slot's place.  (The
- * zeroed table says slot 0 has none, as the empty table does.) */
+ * wakeup's target (more than one lookup an event; with only the thread got
+ * before the last, in place of this, they cost much more), and the idle
+ * task's slot without a cpu, which has no thread (graph_sched_after's table
+ * lookups).  It stays right: threads are never taken out of the table, and
+ * one is made only by graph_thread_get_more, which puts it here in its
+ * slot's place.  (The zeroed table says slot 0 has none, as the empty table
+ * does.) */
 static bool near(const graph_state *g, uint64_t slot, graph_thread **t)
 {
     size_t i = graph_near_ix(slot);
@@ -342,10 +338,8 @@ static __attribute__((noinline)) bool observer_stage(graph_state *g, const db_ev
 }
 
 /* A run loop observer's stage: the type test inline, the attribute out of
- * line.  As one call, asked twice of every thread event, the graph thread
- * took 495.9M instructions on 8 copies of the Android 11 Perfetto trace
- * (which has no run loops), now 491.1M; 538.2M -> 534.2M on 4 of the
- * Android 13 one. */
+ * line, as it is asked twice of every thread event and most traces have
+ * no run loops. */
 static inline bool is_stage(graph_state *g, const db_event *ev, const char *stage)
 {
     return ev->type == DB_EV_RUNLOOP_OBSERVER && observer_stage(g, ev, stage);
@@ -551,12 +545,9 @@ graph_builder *graph_begin(db_writer *w, const graph_rule *rules, size_t nrules,
     return g;
 }
 
-/* The event's name among those the rules look for, measured once: the
- * rules' strcmp of it with their names was 20M of the graph thread's 682M
- * instructions on 8 copies of the Android 11 Perfetto trace (290,000
- * events, 720,000 compares).  Those names start with 's' or 'b': another
- * name is not measured (graph thread 497.1M -> 495.9M there, 540.3M ->
- * 538.2M on 4 copies of the Android 13 trace). */
+/* The event's name among those the rules look for, measured once, not
+ * compared by each rule's strcmp with its names.  Those names start with
+ * 's' or 'b': another name is not measured. */
 static uint8_t ev_name(const db_event *ev)
 {
     const char *s = ev->name ? ev->name : "";

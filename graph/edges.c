@@ -192,8 +192,7 @@ static int rule_wakeup(graph_state *g, const db_event *ev, uint32_t node)
 /* sched_waking tid=T: the start of a wakeup, in the waker's context.
  * tid is a waking's first entry (ftrace_sched.c writes it so): found by
  * graph_attr's inline first-entry test and word-wise end, not by
- * db_event_attr's compare and strnlen call (graph thread 422.5M ->
- * 420.5M instructions on a13x4's 27,000 raw wakings). */
+ * db_event_attr's compare and strnlen call. */
 static int rule_waking(graph_state *g, const db_event *ev, uint32_t node)
 {
     uint64_t tid;
@@ -214,7 +213,7 @@ static bool block_key(const db_event *ev, uint64_t *key)
     return true;
 }
 
-/* Linux's block layer (issue 13, I/O): a request's completion -- in the
+/* Linux's block layer (waits for I/O): a request's completion -- in the
  * device's interrupt or the block softirq, whatever thread it lands on --
  * is connected (edge io) to the node that submitted the request: its
  * first event of block_bio_queue, block_rq_insert, block_rq_issue (a
@@ -390,11 +389,9 @@ static bool msg_peer_find(graph_state *g, const db_event *ev, uint32_t *pid)
 
 /* Found once an event: the thread's peer set (build.c) and the normal
  * form (normalize.c) both ask, with nothing it reads changed between
- * (the match and the port owners change in graph_connect, after both).
- * Asked twice, its lookup of peer= (past the other entries of a
- * receipt, which has none) and the match or port owner after it: graph
- * thread 403.8M -> 402.0M instructions on a13x4 (10,920 binder
- * transactions, each asked twice). */
+ * (the match and the port owners change in graph_connect, after both),
+ * so its lookup of peer= (past the other entries of a receipt, which has
+ * none) and the match or port owner after it are not done twice. */
 int graph_msg_peer(graph_state *g, const db_event *ev, uint32_t *pid)
 {
     if (g->peer_ev != ev || g->peer_seq != g->ev_seq) {

@@ -36,7 +36,7 @@ int graph_feed_event(graph_feed *f, db_event *ev)
      * (db_evfront_add), and this feed gives it all of them, so the next
      * id is the one it gave this event plus one: asked of the writer once,
      * not for each event, whose call tested which thread asks (front:
-     * a pthread_self) -- 22 instructions an event. */
+     * a pthread_self). */
     if (db_writer_event(f->w, ev, f->err))
         return -1;
     f->next_id = ev->id + 1;

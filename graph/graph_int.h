@@ -215,9 +215,8 @@ int graph_pend_keep(graph_state *g, graph_map *m, uint64_t key, const db_event *
  * the event types the rules of edges.c know (graph_connect_more's cases;
  * a source event only as a waking or a block request), told inline.  The
  * others -- syscalls, waits, most source events -- went through the call
- * and its switch for nothing: graph thread 488.3M -> 483.9M instructions
- * on 8 copies of the Android 11 Perfetto trace, 531.2M -> 526.7M on 4 of
- * the Android 13 one.  With user rules, every event goes to the call. */
+ * and its switch for nothing.  With user rules, every event goes to the
+ * call. */
 #define GRAPH_CONNECT_TYPES                                                                                     \
     (1u << DB_EV_MACH_MSG | 1u << DB_EV_VOUCHER | 1u << DB_EV_WAKEUP | 1u << DB_EV_TIMER_ARM |                  \
      1u << DB_EV_TIMER_CANCEL | 1u << DB_EV_TIMER_CALLOUT | 1u << DB_EV_DISPATCH_ENQUEUE |                      \
@@ -227,8 +226,7 @@ int graph_connect_more(graph_state *g, const db_event *ev, uint32_t node);
 int graph_thread_waits_more(graph_state *g, graph_thread *t, const db_event *ev, uint32_t node);
 /* paper/000 2.a, the thread side of a wakeup (edges.c).  A thread seen and
  * not waiting, whose event is no wait, only forgets any wakeup: that,
- * inline, for most events (the call and its frame for each were 35
- * instructions, 10M of the graph thread's 526M on pf8). */
+ * inline, for most events, without a call and its frame for each. */
 static inline int graph_thread_waits(graph_state *g, graph_thread *t, const db_event *ev, uint32_t node)
 {
     if (t->seen && !t->waiting && ev->type != DB_EV_WAIT) {
@@ -244,10 +242,7 @@ static inline int graph_connect(graph_state *g, const db_event *ev, uint32_t nod
     return none && !g->nrules ? 0 : graph_connect_more(g, ev, node);
 }
 /* A message's receipt paired with its send (edges.c): the test inline, as
- * graph_thread_waits', for the events that are no receipt.  With
- * graph_sig_add's below, the graph thread went from 491.1M to 488.3M
- * instructions on 8 copies of the Android 11 Perfetto trace, 534.2M to
- * 531.2M on 4 of the Android 13 one. */
+ * graph_thread_waits', for the events that are no receipt. */
 void graph_ipc_match_more(graph_state *g, const db_event *ev);
 static inline void graph_ipc_match(graph_state *g, const db_event *ev)
 {
@@ -263,8 +258,7 @@ void graph_edges_free(graph_state *g);
  * each cpu's idle is its own thread. */
 /* Above every slot (a tid, or 1 << 32 | cpu): recent_slot before the
  * first thread is got, so that recent is not tested for NULL as well by
- * each lookup (two or three an event): graph thread 370.5M -> 368.5M
- * instructions on pf8, 400.4M -> 399.7M on a13x4 */
+ * each lookup (two or three an event) */
 #define GRAPH_SLOT_NONE UINT64_MAX
 static inline uint64_t graph_thread_slot(uint32_t tid, uint16_t cpu)
 {
@@ -272,14 +266,12 @@ static inline uint64_t graph_thread_slot(uint32_t tid, uint16_t cpu)
 }
 /* The thread of tid (on cpu), made if new; NULL when out of memory.  The
  * one got last is answered inline: an event asks for its own thread two
- * or three times, and the call was 38 instructions of 642,000 lookups in
- * 8 copies of the Android 11 Perfetto trace. */
+ * or three times. */
 graph_thread *graph_thread_get_more(graph_state *g, uint64_t slot, uint32_t tid);
 /* The entry of g->near for slot (build.c says how the table stays right):
  * a thread id, or a cpu's idle (1 << 32 | cpu) folded onto ids far from
  * the small ones.
- * Read inline too, after the one got last: the calls past it were 32
- * instructions each, 11.5M of the graph thread's 540M on pf8. */
+ * Read inline too, after the one got last, without a call. */
 static inline size_t graph_near_ix(uint64_t slot)
 {
     return (size_t)((uint32_t)slot ^ (uint32_t)(slot >> 32) * 0x9e5u) % GRAPH_NEAR;
@@ -350,10 +342,9 @@ static inline bool graph_attr_n(graph_state *g, const db_event *ev, const char *
 {
     /* A new event's first entry, when it is the one, inline and without
      * measuring it into the table: a wait's reason (a Linux switch's
-     * first entry), 128 instructions that way for each of 69,000 waits
-     * of pf8 -- inline, the key's length and bytes are the literal's, the
-     * compare a load or two, not a call to memcmp (graph thread 409.6M
-     * -> 405.4M on pf8).  Later lookups of the event measure from the start. */
+     * first entry) -- inline, the key's length and bytes are the
+     * literal's, the compare a load or two, not a call to memcmp.  Later
+     * lookups of the event measure from the start. */
     if (g->attr_ev != ev || g->attr_seq != g->ev_seq) {
         size_t room = ev->attrs ? ev->attrs_len : 0;
         if (room > kl && ev->attrs[kl] == '=' && memcmp(ev->attrs, key, kl) == 0) {

@@ -31,10 +31,8 @@ uint32_t graph_thread_key(const char *thread, int kind) { return db_thread_key(t
 /* The event's "key=value" entries, each measured once, as lookups reach
  * them: the graph looks up several attributes of some events (a message's
  * peer, reply, kmsg, voucher and id), and db_event_attr measured every
- * entry before the one it wanted again for each (it and its strnlen were
- * 55M instructions in 300,000 events of the Argus bench trace; this and
- * its memchr, 49M).  An entry matches as it does there: key, then '='
- * (key has no '='). */
+ * entry before the one it wanted again for each.  An entry matches as it
+ * does there: key, then '=' (key has no '='). */
 bool graph_attr_more(graph_state *g, const db_event *ev, const char *key, size_t kl, const char **val, size_t *len)
 {
     if (g->attr_ev != ev || g->attr_seq != g->ev_seq) { /* a new event: its first entry was not the key */
@@ -102,8 +100,7 @@ static void put_n(norm_buf *b, const char *s, size_t n)
     b->p[b->len] = 0;
 }
 
-/* inline, so that a literal's length is a constant (put_s and its strlen
- * calls were 19M instructions in 300,000 events of the Argus bench trace) */
+/* inline, so that a literal's length is a constant, not a strlen call */
 static inline void put_s(norm_buf *b, const char *s) { put_n(b, s, strlen(s)); }
 
 static void put_u64(norm_buf *b, uint64_t v)
@@ -221,13 +218,11 @@ size_t graph_normalize(graph_state *g, const db_event *ev, char *buf, size_t len
  * one), so its hash is cached as a syscall's is, by the reason: up to 7
  * bytes of it with its length + 1 (0 for none) under the top bit, apart
  * from the syscalls' keys (below 2^41); 0, not cached, for a longer one.
- * The text and its hash were 80 of a wait's 220 instructions (graph_normalize)
- * for each of pf8's 69,000 waits, of a handful of reasons. */
+ * Waits are many, and of a handful of reasons, and the text and its hash
+ * were a large part of a wait's cost. */
 /* The n (at most 7) bytes at s as a number, the first in its low bits:
  * two loads that may overlap, nothing read past them, instead of a loop
- * over the bytes (its 280,000 turns for pf8's 69,000 waits): graph
- * thread 373.4M -> 371.7M instructions on pf8, 402.0M -> 401.2M on
- * a13x4. */
+ * over the bytes. */
 static inline uint64_t reason_bytes(const unsigned char *s, size_t n)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -270,9 +265,8 @@ int graph_sig_add_more(graph_state *g, graph_open *o, const db_event *ev)
     bool fresh = false; /* h made from text here, not taken from the cache */
     /* source events and backtraces have no form (graph_normalize): told
      * before the call (graph_sig_add, inline), without graph_normalize's
-     * call and frame for each (150,000 of the 287,000 Perfetto events of
-     * pf8 are source events, 6M instructions), and now without this
-     * one's either */
+     * call and frame for each (many of a Perfetto trace's events are
+     * source events), and now without this one's either */
     uint64_t ck = ev->type == DB_EV_SYSCALL && ev->obj < (1u << 20) ? (1ull << 40) | ev->obj
                   : ev->type == DB_EV_WAIT                           ? wait_key(g, ev)
                                                                      : 0;
@@ -326,9 +320,8 @@ static int cmp_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The closing node's signature, sorted where the node gathered it: a copy
- * of its hashes into a db_sig of its own first (a call to memcpy per node)
- * was 2M instructions of the graph thread on pf8's 114,000 nodes. */
+/* The closing node's signature, sorted where the node gathered it, not
+ * copied into a db_sig of its own first (a call to memcpy per node). */
 const db_sig *graph_sig_done(graph_open *o, uint32_t thread_key)
 {
     db_sig *sig = &o->sig;

@@ -1,6 +1,6 @@
 /* graph/sched.c -- where a thread's time went between its events: on a
- * CPU, or runnable and waiting for one (issue 13: "the graph records
- * preemption").
+ * CPU, or runnable and waiting for one, so that the graph records
+ * preemption.
  *
  * The paper's nodes say when a thread waited (paper/000 1.b: a wait ends
  * a node) but not whether, once woken, it got a CPU at once, nor whether
@@ -22,8 +22,8 @@
  * sched_switch (the paper's macOS traces) leaves runnable 0 and running
  * the node's span.
  *
- * Nothing is lost between a thread's nodes nor counted twice (issue 43:
- * the running of a thread's nodes adds up to its time on a CPU by the
+ * Nothing is lost between a thread's nodes nor counted twice (the
+ * running of a thread's nodes adds up to its time on a CPU by the
  * file's sched_switch events, tests/e2e/test_foreign_sched.py): a node
  * that ends with the thread still on the CPU (a callout's end, an IPC
  * peer or a user rule's boundary) hands its end to the next as that one's
@@ -45,11 +45,9 @@
 
 /* Whether a switch's state (its first entry "state=...", as
  * db_event_attr finds it) is R or ends with the preempted mark.  The
- * entries are skipped (graph_entry_end), and only one that begins with 's' is
- * compared with the key: db_event_attr's compare of the key byte by
- * byte and strnlen of each entry were 153 instructions a switch, 11.7M
- * of the graph thread's 599M on 287,000 Perfetto events (77,000
- * switches, their state the first or second entry). */
+ * entries are skipped (graph_entry_end), and only one that begins with
+ * 's' is compared with the key, not each by db_event_attr's byte-wise
+ * compare and strnlen. */
 bool graph_sched_preempted(const db_event *ev)
 {
     const char *p = ev->attrs, *end = ev->attrs + ev->attrs_len;
@@ -223,8 +221,8 @@ int graph_sched_after(graph_state *g, const db_event *ev, uint32_t node)
     if (g->preempts_owed && (ev->ctx == DB_CTX_THREAD || ev->ctx == DB_CTX_UNKNOWN)) {
         /* by tid alone, the idle task's slot without a cpu: the event's
          * own thread mostly, the one got last, else graph_state.near,
-         * which knows the idle task's slot has none (8M instructions of
-         * table lookups on pf8, once a preemption was owed) */
+         * which knows the idle task's slot has none (no table lookup once
+         * a preemption is owed) */
         graph_thread *t = graph_thread_find(g, ev->tid);
         if (t && t->preempt_ev && t->cur.open && t->cur.n.id == node) {
             uint64_t to_ev = t->preempt_ev;
