@@ -105,11 +105,8 @@ int ingest_calls_replay(const char *q, size_t len, const ingest_sink *s, char *e
     while (q < end) {
         int rc = 0;
         uint8_t tag = (uint8_t)*q++;
-        /* an event (nearly every call: 287,000 of pf8's 302,000) on a
-         * path of its own, laid out as the one expected, not through the
-         * switch's jump table: graph thread 385.3M -> 384.2M instructions
-         * on pf8, 412.7M -> 411.7M on a13x4 (without the expect, the
-         * event's path was the jump and 384.5M) */
+        /* an event (nearly every call) on a path of its own, laid out
+         * as the one expected, not through the switch's jump table */
         if (__builtin_expect(tag == INGEST_C_EVENT, 1)) {
             db_event ev;
             uint32_t nl;

@@ -262,8 +262,7 @@ int ingest_ft_full_comm(ftrace_reader *r, uint32_t tid, const char *comm, size_t
     /* tracefs prints `<...>` for a task whose comm it no longer had: the
      * fields of the same file name it.  A name of 8 bytes is tested
      * without strlen's call (a Perfetto switch restores two names here,
-     * and strcmp's and strlen's calls were 14M of the reading thread's
-     * 964M instructions in 287,000 events). */
+     * and strcmp's and strlen's calls for each cost more than the test). */
     if (t && (t->flags & T_THREAD) && !unknown_name(t->name) &&
         (n <= 8 || t->name[8] != '\0' || memcmp(t->name, comm, 8) != 0))
         return 0;
@@ -296,9 +295,8 @@ bool ingest_ft_pid_of(ftrace_reader *r, uint32_t tid, uint32_t *pid)
 /* The task's TGID: its column, else the saved table, else 0 (unknown).
  * The table's answer is kept in the task's entry: the table is set before
  * the first event and stays (Perfetto's process_tree, a trace.dat's saved
- * tgids), and its search for each event was 27M of the reading thread's
- * 521M instructions on 4 copies of the Android 13 trace (2,400 threads:
- * a dozen steps). */
+ * tgids), and searching it for each event cost a dozen steps in a trace
+ * of thousands of threads. */
 static uint32_t tgid_of(const ftrace_reader *r, const ftrace_line *li, ftrace_tent *t)
 {
     if (li->has_tgid)
@@ -323,9 +321,8 @@ static int __attribute__((noinline)) resolve_slow(ftrace_reader *r, const ftrace
     size_t cl = li->comm_len < DB_NAME_MAX - 1 ? li->comm_len : DB_NAME_MAX - 1;
     bool unknown = cl == 5 && memcmp(li->comm, "<...>", 5) == 0;
     /* the column's hash and the name's length only when they are read:
-     * Perfetto's events have no comm column (`<...>`), and the two were
-     * 18M of the reading thread's 879M instructions in 287,000 events;
-     * a reader that gives the hash (comm_hash) saves it too */
+     * Perfetto's events have no comm column (`<...>`); a reader that
+     * gives the hash (comm_hash) saves it too */
     uint64_t h = unknown ? 0 : li->comm_hash ? li->comm_hash : hash_str(li->comm, cl);
     ftrace_tent *t = tab_get(r, li->tid);
     *te = t; /* valid for the line: declarations add entries, the table grows only in ingest_ft_reserve */
@@ -364,11 +361,9 @@ static int __attribute__((noinline)) resolve_slow(ftrace_reader *r, const ftrace
 /* The common case without a call: a declared thread whose process is
  * known (the TGID column, or the saved table's answer kept) and the same,
  * its comm column none (`<...>`) or the one it had.  resolve_slow would
- * change nothing then; it does the rest.  As one function, with its
- * saved registers and its call of tab_get, it was 22M of the reading
- * thread's 496M instructions on 8 copies of the Android 11 trace; this
- * case, a leaf the compiler puts in ingest_ft_event, takes all but 163
- * of its 287,016 events (reading thread 483M). */
+ * change nothing then; it does the rest.  Nearly every event is this
+ * case, a leaf the compiler puts in ingest_ft_event, without the saved
+ * registers and the call of tab_get of one function for both. */
 static int resolve_task(ftrace_reader *r, const ftrace_line *li, ftrace_tent **te)
 {
     ftrace_tent *t = tab_find(r, li->tid);
@@ -413,9 +408,7 @@ static const char *lex_error(ftrace_lex_status s)
 
 /* ingest_ft_event's failure for a name too long, out of line: with the
  * message there, gcc split ingest_ft_event in two (the test, then a call
- * of the rest: 7 instructions an event, 2.0M of the reading thread's 436M
- * on 8 copies of the Android 11 Perfetto trace; 436.4M -> 435.5M, and
- * 409.2M -> 408.5M on 4 of the Android 13 one) */
+ * of the rest, for every event) */
 static int __attribute__((noinline, cold)) name_too_long(ftrace_reader *r, const ftrace_line *li)
 {
     return ingest_ft_fail(r, "%s too long (%zu bytes, at most %d)",

@@ -246,20 +246,17 @@ typedef struct ftrace_tent ftrace_tent; /* one slot of the tid table */
 
 /* A switch's or a wakeup's fields as values, from a reader that has them
  * so (Perfetto's messages): the mapping takes them instead of the pairs,
- * which the reader would print and the mapping look up and parse again
- * (a Perfetto switch cost 1,660 instructions so).  Each stands for the
- * pairs of the same name, with the same text: the strings as given (""
- * none), the numbers printed in decimal. */
+ * which the reader would print and the mapping look up and parse again.
+ * Each stands for the pairs of the same name, with the same text: the
+ * strings as given ("" none), the numbers printed in decimal. */
 /* The comms' lengths come with them when the reader measured them
  * already (Perfetto's full events, naming their tasks as they are
- * decoded; the mapping's strlen of each was 4M of the reading thread's
- * 431M instructions on 8 copies of the Android 11 trace, 314,000 calls),
- * else FTRACE_LEN_UNKNOWN: the mapping measures them (a Perfetto
- * compact switch's prev_comm that its emit made from the thread table;
- * its other comms, whose held item has no room for their lengths, are
- * measured at its emit by ingest_pf_arena_strlen, inline: strlen's calls
- * there cost the reading thread 1.1M more on 4 copies of the Android 13
- * trace, through registers spilled). */
+ * decoded), so the mapping need not call strlen for each, else
+ * FTRACE_LEN_UNKNOWN: the mapping measures them (a Perfetto compact
+ * switch's prev_comm that its emit made from the thread table; its other
+ * comms, whose held item has no room for their lengths, are measured at
+ * its emit by ingest_pf_arena_strlen, inline, as strlen's calls there
+ * spilled registers). */
 #define FTRACE_LEN_UNKNOWN SIZE_MAX
 typedef struct ftrace_switch_vals {
     const char *prev_comm, *next_comm; /* not NULL */
@@ -279,9 +276,8 @@ typedef struct ftrace_wake_vals {
 
 /* A binder transaction's fields as values, as a switch's: the pairs
  * binder_transaction(_received) gives (ftrace_binder.c), the numbers
- * printed in decimal, flags and code in 0x and hex (printed, looked up
- * and parsed again, they were 17M of the reading thread's 488M
- * instructions on 4 copies of the Android 13 trace, 10,900 of them). */
+ * printed in decimal, flags and code in 0x and hex (not printed, looked
+ * up and parsed again). */
 typedef struct ftrace_binder_vals {
     int64_t transaction, dest_node, dest_proc, dest_thread, reply;
     uint64_t flags, code;
@@ -289,9 +285,8 @@ typedef struct ftrace_binder_vals {
 
 /* A switch's prev_state as the kernel's number, and the attributes it
  * gives (reason=, state=; ftrace_sched.c): the same for every switch of
- * that state, so made once (state_from_number and the reason's tests
- * were 27M of a Perfetto ingest's reading thread, 677M instructions in
- * 287,016 events, 122,136 of them switches of a handful of states). */
+ * that state, so made once (switches are many, and of a handful of
+ * states). */
 #define FTRACE_STATE_MEMO 16
 typedef struct ftrace_state_memo {
     uint64_t num;
@@ -365,11 +360,11 @@ int ingest_sink_failed(char *err, size_t errlen, const char *path, uint64_t line
 char *ingest_attr_reserve(char **ab, size_t alen, size_t *acap, size_t need);
 
 /* Attributes written in place after one reservation, for the mappings of
- * the commonest events (an ingest_ft_attr_n call per attribute was 62
- * instructions): ingest_ft_attrs_room makes room for need more bytes and
- * says where they go (NULL: out of memory, err set), each put appends
- * key=value and returns where the next goes, ingest_ft_attrs_done takes
- * what was put.  Numbers take at most INGEST_FT_NUM_MAX bytes. */
+ * the commonest events, not an ingest_ft_attr_n call per attribute:
+ * ingest_ft_attrs_room makes room for need more bytes and says where they
+ * go (NULL: out of memory, err set), each put appends key=value and returns
+ * where the next goes, ingest_ft_attrs_done takes what was put.  Numbers
+ * take at most INGEST_FT_NUM_MAX bytes. */
 #define INGEST_FT_NUM_MAX 24
 int ingest_ft_attr_grow(ftrace_reader *r, size_t need);
 static inline char *ingest_ft_attrs_room(ftrace_reader *r, size_t need)
@@ -407,9 +402,8 @@ int ingest_ft_attr_pairs(ftrace_reader *r);
 
 /* Room in the thread table for n more tids (declarations a reader makes
  * itself, before ingest_ft_event).  0, or -1 with err set.  The test
- * inline: each event makes it once or twice (the calls were 9M of a
- * Perfetto ingest's reading thread, 664M instructions in 287,016
- * events); ingest_ft_tab_grow grows the table. */
+ * inline: each event makes it once or twice; ingest_ft_tab_grow grows the
+ * table. */
 int ingest_ft_tab_grow(ftrace_reader *r, size_t n);
 static inline int ingest_ft_reserve(ftrace_reader *r, size_t n)
 {
@@ -521,8 +515,7 @@ static inline int ingest_ft_attr_hex(ftrace_reader *r, const char *key, uint64_t
 
 /* Numbers over [p, p + n): decimal, and hex with or without 0x.  The
  * decimals inline: the mapping reads a few an event (pids, a state), and
- * their two calls each were 30M of a Perfetto ingest's 852M reading-thread
- * instructions in 287,000 events. */
+ * two calls each cost more than the parse. */
 bool ingest_ft_dec_u64_long(const char *p, size_t n, uint64_t *out); /* 20 digits, checked for overflow */
 static inline bool ingest_ft_dec_u64(const char *p, size_t n, uint64_t *out)
 {
@@ -554,11 +547,10 @@ bool ingest_ft_hex_u64(const char *p, size_t n, uint64_t *out);
 /* r->kv / r->nkv from NUL-terminated text, and lookups in them. */
 void ingest_ft_parse_kv(ftrace_reader *r, const char *text);
 /* Inline, its compare too: a Perfetto switch looks up ten pairs among its
- * eight (the calls, and memcmp's for each pair of the key's length, were
- * 60M of the reading thread's 964M instructions in 287,000 events).  The
- * same pointer is the same key without a compare: readers that name their
- * pairs with literals (perfetto_map.c) mostly look them up with the same
- * literals, merged by the linker. */
+ * eight, and a call and a memcmp for each pair of the key's length cost
+ * more than the lookup.  The same pointer is the same key without a
+ * compare: readers that name their pairs with literals (perfetto_map.c)
+ * mostly look them up with the same literals, merged by the linker. */
 static inline const ftrace_kv *ingest_ft_kv_get_n(const ftrace_reader *r, const char *key, size_t kl)
 {
     for (int i = 0; i < r->nkv; i++) {
@@ -622,8 +614,7 @@ int ingest_ft_bad_fields(ftrace_reader *r, const ftrace_line *li);
  * false when r->kv is full. */
 static inline bool ingest_ft_kv_add_n(ftrace_reader *r, const char *key, size_t kl, const char *val, size_t vlen)
 {
-    /* inline: a Perfetto event adds six pairs or so (the calls were 25M
-     * of the reading thread's 964M instructions in 287,000 events) */
+    /* inline: a Perfetto event adds six pairs or so */
     if (r->nkv < 0)
         r->nkv = 0;
     if (r->nkv == FTRACE_KV_MAX)
@@ -651,8 +642,7 @@ int ingest_ft_text_pairs(ftrace_reader *r, ftrace_ev_kind k, const ftrace_line *
 int ingest_ft_map(ftrace_reader *r, ftrace_ev_kind k, const ftrace_line *li, db_event *ev);
 int ingest_ft_map_switch(ftrace_reader *r, db_event *ev);
 /* reason NULL: sched_waking, kept raw; else rl bytes (FTRACE_LIT: a
- * literal's length, not measured at each of 70,000 wakeups on 8 copies
- * of the Android 11 Perfetto trace, 1.2M instructions) */
+ * literal's length, not measured at each wakeup) */
 int ingest_ft_map_wakeup(ftrace_reader *r, db_event *ev, const char *reason, size_t rl);
 int ingest_ft_map_newtask(ftrace_reader *r, const db_event *ev);
 int ingest_ft_map_fork(ftrace_reader *r, db_event *ev);
@@ -684,13 +674,11 @@ enum { INGEST_C_PROC = 1, INGEST_C_THREAD, INGEST_C_SYMBOL, INGEST_C_EVENT, INGE
 /* Bytes of a call (tag included), and the call written at q. */
 size_t ingest_call_named_size(size_t num, const char *name); /* proc: num 4, symbol: num 8 */
 void ingest_call_named_put(char *q, uint8_t tag, const void *num, size_t size, const char *name);
-/* An event's call inline, its name copied as a few moves: one an event
- * (the calls, and memcpy's for the name and the db_event, were 30M of a
- * Perfetto ingest's reading thread, 640M instructions in 287,016
- * events).  The name's length is name_len where the reader gave it
+/* An event's call inline, its name copied as a few moves: one an event,
+ * where the calls and memcpy's for the name and the db_event cost more
+ * than the copy.  The name's length is name_len where the reader gave it
  * (ingest_ft_event: every event of the ftrace family), not measured
- * again (strlen's calls here were 4.4M of the reading thread's 436M
- * instructions on 4 copies of the Android 13 trace). */
+ * again by strlen. */
 /* an event's call with a name of nl bytes */
 static inline size_t ingest_call_event_bytes(const db_event *ev, size_t nl)
 {

@@ -108,10 +108,8 @@ static const ftrace_state_memo *__attribute__((noinline)) state_memo_fill(ftrace
 }
 
 /* The memo of state number v (its attributes made on first use).  The
- * memo found is a leaf inline, its making a call (with the text's buffer
- * on the stack, the whole was a function of 35 instructions a switch:
- * 4.3M of the reading thread's 483M on 8 copies of the Android 11
- * trace). */
+ * memo found is a leaf inline, its making a call: with the text's buffer
+ * on the stack, the whole was a function called for every switch. */
 static inline const ftrace_state_memo *state_memo(ftrace_reader *r, uint64_t v)
 {
     ftrace_state_memo *m = &r->smemo[(v * 0x9e3779b97f4a7c15ull) >> 60];
@@ -123,9 +121,7 @@ static inline const ftrace_state_memo *state_memo(ftrace_reader *r, uint64_t v)
 /* A switch's state attributes (st, sl bytes, from state_attrs), the wait
  * it begins, and its next task's attributes: the part of the mapping the
  * pairs and the values share.  Always inlined into both: its call, eight
- * arguments, was a seventh of a switch's mapping (reading thread 440.2M
- * -> 436.4M instructions on 8 copies of the Android 11 Perfetto trace,
- * 122,000 switches; 410.7M -> 409.2M on 4 of the Android 13 one). */
+ * arguments, was a good part of a switch's mapping. */
 static inline __attribute__((always_inline)) int switch_state(ftrace_reader *r, db_event *ev, const char *st,
                                                               size_t sl, bool wait, uint32_t next_pid, const char *nc,
                                                               size_t ncl)
@@ -147,8 +143,7 @@ static inline __attribute__((always_inline)) int switch_state(ftrace_reader *r, 
 
 /* A prio's text (ingest_fmt_i64's): up to three digits inline, the
  * kernel's prios (0 to 139; 120 nearly always) a switch's two and a
- * wakeup's one; their calls of ingest_fmt_i64 and db_fmt_u64 were ~28
- * instructions each (314,000 on 8 copies of the Android 11 trace). */
+ * wakeup's one, without their calls of ingest_fmt_i64 and db_fmt_u64. */
 static inline size_t fmt_prio(char *b, int64_t v)
 {
     if ((uint64_t)v >= 1000)

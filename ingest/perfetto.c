@@ -1,123 +1,30 @@
 /* ingest/perfetto.c -- Perfetto's protobuf traces (Android 10 and later,
  * Linux's newer tracers): `Trace { repeated TracePacket packet = 1; }`,
- * plain or gzip'd, with zlib'd `compressed_packets` inside.
+ * plain or gzip'd, with zlib'd `compressed_packets` inside.  The outer
+ * Trace is walked by hand (tag, length) and one TracePacket is decoded at
+ * a time, where the read buffer holds it, so the file is never held whole.
  *
- * Decoders: the second pass's hot path, a packet's ftrace_events (the
- * bundle, its FtraceEvents and their event messages, compact_sched), is
- * decoded by hand (perfetto_fast.c) into the structs protobuf-c would
- * unpack, reading each message's fields through protobuf-c's generated
- * descriptors of ingest/perfetto.proto, so the schema stays declarative;
- * everything else is Debian's protobuf-c: the first pass's process_tree
- * and system_info, and any packet the hand decoder does not read exactly
- * as protobuf-c would (it then reads the whole packet, and its checks of
- * every varint, length and wire type make a corrupt file a message, not
- * a read past a buffer).  One TracePacket is decoded at a time, where
- * the read buffer holds it; the outer Trace is walked by hand (tag,
- * length) so the file is never held whole.  Why by hand: protobuf-c's
- * unpack was 43% of the reading thread's instructions (callgrind, 8
- * copies of the Android 11 trace of ../shared, 287K events: 784M of
- * 1833M, 2,700 an event; it scans each message twice, looks up every
- * field, allocates and initializes every message); the hand decoder
- * takes 810 an event.
+ * A packet's ftrace_events, the hot path, are decoded by hand
+ * (perfetto_fast.c) into the structs protobuf-c would unpack, through its
+ * descriptors of ingest/perfetto.proto (the schema stays declarative):
+ * protobuf-c's unpack scans each message twice, looks up every field and
+ * allocates every message.  The rest, and any packet the hand decoder
+ * does not read exactly as protobuf-c would, is protobuf-c's, whose
+ * checks make a corrupt file a message, not a read past a buffer.
  *
- * Measured (make bench's Perfetto line: the Android 11 trace of ../shared
- * repeated to 2.87M events, on this 2-core machine, shared; runs of both
- * builds interleaved): 1.60M events/s (1.80 s, 3.2 cpu-s; the build
- * before: 1.31M, 2.18 s, 4.0 cpu-s), peak RSS 123 -> 96 MiB.
- * Per event (callgrind, 8 copies): the reading thread 6,390 -> 3,360
- * instructions (the hand decoder 810; the pairs and the mapping shared
- * with the ftrace readers, ingest_ft_event, 1,970, of which the shared
- * part 1,510; the merge, the names and the pipe the rest), the graph
- * 4,000 (half of it the archive's event block encoding, db/evblock.c),
- * the archive thread 2,540.  The reading thread was the bound (2.1 of
- * 4.2 cpu-s, perf); now the three take about the same (1.2, 1.05 and
- * 1.0 cpu-s), so 3M events/s needs the graph and archive threads
- * cheaper too: a Perfetto event costs them 6,540 instructions, an
- * ftrace text event of make bench's input 3,580 (Perfetto's events
- * make more nodes and edges).  Earlier: protobuf-c unpacks into an
- * arena per packet (its malloc and free of every part were a fifth of
- * the reading thread), and the CPUs merge as runs (see below; a heap of
- * every event held was a sixth).  Later (the same 8 copies, callgrind,
- * instructions a thread): a switch's and a wakeup's fields reach the
- * mapping as values (ftrace_switch_vals) and their attributes are written
- * in place, the mapping's lookups and parses are inline, the decoder
- * reads event messages from tables of their fields: the reading thread
- * 964M -> 650M; the block encoder and the graph 929M -> 829M; the archive
- * thread 596M -> 585M (about 1.6 -> 1.4 s on the bench file, the three
- * threads some 0.8-0.9 cpu-s each).  Later still (link-time
- * optimization, then each thread again; 8 copies of the Android 11
- * trace, and 4 of the Android 13 one, compact_sched): reader 542M ->
- * 480M and 580M -> 443M, graph 514M -> 399M and 551M -> 425M, archive
- * thread 441M -> 387M and 220M -> 192M; the bench files, runs of both
- * builds interleaved: 1.36 -> 1.27 s (2.1 -> 1.8 cpu-s) and 1.14 ->
- * 0.95 s.  The wall time falls by half what the cpu does: the three
- * threads on two cores wait on one another (the graph on a full queue
- * to the archive thread while that one syncs a batch, the reader on the
- * graph), the first pass runs alone, and the archive thread's last
- * batch after the reader is done.  Then two rounds on each thread (a
- * held event in 64 bytes, short varints inline, the other events' keys
- * by field number; names' lengths carried; the writer's appends, batch
- * test and chunks): reader 480M -> 436M and 443M -> 409M, graph 399M ->
- * 375M and 425M -> 404M, archive thread 387M -> 344M and 192M -> 166M;
- * the bench files, runs of both builds interleaved, 1.12 -> 0.99 s
- * (1.85 -> 1.65 cpu-s) and 0.95 -> 0.85 s.  The first pass on a thread
- * of its own beside the second was tried and did not pay (the two
- * streams of one file read side by side waited on each other's pages).
- * A third round (fields of the commonest messages read in the order
- * Perfetto writes them, comm lengths carried, short numbers formatted
- * inline; the writer's sorts; the encoder's memo hits): reader 431M ->
- * 402M and 401M -> 392M, graph 375M -> 369M and 404M -> 400M, archive
- * thread 344M -> 337M and 166M -> 162M (all three 1,150M -> 1,107M and
- * 972M -> 954M), but the bench files, runs of both builds interleaved,
- * only 2-4% (1.16 -> 1.11 s on the Android 11 file in a slow spell of
- * this VM, when the same build takes 1.9-2.0 cpu-s, not 1.65): the
- * instructions are no longer what bounds it.  What is: memory (held
- * events and their packets' messages, read 65,536 events after they
- * were decoded: a 4,096-event window, which would make late events of
- * the Android 11 file's wrapped rings, made the process 7% less cpu),
- * and the start and end where one thread runs alone.  Tried and not
- * kept, measured on the bench files: the first pass over the file
- * mapped instead of read (it touches a few bytes a packet, but is then
- * bound by cache misses as the copy was: no difference); the reading
- * thread at a lower priority than the others (nice 2, 4, 8: no
- * difference); the pipes' batches of 256 KB (16 or 64 of them) instead
- * of 1 MB: no difference; huge pages (glibc's malloc hugetlb tunable, and
- * the kernel's THP always): no difference either, so not the TLB.
- * Then held events made self-contained (perf-items; pf_item's forms in
- * perfetto_int.h): the commonest full events (switch, wakeups, cpu_idle,
- * cpu_frequency, binder, short prints and other events' messages) and
- * compact_sched's are decoded into the 64-byte item at push, their comms
- * interned (perfetto_comms.c); a longer print or message, or any other
- * full event, is copied into a small keep of its hold.  So a packet's
- * arena goes back to the pool when the packet is decoded (every packet
- * of both bench inputs), not when its last event is handed on 65,536
- * events later, and is not read back cold: the next packet decodes into
- * cache-warm chunks.  The reading thread does more (the items' fields,
- * the comms' lookups: 402.6M -> 427.7M instructions on 8 copies of the
- * Android 11 trace, 392.4M -> 404.7M on 4 of the Android 13 one; the
- * other threads the same) but the process less: the bench files, runs of
- * both builds interleaved (15 each), 0.98 -> 0.94 s and 1.70 -> 1.61
- * cpu-s on the Android 11 one, 0.82 -> 0.81 s and 1.47 -> 1.43 cpu-s on
- * the compact one; peak RSS 90 -> 72 MB and 86 -> 74 MB, and a third
- * less system time (fewer fresh pages).  pop_emit: 9.7% -> 5.8% of the
- * process's samples (perf); what it still reads cold is the item itself
- * (64 bytes, written at push and read 65,536 events later).
- *
- * Two passes over the stream: the first reads only process_tree and
- * system_info (the names of processes and threads, the kernel and the
- * machine; Perfetto writes them at the start and again at the end) and
- * checks the outer framing, so no event is handed on before every thread
- * can be named; the second maps the ftrace events.  The first pass's
- * second half is scanned on a thread of its own (perfetto_split.c): the
- * other threads of the ingest wait for the first pass.
- *
- * Every ftrace event becomes the canonical pairs of the ftrace mapping
- * (ftrace.h; perfetto_map.c), which the text and trace.dat readers feed
- * too, so a Perfetto sched_switch gives the db event a tracefs line of it
- * gives.  Bundles are per CPU, in time order within a CPU; the CPUs are
- * merged by timestamp, at most PF_HEAP_MAX events held (an event
- * earlier than one handed on already goes on at that one's time, counted
- * late, as the reorder window of the text readers does). */
+ * Two passes: the first reads only process_tree and system_info (the
+ * names of processes and threads, the kernel, the machine, which Perfetto
+ * writes at the start and again at the end) and checks the framing, so
+ * that no event is handed on before every thread can be named (its second
+ * half is scanned on a thread of its own: perfetto_split.c); the second
+ * maps each ftrace event to the canonical pairs of the ftrace mapping
+ * (ftrace.h, perfetto_map.c), as the text and trace.dat readers do, so a
+ * sched_switch gives the db event a tracefs line of it gives.  The per-CPU
+ * bundles are merged by timestamp, at most PF_HEAP_MAX events held (an
+ * event earlier than one handed on goes on at that one's time, counted
+ * late, as in the text readers' reorder window); a held event is
+ * self-contained (pf_item), so that its packet's memory is reused as soon
+ * as the packet is decoded. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -150,8 +57,7 @@ static const pf_item *run_head(const pf_span *r) { return &r->first->q[r->head];
 
 /* The heap compares the runs' first events by the copy of their time and
  * arrival in the run itself (run_keep), not in the event, one load
- * further (the loads of the events were a third of the merge's 28M
- * instructions in 287,016 events). */
+ * further: the loads of the events were much of the merge's cost. */
 static bool run_before(const pf_span *a, const pf_span *b)
 {
     return a->ts < b->ts || (a->ts == b->ts && a->seq < b->seq);
@@ -180,10 +86,8 @@ static void rheap_up(pf_reader *d, size_t i)
 }
 
 /* always inlined into pop_emit (its two calls there, one an event): a
- * run mostly stays first, one level's compares, and the call cost a
- * fifth of that (reading thread 441.0M -> 440.2M instructions on 8
- * copies of the Android 11 trace, 411.3M -> 410.7M on 4 of the Android
- * 13 one) */
+ * run mostly stays first, one level's compares, and a call would cost a
+ * good part of that */
 static inline __attribute__((always_inline)) void rheap_down(pf_reader *d, size_t i)
 {
     pf_span *r = d->rheap[i];
@@ -307,9 +211,8 @@ static void chunks_release(pf_reader *d, pf_chunk **list)
 static void arena_release(pf_hold *h) { chunks_release(h->d, &h->chunks); }
 
 /* A hold whose last event is handed on: its chunks to the pool, itself
- * to the reader's free holds (its malloc and free a packet were 2.9M of
- * the reading thread's 460M instructions in 287,016 events, 14,942
- * packets); at most one a held event, so the list needs no bound. */
+ * to the reader's free holds, not freed and allocated again a packet; at
+ * most one a held event, so the list needs no bound. */
 static void __attribute__((noinline)) hold_free(pf_hold *h)
 {
     arena_release(h);
@@ -319,11 +222,9 @@ static void __attribute__((noinline)) hold_free(pf_hold *h)
     d->holds = h;
 }
 
-/* inline, its call once a packet (gcc made it a call an event: 5M of the
- * reading thread's 531M instructions on 8 copies of the Android 11
- * trace).  h is never NULL: every held item has its packet's hold (a
- * test of it, where gcc could not tell, was 0.7M instructions on 4
- * copies of the Android 13 trace). */
+/* inline, its call once a packet (gcc made it a call an event).  h is
+ * never NULL: every held item has its packet's hold, and it is not tested
+ * where gcc could not tell. */
 static inline void hold_unref(pf_hold *h)
 {
     if (--h->refs == 0)
@@ -345,13 +246,11 @@ static inline void arena_unref(pf_hold *h)
 }
 
 /* A run's events are in segments of PF_SEG_MIN events, doubling up to
- * PF_SEG_MAX, chained: appending never copies the run (growing it as one
- * array, copied when it doubled, was 9M of the reading thread's 578M
- * instructions in 287,016 events), and segments of every size are reused
+ * PF_SEG_MAX, chained: appending never copies the run (as one array it
+ * was copied whenever it doubled), and segments of every size are reused
  * (up to PF_SEG_POOL of each) rather than freed: each run begins with
- * one of each size below PF_SEG_MAX (aligned_alloc's calls and the
- * frees were 2M of the reading thread's 462M instructions in 287,016
- * events, 302 runs, when only the largest were kept). */
+ * one of each size below PF_SEG_MAX, and keeping only the largest left
+ * aligned_alloc and free to make and drop the small ones for every run. */
 #define PF_SEG_MIN 4 /* small: a run per event is possible */
 #define PF_SEG_MAX 256
 #define PF_SEG_POOL 16
@@ -402,8 +301,7 @@ static void run_free(pf_reader *d, pf_span *r)
 /* The task a held switch leaves (its prev), or 0: not a switch.  Only
  * switches away from a task (pid > 0) are kept for blocked_reason, which
  * names a task.  Always inlined: with the item's forms gcc made it a
- * call, twice an event (6.3M of the reading thread's 411M instructions
- * on 4 copies of the Android 13 trace). */
+ * call, twice an event. */
 static inline __attribute__((always_inline)) int32_t switch_prev(const pf_item *it)
 {
     if (it->form == PF_CSWITCH || it->form == PF_SWITCH_C)
@@ -457,8 +355,7 @@ static int pop_emit(pf_reader *d)
      * need, a kept print's or message's bytes are in the keep */
     if (d->nrheap) {
         /* ev and kept.p share their place (the union's first), the kept
-         * forms are the last: two tests, not four (reading thread 432.0M
-         * -> 430.1M instructions on 8 copies of the Android 11 trace) */
+         * forms are the last: two tests, not four */
         const pf_item *nh = run_head(d->rheap[0]);
         if (nh->form == PF_FULL || nh->form >= PF_KEPT_PRINT) {
             const char *nx = (const char *)nh->ev;
@@ -556,10 +453,9 @@ static int push_item(pf_reader *d, pf_item *it)
  *
  * They are kept there only from a trace's first sched_blocked_reason on:
  * many traces have none (the Android 11 trace of ../shared), and adding
- * and taking each switch was 8M of the reading thread's 458M
- * instructions on 8 copies of it.  At the first, the switches held then
- * go in at once, in the order they came (seq), as one by one: the same
- * lists, so the same switch is marked. */
+ * and taking each switch would be work for nothing.  At the first, the
+ * switches held then go in at once, in the order they came (seq), as one
+ * by one: the same lists, so the same switch is marked. */
 typedef struct pf_held_sw {
     uint64_t seq;
     int32_t prev;
@@ -647,9 +543,7 @@ static void cpu_set(pf_cpu *c, int64_t pid, bool have_prio, int32_t prio, const 
 
 /* The CPU's comm, copied from the bundle's memory when it is read (a
  * compact switch's prev) or the bundle ends, not at each cpu_set: full
- * switches come many to a bundle, and their copies were 5.5M of the
- * reading thread's 550M instructions on 8 copies of the Android 11
- * trace. */
+ * switches come many to a bundle. */
 static const char *cpu_comm(pf_cpu *c)
 {
     if (c->comm_pending) {

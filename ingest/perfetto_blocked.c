@@ -4,24 +4,21 @@
  *
  * The rule: the reason goes on the latest switch away from its task (by
  * arrival) still waiting in the merge of the CPUs; one handed on already
- * keeps reason=io only.  Finding that switch by looking at every event
- * held (up to PF_HEAP_MAX) for each sched_blocked_reason was 78% of an
- * ingest of the Android 13 startup trace of ../shared (1,254 of them in
- * 60,614 events: 0.32 s, 190K events/s).  So the held switches are kept
- * here by task: its switches in arrival order (their arrival numbers,
- * seq, ascending), the newest last.  A sched_blocked_reason marks the
- * task's last one here, and the switch takes the mark when it is handed
- * on (it was marked in its run, through a pointer kept here: 16 bytes of
- * every event held, 96 -> 64 with the rest).  A switch
- * handed on is found by its number (the first, mostly, else a binary
- * search: a wrapped ring buffer hands a task's switches on far from the
- * order they came in) and marked gone; gone ones are dropped from either
- * end at once, so the first and the last are always held, and from the
- * middle when the list fills.  (Before: a hash table of every held switch
- * by seq beside the lists, an insert and a delete a switch, was 20M of
- * the reading thread's 569M instructions in 287,016 events, 260 a
- * switch.)  Tasks are found by pid, open addressing with linear
- * probing. */
+ * keeps reason=io only.  Finding that switch by looking at every event held
+ * (up to PF_HEAP_MAX) for each sched_blocked_reason took most of an ingest
+ * of a trace that has them.  So the held switches are kept here by task:
+ * its switches in arrival order (their arrival numbers, seq, ascending),
+ * the newest last.  A sched_blocked_reason marks the task's last one here,
+ * and the switch takes the mark when it is handed on (marked in its run,
+ * through a pointer kept here, it would take 16 bytes more of every held
+ * event, which fits in 64 bytes without them).  A switch handed on is found by its number
+ * (the first, mostly, else a binary search: a wrapped ring buffer hands a
+ * task's switches on far from the order they came in) and marked gone; gone
+ * ones are dropped from either end at once, so the first and the last are
+ * always held, and from the middle when the list fills.  Not a hash table
+ * of every held switch by seq beside the lists: its insert and delete a
+ * switch cost more than the lists.  Tasks are found by pid, open addressing
+ * with linear probing. */
 #include <stdlib.h>
 #include <string.h>
 

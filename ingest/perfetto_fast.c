@@ -5,11 +5,10 @@
  * types, in the packet's arena), so do_bundle and the mapping read one
  * form whichever decoder made it.
  *
- * Why: protobuf-c's unpack was 43% of the reading thread (2,700
- * instructions an event, callgrind, 8 copies of the Android 11 trace):
- * it scans every message twice, looks up each field, and allocates and
- * initializes every message.  An event's messages here are walked once,
- * their fields found by the generated descriptors (so the schema stays
+ * Why: protobuf-c's unpack scans every message twice, looks up each field,
+ * and allocates and initializes every message, and was the largest part of
+ * the reading thread.  An event's messages here are walked once, their
+ * fields found by the generated descriptors (so the schema stays
  * declarative: perfetto.proto alone says what a message holds).
  *
  * What it takes on: only what it reads exactly as protobuf-c would.  An
@@ -37,11 +36,11 @@ enum { FAST_NO = 0, FAST_OK = 1, FAST_OOM = -1 };
 
 /* A message's field, as the decoder reads it: what its descriptor says,
  * looked up once per message type instead of once per field read (the
- * descriptor's lookup and tests were 45M of the reading thread's 865M
- * instructions in 287,000 events; FtraceEvent's own fields read through
- * their descriptors were still 30M of 677M).  The tables are indexed by
- * the whole tag, number and wire type, so a field of the wrong wire type
- * is an FF_NO entry, not a test of every field read. */
+ * descriptor's lookup and tests were a large part of the reading thread,
+ * and FtraceEvent's own fields read through them still a noticeable one).
+ * The tables are indexed by the whole tag, number and wire type, so a
+ * field of the wrong wire type is an FF_NO entry, not a test of every
+ * field read. */
 enum { FF_NO = 0, FF_STRING, FF_U32, FF_U64, FF_MSG, FF_UNKNOWN, FF_P32, FF_P64, FF_STRINGS };
 typedef struct pf_fastf {
     /* of the value and of has_X (numbers); FF_MSG: of the oneof's case;
@@ -75,15 +74,13 @@ static inline bool bytes(const uint8_t **p, const uint8_t *e, const uint8_t **va
 
 /* A varint of a message ending at e, whose bytes may be read up to re
  * (the packet's end): a value near the end of an event's message, with
- * fewer than 10 bytes left in it, is still read a word at a time (byte
- * by byte, pids and comms' neighbours were 8M of the reading thread's
- * instructions in 287,016 events).  One that runs past e is refused, as
- * protobuf-c refuses it.  Values of one to three bytes (prios, pids, a
- * compact switch's time delta) are read here, bytes tested one by one:
- * the word's shifts took three times the instructions, and those values
- * were most of the 4.6 varints of more than a byte an event (reading
- * thread 475.0M -> 464.5M instructions in 287,016 events).  Always
- * inlined: with the short paths gcc made it a call, 14M more. */
+ * fewer than 10 bytes left in it, is still read a word at a time (pids
+ * and comms' neighbours would otherwise be read byte by byte).  One that
+ * runs past e is refused, as protobuf-c refuses it.  Values of one to
+ * three bytes (prios, pids, a compact switch's time delta) are read here,
+ * bytes tested one by one: they are most of an event's varints of more
+ * than a byte, and the word's shifts cost more for them.  Always inlined:
+ * with the short paths gcc made it a call. */
 static inline __attribute__((always_inline)) bool varint_in(const uint8_t **p, const uint8_t *e, const uint8_t *re,
                                                             uint64_t *v)
 {
@@ -136,8 +133,7 @@ static bool skip(const uint8_t **p, const uint8_t *e, int wt)
 
 /* One number or string field, ff, at *p into message m.  FAST_OK,
  * FAST_NO (not one, or corrupt), or FAST_OOM.  Inlined in both loops
- * (gcc made it a call a field: 44M more of the reading thread's 585M
- * instructions in 287,016 events). */
+ * (gcc made it a call a field). */
 static inline __attribute__((always_inline)) int scalar(pf_hold *h, const pf_fastf *ff, char *m, const uint8_t **p, const uint8_t *e,
                          const uint8_t *re)
 {
@@ -190,17 +186,16 @@ static inline bool tag(const uint8_t **p, const uint8_t *e, uint32_t *t)
 /* ---- the commonest event messages: their fields in the order Perfetto
  * writes them ----
  *
- * A switch's seven fields (42% of the events of the Android 11 trace)
- * read by the table below were 35 instructions each: the tag's lookup
- * and the dispatch on its kind.  Here a message's fields are expected in
- * the order of a plan, each by its one-byte tag in its turn, and read by
- * scalar with the plan's constant entry (inlined, its dispatch and
- * offsets folded away); the first field not where expected, and all
- * after it, go to the table's loop, which reads any field in any order,
- * again or late, as protobuf-c does (the later counts), so the result is
- * the same.  The plans name the generated structs' fields; each message
- * type takes its plan only when the table's entries for its tags are
- * the plan's (plan_checked, at init). */
+ * A switch's seven fields (the commonest event of the Android 11 trace)
+ * read by the table below each cost the tag's lookup and the dispatch on
+ * its kind.  Here a message's fields are expected in the order of a plan,
+ * each by its one-byte tag in its turn, and read by scalar with the plan's
+ * constant entry (inlined, its dispatch and offsets folded away); the first
+ * field not where expected, and all after it, go to the table's loop, which
+ * reads any field in any order, again or late, as protobuf-c does (the
+ * later counts), so the result is the same.  The plans name the generated
+ * structs' fields; each message type takes its plan only when the table's
+ * entries for its tags are the plan's (plan_checked, at init). */
 
 #define PF_TAG(num, wt) ((uint8_t)((num) << 3 | (wt)))
 typedef struct pf_inorder {
@@ -271,7 +266,7 @@ static bool plan_checked(const pf_fastm *fm, const pf_inorder *plan, size_t n)
 /* A planned message's initial value: the plan's type's INIT with fm's
  * descriptor (sched_waking's and sched_wakeup_new's are sched_wakeup's
  * but for it), copied by moves instead of a call of message_init
- * (through the descriptor, 10 instructions and the call). */
+ * through the descriptor. */
 static const pf_sw_msg switch_init = ARGUSQ_PF__SCHED_SWITCH_FTRACE_EVENT__INIT;
 static const pf_wk_msg wake_init = ARGUSQ_PF__SCHED_WAKEUP_FTRACE_EVENT__INIT;
 static const pf_idle_msg idle_init = ARGUSQ_PF__CPU_IDLE_FTRACE_EVENT__INIT;
@@ -312,9 +307,8 @@ static uint8_t plan_of(const pf_fastm *fm)
 }
 
 /* Message m's fields at [p, e) by the table, in any order.  FAST_OK,
- * FAST_NO when protobuf-c must read it, or FAST_OOM.  Always inlined:
- * as a call, 1.8M instructions more on 4 copies of the Android 13
- * trace. */
+ * FAST_NO when protobuf-c must read it, or FAST_OOM.  Always inlined,
+ * not a call for each message. */
 static inline __attribute__((always_inline)) int table_fields(pf_hold *h, const pf_fastm *fm, ProtobufCMessage *m,
                                                               const uint8_t *p, const uint8_t *e, const uint8_t *re)
 {
@@ -346,8 +340,7 @@ static int event_message(pf_hold *h, const pf_fastm *fm, const uint8_t *p, const
 
 /* The same, of a type with a plan (fm->plan): the plan's fields first.
  * A call of its own: inlined with the others, its three plans made the
- * table's path of every other message slower (0.5M instructions more on
- * 4 copies of the Android 13 trace). */
+ * table's path of every other message slower. */
 static int __attribute__((noinline)) planned_message(pf_hold *h, const pf_fastm *fm, const uint8_t *p, const uint8_t *e,
                                                      const uint8_t *re, ProtobufCMessage **out)
 {
@@ -424,10 +417,8 @@ static int ftrace_event(const pf_reader *d, pf_hold *h, const uint8_t *p, const 
         return FAST_OOM;
     *ev = init; /* not a call of argusq_pf__ftrace_event__init */
     /* timestamp (1) and pid (2) lead every event Perfetto writes: read
-     * by their one-byte tags, not through the table (its lookup and
-     * dispatch of both were 10M of the reading thread's 542M
-     * instructions on 8 copies of the Android 11 trace); a later one
-     * replaces them, as below */
+     * by their one-byte tags, not through the table's lookup and
+     * dispatch; a later one replaces them, as below */
     const uint8_t *q = p;
     uint64_t v;
     if (q < e && *q == (1 << 3) && (++q, varint_in(&q, e, re, &v))) {
@@ -487,7 +478,7 @@ static int ftrace_event(const pf_reader *d, pf_hold *h, const uint8_t *p, const 
 /* the varints of a packed field's bytes: those without the top bit (as
  * protobuf-c counts them), 8 at a time: the top bits moved to the bytes'
  * low ones and summed into the top byte by a multiply (without -mpopcnt,
- * __builtin_popcountll is a call of libgcc's, 21 instructions) */
+ * __builtin_popcountll is a call of libgcc's) */
 static size_t varints(const uint8_t *p, size_t n)
 {
     size_t c = 0, i = 0;
@@ -505,10 +496,8 @@ static size_t varints(const uint8_t *p, size_t n)
  * unpacks it: the elements of each repeated field counted first (into its
  * n_X), the arrays allocated, then filled.  Each packed field once, packed
  * (protobuf-c joins a field given twice, and reads a number given alone):
- * else FAST_NO.  Why: protobuf-c's unpack of the Android 13 trace's
- * bundles (4 copies, 72,000 compact events) was 21M of the reading
- * thread's 588M instructions, 290 an event; read here, the thread took
- * 583M. */
+ * else FAST_NO.  Why: protobuf-c's unpack of the compact bundles costs
+ * more than reading them here. */
 static int compact_fast(const pf_reader *d, pf_hold *h, const uint8_t *p, const uint8_t *e, const uint8_t *re,
                         ArgusqPf__CompactSched **out)
 {

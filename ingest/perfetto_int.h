@@ -72,9 +72,8 @@ static inline void *ingest_pf_alloc(pf_hold *h, size_t n)
  * The 16 bytes are readable: a block starts 16-aligned in its chunk and
  * is a multiple of 16 bytes (ingest_pf_alloc), and what follows the NUL
  * does not matter.  Only for arena strings: not for a literal.  A comm
- * is at most 15 bytes; the calls of strlen for each event's comms
- * (ingest_pf_names) were 4.1M of the reading thread's 406.8M
- * instructions on 8 copies of the Android 11 trace. */
+ * is at most 15 bytes, so each event's comms (ingest_pf_names) are
+ * measured without a call of strlen. */
 static inline size_t ingest_pf_arena_strlen(const char *s)
 {
 #ifdef __SSE2__
@@ -146,9 +145,7 @@ static inline uint32_t ingest_pf_comm_id(pf_comms *t, const char *s, size_t n)
 }
 /* The same, of a string whose first 16 bytes can be read (an arena's,
  * as ingest_pf_arena_strlen reads it, or a pf_cpu's comm): its key by
- * two loads and masks, not a copy (the copy's branches and the call
- * were 12.7M of the reading thread's 430.5M instructions on 8 copies of
- * the Android 11 trace, 314,000 comms). */
+ * two loads and masks, not a copy with its branches and call. */
 static inline __attribute__((always_inline)) uint32_t ingest_pf_comm_id16(pf_comms *t, const char *s, size_t n)
 {
     if (n == 0)
@@ -311,9 +308,8 @@ static inline void pf_item_wake(pf_item *it, uint8_t kind, uint32_t comm, int32_
 }
 
 /* comm (NULL: "") into a pf_cpu's or pf_item's comm, cut as snprintf
- * would cut it (snprintf itself was a twentieth of the reading thread);
- * its bytes by a few moves, not memcpy's call (0.6M instructions on 4
- * copies of the Android 13 trace, 44,000 compact switches). */
+ * would cut it, without snprintf (which was a noticeable part of the
+ * reading thread); its bytes by a few moves, not memcpy's call. */
 static inline void pf_copy_comm(char dst[24], const char *comm)
 {
     size_t n = comm ? strnlen(comm, 23) : 0;
@@ -321,8 +317,8 @@ static inline void pf_copy_comm(char dst[24], const char *comm)
     dst[n] = '\0';
 }
 
-/* n bytes, at most 32, by a few moves (an item's print or message; as
- * memcpy's call, 1.7M instructions on 4 copies of the Android 13 trace) */
+/* n bytes, at most 32, by a few moves, not memcpy's call (an item's
+ * print or message) */
 static inline void pf_copy_small(void *dst, const void *src, size_t n)
 {
     if (n > 16) {
@@ -517,9 +513,8 @@ static inline bool ingest_pf_varint(const uint8_t **p, const uint8_t *e, uint64_
     if (e - q >= 10) { /* all ten bytes there: no bound to test a byte (a timestamp's nine) */
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
         /* up to 8 bytes at once: the 7-bit groups of the bytes up to the
-         * first without its top bit, packed by three shifts (byte by byte,
-         * a timestamp's 7 bytes were 25M of the reading thread's 664M
-         * instructions in 287,016 Perfetto events) */
+         * first without its top bit, packed by three shifts, not byte by
+         * byte (a timestamp is 7 bytes) */
         uint64_t w;
         memcpy(&w, q, 8);
         uint64_t stop = ~w & 0x8080808080808080ull;
@@ -563,11 +558,10 @@ static inline bool ingest_pf_varint(const uint8_t **p, const uint8_t *e, uint64_
  * bytes (field numbers and lengths under 2^25 and 2^28, where
  * protobuf-c's 32-bit reading of them agrees); false: cut, or longer.  One
  * byte first (most tags); else, with 4 bytes there, the 7-bit groups up
- * to the first byte without its top bit, packed by two shifts: Perfetto's
- * writer (protozero) leaves room for a nested message's length and
- * writes it padded to 4 bytes, so every event message's length is 4
- * (read byte by byte they were 15M of the reading thread's 585M
- * instructions in 287,016 events; so, 6.5M fewer). */
+ * to the first byte without its top bit, packed by two shifts, not read
+ * byte by byte: Perfetto's writer (protozero) leaves room for a nested
+ * message's length and writes it padded to 4 bytes, so every event
+ * message's length is 4. */
 static inline bool ingest_pf_short_varint(const uint8_t **p, const uint8_t *e, uint32_t *v)
 {
     const uint8_t *q = *p;
@@ -581,9 +575,8 @@ static inline bool ingest_pf_short_varint(const uint8_t **p, const uint8_t *e, u
         uint32_t w;
         memcpy(&w, q, 4);
         /* protozero's padding of a length under 128 (an event
-         * message's): its 7 bits, then 0x80 0x80 0x00, tested at once
-         * (the shifts below: reading thread 464.5M -> 462.0M
-         * instructions in 287,016 events) */
+         * message's): its 7 bits, then 0x80 0x80 0x00, tested at once,
+         * before the shifts below */
         if ((w & 0xffffff80u) == 0x00808080u) {
             *v = w & 0x7f;
             *p = q + 4;
@@ -661,9 +654,8 @@ int ingest_pf_name(pf_reader *d, uint32_t tid, const char *comm, size_t n);
  * decoded, ahead of the events that need them; a full event's comms'
  * lengths into it->clen.  own: a full event held as a form of its own
  * where it fits (PF_SWITCH, PF_WAKE, PF_IDLE, PF_FREQ; in the same
- * dispatch on its kind: as a call of its own, after this one, the
- * reading thread took 11M more instructions on 8 copies of the Android 11
- * trace), else it stays PF_FULL.  0 or -1. */
+ * dispatch on its kind, not a call of its own after this one), else it
+ * stays PF_FULL.  0 or -1. */
 int ingest_pf_names(pf_reader *d, pf_item *it, bool own);
 
 /* ---- perfetto_map.c: an event as it is handed on ---- */
@@ -685,10 +677,8 @@ typedef struct pf_other_fault {
  * field, by Perfetto's published schema (perfetto_other_tab.c), fN= for
  * a field it does not name; *name the event's name (generic: the one it
  * carries; unlisted: ftrace_event_N), *name_len its length (not measured
- * again: reading thread 392.73M -> 391.74M instructions on 4 copies of
- * the Android 13 trace, 68,700 such events).  Values (and keys and names it
- * makes) are in d->obuf, valid until the next call.  0, or -1 when msg is
- * corrupt (*f says where). */
+ * again).  Values (and keys and names it makes) are in d->obuf, valid
+ * until the next call.  0, or -1 when msg is corrupt (*f says where). */
 int ingest_pf_other_pairs(pf_reader *d, uint32_t event_field, const uint8_t *msg, size_t len, const char **name,
                           size_t *name_len, pf_other_fault *f);
 /* An FtraceEvent of none of the subset's messages (it->ev): its event,

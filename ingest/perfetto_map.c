@@ -46,14 +46,11 @@ static inline void kv_i(pf_reader *d, const char *key, int64_t v)
 }
 
 /* cpu_idle's and cpu_frequency's state=: its text kept from the last
- * event of the kind when the number is the same, as an idle exit's
- * 4294967295 (PWR_EVENT_EXIT), half of all cpu_idle events, always is
- * (db_fmt_u64 of its ten digits, ~130 instructions, was 6.5M of the
- * reading thread on 8 copies of the Android 11 trace, 46,752 exits).
- * A short number is printed: that costs less than the test.  Always
- * inlined, as own_wake (gcc made each a call once the held forms came:
- * reading thread 430.1M -> 427.7M instructions on 8 copies of the
- * Android 11 trace, both). */
+ * event of the kind when the number is the same, as it always is for an
+ * idle exit (4294967295, PWR_EVENT_EXIT, whose ten digits db_fmt_u64
+ * would print again at every exit).  A short number is printed: that
+ * costs less than the test.  Always inlined, as own_wake (gcc made each a
+ * call once the held forms came). */
 static inline __attribute__((always_inline)) void kv_state(pf_reader *d, int kind, uint64_t v)
 {
     if (v < 10000) {
@@ -125,8 +122,7 @@ static const char *softirq_name(uint32_t vec)
  * not printed here to be looked up and parsed there.  The comms come
  * with their lengths as measured (0: NULL or ""), or FTRACE_LEN_UNKNOWN
  * (not measured: not NULL, and a prev_comm not "").  Set field by field:
- * a compound literal of the struct was built whole and copied (25
- * instructions a switch). */
+ * a compound literal of the struct was built whole and copied. */
 static void switch_pairs(pf_reader *d, const char *prev_comm, size_t pcl, int64_t prev_pid, bool have_prio,
                          int64_t prev_prio, int64_t prev_state, const char *next_comm, size_t ncl, int64_t next_pid,
                          int64_t next_prio)
@@ -156,8 +152,7 @@ static void wake_pairs(pf_reader *d, const char *comm, size_t cl, int64_t pid, i
 }
 
 /* An event's name and its length.  Named by a literal (inline, so its
- * strlen folds away: measuring the name at each event cost the reading
- * thread 4.7M of 506M instructions on 8 copies of the Android 11 trace). */
+ * strlen folds away, not measured at each event). */
 typedef struct pf_name {
     const char *s;
     size_t n;
@@ -487,9 +482,8 @@ static inline int item_pairs(pf_reader *d, const pf_item *it, ftrace_ev_kind *k,
         named(nm, "sched_switch");
         *k = FTRACE_EV_SCHED_SWITCH;
         /* the comms measured here (the item has no room for their
-         * lengths) by the arena's inline strlen: strlen's calls in the
-         * mapping were 1.5M of the reading thread's 393.1M instructions
-         * on 4 copies of the Android 13 trace (88,700 calls) */
+         * lengths) by the arena's inline strlen, not strlen's calls in
+         * the mapping */
         const char *pc = compact_prev_comm(d, it, it->prev->comm, it->prev->known);
         /* the item's prev's comm is its pf_prev's first bytes, in the
          * arena; the names compact_prev_comm makes the mapping measures */
@@ -624,9 +618,8 @@ int ingest_pf_emit(pf_reader *d, const pf_item *it, const uint64_t *blocked)
      * idle task is <idle> on every CPU, as ftrace's text names it */
     li.comm = it->tid == 0 ? "<idle>" : "<...>";
     li.comm_len = it->tid == 0 ? 6 : 5;
-    /* hashed once: the idle task's events hashed it each (a third of an
-     * Android trace's events: 8M of the reading thread's 559M
-     * instructions on 8 copies of the Android 11 trace) */
+    /* hashed once, not at each of the idle task's events, which are
+     * many in an Android trace */
     li.comm_hash = it->tid == 0 ? d->idle_hash : 0;
     li.tid = it->tid;
     li.cpu = it->cpu;

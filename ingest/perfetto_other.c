@@ -18,9 +18,9 @@
  * perfetto_other_tab.c) is written as the tracefs line the kernel would
  * print for it and that text is read by the text reader's own code
  * (ingest_ft_text_pairs), so its pairs are the ones a tracefs line of the
- * same event gives (issue 20): the kernel's keys, hex where it prints
- * hex, names where it prints a table's names.  Fields the format does not
- * show, and fields the table does not name, follow as pairs.
+ * same event gives: the kernel's keys, hex where it prints hex, names where
+ * it prints a table's names.  Fields the format does not show, and fields
+ * the table does not name, follow as pairs.
  *
  * Values without a print format: varints in decimal (the table says signed or not, and 32 or 64
  * bits), fixed32/fixed64 likewise, strings as they are to their first NUL
@@ -78,11 +78,8 @@ static int fault(pfo *o, const uint8_t *at, const char *why)
  * fixed: the number; length-delimited: the bytes).  0 or -1 (fault).
  *
  * This, add_value, add_field and put_arg are always inlined: they are the
- * work of every field (290,000 of them in the 68,000 such events of 4
- * copies of the Android 13 trace), and their calls, each filling or
- * reading a pfo_val through memory, were most of what they cost: the
- * reading thread went 428.8M -> 416.1M instructions with the four (field
- * 5.7M, put_arg 4.4M, add_value 1.9M, add_field 0.7M). */
+ * work of every field, and their calls, each filling or reading a pfo_val
+ * through memory, were most of what they cost. */
 typedef struct pfo_val {
     uint32_t num;
     int wt;
@@ -254,9 +251,8 @@ static inline __attribute__((always_inline)) void add_value(pfo *o, const char *
 }
 
 /* The table's event of FtraceEvent field num, NULL none: by the index
- * ingest_pf_other_init made (the binary search was 5M of the reading
- * thread's 474M instructions on 4 copies of the Android 13 trace, 68,000
- * such events), else searched for. */
+ * ingest_pf_other_init made, so that events are not each searched for;
+ * searched for when there is no index. */
 static const pfo_event *find_event(const pf_reader *d, uint32_t num)
 {
     if (d->other_ix)
@@ -275,10 +271,9 @@ static const pfo_event *find_event(const pf_reader *d, uint32_t num)
 }
 
 /* A listed field by its number, its name's length measured once
- * (ingest_pf_other_init): the search of the event's fields and the
- * strlen of the name found were 5.7M of the reading thread's 430M
- * instructions on 4 copies of the Android 13 trace (zero's 23,000 events,
- * four fields each, have no print format). */
+ * (ingest_pf_other_init), not the event's fields searched and the name
+ * found measured by strlen for every field (every field of an event
+ * without a print format is looked up so). */
 typedef struct pfo_key {
     const char *name; /* NULL: the event lists no field of this number */
     uint8_t len;
@@ -416,8 +411,7 @@ static inline __attribute__((always_inline)) bool put_arg(line *l, const conv *c
         n &= ((uint64_t)1 << c->bits) - 1;
     char b[24];
     /* without a width (most), written where it goes, not copied there
-     * (put_padded's copy was 4M of the reading thread's 546M
-     * instructions on 4 copies of the Android 13 trace) */
+     * by put_padded */
     bool there = c->width == 0 && PFO_LINE_MAX - l->n >= sizeof b;
     char *out = there ? l->p + l->n : b;
     size_t bl;
@@ -444,8 +438,7 @@ static inline __attribute__((always_inline)) bool put_arg(line *l, const conv *c
 
 /* A message's fields in order, and where the last of each number below
  * PFO_LAST_TOP is (1 + its index in v; 0: none), not the fields searched
- * for each argument (the reading thread on 4 copies of the Android 13
- * trace went 459.2M -> 457.2M instructions). */
+ * for each argument. */
 #define PFO_LAST_TOP 32
 typedef struct pfo_vals {
     size_t n;
@@ -506,12 +499,12 @@ static bool printed(const pfo_print *pr, uint32_t num)
  * blank (`B`), as long as no value holds a blank.  Those pairs are made
  * here from a plan of the format, read once (ingest_pf_other_init), and
  * the line is neither written nor lexed: print_pairs, writing it and
- * reading it with the text reader's own code, was 92M of the reading
- * thread's 580M instructions on 4 copies of the Android 13 trace (2,200
- * an event, rss_stat and binder_transaction_alloc_buf most of them).
- * A format of any other shape (a value without a key, `=>`, `[...]`),
- * an event whose kind the text reader reads otherwise, or a value with a
- * blank (a string, a width's padding) still goes by the text. */
+ * reading it with the text reader's own code, was the largest part of
+ * the reading thread on a trace of many such events (rss_stat and
+ * binder_transaction_alloc_buf).  A format of any other shape (a value
+ * without a key, `=>`, `[...]`), an event whose kind the text reader
+ * reads otherwise, or a value with a blank (a string, a width's padding)
+ * still goes by the text. */
 #define PFO_PRINTS_MAX 3 /* an event's forms with a plan; a later one goes by the text */
 
 typedef struct pfo_pair {
@@ -698,9 +691,8 @@ static int plan_pairs(pfo *o, const pfo_plan *pl, const pfo_print *pr, const pfo
 }
 
 /* the fields of vals that print format pr does not show, after its
- * pairs; pl: pr's plan, whose bits say it for a number below 64 (the
- * search of pr's arguments for each was 4M of the reading thread's 462M
- * instructions on 4 copies of the Android 13 trace), NULL: none */
+ * pairs; pl: pr's plan, whose bits say it for a number below 64 without
+ * a search of pr's arguments for each, NULL: none */
 static void unprinted(pfo *o, const pfo_event *ev, const pfo_print *pr, const pfo_plan *pl, const pfo_vals *vs)
 {
     for (size_t j = 0; j < vs->n; j++) {
@@ -861,9 +853,7 @@ static int other_pairs(pfo *o, uint32_t event_field, const uint8_t *msg, size_t 
  * attributes written so far for each key (one found is left out) cannot
  * find one: a match needs the same key, or an '=' in one (no pair holds a
  * NUL: text is cut at its first).  That search, a strlen of each
- * attribute, was 19M of the reading thread's 558M instructions on 4
- * copies of the Android 13 trace (a tenth of its events are rss_stat and
- * zero, 4 or 5 pairs each); this test costs a fifth of it. */
+ * attribute, costs far more than this test. */
 static bool keys_distinct(const ftrace_reader *r, bool generic)
 {
     for (int i = 0; i < r->nkv; i++) {
@@ -925,10 +915,7 @@ static const ProtobufCMessageUnknownField *other_field(const ArgusqPf__FtraceEve
 /* Never inlined: with link-time optimization it went into
  * ingest_pf_emit (perfetto_map.c), which then saved and restored the
  * registers this path needs for every event, a switch or waking too, and
- * was too large to go into pop_emit itself.  Out of line: the reading
- * thread on 8 copies of the Android 11 trace (few such events) 448.0M ->
- * 441.0M instructions, on 4 copies of the Android 13 one 416.1M ->
- * 411.3M. */
+ * was too large to go into pop_emit itself. */
 __attribute__((noinline)) int ingest_pf_other(pf_reader *d, const pf_item *it, const char **name, size_t *name_len)
 {
     const uint8_t *msg;
