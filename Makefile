@@ -70,12 +70,11 @@ CSTD    := -std=c11 -D_GNU_SOURCE
 CFLAGS  ?= -O2 -g
 # The command is linked with link-time optimization: the graph thread's
 # calls between graph/, db/wqueue.c and db/evblock_enc.c, and the reader's
-# into ingest/ftrace*.c, cross files on every event (callgrind, 8 copies of
-# the Android 11 Perfetto trace: 1,497M -> 1,434M instructions in all, the
-# graph thread 514M -> 472M; make bench's Perfetto ingest about 3% less
-# cpu).  The objects are fat (their ordinary code beside the compiler's
-# intermediate form), so build/libargusq.a links into any program, with or
-# without LTO, as it did before.
+# into ingest/ftrace*.c, cross files on every event, and only the linker
+# can inline them there (docs/PERFORMANCE.md has what it saved).  The
+# objects are fat (their ordinary code beside the compiler's intermediate
+# form), so build/libargusq.a links into any program, with or without LTO,
+# as it did before.
 LTOFLAGS := -flto=auto -ffat-lto-objects
 SANFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LEMON_T := /usr/share/lemon/lempar.c
@@ -310,7 +309,7 @@ stateful: $(B)/argusq
 	cd tests/e2e && ARGUSQ=$(CURDIR)/$(B)/argusq ARGUSQ_STATEFUL_STEPS=$(STATEFUL_STEPS) \
 	  ARGUSQ_STATEFUL_SEEDS="$(STATEFUL_SEEDS)" python3 -m unittest -v test_stateful
 
-# ---- the diagnosis evaluation (issue 43): tests/eval/workloads.tsv names
+# ---- the diagnosis evaluation: tests/eval/workloads.tsv names
 # each workload's victim, culprit and the state the culprit is named in;
 # tests/eval/eval.py records each workload (root) or reads EVAL_FROM's
 # recordings, runs diagnose alone and against the normal run, and prints

@@ -4,7 +4,7 @@
  * decimal and hex numbers a value is written as, and a value or an entry
  * of an event's text found a word at a time.  None of it knows the
  * encoder's tables; all of it is inline, as it runs for every key and
- * value of every event (the measurements are in each comment). */
+ * value of every event (docs/PERFORMANCE.md keeps what was measured). */
 #ifndef ARGUSQ_DB_EVBLOCK_WORDS_H
 #define ARGUSQ_DB_EVBLOCK_WORDS_H
 

@@ -258,7 +258,7 @@ stmt(A) ::= COMPARE(C) NODE nodeid(N) WITH NODE nodeid(M) in_trace(I). {
     A->trace = I;
 }
 /* two groups of runs: the distributions of thread NAME's worst steps'
- * critical paths side by side (issue 44) */
+ * critical paths side by side */
 stmt(A) ::= COMPARE(C) THREAD STRING(S) places(P). {
     A = query_ast_stmt(ps, QUERY_ST_COMPARE_GROUPS, &C);
     A->by_thread = true;
@@ -300,7 +300,7 @@ stmt(A) ::= CHECK(C) FIX OF THREAD STRING(T) in_trace(I) AFTER TRACE STRING(S). 
     A->after = query_ast_name(ps, &S);
 }
 /* check fix of thread "NAME" in traces [where E1] after traces [where E2]:
- * the broken runs' waits against the fixed runs' (issue 44) */
+ * the broken runs' waits against the fixed runs' */
 stmt(A) ::= CHECK(C) FIX OF THREAD STRING(T) IN TRACES(B) where_opt(W1) AFTER TRACES(F) where_opt(W2). {
     A = query_ast_stmt(ps, QUERY_ST_CHECK_FIX, &C);
     A->by_thread = true;

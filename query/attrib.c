@@ -1,4 +1,4 @@
-/* query/attrib.c -- suspects by the time they took (issue 13): the threads
+/* query/attrib.c -- suspects by the time they took: the threads
  * of an anomaly's critical path (critpath.c), ranked by the nanoseconds of
  * the anomalous period given to them, less what the same threads took of
  * the normal counterpart's period when there is one.

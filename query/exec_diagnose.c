@@ -41,8 +41,8 @@ static const char *classify(db_reader *r, const db_node *n, const query_cp *cp, 
     *rc = db_scan_node_events(r, n->id, count_yields, &yields, de);
     if (yields >= YIELDS)
         return "yield";
-    /* nothing held it up: it did not wait, and took no time (issue 15:
-     * a node of one event is no "long wait" of 0ns) */
+    /* nothing held it up: it did not wait, and took no time (a
+     * node of one event is no "long wait" of 0ns) */
     if (n->blocked == 0 && n->runnable == 0 && n->end == n->begin)
         return "none";
     return query_cp_kind(cp);

@@ -1,5 +1,5 @@
 /* query/exec_groups.c -- `compare thread "NAME" in traces [where E1]
- * against traces [where E2]`: two groups of runs side by side (issue 44).
+ * against traces [where E2]`: two groups of runs side by side.
  *
  * Each trace of a group gives the thread's worst step (the node it was
  * not running the longest, as `diagnose thread` picks it) and that step's

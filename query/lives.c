@@ -1,7 +1,7 @@
 /* query/lives.c -- a thread's whole life, and what the critical path's
  * parts say of it: the totals per state and device, and the life of a
- * short-lived thread beside the normal run's (issue 43: "diagnose of a
- * short-lived process compares lives as well as steps").  Which device an
+ * short-lived thread beside the normal run's (a short-lived process is
+ * diagnosed by its life as well as its steps).  Which device an
  * interrupt or softirq served is here too: the partition (critpath.c)
  * names an io part's device by it. */
 #include <inttypes.h>

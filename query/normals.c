@@ -1,5 +1,5 @@
-/* query/normals.c -- the anomaly's step against every normal step like it
- * (issue 44), not only the best one.
+/* query/normals.c -- the anomaly's step against every normal step like it,
+ * not only the best one.
  *
  * One normal counterpart is a sample of one: it may have been lucky, and a
  * part the slow step shares with every normal step (a frame loop's sleep)

@@ -344,7 +344,7 @@ int query_view_paths(query_session *s, db_reader *ra, const query_path *anomaly,
 int query_need_dot(query_error *err);
 
 /* ---- stats.c: a part of the anomaly against its distribution over many
- * normal steps (issue 44).  Values are ns; nothing allocates. ---- */
+ * normal steps.  Values are ns; nothing allocates. ---- */
 
 /* Fewer normal steps than this are too few to judge a distribution by:
  * callers fall back to the single-baseline comparison. */
@@ -581,7 +581,7 @@ void query_json_cp_parts(FILE *f, const query_cp *cp); /* exec_critpath.c: [{par
 int query_worst_step(db_reader *r, uint32_t trace_id, const char *name, db_node *out, db_error *de);
 
 /* ---- normals.c: the anomaly's step against every normal step like it
- * in a list of traces (issue 44) ---- */
+ * in a list of traces ---- */
 #define QUERY_NORMALS_MAX 256  /* normal steps read, the most similar first */
 #define QUERY_NORMALS_NAMES 8
 typedef struct query_normal_key {

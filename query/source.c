@@ -1,7 +1,7 @@
 /* query/source.c -- where a statement's counterparts come from: `match` and
  * `diagnose` look in traces of the session's archive, or of another
- * archive file (`in archive "PATH"`, issue 18: a baseline found in
- * another machine's archive).
+ * archive file (`in archive "PATH"`: a baseline found in another
+ * machine's archive).
  *
  * Counterparts are found through the signature index, whose keys and
  * normal forms are hashes of texts (a thread's name and role, "wait:futex",

@@ -1,5 +1,5 @@
 /* query/stats.c -- how far a slow step's critical-path parts lie outside
- * what many normal steps do (issue 44).
+ * what many normal steps do.
  *
  * One normal run is a sample of one: its wait may have been lucky, and a
  * part the slow step shares with every normal step (a frame loop's 30 ms
