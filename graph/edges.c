@@ -465,26 +465,21 @@ static int rule_voucher(graph_state *g, const db_event *ev)
     return graph_map_put(&g->vouchers, ev->obj, (uint32_t)pid);
 }
 
-/* A type given a case here is one of GRAPH_CONNECT_TYPES (graph_int.h),
- * which graph_connect tests before the call. */
+/* The rules by type: GRAPH_CONNECT_RULES (graph_int.h), whose types
+ * graph_connect tests before the call. */
+#define CONNECT_CASE(type, call)                                                                                \
+    case type: return call;
 int graph_connect_more(graph_state *g, const db_event *ev, uint32_t node)
 {
     if (g->nrules && graph_rule_connect(g, ev, node))
         return -1;
     switch (ev->type) {
-    case DB_EV_MACH_MSG: return rule_mach_msg(g, ev, node);
-    case DB_EV_VOUCHER: return rule_voucher(g, ev);
-    case DB_EV_WAKEUP: return rule_wakeup(g, ev, node);
-    case DB_EV_TIMER_ARM:
-    case DB_EV_TIMER_CANCEL:
-    case DB_EV_TIMER_CALLOUT: return rule_timer(g, ev, node);
-    case DB_EV_DISPATCH_ENQUEUE: return rule_queue(g, &g->dispatch, DB_EDGE_DISPATCH, true, ev, node);
-    case DB_EV_DISPATCH_INVOKE: return rule_queue(g, &g->dispatch, DB_EDGE_DISPATCH, false, ev, node);
-    case DB_EV_RUNLOOP_SUBMIT: return rule_queue(g, &g->runloop, DB_EDGE_RUNLOOP, true, ev, node);
-    case DB_EV_RUNLOOP_INVOKE: return rule_queue(g, &g->runloop, DB_EDGE_RUNLOOP, false, ev, node);
-    case DB_EV_FLAG_WRITE:
-    case DB_EV_FLAG_READ: return rule_flag(g, ev, node);
-    case DB_EV_RAW: return rule_waking(g, ev, node) || rule_block(g, ev, node) ? -1 : 0;
+        GRAPH_CONNECT_RULES(CONNECT_CASE)
     default: return 0;
     }
 }
+#undef CONNECT_CASE
+/* GRAPH_CONNECT_TYPES holds every type of the list: none past bit 31 */
+#define CONNECT_FITS(type, call) _Static_assert((type) < 32, "GRAPH_CONNECT_TYPES is 32 bits: " #type);
+GRAPH_CONNECT_RULES(CONNECT_FITS)
+#undef CONNECT_FITS

@@ -211,17 +211,31 @@ typedef struct graph_state {
 /* edges.c */
 int graph_edge(graph_state *g, int kind, uint64_t from_ev, uint32_t from, uint64_t to_ev, uint32_t to);
 int graph_pend_keep(graph_state *g, graph_map *m, uint64_t key, const db_event *ev, uint32_t node);
-/* The connection rules (paper/000 part 2) of an event with its node:
- * the event types the rules of edges.c know (graph_connect_more's cases;
- * a source event only as a waking or a block request), told inline.  The
- * others -- syscalls, waits, most source events -- went through the call
- * and its switch for nothing.  With user rules, every event goes to the
- * call. */
-#define GRAPH_CONNECT_TYPES                                                                                     \
-    (1u << DB_EV_MACH_MSG | 1u << DB_EV_VOUCHER | 1u << DB_EV_WAKEUP | 1u << DB_EV_TIMER_ARM |                  \
-     1u << DB_EV_TIMER_CANCEL | 1u << DB_EV_TIMER_CALLOUT | 1u << DB_EV_DISPATCH_ENQUEUE |                      \
-     1u << DB_EV_DISPATCH_INVOKE | 1u << DB_EV_RUNLOOP_SUBMIT | 1u << DB_EV_RUNLOOP_INVOKE |                     \
-     1u << DB_EV_FLAG_WRITE | 1u << DB_EV_FLAG_READ | 1u << DB_EV_RAW)
+/* The connection rules (paper/000 part 2) by event type: each type a rule
+ * of edges.c applies to, and the call that applies it (expanded only in
+ * edges.c, where the rule_* functions are).  One list makes both the
+ * switch of graph_connect_more and GRAPH_CONNECT_TYPES, the mask
+ * graph_connect tests inline, so a rule added to the list is in both.  A
+ * source event is raw (a waking, a block request). */
+#define GRAPH_CONNECT_RULES(X)                                                                                  \
+    X(DB_EV_MACH_MSG, rule_mach_msg(g, ev, node))                                                               \
+    X(DB_EV_VOUCHER, rule_voucher(g, ev))                                                                       \
+    X(DB_EV_WAKEUP, rule_wakeup(g, ev, node))                                                                   \
+    X(DB_EV_TIMER_ARM, rule_timer(g, ev, node))                                                                 \
+    X(DB_EV_TIMER_CANCEL, rule_timer(g, ev, node))                                                              \
+    X(DB_EV_TIMER_CALLOUT, rule_timer(g, ev, node))                                                             \
+    X(DB_EV_DISPATCH_ENQUEUE, rule_queue(g, &g->dispatch, DB_EDGE_DISPATCH, true, ev, node))                    \
+    X(DB_EV_DISPATCH_INVOKE, rule_queue(g, &g->dispatch, DB_EDGE_DISPATCH, false, ev, node))                    \
+    X(DB_EV_RUNLOOP_SUBMIT, rule_queue(g, &g->runloop, DB_EDGE_RUNLOOP, true, ev, node))                        \
+    X(DB_EV_RUNLOOP_INVOKE, rule_queue(g, &g->runloop, DB_EDGE_RUNLOOP, false, ev, node))                       \
+    X(DB_EV_FLAG_WRITE, rule_flag(g, ev, node))                                                                 \
+    X(DB_EV_FLAG_READ, rule_flag(g, ev, node))                                                                  \
+    X(DB_EV_RAW, rule_waking(g, ev, node) || rule_block(g, ev, node) ? -1 : 0)
+/* The types of the list, told inline: the others -- syscalls, waits, most
+ * source events -- would go through the call and its switch for nothing.
+ * With user rules, every event goes to the call. */
+#define GRAPH_CONNECT_BIT(type, call) | 1u << (type)
+#define GRAPH_CONNECT_TYPES (0u GRAPH_CONNECT_RULES(GRAPH_CONNECT_BIT))
 int graph_connect_more(graph_state *g, const db_event *ev, uint32_t node);
 int graph_thread_waits_more(graph_state *g, graph_thread *t, const db_event *ev, uint32_t node);
 /* paper/000 2.a, the thread side of a wakeup (edges.c).  A thread seen and
