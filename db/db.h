@@ -451,7 +451,8 @@ int db_writer_symbol(db_writer *w, uint64_t addr, const char *name, db_error *er
 /* A label of the trace being written (db_label_check'ed by the caller). */
 int db_writer_label(db_writer *w, const char *key, const char *value, db_error *err);
 /* Appends one event; ev->id is assigned (1, 2, ...) and written back.
- * ev->node, when set, is stored with it (and in the node index). */
+ * ev->node, when set, is stored with it (db_scan_node_events finds a
+ * node's events through the thread index and this). */
 int db_writer_event(db_writer *w, db_event *ev, db_error *err);
 uint64_t db_writer_next_event_id(const db_writer *w); /* the id the next event gets */
 void db_writer_skip(db_writer *w); /* a source line that held no event */

@@ -1,7 +1,9 @@
 /* db/keysort.c -- the index keys of a batch, handed out in key order.
  *
- * The thread, object, time and edge indexes get their keys in event
- * order, not key order; inserted one by one they would land all over the
+ * The edge blocks and the time index (of a trace out of time order) get
+ * their keys in event order, not key order (the thread and object indexes
+ * go in chunks of their own: thrindex.c, chunkq.c); inserted one by one
+ * they would land all over the
  * tree and split pages in half, so the writer keeps a batch's keys here
  * and puts them in sorted at its end: each range then grows at its end,
  * where LMDB splits as it does for an append, leaving full pages.

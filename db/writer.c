@@ -318,8 +318,9 @@ static int put(db_writer *w, int dbi, const unsigned char *k, size_t klen, const
     return put_as(w, dbi, k, klen, v, vlen, append_flag(w, dbi, k, klen), err);
 }
 
-/* Keys of the thread and object indexes arrive in time order, not key
- * order: they wait for the end of the batch and go in sorted (keysort.c). */
+/* Keys of the edge blocks and of the time index of a trace out of time
+ * order arrive in event order, not key order: they wait for the end of the
+ * batch and go in sorted (keysort.c). */
 static int drain_later(db_writer *w, db_error *err);
 
 static int later_added(db_writer *w, db_error *err);

@@ -2,7 +2,7 @@
  *
  * A reader streams a trace file line by line and hands every event,
  * process and thread it finds to a sink; it never holds the whole trace.
- * The sink (in practice the cli, forwarding to a db_writer) owns storage.
+ * The sink (lib/ingest.c, feeding the graph and a db_writer) owns storage.
  *
  *   ingest_detect   guess the format from the first bytes of the file
  *   ingest_file     read a whole file into a sink
@@ -171,7 +171,7 @@ void ingest_dump_head_free(ingest_dump_head *h);
  *
  * ingest_file with the reader in a second thread: it parses the file while
  * the calling thread makes the same sink calls, in the same order, from
- * bounded batches (a few MiB), so the sink sees what ingest_file would
+ * bounded batches (at most 32 of 1 MiB), so the sink sees what ingest_file would
  * have shown it and runs only in the calling thread.  A call the sink
  * refuses stops the reader; the message then names the file but no line
  * ("PATH: message").  Without a second thread it is ingest_file. */

@@ -1,7 +1,8 @@
 /* ingest/pipe.c -- the reader in another thread: it parses while the
- * calling thread builds the graph and writes the archive, so an ingest
- * uses two cores.  The sink stays in the calling thread because LMDB's
- * write transactions belong to the thread that began them.
+ * calling thread builds the graph (and hands the writes to the writer's
+ * own thread, db/wqueue.c), so reading and the graph each have a core.
+ * The sink stays in the calling thread, so that it sees one stream of
+ * calls in the file's order whichever thread read them.
  *
  * The front sink the reader calls copies each call (event, thread,
  * process, symbol, skip, progress) into a batch; a full batch goes through

@@ -386,8 +386,9 @@ static int ingest_trace(argusq_archive *a, prep *p, argusq_ingest_info *out, arg
         snprintf(msg, sizeof msg, "%s", de.msg);
     else
         graph_feed_track_names(&sc.feed);
-    /* two cores: the reader in a second thread, graph and archive here
-     * (threads 1, or ARGUSQ_THREADS=1: one thread; the archive is the same) */
+    /* the reader in a second thread, the graph here, the archive's writes
+     * in the writer's own thread (threads 1, or ARGUSQ_THREADS=1: the
+     * reader here too; the archive is the same) */
     const char *env = getenv("ARGUSQ_THREADS");
     bool one = p->o.threads == 1 || (p->o.threads == 0 && env && strcmp(env, "1") == 0);
     ingest_format fmt = p->fmt;

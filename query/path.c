@@ -1,7 +1,8 @@
 /* query/path.c -- walking the graph from a node: the breadth-first search
  * behind `slice` (paper/004 §Path Slicing), `transaction` (paper/002) and
- * the paths `diagnose` compares.  Each step is one prefix scan of edges_in
- * or edges_out; a hash set of the node ids met keeps every node once.  (A
+ * the paths `diagnose` compares.  Each step is one lookup of the block of
+ * edges_in or edges_out that holds the node's edges (the edges of 16
+ * nodes a record); a hash set of the node ids met keeps every node once.  (A
  * bitmap over every node id of the trace cost a page fault per node
  * visited: a slice of 40 nodes in a 4M-node trace touched 28 fresh pages
  * of a 480 KB bitmap, which was most of a slice's time.) */
