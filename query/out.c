@@ -126,24 +126,44 @@ static bool repeats_field(const db_event *ev, const char *k, const char *v, size
 /* The event's attributes of one kind into f (NULL: none written): those
  * named as a field or as the object that say something else of it
  * (named), or the others.  Whether there was one. */
+/* The next "key=value" of an event's attributes at *p (before end): its
+ * key (shorter than 64 bytes; a longer one is passed over), its value and
+ * the value's length.  False at the end. */
+static bool attr_next(const char **p, const char *end, char k[64], const char **v, size_t *vn)
+{
+    while (*p < end) {
+        const char *a = *p;
+        size_t n = strnlen(a, (size_t)(end - a));
+        *p = a + n + 1;
+        const char *eq = memchr(a, '=', n);
+        size_t kn = eq ? (size_t)(eq - a) : 0;
+        if (!eq || kn >= 64)
+            continue;
+        memcpy(k, a, kn);
+        k[kn] = 0;
+        *v = eq + 1;
+        *vn = n - kn - 1;
+        return true;
+    }
+    return false;
+}
+
+/* Is attribute k named as a field of the event's JSON, or as its object
+ * (obj, NULL none)?  Those are one JSON key each: the attribute goes in
+ * "attributes" instead. */
+static bool attr_is_named(const char *k, const char *obj)
+{
+    return query_event_is_fixed_field(k) || (obj && strcmp(k, obj) == 0) || strcmp(k, "attributes") == 0;
+}
+
 static bool json_attrs(FILE *f, const db_event *ev, const char *obj, bool named, bool *first)
 {
     bool any = false;
-    const char *end = ev->attrs + ev->attrs_len;
-    for (const char *p = ev->attrs, *next; p < end; p = next) {
-        size_t n = strnlen(p, (size_t)(end - p));
-        next = p + n + 1;
-        const char *eq = memchr(p, '=', n);
-        char k[64];
-        size_t kn = eq ? (size_t)(eq - p) : 0;
-        if (!eq || kn >= sizeof k)
-            continue;
-        memcpy(k, p, kn);
-        k[kn] = 0;
-        const char *v = eq + 1;
-        size_t vn = n - kn - 1;
-        bool is_named = query_event_is_fixed_field(k) || (obj && strcmp(k, obj) == 0) ||
-                        strcmp(k, "attributes") == 0; /* one JSON key each */
+    char k[64];
+    const char *v;
+    size_t vn;
+    for (const char *p = ev->attrs, *end = ev->attrs + ev->attrs_len; attr_next(&p, end, k, &v, &vn);) {
+        bool is_named = attr_is_named(k, obj);
         if (is_named != named || (named && repeats_field(ev, k, v, vn, obj)))
             continue;
         any = true;
@@ -464,22 +484,12 @@ static void x_row(query_table *t, const db_event *ev)
         x_pair(t, obj, b,
                (size_t)(db_evtype_obj_is_addr(ev->type) ? snprintf(b, sizeof b, "0x%" PRIx64, ev->obj)
                                                         : snprintf(b, sizeof b, "%" PRIu64, ev->obj)));
-    const char *end = ev->attrs + ev->attrs_len;
-    for (const char *p = ev->attrs, *next; p < end; p = next) {
-        size_t n = strnlen(p, (size_t)(end - p));
-        next = p + n + 1;
-        const char *eq = memchr(p, '=', n);
-        char k[64];
-        size_t kn = eq ? (size_t)(eq - p) : 0;
-        if (!eq || kn >= sizeof k)
-            continue;
-        memcpy(k, p, kn);
-        k[kn] = 0;
-        /* the JSON's own keys, not its "attributes" object's */
-        if (query_event_is_fixed_field(k) || (obj && strcmp(k, obj) == 0) || strcmp(k, "attributes") == 0)
-            continue;
-        x_pair(t, k, eq + 1, n - kn - 1);
-    }
+    char k[64];
+    const char *v;
+    size_t vn;
+    for (const char *p = ev->attrs, *end = ev->attrs + ev->attrs_len; attr_next(&p, end, k, &v, &vn);)
+        if (!attr_is_named(k, obj)) /* the JSON's own keys, not its "attributes" object's */
+            x_pair(t, k, v, vn);
     x_put(t, "", 0);
 }
 
