@@ -1,5 +1,6 @@
 /* base/arch.c -- a machine by its name, and its syscalls by number and by
  * name (base.h). */
+#include <assert.h>
 #include <string.h>
 
 #include "base_int.h"
@@ -40,6 +41,7 @@ const char *base_arch_syscall(const base_arch *a, uint64_t nr)
 
 bool base_arch_syscall_nr(const base_arch *a, const char *name, size_t len, uint32_t *nr)
 {
+    assert(a && name);
     size_t lo = 0, hi = a->nbyname;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;

@@ -9,6 +9,7 @@
  * first and the last repetition stay and the ones between are drawn as one
  * node that says how many there were, over what time.  The view's other
  * outputs (table, JSON, Perfetto) keep every node. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,6 +60,7 @@ static void fold_chain(query_view *v, const size_t *seq, size_t n)
             p++;
             continue;
         }
+        assert(best_len <= FOLD_PERIOD_MAX && best_r >= FOLD_MIN && p + best_r * best_len <= n);
         /* keep the first and the last repetition; the rest is one node */
         size_t a = p + best_len, b = p + (best_r - 1) * best_len; /* folded: [a, b) */
         query_view_node *rep = &v->nodes[seq[a]];

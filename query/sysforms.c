@@ -7,6 +7,7 @@
  * traces has a known machine and the other not, the other's numbers are
  * read with the known one's table for the comparison.  Nothing stored is
  * renamed; a number is never named by a guess that outlives the score. */
+#include <assert.h>
 #include <string.h>
 
 #include "query_int.h"
@@ -112,6 +113,7 @@ static bool named(query_sysforms *f, const base_arch *m, const db_sig *in, db_si
     }
     if (!changed)
         return false;
+    assert(out->n == in->n && out->n <= DB_SIG_MAX);
     qsort(out->h, out->n, sizeof *out->h, cmp_u32);
     uint32_t k = 0;
     for (uint32_t i = 0; i < out->n; i++)
