@@ -8,6 +8,7 @@ import fcntl
 import os
 import struct
 import termios
+import time
 import unittest
 
 from common import ArchiveCase, Repl, trace
@@ -37,15 +38,18 @@ class Shell(ArchiveCase):
         return r.out[start:]
 
     def quit(self, r):
-        r.write(b"\x04")
-        for _ in range(50):
-            pid, _ = os.waitpid(r.pid, os.WNOHANG)
-            if pid:
-                r.pid = 0
-                return
-            r.read_until(b"never", timeout=0.1)
+        """Ctrl-D until the REPL ends: once a second, for up to a minute (a
+        busy 2-core machine may take seconds to schedule it)."""
+        end = time.time() + 60
+        while time.time() < end:
             r.write(b"\x04")
-        self.fail("Ctrl-D did not end the REPL")
+            for _ in range(10):
+                pid, _ = os.waitpid(r.pid, os.WNOHANG)
+                if pid:
+                    r.pid = 0
+                    return
+                r.read_until(b"never", timeout=0.1)
+        self.fail("Ctrl-D did not end the REPL: " + repr(r.out[-300:]))
 
     def test_settings_prompt_and_empty_input(self):
         r = self.start()
