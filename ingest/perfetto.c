@@ -15,8 +15,7 @@
  * Two passes: the first reads only process_tree and system_info (the
  * names of processes and threads, the kernel, the machine, which Perfetto
  * writes at the start and again at the end) and checks the framing, so
- * that no event is handed on before every thread can be named (its second
- * half is scanned on a thread of its own: perfetto_split.c); the second
+ * that no event is handed on before every thread can be named; the second
  * maps each ftrace event to the canonical pairs of the ftrace mapping
  * (ftrace.h, perfetto_map.c), as the text and trace.dat readers do, so a
  * sched_switch gives the db event a tracefs line of it gives.  The per-CPU
@@ -775,14 +774,11 @@ static int events_packet(pf_reader *d, const unsigned char *p, size_t len, uint6
 }
 
 /* The outer Trace: field 1 packets, read one at a time, counted on from
- * d->npackets.  names: the first pass.  1: stopped at offset stop (a
- * field starts there: perfetto_split.c); 0 the end; -1 error. */
-static int walk(pf_reader *d, bool names, uint64_t stop)
+ * d->npackets.  names: the first pass.  0 the end; -1 error. */
+static int walk(pf_reader *d, bool names)
 {
     for (;;) {
         uint64_t off = d->in_off + d->in_pos, tag, len;
-        if (off == stop)
-            return 1;
         int got = ingest_pf_in_varint(d, &tag);
         if (got <= 0)
             return got;
@@ -868,19 +864,8 @@ static int pf_run(pf_reader *d, const ingest_sink *sink, ingest_stats *st, char 
         ingest_pf_fail(d, 0, "out of memory");
         goto out;
     }
-    /* the first pass: its second half on a thread of its own when that
-     * pays (perfetto_split.c) */
-    uint64_t stop;
-    pf_split *split = ingest_pf_split_start(d, &stop);
-    int w = walk(d, true, stop);
-    if (w == 1) {
-        w = ingest_pf_split_finish(d, split);
-        if (w == 0) /* the scout gave up: the second half walked here */
-            w = walk(d, true, UINT64_MAX);
-    } else {
-        ingest_pf_split_cancel(split);
-    }
-    if (w < 0)
+    /* the first pass: the names */
+    if (walk(d, true) < 0)
         goto out;
     if (d->npackets == 0) {
         ingest_pf_fail(d, 0, "no trace packet: an empty Perfetto trace");
@@ -891,7 +876,7 @@ static int pf_run(pf_reader *d, const ingest_sink *sink, ingest_stats *st, char 
         d->fr.arch = base_arch_find(d->opts->arch);
     ingest_pf_names_done(d);
     d->npackets = 0;
-    if (rewind_input(d) < 0 || walk(d, false, UINT64_MAX) < 0)
+    if (rewind_input(d) < 0 || walk(d, false) < 0)
         goto out;
     while (d->held)
         if (pop_emit(d) < 0)

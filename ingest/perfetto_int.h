@@ -468,20 +468,6 @@ void ingest_pf_blk_reason(pf_blk *b, int32_t pid, uint64_t caller);
 bool ingest_pf_blk_take(pf_blk *b, int32_t prev_pid, uint64_t seq, uint64_t *caller);
 void ingest_pf_blk_free(pf_blk *b);
 
-/* ---- perfetto_split.c: the first pass's second half on a thread of its own ---- */
-typedef struct pf_split pf_split;
-/* Starts a scout on the file's second half when that pays (a plain file
- * of 16 MB or more): the first pass then walks to *stop and calls
- * ingest_pf_split_finish.  NULL (and *stop UINT64_MAX): a single walk. */
-pf_split *ingest_pf_split_start(pf_reader *d, uint64_t *stop);
-/* The first pass has walked to the scout's start: the second half's
- * naming packets read, d->npackets as a walk to the end leaves it; 1,
- * or 0 when the scout met what only walk reads (walk on from there:
- * its message, if any, is walk's), or -1 an error.  Frees s. */
-int ingest_pf_split_finish(pf_reader *d, pf_split *s);
-/* The first pass did not reach the scout's start: stopped, freed (NULL: nothing). */
-void ingest_pf_split_cancel(pf_split *s);
-
 /* ---- perfetto_wire.c ---- */
 
 /* "PATH: byte OFF: message" into the reader's err; returns -1. */

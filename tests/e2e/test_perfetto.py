@@ -335,62 +335,6 @@ class Perfetto(ArchiveCase):
                 self.assertIn(want, p.stderr)
                 self.assertEqual(self.json("traces")["traces"], [], "nothing half-ingested")
 
-    def test_first_pass_split(self):
-        """The first pass's second half scanned on a thread of its own
-        (ingest/perfetto_split.c: files of 16 MB or more; forced here by
-        $ARGUSQ_PF_SPLIT_MIN, which also has it say what it did): the
-        trace one walk gives, and of a file damaged past its middle the
-        message one walk gives, nothing ingested."""
-        one, split = {"ARGUSQ_PF_SPLIT_MIN": "0"}, {"ARGUSQ_PF_SPLIT_MIN": "1"}
-
-        def run(path, env, tag):
-            db, out = os.path.join(self.dir, tag + ".db"), os.path.join(self.dir, tag + ".argus")
-            p = self.run_argusq("-d", db, "ingest", path, env=env, db=False)
-            said = [l for l in p.stderr.splitlines() if "first pass split at byte" in l]
-            rest = [l for l in p.stderr.splitlines() if l not in said]
-            if p.returncode:
-                self.assertEqual(self.json("-d", db, "traces", db=False)["traces"], [], "nothing half-ingested")
-                return p.returncode, rest, said, None
-            self.ok("-d", db, "dump", "-o", out, db=False)
-            with open(out) as f:
-                body = [l for l in f.read().split("\n") if not l.startswith("dump ")]
-            nodes = self.json("-d", db, "find nodes", db=False)["nodes"]
-            edges = self.json("-d", db, "find edges", db=False)["edges"]
-            return 0, rest, said, (body, nodes, edges)
-
-        for name in sorted(FILES):
-            with self.subTest(file=name):
-                path = os.path.join(PERFETTO, name)
-                rc1, _, said1, got1 = run(path, one, "one")
-                rc2, _, said2, got2 = run(path, split, "split")
-                self.assertEqual((rc1, rc2, said1), (0, 0, []))
-                self.assertEqual(len(said2), 1)
-                self.assertIn("second half scanned beside", said2[0])
-                self.assertEqual(got1, got2)
-        # the Android 13 trace names its tasks again at its end
-        # (process_tree): damaged past its middle, at a packet boundary
-        name = "Perfetto-Skills-api32_startup_warm.perfetto-trace"
-        with open(os.path.join(PERFETTO, name), "rb") as f:
-            whole = f.read()
-        i = 0
-        while i < len(whole) * 3 // 4:
-            _, i = pb_varint(whole, i)
-            ln, i = pb_varint(whole, i)
-            i += ln
-        cases = {"cut": whole[:i + 3], "varint": whole[:i] + b"\x0a" + b"\xff" * 11 + whole[i:],
-                 "inner": whole[:i] + b"\x0a\x04\x0a\x10\x08\x01" + whole[i:],
-                 "tree": whole[:i] + b"\x0a\x04\x12\x02\x0a\x05" + whole[i:]}
-        for tag, data in sorted(cases.items()):
-            with self.subTest(damaged=tag):
-                path = os.path.join(self.dir, tag + ".perfetto-trace")
-                with open(path, "wb") as f:
-                    f.write(data)
-                rc1, msg1, _, _ = run(path, one, "one-" + tag)
-                rc2, msg2, said, _ = run(path, split, "split-" + tag)
-                self.assertNotEqual(rc1, 0)
-                self.assertEqual((rc2, msg2), (rc1, msg1))
-                self.assertIn(tag + ".perfetto-trace: byte ", msg1[-1])
-
     def test_fields_of_other_messages(self):
         """Events whose message perfetto.proto leaves out carry their
         fields, by Perfetto's published schema (ingest/perfetto_other*.c),
