@@ -32,7 +32,7 @@ typedef struct thread_scan {
     const query_period *per;
     const db_sig *normal_sig; /* the thread's node on the normal path, if any */
     const base_arch *normal_arch, *arch; /* their traces' machines */
-    query_sysforms forms;
+    query_sysforms *forms;
     uint64_t overlap;
     db_node worst;            /* its node whose wait overlapped most */
     bool have_worst, similar_in_period;
@@ -56,7 +56,7 @@ static int scan_thread_node(void *ctx, const db_sig *sig)
     }
     if (t->normal_sig && n.begin >= t->per->begin && n.begin <= t->per->end) {
         bool contained;
-        double s = query_sysforms_similarity(&t->forms, t->normal_sig, t->normal_arch, sig, t->arch, &contained);
+        double s = query_sysforms_similarity(t->forms, t->normal_sig, t->normal_arch, sig, t->arch, &contained);
         t->similar_in_period |= contained || s >= 0.5;
     }
     return 0;
@@ -131,22 +131,25 @@ int query_compare_paths(db_reader *ra, db_reader *rn, const query_path *normal, 
     uint64_t span = per->end > per->begin ? per->end - per->begin : 1;
     char pspan[32];
     query_fmt_duration(pspan, sizeof pspan, span);
+    /* the two traces' machines, read once (sysforms.c) */
+    const base_arch *normal_arch = NULL, *arch = NULL;
+    if ((normal && query_trace_arch(rn, db_reader_trace(rn)->id, &normal_arch, de)) ||
+        query_trace_arch(ra, db_reader_trace(ra)->id, &arch, de)) {
+        free(v);
+        return -1;
+    }
+    query_sysforms forms = {0};
     size_t nv = 0;
     for (size_t i = 0; i < nn; i++) {
         const query_path_item *ni = normal ? find_item(normal, names[i]) : NULL;
         const query_path_item *ai = find_item(anomaly, names[i]);
         db_sig nsig;
         bool have_nsig = ni && db_get_sig(rn, ni->node.id, &nsig, de) == 1;
-        thread_scan t = {.r = ra, .per = per, .normal_sig = have_nsig ? &nsig : NULL, .de = de};
-        if (have_nsig && (query_trace_arch(rn, db_reader_trace(rn)->id, &t.normal_arch, de) ||
-                          query_trace_arch(ra, db_reader_trace(ra)->id, &t.arch, de))) {
-            free(v);
-            return -1;
-        }
-        int scanned = db_scan_sigs(ra, graph_thread_key(names[i], DB_NODE_THREAD), db_reader_trace(ra)->id,
-                                   scan_thread_node, &t, de);
-        query_sysforms_free(&t.forms);
-        if (scanned) {
+        thread_scan t = {.r = ra, .per = per, .normal_sig = have_nsig ? &nsig : NULL, .normal_arch = normal_arch,
+                         .arch = arch, .forms = &forms, .de = de};
+        if (db_scan_sigs(ra, graph_thread_key(names[i], DB_NODE_THREAD), db_reader_trace(ra)->id, scan_thread_node,
+                         &t, de)) {
+            query_sysforms_free(&forms);
             free(v);
             return -1;
         }
@@ -201,6 +204,7 @@ int query_compare_paths(db_reader *ra, db_reader *rn, const query_path *normal, 
             continue; /* ran normally: not a suspect */
         nv++;
     }
+    query_sysforms_free(&forms);
     qsort(v, nv, sizeof *v, by_score);
     *out = v;
     *len = nv;

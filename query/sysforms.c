@@ -57,7 +57,8 @@ int query_sysforms_arch(query_sysforms *f, db_reader *r, uint32_t trace, const b
     return 0;
 }
 
-static int cmp_pair(const void *a, const void *b)
+/* by the first uint32_t: of a signature's hashes, of the pairs below */
+static int cmp_u32(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     return (x > y) - (x < y);
@@ -74,24 +75,15 @@ static const struct query_sysform_tab *table(query_sysforms *f, const base_arch 
     struct query_sysform_tab *t = &f->tab[i];
     if (t->arch)
         return t;
-    size_t cap = 0;
-    uint32_t num, name;
-    for (uint64_t nr = 0; nr < base_arch_count(m); nr++)
-        cap += graph_syscall_forms(m, nr, &num, &name);
-    if (!(t->pair = malloc((cap ? cap : 1) * sizeof *t->pair)))
+    /* at most one pair per number */
+    if (!(t->pair = malloc((base_arch_count(m) ? base_arch_count(m) : 1) * sizeof *t->pair)))
         return NULL;
     for (uint64_t nr = 0; nr < base_arch_count(m); nr++)
-        if (graph_syscall_forms(m, nr, &num, &name)) {
-            t->pair[t->n][0] = num;
-            t->pair[t->n][1] = name;
-            t->n++;
-        }
-    qsort(t->pair, t->n, sizeof *t->pair, cmp_pair);
+        t->n += graph_syscall_forms(m, nr, &t->pair[t->n][0], &t->pair[t->n][1]);
+    qsort(t->pair, t->n, sizeof *t->pair, cmp_u32);
     t->arch = m;
     return t;
 }
-
-static int cmp_u32(const void *a, const void *b) { return cmp_pair(a, b); }
 
 /* in with its number forms read as machine m's names, into out (sorted,
  * distinct); false (out untouched) when m's table names none of them */
@@ -104,7 +96,7 @@ static bool named(query_sysforms *f, const base_arch *m, const db_sig *in, db_si
     out->n = 0;
     for (uint32_t i = 0; i < in->n; i++) {
         uint32_t h = in->h[i];
-        const uint32_t(*p)[2] = bsearch(&h, t->pair, t->n, sizeof *t->pair, cmp_pair);
+        const uint32_t(*p)[2] = bsearch(&h, t->pair, t->n, sizeof *t->pair, cmp_u32);
         if (p) {
             h = (*p)[1];
             changed = true;
@@ -123,22 +115,35 @@ static bool named(query_sysforms *f, const base_arch *m, const db_sig *in, db_si
     return true;
 }
 
+/* Which of a and b is read with the other's machine: its naming in *x,
+ * and 'a' or 'b'; 0 when neither changes. */
+static int name_one(query_sysforms *f, const db_sig *a, const base_arch *ma, const db_sig *b, const base_arch *mb,
+                    db_sig *x)
+{
+    if (ma && !mb && named(f, ma, b, x))
+        return 'b';
+    if (mb && !ma && named(f, mb, a, x))
+        return 'a';
+    return 0;
+}
+
 void query_sysforms_align(query_sysforms *f, db_sig *a, const base_arch *ma, db_sig *b, const base_arch *mb)
 {
     db_sig x;
-    if (ma && !mb && named(f, ma, b, &x))
-        memcpy(b->h, x.h, (b->n = x.n) * sizeof *x.h);
-    else if (mb && !ma && named(f, mb, a, &x))
-        memcpy(a->h, x.h, (a->n = x.n) * sizeof *x.h);
+    int which = name_one(f, a, ma, b, mb, &x);
+    db_sig *to = which == 'a' ? a : which == 'b' ? b : NULL;
+    if (to)
+        memcpy(to->h, x.h, (to->n = x.n) * sizeof *x.h);
 }
 
 double query_sysforms_similarity(query_sysforms *f, const db_sig *a, const base_arch *ma, const db_sig *b,
                                  const base_arch *mb, bool *contained)
 {
     db_sig x;
-    if (ma && !mb && named(f, ma, b, &x))
-        b = &x;
-    else if (mb && !ma && named(f, mb, a, &x))
+    int which = name_one(f, a, ma, b, mb, &x);
+    if (which == 'a')
         a = &x;
+    else if (which == 'b')
+        b = &x;
     return graph_similarity(a->h, a->n, b->h, b->n, contained);
 }
