@@ -167,6 +167,7 @@ $(B)/.bench-deps: | $(B)/.deps
 $(GEN)/%.c $(GEN)/%.h: grammar/%.y | $(B)/.deps
 	@mkdir -p $(GEN)
 	lemon -q -T$(LEMON_T) -d$(GEN) $<
+	@touch $(GEN)/$*.h # lemon leaves an unchanged header's time: else both are made again at every make
 
 $(GEN)/%.c: grammar/%.re $(GEN_H) | $(B)/.deps
 	@mkdir -p $(GEN)

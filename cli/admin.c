@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "admin.h"
+#include "cli.h"
 #include "db/db.h"
 #include "include/argusq.h"
 #include "query/query.h"

@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "progress.h"
+#include "cli.h"
 
 static double now(void)
 {
@@ -111,14 +111,6 @@ void progress_update(progress *p, uint64_t bytes, uint64_t events)
     p->events = events;
     double t = now();
     if (!p->drawn || t - p->last >= 0.1)
-        draw(p, NULL);
-}
-
-void progress_event(progress *p)
-{
-    p->events++;
-    /* a clock read every 4096 events is cheap enough */
-    if (p->on && (++p->calls & 4095u) == 0 && now() - p->last >= 0.1)
         draw(p, NULL);
 }
 
