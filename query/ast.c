@@ -609,6 +609,102 @@ static void dump_traces_where(const query_stmt *st, FILE *out)
     }
 }
 
+static void dump_find(const query_stmt *st, FILE *out)
+{
+    fprintf(out, "(find %s", st->target == QUERY_TARGET_NODES    ? "nodes"
+                             : st->target == QUERY_TARGET_EDGES ? "edges"
+                                                                : "events");
+    if (st->where) {
+        fputs(" (where ", out);
+        query_ast_dump_expr(st->where, out);
+        fputc(')', out);
+    }
+    if (st->grouped) {
+        fputs(" (group-by", out);
+        for (size_t i = 0; i < st->ngroup; i++)
+            fprintf(out, " %s", st->group_by[i].name);
+        fputs(") (aggregates", out);
+        for (size_t i = 0; i < st->naggs; i++)
+            query_agg_name_print(&st->aggs[i], out);
+        fputc(')', out);
+    }
+    if (st->has_order && st->order_agg >= 0) {
+        fputs(" (order-by", out);
+        query_agg_name_print(&st->aggs[st->order_agg], out);
+        fprintf(out, " %s)", st->order_desc ? "desc" : "asc");
+    } else if (st->has_order)
+        fprintf(out, " (order-by %s %s)", st->order_by.name, st->order_desc ? "desc" : "asc");
+    if (st->has_limit)
+        fprintf(out, " (limit %llu)", (unsigned long long)st->limit);
+    dump_in_trace(st, out);
+    fputc(')', out);
+}
+
+static void dump_rule(const query_stmt *st, FILE *out)
+{
+    static const char *const kinds[] = {"boundary", "connect", "ignore"};
+    fprintf(out, "(rule %s", kinds[st->rule]);
+    const query_rule_match *m[2] = {&st->ra, &st->rb};
+    for (int i = 0; i < (st->rule == QUERY_RULE_CONNECT ? 2 : 1); i++) {
+        fprintf(out, " (%s", m[i]->type.name);
+        if (m[i]->phase.name)
+            fprintf(out, " %s", m[i]->phase.name);
+        if (m[i]->where) {
+            fputs(" (where ", out);
+            query_ast_dump_expr(m[i]->where, out);
+            fputc(')', out);
+        }
+        fputc(')', out);
+    }
+    if (st->rule == QUERY_RULE_CONNECT)
+        fprintf(out, " (on %s %s)", st->a_key.name, st->b_key.name);
+    dump_in_trace(st, out);
+    fputc(')', out);
+}
+
+/* diagnose and check fix */
+static void dump_diagnose(const query_stmt *st, FILE *out)
+{
+    fputs(st->kind == QUERY_ST_DIAGNOSE ? "(diagnose" : "(check-fix", out);
+    if (st->by_thread)
+        fprintf(out, " (thread \"%s\")", st->thread_name.name);
+    else
+        fprintf(out, " %llu", (unsigned long long)st->node);
+    if (st->against.name)
+        fprintf(out, " (against \"%s\")", st->against.name);
+    dump_traces_where(st, out);
+    if (st->after.name)
+        fprintf(out, " (after \"%s\")", st->after.name);
+    else if (st->kind == QUERY_ST_CHECK_FIX && st->against_all) {
+        fputs(" (after-traces", out);
+        if (st->against_where) {
+            fputc(' ', out);
+            query_ast_dump_expr(st->against_where, out);
+        }
+        fputc(')', out);
+    }
+    dump_in_trace(st, out);
+    fputc(')', out);
+}
+
+static void dump_slice(const query_stmt *st, FILE *out)
+{
+    fprintf(out, "(slice %s %llu", st->dir == QUERY_SLICE_BACK ? "back" : "forward",
+            (unsigned long long)st->node);
+    if (st->has_depth)
+        fprintf(out, " (depth %llu)", (unsigned long long)st->depth);
+    if (st->via_count) {
+        fputs(" (via", out);
+        for (size_t i = 0; i < st->via_count; i++)
+            fprintf(out, " %s", st->via[i].name);
+        fputc(')', out);
+    }
+    if (st->with_weak)
+        fputs(" (with-weak)", out);
+    dump_in_trace(st, out);
+    fputc(')', out);
+}
+
 void query_ast_dump(const query_stmt *st, FILE *out)
 {
     switch (st->kind) {
@@ -647,55 +743,11 @@ void query_ast_dump(const query_stmt *st, FILE *out)
         fputc(')', out);
         return;
     case QUERY_ST_FIND:
-        fprintf(out, "(find %s", st->target == QUERY_TARGET_NODES    ? "nodes"
-                                 : st->target == QUERY_TARGET_EDGES ? "edges"
-                                                                    : "events");
-        if (st->where) {
-            fputs(" (where ", out);
-            query_ast_dump_expr(st->where, out);
-            fputc(')', out);
-        }
-        if (st->grouped) {
-            fputs(" (group-by", out);
-            for (size_t i = 0; i < st->ngroup; i++)
-                fprintf(out, " %s", st->group_by[i].name);
-            fputs(") (aggregates", out);
-            for (size_t i = 0; i < st->naggs; i++)
-                query_agg_name_print(&st->aggs[i], out);
-            fputc(')', out);
-        }
-        if (st->has_order && st->order_agg >= 0) {
-            fputs(" (order-by", out);
-            query_agg_name_print(&st->aggs[st->order_agg], out);
-            fprintf(out, " %s)", st->order_desc ? "desc" : "asc");
-        } else if (st->has_order)
-            fprintf(out, " (order-by %s %s)", st->order_by.name, st->order_desc ? "desc" : "asc");
-        if (st->has_limit)
-            fprintf(out, " (limit %llu)", (unsigned long long)st->limit);
-        dump_in_trace(st, out);
-        fputc(')', out);
+        dump_find(st, out);
         return;
-    case QUERY_ST_RULE: {
-        static const char *const kinds[] = {"boundary", "connect", "ignore"};
-        fprintf(out, "(rule %s", kinds[st->rule]);
-        const query_rule_match *m[2] = {&st->ra, &st->rb};
-        for (int i = 0; i < (st->rule == QUERY_RULE_CONNECT ? 2 : 1); i++) {
-            fprintf(out, " (%s", m[i]->type.name);
-            if (m[i]->phase.name)
-                fprintf(out, " %s", m[i]->phase.name);
-            if (m[i]->where) {
-                fputs(" (where ", out);
-                query_ast_dump_expr(m[i]->where, out);
-                fputc(')', out);
-            }
-            fputc(')', out);
-        }
-        if (st->rule == QUERY_RULE_CONNECT)
-            fprintf(out, " (on %s %s)", st->a_key.name, st->b_key.name);
-        dump_in_trace(st, out);
-        fputc(')', out);
+    case QUERY_ST_RULE:
+        dump_rule(st, out);
         return;
-    }
     case QUERY_ST_MATCH:
         fprintf(out, "(match %llu", (unsigned long long)st->node);
         dump_in_trace(st, out);
@@ -729,26 +781,7 @@ void query_ast_dump(const query_stmt *st, FILE *out)
         return;
     case QUERY_ST_DIAGNOSE:
     case QUERY_ST_CHECK_FIX:
-        fputs(st->kind == QUERY_ST_DIAGNOSE ? "(diagnose" : "(check-fix", out);
-        if (st->by_thread)
-            fprintf(out, " (thread \"%s\")", st->thread_name.name);
-        else
-            fprintf(out, " %llu", (unsigned long long)st->node);
-        if (st->against.name)
-            fprintf(out, " (against \"%s\")", st->against.name);
-        dump_traces_where(st, out);
-        if (st->after.name)
-            fprintf(out, " (after \"%s\")", st->after.name);
-        else if (st->kind == QUERY_ST_CHECK_FIX && st->against_all) {
-            fputs(" (after-traces", out);
-            if (st->against_where) {
-                fputc(' ', out);
-                query_ast_dump_expr(st->against_where, out);
-            }
-            fputc(')', out);
-        }
-        dump_in_trace(st, out);
-        fputc(')', out);
+        dump_diagnose(st, out);
         return;
     case QUERY_ST_EXPORT:
         fputs("(export ", out);
@@ -801,20 +834,7 @@ void query_ast_dump(const query_stmt *st, FILE *out)
         fputc(')', out);
         return;
     case QUERY_ST_SLICE:
-        fprintf(out, "(slice %s %llu", st->dir == QUERY_SLICE_BACK ? "back" : "forward",
-                (unsigned long long)st->node);
-        if (st->has_depth)
-            fprintf(out, " (depth %llu)", (unsigned long long)st->depth);
-        if (st->via_count) {
-            fputs(" (via", out);
-            for (size_t i = 0; i < st->via_count; i++)
-                fprintf(out, " %s", st->via[i].name);
-            fputc(')', out);
-        }
-        if (st->with_weak)
-            fputs(" (with-weak)", out);
-        dump_in_trace(st, out);
-        fputc(')', out);
+        dump_slice(st, out);
         return;
     }
     fputs("(?)", out);

@@ -459,194 +459,257 @@ static void json_baseline(FILE *f, const query_match *base, const char *trace, c
             like->whole);
 }
 
-int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err)
-{
+/* What diagnose works out, step by step (query_exec_diagnose): the
+ * anomaly node a of trace ra and its critical path cpa; its baseline
+ * (the normal run's counterpart base in trace rn, got) and that one's
+ * critical path cpn; the suspects.  Each step runs only if the ones
+ * before it succeeded (rc), and diag_free releases what they made. */
+typedef struct diag {
+    query_session *s;
+    const query_stmt *st;
     query_source src;
-    if (query_source_open(s, st, &st->against, false, &src, err))
-        return -1;
-    db_reader *ra = query_open_trace(s, &st->trace, err), *rn = NULL;
-    if (!ra) {
-        query_source_close(s, &src);
-        return -1;
-    }
-    if (!src.path && !src.listed && !st->against.name)
-        src.one = db_reader_trace(ra)->id; /* the default: earlier in the anomaly's own trace */
-    db_error de = {0};
+    db_reader *ra, *rn; /* the anomaly's trace; the normal run's (ra itself when same) */
+    db_error de;
+    int rc;
     db_node a;
+    const char *kind;
+    query_cp cpa, cpn;
+    bool have_cpa, have_cpn;
+    query_cands cands; /* a list of traces: every candidate, for normals.c */
+    int got;           /* a baseline was found */
+    bool same;         /* ... in the anomaly's own trace */
     query_match base;
-    query_like like = {0};
-    query_path normal = {0}, anomaly = {0};
-    query_suspect *sus = NULL;
-    size_t nsus = 0;
-    char base_trace[256] = "";
-    int rc = anomaly_node(s, ra, st, &a, err), got = 0;
-    const char *kind = "wait";
-    query_cp cpa = {0}, cpn = {0};
-    bool have_cpa = false, have_cpn = false;
-    query_cands cands = {0}; /* a list of traces: every candidate, for normals.c */
-    if (!rc) {
-        if (query_critical_path(ra, &a, &cpa, &de))
-            rc = query_fail(err, NULL, "%s", de.msg);
-        have_cpa = !rc;
+    query_like like;
+    char base_trace[256];
+    query_path normal, anomaly;
+    query_cp lifa, lifn; /* a short-lived thread's whole life, and the normal one's */
+    bool lives;
+    query_normals nm;
+    bool have_nm, many;
+    query_suspect *sus;
+    size_t nsus;
+} diag;
+
+/* The anomaly, its critical path and causal path, its kind, and its
+ * baseline: the normal run's counterpart and its critical path.  The
+ * normal run's reader is the anomaly's own (the same trace), another
+ * trace of its archive, or a trace of the other archive. */
+static void diag_anomaly(diag *d, query_error *err)
+{
+    db_error *de = &d->de;
+    d->rc = anomaly_node(d->s, d->ra, d->st, &d->a, err);
+    if (!d->rc) {
+        if (query_critical_path(d->ra, &d->a, &d->cpa, de))
+            d->rc = query_fail(err, NULL, "%s", de->msg);
+        d->have_cpa = !d->rc;
     }
-    if (!rc && query_path_walk(ra, a.id, QUERY_WALK_IN, query_causal_kinds(), DIAG_DEPTH, &anomaly, &de) < 0)
-        rc = query_fail(err, NULL, "%s", de.msg);
-    if (!rc) {
-        kind = classify(ra, &a, &cpa, &de, &rc);
-        if (!rc)
-            got = baseline(ra, &a, &anomaly, kind, &src, &base, &like, src.listed ? &cands : NULL, &de);
-        if (rc || got < 0)
-            rc = query_fail(err, NULL, "%s", de.msg);
+    if (!d->rc && query_path_walk(d->ra, d->a.id, QUERY_WALK_IN, query_causal_kinds(), DIAG_DEPTH, &d->anomaly, de) < 0)
+        d->rc = query_fail(err, NULL, "%s", de->msg);
+    if (!d->rc) {
+        d->kind = classify(d->ra, &d->a, &d->cpa, de, &d->rc);
+        if (!d->rc)
+            d->got = baseline(d->ra, &d->a, &d->anomaly, d->kind, &d->src, &d->base, &d->like,
+                              d->src.listed ? &d->cands : NULL, de);
+        if (d->rc || d->got < 0)
+            d->rc = query_fail(err, NULL, "%s", de->msg);
     }
-    /* the normal run's reader: the anomaly's own (the same trace), another
-     * trace of its archive, or a trace of the other archive */
-    bool same = got && !src.path && base.trace == db_reader_trace(ra)->id;
-    if (!rc && got) {
-        if (query_source_trace_name(&src, ra, base.trace, base_trace, sizeof base_trace, &de) == 1 &&
-            (rn = same ? ra : db_reader_open(src.archive, base_trace, &de)) != NULL)
-            db_reader_interrupt(rn, s->interrupt);
-        if (!rn ||
-            query_path_walk(rn, base.n.id, QUERY_WALK_IN, query_causal_kinds(), DIAG_DEPTH, &normal, &de) < 0 ||
-            query_critical_path(rn, &base.n, &cpn, &de))
-            rc = query_fail(err, NULL, "%s", de.msg);
-        have_cpn = !rc;
+    d->same = d->got && !d->src.path && d->base.trace == db_reader_trace(d->ra)->id;
+    if (!d->rc && d->got) {
+        if (query_source_trace_name(&d->src, d->ra, d->base.trace, d->base_trace, sizeof d->base_trace, de) == 1 &&
+            (d->rn = d->same ? d->ra : db_reader_open(d->src.archive, d->base_trace, de)) != NULL)
+            db_reader_interrupt(d->rn, d->s->interrupt);
+        if (!d->rn ||
+            query_path_walk(d->rn, d->base.n.id, QUERY_WALK_IN, query_causal_kinds(), DIAG_DEPTH, &d->normal, de) < 0 ||
+            query_critical_path(d->rn, &d->base.n, &d->cpn, de))
+            d->rc = query_fail(err, NULL, "%s", de->msg);
+        d->have_cpn = !d->rc;
     }
-    /* a short-lived process or thread (the trace shows its creation, and
-     * the normal run's): its whole life beside the normal one's, where the
-     * difference may lie outside the worst step (disk waits gone) -- the
-     * baseline's thread, else the thread of its name in the one trace it
-     * was compared against */
-    query_cp lifa = {0}, lifn = {0};
-    bool lives = false;
-    if (!rc) {
-        db_reader *rl = got && !same ? rn : NULL, *own = NULL;
-        uint32_t tid = got ? base.n.tid : 0;
-        char name[256];
-        int found = 1;
-        if (!got && src.nids == 1 && src.ids[0] && (src.path || src.ids[0] != db_reader_trace(ra)->id)) {
-            found = query_source_trace_name(&src, ra, src.ids[0], name, sizeof name, &de);
-            if (found == 1 && !(rl = own = db_reader_open(src.archive, name, &de)))
-                found = -1;
-            if (found == 1)
-                found = query_thread_tid(rl, a.thread, &tid, &de);
-        }
-        if (found < 0 || (rl && found == 1 && query_compare_lives(ra, &a, rl, tid, &lifa, &lifn, &lives, &de)))
-            rc = query_fail(err, NULL, "%s", de.msg);
-        if (own)
-            db_reader_close(own);
+}
+
+/* A short-lived process or thread (the trace shows its creation, and the
+ * normal run's): its whole life beside the normal one's, where the
+ * difference may lie outside the worst step (disk waits gone) -- the
+ * baseline's thread, else the thread of its name in the one trace it was
+ * compared against. */
+static void diag_lives(diag *d, query_error *err)
+{
+    db_error *de = &d->de;
+    db_reader *rl = d->got && !d->same ? d->rn : NULL, *own = NULL;
+    uint32_t tid = d->got ? d->base.n.tid : 0;
+    char name[256];
+    int found = 1;
+    const query_source *src = &d->src;
+    if (!d->got && src->nids == 1 && src->ids[0] && (src->path || src->ids[0] != db_reader_trace(d->ra)->id)) {
+        found = query_source_trace_name(src, d->ra, src->ids[0], name, sizeof name, de);
+        if (found == 1 && !(rl = own = db_reader_open(src->archive, name, de)))
+            found = -1;
+        if (found == 1)
+            found = query_thread_tid(rl, d->a.thread, &tid, de);
     }
-    /* a wakeup that never came: the anomaly's wait ended by its own timer
-     * where the normal run's was ended by a thread (the counterpart's
-     * waker, else the thread that woke its thread most often there) --
-     * follow the period
-     * along that thread's timeline (paper/004 §Path Comparison: what the
-     * threads of the normal path did instead) */
+    if (found < 0 || (rl && found == 1 && query_compare_lives(d->ra, &d->a, rl, tid, &d->lifa, &d->lifn, &d->lives, de)))
+        d->rc = query_fail(err, NULL, "%s", de->msg);
+    if (own)
+        db_reader_close(own);
+}
+
+/* A wakeup that never came: the anomaly's wait ended by its own timer
+ * where the normal run's was ended by a thread (the counterpart's waker,
+ * else the thread that woke its thread most often there) -- follow the
+ * period along that thread's timeline (paper/004 §Path Comparison: what
+ * the threads of the normal path did instead). */
+static void diag_missed_wakeup(diag *d, query_error *err)
+{
+    db_error *de = &d->de;
+    query_cp *cpa = &d->cpa;
     char waker[DB_NAME_MAX] = "";
-    if (!rc && have_cpa && have_cpn && cpa.timeout) {
-        if (!cpn.timeout && cpn.waker[0])
-            memcpy(waker, cpn.waker, sizeof waker);
-        else if (query_usual_waker(rn, base.n.tid, base.n.begin > cpa.end - cpa.begin ? base.n.begin - (cpa.end - cpa.begin) : 0,
-                                   waker, &de) < 0) /* the counterpart timed out too: its neighbours' wakers */
-            rc = query_fail(err, NULL, "%s", de.msg);
+    if (!(d->have_cpa && d->have_cpn && cpa->timeout))
+        return;
+    if (!d->cpn.timeout && d->cpn.waker[0])
+        memcpy(waker, d->cpn.waker, sizeof waker);
+    else if (query_usual_waker(d->rn, d->base.n.tid,
+                               d->base.n.begin > cpa->end - cpa->begin ? d->base.n.begin - (cpa->end - cpa->begin) : 0,
+                               waker, de) < 0) /* the counterpart timed out too: its neighbours' wakers */
+        d->rc = query_fail(err, NULL, "%s", de->msg);
+    if (d->rc || !waker[0] || strncmp(waker, d->a.thread, DB_NAME_MAX) == 0)
+        return;
+    uint32_t tid;
+    int found = query_thread_tid(d->ra, waker, &tid, de);
+    query_cp via;
+    if (found < 0 || (found && query_critical_path_expect(d->ra, &d->a, tid, waker, &via, de)))
+        d->rc = query_fail(err, NULL, "%s", de->msg);
+    else if (found) {
+        query_cp_free(cpa);
+        *cpa = via;
     }
-    if (!rc && waker[0] && strncmp(waker, a.thread, DB_NAME_MAX) != 0) {
-        uint32_t tid;
-        int found = query_thread_tid(ra, waker, &tid, &de);
-        query_cp via;
-        if (found < 0 || (found && query_critical_path_expect(ra, &a, tid, waker, &via, &de)))
-            rc = query_fail(err, NULL, "%s", de.msg);
-        else if (found) {
-            query_cp_free(&cpa);
-            cpa = via;
-        }
-    }
+}
+
+/* The suspects: the critical path's parts against the baseline's, the
+ * paths compared, the node's own kind (busy, yield) and a spinner's
+ * holder; with a list of traces, every normal step like it, not only the
+ * best (normals.c), and with enough of them they, not the one baseline,
+ * say what is more than usual. */
+static void diag_suspects(diag *d, query_error *err)
+{
+    db_error *de = &d->de;
     /* the period the breakdown partitions: the wait before the node and
      * the node, for the path comparison too */
-    query_period per = have_cpa ? (query_period){cpa.begin, cpa.end} : query_period_of(&a);
-    /* a list of traces: every normal step like it, not only the best
-     * (normals.c); with enough of them they, not the one baseline, say
-     * what is more than usual */
-    query_normals nm = {0};
-    bool have_nm = false;
-    if (!rc && have_cpa && src.listed) {
-        if (query_normals_collect(ra, &a, &cpa, &src, &cands, s->pool, &nm, &de))
-            rc = query_fail(err, NULL, "%s", de.msg);
-        have_nm = !rc;
+    query_period per = d->have_cpa ? (query_period){d->cpa.begin, d->cpa.end} : query_period_of(&d->a);
+    if (d->have_cpa && d->src.listed) {
+        if (query_normals_collect(d->ra, &d->a, &d->cpa, &d->src, &d->cands, d->s->pool, &d->nm, de))
+            d->rc = query_fail(err, NULL, "%s", de->msg);
+        d->have_nm = !d->rc;
     }
-    bool many = have_nm && !query_stats_too_few(nm.steps);
+    d->many = d->have_nm && !query_stats_too_few(d->nm.steps);
     query_suspect *cmp = NULL;
     size_t ncmp = 0;
-    if (!rc && (query_attrib_suspects(ra, &cpa, have_cpn && !many ? &cpn : NULL, &anomaly, &sus, &nsus, &de) ||
-                query_compare_paths(ra, rn ? rn : ra, got ? &normal : NULL, &anomaly, &per, &a, &cmp, &ncmp, &de) ||
-                merge_suspects(&sus, &nsus, cmp, ncmp, &de)))
-        rc = query_fail(err, NULL, "%s", de.msg);
+    uint64_t len = d->cpa.end - d->cpa.begin;
+    if (!d->rc &&
+        (query_attrib_suspects(d->ra, &d->cpa, d->have_cpn && !d->many ? &d->cpn : NULL, &d->anomaly, &d->sus,
+                               &d->nsus, de) ||
+         query_compare_paths(d->ra, d->rn ? d->rn : d->ra, d->got ? &d->normal : NULL, &d->anomaly, &per, &d->a, &cmp,
+                             &ncmp, de) ||
+         merge_suspects(&d->sus, &d->nsus, cmp, ncmp, de)))
+        d->rc = query_fail(err, NULL, "%s", de->msg);
     free(cmp);
-    if (!rc && many)
-        query_normals_rank(&nm, sus, nsus, cpa.end - cpa.begin, true);
-    if (!rc && (strcmp(kind, "busy") == 0 || strcmp(kind, "yield") == 0) &&
-        self_suspect(ra, rn, &a, kind, got ? &base : NULL, &sus, &nsus, &de))
-        rc = query_fail(err, NULL, "%s", de.msg);
-    if (!rc && have_cpa && query_spin_suspect(ra, &cpa, have_cpn ? &cpn : NULL, &sus, &nsus, DIAG_SUSPECTS, &de))
-        rc = query_fail(err, NULL, "%s", de.msg);
-    if (!rc && many) /* the spinner's holder */
-        query_normals_rank(&nm, sus, nsus, cpa.end - cpa.begin, false);
-    if (!rc && s->format == QUERY_FMT_JSON) {
-        FILE *f = s->out;
-        fputs("{\"anomaly\":", f);
-        query_json_node(f, &a, -1);
-        fprintf(f, ",\"kind\":\"%s\",\"baseline\":", kind);
-        if (got)
-            json_baseline(f, &base, base_trace, src.path, &like);
-        else
-            fputs("null", f);
-        fputs(",\"lives\":", f); /* a short-lived thread: its life beside the normal one's */
-        if (lives) {
-            query_cp_totals ta = query_cp_sum(&lifa), tn = query_cp_sum(&lifn);
-            fprintf(f, "{\"anomaly\":{\"ns\":%" PRIu64 ",", lifa.end - lifa.begin);
-            query_json_cp_totals(f, &ta);
-            fprintf(f, "},\"normal\":{\"ns\":%" PRIu64 ",", lifn.end - lifn.begin);
-            query_json_cp_totals(f, &tn);
-            fputs("}}", f);
-        } else
-            fputs("null", f);
-        fputs(",\"expected_waker\":", f); /* a missed wakeup: who woke it in the normal run */
-        if (cpa.expect_tid)
-            query_json_str(f, cpa.expected, strnlen(cpa.expected, DB_NAME_MAX));
-        else
-            fputs("null", f);
-        query_normals_json(f, have_nm ? &nm : NULL);
-        fputs(",\"suspects\":", f);
-        query_json_suspects(f, sus, nsus);
-        query_json_paths(f, got ? &normal : NULL, &anomaly);
-        fprintf(f, ",\"period\":{\"begin\":%" PRIu64 ",\"end\":%" PRIu64 ",\"ns\":%" PRIu64 "},\"breakdown\":",
-                cpa.begin, cpa.end, cpa.end - cpa.begin);
-        query_json_cp_parts(f, &cpa);
-        fputs("}\n", f);
-    } else if (!rc && query_view_format(s->format))
-        rc = query_view_paths(s, ra, &anomaly, got ? rn : NULL, &normal, same, have_cpa ? &cpa : NULL, err);
-    else if (!rc && s->format == QUERY_FMT_CSV)
-        print_csv(s, sus, nsus, cpa.end - cpa.begin);
-    else if (!rc)
-        print_text(s, &a, kind, got ? &base : NULL, base_trace, src.path, sus, nsus, got ? &normal : NULL, &anomaly,
-                   &cpa, lives ? &lifa : NULL, lives ? &lifn : NULL, have_nm ? &nm : NULL);
-    free(sus);
-    query_cands_free(&cands);
-    if (have_nm)
-        query_normals_free(&nm);
-    if (lives) {
-        query_cp_free(&lifa);
-        query_cp_free(&lifn);
+    if (!d->rc && d->many)
+        query_normals_rank(&d->nm, d->sus, d->nsus, len, true);
+    if (!d->rc && (strcmp(d->kind, "busy") == 0 || strcmp(d->kind, "yield") == 0) &&
+        self_suspect(d->ra, d->rn, &d->a, d->kind, d->got ? &d->base : NULL, &d->sus, &d->nsus, de))
+        d->rc = query_fail(err, NULL, "%s", de->msg);
+    if (!d->rc && d->have_cpa &&
+        query_spin_suspect(d->ra, &d->cpa, d->have_cpn ? &d->cpn : NULL, &d->sus, &d->nsus, DIAG_SUSPECTS, de))
+        d->rc = query_fail(err, NULL, "%s", de->msg);
+    if (!d->rc && d->many) /* the spinner's holder */
+        query_normals_rank(&d->nm, d->sus, d->nsus, len, false);
+}
+
+static void diag_json(const diag *d, FILE *f)
+{
+    fputs("{\"anomaly\":", f);
+    query_json_node(f, &d->a, -1);
+    fprintf(f, ",\"kind\":\"%s\",\"baseline\":", d->kind);
+    if (d->got)
+        json_baseline(f, &d->base, d->base_trace, d->src.path, &d->like);
+    else
+        fputs("null", f);
+    fputs(",\"lives\":", f); /* a short-lived thread: its life beside the normal one's */
+    if (d->lives) {
+        query_cp_totals ta = query_cp_sum(&d->lifa), tn = query_cp_sum(&d->lifn);
+        fprintf(f, "{\"anomaly\":{\"ns\":%" PRIu64 ",", d->lifa.end - d->lifa.begin);
+        query_json_cp_totals(f, &ta);
+        fprintf(f, "},\"normal\":{\"ns\":%" PRIu64 ",", d->lifn.end - d->lifn.begin);
+        query_json_cp_totals(f, &tn);
+        fputs("}}", f);
+    } else
+        fputs("null", f);
+    fputs(",\"expected_waker\":", f); /* a missed wakeup: who woke it in the normal run */
+    if (d->cpa.expect_tid)
+        query_json_str(f, d->cpa.expected, strnlen(d->cpa.expected, DB_NAME_MAX));
+    else
+        fputs("null", f);
+    query_normals_json(f, d->have_nm ? &d->nm : NULL);
+    fputs(",\"suspects\":", f);
+    query_json_suspects(f, d->sus, d->nsus);
+    query_json_paths(f, d->got ? &d->normal : NULL, &d->anomaly);
+    fprintf(f, ",\"period\":{\"begin\":%" PRIu64 ",\"end\":%" PRIu64 ",\"ns\":%" PRIu64 "},\"breakdown\":",
+            d->cpa.begin, d->cpa.end, d->cpa.end - d->cpa.begin);
+    query_json_cp_parts(f, &d->cpa);
+    fputs("}\n", f);
+}
+
+static void diag_free(diag *d)
+{
+    free(d->sus);
+    query_cands_free(&d->cands);
+    if (d->have_nm)
+        query_normals_free(&d->nm);
+    if (d->lives) {
+        query_cp_free(&d->lifa);
+        query_cp_free(&d->lifn);
     }
-    if (have_cpa)
-        query_cp_free(&cpa);
-    if (have_cpn)
-        query_cp_free(&cpn);
-    query_path_free(&normal);
-    query_path_free(&anomaly);
-    if (rn && rn != ra)
-        db_reader_close(rn);
-    db_reader_close(ra);
-    query_source_close(s, &src);
+    if (d->have_cpa)
+        query_cp_free(&d->cpa);
+    if (d->have_cpn)
+        query_cp_free(&d->cpn);
+    query_path_free(&d->normal);
+    query_path_free(&d->anomaly);
+    if (d->rn && d->rn != d->ra)
+        db_reader_close(d->rn);
+    db_reader_close(d->ra);
+    query_source_close(d->s, &d->src);
+}
+
+int query_exec_diagnose(query_session *s, const query_stmt *st, query_error *err)
+{
+    diag d = {.s = s, .st = st, .kind = "wait"};
+    if (query_source_open(s, st, &st->against, false, &d.src, err))
+        return -1;
+    if (!(d.ra = query_open_trace(s, &st->trace, err))) {
+        query_source_close(s, &d.src);
+        return -1;
+    }
+    if (!d.src.path && !d.src.listed && !st->against.name)
+        d.src.one = db_reader_trace(d.ra)->id; /* the default: earlier in the anomaly's own trace */
+    diag_anomaly(&d, err);
+    if (!d.rc)
+        diag_lives(&d, err);
+    if (!d.rc)
+        diag_missed_wakeup(&d, err);
+    if (!d.rc)
+        diag_suspects(&d, err);
+    if (!d.rc && s->format == QUERY_FMT_JSON)
+        diag_json(&d, s->out);
+    else if (!d.rc && query_view_format(s->format))
+        d.rc = query_view_paths(s, d.ra, &d.anomaly, d.got ? d.rn : NULL, &d.normal, d.same, d.have_cpa ? &d.cpa : NULL,
+                                err);
+    else if (!d.rc && s->format == QUERY_FMT_CSV)
+        print_csv(s, d.sus, d.nsus, d.cpa.end - d.cpa.begin);
+    else if (!d.rc)
+        print_text(s, &d.a, d.kind, d.got ? &d.base : NULL, d.base_trace, d.src.path, d.sus, d.nsus,
+                   d.got ? &d.normal : NULL, &d.anomaly, &d.cpa, d.lives ? &d.lifa : NULL, d.lives ? &d.lifn : NULL,
+                   d.have_nm ? &d.nm : NULL);
+    int rc = d.rc;
+    diag_free(&d);
     return rc;
 }
 
