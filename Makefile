@@ -67,7 +67,10 @@ DEBS    += linux-libc-dev-arm64-cross linux-libc-dev-armhf-cross linux-libc-dev-
 DEBS    += clang libclang-rt-dev valgrind
 WARN    := -Wall -Wextra -Werror
 CSTD    := -std=c11 -D_GNU_SOURCE
-CFLAGS  ?= -O2 -g
+# Invariants are assert()s: the sanitizer build that make test runs checks
+# them, the optimized build leaves them out (SQLite's and LMDB's habit), so
+# one may stand on a hot path.
+CFLAGS  ?= -O2 -g -DNDEBUG
 # The command is linked with link-time optimization: the graph thread's
 # calls between graph/, db/wqueue.c and db/evblock_enc.c, and the reader's
 # into ingest/ftrace*.c, cross files on every event, and only the linker

@@ -32,6 +32,7 @@
  * interval of the wait it explains, so the parts add up to the period.
  * Depth and the number of parts are bounded (CP_DEPTH, CP_PARTS); what is
  * left past the bound is `blocked` on the thread where the walk stopped. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -657,6 +658,24 @@ static void attribute(walk *w, uint32_t tid, uint64_t a, uint64_t b, int depth, 
     free(l.v);
 }
 
+/* The partition's invariant (this file's header): parts in time order,
+ * each beginning where the one before it ended, from the period's begin
+ * to its end. */
+static void cp_check(const query_cp *cp)
+{
+#ifndef NDEBUG
+    uint64_t pos = cp->begin;
+    for (size_t i = 0; i < cp->n; i++) {
+        assert(cp->parts[i].ns > 0);
+        assert(cp->parts[i].begin == pos);
+        pos += cp->parts[i].ns;
+    }
+    assert(pos == cp->end);
+#else
+    (void)cp;
+#endif
+}
+
 int query_critical_path(db_reader *r, const db_node *n, query_cp *cp, db_error *de)
 {
     return query_critical_path_expect(r, n, 0, NULL, cp, de);
@@ -678,6 +697,7 @@ int query_critical_path_expect(db_reader *r, const db_node *n, uint32_t expect_t
         query_cp_free(cp);
         return -1;
     }
+    cp_check(cp);
     return 0;
 }
 
@@ -695,6 +715,7 @@ int query_critical_path_span(db_reader *r, const db_node *n, uint64_t begin, uin
         query_cp_free(cp);
         return -1;
     }
+    cp_check(cp);
     return 0;
 }
 
