@@ -379,7 +379,7 @@ install: $(B)/argusq $(B)/libargusq.a $(B)/$(SO_FILE)
 	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/man/man3 \
 	  $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) $(DESTDIR)$(PYDIR)/argusq
 	install -m 755 $(B)/argusq $(DESTDIR)$(PREFIX)/bin/argusq
-	install -m 644 doc/argusq.1 $(DESTDIR)$(PREFIX)/share/man/man1/argusq.1
+	install -m 644 docs/man/argusq.1 $(DESTDIR)$(PREFIX)/share/man/man1/argusq.1
 	install -m 644 contrib/argusq.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/argusq
 	install -m 755 $(B)/$(SO_FILE) $(DESTDIR)$(LIBDIR)/$(SO_FILE)
 	ln -sf $(SO_FILE) $(DESTDIR)$(LIBDIR)/$(SO_NAME)
@@ -389,7 +389,7 @@ install: $(B)/argusq $(B)/libargusq.a $(B)/$(SO_FILE)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(call pc_dir,$(LIBDIR))|' \
 	  -e 's|@INCDIR@|$(call pc_dir,$(INCDIR))|' -e 's|@VERSION@|$(API_VERSION)|' \
 	  -e 's|@LIBS@|$(SO_LIBS)|' contrib/argusq.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/argusq.pc
-	install -m 644 doc/argusq.3 $(DESTDIR)$(PREFIX)/share/man/man3/argusq.3
+	install -m 644 docs/man/argusq.3 $(DESTDIR)$(PREFIX)/share/man/man3/argusq.3
 	install -m 644 $(PY_SRC) $(DESTDIR)$(PYDIR)/argusq/
 	printf '#!/usr/bin/python3\n# argusq-fleet: argusq statements over many archives on Dask (argusq/fleet.py)\nimport sys\nsys.path.insert(0, "%s")\nfrom argusq.fleet import main\nsys.exit(main())\n' '$(PYDIR)' \
 	  > $(DESTDIR)$(PREFIX)/bin/argusq-fleet && chmod 755 $(DESTDIR)$(PREFIX)/bin/argusq-fleet

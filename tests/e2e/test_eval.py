@@ -5,8 +5,8 @@ text, diagnosed alone and against its normal run.  The truth is the
 manifest's (from how each program is written), not argusq's: the culprit
 first in every recording, the breakdown partitioning the period, and the
 state named as the manifest says but for the disk readers whose recorded
-run spent more CPU in the kernel than waiting on the device (README.md,
-`make eval`).  The held-out shapes are held to the same: group
+run spent more CPU in the kernel than waiting on the device
+(docs/TESTING.md, "The diagnosis evaluation").  The held-out shapes are held to the same: group
 `heldout` (written after the model; two of them, a spin lock and an
 fsync behind another's writes, were open gaps until the rules of
 query/spin.c and query/flush.c, written looking at them) and group

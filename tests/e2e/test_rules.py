@@ -243,7 +243,7 @@ class Malformed(ArchiveCase):
         self.ingest(fixture("weak.argus"))
         before = self.json("traces")
         p = self.run_argusq("ingest", fixture(name), "--json")
-        self.assertEqual(p.returncode, 1, f"an ingest failure exits 1 (README): {p.stderr}")
+        self.assertEqual(p.returncode, 1, f"an ingest failure exits 1 (argusq(1), EXIT STATUS): {p.stderr}")
         self.assertIn(f"{name}:{line}:", p.stderr, "the message names the file and the line")
         self.assertNotIn("runtime error", p.stderr)
         self.assertEqual(self.json("traces"), before, "nothing of the failed trace is left in the archive")

@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 from common import ARGUSQ, ROOT, ArchiveCase, trace, arch_of
 
 UI = 'find nodes where thread = "ui-main" order by blocked desc limit 1'
-MAN = os.path.join(ROOT, "doc", "argusq.1")
+MAN = os.path.join(ROOT, "docs", "man", "argusq.1")
 COMPLETION = os.path.join(ROOT, "contrib", "argusq.bash")
 
 
