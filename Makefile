@@ -88,11 +88,11 @@ SYSCALL_HDRS := /usr/include/x86_64-linux-gnu/asm/unistd_64.h /usr/include/x86_6
 B       := build
 GEN     := $(B)/gen
 LIB_SRC := $(wildcard base/*.c db/*.c ingest/*.c graph/*.c query/*.c)
-Y_SRC   := $(wildcard grammar/*.y)
-RE_SRC  := $(wildcard grammar/*.re ingest/*.re query/*.re)
-GEN_C   := $(patsubst grammar/%.y,$(GEN)/%.c,$(Y_SRC)) \
+Y_SRC   := $(wildcard query/*.y)
+RE_SRC  := $(wildcard ingest/*.re query/*.re)
+GEN_C   := $(patsubst query/%.y,$(GEN)/%.c,$(Y_SRC)) \
            $(patsubst %.re,$(GEN)/%.c,$(notdir $(RE_SRC))) $(GEN)/syscalls.c
-GEN_H   := $(patsubst grammar/%.y,$(GEN)/%.h,$(Y_SRC))
+GEN_H   := $(patsubst query/%.y,$(GEN)/%.h,$(Y_SRC))
 # protoc-c: ingest/NAME.proto -> build/gen/NAME.pb-c.[ch]
 PROTO_SRC := $(wildcard ingest/*.proto)
 GEN_C   += $(patsubst ingest/%.proto,$(GEN)/%.pb-c.c,$(PROTO_SRC))
@@ -167,14 +167,10 @@ $(B)/.bench-deps: | $(B)/.deps
 	@touch $@
 
 # ---- generated sources ----
-$(GEN)/%.c $(GEN)/%.h: grammar/%.y | $(B)/.deps
+$(GEN)/%.c $(GEN)/%.h: query/%.y | $(B)/.deps
 	@mkdir -p $(GEN)
 	lemon -q -T$(LEMON_T) -d$(GEN) $<
 	@touch $(GEN)/$*.h # lemon leaves an unchanged header's time: else both are made again at every make
-
-$(GEN)/%.c: grammar/%.re $(GEN_H) | $(B)/.deps
-	@mkdir -p $(GEN)
-	re2c -W --no-generation-date -o $@ $<
 
 $(GEN)/%.pb-c.c $(GEN)/%.pb-c.h: ingest/%.proto | $(B)/.deps
 	@mkdir -p $(GEN)

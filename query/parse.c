@@ -1,6 +1,6 @@
 /* query/parse.c -- the parse driver: runs the re2c lexer
- * (grammar/query_lex.re) and feeds its tokens to the lemon parser
- * (grammar/query_grammar.y), which builds the AST (query_ast.h) in the
+ * (query/query_lex.re) and feeds its tokens to the lemon parser
+ * (query/query_grammar.y), which builds the AST (query_ast.h) in the
  * script's arena.
  *
  * Errors: the first lexical, syntax or semantic error stops the parse; the

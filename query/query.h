@@ -1,5 +1,5 @@
-/* query/query.h -- the query language: parse (lexer + lemon parser in
- * grammar/) and execute against an archive.
+/* query/query.h -- the query language: parse (the re2c lexer query_lex.re
+ * and the lemon parser query_grammar.y) and execute against an archive.
  *
  *   query_parse   source text -> a script of statements (AST, query_ast.h)
  *   query_exec    run one statement, writing its result to an output

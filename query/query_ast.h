@@ -1,7 +1,7 @@
 /* query/query_ast.h -- the AST of the query language (internal to query/).
  *
- * This header is the contract between the front end (grammar/query_lex.re,
- * grammar/query_grammar.y, query/parse.c, query/ast.c) and the executor
+ * This header is the contract between the front end (query/query_lex.re,
+ * query/query_grammar.y, query/parse.c, query/ast.c) and the executor
  * (query/exec*.c).  query_parse() (query.h) returns a query_script; every
  * statement in it is a query_stmt as described below.
  *
@@ -345,7 +345,7 @@ void *query_arena_alloc(query_arena *a, size_t n);
 char *query_arena_strndup(query_arena *a, const char *s, size_t n);
 void query_arena_free(query_arena *a);
 
-/* ---- lexer (grammar/query_lex.re) ---- */
+/* ---- lexer (query/query_lex.re) ---- */
 /* A token.  `code` is a QTK_* value from the generated
  * build/gen/query_grammar.h, or 0 at the end of input. */
 typedef struct query_token {

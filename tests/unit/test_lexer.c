@@ -1,4 +1,4 @@
-/* tests/unit/test_lexer.c -- the query lexer (grammar/query_lex.re). */
+/* tests/unit/test_lexer.c -- the query lexer (query/query_lex.re). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

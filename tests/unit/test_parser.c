@@ -1,4 +1,4 @@
-/* tests/unit/test_parser.c -- the query parser (grammar/query_grammar.y,
+/* tests/unit/test_parser.c -- the query parser (query/query_grammar.y,
  * query/parse.c, query/ast.c): statements to S-expressions, precedence,
  * positions, errors. */
 #include <setjmp.h>

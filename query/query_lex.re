@@ -1,4 +1,4 @@
-/* grammar/query_lex.re -- the query language lexer (re2c 3.0).
+/* query/query_lex.re -- the query language lexer (re2c 3.0).
  *
  * Generated into build/gen/query_lex.c.  Token codes come from the lemon
  * grammar (build/gen/query_grammar.h); the token type and the lexer state

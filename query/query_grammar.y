@@ -1,7 +1,7 @@
-/* grammar/query_grammar.y -- the argusq query language (lemon LALR(1)).
+/* query/query_grammar.y -- the argusq query language (lemon LALR(1)).
  *
  * Generated into build/gen/query_grammar.{c,h} (token codes QTK_*); the
- * lexer is grammar/query_lex.re, the driver query/parse.c, the AST
+ * lexer is query/query_lex.re, the driver query/parse.c, the AST
  * query/query_ast.h.
  *
  * ---------------------------------------------------------------------
@@ -46,7 +46,7 @@
  * Precedence, loosest first: or, and, not, comparison; or/and associate to
  * the left.  N, K, D are INTEGER literals and must not be negative.
  *
- * Tokens (grammar/query_lex.re):
+ * Tokens (query/query_lex.re):
  *   FIELD, KIND = ID   [A-Za-z_][A-Za-z0-9_.]*; every keyword except
  *                      and/or/not/in may also be used as an ID (fields
  *                      `node`, `events`, `limit`, kind `weak`, ...) through
