@@ -1,4 +1,4 @@
-"""The docs' examples are tests (issue 45): every indented example block
+"""The docs' examples are tests: every indented example block
 of docs/QUERY.md and of the README that holds an `argusq` command runs,
 in order, against the setup the document states (its first block: the
 traces it ingests), and what a command prints is compared with the lines
