@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""bench/fleet_bench.py -- the fleet line of `make bench` (issue 18): one
+"""bench/fleet_bench.py -- the fleet line of `make bench`: one
 statement over 20 archives as Dask tasks on two worker processes (a
 LocalCluster on this machine), against the same statements run one by one
 with the argusq command over the same archives.

@@ -745,7 +745,7 @@ def main():
             dats.append(row)
     res["dat_files"] = dats
 
-    # -- CTF (issue 20): ingest of LTTng's many-threads trace beside babeltrace2 printing it
+    # -- CTF: ingest of LTTng's many-threads trace beside babeltrace2 printing it
     ctf = os.path.join(args.shared, "foreign-lttng", "tracecompass-test-traces-many-threads")
     if os.path.isdir(ctf) and shutil.which("babeltrace2"):
         log("peer: babeltrace2 of the many-threads CTF trace")
@@ -762,7 +762,7 @@ def main():
     else:
         res["ctf"] = {"skipped": "no %s or no babeltrace2 (make bench installs it)" % ctf}
 
-    # -- Perfetto (issue 20): ingest of the Android 11 trace of ../shared
+    # -- Perfetto: ingest of the Android 11 trace of ../shared
     # (full FtraceEvents), its ftrace bundles repeated to about 2.9M events
     # (the file itself, 36k events, is read in 0.04 s: the archive's
     # set-up, not the reader), and of the Android 13 one (compact_sched,
@@ -855,7 +855,7 @@ def main():
         v["runs"] = [round(x, 5) for x in v["runs"]]
     res["queries"] = q
 
-    # -- memory flat with the trace (issue 16): the statements above and
+    # -- memory flat with the trace: the statements above and
     # rebuild graph on the small archive too, their peak RSS beside the big
     # one's (the same node choice: ws.main's longest wait)
     log("memory: rebuild graph, compare path, match, diagnose, critical path on the small archive")
@@ -904,7 +904,7 @@ def main():
         sq["ratio_slice_in_process"] = sq["slice_in_process_mean_s"] / res["slice"]["in_process_mean_s"]
         res["sqlite"] = sq
 
-        # -- DuckDB, the second database peer (issue 16)
+        # -- DuckDB, the second database peer
         script = None if args.no_duckdb else duckdb_setup()
         if script:
             log("duckdb: load (%d runs) and slices" % args.runs)
@@ -917,11 +917,11 @@ def main():
             except (SystemExit, Exception) as e:  # a peer that fails is reported, not fatal
                 log("duckdb: skipped: %s" % str(e)[-300:])
 
-    # -- diagnose against many normal runs (issue 44)
+    # -- diagnose against many normal runs
     if args.normals:
         res["normals"] = normals_part(args, aq, ins["argus_normal"])
 
-    # -- the fleet: 20 archives on two Dask workers, against the CLI (issue 18)
+    # -- the fleet: 20 archives on two Dask workers, against the CLI
     if not args.no_fleet:
         res["fleet"] = fleet_part(args, exe)
 
@@ -940,7 +940,7 @@ def main():
 def normals_part(args, aq, trace):
     """args.normals copies of a small bench trace labelled run=normal and one
     more, "slow", in one archive: diagnose of the slow one's ws.main longest
-    wait against all of them (every normal step like it: issue 44)."""
+    wait against all of them (every normal step like it)."""
     db = os.path.join(WORK, "normals.db")
     rm_archive(db)
     log("normals: %d traces of %d events in one archive" % (args.normals, args.normals_events))
@@ -1088,7 +1088,7 @@ def fleet_only(args):
 
 def flat_part(aq, archive, runs, rebuild=True):
     """Peak RSS (bytes, the largest of the runs) of each statement whose
-    memory issue 16 wants flat as the trace grows, on one archive."""
+    memory must stay flat as the trace grows, on one archive."""
     fstmt = 'find nodes where thread = "ws.main" order by blocked desc limit 2'
     nodes = [n["id"] for n in json.loads(aq.q(archive, fstmt, fmt="json").out)["nodes"]]
     node, other = nodes[0], nodes[-1]
@@ -1164,7 +1164,7 @@ def report(res):
     ingest_rows("ftrace text ingest", f)
     row("ftrace text ingest: >= 1M events/s", "%.2fM events/s" % (f["events_per_s"] / 1e6), ">= 1M/s",
         f["events_per_s"] >= 1e6, absolute=True)
-    # issue 16: the paper's scale in seconds on two cores
+    # the target: the paper's scale in seconds on two cores
     row("ftrace text ingest: >= 3M events/s", "%.2fM events/s" % (f["events_per_s"] / 1e6), ">= 3M/s",
         f["events_per_s"] >= 3e6, absolute=True)
     p = res["trace_cmd"]
@@ -1197,7 +1197,7 @@ def report(res):
     s, b = res["argus_ingest_small"], res["argus_ingest"]
     ingest_rows("Argus ingest %s" % count(s["events"]), s)
     ingest_rows("Argus ingest %s" % count(b["events"]), b)
-    # issue 16: 19M events, graph included, in <= 10 s (>= 1.9M events/s)
+    # the target: 19M events, graph included, in <= 10 s (>= 1.9M events/s)
     row("Argus ingest %s: >= 1.9M events/s" % count(b["events"]), "%.2fM events/s (%.1f s)"
         % (b["events_per_s"] / 1e6, b["wall_s"]), ">= 1.9M/s", b["events_per_s"] >= 1.9e6, absolute=True)
     row("archive bytes/event: Argus %s (graph, indexes)" % count(b["events"]), "%.0f (the Argus text %.0f)"
@@ -1215,7 +1215,7 @@ def report(res):
            b["peak_rss_anon_bytes"] / max(1, s["peak_rss_anon_bytes"])),
         "flat (<= 1.10x)", b["peak_rss_bytes"] <= 1.10 * s["peak_rss_bytes"])
     fl = res.get("flat")
-    if fl:  # issue 16: flat (<= 1.10x) for rebuild graph, compare, diagnose, critical path too
+    if fl:  # flat (<= 1.10x) for rebuild graph, compare, diagnose, critical path too
         for k in ("rebuild graph", "compare path", "match", "diagnose", "critical path"):
             if k in fl["big"] and k in fl["small"]:
                 r = fl["big"][k] / fl["small"][k]
@@ -1227,7 +1227,7 @@ def report(res):
         "%.2f s (%.0f%% of ingest), peak RSS %.0f MiB (anon %.0f, file %.0f)"
         % (g["wall_s"], 100 * g["share_of_ingest"], g["peak_rss_bytes"] / MiB, g["peak_rss_anon_bytes"] / MiB,
            g["peak_rss_file_bytes"] / MiB),
-        # issue 16: batched under a shadow copy, bounded like ingest and no slower
+        # batched under a shadow copy: bounded like ingest and no slower
         "<= ingest, <= 256 MiB", g["share_of_ingest"] <= 1.0 and g["peak_rss_bytes"] <= 256 * MiB, num=g["wall_s"])
     sl = res["slice"]
     row("slice back depth 20: whole process, first p50 / p99", "%s / %s (each start node's first slice)"
@@ -1240,8 +1240,8 @@ def report(res):
     row("slice back depth 20: in process", "%s per statement (%d in one script)"
         % (fmt_ms(sl["in_process_mean_s"]), sl["in_process_statements"]))
     row("slice size (from %d start nodes)" % len(sl["start_nodes"]), "%.1f nodes mean, %d max" % (sl["nodes_mean"], sl["nodes_max"]))
-    # issue 16: find (by thread, order by blocked desc, limit), match and
-    # diagnose <= 50 ms each at 19M events; issue 13: critical path <= 100 ms
+    # the targets at 19M events: find (by thread, order by blocked desc,
+    # limit), match and diagnose <= 50 ms each; critical path <= 100 ms
     limits = {"find": 0.050, "match": 0.050, "diagnose": 0.050, "critical path": 0.100}
     for k, v in res["queries"].items():
         if k in limits:
@@ -1251,12 +1251,12 @@ def report(res):
         else:
             row("%s (whole process, p50 / max)" % k, "%s / %s" % (fmt_ms(v["p50_s"]), fmt_ms(v["max_s"])),
                 num=v["p50_s"] * 1000)
-    if "normals" in res:  # issue 44: <= 200 ms against 100 normal traces
+    if "normals" in res:  # the target: <= 200 ms against 100 normal traces
         n = res["normals"]
         row("diagnose against %d normal traces (%d steps; whole process, p50 / max)" % (n["traces"], n["normal_steps"] or 0),
             "%s / %s, peak RSS %.0f MiB" % (fmt_ms(n["p50_s"]), fmt_ms(n["max_s"]), n["peak_rss_bytes"] / MiB),
             "p50 <= 200 ms", n["p50_s"] <= 0.200, num=n["p50_s"] * 1000, absolute=True)
-    for k, v in res["queries"].items():  # issue 16: <= 256 MiB for diagnose and critical path
+    for k, v in res["queries"].items():  # the target: <= 256 MiB for diagnose and critical path
         if "peak_rss_bytes" in v and k in ("match", "diagnose", "critical path"):
             row("%s: peak RSS" % k, "%.0f MiB" % (v["peak_rss_bytes"] / MiB), "<= 256 MiB",
                 v["peak_rss_bytes"] <= 256 * MiB)
@@ -1290,7 +1290,7 @@ def report(res):
             % (fmt_ms(q["slice_in_process_mean_s"]), fmt_ms(q["slice_in_process_p50_s"]), fmt_ms(q["slice_in_process_p99_s"])))
         row("DuckDB slices with argusq's node set", q["slices_agreeing_with_argusq"])
     peers = [res[k] for k in ("sqlite", "duckdb") if k in res]
-    if peers:  # issue 16: at least 2x faster than the faster peer
+    if peers:  # the target: at least 2x faster than the faster peer
         for what, key in (("load", "ratio_load_over_argusq_ingest"), ("slice, whole process p50", "ratio_slice_whole_p50"),
                           ("slice, in process", "ratio_slice_in_process")):
             best = min(p[key] for p in peers)
@@ -1307,7 +1307,7 @@ def report(res):
             net = {k: (res[k]["slice_whole_process_p50_s"] - sp) / mine for k in ("sqlite", "duckdb") if k in res}
             row("faster peer / argusq: slice, whole process p50 less spawning `true`", "%.2fx (%s; argusq %s)" % (
                 min(net.values()), ", ".join("%s %.2fx" % kv for kv in net.items()), fmt_ms(mine)))
-    fleet_rows(res, row)  # issue 18: a measurement, no target
+    fleet_rows(res, row)  # the fleet: a measurement, no target
     # beside the last run on this machine
     c = res["config"]
     try:

@@ -262,7 +262,7 @@ class Fleet(unittest.TestCase):
     def test_the_normal_steps_of_every_archive_pooled(self):
         """Against the normal runs of the whole fleet, spread over archives:
         the winning archive alone has a few of the normal steps like the
-        anomaly (issue 44), the fleet pools every archive's -- each named
+        anomaly, the fleet pools every archive's -- each named
         by its archive -- and judges by them as one archive holding every
         trace does."""
         anomaly = [n for n in self.anomalies() if n.endswith("-lockchain-anomaly.txt")][0]

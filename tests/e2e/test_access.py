@@ -1,4 +1,4 @@
-"""Archives a user can read but not write (issue 42).  An archive in a
+"""Archives a user can read but not write.  An archive in a
 directory the user may not write, or on a read-only file system, is read
 without LMDB's lock file (which cannot be made there), quietly; a change
 to it is refused naming the archive and saying why; every message names

@@ -1,4 +1,4 @@
-"""Normal versus anomaly (issue 5): normalized-node matching, node and
+"""Normal versus anomaly: normalized-node matching, node and
 path comparison, diagnose, check fix and the transaction graph, on the
 lockchain traces (the reference analysis: hog's 300 ms sleep while holding
 the mutex is the root cause of ui-main's long wait) and on a fixture."""

@@ -1,4 +1,4 @@
-"""The machine a trace was recorded on (issue 45): `ingest --arch` names
+"""The machine a trace was recorded on: `ingest --arch` names
 raw syscall numbers by that machine's own table (x86_64, arm64, arm, i386,
 riscv64, from the kernel's headers), a machine argusq has no table of is
 refused with the list, a trace ingested without it keeps its numbers with

@@ -1,4 +1,4 @@
-"""Baselines from a set of traces (issue 17): the normal counterpart of an
+"""Baselines from a set of traces: the normal counterpart of an
 anomaly taken from every trace a `where` picks, not from one named trace.
 
     diagnose thread "NAME" | node N against traces where EXPR [in trace "T"]
@@ -11,8 +11,7 @@ workload=NAME, ingested anomalies first and the normal runs in reverse, so
 that no answer can come from the order of the catalog.  Against all ten
 normal runs, each anomaly must find the normal run of its own workload --
 the same baseline as `against trace` naming it, and the root cause
-first, now ranked against every normal step like the anomaly's (issue
-44)."""
+first, now ranked against every normal step like the anomaly's."""
 import unittest
 
 from common import ArchiveCase, arch_of, trace
@@ -33,7 +32,7 @@ WORKLOADS = {  # workload: (anomaly file, normal file, root cause)
 
 def one_baseline(d):
     """a diagnosis without what rests on every normal step of a list
-    (issue 44: normal_steps, outside_paths, the suspects ranked by them,
+    (normal_steps, outside_paths, the suspects ranked by them,
     the steps themselves)"""
     return {k: v for k, v in d.items()
             if k not in ("normal_steps", "normal_traces", "outside_paths", "normal_sample", "suspects")}
@@ -60,7 +59,7 @@ class Baselines(ArchiveCase):
                 self.assertIsNotNone(got["baseline"])
                 self.assertEqual(got["baseline"]["trace"], f"{w}-normal")
                 # the same best counterpart; the suspects ranked against
-                # every normal step like it (issue 44), the root first
+                # every normal step like it, the root first
                 self.assertEqual(one_baseline(got), one_baseline(want))
                 self.assertGreaterEqual(got["normal_steps"], 5)
                 self.assertEqual(got["suspects"][0]["thread"], root, got["suspects"][:3])

@@ -1,4 +1,4 @@
-"""The block layer's events (issue 13, I/O): their positional text becomes
+"""The block layer's events: their positional text becomes
 pairs (dev, rwbs, bytes, cmd, sector, nr_sector, ioprio, comm or error), in
 the forms of this kernel and of older ones (no ioprio), and a request's
 completion is joined (edge io) to the node that submitted it: the first of

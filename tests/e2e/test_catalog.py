@@ -1,4 +1,4 @@
-"""The catalog lists each trace once, whatever was done to it (issue 42):
+"""The catalog lists each trace once, whatever was done to it:
 a write into a rebuilt trace -- a rule added or dropped, a label -- once
 gave it a second slot in the listing, so `traces` and `info` counted it
 twice.  tests/e2e/test_stateful.py checks this and the other invariants

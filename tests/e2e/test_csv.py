@@ -1,4 +1,4 @@
-"""--format csv is CSV (issue 45): RFC 4180 that Python's csv module reads
+"""--format csv is CSV: RFC 4180 that Python's csv module reads
 back, one table per statement (every row as wide as the header), numbers
 as numbers, and the same values as the JSON -- for find nodes (every
 field of the JSON's node), show node (the node and its neighbours in one

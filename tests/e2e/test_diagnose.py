@@ -197,9 +197,9 @@ class Mixchain(DiagnoseCase, ArchiveCase):
 
 
 class ShapeCase:
-    """A shape of root cause other than a sleeper in a chain of wakeups
-    (issue 13): ANOMALY recorded with `argusq record` (.dat) and as tracefs
-    text (.trace), NORMAL as tracefs text.  diagnose names ROOT first, in
+    """A shape of root cause other than a sleeper in a chain of wakeups:
+    ANOMALY recorded with `argusq record` (.dat) and as tracefs text
+    (.trace), NORMAL as tracefs text.  diagnose names ROOT first, in
     STATE, with a reason matching REASON, with and without the normal run,
     from either recording of the anomaly."""
     NAME = ROOT = STATE = REASON = None

@@ -1,4 +1,4 @@
-"""diagnose against many normal runs on real recordings (issue 44):
+"""diagnose against many normal runs on real recordings:
 tests/traces/dist/ holds two workloads whose normal runs vary a lot,
 each recorded 12 times normal and 4 times slow (tests/traces/dist/README.md
 gives the truth, read from the trace text).  In every slow run the
@@ -11,9 +11,10 @@ injected cause is smaller than a part every normal run has:
 
 Against the twelve normal runs the injected thread comes first, outside
 the normal distribution, and the larger sleep within it; against one
-normal run alone, the sleep comes first -- the answer issue 44 exists to
-correct.  The step diagnosed is frame 3's: ui-main's node that begins
-when its frame-3 wait ended (the README's "ui-main's wait" column)."""
+normal run alone, the sleep comes first -- the wrong answer that
+diagnosing against many normal runs corrects.  The step diagnosed is
+frame 3's: ui-main's node that begins when its frame-3 wait ended (the
+README's "ui-main's wait" column)."""
 import os
 
 from common import ArchiveCase, ROOT

@@ -1,7 +1,7 @@
-"""The docs' examples are tests (issue 45): every indented example block
-of the README and of the pages of docs/ that holds an `argusq` command
-runs, in order, against the setup the document states (its first block:
-the traces it ingests), and what a command prints is compared with the
+"""The docs' examples are tests: every indented example block of the
+README and of the pages of docs/ that holds an `argusq` command runs, in
+order, against the setup the document states (its first block: the
+traces it ingests), and what a command prints is compared with the
 lines shown under it.  docs/PYTHON.md's blocks that begin with `import
 argusq` run in Python, in the same way.
 

@@ -1,4 +1,4 @@
-"""argusq dump and its restore (issue 17, docs/ARGUS-DUMP.md): a trace
+"""argusq dump and its restore (docs/ARGUS-DUMP.md): a trace
 written back out as an Argus trace, which `argusq ingest` reads into the
 same events, nodes and edges -- for every trace shipped in tests/traces
 and every one of ../shared/foreign."""
@@ -66,7 +66,7 @@ class RoundTrip(ArchiveCase):
                 self.round_trip(path)
 
     def test_ctf_folders_and_perf_data(self):
-        # the readers of issue 20: a dump names their format, and the
+        # the perf.data and CTF readers: a dump names their format, and the
         # dump's ingest gives the same events, nodes and edges
         self.round_trip(trace("pipechain-anomaly.perf.data"))
         lttng = os.path.join(os.path.dirname(FOREIGN), "foreign-lttng")

@@ -1,4 +1,4 @@
-"""Traces from other people's machines (issue 15): every file of
+"""Traces from other people's machines: every file of
 ../shared/foreign (SOURCES.md: origin, licence), used from there, never
 copied here.
 
@@ -94,7 +94,9 @@ class Foreign(ArchiveCase):
                 self.check(name, want)
 
 
-# Minimal lines for the graph's side of issue 15 (written here).
+# Minimal lines (written here) for the graph on what other machines write:
+# sched_waking without sched_wakeup, a stack logged in a switch, a process
+# known by its leader's name.
 SWITCH_OUT = """\
   w-10 (10) [000] d..2 1.000000: sched_switch: prev_comm=w prev_pid=10 prev_prio=120 prev_state=S ==> next_comm=k next_pid=20 next_prio=120
   w-10 (10) [000] d..2 1.000001: kernel_stack: <stack trace >

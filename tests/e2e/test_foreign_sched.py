@@ -1,4 +1,4 @@
-"""Where each thread's time went, checked against the file itself (issue 43):
+"""Where each thread's time went, checked against the file itself:
 on every trace of ../shared/foreign*, recorded by others, the sum of
 `running` over a thread's nodes is its on-CPU time counted from the file's
 sched_switch events, and the sum of `runnable` its time from wakeups and

@@ -1,4 +1,4 @@
-"""`find ... group by ... compute ...` and `find ... compute ...` (issue 45):
+"""`find ... group by ... compute ...` and `find ... compute ...`:
 every group's count, sum, min, max, avg and percentiles equal what this
 script computes from the plain `find ... --json` rows, on three
 recordings read by three readers (ftrace text, trace.dat, tracefs text);

@@ -86,7 +86,7 @@ class HostileTraces(Hostile):
         # a bad line with events after it is not a cut: refused, as before
         bad = b"\n".join(lines[:299]) + b"\n" + lines[299][:20] + b"\n" + b"\n".join(lines[300:])
         self.refused("middle.txt", bad, line=300)
-        # issue 15: a trace cut inside its last line (a recorder killed, a
+        # a trace cut inside its last line (a recorder killed, a
         # full disk) keeps everything before it, and says so: cut in the
         # line's columns, and in a sched_switch's fields
         sw = next(i for i in range(200, len(lines)) if b"sched_switch:" in lines[i])
@@ -165,7 +165,7 @@ class HostileTraces(Hostile):
         # a line of bash-4120 (not its first) dated before the thread's first
         i = [k for k, l in enumerate(lines) if l.lstrip().startswith("bash-4120 ")][5]
         lines[i] = re.sub(r" 1088\.\d+: ", " 1088.000001: ", lines[i], count=1)
-        # issue 15: text is put in order where it can be, and an event too far
+        # text is put in order where it can be, and an event too far
         # behind is kept at the time of the event before it, and reported
         p = self.run_bytes([b"--json", b"ingest", os.fsencode(self.write("back.txt", "".join(lines)))])
         self.assertEqual(p.returncode, 0, p.stderr)

@@ -1,4 +1,4 @@
-"""make install (issue 18): the command, libargusq (the .so with its
+"""make install: the command, libargusq (the .so with its
 symlinks, the .a, the header, argusq.pc, argusq(3)) and the Python package,
 staged under DESTDIR; a small C program compiled against the installed
 header with pkg-config's flags, and the installed Python package, each

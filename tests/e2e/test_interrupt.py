@@ -1,4 +1,4 @@
-"""Ctrl-C (issue 42, data safety).  In the REPL it ends the line being
+"""Ctrl-C (data safety).  In the REPL it ends the line being
 typed (with the statement it continued) or the statement running, and the
 session -- its `use trace`, its format -- goes on; Ctrl-D ends it with
 status 0.  A command (a statement, an ingest) ends by SIGINT, as without

@@ -1,4 +1,4 @@
-"""Words, values and limits of the query language (issue 45): a bare word
+"""Words, values and limits of the query language: a bare word
 where a value is meant is never silently a field, a name with '-' or a
 statement whose quotes the shell took away gets a message that says what
 to write, a misspelt field a suggestion, a kind no node has an error; a

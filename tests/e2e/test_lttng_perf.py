@@ -1,4 +1,4 @@
-"""LTTng's CTF traces and perf (issue 20).
+"""LTTng's CTF traces and perf.
 
 Every folder of ../shared/foreign-lttng (SOURCES.md: origin, licence, and
 event counts made with babeltrace2, independently of argusq), used from
@@ -213,9 +213,9 @@ CTF_FIXTURES = os.path.join(ROOT, "tests", "fixtures", "ctf")
 class Session(ArchiveCase):
     """An LTTng session folder (kernel/ and ust/... under one folder, each a
     CTF trace) read as one trace, as babeltrace2 reads it; LTTng-UST events
-    on the thread of their vtid context; LTTng 2.0 and 2.1 kernel traces
-    (issue 42).  ../shared/foreign-more's figures are its SOURCES.md's
-    (babeltrace2 2.0.4); the fixtures' are tests/fixtures/ctf/README.md's
+    on the thread of their vtid context; LTTng 2.0 and 2.1 kernel traces.
+    ../shared/foreign-more's figures are its SOURCES.md's (babeltrace2
+    2.0.4); the fixtures' are tests/fixtures/ctf/README.md's
     (babeltrace2 FOLDER, and the events make-ctf.py lists)."""
 
     def need_more(self):
@@ -298,7 +298,7 @@ class Session(ArchiveCase):
 
     def test_lttng_2_0_kernel_trace(self):
         """lttng-modules 2.0.0 (make-ctf.py, lttng_20): 64-bit pointers in
-        decimal; its first event, hrtimer_cancel, was refused (issue 42)."""
+        decimal; its first event, hrtimer_cancel, was once refused."""
         s = self.ingest(os.path.join(CTF_FIXTURES, "lttng-2.0-kernel"), name="old")
         self.assertEqual((s["events"], s["skipped"], s["recorder"]), (19, 0, "lttng-modules 2.0.0"))
         ev = self.q("old", "find events")["events"]

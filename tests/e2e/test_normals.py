@@ -1,4 +1,4 @@
-"""diagnose against many normal steps (issue 44; query/normals.c,
+"""diagnose against many normal steps (query/normals.c,
 query/stats.c; docs/QUERY.md `diagnose`, "Against many normal runs") on
 small hand-written ftrace texts, one frame each, whose parts are known
 from their lines:

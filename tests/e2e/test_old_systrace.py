@@ -1,4 +1,4 @@
-"""Old systrace as Android's tools wrote it (issue 42): the legacy HTML
+"""Old systrace as Android's tools wrote it: the legacy HTML
 page, whose ftrace text is a JavaScript string, and `<...>` tasks that the
 same file names further on.
 

@@ -1,4 +1,4 @@
-"""Counterparts from another archive file (issue 18): `in archive "PATH"`.
+"""Counterparts from another archive file: `in archive "PATH"`.
 
     match node N [in trace "T" | in traces [where EXPR]] in archive "PATH"
     diagnose node N | thread "NAME" [against trace "T" | against traces [where EXPR]]
@@ -7,7 +7,7 @@
 The anomalies of the ten workloads of tests/traces live in one archive
 (anomalies.db), each workload's normal run in an archive of its own
 (WORKLOAD.db), and all ten normal runs once more in normals.db; one archive
-(all.db) holds every trace, as the baselines of issue 17 had them.  What
+(all.db) holds every trace, as test_baselines.py has them.  What
 the other archive answers must be what the one archive holding both
 answers, each baseline and row naming the archive it came from."""
 import json
@@ -85,7 +85,7 @@ class OtherArchive(ArchiveCase):
                     self.assertEqual(got["baseline"]["trace"], f"{w}-normal")
                     self.assertEqual(got["baseline"]["archive"], self.normals)
                     # the one best counterpart as before; the statistics
-                    # over every normal step depend on the list (issue 44)
+                    # over every normal step depend on the list
                     self.assertEqual(one_baseline(without_archive(got)), one_baseline(want))
                     self.assertEqual(got["suspects"][0]["thread"], want["suspects"][0]["thread"])
                 # the rank the fleet orders baselines of several archives by

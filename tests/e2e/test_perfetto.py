@@ -1,4 +1,4 @@
-"""Perfetto's protobuf traces (issue 20).
+"""Perfetto's protobuf traces.
 
 Every file of ../shared/foreign-perfetto (SOURCES.md: origin, licence, and
 event counts made by a walk of the protobuf wire format, independently of

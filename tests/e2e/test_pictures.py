@@ -1,4 +1,4 @@
-"""The pictures show the answer (issue 45): `critical path ... --format
+"""The pictures show the answer: `critical path ... --format
 svg` is a timeline drawn by argusq (no Graphviz layout): a row per thread,
 a bar per part colored by state, the large parts labeled with their state
 and share, the chain of the wait as arrows.  The SVG is rendered to PNG by

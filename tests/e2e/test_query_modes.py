@@ -1,4 +1,4 @@
-"""The query language from every door (issue 4): one statement, a script
+"""The query language from every door: one statement, a script
 with -f, statements on stdin, the REPL on a terminal; and every output
 format: table, JSON, CSV, DOT."""
 import csv

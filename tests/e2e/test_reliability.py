@@ -1,4 +1,4 @@
-"""Reliability (issue 7): a committed trace is never lost and never seen
+"""Reliability: a committed trace is never lost and never seen
 half-written -- kill -9 at any moment of an ingest, readers during an
 ingest, two ingests at once, a damaged archive file, a full disk."""
 import os

@@ -1,4 +1,4 @@
-"""The REPL as a shell (issue 45), driven on a pseudo-terminal with line
+"""The REPL as a shell, driven on a pseudo-terminal with line
 editing (TERM=xterm): `.format`, `.timer`, `.headers`, `.expanded` (\\x),
 `.rows` and `.pager` settings and the row count after a table, the current trace
 in the prompt, Tab completion of keywords and (in a string) of the

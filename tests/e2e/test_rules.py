@@ -189,7 +189,7 @@ class Fixtures(ArchiveCase):
             with self.subTest(fixture=name):
                 _, decls, events = parse_argus(fixture(name))
                 s = self.ingest(fixture(name))
-                # keys are only ever added (reordered, late, truncated_line since issue 15)
+                # keys are only ever added (reordered, late, truncated_line came later)
                 self.assertLessEqual({"trace", "events", "threads", "processes", "nodes", "edges", "skipped"}, set(s))
                 self.assertEqual((s["reordered"], s["late"], s["truncated_line"]), (0, 0, 0))
                 self.assertEqual(s["trace"], name)

@@ -1,5 +1,5 @@
-"""Where a thread's time went between its events (issue 13, "the graph
-records preemption"), on real recordings of tests/workloads/cpucontend.c:
+"""Where a thread's time went between its events (the graph
+records preemption), on real recordings of tests/workloads/cpucontend.c:
 ui-main draws frames of 40 ms of CPU time on CPU 0; in the anomaly run two
 threads pinned to the same CPU spin 300 ms from frame 3 on, so ui-main is
 runnable but off the CPU for most of frames 3 and 4, with no wakeup chain

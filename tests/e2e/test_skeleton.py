@@ -1,4 +1,4 @@
-"""The walking skeleton end to end (issue 2): real ftrace traces into an
+"""The walking skeleton end to end: real ftrace traces into an
 archive, the graph, `find` and `slice back` from the command line."""
 import os
 

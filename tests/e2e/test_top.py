@@ -1,5 +1,5 @@
 """`find nodes where thread = X ... order by blocked|duration desc limit K`
-answered from each thread's top lists (db/nodetop.c, issue 16) gives what
+answered from each thread's top lists (db/nodetop.c) gives what
 reading every node gives: checked against the whole node list, sorted here,
 for threads with more nodes than a list keeps (slowclient: 204; a list
 keeps 128), filters that reject many of the listed nodes (then the reader

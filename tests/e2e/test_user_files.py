@@ -1,4 +1,4 @@
-"""Files argusq writes where the user says (issue 42, data safety): `export
+"""Files argusq writes where the user says (data safety): `export
 ... to "FILE"`, `argusq dump -o FILE`, `argusq backup FILE`.  Each is
 written under a temporary name beside FILE and renamed over it once whole
 (db/outfile.c): a failure leaves the old file byte for byte, a success

@@ -1,4 +1,4 @@
-"""Views and habits (issue: Perfetto export, graphs, man page, progress,
+"""Views and habits (Perfetto export, graphs, man page, progress,
 install, completion): the Perfetto JSON checked against the Trace Event
 Format, the DOT rendered by Graphviz, --format svg, `export ... to`, the
 man page rendered by man, `make install`, the progress bar under a

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The diagnosis evaluation (issue 43): how often `diagnose` names the
+"""The diagnosis evaluation: how often `diagnose` names the
 right culprit, on every workload of tests/workloads, recorded here.
 
 For each workload of tests/eval/workloads.tsv (its victim thread, the

@@ -2,10 +2,11 @@
  * the kernel's headers give it, checked against numbers read here from
  * the kernels' own syscall tables (arch/x86/entry/syscalls/syscall_64.tbl
  * and syscall_32.tbl, arch/arm/tools/syscall.tbl, include/uapi/asm-generic/
- * unistd.h for arm64 and riscv64): futex, the number issue 15 found named
- * by the wrong machine, and the first and some machine-only calls; the
- * spellings of uname -m; a name to its number and back; and a signature of
- * numbers read with a machine's table (graph_syscall_forms). */
+ * unistd.h for arm64 and riscv64): futex, whose number 240 a 32-bit ARM
+ * trace once had named by the x86-64 table (mq_open), and the first and
+ * some machine-only calls; the spellings of uname -m; a name to its
+ * number and back; and a signature of numbers read with a machine's table
+ * (graph_syscall_forms). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

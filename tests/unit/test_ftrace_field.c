@@ -1,5 +1,5 @@
 /* tests/unit/test_ftrace_field.c -- the ftrace text reader on what other
- * people's machines write (issue 15), one cause a test, on minimal lines
+ * people's machines write, one cause a test, on minimal lines
  * written here after the files of ../shared/foreign. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -847,7 +847,7 @@ static void test_waking_tid(void **state)
     assert_true(has_edge(node_of(4), node_of(6), DB_EDGE_WAKEUP));
 }
 
-/* Issue 13: a thread preempted (switched out with state R) for one that
+/* A thread preempted (switched out with state R) for one that
  * has no node yet gets its preempt edge from that thread's next node,
  * found by tid when its first event comes. */
 static void test_preempt_owed(void **state)

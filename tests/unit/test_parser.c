@@ -179,7 +179,7 @@ static void test_analysis_statements(void **state)
     expect_where("thread = \"x\" and path = 1 and match = 2", "(and (and (= thread \"x\") (= path 1)) (= match 2))");
     expect_error("diagnose thread ui-main", 1, 17, "ui-main is not a field: a value with '-' in it is a string, \"ui-main\"");
     expect_error("compare path (traces) with", 1, 27, "unexpected end of input");
-    /* issue 18: counterparts from another archive file; the clauses of
+    /* counterparts from another archive file; the clauses of
      * match and diagnose come in any order, each once */
     expect_parse("match node 4 in archive \"b.db\"", "(match 4 (in-archive \"b.db\"))");
     expect_parse("match node 4 in archive \"b.db\" in trace \"n\"", "(match 4 (in-trace \"n\") (in-archive \"b.db\"))");
@@ -219,7 +219,7 @@ static void test_analysis_statements(void **state)
                  "match looks `in trace \"T\"` or `in traces where ...`, not against");
     expect_error("diagnose node 4 in traces where name = \"x\"", 1, 20,
                  "diagnose takes `against traces where ...`, not `in traces`");
-    /* issue 44: two groups of runs */
+    /* compare thread: two groups of runs */
     expect_parse("compare thread \"ui-main\" in traces where label.run = \"slow\" against traces where "
                  "label.run = \"normal\"",
                  "(compare-groups (thread \"ui-main\") (traces-where (= label.run \"slow\")) "

@@ -344,7 +344,7 @@ static void show_attrs(char *out, size_t cap, const rec_event *e)
  * header perfetto_other_tab.c names for it; pointers unhashed, as with
  * no_hash_pointers, and kfree's call site one without a symbol, which %pS
  * prints as 0x...): the Perfetto reader and the text reader give the same
- * events, pair for pair (issue 20). */
+ * events, pair for pair. */
 static void test_same_as_text(void **state)
 {
     (void)state;

@@ -1,5 +1,5 @@
 /* jitterpipe: a small injected cause under a large part that every run has
- * (issue 44: diagnose against many normal runs).  Thread "ui-main" asks
+ * (for diagnose against many normal runs).  Thread "ui-main" asks
  * thread "pipeline" for a result six times, 30 ms apart (mutex and
  * condition variable), and waits for it.  For each request pipeline sleeps
  * a RANDOM 10-40 ms on its own timer (nanosleep; seeded from the time and

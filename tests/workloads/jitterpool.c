@@ -1,5 +1,5 @@
 /* jitterpool: a thread that no normal run goes through, under jittery
- * work that every run has (issue 44: diagnose against many normal runs).
+ * work that every run has (for diagnose against many normal runs).
  * Thread "ui-main" submits a job per frame, six frames 30 ms apart, to a
  * pool of two worker threads (both "poolw") through a queue (mutex and
  * condition variable), and waits for its result.  Each job computes a
