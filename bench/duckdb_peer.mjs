@@ -1,5 +1,5 @@
-// bench/duckdb_peer.mjs -- DuckDB as a second database peer of make bench
-// (issue 16): the same events, nodes and edges as the SQLite peer loads,
+// bench/duckdb_peer.mjs -- DuckDB as a second database peer of make bench:
+// the same events, nodes and edges as the SQLite peer loads,
 // from the same CSV files argusq wrote, and the same slices (a recursive
 // CTE over edges by target).  DuckDB comes from the npm registry
 // (@duckdb/node-api), installed by bench/run.py into build/; nothing of
