@@ -44,7 +44,7 @@ DEBS    += python3
 # fleet queries (python/argusq/fleet.py and its tests): Dask distributed;
 # pandas for Archive.df() (optional to users; its test runs it)
 DEBS    += python3-distributed python3-pandas
-# trace.dat reading and `argusq record` (ingest/tracedat.c, ingest/record*.c)
+# trace.dat reading and `argusq record` (ingest/tracedat.c, record/)
 DEBS    += libtracecmd-dev libtracefs-dev libtraceevent-dev
 # Perfetto traces (ingest/perfetto*.c): protobuf-c and its generator, zlib
 DEBS    += protobuf-c-compiler libprotobuf-c-dev zlib1g-dev
@@ -84,7 +84,7 @@ SYSCALL_HDRS := /usr/include/x86_64-linux-gnu/asm/unistd_64.h /usr/include/x86_6
 
 B       := build
 GEN     := $(B)/gen
-LIB_SRC := $(wildcard base/*.c db/*.c ingest/*.c graph/*.c query/*.c)
+LIB_SRC := $(wildcard base/*.c db/*.c ingest/*.c record/*.c graph/*.c query/*.c)
 Y_SRC   := $(wildcard grammar/*.y)
 RE_SRC  := $(wildcard grammar/*.re ingest/*.re query/*.re)
 GEN_C   := $(patsubst grammar/%.y,$(GEN)/%.c,$(Y_SRC)) \
@@ -101,7 +101,7 @@ INC     = -I. -I$(GEN) $(TRACE_CFLAGS)
 # files come with the -dev packages above.  libtracecmd has no .a in Debian,
 # and loading it (with libtracefs, libtraceevent, libzstd) was another
 # 0.27 ms: it is opened with dlopen when a trace.dat is read or a recording
-# starts (ingest/tracelib.h), so it is not linked at all.
+# starts (ingest/tracelib.h, record/tracelib_int.h), so it is not linked at all.
 STATIC_LIBS = -llmdb -ledit -ltinfo -lbsd -lmd
 # protobuf-c and zlib (the Perfetto reader) are static too, for the same reason
 STATIC_LIBS += -lprotobuf-c -lz

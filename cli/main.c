@@ -1,7 +1,7 @@
 /* cli/main.c -- the argusq command: ingest a trace, or run statements (one
  * from the command line, a script with -f, stdin, or a REPL).  Thin on
  * purpose: ingest and statements are calls of libargusq's public API
- * (include/argusq.h), as any client makes them; recording (ingest/) and
+ * (include/argusq.h), as any client makes them; recording (record/) and
  * the archive's own commands (admin.c: db/) are not part of it.
  *
  * Exit status: 0 success, 1 a statement or an ingest failed, 2 usage or
@@ -26,6 +26,7 @@
 #include "include/argusq.h"
 #include "ingest/ingest.h"
 #include "query/query.h"
+#include "record/record.h"
 #include "admin.h"
 #include "progress.h"
 
@@ -92,7 +93,7 @@ typedef struct options {
  * in a command, the third in the REPL, the handler gives SIGINT its
  * default action and raises it.  A signal handler's state, so static: the
  * command's one flag (damaged_msg, below, is written once before any
- * handler can run; `argusq record` has its own, ingest/record.c). */
+ * handler can run; `argusq record` has its own, record/record.c). */
 static volatile sig_atomic_t interrupted;
 
 #define EXIT_INTERRUPTED 130 /* what a shell shows for a death by SIGINT */
@@ -442,7 +443,7 @@ static void record_progress(void *ctx, uint64_t bytes, uint64_t events)
 
 static int cmd_record(int argc, char **argv, int first)
 {
-    ingest_record_opts o = {.output = "trace.dat", .log = stderr};
+    record_opts o = {.output = "trace.dat", .log = stderr};
     const char **watch = calloc((size_t)argc, sizeof *watch);
     if (!watch)
         return usage_error("out of memory", NULL);
@@ -498,7 +499,7 @@ static int cmd_record(int argc, char **argv, int first)
     }
     o.watch = watch;
     o.argv = argv + i;
-    ingest_record_stats st;
+    record_stats st;
     char err[1024] = "";
     progress bar;
     progress_begin(&bar, "record", 0);
@@ -506,7 +507,7 @@ static int cmd_record(int argc, char **argv, int first)
         o.progress = record_progress;
         o.progress_ctx = &bar;
     }
-    int rc = ingest_record(&o, &st, err, sizeof err);
+    int rc = record_run(&o, &st, err, sizeof err);
     progress_end(&bar);
     free(watch);
     if (rc == 0) {

@@ -6,7 +6,6 @@
  *
  *   ingest_detect   guess the format from the first bytes of the file
  *   ingest_file     read a whole file into a sink
- *   ingest_record   record a system-wide trace.dat while a command runs
  *
  * Errors name the file and line: "trace.txt:812: bad timestamp". */
 #ifndef ARGUSQ_INGEST_H
@@ -77,7 +76,7 @@ typedef struct ingest_sink {
 typedef struct ingest_meta {
     char host[64], kernel[128], arch[32], clock[32], recorder[128];
     uint32_t cpus;
-    /* argusq record's own marker, written as the command ended (record.c):
+    /* argusq record's own marker, written as the command ended (record/record.c):
      * the command line, its start (UTC, ISO 8601), run time in seconds and
      * exit status */
     char command[512], started[32], duration[32], status[16];
@@ -177,45 +176,5 @@ void ingest_dump_head_free(ingest_dump_head *h);
  * ("PATH: message").  Without a second thread it is ingest_file. */
 int ingest_file_threaded(const char *path, const ingest_sink *sink, const ingest_opts *opts, ingest_format *format,
                          ingest_stats *st, char *err, size_t errlen);
-
-/* ---- recording (record.c, record_watch.c) ----
- *
- * `argusq record`: sets up tracefs with libtracefs (the events the ftrace
- * mapping uses, trace clock "mono", record-tgid, an overwriting ring buffer
- * of max_mb MiB), runs argv while tracing system-wide, then saves the ring
- * buffers as a trace.dat with libtracecmd and restores every tracing
- * setting it changed, on success, error and SIGINT/SIGTERM alike. */
-
-#define INGEST_RECORD_DEFAULT_MB 64u
-
-typedef struct ingest_record_opts {
-    const char *output;       /* the trace.dat to write */
-    unsigned max_mb;          /* ring buffer, all CPUs together; 0: the default */
-    const char *events;       /* "sys:event,..." ("default" = the default set); NULL: default */
-    const char *const *watch; /* global variables of argv[0] to watch (--watch) */
-    size_t nwatch;
-    char *const *argv;        /* CMD ARGS..., NULL-terminated */
-    FILE *log;                /* progress and summary lines, or NULL */
-    /* called about five times a second while CMD runs, with what the
-     * kernel's buffers hold so far (bytes, events), and once with
-     * UINT64_MAX, UINT64_MAX when CMD has ended; may be NULL */
-    void (*progress)(void *ctx, uint64_t bytes, uint64_t events);
-    void *progress_ctx;
-} ingest_record_opts;
-
-typedef struct ingest_record_stats {
-    int cmd_status;     /* wait status of CMD */
-    int cpus;
-    unsigned long long data_bytes; /* ring buffer pages saved */
-    unsigned long long overrun;    /* oldest events the full ring buffer overwrote */
-    unsigned long long file_bytes; /* size of the trace.dat */
-} ingest_record_stats;
-
-/* The default event list, "system:event,..." */
-const char *ingest_record_default_events(void);
-
-/* Returns 0 (the trace was written), -1 (err: what failed), or -2 (err:
- * why this machine cannot trace: not root, no tracefs). */
-int ingest_record(const ingest_record_opts *o, ingest_record_stats *st, char *err, size_t errlen);
 
 #endif

@@ -1,12 +1,13 @@
-/* ingest/tracelib.h -- libtracecmd, libtracefs and libtraceevent, loaded
- * when a trace.dat is read or a recording starts, not when argusq starts.
+/* ingest/tracelib.h -- libtracecmd and libtraceevent, loaded when a
+ * trace.dat is read, not when argusq starts.
  *
  * Most runs of argusq are one-shot queries of an archive; linking the
- * three libraries (and libzstd under them) cost every such run 0.27 ms of
- * dynamic loading here, a fifth of a whole `argusq 'slice ...'`.  So they
- * are opened with dlopen by their sonames (the ABI the Debian -dev headers
- * we compile against describe) and each function argusq calls is reached
- * through the table below, filled once per read or recording.
+ * three libraries (and libzstd under them) would make every such run pay
+ * for their dynamic loading.  So they are opened with dlopen by their
+ * sonames (the ABI the Debian -dev headers we compile against describe)
+ * and each function the reader calls is reached through the table below,
+ * filled once per read.  `argusq record` loads the same libraries for its
+ * own functions (record/tracelib.c).
  *
  * The libraries stay mapped to the end of the process (RTLD_NODELETE):
  * what they allocate and keep (see tracedat.c) must still be theirs when
@@ -18,9 +19,6 @@
 
 #include <event-parse.h>
 #include <trace-cmd.h>
-#include <tracefs.h>
-
-#include "tracecmd_priv.h"
 
 /* not in trace-cmd.h 3.1, exported by libtracecmd.so.1 */
 const char *tracecmd_get_uname(struct tracecmd_input *handle);
@@ -28,25 +26,15 @@ const char *tracecmd_get_version(struct tracecmd_input *handle);
 const char *tracecmd_get_trace_clock(struct tracecmd_input *handle);
 int tracecmd_cpus(struct tracecmd_input *handle);
 
-/* every function argusq calls, with its library */
+/* every function the reader calls, with its library */
 #define INGEST_TRACELIB_FUNCS(X)                                                                       \
     X(tracecmd_open) X(tracecmd_close) X(tracecmd_get_tep) X(tracecmd_get_uname)                      \
     X(tracecmd_get_version) X(tracecmd_get_trace_clock) X(tracecmd_cpus)                               \
-    X(tracecmd_iterate_events) X(tracecmd_set_loglevel) X(tracecmd_output_create)                      \
-    X(tracecmd_output_set_compression) X(tracecmd_output_write_headers) X(tracecmd_add_option)         \
-    X(tracecmd_write_cmdlines) X(tracecmd_append_cpu_data) X(tracecmd_set_quiet)                       \
-    X(tracecmd_output_close)                                                                           \
+    X(tracecmd_iterate_events) X(tracecmd_set_loglevel)                                                \
     X(tep_set_loglevel) X(tep_find_event) X(tep_find_field) X(tep_read_number) X(tep_find_function)    \
     X(tep_data_type) X(tep_data_pid) X(tep_data_flags) X(tep_data_comm_from_pid) X(tep_get_long_size)  \
     X(tep_print_event) X(trace_seq_init) X(trace_seq_destroy) X(trace_seq_reset) X(trace_seq_puts)     \
-    X(trace_seq_printf) X(trace_seq_terminate)                                                         \
-    X(tracefs_set_loglevel) X(tracefs_tracing_dir) X(tracefs_tracing_dir_is_mounted)                   \
-    X(tracefs_trace_on) X(tracefs_trace_off) X(tracefs_trace_is_on) X(tracefs_option_enable)           \
-    X(tracefs_option_disable) X(tracefs_option_is_enabled) X(tracefs_option_is_supported)              \
-    X(tracefs_event_enable) X(tracefs_instance_file_read) X(tracefs_instance_file_write)               \
-    X(tracefs_instance_file_clear) X(tracefs_instance_get_buffer_size)                                 \
-    X(tracefs_instance_set_buffer_size) X(tracefs_cpu_open) X(tracefs_cpu_close) X(tracefs_cpu_read)   \
-    X(tracefs_cpu_read_size) X(tracefs_cpu_flush)
+    X(trace_seq_printf) X(trace_seq_terminate)
 
 typedef struct ingest_tracelib {
 #define INGEST_TRACELIB_MEMBER(f) __typeof__(&f) f;

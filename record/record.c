@@ -1,4 +1,4 @@
-/* ingest/record.c -- `argusq record`: a system-wide kernel trace of a
+/* record/record.c -- `argusq record`: a system-wide kernel trace of a
  * command, written as a trace.dat (paper/003 §Event Tracing, on Linux).
  *
  *   1. tracefs (mounted if it is not) is set up with libtracefs: tracing
@@ -43,9 +43,10 @@
 
 #include <tracefs.h>
 
-#include "ingest.h"
+#include "db/db.h"
 #include "record.h"
-#include "tracelib.h"
+#include "record_int.h"
+#include "tracelib_int.h"
 
 #define ARGUSQ_RECORD_VERSION "argusq 0.1.0"
 #define CMDLINES_SIZE "32768" /* the kernel's maximum (PID_MAX_DEFAULT) */
@@ -61,12 +62,12 @@ static const char default_events[] =
     "block:block_bio_queue,block:block_rq_insert,block:block_rq_issue,block:block_rq_complete,"
     "raw_syscalls:sys_enter,raw_syscalls:sys_exit";
 
-const char *ingest_record_default_events(void) { return default_events; }
+const char *record_default_events(void) { return default_events; }
 
 /* ---- errors and log ---- */
 
 typedef struct rec {
-    const ingest_record_opts *o;
+    const record_opts *o;
     char *err;
     size_t errlen;
     int ncpu;
@@ -87,7 +88,7 @@ typedef struct rec {
     bool dat_open, tgids_open;
     record_watch *watch;
     char exe[4096];
-    ingest_tracelib lib;
+    record_tracelib lib;
 } rec;
 
 static int fail(rec *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -345,7 +346,7 @@ static int configure(rec *r)
     /* names of all the tasks, not the last 128 */
     if (r->cmdlines)
         r->lib.tracefs_instance_file_write(NULL, "saved_cmdlines_size", CMDLINES_SIZE);
-    unsigned mb = r->o->max_mb ? r->o->max_mb : INGEST_RECORD_DEFAULT_MB;
+    unsigned mb = r->o->max_mb ? r->o->max_mb : RECORD_DEFAULT_MB;
     size_t kb = (size_t)mb * 1024 / (size_t)r->ncpu;
     if (kb < 64)
         kb = 64;
@@ -575,7 +576,7 @@ static unsigned long long stat_value(const char *stats, const char *key)
     return p ? strtoull(p + strlen(key), NULL, 10) : 0;
 }
 
-static int write_dat(rec *r, ingest_record_stats *st)
+static int write_dat(rec *r, record_stats *st)
 {
     /* libtracecmd opens the file by its name, the temporary one */
     struct tracecmd_output *out = r->lib.tracecmd_output_create(db_outfile_name(&r->dat));
@@ -646,7 +647,7 @@ static void save_tgids(rec *r)
 /* The trace.dat takes OUT's name, then the TGIDs OUT.tgids's: a crash in
  * between leaves the new trace.dat beside the old TGIDs, which name the
  * same kernel's processes or none of its threads. */
-static int save(rec *r, ingest_record_stats *st)
+static int save(rec *r, record_stats *st)
 {
     for (int i = 0; i < r->ncpu; i++)
         if (save_cpu(r, i, &st->data_bytes) < 0)
@@ -695,9 +696,9 @@ static void cleanup(rec *r)
     free(r->cmdlines);
 }
 
-int ingest_record(const ingest_record_opts *o, ingest_record_stats *st, char *err, size_t errlen)
+int record_run(const record_opts *o, record_stats *st, char *err, size_t errlen)
 {
-    ingest_record_stats local;
+    record_stats local;
     if (!st)
         st = &local;
     memset(st, 0, sizeof *st);
@@ -739,7 +740,7 @@ int ingest_record(const ingest_record_opts *o, ingest_record_stats *st, char *er
         return fail(&r, "%s", de.msg);
     }
     r.dat_open = true;
-    if (ingest_tracelib_open(&r.lib, err, errlen) < 0) {
+    if (record_tracelib_open(&r.lib, err, errlen) < 0) {
         cleanup(&r);
         return -1;
     }
@@ -764,7 +765,7 @@ int ingest_record(const ingest_record_opts *o, ingest_record_stats *st, char *er
     if (rc == 0 && g_signal)
         rc = fail(&r, "interrupted before %s started", r.exe);
     if (rc == 0) {
-        unsigned mb = o->max_mb ? o->max_mb : INGEST_RECORD_DEFAULT_MB;
+        unsigned mb = o->max_mb ? o->max_mb : RECORD_DEFAULT_MB;
         logf_(&r, "recording system-wide into %s (%u MiB ring buffer, clock mono) while %s runs", o->output,
               mb, r.exe);
         rc = run_cmd(&r, &st->cmd_status);

@@ -1,4 +1,4 @@
-/* ingest/record_watch.c -- `argusq record --watch SYMBOL` (paper/003,
+/* record/record_watch.c -- `argusq record --watch SYMBOL` (paper/003,
  * "Tracing Data Flags": bp_watch).
  *
  * The paper loads a watchpoint handler into the target that calls
@@ -47,7 +47,7 @@
 #include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
 
-#include "record.h"
+#include "record_int.h"
 
 typedef struct watch {
     char name[200];

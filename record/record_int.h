@@ -1,13 +1,15 @@
-/* ingest/record.h -- internals of `argusq record` (not public; the entry
- * point is ingest_record in ingest.h).
+/* record/record_int.h -- internals of `argusq record` (not public; the
+ * entry point is record_run in record.h).
  *
  *   record.c        tracefs set-up and restore, running CMD, saving the
  *                   ring buffers as a trace.dat with libtracecmd
+ *   tracelib.c      the trace-cmd libraries, loaded when a recording
+ *                   starts (tracelib_int.h)
  *   record_watch.c  --watch SYMBOL: hardware watchpoints on a global of
  *                   CMD that write flag_write / flag_read events into the
  *                   trace from the thread that touched the variable */
-#ifndef ARGUSQ_INGEST_RECORD_H
-#define ARGUSQ_INGEST_RECORD_H
+#ifndef ARGUSQ_RECORD_INT_H
+#define ARGUSQ_RECORD_INT_H
 
 #include <stddef.h>
 #include <sys/types.h>
