@@ -84,7 +84,7 @@ SYSCALL_HDRS := /usr/include/x86_64-linux-gnu/asm/unistd_64.h /usr/include/x86_6
 
 B       := build
 GEN     := $(B)/gen
-LIB_SRC := $(wildcard base/*.c db/*.c ingest/*.c record/*.c graph/*.c query/*.c)
+LIB_SRC := $(wildcard base/*.c db/*.c ingest/*.c record/*.c dump/*.c graph/*.c query/*.c)
 Y_SRC   := $(wildcard grammar/*.y)
 RE_SRC  := $(wildcard grammar/*.re ingest/*.re query/*.re)
 GEN_C   := $(patsubst grammar/%.y,$(GEN)/%.c,$(Y_SRC)) \

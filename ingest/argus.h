@@ -82,9 +82,6 @@ int ingest_argus_event(const char *text, argus_attrs *at, db_event *ev, char *ms
  * v->n; dst may be the token's own text).  Returns the length. */
 size_t ingest_argus_dump_text(const argus_val *v, char *dst);
 
-/* @ctx= of an event context: thread, hardirq, softirq, unknown (db_ctx). */
-const char *ingest_argus_ctx_name(int ctx);
-
 /* The `dump` record's KEY=VALUEs, text after the word `dump`. */
 int ingest_argus_dump_record(const char *p, ingest_dump_head *h, char *msg, size_t msglen);
 

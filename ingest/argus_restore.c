@@ -1,5 +1,5 @@
 /* ingest/argus_restore.c -- the reading side of argusq's dump extensions
- * to the Argus trace format (docs/ARGUS-DUMP.md); argus_dump.c writes
+ * to the Argus trace format (docs/ARGUS-DUMP.md); dump/dump.c writes
  * them.  A file whose first record is `dump ...` is a dump:
  *
  *   dump format=F [name="N"] [source="S"] [ingested=T] [events=N]

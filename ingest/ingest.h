@@ -129,21 +129,11 @@ int ingest_file_opts(const char *path, const ingest_sink *sink, const ingest_opt
 int ingest_file(const char *path, const ingest_sink *sink, ingest_format *format, ingest_stats *st,
                 char *err, size_t errlen);
 
-/* ---- dump and restore (argus_dump.c, argus_restore.c) ----
+/* ---- reading a dump (argus_restore.c) ----
  *
- * `argusq dump`: a committed trace written as an Argus trace with argusq's
- * dump extensions (docs/ARGUS-DUMP.md): its labels, user rules, symbols,
- * threads and processes (with their renames), and every event with all
- * its fields and attributes, so that `argusq ingest` of the file gives the
- * same events, nodes and edges. */
-typedef struct ingest_dump_stats {
-    uint64_t events, declarations, labels, rules, symbols;
-} ingest_dump_stats;
-
-/* Writes trace `trace` of a to out (which the caller opens and closes).
- * generator: "argusq 0.1.0", for the file's comment.  Returns 0 or -1. */
-int ingest_dump(db_archive *a, const char *trace, FILE *out, const char *generator, ingest_dump_stats *st,
-                db_error *de);
+ * `argusq dump` (dump/dump.h) writes a trace as an Argus trace with
+ * argusq's dump extensions (docs/ARGUS-DUMP.md); the Argus reader reads it
+ * back into the same events, nodes and edges. */
 
 /* A dump's header: what must be known before its ingest begins (the
  * trace's format, which the graph's rules depend on, its name, labels
@@ -165,6 +155,11 @@ typedef struct ingest_dump_head {
  * `dump` record first), -1 (err = "PATH:LINE: ..."). */
 int ingest_dump_head_read(const char *path, ingest_dump_head *h, char *err, size_t errlen);
 void ingest_dump_head_free(ingest_dump_head *h);
+
+/* The word a dump gives an event's context (@ctx=, a db_ctx): "thread",
+ * "hardirq", "softirq", "unknown"; the reader takes back these words and
+ * no others, so the writer (dump/dump.c) names contexts with this. */
+const char *ingest_argus_ctx_name(int ctx);
 
 /* ---- two cores (pipe.c) ----
  *

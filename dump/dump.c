@@ -1,4 +1,4 @@
-/* ingest/argus_dump.c -- `argusq dump`: a committed trace back out as an
+/* dump/dump.c -- `argusq dump`: a committed trace back out as an
  * Argus trace with argusq's dump extensions (docs/ARGUS-DUMP.md), which
  * `argusq ingest` reads into the same events, nodes and edges.  In
  * babeltrace's words a sink, with the archive's reader as its source.
@@ -25,7 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "argus.h"
+#include "dump.h"
+#include "ingest/ingest.h"
 
 /* one thread or process: as the trace left it, and as last declared */
 typedef struct dump_ent {
@@ -53,7 +54,7 @@ typedef struct dump_state {
     dump_tab threads, procs;
     db_node node; /* the node of the last event looked up */
     bool have_node;
-    ingest_dump_stats *st;
+    dump_stats *st;
     db_error *de;
 } dump_state;
 
@@ -79,7 +80,23 @@ static void put(dump_state *d, const char *p, size_t n)
 
 static void puts_(dump_state *d, const char *s) { put(d, s, strlen(s)); }
 
-/* numbers with the readers' own formatters (ftrace_fields.c) */
+/* Lowercase hex of v at b, no 0x, at least min digits (zero-padded);
+ * returns the length. */
+static size_t fmt_hex(char *b, uint64_t v, int min)
+{
+    static const char digit[] = "0123456789abcdef";
+    char t[16];
+    int n = 0;
+    do
+        t[n++] = digit[v & 15];
+    while ((v >>= 4) != 0);
+    while (n < min && n < 16)
+        t[n++] = '0';
+    for (int i = 0; i < n; i++)
+        b[i] = t[n - 1 - i];
+    return (size_t)n;
+}
+
 static void put_u64(dump_state *d, uint64_t v)
 {
     char b[24];
@@ -89,13 +106,17 @@ static void put_u64(dump_state *d, uint64_t v)
 static void put_i64(dump_state *d, int64_t v)
 {
     char b[24];
-    put(d, b, ingest_fmt_i64(b, v));
+    size_t n = 0;
+    if (v < 0)
+        b[n++] = '-';
+    n += db_fmt_u64(b + n, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
+    put(d, b, n);
 }
 
 static void put_hex(dump_state *d, uint64_t v)
 {
     char b[18] = "0x";
-    put(d, b, 2 + ingest_fmt_hex(b + 2, v, 1));
+    put(d, b, 2 + fmt_hex(b + 2, v, 1));
 }
 
 /* A quoted string: \" \\ \n \t \r, and \xHH for other control bytes
@@ -119,7 +140,7 @@ static void put_quoted(dump_state *d, const char *s, size_t n)
                 continue;
             }
             esc[1] = 'x';
-            ingest_fmt_hex(esc + 2, c, 2);
+            fmt_hex(esc + 2, c, 2);
             en = 4;
         }
         put(d, esc, en);
@@ -464,8 +485,7 @@ static int trailer(dump_state *d)
     return 0;
 }
 
-int ingest_dump(db_archive *a, const char *trace, FILE *out, const char *generator, ingest_dump_stats *st,
-                db_error *de)
+int dump_trace(db_archive *a, const char *trace, FILE *out, const char *generator, dump_stats *st, db_error *de)
 {
     memset(st, 0, sizeof *st);
     db_reader *r = db_reader_open(a, trace, de);
