@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ftrace.h"
+#include "ingest_int.h"
 #include "ingest.h"
 
 /* ---- tokens ---- */

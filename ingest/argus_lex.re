@@ -46,7 +46,7 @@ bool ingest_argus_u64(const char *p, size_t n, uint64_t *out)
     }
     if (all == 0)
         return false;
-    return hex ? ingest_ft_hex_u64(p, n, out) : ingest_ft_dec_u64(p, n, out);
+    return hex ? ingest_hex_u64(p, n, out) : ingest_dec_u64(p, n, out);
 }
 
 /* A number token [p, e): sign, magnitude; false if it does not fit. */

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "ctflib.h"
-#include "ftrace.h"
+#include "ingest_int.h"
 
 int ingest_ctflib_open(ingest_ctflib *lib, char *err, size_t errlen)
 {

@@ -1,112 +1,12 @@
 /* ingest/ftrace_fields.c -- helpers over an event's field text and the
  * attribute buffer of the current event (shared by ftrace_map.c and
  * ftrace_sched.c). */
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "ftrace.h"
 
 const char *const ingest_ft_softirq_names[INGEST_FT_NSOFTIRQ] = {"HI",       "TIMER",   "NET_TX", "NET_RX",  "BLOCK",
                                                                 "IRQ_POLL", "TASKLET", "SCHED",  "HRTIMER", "RCU"};
-
-/* ---- small parsers over [p, p + n) ---- */
-
-bool ingest_ft_dec_u64_long(const char *p, size_t n, uint64_t *out)
-{
-    uint64_t v = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (p[i] < '0' || p[i] > '9')
-            return false;
-        uint64_t d = (uint64_t)(p[i] - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return false;
-        v = v * 10 + d;
-    }
-    *out = v;
-    return true;
-}
-
-bool ingest_ft_dec_i64(const char *p, size_t n, int64_t *out)
-{
-    uint64_t v;
-    bool neg = n > 0 && p[0] == '-';
-    if (!ingest_ft_dec_u64(p + neg, n - neg, &v) || v > (uint64_t)INT64_MAX + neg)
-        return false;
-    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
-    return true;
-}
-
-/* hex with or without 0x (tracefs prints hashed pointers without it) */
-bool ingest_ft_hex_u64(const char *p, size_t n, uint64_t *out)
-{
-    uint64_t v = 0;
-    if (n > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
-        p += 2;
-        n -= 2;
-    }
-    if (n == 0 || n > 16)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        char c = p[i];
-        int d = c >= '0' && c <= '9'   ? c - '0'
-                : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                       : -1;
-        if (d < 0)
-            return false;
-        v = v << 4 | (uint64_t)d;
-    }
-    *out = v;
-    return true;
-}
-
-size_t ingest_fmt_i64(char *b, int64_t v)
-{
-    if (v >= 0)
-        return db_fmt_u64(b, (uint64_t)v);
-    b[0] = '-';
-    return 1 + db_fmt_u64(b + 1, 0 - (uint64_t)v);
-}
-
-size_t ingest_fmt_i64_03(char *b, int64_t v)
-{
-    /* by hand: snprintf was a twentieth of a Perfetto ingest's reading
-     * thread; the sign counts in the width, as in printf */
-    if (v >= 0 && v < 1000) {
-        /* a CPU's number, all a wakeup's target_cpu ever is: its three
-         * digits at once, not through db_fmt_u64 and a padding loop */
-        b[0] = (char)('0' + v / 100);
-        b[1] = (char)('0' + v / 10 % 10);
-        b[2] = (char)('0' + v % 10);
-        return 3;
-    }
-    char t[24];
-    size_t n = 0, s = v < 0;
-    if (s)
-        b[n++] = '-';
-    size_t k = db_fmt_u64(t, s ? 0 - (uint64_t)v : (uint64_t)v);
-    for (; n + k < 3; n++)
-        b[n] = '0';
-    memcpy(b + n, t, k);
-    return n + k;
-}
-
-size_t ingest_fmt_hex(char *b, uint64_t v, int min)
-{
-    static const char digit[] = "0123456789abcdef";
-    char t[16];
-    int n = 0;
-    do
-        t[n++] = digit[v & 15];
-    while ((v >>= 4) != 0);
-    while (n < min && n < 16)
-        t[n++] = '0';
-    for (int i = 0; i < n; i++)
-        b[i] = t[n - 1 - i];
-    return (size_t)n;
-}
 
 /* ---- key=value fields ---- */
 
@@ -181,9 +81,9 @@ int ingest_ft_attr_func(ftrace_reader *r, const char *v, size_t n)
     uint64_t addr;
     const char *slash = memchr(v, '/', n);
     if (slash && (size_t)(v + n - slash) > 3 && slash[1] == '0' && slash[2] == 'x' &&
-        ingest_ft_hex_u64(slash + 1, (size_t)(v + n - slash - 1), &addr))
+        ingest_hex_u64(slash + 1, (size_t)(v + n - slash - 1), &addr))
         n = (size_t)(slash - v);
-    if (n > 2 && v[0] == '0' && v[1] == 'x' && ingest_ft_hex_u64(v, n, &addr))
+    if (n > 2 && v[0] == '0' && v[1] == 'x' && ingest_hex_u64(v, n, &addr))
         return ingest_ft_attr_hex(r, "func", addr);
     return ingest_ft_attr(r, "func", v, n);
 }
@@ -193,21 +93,6 @@ int ingest_ft_attr_func(ftrace_reader *r, const char *v, size_t n)
 int ingest_ft_attr_grow(ftrace_reader *r, size_t need)
 {
     return ingest_attr_reserve(&r->ab, r->alen, &r->acap, need) ? 0 : ingest_ft_fail(r, "out of memory (attributes)");
-}
-
-char *ingest_attr_reserve(char **ab, size_t alen, size_t *acap, size_t need)
-{
-    if (alen + need > *acap || !*ab) {
-        size_t cap = *acap ? *acap : 65536;
-        while (alen + need > cap)
-            cap *= 2;
-        char *nb = realloc(*ab, cap);
-        if (!nb)
-            return NULL;
-        *ab = nb;
-        *acap = cap;
-    }
-    return *ab + alen;
 }
 
 static bool attr_has(const ftrace_reader *r, const char *key, size_t kl)
@@ -248,46 +133,4 @@ int ingest_ft_attr_pairs(ftrace_reader *r)
             return -1;
     }
     return 0;
-}
-
-int ingest_sink_failed(char *err, size_t errlen, const char *path, uint64_t line)
-{
-    char pre[600];
-    int n = snprintf(pre, sizeof pre, "%s:%llu: ", path, (unsigned long long)line);
-    if (n < 0 || (size_t)n >= sizeof pre || errlen == 0)
-        return -1;
-    size_t pl = (size_t)n, el = strnlen(err, errlen), fl = strlen(path);
-    if (el == errlen)
-        el = errlen - 1;
-    if (el == 0) {
-        snprintf(err, errlen, "%sthe sink stopped the read", pre);
-        return -1;
-    }
-    /* a message that names the file already (the ingest pipe's) is kept */
-    if ((el > fl && memcmp(err, path, fl) == 0 && err[fl] == ':') || pl >= errlen)
-        return -1;
-    if (el > errlen - 1 - pl)
-        el = errlen - 1 - pl;
-    memmove(err + pl, err, el);
-    memcpy(err, pre, pl);
-    err[pl + el] = '\0';
-    return -1;
-}
-
-int ingest_vfail(char *err, size_t errlen, const char *path, uint64_t line, const char *fmt, va_list ap)
-{
-    int n = snprintf(err, errlen, "%s:%llu: ", path, (unsigned long long)line);
-    if (n >= 0 && (size_t)n < errlen)
-        vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
-    return -1;
-}
-
-void ingest_errf(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
 }

@@ -67,9 +67,9 @@ static int map_named_syscall(ftrace_reader *r, const ftrace_line *li, db_event *
     if (!enter) {
         uint64_t u;
         int64_t sv;
-        if (ingest_ft_hex_u64(v->val, v->vlen, &u))
+        if (ingest_hex_u64(v->val, v->vlen, &u))
             ev->val = (int64_t)u; /* the kernel's long, two's complement */
-        else if (ingest_ft_dec_i64(v->val, v->vlen, &sv))
+        else if (ingest_dec_i64(v->val, v->vlen, &sv))
             ev->val = sv;
         else
             return FTRACE_BAD_FIELDS;
@@ -237,7 +237,7 @@ static int marker_attrs(ftrace_reader *r, const char *buf, size_t blen)
     if (atrace && p[0] != 'E' && (nf < 2 || fl[1] == 0))
         atrace = false; /* not atrace's: B, C, S, F name something */
     uint32_t tgid = 0;
-    bool has_tgid = atrace && nf >= 1 && ingest_ft_dec_u32(f[0], fl[0], &tgid);
+    bool has_tgid = atrace && nf >= 1 && ingest_dec_u32(f[0], fl[0], &tgid);
     bool named = atrace && p[0] != 'E';
     /* a trailing number is the instance (`Choreographer#doFrame 191059`,
      * a frame's vsync id): slice= is the name without it, so a slice is

@@ -222,7 +222,7 @@ int ingest_ft_map_switch(ftrace_reader *r, db_event *ev)
     uint64_t num;
     ftrace_state_memo own;
     const ftrace_state_memo *m = &own;
-    if (sl && state[0] >= '0' && state[0] <= '9' && ingest_ft_dec_u64(state, sl, &num))
+    if (sl && state[0] >= '0' && state[0] <= '9' && ingest_dec_u64(state, sl, &num))
         m = state_memo(r, num);
     else
         own.len = (uint8_t)state_attrs(state, sl, own.attrs, &own.wait);

@@ -53,7 +53,7 @@ static bool left_columns(const char *line, const char *l, ftrace_line *out)
         if (b == e || b == line || b[-1] != '[' || e - b > 5)
             return false;
         uint32_t cpu;
-        if (!ingest_ft_dec_u32(b, (size_t)(e - b), &cpu) || cpu > UINT16_MAX)
+        if (!ingest_dec_u32(b, (size_t)(e - b), &cpu) || cpu > UINT16_MAX)
             return false;
         out->cpu = (uint16_t)cpu;
         l = b - 1;
@@ -63,7 +63,7 @@ static bool left_columns(const char *line, const char *l, ftrace_line *out)
     const char *te = l;
     while (l > line && digit(l[-1]))
         l--;
-    if (l == te || !ingest_ft_dec_u32(l, (size_t)(te - l), &out->tid))
+    if (l == te || !ingest_dec_u32(l, (size_t)(te - l), &out->tid))
         return false;
     /* -1: perf lost the task (an exiting one's last switch; comm ":-1") */
     if (te - l == 1 && *l == '1' && l > line && l[-1] == '-') {
@@ -75,7 +75,7 @@ static bool left_columns(const char *line, const char *l, ftrace_line *out)
         const char *pe = l - 1, *pb = pe;
         while (pb > line && digit(pb[-1]))
             pb--;
-        if (pb == pe || !ingest_ft_dec_u32(pb, (size_t)(pe - pb), &out->tgid))
+        if (pb == pe || !ingest_dec_u32(pb, (size_t)(pe - pb), &out->tgid))
             return false;
         out->has_tgid = out->tgid != 0 || out->tid == 0;
         l = pb;
@@ -111,8 +111,8 @@ bool ingest_perf_lex_line(const char *line, ftrace_line *out, bool strict)
         while (s > line && digit(s[-1]))
             s--;
         uint64_t secs, fr;
-        if (s == dot || s == line || !blank(s[-1]) || !ingest_ft_dec_u64(s, (size_t)(dot - s), &secs) ||
-            secs > UINT64_MAX / 1000000000u || !ingest_ft_dec_u64(f, frac, &fr))
+        if (s == dot || s == line || !blank(s[-1]) || !ingest_dec_u64(s, (size_t)(dot - s), &secs) ||
+            secs > UINT64_MAX / 1000000000u || !ingest_dec_u64(f, frac, &fr))
             return false;
         for (size_t i = frac; i < 9; i++)
             fr *= 10;

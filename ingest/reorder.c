@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ftrace.h"
+#include "ingest_int.h"
 
 typedef struct group {
     uint64_t ts;

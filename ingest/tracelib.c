@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ftrace.h"
+#include "ingest_int.h"
 #include "tracelib.h"
 
 /* The sonames of the ABI the headers describe; a library's dependencies
