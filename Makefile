@@ -84,9 +84,9 @@ SYSCALL_HDRS := /usr/include/x86_64-linux-gnu/asm/unistd_64.h /usr/include/x86_6
 
 B       := build
 GEN     := $(B)/gen
-LIB_SRC := $(wildcard base/*.c db/*.c ingest/*.c record/*.c dump/*.c graph/*.c query/*.c)
+LIB_SRC := $(wildcard base/*.c db/*.c ingest/*.c ingest/*/*.c record/*.c dump/*.c graph/*.c query/*.c)
 Y_SRC   := $(wildcard grammar/*.y)
-RE_SRC  := $(wildcard grammar/*.re ingest/*.re query/*.re)
+RE_SRC  := $(wildcard grammar/*.re ingest/*.re ingest/*/*.re query/*.re)
 GEN_C   := $(patsubst grammar/%.y,$(GEN)/%.c,$(Y_SRC)) \
            $(patsubst %.re,$(GEN)/%.c,$(notdir $(RE_SRC))) $(GEN)/syscalls.c
 GEN_H   := $(patsubst grammar/%.y,$(GEN)/%.h,$(Y_SRC))
@@ -101,7 +101,8 @@ INC     = -I. -I$(GEN) $(TRACE_CFLAGS)
 # files come with the -dev packages above.  libtracecmd has no .a in Debian,
 # and loading it (with libtracefs, libtraceevent, libzstd) was another
 # 0.27 ms: it is opened with dlopen when a trace.dat is read or a recording
-# starts (ingest/tracelib.h, record/tracelib_int.h), so it is not linked at all.
+# starts (ingest/ftrace/tracelib_int.h, record/tracelib_int.h), so it is not
+# linked at all.
 STATIC_LIBS = -llmdb -ledit -ltinfo -lbsd -lmd
 # protobuf-c and zlib (the Perfetto reader) are static too, for the same reason
 STATIC_LIBS += -lprotobuf-c -lz
@@ -179,6 +180,15 @@ $(GEN)/%.pb-c.c $(GEN)/%.pb-c.h: ingest/%.proto | $(B)/.deps
 $(GEN)/%.c: ingest/%.re | $(B)/.deps
 	@mkdir -p $(GEN)
 	re2c -W --no-generation-date -o $@ $<
+
+# a reader family's scanners: ingest/FAMILY/NAME.re -> build/gen/NAME.c (one
+# rule per folder that has a .re; GEN_C names them without their folder)
+define ingest_re2c
+$(GEN)/%.c: $(1)/%.re | $(B)/.deps
+	@mkdir -p $(GEN)
+	re2c -W --no-generation-date -o $$@ $$<
+endef
+$(foreach d,$(sort $(patsubst %/,%,$(dir $(wildcard ingest/*/*.re)))),$(eval $(call ingest_re2c,$(d))))
 
 $(GEN)/%.c: query/%.re $(GEN_H) | $(B)/.deps
 	@mkdir -p $(GEN)

@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "ftrace.h"
+#include "ftrace/ftrace_map_int.h"
 
 typedef enum ctf_ftype {
     CTF_F_OTHER = 0, /* arrays, structures, reals: not mapped */

@@ -3,9 +3,9 @@
  * event onto a raw event of its thread.
  *
  * There is one mapping of kernel events onto the Argus vocabulary
- * (ftrace_map.c, ftrace_sched.c), fed with an event's canonical pairs in
- * ftrace's naming (ftrace.h).  This file turns a CTF event's fields into
- * those pairs, so an LTTng trace gives the events, nodes and edges a
+ * (ingest/ftrace/: ftrace_map.c, ftrace_sched.c), fed with an event's
+ * canonical pairs in ftrace's naming (ftrace_map_int.h).  This file turns
+ * a CTF event's fields into those pairs, so an LTTng trace gives the events, nodes and edges a
  * trace-cmd recording of the same run would:
  *
  *   LTTng                               ftrace

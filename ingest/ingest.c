@@ -15,7 +15,7 @@
 
 #include "argus.h"
 #include "ctf.h"
-#include "ftrace.h"
+#include "ftrace/ftrace_int.h"
 #include "perf.h"
 #include "ingest.h"
 #include "perfetto.h"

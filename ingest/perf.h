@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ftrace.h"
+#include "ftrace/ftrace_map_int.h"
 
 /* perf.data's magic (perf's header, version 2) */
 #define INGEST_PERF_MAGIC "PERFILE2"

@@ -17,13 +17,13 @@
  * writes at the start and again at the end) and checks the framing, so
  * that no event is handed on before every thread can be named; the second
  * maps each ftrace event to the canonical pairs of the ftrace mapping
- * (ftrace.h, perfetto_map.c), as the text and trace.dat readers do, so a
- * sched_switch gives the db event a tracefs line of it gives.  The per-CPU
- * bundles are merged by timestamp, at most PF_HEAP_MAX events held (an
- * event earlier than one handed on goes on at that one's time, counted
- * late, as in the text readers' reorder window); a held event is
- * self-contained (pf_item), so that its packet's memory is reused as soon
- * as the packet is decoded. */
+ * (ingest/ftrace/ftrace_map_int.h, perfetto_map.c), as the text and
+ * trace.dat readers do, so a sched_switch gives the db event a tracefs
+ * line of it gives.  The per-CPU bundles are merged by timestamp, at most
+ * PF_HEAP_MAX events held (an event earlier than one handed on goes on at
+ * that one's time, counted late, as in the text readers' reorder
+ * window); a held event is self-contained (pf_item), so that its packet's
+ * memory is reused as soon as the packet is decoded. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -31,7 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ftrace.h"
+#include "ftrace/ftrace_map_int.h"
 #include "perfetto.h"
 #include "perfetto_int.h"
 

@@ -1,6 +1,7 @@
 /* ingest/perfetto.h -- the Perfetto reader's entry points (not public):
  * perfetto.c streams the packets, perfetto_map.c turns each ftrace event
- * of a packet into the canonical pairs of the ftrace mapping (ftrace.h). */
+ * of a packet into the canonical pairs of the ftrace mapping
+ * (ingest/ftrace/ftrace_map_int.h). */
 #ifndef ARGUSQ_INGEST_PERFETTO_H
 #define ARGUSQ_INGEST_PERFETTO_H
 

@@ -13,7 +13,7 @@
 #include <emmintrin.h>
 #endif
 
-#include "ftrace.h"
+#include "ftrace/ftrace_map_int.h"
 #include "perfetto.pb-c.h"
 
 struct pf_reader;
@@ -378,7 +378,7 @@ typedef struct pf_cpu {
 size_t ingest_pf_chunk_class(size_t want, unsigned *cls);
 
 typedef struct pf_reader {
-    ftrace_reader fr; /* the thread table and the mapping (ftrace.h) */
+    ftrace_reader fr; /* the thread table and the mapping (ftrace_map_int.h) */
     const char *path;
     const ingest_opts *opts;   /* NULL: none */
     gzFile gz;                 /* the file, or NULL: mem */

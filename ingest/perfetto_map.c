@@ -1,6 +1,6 @@
 /* ingest/perfetto_map.c -- one Perfetto ftrace event (full FtraceEvent,
  * or a compact_sched switch or waking) as the canonical pairs of the
- * ftrace mapping (ftrace.h): the keys the kernel's own print format uses,
+ * ftrace mapping (ingest/ftrace/ftrace_map_int.h): the keys the kernel's own print format uses,
  * numbers as the kernel prints them, so ingest_ft_event gives the db event
  * a tracefs line or a trace.dat record of the same event gives.  Events
  * whose message the schema subset (perfetto.proto) does not hold are kept

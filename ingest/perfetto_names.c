@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ftrace.h"
+#include "ftrace/ftrace_map_int.h"
 #include "perfetto.h"
 #include "perfetto_int.h"
 

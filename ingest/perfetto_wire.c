@@ -14,7 +14,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "ftrace.h"
+#include "ftrace/ftrace_map_int.h"
 #include "perfetto.h"
 #include "perfetto_int.h"
 /* ---- errors ---- */

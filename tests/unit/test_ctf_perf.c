@@ -15,7 +15,7 @@
 
 #include "db/db.h"
 #include "ingest/ctf.h"
-#include "ingest/ftrace.h"
+#include "ingest/ftrace/ftrace_map_int.h"
 #include "ingest/ingest.h"
 #include "ingest/perf.h"
 

@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "db/db.h"
-#include "ingest/ftrace.h"
+#include "ingest/ftrace/ftrace_map_int.h"
 #include "ingest/ingest.h"
 #include "ingest/perfetto.h"
 #include "ingest/perfetto_int.h"

@@ -1,11 +1,11 @@
-/* ingest/tracelib.c -- libtracecmd, libtracefs and libtraceevent, opened
- * on first use (tracelib.h says why). */
+/* ingest/ftrace/tracelib.c -- libtracecmd, libtracefs and libtraceevent, opened
+ * on first use (tracelib_int.h says why). */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "ingest_int.h"
-#include "tracelib.h"
+#include "ingest/ingest_int.h"
+#include "tracelib_int.h"
 
 /* The sonames of the ABI the headers describe; a library's dependencies
  * (libtracecmd needs the other two) load with it. */

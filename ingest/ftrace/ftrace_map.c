@@ -1,8 +1,8 @@
-/* ingest/ftrace_map.c -- one ftrace event onto the Argus vocabulary
+/* ingest/ftrace/ftrace_map.c -- one ftrace event onto the Argus vocabulary
  * (spec, "Linux ftrace mapping"; each handler names the rows it
  * implements).  Scheduler and process events are in ftrace_sched.c.
  *
- * Every handler reads the event's canonical pairs (ftrace.h), whatever
+ * Every handler reads the event's canonical pairs (ftrace_map_int.h), whatever
  * form the event came in, and keeps a fixed set of attributes: the mapped
  * ones first, then the pairs the mapping does not use.  Addresses are
  * normalised to 0x + lowercase hex, so tracefs's hashed `000000001ff35041`
@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "argus.h"
-#include "ftrace.h"
+#include "ingest/argus.h"
+#include "ftrace_int.h"
 
 
 /* ---- syscalls ---- */

@@ -1,4 +1,4 @@
-/* ingest/ftrace_ahead.c -- the names a text trace gives its `<...>` tasks
+/* ingest/ftrace/ftrace_ahead.c -- the names a text trace gives its `<...>` tasks
  * further on.
  *
  * tracefs prints `<...>` in the task column of a task whose comm its
@@ -21,7 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "ftrace.h"
+#include "ftrace_int.h"
 
 typedef struct ahead_ent {
     uint32_t tid; /* 0: an empty slot (tid 0 is the idle task, never `<...>`) */

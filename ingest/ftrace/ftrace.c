@@ -1,4 +1,4 @@
-/* ingest/ftrace.c -- the Linux ftrace text reader: the line loop, the
+/* ingest/ftrace/ftrace.c -- the Linux ftrace text reader: the line loop, the
  * thread/process table, and one event from its canonical pairs to the
  * sink (shared with the trace.dat reader, tracedat.c).  A line's text
  * becomes its canonical pairs in ftrace_text.c, the pairs an event in
@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ftrace.h"
+#include "ftrace_int.h"
 
 
 enum {

@@ -1,4 +1,4 @@
-/* ingest/ftrace_page.c -- the lines of ftrace text in a file: every line
+/* ingest/ftrace/ftrace_page.c -- the lines of ftrace text in a file: every line
  * of a text file, and the ftrace text a systrace HTML page holds, in
  * either of the two ways Android's tools wrote it:
  *
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ftrace.h"
+#include "ftrace_int.h"
 
 /* Where a line of the page is: outside the trace data, at the start of a
  * trace-data block (its kind not known yet), in a block of ftrace text,

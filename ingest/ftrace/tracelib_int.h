@@ -1,5 +1,5 @@
-/* ingest/tracelib.h -- libtracecmd and libtraceevent, loaded when a
- * trace.dat is read, not when argusq starts.
+/* ingest/ftrace/tracelib_int.h -- libtracecmd and libtraceevent, loaded
+ * when a trace.dat is read, not when argusq starts.
  *
  * Most runs of argusq are one-shot queries of an archive; linking the
  * three libraries (and libzstd under them) would make every such run pay
@@ -12,8 +12,8 @@
  * The libraries stay mapped to the end of the process (RTLD_NODELETE):
  * what they allocate and keep (see tracedat.c) must still be theirs when
  * LeakSanitizer looks at the end. */
-#ifndef ARGUSQ_INGEST_TRACELIB_H
-#define ARGUSQ_INGEST_TRACELIB_H
+#ifndef ARGUSQ_INGEST_FTRACE_TRACELIB_INT_H
+#define ARGUSQ_INGEST_FTRACE_TRACELIB_INT_H
 
 #include <stddef.h>
 

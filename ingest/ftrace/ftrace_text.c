@@ -1,12 +1,12 @@
-/* ingest/ftrace_text.c -- an ftrace event's text to its canonical pairs
- * (ftrace.h lists them).  Most events print key=value already; the ones
+/* ingest/ftrace/ftrace_text.c -- an ftrace event's text to its canonical pairs
+ * (ftrace_map_int.h lists them).  Most events print key=value already; the ones
  * that do not -- raw_syscalls, syscalls:*, workqueue, print, and
  * sched_switch / sched_wakeup as libtraceevent's sched_switch plugin
  * prints them -- are parsed here into the pairs their print format would
  * have named, so the mapping never sees which form a line came in. */
 #include <string.h>
 
-#include "ftrace.h"
+#include "ftrace_int.h"
 
 /* trace-cmd's `comm:pid [prio]`: comm may hold ':' and blanks, so find the
  * first ':' that is followed by digits, a blank and `[digits]`. */

@@ -1,5 +1,5 @@
-/* ingest/tracedat_fields.c -- a trace.dat record's binary fields to its
- * canonical pairs (ftrace.h), read with libtraceevent's field
+/* ingest/ftrace/tracedat_fields.c -- a trace.dat record's binary fields to its
+ * canonical pairs (ftrace_map_int.h), read with libtraceevent's field
  * descriptions: no printing, no plugins.
  *
  * Each mapped event has a table of columns: the pair's key, the field it
@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ftrace.h"
-#include "tracelib.h"
+#include "ftrace_int.h"
+#include "tracelib_int.h"
 
 typedef enum dat_fmt {
     DF_STR,     /* %s (a field that is no string: 0x%llx, as %p) */

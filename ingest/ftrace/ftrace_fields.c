@@ -1,9 +1,9 @@
-/* ingest/ftrace_fields.c -- helpers over an event's field text and the
+/* ingest/ftrace/ftrace_fields.c -- helpers over an event's field text and the
  * attribute buffer of the current event (shared by ftrace_map.c and
  * ftrace_sched.c). */
 #include <string.h>
 
-#include "ftrace.h"
+#include "ftrace_int.h"
 
 const char *const ingest_ft_softirq_names[INGEST_FT_NSOFTIRQ] = {"HI",       "TIMER",   "NET_TX", "NET_RX",  "BLOCK",
                                                                 "IRQ_POLL", "TASKLET", "SCHED",  "HRTIMER", "RCU"};

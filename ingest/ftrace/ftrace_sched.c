@@ -1,10 +1,10 @@
-/* ingest/ftrace_sched.c -- the scheduler and process events: sched_switch,
+/* ingest/ftrace/ftrace_sched.c -- the scheduler and process events: sched_switch,
  * sched_wakeup(_new), sched_waking, and the events that declare or rename
  * threads and processes (task_newtask, sched_process_fork,
  * sched_process_exec, task_rename; requirement 6 of the reader). */
 #include <string.h>
 
-#include "ftrace.h"
+#include "ftrace_int.h"
 
 /* clone(2): the new task shares the creator's thread group */
 #define CLONE_THREAD_FLAG 0x10000ull

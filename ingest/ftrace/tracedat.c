@@ -1,9 +1,9 @@
-/* ingest/tracedat.c -- trace-cmd's binary trace.dat, read with libtracecmd
+/* ingest/ftrace/tracedat.c -- trace-cmd's binary trace.dat, read with libtracecmd
  * and libtraceevent.
  *
  * There is one mapping of ftrace events onto the Argus vocabulary
  * (ftrace_map.c, ftrace_sched.c), fed with an event's canonical pairs
- * (ftrace.h).  The text reader makes them from a line's text; this reader
+ * (ftrace_map_int.h).  The text reader makes them from a line's text; this reader
  * makes them from each record's binary fields (tracedat_fields.c), so a
  * record becomes the event its line in `trace-cmd report` becomes, whether
  * that report was printed with libtraceevent's plugins or without, and
@@ -27,8 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ftrace.h"
-#include "tracelib.h"
+#include "ftrace_int.h"
+#include "tracelib_int.h"
 
 typedef struct dat_reader {
     ftrace_reader fr;

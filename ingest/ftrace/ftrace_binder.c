@@ -1,4 +1,4 @@
-/* ingest/ftrace_binder.c -- Android's binder IPC onto the Argus message
+/* ingest/ftrace/ftrace_binder.c -- Android's binder IPC onto the Argus message
  * vocabulary (spec: mach_msg send/recv with dest=, reply=, id=, kmsg=,
  * peer=), so the graph's Mach message rules connect it unchanged:
  *
@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ftrace.h"
+#include "ftrace_int.h"
 
 #define TF_ONE_WAY 0x01u
 #define PORT_PROC ((uint64_t)1 << 32)   /* a request to a process (no node) */

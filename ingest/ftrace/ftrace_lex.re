@@ -1,4 +1,4 @@
-/* ingest/ftrace_lex.re -- re2c scanners for one line of Linux ftrace text.
+/* ingest/ftrace/ftrace_lex.re -- re2c scanners for one line of Linux ftrace text.
  *
  * Three line forms carry the same prefix (spec, "Linux ftrace mapping"):
  *
@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "ingest/ftrace.h"
+#include "ingest/ftrace/ftrace_int.h"
 
 /*!re2c
     re2c:yyfill:enable = 0;
