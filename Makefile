@@ -86,7 +86,7 @@ B       := build
 GEN     := $(B)/gen
 LIB_SRC := $(wildcard base/*.c db/*.c ingest/*.c ingest/*/*.c record/*.c dump/*.c graph/*.c query/*.c)
 Y_SRC   := $(wildcard grammar/*.y)
-RE_SRC  := $(wildcard grammar/*.re ingest/*.re ingest/*/*.re query/*.re)
+RE_SRC  := $(wildcard grammar/*.re ingest/*/*.re query/*.re)
 GEN_C   := $(patsubst grammar/%.y,$(GEN)/%.c,$(Y_SRC)) \
            $(patsubst %.re,$(GEN)/%.c,$(notdir $(RE_SRC))) $(GEN)/syscalls.c
 GEN_H   := $(patsubst grammar/%.y,$(GEN)/%.h,$(Y_SRC))
@@ -176,10 +176,6 @@ $(GEN)/%.c: grammar/%.re $(GEN_H) | $(B)/.deps
 $(GEN)/%.pb-c.c $(GEN)/%.pb-c.h: ingest/%.proto | $(B)/.deps
 	@mkdir -p $(GEN)
 	protoc-c --proto_path=ingest --c_out=$(GEN) $<
-
-$(GEN)/%.c: ingest/%.re | $(B)/.deps
-	@mkdir -p $(GEN)
-	re2c -W --no-generation-date -o $@ $<
 
 # a reader family's scanners: ingest/FAMILY/NAME.re -> build/gen/NAME.c (one
 # rule per folder that has a .re; GEN_C names them without their folder)

@@ -13,7 +13,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "argus.h"
+#include "argus/argus_int.h"
 #include "ctf.h"
 #include "ftrace/ftrace_int.h"
 #include "perf.h"

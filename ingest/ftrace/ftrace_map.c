@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ingest/argus.h"
+#include "ingest/argus/argus_int.h"
 #include "ftrace_int.h"
 
 

@@ -27,7 +27,7 @@
 #include <cmocka.h>
 
 #include "db/db.h"
-#include "ingest/argus.h"
+#include "ingest/argus/argus_int.h"
 #include "ingest/ingest.h"
 
 /* ---- a recording sink: every call, in order, as one line of text ---- */

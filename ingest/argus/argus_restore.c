@@ -1,4 +1,4 @@
-/* ingest/argus_restore.c -- the reading side of argusq's dump extensions
+/* ingest/argus/argus_restore.c -- the reading side of argusq's dump extensions
  * to the Argus trace format (docs/ARGUS-DUMP.md); dump/dump.c writes
  * them.  A file whose first record is `dump ...` is a dump:
  *
@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "argus.h"
+#include "argus_int.h"
 
 static int bad(char *msg, size_t msglen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

@@ -1,4 +1,4 @@
-/* ingest/argus.c -- the Argus trace format reader (spec: "The Argus trace
+/* ingest/argus/argus.c -- the Argus trace format reader (spec: "The Argus trace
  * format, version 1"): the line loop, the declarations, and the tid table.
  * Tokens come from argus_lex.re, each event's mapping from argus_event.c.
  *
@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "argus.h"
+#include "argus_int.h"
 
 enum {
     A_USED = 1,   /* the slot holds an id */

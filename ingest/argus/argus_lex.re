@@ -1,4 +1,4 @@
-/* ingest/argus_lex.re -- re2c scanner for the tokens of an Argus line
+/* ingest/argus/argus_lex.re -- re2c scanner for the tokens of an Argus line
  * (spec: "Strings are double-quoted with \" and \\ escapes.  Numbers are
  * decimal, or hexadecimal with 0x.").
  *
@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ingest/argus.h"
+#include "ingest/argus/argus_int.h"
 
 /*!re2c
     re2c:yyfill:enable = 0;

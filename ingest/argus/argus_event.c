@@ -1,4 +1,4 @@
-/* ingest/argus_event.c -- one Argus event, `TYPE [WORD ...] [KEY=VALUE ...]`,
+/* ingest/argus/argus_event.c -- one Argus event, `TYPE [WORD ...] [KEY=VALUE ...]`,
  * onto a db_event (spec, "Events"): the words and keys each type takes,
  * the keys it requires, the keys that must be numbers, and which key is
  * the event's obj and val (db.h).  Used for the events of an Argus trace
@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "argus.h"
+#include "argus_int.h"
 
 /* how a known key's value is checked */
 enum {

@@ -1,19 +1,20 @@
-/* ingest/argus.h -- internals of the Argus trace format reader (not public).
+/* ingest/argus/argus_int.h -- internals of the Argus trace format reader
+ * (not public).
  *
  *   ingest_argus_lex    the re2c token scanner of an Argus line (argus_lex.re)
  *   ingest_argus_event  one event's text, TYPE onwards, onto a db_event and
  *                       its attributes (argus_event.c); shared by the Argus
- *                       reader and the ftrace reader's `argus:` markers
+ *                       reader and the ftrace mapping's `argus:` markers
+ *                       (ftrace/ftrace_map.c)
  *   ingest_argus_read   the Argus trace format reader (argus.c) */
-#ifndef ARGUSQ_INGEST_ARGUS_H
-#define ARGUSQ_INGEST_ARGUS_H
+#ifndef ARGUSQ_INGEST_ARGUS_INT_H
+#define ARGUSQ_INGEST_ARGUS_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ingest_int.h"
-#include "ingest.h"
+#include "ingest/ingest_int.h"
 
 /* ---- tokens ---- */
 
