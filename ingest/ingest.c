@@ -16,7 +16,7 @@
 #include "argus/argus_int.h"
 #include "ctf.h"
 #include "ftrace/ftrace_int.h"
-#include "perf.h"
+#include "perf/perf_int.h"
 #include "ingest.h"
 #include "perfetto.h"
 

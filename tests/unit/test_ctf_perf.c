@@ -17,7 +17,7 @@
 #include "ingest/ctf.h"
 #include "ingest/ftrace/ftrace_map_int.h"
 #include "ingest/ingest.h"
-#include "ingest/perf.h"
+#include "ingest/perf/perf_int.h"
 
 #include "ftrace_rec.h"
 

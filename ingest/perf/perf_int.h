@@ -1,13 +1,15 @@
-/* ingest/perf.h -- perf's traces (internal): `perf script` text and
- * perf.data, which is read through `perf script` (perf.c). */
-#ifndef ARGUSQ_INGEST_PERF_H
-#define ARGUSQ_INGEST_PERF_H
+/* ingest/perf/perf_int.h -- perf's traces (internal): `perf script` text
+ * and perf.data, which is read through `perf script` (perf.c).  Their
+ * tracepoints' text is the kernel's print format, which the ftrace
+ * mapping reads (ingest/ftrace/ftrace_map_int.h). */
+#ifndef ARGUSQ_INGEST_PERF_INT_H
+#define ARGUSQ_INGEST_PERF_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ftrace/ftrace_map_int.h"
+#include "ingest/ftrace/ftrace_map_int.h"
 
 /* perf.data's magic (perf's header, version 2) */
 #define INGEST_PERF_MAGIC "PERFILE2"

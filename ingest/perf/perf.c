@@ -1,4 +1,4 @@
-/* ingest/perf.c -- perf's traces: `perf script` text, and perf.data read
+/* ingest/perf/perf.c -- perf's traces: `perf script` text, and perf.data read
  * through `perf script`.
  *
  * `perf sched record` and `perf record -e 'sched:*'` record the kernel's
@@ -32,7 +32,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "perf.h"
+#include "perf_int.h"
 
 extern char **environ;
 
