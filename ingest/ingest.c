@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 
 #include "argus/argus_int.h"
-#include "ctf.h"
+#include "ctf/ctf_int.h"
 #include "ftrace/ftrace_int.h"
 #include "perf/perf_int.h"
 #include "ingest.h"

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "db/db.h"
-#include "ingest/ctf.h"
+#include "ingest/ctf/ctf_int.h"
 #include "ingest/ftrace/ftrace_map_int.h"
 #include "ingest/ingest.h"
 #include "ingest/perf/perf_int.h"

@@ -1,4 +1,4 @@
-/* ingest/ctf.c -- CTF traces (LTTng's kernel and userspace tracers; perf
+/* ingest/ctf/ctf.c -- CTF traces (LTTng's kernel and userspace tracers; perf
  * data convert --to-ctf), read with libbabeltrace2.
  *
  * A trace is a folder: a `metadata` file and stream files (one per CPU
@@ -10,7 +10,7 @@
  * each trace (2.0's source.ctf.fs takes several folders only when they
  * are parts of one trace, with one UUID), one filter.utils.muxer (every
  * stream of every trace merged in time order) and a simple sink of ours,
- * which turns each event message into plain values (ctf.h) for the
+ * which turns each event message into plain values (ctf_int.h) for the
  * mapping (ctf_map.c), with the timestamp in ns from the clock's origin,
  * and says which events are LTTng-UST's (their trace's env domain).
  *
@@ -36,8 +36,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ctf.h"
-#include "ctflib.h"
+#include "ctf_int.h"
+#include "ctflib_int.h"
 
 /* the prescan's bound: the start of a trace, not the whole */
 #define CTF_PRESCAN_MAX (1u << 20)

@@ -1,5 +1,5 @@
-/* ingest/ctf.h -- CTF traces (LTTng's kernel and userspace tracers, perf's
- * CTF conversion): internals shared by the babeltrace2 side (ctf.c), the
+/* ingest/ctf/ctf_int.h -- CTF traces (LTTng's kernel and userspace
+ * tracers, perf's CTF conversion): internals shared by the babeltrace2 side (ctf.c), the
  * search of a session folder (ctf_find.c) and the mapping (ctf_map.c),
  * and by the unit tests, which feed the mapping field sets written by
  * hand.
@@ -7,15 +7,15 @@
  * The mapping sees an event as plain values (ctf_event_in), not as
  * babeltrace2 objects, so it can be tested without a trace and without
  * the library. */
-#ifndef ARGUSQ_INGEST_CTF_H
-#define ARGUSQ_INGEST_CTF_H
+#ifndef ARGUSQ_INGEST_CTF_INT_H
+#define ARGUSQ_INGEST_CTF_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "ftrace/ftrace_map_int.h"
+#include "ingest/ftrace/ftrace_map_int.h"
 
 typedef enum ctf_ftype {
     CTF_F_OTHER = 0, /* arrays, structures, reals: not mapped */

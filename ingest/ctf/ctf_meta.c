@@ -1,4 +1,4 @@
-/* ingest/ctf_meta.c -- where a CTF trace's metadata is damaged, in the
+/* ingest/ctf/ctf_meta.c -- where a CTF trace's metadata is damaged, in the
  * words of babeltrace2's metadata parser.
  *
  * libbabeltrace2 2.0's source.ctf.fs fails a trace whose metadata does not
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctf.h"
+#include "ctf_int.h"
 
 #define CTF_META_MAGIC 0x75D11D57u
 #define CTF_META_HEADER 37 /* magic, uuid[16], checksum, content_size, packet_size, 5 bytes */

@@ -1,4 +1,4 @@
-/* ingest/ctf_map.c -- a CTF event of LTTng's kernel tracer, or of perf's
+/* ingest/ctf/ctf_map.c -- a CTF event of LTTng's kernel tracer, or of perf's
  * CTF conversion, onto the events the ftrace readers give; an LTTng-UST
  * event onto a raw event of its thread.
  *
@@ -55,7 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctf.h"
+#include "ctf_int.h"
 
 /* kernel comm: TASK_COMM_LEN */
 #define CTF_COMM_MAX 16

@@ -1,18 +1,18 @@
-/* ingest/ctflib.h -- libbabeltrace2, loaded when a CTF trace is read, not
- * when argusq starts.
+/* ingest/ctf/ctflib_int.h -- libbabeltrace2, loaded when a CTF trace is
+ * read, not when argusq starts.
  *
- * For the reason tracelib.h gives (most runs of argusq are one-shot
- * queries, and loading a library and its glib costs each of them), the
- * library is opened with dlopen by its soname, the ABI of the Debian
- * libbabeltrace2-dev headers we compile against, and every function the
- * CTF reader calls is reached through the table below.  The headers'
+ * For the reason ingest/ftrace/tracelib_int.h gives (most runs of argusq
+ * are one-shot queries, and loading a library and its glib costs each of
+ * them), the library is opened with dlopen by its soname, the ABI of the
+ * Debian libbabeltrace2-dev headers we compile against, and every function
+ * the CTF reader calls is reached through the table below.  The headers'
  * static inline helpers (bt_field_class_type_is, bt_value_is_*) would
  * call the library directly, so the reader does not use them.
  *
  * The library stays mapped to the end of the process (RTLD_NODELETE):
  * the plugins it loads keep a few allocations of their own. */
-#ifndef ARGUSQ_INGEST_CTFLIB_H
-#define ARGUSQ_INGEST_CTFLIB_H
+#ifndef ARGUSQ_INGEST_CTFLIB_INT_H
+#define ARGUSQ_INGEST_CTFLIB_INT_H
 
 #include <stddef.h>
 

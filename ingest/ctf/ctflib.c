@@ -1,11 +1,11 @@
-/* ingest/ctflib.c -- libbabeltrace2, opened on first use (ctflib.h says
- * why). */
+/* ingest/ctf/ctflib.c -- libbabeltrace2, opened on first use (ctflib_int.h
+ * says why). */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "ctflib.h"
-#include "ingest_int.h"
+#include "ctflib_int.h"
+#include "ingest/ingest_int.h"
 
 int ingest_ctflib_open(ingest_ctflib *lib, char *err, size_t errlen)
 {

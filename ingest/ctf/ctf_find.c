@@ -1,4 +1,4 @@
-/* ingest/ctf_find.c -- the CTF traces a folder holds.
+/* ingest/ctf/ctf_find.c -- the CTF traces a folder holds.
  *
  * A folder with a `metadata` file is one CTF trace.  An LTTng session
  * folder is not: `lttng` writes one trace per tracer under it (kernel/,
@@ -19,7 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "ctf.h"
+#include "ctf_int.h"
 
 /* LTTng's deepest: SESSION/archives/CHUNK/ust/uid/UID/64-bit */
 #define CTF_FIND_DEPTH 8
