@@ -46,7 +46,7 @@ DEBS    += python3
 DEBS    += python3-distributed python3-pandas
 # trace.dat reading and `argusq record` (ingest/tracedat.c, record/)
 DEBS    += libtracecmd-dev libtracefs-dev libtraceevent-dev
-# Perfetto traces (ingest/perfetto*.c): protobuf-c and its generator, zlib
+# Perfetto traces (ingest/perfetto/): protobuf-c and its generator, zlib
 DEBS    += protobuf-c-compiler libprotobuf-c-dev zlib1g-dev
 # recursive (=): pkg-config runs when a recipe needs it, after the deps are installed
 TRACE_PC = libtracecmd libtracefs libtraceevent
@@ -90,10 +90,10 @@ RE_SRC  := $(wildcard grammar/*.re ingest/*/*.re query/*.re)
 GEN_C   := $(patsubst grammar/%.y,$(GEN)/%.c,$(Y_SRC)) \
            $(patsubst %.re,$(GEN)/%.c,$(notdir $(RE_SRC))) $(GEN)/syscalls.c
 GEN_H   := $(patsubst grammar/%.y,$(GEN)/%.h,$(Y_SRC))
-# protoc-c: ingest/NAME.proto -> build/gen/NAME.pb-c.[ch]
-PROTO_SRC := $(wildcard ingest/*.proto)
-GEN_C   += $(patsubst ingest/%.proto,$(GEN)/%.pb-c.c,$(PROTO_SRC))
-GEN_H   += $(patsubst ingest/%.proto,$(GEN)/%.pb-c.h,$(PROTO_SRC))
+# protoc-c: ingest/perfetto/NAME.proto -> build/gen/NAME.pb-c.[ch]
+PROTO_SRC := $(wildcard ingest/perfetto/*.proto)
+GEN_C   += $(patsubst ingest/perfetto/%.proto,$(GEN)/%.pb-c.c,$(PROTO_SRC))
+GEN_H   += $(patsubst ingest/perfetto/%.proto,$(GEN)/%.pb-c.h,$(PROTO_SRC))
 INC     = -I. -I$(GEN) $(TRACE_CFLAGS)
 # LMDB and libedit (with what it needs: libtinfo, libbsd, libmd) are linked
 # statically: loading those five shared objects was 0.5 ms of every one-shot
@@ -173,9 +173,9 @@ $(GEN)/%.c: grammar/%.re $(GEN_H) | $(B)/.deps
 	@mkdir -p $(GEN)
 	re2c -W --no-generation-date -o $@ $<
 
-$(GEN)/%.pb-c.c $(GEN)/%.pb-c.h: ingest/%.proto | $(B)/.deps
+$(GEN)/%.pb-c.c $(GEN)/%.pb-c.h: ingest/perfetto/%.proto | $(B)/.deps
 	@mkdir -p $(GEN)
-	protoc-c --proto_path=ingest --c_out=$(GEN) $<
+	protoc-c --proto_path=ingest/perfetto --c_out=$(GEN) $<
 
 # a reader family's scanners: ingest/FAMILY/NAME.re -> build/gen/NAME.c (one
 # rule per folder that has a .re; GEN_C names them without their folder)

@@ -6,7 +6,7 @@
  * into the checking sink of fuzz_common.h.  A failed read must say
  * "PATH: byte N: what" (or "PATH:N: what" from the shared mapping). */
 #include "fuzz_common.h"
-#include "ingest/perfetto.h"
+#include "ingest/perfetto/perfetto_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

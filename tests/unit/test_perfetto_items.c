@@ -23,8 +23,7 @@
 #include "db/db.h"
 #include "ingest/ftrace/ftrace_map_int.h"
 #include "ingest/ingest.h"
-#include "ingest/perfetto.h"
-#include "ingest/perfetto_int.h"
+#include "ingest/perfetto/perfetto_int.h"
 
 #include "ftrace_rec.h"
 #include "pb_build.h"

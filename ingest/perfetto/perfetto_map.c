@@ -1,4 +1,4 @@
-/* ingest/perfetto_map.c -- one Perfetto ftrace event (full FtraceEvent,
+/* ingest/perfetto/perfetto_map.c -- one Perfetto ftrace event (full FtraceEvent,
  * or a compact_sched switch or waking) as the canonical pairs of the
  * ftrace mapping (ingest/ftrace/ftrace_map_int.h): the keys the kernel's own print format uses,
  * numbers as the kernel prints them, so ingest_ft_event gives the db event

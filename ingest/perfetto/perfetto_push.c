@@ -1,4 +1,4 @@
-/* ingest/perfetto_push.c -- what the Perfetto reader does with an event
+/* ingest/perfetto/perfetto_push.c -- what the Perfetto reader does with an event
  * as it is pushed into the merge of the CPUs (perfetto.c): the names its
  * fields give (a switch's and a wakeup's comms name their tasks ahead of
  * the events that need them), and its own form (perfetto_int.h's pf_item:

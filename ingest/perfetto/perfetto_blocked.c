@@ -1,4 +1,4 @@
-/* ingest/perfetto_blocked.c -- which held switch a sched_blocked_reason
+/* ingest/perfetto/perfetto_blocked.c -- which held switch a sched_blocked_reason
  * names (perfetto.c's blocked_reason rule, paper/000 1.b: the reason of
  * the wait the task's last switch began).
  *

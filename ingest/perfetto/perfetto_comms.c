@@ -1,4 +1,4 @@
-/* ingest/perfetto_comms.c -- the Perfetto reader's interned comms: the
+/* ingest/perfetto/perfetto_comms.c -- the Perfetto reader's interned comms: the
  * comms of held events by a 32-bit id (perfetto_int.h's pf_comms), so a
  * held event is self-contained and its packet's arena goes back to the
  * pool when the packet is decoded, not 65,536 events later when its last

@@ -1,6 +1,8 @@
-/* ingest/perfetto_int.h -- the Perfetto reader's state, shared by
- * perfetto.c (the stream, the merge of the CPUs) and perfetto_map.c (an
- * event's canonical pairs).  Not public. */
+/* ingest/perfetto/perfetto_int.h -- the Perfetto reader's entry points
+ * and its state, shared by perfetto.c (the stream, the merge of the
+ * CPUs), perfetto_map.c (an event's canonical pairs of the ftrace mapping,
+ * ingest/ftrace/ftrace_map_int.h) and the other perfetto_*.c.  Not
+ * public. */
 #ifndef ARGUSQ_INGEST_PERFETTO_INT_H
 #define ARGUSQ_INGEST_PERFETTO_INT_H
 
@@ -13,8 +15,27 @@
 #include <emmintrin.h>
 #endif
 
-#include "ftrace/ftrace_map_int.h"
-#include "perfetto.pb-c.h"
+#include "ingest/ftrace/ftrace_map_int.h"
+#include "perfetto.pb-c.h" /* build/gen: protoc-c of perfetto.proto */
+
+/* ---- entry points (perfetto.c) ---- */
+
+/* Do the first len bytes of a file look like a Perfetto trace (a Trace
+ * message: field 1 packets whose own fields parse), plain or gzip'd? */
+bool ingest_perfetto_sniff(const char *buf, size_t len);
+
+/* Reads the Perfetto trace at path (gzip'd or not) into sink.  Errors:
+ * "PATH: byte N: message" (N: the offset of the packet, in the
+ * uncompressed stream).  opts->arch: the machine, when the file has no
+ * system_info.  Returns 0 or -1. */
+int ingest_perfetto_read(const char *path, const ingest_sink *sink, const ingest_opts *opts, ingest_stats *st,
+                         char *err, size_t errlen);
+/* The same over size bytes in memory (named path in messages): the fuzz
+ * harness and the unit tests. */
+int ingest_perfetto_read_mem(const char *path, const void *data, size_t size, const ingest_sink *sink,
+                             ingest_stats *st, char *err, size_t errlen);
+
+/* ---- the reader's state ---- */
 
 struct pf_reader;
 struct pf_blk;

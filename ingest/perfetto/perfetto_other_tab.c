@@ -1,4 +1,4 @@
-/* ingest/perfetto_other_tab.c -- the fields of the FtraceEvent messages
+/* ingest/perfetto/perfetto_other_tab.c -- the fields of the FtraceEvent messages
  * that perfetto.proto (the subset protobuf-c unpacks) leaves out, the
  * ones Android traces commonly hold, so that perfetto_other.c can give
  * their pairs.
@@ -17,7 +17,7 @@
  * version of the same file; the Android 13 trace of ../shared holds
  * those of them it has with exactly these numbers and wire types. */
 #include "perfetto_int.h"
-#include "perfetto_other.h"
+#include "perfetto_other_int.h"
 
 #define U32 PFO_U32
 #define U64 PFO_U64

@@ -1,4 +1,4 @@
-/* ingest/perfetto_names.c -- the Perfetto reader's first pass: what a
+/* ingest/perfetto/perfetto_names.c -- the Perfetto reader's first pass: what a
  * trace says about its tasks and machine, read before any event is handed
  * on so that every thread can be named from its first event on.
  * process_tree (processes and threads, with their tgids), system_info (the
@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ftrace/ftrace_map_int.h"
-#include "perfetto.h"
 #include "perfetto_int.h"
 
 static int cmp_pair(const void *a, const void *b)

@@ -1,7 +1,7 @@
-/* ingest/perfetto_fast.c -- the hot path of the Perfetto reader's second
+/* ingest/perfetto/perfetto_fast.c -- the hot path of the Perfetto reader's second
  * pass, decoded by hand: a TracePacket's ftrace_events (FtraceEventBundle,
  * its FtraceEvents and their event messages) into the very structs
- * protobuf-c's unpack would give (ingest/perfetto.proto's generated
+ * protobuf-c's unpack would give (perfetto.proto's generated
  * types, in the packet's arena), so do_bundle and the mapping read one
  * form whichever decoder made it.
  *

@@ -1,8 +1,8 @@
-/* ingest/perfetto_other.h -- the schema of the FtraceEvents the subset
- * (perfetto.proto) leaves out: perfetto_other_tab.c holds it,
+/* ingest/perfetto/perfetto_other_int.h -- the schema of the FtraceEvents
+ * the subset (perfetto.proto) leaves out: perfetto_other_tab.c holds it,
  * perfetto_other.c reads events with it.  Not public. */
-#ifndef ARGUSQ_INGEST_PERFETTO_OTHER_H
-#define ARGUSQ_INGEST_PERFETTO_OTHER_H
+#ifndef ARGUSQ_INGEST_PERFETTO_OTHER_INT_H
+#define ARGUSQ_INGEST_PERFETTO_OTHER_INT_H
 
 #include <stddef.h>
 #include <stdint.h>

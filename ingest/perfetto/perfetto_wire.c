@@ -1,4 +1,4 @@
-/* ingest/perfetto_wire.c -- the Perfetto reader's bytes: the outer
+/* ingest/perfetto/perfetto_wire.c -- the Perfetto reader's bytes: the outer
  * Trace's stream (gzread, which reads a plain file as it is, or memory),
  * protobuf's wire format over a buffer (the inner Trace of
  * compressed_packets, the fields of a packet in the first pass), the
@@ -14,8 +14,6 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "ftrace/ftrace_map_int.h"
-#include "perfetto.h"
 #include "perfetto_int.h"
 /* ---- errors ---- */
 

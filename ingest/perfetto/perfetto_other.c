@@ -1,4 +1,4 @@
-/* ingest/perfetto_other.c -- the FtraceEvents whose message the schema
+/* ingest/perfetto/perfetto_other.c -- the FtraceEvents whose message the schema
  * subset (perfetto.proto) does not hold, as canonical pairs all the same.
  *
  * protobuf-c keeps such an event's sub-message as an unknown field of
@@ -33,7 +33,7 @@
 #include <string.h>
 
 #include "perfetto_int.h"
-#include "perfetto_other.h"
+#include "perfetto_other_int.h"
 
 #define PFO_HEX_MAX 48    /* bytes of a non-text value shown in hex */
 #define PFO_NAME_MAX 255  /* a generic event's name */

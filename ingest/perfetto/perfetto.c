@@ -1,4 +1,4 @@
-/* ingest/perfetto.c -- Perfetto's protobuf traces (Android 10 and later,
+/* ingest/perfetto/perfetto.c -- Perfetto's protobuf traces (Android 10 and later,
  * Linux's newer tracers): `Trace { repeated TracePacket packet = 1; }`,
  * plain or gzip'd, with zlib'd `compressed_packets` inside.  The outer
  * Trace is walked by hand (tag, length) and one TracePacket is decoded at
@@ -6,7 +6,7 @@
  *
  * A packet's ftrace_events, the hot path, are decoded by hand
  * (perfetto_fast.c) into the structs protobuf-c would unpack, through its
- * descriptors of ingest/perfetto.proto (the schema stays declarative):
+ * descriptors of perfetto.proto (the schema stays declarative):
  * protobuf-c's unpack scans each message twice, looks up every field and
  * allocates every message.  The rest, and any packet the hand decoder
  * does not read exactly as protobuf-c would, is protobuf-c's, whose
@@ -31,8 +31,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ftrace/ftrace_map_int.h"
-#include "perfetto.h"
 #include "perfetto_int.h"
 
 #define PF_HEAP_MAX 65536                 /* events held for the merge of the CPUs */
