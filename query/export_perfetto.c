@@ -1,4 +1,4 @@
-/* query/perfetto.c -- a view as Chrome JSON trace events (the Trace Event
+/* query/export_perfetto.c -- a view as Chrome JSON trace events (the Trace Event
  * Format that ui.perfetto.dev and chrome://tracing open):
  *
  *   - process_name / thread_name metadata events (ph "M") for every track;
