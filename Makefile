@@ -44,16 +44,16 @@ DEBS    += python3
 # fleet queries (python/argusq/fleet.py and its tests): Dask distributed;
 # pandas for Archive.df() (optional to users; its test runs it)
 DEBS    += python3-distributed python3-pandas
-# trace.dat reading and `argusq record` (ingest/tracedat.c, record/)
+# trace.dat reading and `argusq record` (ingest/ftrace/tracedat.c, record/)
 DEBS    += libtracecmd-dev libtracefs-dev libtraceevent-dev
 # Perfetto traces (ingest/perfetto/): protobuf-c and its generator, zlib
 DEBS    += protobuf-c-compiler libprotobuf-c-dev zlib1g-dev
 # recursive (=): pkg-config runs when a recipe needs it, after the deps are installed
 TRACE_PC = libtracecmd libtracefs libtraceevent
 TRACE_CFLAGS = $(shell pkg-config --cflags $(TRACE_PC) 2>/dev/null)
-# CTF traces (LTTng; ingest/ctf*.c): libbabeltrace2, opened with dlopen, and
+# CTF traces (LTTng; ingest/ctf/*.c): libbabeltrace2, opened with dlopen, and
 # its plugins (source.ctf.fs, filter.utils.muxer); perf.data is read through
-# `perf script` (ingest/perf.c), and the tests record with perf
+# `perf script` (ingest/perf/perf.c), and the tests record with perf
 DEBS    += libbabeltrace2-dev linux-perf
 # tests/e2e/test_foreign_sched.py reads the foreign trace.dat files and CTF
 # folders with the tools themselves, independently of argusq's readers
@@ -70,7 +70,7 @@ CSTD    := -std=c11 -D_GNU_SOURCE
 CFLAGS  ?= -O2 -g
 # The command is linked with link-time optimization: the graph thread's
 # calls between graph/, db/wqueue.c and db/evblock_enc.c, and the reader's
-# into ingest/ftrace*.c, cross files on every event, and only the linker
+# into ingest/ftrace/*.c, cross files on every event, and only the linker
 # can inline them there (docs/PERFORMANCE.md has what it saved).  The
 # objects are fat (their ordinary code beside the compiler's intermediate
 # form), so build/libargusq.a links into any program, with or without LTO,

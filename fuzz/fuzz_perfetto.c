@@ -1,5 +1,5 @@
 /* fuzz/fuzz_perfetto.c -- libFuzzer harness of the Perfetto reader
- * (ingest/perfetto*.c): the bytes are a whole trace file, sniffed as
+ * (ingest/perfetto/): the bytes are a whole trace file, sniffed as
  * ingest_file does (a gzip'd head is inflated there), then read from
  * memory by the same two passes, protobuf-c unpacking, compact_sched
  * decoding, compressed_packets inflating and mapping as `argusq ingest`,

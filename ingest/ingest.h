@@ -28,7 +28,7 @@ typedef enum ingest_format {
     INGEST_CTF,               /* a folder of CTF traces (LTTng, perf data convert --to-ctf; an LTTng session) */
     INGEST_PERF_SCRIPT,       /* `perf script` text of tracepoints (perf sched record) */
     INGEST_PERF_DATA,         /* perf.data ("PERFILE2"), read through `perf script` */
-    INGEST_PERFETTO,          /* Perfetto's protobuf Trace (plain or gzip'd; ingest/perfetto.c) */
+    INGEST_PERFETTO,          /* Perfetto's protobuf Trace (plain or gzip'd; ingest/perfetto/perfetto.c) */
 } ingest_format;
 
 const char *ingest_format_name(ingest_format f); /* "ftrace-trace", ... */

@@ -7,7 +7,12 @@
  *   numbers             parsed from and printed into text (numbers.c)
  *   ingest_call_*       sink calls as bytes (calls.c), for the pipe and the
  *                       reorder window
- *   ingest_reorder_*    the reorder window of the text readers (reorder.c) */
+ *   ingest_reorder_*    the reorder window of the text readers (reorder.c)
+ *
+ * Each family of readers has a folder and an internal header of its own,
+ * which includes this one: argus/, ftrace/ (text, trace.dat, and the
+ * ftrace mapping, ftrace_map_int.h, which perf/, ctf/ and perfetto/ feed
+ * too), perf/, ctf/, perfetto/. */
 #ifndef ARGUSQ_INGEST_INT_H
 #define ARGUSQ_INGEST_INT_H
 

@@ -1,6 +1,7 @@
 /* ingest/ftrace/ftrace.c -- the Linux ftrace text reader: the line loop, the
  * thread/process table, and one event from its canonical pairs to the
- * sink (shared with the trace.dat reader, tracedat.c).  A line's text
+ * sink (shared with the trace.dat reader, tracedat.c, and the other kernel
+ * readers: ftrace_map_int.h).  A line's text
  * becomes its canonical pairs in ftrace_text.c, the pairs an event in
  * ftrace_map.c and ftrace_sched.c; the field helpers and the attribute
  * buffer are in ftrace_fields.c, the line scanners in ftrace_lex.re.  The

@@ -1,4 +1,4 @@
-/* tests/unit/test_argus.c -- the Argus trace format reader (ingest/argus.c,
+/* tests/unit/test_argus.c -- the Argus trace format reader (ingest/argus/argus.c,
  * argus_event.c, argus_lex.re) on small files written by the test, and the
  * `argus:` markers of ftrace text on the recorded tests/traces/markers.*.
  *

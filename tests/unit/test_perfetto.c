@@ -1,4 +1,4 @@
-/* tests/unit/test_perfetto.c -- the Perfetto reader (ingest/perfetto*.c)
+/* tests/unit/test_perfetto.c -- the Perfetto reader (ingest/perfetto/)
  * fed traces built here, field by field, with a small protobuf writer and
  * the field numbers of Perfetto's published schema: a full-form
  * sched_switch bundle, the same scheduling as a compact_sched bundle

@@ -1,5 +1,5 @@
 /* tests/unit/test_perfetto_other.c -- the FtraceEvents the schema subset
- * leaves out (ingest/perfetto_other.c): sub-messages written here byte by
+ * leaves out (ingest/perfetto/perfetto_other.c): sub-messages written here byte by
  * byte, with the field numbers of Perfetto's published schema, decoded
  * to their pairs (an unsigned, a negative int32, a string, fields and
  * events the table does not name, generic, fixed-size values), corrupt
