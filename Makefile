@@ -44,16 +44,16 @@ DEBS    += python3
 # fleet queries (python/argusq/fleet.py and its tests): Dask distributed;
 # pandas for Archive.df() (optional to users; its test runs it)
 DEBS    += python3-distributed python3-pandas
-# trace.dat reading and `argusq record` (ingest/tracedat.c, ingest/record*.c)
+# trace.dat reading and `argusq record` (ingest/ftrace/tracedat.c, record/)
 DEBS    += libtracecmd-dev libtracefs-dev libtraceevent-dev
-# Perfetto traces (ingest/perfetto*.c): protobuf-c and its generator, zlib
+# Perfetto traces (ingest/perfetto/): protobuf-c and its generator, zlib
 DEBS    += protobuf-c-compiler libprotobuf-c-dev zlib1g-dev
 # recursive (=): pkg-config runs when a recipe needs it, after the deps are installed
 TRACE_PC = libtracecmd libtracefs libtraceevent
 TRACE_CFLAGS = $(shell pkg-config --cflags $(TRACE_PC) 2>/dev/null)
-# CTF traces (LTTng; ingest/ctf*.c): libbabeltrace2, opened with dlopen, and
+# CTF traces (LTTng; ingest/ctf/*.c): libbabeltrace2, opened with dlopen, and
 # its plugins (source.ctf.fs, filter.utils.muxer); perf.data is read through
-# `perf script` (ingest/perf.c), and the tests record with perf
+# `perf script` (ingest/perf/perf.c), and the tests record with perf
 DEBS    += libbabeltrace2-dev linux-perf
 # tests/e2e/test_foreign_sched.py reads the foreign trace.dat files and CTF
 # folders with the tools themselves, independently of argusq's readers
@@ -73,7 +73,7 @@ CSTD    := -std=c11 -D_GNU_SOURCE
 CFLAGS  ?= -O2 -g -DNDEBUG
 # The command is linked with link-time optimization: the graph thread's
 # calls between graph/, db/wqueue.c and db/evblock_enc.c, and the reader's
-# into ingest/ftrace*.c, cross files on every event, and only the linker
+# into ingest/ftrace/*.c, cross files on every event, and only the linker
 # can inline them there (docs/PERFORMANCE.md has what it saved).  The
 # objects are fat (their ordinary code beside the compiler's intermediate
 # form), so build/libargusq.a links into any program, with or without LTO,
@@ -87,16 +87,16 @@ SYSCALL_HDRS := /usr/include/x86_64-linux-gnu/asm/unistd_64.h /usr/include/x86_6
 
 B       := build
 GEN     := $(B)/gen
-LIB_SRC := $(wildcard base/*.c db/*.c ingest/*.c graph/*.c query/*.c)
+LIB_SRC := $(wildcard base/*.c db/*.c ingest/*.c ingest/*/*.c record/*.c dump/*.c graph/*.c query/*.c)
 Y_SRC   := $(wildcard query/*.y)
-RE_SRC  := $(wildcard ingest/*.re query/*.re)
+RE_SRC  := $(wildcard ingest/*/*.re query/*.re)
 GEN_C   := $(patsubst query/%.y,$(GEN)/%.c,$(Y_SRC)) \
            $(patsubst %.re,$(GEN)/%.c,$(notdir $(RE_SRC))) $(GEN)/syscalls.c
 GEN_H   := $(patsubst query/%.y,$(GEN)/%.h,$(Y_SRC))
-# protoc-c: ingest/NAME.proto -> build/gen/NAME.pb-c.[ch]
-PROTO_SRC := $(wildcard ingest/*.proto)
-GEN_C   += $(patsubst ingest/%.proto,$(GEN)/%.pb-c.c,$(PROTO_SRC))
-GEN_H   += $(patsubst ingest/%.proto,$(GEN)/%.pb-c.h,$(PROTO_SRC))
+# protoc-c: ingest/perfetto/NAME.proto -> build/gen/NAME.pb-c.[ch]
+PROTO_SRC := $(wildcard ingest/perfetto/*.proto)
+GEN_C   += $(patsubst ingest/perfetto/%.proto,$(GEN)/%.pb-c.c,$(PROTO_SRC))
+GEN_H   += $(patsubst ingest/perfetto/%.proto,$(GEN)/%.pb-c.h,$(PROTO_SRC))
 INC     = -I. -I$(GEN) $(TRACE_CFLAGS)
 # LMDB and libedit (with what it needs: libtinfo, libbsd, libmd) are linked
 # statically: loading those five shared objects was 0.5 ms of every one-shot
@@ -104,7 +104,8 @@ INC     = -I. -I$(GEN) $(TRACE_CFLAGS)
 # files come with the -dev packages above.  libtracecmd has no .a in Debian,
 # and loading it (with libtracefs, libtraceevent, libzstd) was another
 # 0.27 ms: it is opened with dlopen when a trace.dat is read or a recording
-# starts (ingest/tracelib.h), so it is not linked at all.
+# starts (ingest/ftrace/tracelib_int.h, record/tracelib_int.h), so it is not
+# linked at all.
 STATIC_LIBS = -llmdb -ledit -ltinfo -lbsd -lmd
 # protobuf-c and zlib (the Perfetto reader) are static too, for the same reason
 STATIC_LIBS += -lprotobuf-c -lz
@@ -172,13 +173,18 @@ $(GEN)/%.c $(GEN)/%.h: query/%.y | $(B)/.deps
 	lemon -q -T$(LEMON_T) -d$(GEN) $<
 	@touch $(GEN)/$*.h # lemon leaves an unchanged header's time: else both are made again at every make
 
-$(GEN)/%.pb-c.c $(GEN)/%.pb-c.h: ingest/%.proto | $(B)/.deps
+$(GEN)/%.pb-c.c $(GEN)/%.pb-c.h: ingest/perfetto/%.proto | $(B)/.deps
 	@mkdir -p $(GEN)
-	protoc-c --proto_path=ingest --c_out=$(GEN) $<
+	protoc-c --proto_path=ingest/perfetto --c_out=$(GEN) $<
 
-$(GEN)/%.c: ingest/%.re | $(B)/.deps
+# a reader family's scanners: ingest/FAMILY/NAME.re -> build/gen/NAME.c (one
+# rule per folder that has a .re; GEN_C names them without their folder)
+define ingest_re2c
+$(GEN)/%.c: $(1)/%.re | $(B)/.deps
 	@mkdir -p $(GEN)
-	re2c -W --no-generation-date -o $@ $<
+	re2c -W --no-generation-date -o $$@ $$<
+endef
+$(foreach d,$(sort $(patsubst %/,%,$(dir $(wildcard ingest/*/*.re)))),$(eval $(call ingest_re2c,$(d))))
 
 $(GEN)/%.c: query/%.re $(GEN_H) | $(B)/.deps
 	@mkdir -p $(GEN)

@@ -1,6 +1,6 @@
 /* cli/admin.c -- the archive's own commands: `argusq compact`, `argusq
  * backup FILE`, `argusq info` (db/manage.c does the work), and `argusq
- * dump` (ingest/argus_dump.c). */
+ * dump` (dump/dump.c). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* cli/ingest.c -- `argusq ingest FILE` and `argusq record -- CMD`:
- * libargusq ingests (lib/ingest.c) and ingest/ records; here the
+ * libargusq ingests (lib/ingest.c) and record/ records; here the
  * progress bar, a pipe or standard input spooled to a file, and the
  * words of the summary. */
 #include <errno.h>
@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "ingest/ingest.h"
 #include "query/query.h"
+#include "record/record.h"
 
 static void ingest_progress(void *ctx, uint64_t bytes, uint64_t total, uint64_t events, const char *phase)
 {
@@ -191,7 +192,7 @@ int cli_ingest(const cli_options *o)
 /* ---- record ---- */
 
 /* The recording's bar: what the kernel's buffers hold so far. */
-static void record_progress(void *ctx, uint64_t bytes, uint64_t events)
+static void bar_of_record(void *ctx, uint64_t bytes, uint64_t events)
 {
     if (bytes == UINT64_MAX)
         progress_end(ctx); /* CMD ended: the summary follows */
@@ -204,7 +205,7 @@ static void record_progress(void *ctx, uint64_t bytes, uint64_t events)
  * own arguments untouched.  Returns the exit status. */
 int cli_record(int argc, char **argv, int first)
 {
-    ingest_record_opts o = {.output = "trace.dat", .log = stderr};
+    record_opts o = {.output = "trace.dat", .log = stderr};
     const char **watch = calloc((size_t)argc, sizeof *watch);
     if (!watch)
         return cli_usage_error("out of memory", NULL);
@@ -260,15 +261,15 @@ int cli_record(int argc, char **argv, int first)
     }
     o.watch = watch;
     o.argv = argv + i;
-    ingest_record_stats st;
+    record_stats st;
     char err[1024] = "";
     progress bar;
     progress_begin(&bar, "record", 0);
     if (bar.on) {
-        o.progress = record_progress;
+        o.progress = bar_of_record;
         o.progress_ctx = &bar;
     }
-    int rc = ingest_record(&o, &st, err, sizeof err);
+    int rc = record_run(&o, &st, err, sizeof err);
     progress_end(&bar);
     free(watch);
     if (rc == 0) {

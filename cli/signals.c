@@ -19,7 +19,7 @@
  * in a command, the third in the REPL, the handler gives SIGINT its
  * default action and raises it.  A signal handler's state, so static: the
  * command's one flag (damaged_msg, below, is written once before any
- * handler can run; `argusq record` has its own, ingest/record.c). */
+ * handler can run; `argusq record` has its own, record/record.c). */
 static volatile sig_atomic_t interrupted;
 
 static void on_interrupt_command(int sig)

@@ -4,7 +4,7 @@
  * reader's promises (fuzz_common.h).  The seeds all start with the
  * mandatory first line, so mutations reach the declarations and events. */
 #include "fuzz_common.h"
-#include "ingest/argus.h"
+#include "ingest/argus/argus_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ingest/ftrace.h"
+#include "ingest/ingest_int.h"
 
 #define FUZZ_PATH "fuzz-input"
 

@@ -4,6 +4,7 @@
  * sink that checks the reader's promises (fuzz_common.h).  Format
  * detection runs on the same bytes first, as ingest_file does. */
 #include "fuzz_common.h"
+#include "ingest/ftrace/ftrace_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

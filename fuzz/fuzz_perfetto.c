@@ -1,12 +1,12 @@
 /* fuzz/fuzz_perfetto.c -- libFuzzer harness of the Perfetto reader
- * (ingest/perfetto*.c): the bytes are a whole trace file, sniffed as
+ * (ingest/perfetto/): the bytes are a whole trace file, sniffed as
  * ingest_file does (a gzip'd head is inflated there), then read from
  * memory by the same two passes, protobuf-c unpacking, compact_sched
  * decoding, compressed_packets inflating and mapping as `argusq ingest`,
  * into the checking sink of fuzz_common.h.  A failed read must say
  * "PATH: byte N: what" (or "PATH:N: what" from the shared mapping). */
 #include "fuzz_common.h"
-#include "ingest/perfetto.h"
+#include "ingest/perfetto/perfetto_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ftrace.h"
+#include "ingest_int.h"
 
 static char *wr(char *q, const void *src, size_t n)
 {

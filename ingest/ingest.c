@@ -13,12 +13,12 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "argus.h"
-#include "ctf.h"
-#include "ftrace.h"
-#include "perf.h"
-#include "ingest.h"
-#include "perfetto.h"
+#include "ingest_int.h"
+#include "argus/argus_int.h"
+#include "ctf/ctf_int.h"
+#include "ftrace/ftrace_int.h"
+#include "perf/perf_int.h"
+#include "perfetto/perfetto_int.h"
 
 
 const char *ingest_format_name(ingest_format f)

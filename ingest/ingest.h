@@ -6,7 +6,6 @@
  *
  *   ingest_detect   guess the format from the first bytes of the file
  *   ingest_file     read a whole file into a sink
- *   ingest_record   record a system-wide trace.dat while a command runs
  *
  * Errors name the file and line: "trace.txt:812: bad timestamp". */
 #ifndef ARGUSQ_INGEST_H
@@ -29,7 +28,7 @@ typedef enum ingest_format {
     INGEST_CTF,               /* a folder of CTF traces (LTTng, perf data convert --to-ctf; an LTTng session) */
     INGEST_PERF_SCRIPT,       /* `perf script` text of tracepoints (perf sched record) */
     INGEST_PERF_DATA,         /* perf.data ("PERFILE2"), read through `perf script` */
-    INGEST_PERFETTO,          /* Perfetto's protobuf Trace (plain or gzip'd; ingest/perfetto.c) */
+    INGEST_PERFETTO,          /* Perfetto's protobuf Trace (plain or gzip'd; ingest/perfetto/perfetto.c) */
 } ingest_format;
 
 const char *ingest_format_name(ingest_format f); /* "ftrace-trace", ... */
@@ -77,7 +76,7 @@ typedef struct ingest_sink {
 typedef struct ingest_meta {
     char host[64], kernel[128], arch[32], clock[32], recorder[128];
     uint32_t cpus;
-    /* argusq record's own marker, written as the command ended (record.c):
+    /* argusq record's own marker, written as the command ended (record/record.c):
      * the command line, its start (UTC, ISO 8601), run time in seconds and
      * exit status */
     char command[512], started[32], duration[32], status[16];
@@ -130,21 +129,11 @@ int ingest_file_opts(const char *path, const ingest_sink *sink, const ingest_opt
 int ingest_file(const char *path, const ingest_sink *sink, ingest_format *format, ingest_stats *st,
                 char *err, size_t errlen);
 
-/* ---- dump and restore (argus_dump.c, argus_restore.c) ----
+/* ---- reading a dump (argus_restore.c) ----
  *
- * `argusq dump`: a committed trace written as an Argus trace with argusq's
- * dump extensions (docs/ARGUS-DUMP.md): its labels, user rules, symbols,
- * threads and processes (with their renames), and every event with all
- * its fields and attributes, so that `argusq ingest` of the file gives the
- * same events, nodes and edges. */
-typedef struct ingest_dump_stats {
-    uint64_t events, declarations, labels, rules, symbols;
-} ingest_dump_stats;
-
-/* Writes trace `trace` of a to out (which the caller opens and closes).
- * generator: "argusq 0.1.0", for the file's comment.  Returns 0 or -1. */
-int ingest_dump(db_archive *a, const char *trace, FILE *out, const char *generator, ingest_dump_stats *st,
-                db_error *de);
+ * `argusq dump` (dump/dump.h) writes a trace as an Argus trace with
+ * argusq's dump extensions (docs/ARGUS-DUMP.md); the Argus reader reads it
+ * back into the same events, nodes and edges. */
 
 /* A dump's header: what must be known before its ingest begins (the
  * trace's format, which the graph's rules depend on, its name, labels
@@ -167,6 +156,11 @@ typedef struct ingest_dump_head {
 int ingest_dump_head_read(const char *path, ingest_dump_head *h, char *err, size_t errlen);
 void ingest_dump_head_free(ingest_dump_head *h);
 
+/* The word a dump gives an event's context (@ctx=, a db_ctx): "thread",
+ * "hardirq", "softirq", "unknown"; the reader takes back these words and
+ * no others, so the writer (dump/dump.c) names contexts with this. */
+const char *ingest_argus_ctx_name(int ctx);
+
 /* ---- two cores (pipe.c) ----
  *
  * ingest_file with the reader in a second thread: it parses the file while
@@ -177,45 +171,5 @@ void ingest_dump_head_free(ingest_dump_head *h);
  * ("PATH: message").  Without a second thread it is ingest_file. */
 int ingest_file_threaded(const char *path, const ingest_sink *sink, const ingest_opts *opts, ingest_format *format,
                          ingest_stats *st, char *err, size_t errlen);
-
-/* ---- recording (record.c, record_watch.c) ----
- *
- * `argusq record`: sets up tracefs with libtracefs (the events the ftrace
- * mapping uses, trace clock "mono", record-tgid, an overwriting ring buffer
- * of max_mb MiB), runs argv while tracing system-wide, then saves the ring
- * buffers as a trace.dat with libtracecmd and restores every tracing
- * setting it changed, on success, error and SIGINT/SIGTERM alike. */
-
-#define INGEST_RECORD_DEFAULT_MB 64u
-
-typedef struct ingest_record_opts {
-    const char *output;       /* the trace.dat to write */
-    unsigned max_mb;          /* ring buffer, all CPUs together; 0: the default */
-    const char *events;       /* "sys:event,..." ("default" = the default set); NULL: default */
-    const char *const *watch; /* global variables of argv[0] to watch (--watch) */
-    size_t nwatch;
-    char *const *argv;        /* CMD ARGS..., NULL-terminated */
-    FILE *log;                /* progress and summary lines, or NULL */
-    /* called about five times a second while CMD runs, with what the
-     * kernel's buffers hold so far (bytes, events), and once with
-     * UINT64_MAX, UINT64_MAX when CMD has ended; may be NULL */
-    void (*progress)(void *ctx, uint64_t bytes, uint64_t events);
-    void *progress_ctx;
-} ingest_record_opts;
-
-typedef struct ingest_record_stats {
-    int cmd_status;     /* wait status of CMD */
-    int cpus;
-    unsigned long long data_bytes; /* ring buffer pages saved */
-    unsigned long long overrun;    /* oldest events the full ring buffer overwrote */
-    unsigned long long file_bytes; /* size of the trace.dat */
-} ingest_record_stats;
-
-/* The default event list, "system:event,..." */
-const char *ingest_record_default_events(void);
-
-/* Returns 0 (the trace was written), -1 (err: what failed), or -2 (err:
- * why this machine cannot trace: not root, no tracefs). */
-int ingest_record(const ingest_record_opts *o, ingest_record_stats *st, char *err, size_t errlen);
 
 #endif

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ftrace.h"
+#include "ingest_int.h"
 
 /* 32 MB: slack for the graph's stops (it waits on the writer's queue
  * while the writer commits and syncs a batch: 0.24 s of a Perfetto ingest

@@ -1,5 +1,5 @@
 /* ingest/reorder.c -- the reorder window between a text reader and its
- * sink (ftrace.h says what it promises).  Each event travels with the
+ * sink (ingest_int.h says what it promises).  Each event travels with the
  * declarations its line made (a rename belongs to the event that showed
  * it), as one group of sink calls (calls.c); groups wait in time order
  * and leave, oldest first, once the window is full or the read ends.
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ftrace.h"
+#include "ingest_int.h"
 
 typedef struct group {
     uint64_t ts;

@@ -1,17 +1,17 @@
-/* lib/dump.c -- a trace written out as an Argus trace (ingest/argus_dump.c):
+/* lib/dump.c -- a trace written out as an Argus trace (dump/dump.c):
  * for the long term, or for another machine's archive (argusq.fleet takes
  * an anomaly's trace to the workers whose archives it is compared with). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ingest/ingest.h"
+#include "dump/dump.h"
 #include "lib_int.h"
 
 /* The dump into path, through db_outfile: path is never half a dump, and
  * a failed dump leaves the file that was there. */
 static int dump_to_file(db_archive *a, const char *trace, const char *path, const char *generator,
-                        ingest_dump_stats *st, db_error *de, int *code)
+                        dump_stats *st, db_error *de, int *code)
 {
     db_outfile o;
     if (db_outfile_open(&o, path, 0, de)) {
@@ -19,7 +19,7 @@ static int dump_to_file(db_archive *a, const char *trace, const char *path, cons
         return -1;
     }
     setvbuf(o.f, NULL, _IOFBF, 1 << 20);
-    if (ingest_dump(a, trace, o.f, generator, st, de)) {
+    if (dump_trace(a, trace, o.f, generator, st, de)) {
         db_outfile_abort(&o);
         return -1;
     }
@@ -44,11 +44,11 @@ int argusq_dump(argusq_archive *a, const char *trace, const char *path, argusq_d
         return lib_fail(err, ARGUSQ_ERR_USAGE, "no trace \"%s\" in %s", trace, a->path);
     if (got == 0)
         return lib_fail(err, ARGUSQ_ERR_USAGE, "%s holds no trace to dump", a->path);
-    ingest_dump_stats st = {0};
+    dump_stats st = {0};
     int code = ARGUSQ_ERR_ARCHIVE, rc;
     const char *generator = "argusq " ARGUSQ_VERSION;
     if (strcmp(path, "-") == 0) {
-        rc = ingest_dump(a->db, t.name, stdout, generator, &st, &de);
+        rc = dump_trace(a->db, t.name, stdout, generator, &st, &de);
         if (rc == 0 && fflush(stdout) != 0) {
             code = ARGUSQ_ERR_IO;
             snprintf(de.msg, sizeof de.msg, "standard output: %s", strerror(errno));

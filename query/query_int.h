@@ -274,7 +274,7 @@ int query_path_fail(int rc, db_reader *r, const query_stmt *st, const db_error *
 void query_print_path(query_session *s, const query_path *p, bool back); /* table, csv, json */
 int query_output_path(query_session *s, db_reader *r, const query_path *p, bool back, query_error *err);
 
-/* ---- views (view.c: DOT and SVG; perfetto.c: Chrome JSON trace events) ----
+/* ---- views (view.c: DOT and SVG; export_perfetto.c: Chrome JSON trace events) ----
  * A statement that returns nodes (find nodes, show node, slice,
  * transaction, diagnose, compare path) collects them, and the edges
  * between them, into a view, from one trace or two (the anomaly and the
@@ -286,8 +286,8 @@ typedef struct query_view_node {
     db_node n;
     uint8_t grp;   /* the trace: index into query_view.r */
     bool start;    /* where the statement started (drawn highlighted) */
-    uint32_t track; /* perfetto.c: the output thread track */
-    uint64_t wait_from; /* perfetto.c: where the slices of its wait may start on its track */
+    uint32_t track; /* export_perfetto.c: the output thread track */
+    uint64_t wait_from; /* export_perfetto.c: where the slices of its wait may start on its track */
     /* fold.c (DOT, SVG): 1 + the index of the node its fold is drawn as, 0
      * none; the fold's own node: the repetitions it stands for, of how many
      * nodes each, and when the last of them ended */
@@ -327,7 +327,7 @@ int query_view_fold(query_view *v); /* items[0] is a start */
 /* Prints the view in s->format (DOT, SVG through `dot`, Perfetto JSON). */
 int query_view_print(query_session *s, query_view *v, query_error *err);
 void query_view_free(query_view *v);
-/* for perfetto.c: sorts and merges duplicates; a node by group and id */
+/* for export_perfetto.c: sorts and merges duplicates; a node by group and id */
 void query_view_sort(query_view *v);
 const query_view_node *query_view_find(const query_view *v, int grp, uint32_t id);
 /* The node's telling events (its normal form, most telling first), as

@@ -2,7 +2,7 @@
  * returns nodes collects, printed as Graphviz DOT (nodes grouped by
  * process, labelled with thread, time span and telling events, edges
  * styled by kind), as SVG (that DOT through Graphviz's `dot -Tsvg`), or as
- * Chrome JSON trace events (perfetto.c). */
+ * Chrome JSON trace events (export_perfetto.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>

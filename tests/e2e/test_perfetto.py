@@ -93,7 +93,7 @@ def named_tids(path):
     return {t for t in named if t}, renamed, events[0]
 
 
-# FtraceEvent's fields that ingest/perfetto.proto (the subset protobuf-c
+# FtraceEvent's fields that ingest/perfetto/perfetto.proto (the subset protobuf-c
 # unpacks) holds; the others' messages argusq reads from their bytes
 SUBSET = {3, 4, 11, 13, 17, 18, 20, 24, 25, 36, 37, 45, 50, 51, 56, 57, 58, 59, 114, 125, 126,
           235, 236, 237, 238, 239, 240, 329, 330}
@@ -337,7 +337,7 @@ class Perfetto(ArchiveCase):
 
     def test_fields_of_other_messages(self):
         """Events whose message perfetto.proto leaves out carry their
-        fields, by Perfetto's published schema (ingest/perfetto_other*.c),
+        fields, by Perfetto's published schema (ingest/perfetto/perfetto_other*.c),
         as decoded here by the wire walk, in the pairs of the tracefs text
         the kernel prints for them (TEXT): signed values with their sign,
         strings without a trailing newline."""

@@ -1,4 +1,4 @@
-/* tests/unit/test_argus.c -- the Argus trace format reader (ingest/argus.c,
+/* tests/unit/test_argus.c -- the Argus trace format reader (ingest/argus/argus.c,
  * argus_event.c, argus_lex.re) on small files written by the test, and the
  * `argus:` markers of ftrace text on the recorded tests/traces/markers.*.
  *
@@ -27,7 +27,7 @@
 #include <cmocka.h>
 
 #include "db/db.h"
-#include "ingest/argus.h"
+#include "ingest/argus/argus_int.h"
 #include "ingest/ingest.h"
 
 /* ---- a recording sink: every call, in order, as one line of text ---- */

@@ -1,5 +1,5 @@
 /* tests/unit/test_calls.c -- sink calls as bytes (ingest/calls.c, the
- * inline event call of ingest/ftrace.h) and the ingest pipe
+ * inline event call of ingest/ingest_int.h) and the ingest pipe
  * (ingest/pipe.c): replayed calls are the calls made, and a file read in
  * a second thread gives the sink exactly what reading it in this one
  * does, across many batches. */
@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "db/db.h"
-#include "ingest/ftrace.h"
+#include "ingest/ingest_int.h"
 #include "ingest/ingest.h"
 
 #include "ftrace_rec.h"

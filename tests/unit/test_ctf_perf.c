@@ -14,10 +14,10 @@
 #include <cmocka.h>
 
 #include "db/db.h"
-#include "ingest/ctf.h"
-#include "ingest/ftrace.h"
+#include "ingest/ctf/ctf_int.h"
+#include "ingest/ftrace/ftrace_map_int.h"
 #include "ingest/ingest.h"
-#include "ingest/perf.h"
+#include "ingest/perf/perf_int.h"
 
 #include "ftrace_rec.h"
 

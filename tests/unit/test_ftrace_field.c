@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "db/db.h"
-#include "ingest/ftrace.h"
+#include "ingest/ftrace/ftrace_int.h"
 #include "ingest/ingest.h"
 
 #include "ftrace_rec.h"
@@ -356,29 +356,29 @@ static void test_decimal_numbers(void **state)
     (void)state;
     uint64_t v = 7;
     const char *max = "18446744073709551615";
-    assert_true(ingest_ft_dec_u64(max, 20, &v));
+    assert_true(ingest_dec_u64(max, 20, &v));
     assert_true(v == UINT64_MAX);
-    assert_false(ingest_ft_dec_u64("18446744073709551616", 20, &v));
-    assert_false(ingest_ft_dec_u64("99999999999999999999", 20, &v));
-    assert_false(ingest_ft_dec_u64("123456789012345678901", 21, &v));
-    assert_true(ingest_ft_dec_u64("9999999999999999999", 19, &v));
+    assert_false(ingest_dec_u64("18446744073709551616", 20, &v));
+    assert_false(ingest_dec_u64("99999999999999999999", 20, &v));
+    assert_false(ingest_dec_u64("123456789012345678901", 21, &v));
+    assert_true(ingest_dec_u64("9999999999999999999", 19, &v));
     assert_true(v == 9999999999999999999ull);
-    assert_true(ingest_ft_dec_u64("0000000000000000042", 19, &v) && v == 42);
-    assert_true(ingest_ft_dec_u64("00000000000000000042", 20, &v) && v == 42);
+    assert_true(ingest_dec_u64("0000000000000000042", 19, &v) && v == 42);
+    assert_true(ingest_dec_u64("00000000000000000042", 20, &v) && v == 42);
     uint64_t want = 0;
     char buf[21];
     for (int n = 1; n <= 19; n++) {
         buf[n - 1] = (char)('0' + n % 10);
         want = want * 10 + (uint64_t)(n % 10);
-        assert_true(ingest_ft_dec_u64(buf, (size_t)n, &v));
+        assert_true(ingest_dec_u64(buf, (size_t)n, &v));
         assert_true(v == want);
     }
-    assert_false(ingest_ft_dec_u64("", 0, &v));
-    assert_false(ingest_ft_dec_u64("12a4", 4, &v));
-    assert_false(ingest_ft_dec_u64("-1", 2, &v));
-    assert_false(ingest_ft_dec_u64("1/", 2, &v)); /* '/' is '0' - 1 */
-    assert_false(ingest_ft_dec_u64("1:", 2, &v)); /* ':' is '9' + 1 */
-    assert_false(ingest_ft_dec_u64("1\xe9", 2, &v));
+    assert_false(ingest_dec_u64("", 0, &v));
+    assert_false(ingest_dec_u64("12a4", 4, &v));
+    assert_false(ingest_dec_u64("-1", 2, &v));
+    assert_false(ingest_dec_u64("1/", 2, &v)); /* '/' is '0' - 1 */
+    assert_false(ingest_dec_u64("1:", 2, &v)); /* ':' is '9' + 1 */
+    assert_false(ingest_dec_u64("1\xe9", 2, &v));
 }
 
 /* ingest_fmt_i64_03 prints as "%03lld": the three digits of 0-999 at

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "db/db.h"
-#include "ingest/ftrace.h"
+#include "ingest/ftrace/ftrace_int.h"
 #include "ingest/ingest.h"
 
 #include "ftrace_rec.h"

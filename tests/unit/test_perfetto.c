@@ -1,4 +1,4 @@
-/* tests/unit/test_perfetto.c -- the Perfetto reader (ingest/perfetto*.c)
+/* tests/unit/test_perfetto.c -- the Perfetto reader (ingest/perfetto/)
  * fed traces built here, field by field, with a small protobuf writer and
  * the field numbers of Perfetto's published schema: a full-form
  * sched_switch bundle, the same scheduling as a compact_sched bundle
@@ -18,10 +18,9 @@
 #include <cmocka.h>
 
 #include "db/db.h"
-#include "ingest/ftrace.h"
+#include "ingest/ftrace/ftrace_map_int.h"
 #include "ingest/ingest.h"
-#include "ingest/perfetto.h"
-#include "ingest/perfetto_int.h"
+#include "ingest/perfetto/perfetto_int.h"
 
 #include "ftrace_rec.h"
 #include "pb_build.h"

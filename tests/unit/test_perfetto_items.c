@@ -1,5 +1,5 @@
 /* tests/unit/test_perfetto_items.c -- the Perfetto reader's self-contained
- * held events (ingest/perfetto_int.h's pf_item forms, perfetto_comms.c,
+ * held events (ingest/perfetto/perfetto_int.h's pf_item forms, perfetto_comms.c,
  * perfetto_map.c's ingest_pf_names with own, the keep of perfetto.c and
  * perfetto_fast.c's ingest_pf_keep_event): the intern table of comms; a
  * full sched_switch, wakeup, cpu_idle, cpu_frequency, print, binder
@@ -21,10 +21,9 @@
 #include <cmocka.h>
 
 #include "db/db.h"
-#include "ingest/ftrace.h"
+#include "ingest/ftrace/ftrace_map_int.h"
 #include "ingest/ingest.h"
-#include "ingest/perfetto.h"
-#include "ingest/perfetto_int.h"
+#include "ingest/perfetto/perfetto_int.h"
 
 #include "ftrace_rec.h"
 #include "pb_build.h"

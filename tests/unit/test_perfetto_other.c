@@ -1,5 +1,5 @@
 /* tests/unit/test_perfetto_other.c -- the FtraceEvents the schema subset
- * leaves out (ingest/perfetto_other.c): sub-messages written here byte by
+ * leaves out (ingest/perfetto/perfetto_other.c): sub-messages written here byte by
  * byte, with the field numbers of Perfetto's published schema, decoded
  * to their pairs (an unsigned, a negative int32, a string, fields and
  * events the table does not name, generic, fixed-size values), corrupt
@@ -17,11 +17,10 @@
 #include <cmocka.h>
 
 #include "db/db.h"
-#include "ingest/ftrace.h"
+#include "ingest/ftrace/ftrace_map_int.h"
 #include "ingest/ingest.h"
-#include "ingest/perfetto.h"
-#include "ingest/perfetto_int.h"
-#include "ingest/perfetto_other.h"
+#include "ingest/perfetto/perfetto_int.h"
+#include "ingest/perfetto/perfetto_other_int.h"
 
 #include "ftrace_rec.h"
 #include "pb_build.h"

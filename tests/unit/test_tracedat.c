@@ -1,4 +1,4 @@
-/* tests/unit/test_tracedat.c -- the trace.dat reader (ingest/tracedat.c):
+/* tests/unit/test_tracedat.c -- the trace.dat reader (ingest/ftrace/tracedat.c):
  * tests/traces/lockchain-anomaly.dat must give exactly the events of its
  * `trace-cmd report -l` text in both print forms -- printed with
  * libtraceevent's plugins (lockchain-anomaly.txt) and without
