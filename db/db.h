@@ -24,6 +24,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../base/base.h"
+
 /* ---- the Argus event vocabulary (paper/000 table of event types) ---- */
 typedef enum db_evtype {
     DB_EV_RAW = 0,          /* a source event the mapping does not use; kept */

@@ -269,56 +269,6 @@ size_t db_label_key(unsigned char *k, uint32_t trace, const char *key);
  * the end of the buffer or past 64 bits */
 unsigned char *db_uv_put(unsigned char *p, uint64_t v);
 uint64_t db_uv_get(const unsigned char **p, const unsigned char *end, bool *bad);
-/* ---- a stable LSD radix sort by a 32-bit key: keysort.c's edges by
- * node, writer.c's node records by id ----
- * The bits a key - lo needs, for keys in [lo, lo + span]; the width of a
- * digit when they are shared out evenly over passes of at most `most`
- * bits (0 when the keys are all the same). */
-static inline unsigned db_radix_bits(uint32_t span) { return span ? 32 - (unsigned)__builtin_clz(span) : 0; }
-static inline unsigned db_radix_width(unsigned bits, unsigned most)
-{
-    unsigned passes = (bits + most - 1) / most;
-    return passes ? (bits + passes - 1) / passes : 0;
-}
-
-/* Sorts n elements of size bytes at src by their uint32_t at key_off,
- * stably (ties in their order), one pass a digit of key - lo (keys in
- * [lo, lo + span]): bits in all (db_radix_bits(span)), width a digit,
- * count 2^width counters; the elements move between src and dst, and the
- * array they end in is returned.  Inline, so that size and key_off are
- * constants where it is called (the copies then are a few moves, as a
- * struct assignment's).  A pass clears and sums only the counters its
- * digits can reach (the last pass's: span's top digit and below), not all
- * 2^width. */
-static inline void *db_radix_u32(void *src, void *dst, size_t n, size_t size, size_t key_off, uint32_t lo,
-                                 uint32_t span, unsigned bits, unsigned width, uint32_t *count)
-{
-    uint32_t mask = (uint32_t)(((uint64_t)1 << width) - 1);
-    for (unsigned shift = 0; shift < bits; shift += width) {
-        const unsigned char *s = src;
-        unsigned char *d = dst;
-        uint32_t k, top = span >> shift < mask ? span >> shift : mask; /* the largest digit */
-        memset(count, 0, ((size_t)top + 1) * sizeof *count);
-        for (size_t i = 0; i < n; i++) {
-            memcpy(&k, s + i * size + key_off, sizeof k);
-            count[(k - lo) >> shift & mask]++;
-        }
-        for (uint32_t v = 0, at = 0; v <= top; v++) {
-            uint32_t c = count[v];
-            count[v] = at;
-            at += c;
-        }
-        for (size_t i = 0; i < n; i++) {
-            memcpy(&k, s + i * size + key_off, sizeof k);
-            memcpy(d + (size_t)count[(k - lo) >> shift & mask]++ * size, s + i * size, size);
-        }
-        void *t = src;
-        src = dst;
-        dst = t;
-    }
-    return src;
-}
-
 /* db_uv_put's loop, for callers outside codec.c that put a few varints
  * per call (the signature index's two a signature), where a call each
  * would cost more than the work */
@@ -385,51 +335,6 @@ size_t db_normbuf_count(const db_normbuf *b);
 int db_normbuf_add(db_normbuf *b, uint32_t hash, const char *text, size_t len);
 int db_normbuf_flush(db_normbuf *b, db_normbuf_put put, void *ctx);
 
-/* ---- an array that grows: room for `need` elements of `size` bytes in
- * *p, whose capacity is *cap elements (doubled, at least 64); false when
- * out of memory, *p as it was ---- */
-static inline bool db_grow(void **p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return true;
-    size_t c = *cap ? *cap * 2 : 64;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, c * size);
-    if (!q)
-        return false;
-    *p = q;
-    *cap = c;
-    return true;
-}
-
-/* ---- a 64-bit key to an index of the caller's array (slots.c) ---- */
-typedef struct db_slots {
-    uint64_t *key;
-    uint32_t *ix; /* index + 1, 0 for an empty slot */
-    size_t n, used;
-} db_slots;
-/* a key's first slot (n: a power of two) */
-static inline size_t db_slots_home(uint64_t key, size_t n)
-{
-    return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (n - 1);
-}
-/* the index, or -1.  Inline: the writer's indexes look up a thread or
- * a thread key per event and per node */
-static inline long db_slots_get(const db_slots *s, uint64_t key)
-{
-    if (!s->n)
-        return -1;
-    for (size_t i = db_slots_home(key, s->n);; i = (i + 1) & (s->n - 1)) {
-        if (!s->ix[i])
-            return -1;
-        if (s->key[i] == key)
-            return (long)s->ix[i] - 1;
-    }
-}
-int db_slots_put(db_slots *s, uint64_t key, uint32_t index); /* 0, -1 out of memory */
-void db_slots_free(db_slots *s);
-
 /* ---- a table's last leaf page, as its appends fill it (writer.c,
  * tail_put) ----
  * LMDB 0.9's layout: a page's header is 16 bytes; a leaf node is 8 bytes
@@ -470,7 +375,7 @@ typedef struct db_thrix_chunk {
 struct db_thrindex {
     db_thrix_chunk *c;
     size_t n, cap;
-    db_slots slots; /* tid -> chunk */
+    base_slots slots; /* tid -> chunk */
     size_t pending; /* bytes in open chunks */
     size_t held;    /* bytes of chunks and their buffers, open or not */
     unsigned key_bytes; /* 4 (a tid) or 8 (an object) */
@@ -487,7 +392,7 @@ int db_thrindex_add_more(db_thrindex *t, uint32_t trace, uint64_t key, uint64_t 
 static inline __attribute__((always_inline)) bool db_thrindex_add_fast(db_thrindex *t, uint64_t key, uint64_t ts,
                                                                        uint64_t id)
 {
-    long i = db_slots_get(&t->slots, key);
+    long i = base_slots_get(&t->slots, key);
     if (i >= 0) {
         db_thrix_chunk *c = &t->c[i];
         if (c->len + 10 <= c->lim && ts >= c->last_ts && id > c->last_id && id - c->last_id < 0x80 &&
@@ -569,7 +474,7 @@ int db_wsync_scan_time(db_wq *q, db_writer *w, db_event_cb cb, void *ctx, db_err
  * A lookup that misses is for the archive to answer; set keeps a copy
  * (or nothing, past its bound). */
 typedef struct db_names {
-    db_slots thr_ix, proc_ix;
+    base_slots thr_ix, proc_ix;
     db_thread *thr;
     char (*proc)[DB_NAME_MAX];
     size_t nthr, thr_cap, nproc, proc_cap;

@@ -110,7 +110,7 @@ struct db_writer {
     int64_t pages_left;
     int64_t patch_w, node_w, key_w; /* the three above in 1/4096 pages, rounded up */
     bool pages_unbounded;           /* one of them is not (pages_weigh) */
-    db_slots runs;      /* the chunk runs the batch put into (count_chunk) */
+    base_slots runs;      /* the chunk runs the batch put into (count_chunk) */
     uint64_t batch_ops; /* DB_BATCH_OPS, or $ARGUSQ_BATCH_OPS (tests) */
     bool batch_nosync;  /* $ARGUSQ_BATCH_SYNC=0: batches unsynced (make bench) */
     uint64_t last_ts;   /* of the previous event: is the trace in time order? */
@@ -399,19 +399,19 @@ static int edges_put(void *ctx, int side, const db_edge_rec *recs, size_t n)
             int got;
             db_edgeblk_begin(&it, &key, &v);
             while ((got = db_edgeblk_next(&it, &r)) == 1) {
-                if (!db_grow((void **)&w->emerge, &w->emerge_cap, stored + 1 + n, sizeof r))
+                if (!base_grow((void **)&w->emerge, &w->emerge_cap, stored + 1 + n, sizeof r))
                     return -1;
                 w->emerge[stored++] = r;
             }
             if (got < 0)
                 return MDB_CORRUPTED;
         }
-        if (!db_grow((void **)&w->emerge, &w->emerge_cap, stored + n, sizeof *recs))
+        if (!base_grow((void **)&w->emerge, &w->emerge_cap, stored + n, sizeof *recs))
             return -1;
         n = merge_recs(w, stored, recs, n);
         recs = w->emerge;
     }
-    if (!db_grow((void **)&w->ebuf, &w->ebuf_cap, n * DB_EDGE_REC_MAX, 1))
+    if (!base_grow((void **)&w->ebuf, &w->ebuf_cap, n * DB_EDGE_REC_MAX, 1))
         return -1;
     MDB_val key = {sizeof k, k}, val = {db_edgeblk_encode(recs, n, w->ebuf), w->ebuf};
     unsigned flags = append_flag(w, dbi, k, sizeof k);
@@ -595,7 +595,7 @@ static size_t chunk_run(int dbi, size_t klen)
  * one table then share a name), then its bytes past them; a word at a
  * time, not FNV-1a's byte at a time.  The words big-endian, so that the
  * thread is in their low bits: read as they lie, a thread's low bits went
- * to the high ones, and most names shared their slot (db_slots_home). */
+ * to the high ones, and most names shared their slot (base_slots_home). */
 static uint64_t run_hash(int dbi, const unsigned char *k, size_t klen)
 {
     const uint64_t mul = 0x100000001b3ull;
@@ -619,11 +619,11 @@ static inline __attribute__((always_inline)) void count_chunk(db_writer *w, uint
         count_put(w, 0, bytes);
         return;
     }
-    if (fresh ? *fresh : db_slots_get(&w->runs, h) < 0) {
+    if (fresh ? *fresh : base_slots_get(&w->runs, h) < 0) {
         w->touched += 1024;
         w->pages_left -= 4096;
         if (!fresh)
-            (void)db_slots_put(&w->runs, h, 0); /* out of memory: the next counts a page again */
+            (void)base_slots_put(&w->runs, h, 0); /* out of memory: the next counts a page again */
     }
     w->appended += 2 * (bytes + 10);
     w->pages_left -= 2 * ((int64_t)bytes + 10);
@@ -836,12 +836,12 @@ static bool place_nodes(db_writer *w, uint32_t lo, uint32_t hi)
 static bool radix_nodes(db_writer *w, uint32_t lo, uint32_t hi)
 {
     size_t n = w->nnref;
-    unsigned bits = db_radix_bits(hi - lo), width = db_radix_width(bits, DB_NREF_DIGIT_MAX);
+    unsigned bits = base_radix_bits(hi - lo), width = base_radix_width(bits, DB_NREF_DIGIT_MAX);
     struct nref *tmp = malloc(n * sizeof *tmp);
     uint32_t *count = malloc(((size_t)1 << width) * sizeof *count);
     bool ok = tmp && count;
     if (ok) {
-        struct nref *src = db_radix_u32(w->nref, tmp, n, sizeof *tmp, offsetof(struct nref, id), lo, hi - lo, bits, width,
+        struct nref *src = base_radix_u32(w->nref, tmp, n, sizeof *tmp, offsetof(struct nref, id), lo, hi - lo, bits, width,
                                          count);
         if (src != w->nref)
             memcpy(w->nref, src, n * sizeof *src);
@@ -925,7 +925,7 @@ static void writer_free(db_writer *w)
         close(w->lock_fd);
     db_keysort_free(w->ks);
     db_chunkq_free(w->chunks);
-    db_slots_free(&w->runs);
+    base_slots_free(&w->runs);
     free_events(w);
     free(w);
 }
@@ -1046,7 +1046,7 @@ static int flush(db_writer *w, db_error *err)
         return commit_fail(w, rc, err);
     w->flushed = true;
     w->ops = w->touched = w->appended = 0;
-    db_slots_free(&w->runs);
+    base_slots_free(&w->runs);
     db_chunkq_end_batch(w->chunks);
     trim_map(w);
     rc = mdb_txn_begin(w->a->env, NULL, 0, &w->txn);
