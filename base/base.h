@@ -1,7 +1,9 @@
 /* base/base.h -- what every stage shares and no stage owns: the machines
  * argusq knows, each with its kernel's syscall table; and the small
  * general tools of memory and order the stages build on (an array that
- * grows, a map from a 64-bit key to an array index, in-memory sorts).
+ * grows, a map from a 64-bit key to an array index, in-memory sorts,
+ * spare buffers, short copies, numbers in decimal) and files written
+ * whole (base/outfile.c).
  *
  * A raw syscall event gives a number; its name is the machine's (NR 240 is
  * futex on 32-bit ARM and i386, mq_open on x86-64), so a reader names it
@@ -14,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +38,113 @@ const char *base_arch_syscall(const base_arch *a, uint64_t nr);
 /* The number of the syscall called name (len bytes) on a: true and *nr,
  * or false if a has none of that name. */
 bool base_arch_syscall_nr(const base_arch *a, const char *name, size_t len, uint32_t *nr);
+
+/* ---- short copies ---- */
+/* Copies n bytes, a short string's (a value's or key's text, a name: the
+ * block encoder's, and the readers' attributes) without a call: 1 to 16
+ * in two overlapping loads and stores, reading and writing nothing past
+ * them; longer by memcpy.  (Two of 16 bytes for 17 to 32 saved the block
+ * encoder less than they cost the readers, inlined in every attribute
+ * they write.)  Most new values of an event block are short text, once
+ * written and numbered by a call to memcpy each (put_bytes, str_add), as
+ * was every name the memo keeps; in the readers, the two copies of an
+ * attribute (key and value) by memcpy's calls were a noticeable part of a
+ * Perfetto ingest's reading thread. */
+static inline void base_copy_short(char *d, const char *s, size_t n)
+{
+    if (n >= 8 && n <= 16) {
+        uint64_t a, b;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + n - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy(d + n - 8, &b, 8);
+    } else if (n >= 4 && n < 8) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        memcpy(d, &a, 4);
+        memcpy(d + n - 4, &b, 4);
+    } else if (n && n < 4) {
+        d[0] = s[0];
+        d[n / 2] = s[n / 2];
+        d[n - 1] = s[n - 1];
+    } else if (n)
+        memcpy(d, s, n);
+}
+
+/* ---- numbers in decimal (base/fmt.c) ----
+ * v in decimal at b (room for 20 digits), no NUL; returns the length.
+ * One writer of numbers for every stage (readers' attributes, node
+ * names, normal forms, result tables): printf's format parsing cost a
+ * tenth of a one-shot query and more of an ingest. */
+size_t base_fmt_u64(char *b, uint64_t v);
+
+/* ---- spare byte buffers, the last given back first (base/bufstack.c) ----
+ * The ingest's pipe (ingest/pipe.c) passes batches of bytes from the
+ * reading thread to the graph's in a ring of slots.  A slot takes a
+ * buffer from here when it is begun and gives it back once read, so an
+ * ingest touches as many buffers as the pipe held at its fullest, not the
+ * ring's bound (a ring whose slots kept their buffers cycled through all
+ * of them), and the buffer filled next is the one read last.  Not locked:
+ * the caller holds its own mutex. */
+#define BASE_BUFSTACK_MAX 64
+typedef struct base_bufstack {
+    char *buf[BASE_BUFSTACK_MAX];
+    size_t cap[BASE_BUFSTACK_MAX];
+    size_t n;    /* buffers kept */
+    size_t size; /* a new one's bytes */
+} base_bufstack;
+
+void base_bufstack_init(base_bufstack *s, size_t size);
+/* The buffer given back last, else a new one of s->size bytes; *cap its
+ * bytes.  NULL when out of memory (*cap 0). */
+char *base_bufstack_take(base_bufstack *s, size_t *cap);
+/* buf (cap bytes, NULL: nothing) kept for the next take; freed when the
+ * stack is full. */
+void base_bufstack_give(base_bufstack *s, char *buf, size_t cap);
+void base_bufstack_free(base_bufstack *s);
+
+/* ---- files written for the user (base/outfile.c) ----
+ * A file at a path the user named (export, dump, backup, record's
+ * trace.dat), written under a temporary name beside it and renamed over
+ * it once whole: a failure or a crash leaves the old file as it was and
+ * no part of the new one.  The new file has the mode fopen gives, 0666
+ * less the umask, or the old file's mode (and, as far as this process
+ * may, its owner); a symbolic link's target is replaced, the link kept.
+ * A path that is not a regular file (a FIFO, /dev/stdout) is written in
+ * place, as fopen would: there is nothing there to keep.
+ *
+ *   base_outfile o;
+ *   if (base_outfile_open(&o, path, 0, err, errlen)) return -1;
+ *   ... write o.f ...
+ *   return ok ? base_outfile_commit(&o, err, errlen) : (base_outfile_abort(&o), -1);
+ *
+ * commit syncs the data (before the rename) and the directory (after),
+ * closes, and renames; on failure it removes the temporary file.  abort
+ * closes and removes it.  Both free what open allocated.  open and
+ * commit return 0, or -1 with the message ("PATH: why", "out of memory")
+ * in err (errlen bytes). */
+typedef struct base_outfile {
+    FILE *f;           /* what to write */
+    const char *shown; /* the path as the caller named it, for messages */
+    char *path;        /* the file to replace (a link's target) */
+    char *tmp;         /* the temporary file; NULL when written in place */
+    bool excl;
+} base_outfile;
+#define BASE_OUTFILE_EXCL 0x1u /* never over an existing file: open fails
+                                when path exists, commit when one came meanwhile */
+int base_outfile_open(base_outfile *o, const char *path, unsigned flags, char *err, size_t errlen);
+/* The name the data goes under until commit (for a library that opens
+ * the file itself by name, as libtracecmd does). */
+const char *base_outfile_name(const base_outfile *o);
+int base_outfile_commit(base_outfile *o, char *err, size_t errlen);
+void base_outfile_abort(base_outfile *o);
+/* path's directory (".", "/", or path up to its last '/') into dir (len
+ * bytes); returns path's last component. */
+const char *base_dir_of(const char *path, char *dir, size_t len);
+/* fsync of the directory holding path (a new file's name is in it): 0,
+ * -1 with errno set. */
+int base_sync_dir_of(const char *path);
 
 /* ---- an array that grows: room for `need` elements of `size` bytes in
  * *p, whose capacity is *cap elements (doubled, at least 64); false when

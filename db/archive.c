@@ -99,28 +99,13 @@ static int check_format(db_archive *a, MDB_txn *txn, db_error *err)
     return 0;
 }
 
-/* path's directory into dir; its last component. */
-static const char *dir_of(const char *path, char *dir, size_t len)
-{
-    snprintf(dir, len, "%s", path);
-    char *slash = strrchr(dir, '/');
-    const char *base = slash ? path + (slash - dir) + 1 : path;
-    if (!slash)
-        snprintf(dir, len, ".");
-    else if (slash == dir)
-        dir[1] = '\0';
-    else
-        *slash = '\0';
-    return base;
-}
-
 /* NAME.compact-PID, NAME.migrate-PID (and its -lock) beside the archive:
  * what a killed compact or migration left.  Called with the writer lock
  * held, which each of those holds while it runs: none is running. */
 void db_remove_leftovers(const char *path)
 {
     char dir[4096];
-    const char *base = dir_of(path, dir, sizeof dir);
+    const char *base = base_dir_of(path, dir, sizeof dir);
     size_t blen = strlen(base);
     DIR *d = opendir(dir);
     if (!d)
@@ -172,22 +157,7 @@ int db_replace_file(const char *tmp, const char *path, db_error *err)
     }
     if (rename(tmp, path) != 0)
         return db_fail(err, -1, "%s: %s", path, strerror(errno));
-    return db_sync_dir_of(path) == 0 ? 0 : db_fail(err, -1, "%s: %s", path, strerror(errno));
-}
-
-/* A new file's name is in its directory's data, which fsync of the file
- * does not write: sync the directory too, or a crash right after the
- * archive (or its lock file) was made can leave it without a name. */
-int db_sync_dir_of(const char *path)
-{
-    char dir[4096];
-    dir_of(path, dir, sizeof dir);
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    int rc = fsync(fd);
-    close(fd);
-    return rc;
+    return base_sync_dir_of(path) == 0 ? 0 : db_fail(err, -1, "%s: %s", path, strerror(errno));
 }
 
 /* LMDB tells its map's address only for MDB_FIXEDMAP: find the mapping of
@@ -420,7 +390,7 @@ db_archive *db_open(const char *path, bool readonly, db_error *err)
     if (rc == MDB_NOTFOUND && !readonly)
         rc = open_tables(a, true, err);
     if (rc == 0 && created)
-        db_sync_dir_of(path);
+        base_sync_dir_of(path);
     if (rc) {
         if (rc != -1) /* -1: err says it already (LMDB codes are below -30000, errno above 0) */
             db_fail(err, -1, "%s: %s", path, rc == MDB_NOTFOUND ? "not an argusq archive" : mdb_strerror(rc));
@@ -459,7 +429,7 @@ bool db_writable(const char *path)
         return true;
     if (errno != ENOENT)
         return false;
-    dir_of(path, dir, sizeof dir);
+    base_dir_of(path, dir, sizeof dir);
     return access(dir, W_OK | X_OK) == 0;
 }
 

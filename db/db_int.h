@@ -250,8 +250,6 @@ int db_writer_copy(db_writer *w, int fd, bool compact, db_error *err);
 int db_name_check(const char *name, db_error *err);
 
 /* archive.c */
-/* fsync of the directory holding path (a new file's name is in it): 0, -1 */
-int db_sync_dir_of(const char *path);
 /* tmp, a finished archive file, renamed to path with a new lock file
  * (archive.c says why); the directory synced. */
 int db_replace_file(const char *tmp, const char *path, db_error *err);

@@ -182,7 +182,7 @@ static inline bool put_uv(db_evblock_enc *e, uint64_t v)
 
 static inline bool put_bytes(db_evblock_enc *e, const char *s, size_t n)
 {
-    db_copy_short((char *)e->buf + e->len, s, n);
+    base_copy_short((char *)e->buf + e->len, s, n);
     e->len += n;
     return true;
 }
@@ -233,7 +233,7 @@ static inline bool str_add(db_evblock_enc *e, const char *s, size_t n, uint32_t 
     if (EVB_LE && n <= 8)
         memcpy(e->sbuf + e->sbuf_len, &head, 8);
     else
-        db_copy_short(e->sbuf + e->sbuf_len, s, n);
+        base_copy_short(e->sbuf + e->sbuf_len, s, n);
     e->strs[e->nstrs] = (enc_str){head, (uint32_t)e->sbuf_len, (uint32_t)n, h, {0}};
     e->sbuf_len += n;
     e->slots[slot] = (uint32_t)++e->nstrs;
@@ -796,7 +796,7 @@ static void memo_add(db_evblock_enc *e, uint32_t slot, uint32_t h, const enc_ev 
     if (!e->memo_buf && !(e->memo_buf = malloc(EVB_MEMO_BYTES + EVB_MEMO_PAD)))
         return; /* no memo: every event is written in full */
     unsigned char *p = e->memo_buf + e->memo_len;
-    db_copy_short((char *)p, x->name, nl + 1); /* its NUL too: memo_same */
+    base_copy_short((char *)p, x->name, nl + 1); /* its NUL too: memo_same */
     if (ev->attrs_len)
         memcpy(p + nl + 1, ev->attrs, ev->attrs_len);
     copy16(p + nl + 1 + ev->attrs_len, e->buf + s0, slen); /* then the values, over its bytes past it */

@@ -262,16 +262,16 @@ int db_compact(db_archive *a, uint64_t *before, uint64_t *after, db_error *err)
 
 int db_backup(db_archive *a, const char *path, db_error *err)
 {
-    db_outfile o;
-    if (db_outfile_open(&o, path, DB_OUTFILE_EXCL, err))
+    base_outfile o;
+    if (base_outfile_open(&o, path, BASE_OUTFILE_EXCL, err->msg, sizeof err->msg))
         return -1;
     /* LMDB writes the copy by fd: nothing went through o.f's buffer */
     int rc = mdb_env_copyfd2(a->env, fileno(o.f), MDB_CP_COMPACT);
     if (rc) {
-        db_outfile_abort(&o);
+        base_outfile_abort(&o);
         return db_lmdb_fail(err, rc, "copy");
     }
-    return db_outfile_commit(&o, err);
+    return base_outfile_commit(&o, err->msg, sizeof err->msg);
 }
 
 static int info_trace(void *ctx, const db_trace_info *t)

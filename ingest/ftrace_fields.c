@@ -65,9 +65,9 @@ bool ingest_ft_hex_u64(const char *p, size_t n, uint64_t *out)
 size_t ingest_fmt_i64(char *b, int64_t v)
 {
     if (v >= 0)
-        return db_fmt_u64(b, (uint64_t)v);
+        return base_fmt_u64(b, (uint64_t)v);
     b[0] = '-';
-    return 1 + db_fmt_u64(b + 1, 0 - (uint64_t)v);
+    return 1 + base_fmt_u64(b + 1, 0 - (uint64_t)v);
 }
 
 size_t ingest_fmt_i64_03(char *b, int64_t v)
@@ -76,7 +76,7 @@ size_t ingest_fmt_i64_03(char *b, int64_t v)
      * thread; the sign counts in the width, as in printf */
     if (v >= 0 && v < 1000) {
         /* a CPU's number, all a wakeup's target_cpu ever is: its three
-         * digits at once, not through db_fmt_u64 and a padding loop */
+         * digits at once, not through base_fmt_u64 and a padding loop */
         b[0] = (char)('0' + v / 100);
         b[1] = (char)('0' + v / 10 % 10);
         b[2] = (char)('0' + v % 10);
@@ -86,7 +86,7 @@ size_t ingest_fmt_i64_03(char *b, int64_t v)
     size_t n = 0, s = v < 0;
     if (s)
         b[n++] = '-';
-    size_t k = db_fmt_u64(t, s ? 0 - (uint64_t)v : (uint64_t)v);
+    size_t k = base_fmt_u64(t, s ? 0 - (uint64_t)v : (uint64_t)v);
     for (; n + k < 3; n++)
         b[n] = '0';
     memcpy(b + n, t, k);
@@ -121,9 +121,9 @@ int ingest_ft_attr_n(ftrace_reader *r, const char *key, size_t kl, const char *v
     char *p = ingest_attr_reserve(&r->ab, r->alen, &r->acap, need);
     if (!p)
         return ingest_ft_fail(r, "out of memory (attributes)");
-    db_copy_short(p, key, kl);
+    base_copy_short(p, key, kl);
     p[kl] = '=';
-    db_copy_short(p + kl + 1, val, vlen);
+    base_copy_short(p + kl + 1, val, vlen);
     p[kl + 1 + vlen] = '\0';
     r->alen += need;
     return 0;
@@ -154,10 +154,10 @@ int ingest_ft_attr_same(ftrace_reader *r, const ftrace_key *keys)
         if (!p)
             return ingest_ft_fail(r, "out of memory (attributes)");
         for (size_t i = 0; i < n; i++) {
-            db_copy_short(p, k[i]->s, k[i]->n);
+            base_copy_short(p, k[i]->s, k[i]->n);
             p += k[i]->n;
             *p++ = '=';
-            db_copy_short(p, kv[i]->val, kv[i]->vlen);
+            base_copy_short(p, kv[i]->val, kv[i]->vlen);
             p += kv[i]->vlen;
             *p++ = '\0';
         }

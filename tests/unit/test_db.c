@@ -957,14 +957,14 @@ static void test_appends_fill_pages(void **state)
     }
 }
 
-/* db_fmt_u64 writes what printf's %llu does: every power of ten and of
+/* base_fmt_u64 writes what printf's %llu does: every power of ten and of
  * two and their neighbours (the lengths' edges, the 64-bit loop's and the
  * 32-bit one's), and numbers of every bit length */
 static void fmt_u64_is(uint64_t v)
 {
     char want[32], got[32];
     int n = snprintf(want, sizeof want, "%llu", (unsigned long long)v);
-    size_t m = db_fmt_u64(got, v);
+    size_t m = base_fmt_u64(got, v);
     assert_int_equal(m, (size_t)n);
     assert_memory_equal(got, want, m);
 }
@@ -975,37 +975,37 @@ static void fmt_u64_is(uint64_t v)
 static void test_bufstack(void **state)
 {
     (void)state;
-    db_bufstack s;
-    db_bufstack_init(&s, 100);
+    base_bufstack s;
+    base_bufstack_init(&s, 100);
     size_t cap = 1;
-    char *a = db_bufstack_take(&s, &cap), *b = db_bufstack_take(&s, &cap);
+    char *a = base_bufstack_take(&s, &cap), *b = base_bufstack_take(&s, &cap);
     assert_non_null(a);
     assert_non_null(b);
     assert_int_equal(cap, 100);
     assert_int_equal(s.n, 0);
-    db_bufstack_give(&s, a, 100);
-    db_bufstack_give(&s, NULL, 0); /* nothing */
+    base_bufstack_give(&s, a, 100);
+    base_bufstack_give(&s, NULL, 0); /* nothing */
     char *grown = realloc(b, 500);
     assert_non_null(grown);
-    db_bufstack_give(&s, grown, 500);
+    base_bufstack_give(&s, grown, 500);
     assert_int_equal(s.n, 2);
-    assert_ptr_equal(db_bufstack_take(&s, &cap), grown); /* the last given back, with its own size */
+    assert_ptr_equal(base_bufstack_take(&s, &cap), grown); /* the last given back, with its own size */
     assert_int_equal(cap, 500);
-    assert_ptr_equal(db_bufstack_take(&s, &cap), a);
+    assert_ptr_equal(base_bufstack_take(&s, &cap), a);
     assert_int_equal(cap, 100);
-    char *c = db_bufstack_take(&s, &cap); /* none kept: a new one */
+    char *c = base_bufstack_take(&s, &cap); /* none kept: a new one */
     assert_non_null(c);
     assert_true(c != a && c != grown);
-    db_bufstack_give(&s, a, 100);
-    db_bufstack_give(&s, grown, 500);
-    db_bufstack_give(&s, c, 100);
-    char *more[DB_BUFSTACK_MAX];
-    for (int i = 0; i < DB_BUFSTACK_MAX; i++)
+    base_bufstack_give(&s, a, 100);
+    base_bufstack_give(&s, grown, 500);
+    base_bufstack_give(&s, c, 100);
+    char *more[BASE_BUFSTACK_MAX];
+    for (int i = 0; i < BASE_BUFSTACK_MAX; i++)
         more[i] = malloc(10);
-    for (int i = 0; i < DB_BUFSTACK_MAX; i++)
-        db_bufstack_give(&s, more[i], 10); /* the last three do not fit: freed */
-    assert_int_equal(s.n, DB_BUFSTACK_MAX);
-    db_bufstack_free(&s);
+    for (int i = 0; i < BASE_BUFSTACK_MAX; i++)
+        base_bufstack_give(&s, more[i], 10); /* the last three do not fit: freed */
+    assert_int_equal(s.n, BASE_BUFSTACK_MAX);
+    base_bufstack_free(&s);
     assert_int_equal(s.n, 0);
 }
 
