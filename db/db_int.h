@@ -246,7 +246,7 @@ int db_writer_catalog_commit(db_writer *w, db_error *err);
 /* the archive's last commit copied into fd (compact: without free pages);
  * the writer keeps the lock until it is aborted */
 int db_writer_copy(db_writer *w, int fd, bool compact, db_error *err);
-/* manage.c: 0, or -1 with err naming what is wrong with a trace name */
+/* catalog.c: 0, or -1 with err naming what is wrong with a trace name */
 int db_name_check(const char *name, db_error *err);
 
 /* archive.c */
@@ -260,7 +260,7 @@ void db_remove_leftovers(const char *path);
  * read-only: WHY" (the user may not write the file, its file system is
  * read-only, it has no lock file, or the caller opened it so); -1. */
 int db_fail_readonly(const db_archive *a, db_error *err);
-/* manage.c: a labels key (trace, key bytes) into k (4 + DB_LABEL_KEY_MAX
+/* catalog.c: a labels key (trace, key bytes) into k (4 + DB_LABEL_KEY_MAX
  * bytes, key checked); its length. */
 size_t db_label_key(unsigned char *k, uint32_t trace, const char *key);
 /* LEB128 varints (codec.c): put returns the byte after; get sets *bad at
@@ -283,9 +283,11 @@ int db_fail(db_error *err, int rc, const char *fmt, ...) __attribute__((format(p
 int db_lmdb_fail(db_error *err, int rc, const char *what);
 /* every table's key compare (archive.c): LMDB's memcmp order, faster */
 int db_key_order(const MDB_val *a, const MDB_val *b);
+/* catalog.c: an entry by name (1, 0, -1), in any transaction; an entry
+ * written, `latest` making it the default trace */
 int db_catalog_get(db_archive *a, MDB_txn *txn, const char *name, db_trace_info *out, db_error *err);
 int db_catalog_put(db_archive *a, MDB_txn *txn, const db_trace_info *t, bool latest, db_error *err);
-/* Deletes the slots of trace_ids that repeat a name of a lower slot (manage.c). */
+/* Deletes the slots of trace_ids that repeat a name of a lower slot (catalog.c). */
 int db_catalog_drop_repeats(db_archive *a, MDB_txn *txn, db_error *err);
 /* A catalog value as read by a cursor: 0, or -1 (damaged, or another
  * version's). */
