@@ -184,16 +184,6 @@ static inline void db_evix_of(db_evix *x, const db_event *ev)
 {
     *x = (db_evix){.id = ev->id, .ts = ev->ts, .obj = ev->obj, .tid = ev->tid, .type = ev->type};
 }
-/* The writer's half of db_writer_event, on its thread: blk (or NULL) is a
- * block the front handed over before this event; db_writer_put_block a
- * block handed over alone. */
-int db_writer_event_back(db_writer *w, const db_evix *x, const db_evblk *blk, db_error *err);
-int db_writer_put_block(db_writer *w, const db_evblk *blk, db_error *err);
-/* db_writer_node_key, db_writer_signature and db_writer_edge made here,
- * on the writer's own thread (the queue's replay) */
-int db_writer_node_back(db_writer *w, const db_node *n, uint32_t thread_key, db_error *err);
-int db_writer_signature_back(db_writer *w, const db_sig *sig, db_error *err);
-int db_writer_edge_back(db_writer *w, const db_edge *e, db_error *err);
 
 typedef struct db_evblock_str {
     uint32_t off, len; /* in sbuf */
@@ -413,6 +403,38 @@ static inline __attribute__((always_inline)) int db_thrindex_add(db_thrindex *t,
     return db_thrindex_add_fast(t, key, ts, id) ? 0 : db_thrindex_add_more(t, trace, key, ts, id, put, ctx);
 }
 
+/* ---- the single-threaded writer: the _back half of each db_writer_*
+ * call, which makes it (writer.c forwards a call made on the caller's
+ * thread of a threaded writer to the queue; the queue's thread, replay
+ * in wqueue.c and the calls of wsync.c, and an unthreaded writer call
+ * these, never the forwarding db_writer_* again).  Arguments and results
+ * as db_writer_*'s (db.h). ----
+ * db_writer_event_back is the writer's half of db_writer_event: blk (or
+ * NULL) is a block the front handed over before this event;
+ * db_writer_put_block a block handed over alone. */
+int db_writer_event_back(db_writer *w, const db_evix *x, const db_evblk *blk, db_error *err);
+int db_writer_put_block(db_writer *w, const db_evblk *blk, db_error *err);
+int db_writer_node_back(db_writer *w, const db_node *n, uint32_t thread_key, db_error *err);
+int db_writer_signature_back(db_writer *w, const db_sig *sig, db_error *err);
+int db_writer_edge_back(db_writer *w, const db_edge *e, db_error *err);
+int db_writer_norm_back(db_writer *w, uint32_t hash, const char *text, db_error *err);
+int db_writer_proc_back(db_writer *w, uint32_t pid, const char *name, db_error *err);
+int db_writer_thread_back(db_writer *w, const db_thread *t, db_error *err);
+int db_writer_symbol_back(db_writer *w, uint64_t addr, const char *name, db_error *err);
+int db_writer_label_back(db_writer *w, const char *key, const char *value, db_error *err); /* checked */
+void db_writer_skip_back(db_writer *w);
+int db_writer_set_event_node_back(db_writer *w, uint64_t event_id, uint32_t node, db_error *err);
+int db_writer_get_thread_back(db_writer *w, uint32_t tid, db_thread *out, db_error *err);
+int db_writer_get_proc_back(db_writer *w, uint32_t pid, char *name, size_t len, db_error *err);
+int db_writer_commit_back(db_writer *w, db_trace_info *out, db_error *err);
+void db_writer_abort_back(db_writer *w);
+int db_writer_clear_graph_back(db_writer *w, db_error *err);
+int db_writer_add_rule_back(db_writer *w, const char *text, size_t len, uint32_t *seq, db_error *err);
+int db_writer_drop_rule_back(db_writer *w, uint32_t seq, db_error *err);
+int db_writer_scan_rules_back(db_writer *w, db_rule_cb cb, void *ctx, db_error *err);
+int db_writer_scan_time_back(db_writer *w, db_event_cb cb, void *ctx, db_error *err);
+int db_writer_scan_source_back(db_writer *w, db_event_cb cb, void *ctx, db_error *err);
+
 /* ---- the writer's thread (wqueue.c) ----
  * start: NULL when no thread can be had (the writer then works unthreaded).
  * here: the caller is the thread (a db_writer_* call then runs at once).
@@ -434,11 +456,11 @@ int db_wq_failed(db_wq *q, db_error *err);
 void db_wq_stop(db_wq *q);
 /* The caller's interrupt (db_writer_interrupt), read on the front only:
  * as it hands over a batch and while it waits for the thread, every 50
- * ms.  Once the front saw it set, db_wq_interrupted (the thread's) is
+ * ms.  Once the front saw it set, *db_wq_interrupted (the thread's) is
  * true: the flag itself, written by a signal handler, is never read by
  * the thread, which would race with the write. */
 void db_wq_interrupt(db_wq *q, const volatile sig_atomic_t *flag);
-bool db_wq_interrupted(db_wq *q);
+const atomic_bool *db_wq_interrupted(db_wq *q);
 int db_wq_event(db_wq *q, db_event *ev, db_error *err);
 /* the front's block being filled, queued to be put (before a scan, a
  * clearing, the commit) */

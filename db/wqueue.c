@@ -226,7 +226,7 @@ static void replay(db_wq *q, const char *p, const char *end)
             uint32_t h;
             take(&p, &h, sizeof h);
             if (!skip)
-                rc = db_writer_norm(q->w, h, p, &e);
+                rc = db_writer_norm_back(q->w, h, p, &e);
             p += strlen(p) + 1;
             break;
         }
@@ -234,7 +234,7 @@ static void replay(db_wq *q, const char *p, const char *end)
             uint32_t pid;
             take(&p, &pid, sizeof pid);
             if (!skip)
-                rc = db_writer_proc(q->w, pid, p, &e);
+                rc = db_writer_proc_back(q->w, pid, p, &e);
             p += strlen(p) + 1;
             break;
         }
@@ -242,14 +242,14 @@ static void replay(db_wq *q, const char *p, const char *end)
             db_thread t;
             take(&p, &t, sizeof t);
             if (!skip)
-                rc = db_writer_thread(q->w, &t, &e);
+                rc = db_writer_thread_back(q->w, &t, &e);
             break;
         }
         case OP_SYMBOL: {
             uint64_t addr;
             take(&p, &addr, sizeof addr);
             if (!skip)
-                rc = db_writer_symbol(q->w, addr, p, &e);
+                rc = db_writer_symbol_back(q->w, addr, p, &e);
             p += strlen(p) + 1;
             break;
         }
@@ -257,13 +257,13 @@ static void replay(db_wq *q, const char *p, const char *end)
             const char *key = p;
             p += strlen(p) + 1;
             if (!skip)
-                rc = db_writer_label(q->w, key, p, &e);
+                rc = db_writer_label_back(q->w, key, p, &e);
             p += strlen(p) + 1;
             break;
         }
         case OP_SKIP:
             if (!skip)
-                db_writer_skip(q->w);
+                db_writer_skip_back(q->w);
             break;
         case OP_SET_NODE: {
             uint64_t id;
@@ -271,7 +271,7 @@ static void replay(db_wq *q, const char *p, const char *end)
             take(&p, &id, sizeof id);
             take(&p, &node, sizeof node);
             if (!skip)
-                rc = db_writer_set_event_node(q->w, id, node, &e);
+                rc = db_writer_set_event_node_back(q->w, id, node, &e);
             break;
         }
         case OP_CALL: {
@@ -360,7 +360,7 @@ static wq_batch *filling(db_wq *q) { return &q->b[q->cur]; }
 
 void db_wq_interrupt(db_wq *q, const volatile sig_atomic_t *flag) { q->interrupt = flag; }
 
-bool db_wq_interrupted(db_wq *q) { return atomic_load_explicit(&q->interrupted, memory_order_relaxed); }
+const atomic_bool *db_wq_interrupted(db_wq *q) { return &q->interrupted; }
 
 /* The front's look at the caller's interrupt, passed on to the thread. */
 static void relay(db_wq *q)

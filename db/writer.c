@@ -62,6 +62,7 @@ struct db_writer {
     db_archive *a;
     MDB_txn *txn;
     const volatile sig_atomic_t *interrupt; /* db_writer_interrupt: looked at as a batch ends */
+    const atomic_bool *relayed; /* a threaded writer's: the queue's copy of it (db_wq_interrupted) */
     db_trace_info info;
     db_evfront front;    /* an unthreaded writer's events into blocks (evfront.c) */
     db_evblock_enc *enc; /* a block re-encoded with its events' nodes (apply_patches) */
@@ -148,6 +149,16 @@ static int hand_block(db_writer *w, db_error *err);
  * db_wq_here (wqueue.c) by a call: front() runs for every event, event id,
  * node, signature and edge the graph's thread hands the writer. */
 static bool front(const db_writer *w) { return w->q && !writer_same(writer_self(), w->q_thread); }
+
+/* Each public call tests front() and hands the call to the queue (db_wq_*,
+ * db_wsync_*) or makes it at once through its single-threaded half
+ * (db_writer_*_back, db_int.h); the queue's thread calls those halves
+ * directly.  The calls the graph makes for every event, node, signature
+ * and edge are inlined where they are made; the others are kept out of
+ * line (noinline), a call each as the graph's code expects: inlined, the
+ * front test and the queue's own answers (db_wsync_get_thread's names,
+ * say) grew the graph's per-event functions (node_append) by hundreds of
+ * bytes for calls most events never make. */
 
 
 /* Puts a key, appending when it sorts after the last key this writer put
@@ -537,11 +548,11 @@ static bool batch_ends(db_writer *w);
 static void pages_weigh(db_writer *w);
 
 /* -1 with err "interrupted" once the writer's interrupt is set; else 0.
- * A threaded writer's thread learns it from its queue (db_wq_interrupted):
- * only the caller's thread reads the caller's flag. */
+ * A threaded writer's thread learns it from its queue's copy (relayed,
+ * db_wq_interrupted): only the caller's thread reads the caller's flag. */
 static int interrupted(const db_writer *w, db_error *err)
 {
-    bool set = w->q && !front(w) ? db_wq_interrupted(w->q) : w->interrupt && *w->interrupt;
+    bool set = w->relayed ? atomic_load_explicit(w->relayed, memory_order_relaxed) : w->interrupt && *w->interrupt;
     return set ? db_fail(err, -1, "interrupted") : 0;
 }
 
@@ -1433,6 +1444,7 @@ static db_writer *begin_there(db_wq *q, void *ctx)
     if (w) { /* on the writer's thread */
         w->q = q;
         w->q_thread = writer_self();
+        w->relayed = db_wq_interrupted(q);
     }
     return w;
 }
@@ -1594,6 +1606,7 @@ static db_writer *rebuild_there(db_wq *q, void *ctx)
     if (w) { /* on the writer's thread */
         w->q = q;
         w->q_thread = writer_self();
+        w->relayed = db_wq_interrupted(q);
     }
     return w;
 }
@@ -1708,20 +1721,28 @@ int db_writer_scan_source(db_writer *w, db_event_cb cb, void *ctx, db_error *err
 {
     if (!w->rebuild)
         return db_fail(err, -1, "scan_source: not a rebuild");
-    if (front(w))
-        return scan_old(w, cb, ctx, err);
+    return front(w) ? scan_old(w, cb, ctx, err) : db_writer_scan_source_back(w, cb, ctx, err);
+}
+
+int db_writer_scan_source_back(db_writer *w, db_event_cb cb, void *ctx, db_error *err)
+{
     w->in_scan = true;
     int rc = scan_blocks(w, w->replaces.id, cb, ctx, err);
     w->in_scan = false;
     return rc;
 }
 
-int db_writer_clear_graph(db_writer *w, db_error *err)
+__attribute__((noinline)) int db_writer_clear_graph(db_writer *w, db_error *err)
+{
+    if (front(w))
+        return db_wq_hand_block(w->q, err) ? -1 : db_wsync_clear_graph(w->q, w, err);
+    return db_writer_clear_graph_back(w, err);
+}
+
+int db_writer_clear_graph_back(db_writer *w, db_error *err)
 {
     if (hand_block(w, err))
         return -1;
-    if (front(w))
-        return db_wsync_clear_graph(w->q, w, err);
     /* what an abandoned graph pass left waiting goes in first, so that
      * the clearing deletes it too */
     int rc;
@@ -1751,12 +1772,16 @@ static int last_rule_cb(void *ctx, uint32_t seq, const char *text)
     return 0;
 }
 
-int db_writer_add_rule(db_writer *w, const char *text, size_t len, uint32_t *seq, db_error *err)
+__attribute__((noinline)) int db_writer_add_rule(db_writer *w, const char *text, size_t len, uint32_t *seq,
+                                                  db_error *err)
 {
-    if (front(w))
-        return db_wsync_add_rule(w->q, w, text, len, seq, err);
+    return front(w) ? db_wsync_add_rule(w->q, w, text, len, seq, err) : db_writer_add_rule_back(w, text, len, seq, err);
+}
+
+int db_writer_add_rule_back(db_writer *w, const char *text, size_t len, uint32_t *seq, db_error *err)
+{
     struct last_rule l = {0};
-    if (db_writer_scan_rules(w, last_rule_cb, &l, err))
+    if (db_writer_scan_rules_back(w, last_rule_cb, &l, err))
         return -1;
     unsigned char k[8];
     db_put_be32(k, w->info.id);
@@ -1767,10 +1792,13 @@ int db_writer_add_rule(db_writer *w, const char *text, size_t len, uint32_t *seq
     return rc ? db_lmdb_fail(err, rc, "write") : 0;
 }
 
-int db_writer_drop_rule(db_writer *w, uint32_t seq, db_error *err)
+__attribute__((noinline)) int db_writer_drop_rule(db_writer *w, uint32_t seq, db_error *err)
 {
-    if (front(w))
-        return db_wsync_drop_rule(w->q, w, seq, err);
+    return front(w) ? db_wsync_drop_rule(w->q, w, seq, err) : db_writer_drop_rule_back(w, seq, err);
+}
+
+int db_writer_drop_rule_back(db_writer *w, uint32_t seq, db_error *err)
+{
     unsigned char k[8];
     db_put_be32(k, w->info.id);
     db_put_be32(k + 4, seq);
@@ -1781,21 +1809,28 @@ int db_writer_drop_rule(db_writer *w, uint32_t seq, db_error *err)
     return rc ? db_lmdb_fail(err, rc, "delete") : 1;
 }
 
-int db_writer_scan_rules(db_writer *w, db_rule_cb cb, void *ctx, db_error *err)
+__attribute__((noinline)) int db_writer_scan_rules(db_writer *w, db_rule_cb cb, void *ctx, db_error *err)
 {
-    if (front(w))
-        return db_wsync_scan_rules(w->q, w, cb, ctx, err);
+    return front(w) ? db_wsync_scan_rules(w->q, w, cb, ctx, err) : db_writer_scan_rules_back(w, cb, ctx, err);
+}
+
+int db_writer_scan_rules_back(db_writer *w, db_rule_cb cb, void *ctx, db_error *err)
+{
     return db_scan_rules_txn(w->txn, w->a->dbi[DBI_RULES], w->info.id, cb, ctx, err);
 }
 
-void db_writer_abort(db_writer *w)
+__attribute__((noinline)) void db_writer_abort(db_writer *w)
 {
     if (!w)
         return;
-    if (front(w)) {
+    if (front(w))
         db_wsync_abort(w->q, w);
-        return;
-    }
+    else
+        db_writer_abort_back(w);
+}
+
+void db_writer_abort_back(db_writer *w)
+{
     close_cursors(w);
     db_keysort_free(w->ks);
     w->ks = NULL;
@@ -1857,11 +1892,23 @@ void db_writer_interrupt(db_writer *w, const volatile sig_atomic_t *flag)
         db_wq_interrupt(w->q, flag);
 }
 
-int db_writer_commit(db_writer *w, db_trace_info *out, db_error *err)
+/* The front's look at the caller's interrupt before it asks for the
+ * commit (the thread's is relayed: interrupted). */
+static int front_interrupted(const db_writer *w, db_error *err)
+{
+    return w->interrupt && *w->interrupt ? db_fail(err, -1, "interrupted") : 0;
+}
+
+__attribute__((noinline)) int db_writer_commit(db_writer *w, db_trace_info *out, db_error *err)
 {
     if (front(w))
-        return interrupted(w, err) || hand_block(w, err) ? (db_writer_abort(w), -1)
-                                                         : db_wsync_commit(w->q, w, out, err);
+        return front_interrupted(w, err) || db_wq_hand_block(w->q, err) ? (db_writer_abort(w), -1)
+                                                                         : db_wsync_commit(w->q, w, out, err);
+    return db_writer_commit_back(w, out, err);
+}
+
+int db_writer_commit_back(db_writer *w, db_trace_info *out, db_error *err)
+{
     if (w->info.first_ts == UINT64_MAX)
         w->info.first_ts = 0;
     if (!w->existing)
@@ -1900,7 +1947,7 @@ int db_writer_commit(db_writer *w, db_trace_info *out, db_error *err)
     if (!ret && out)
         *out = w->info;
     if (ret) { /* the abort deletes what earlier batches committed */
-        db_writer_abort(w);
+        db_writer_abort_back(w);
         return ret;
     }
     if (w->rebuild)
@@ -1909,10 +1956,13 @@ int db_writer_commit(db_writer *w, db_trace_info *out, db_error *err)
     return ret;
 }
 
-int db_writer_proc(db_writer *w, uint32_t pid, const char *name, db_error *err)
+__attribute__((noinline)) int db_writer_proc(db_writer *w, uint32_t pid, const char *name, db_error *err)
 {
-    if (front(w))
-        return db_wq_proc(w->q, pid, name, err);
+    return front(w) ? db_wq_proc(w->q, pid, name, err) : db_writer_proc_back(w, pid, name, err);
+}
+
+int db_writer_proc_back(db_writer *w, uint32_t pid, const char *name, db_error *err)
+{
     unsigned char k[8];
     db_put_be32(k, w->info.id);
     db_put_be32(k + 4, pid);
@@ -1927,10 +1977,13 @@ int db_writer_proc(db_writer *w, uint32_t pid, const char *name, db_error *err)
     return put(w, DBI_PROCS, k, 8, name, n, err);
 }
 
-int db_writer_thread(db_writer *w, const db_thread *t, db_error *err)
+__attribute__((noinline)) int db_writer_thread(db_writer *w, const db_thread *t, db_error *err)
 {
-    if (front(w))
-        return db_wq_thread(w->q, t, err);
+    return front(w) ? db_wq_thread(w->q, t, err) : db_writer_thread_back(w, t, err);
+}
+
+int db_writer_thread_back(db_writer *w, const db_thread *t, db_error *err)
+{
     unsigned char k[8];
     db_put_be32(k, w->info.id);
     db_put_be32(k + 4, t->tid);
@@ -1945,30 +1998,40 @@ int db_writer_thread(db_writer *w, const db_thread *t, db_error *err)
     return put(w, DBI_THREADS, k, 8, &copy, sizeof copy, err);
 }
 
-int db_writer_symbol(db_writer *w, uint64_t addr, const char *name, db_error *err)
+__attribute__((noinline)) int db_writer_symbol(db_writer *w, uint64_t addr, const char *name, db_error *err)
 {
-    if (front(w))
-        return db_wq_symbol(w->q, addr, name, err);
+    return front(w) ? db_wq_symbol(w->q, addr, name, err) : db_writer_symbol_back(w, addr, name, err);
+}
+
+int db_writer_symbol_back(db_writer *w, uint64_t addr, const char *name, db_error *err)
+{
     unsigned char k[12];
     db_put_be32(k, w->info.id);
     db_put_be64(k + 4, addr);
     return put(w, DBI_SYMBOLS, k, 12, name, strnlen(name, 255), err);
 }
 
-int db_writer_label(db_writer *w, const char *key, const char *value, db_error *err)
+__attribute__((noinline)) int db_writer_label(db_writer *w, const char *key, const char *value, db_error *err)
 {
     if (db_label_check(key, strlen(value), err))
         return -1;
-    if (front(w))
-        return db_wq_label(w->q, key, value, err);
+    return front(w) ? db_wq_label(w->q, key, value, err) : db_writer_label_back(w, key, value, err);
+}
+
+/* key and value checked (db_writer_label) */
+int db_writer_label_back(db_writer *w, const char *key, const char *value, db_error *err)
+{
     unsigned char k[4 + DB_LABEL_KEY_MAX];
     return put(w, DBI_LABELS, k, db_label_key(k, w->info.id, key), value, strlen(value), err);
 }
 
-int db_writer_get_thread(db_writer *w, uint32_t tid, db_thread *out, db_error *err)
+__attribute__((noinline)) int db_writer_get_thread(db_writer *w, uint32_t tid, db_thread *out, db_error *err)
 {
-    if (front(w))
-        return db_wsync_get_thread(w->q, w, tid, out, err);
+    return front(w) ? db_wsync_get_thread(w->q, w, tid, out, err) : db_writer_get_thread_back(w, tid, out, err);
+}
+
+int db_writer_get_thread_back(db_writer *w, uint32_t tid, db_thread *out, db_error *err)
+{
     const db_thread *t = db_names_thread(&w->names, tid);
     if (t) {
         *out = *t;
@@ -1988,10 +2051,13 @@ int db_writer_get_thread(db_writer *w, uint32_t tid, db_thread *out, db_error *e
     return 1;
 }
 
-int db_writer_get_proc(db_writer *w, uint32_t pid, char *name, size_t len, db_error *err)
+__attribute__((noinline)) int db_writer_get_proc(db_writer *w, uint32_t pid, char *name, size_t len, db_error *err)
 {
-    if (front(w))
-        return db_wsync_get_proc(w->q, w, pid, name, len, err);
+    return front(w) ? db_wsync_get_proc(w->q, w, pid, name, len, err) : db_writer_get_proc_back(w, pid, name, len, err);
+}
+
+int db_writer_get_proc_back(db_writer *w, uint32_t pid, char *name, size_t len, db_error *err)
+{
     const char *have = db_names_proc(&w->names, pid);
     if (have) {
         db_name_copy(name, len, have, strlen(have));
@@ -2016,8 +2082,10 @@ void db_writer_skip(db_writer *w)
     if (front(w))
         db_wq_skip(w->q);
     else
-        w->info.skipped++;
+        db_writer_skip_back(w);
 }
+
+void db_writer_skip_back(db_writer *w) { w->info.skipped++; }
 
 const char *db_writer_format(const db_writer *w) { return w->info.format; }
 
@@ -2077,11 +2145,10 @@ int db_writer_put_block(db_writer *w, const db_evblk *blk, db_error *err)
     return put(w, DBI_EVENTS, k, sizeof k, blk->bytes, blk->len, err);
 }
 
-/* The front's block being filled, put (unthreaded), or queued to be. */
+/* The unthreaded front's block being filled, put (a threaded writer's
+ * front queues its own: db_wq_hand_block). */
 static int hand_block(db_writer *w, db_error *err)
 {
-    if (front(w))
-        return db_wq_hand_block(w->q, err);
     db_evblk blk;
     return db_evfront_take(&w->front, &blk) ? db_writer_put_block(w, &blk, err) : 0;
 }
@@ -2259,10 +2326,13 @@ __attribute__((noinline)) int db_writer_signature_back(db_writer *w, const db_si
     return rc ? thr_fail(w, rc, err) : 0;
 }
 
-int db_writer_norm(db_writer *w, uint32_t hash, const char *text, db_error *err)
+__attribute__((noinline)) int db_writer_norm(db_writer *w, uint32_t hash, const char *text, db_error *err)
 {
-    if (front(w))
-        return db_wq_norm(w->q, hash, text, err);
+    return front(w) ? db_wq_norm(w->q, hash, text, err) : db_writer_norm_back(w, hash, text, err);
+}
+
+int db_writer_norm_back(db_writer *w, uint32_t hash, const char *text, db_error *err)
+{
     /* the dictionary is one table for every trace: a form another trace
      * (or an earlier flush) brought is there already, and its put is
      * refused (norm_put).  Not looked up here: a lookup per form, at a
@@ -2339,10 +2409,14 @@ static int edge_back(db_writer *w, const db_edge *e, db_error *err)
 /* The node is kept in memory and goes into the event's block later
  * (apply_patches): rewriting a block per event would cost hundreds of
  * events' encoding each. */
-int db_writer_set_event_node(db_writer *w, uint64_t event_id, uint32_t node, db_error *err)
+__attribute__((noinline)) int db_writer_set_event_node(db_writer *w, uint64_t event_id, uint32_t node, db_error *err)
 {
-    if (front(w))
-        return db_wq_set_event_node(w->q, event_id, node, err);
+    return front(w) ? db_wq_set_event_node(w->q, event_id, node, err)
+                    : db_writer_set_event_node_back(w, event_id, node, err);
+}
+
+int db_writer_set_event_node_back(db_writer *w, uint64_t event_id, uint32_t node, db_error *err)
+{
     if (w->npatch == w->patch_cap) {
         size_t c = w->patch_cap ? w->patch_cap * 2 : 4096;
         void *p = realloc(w->patch, c * sizeof *w->patch);
@@ -2406,12 +2480,17 @@ static int scan_blocks(db_writer *w, uint32_t trace, db_event_cb cb, void *ctx, 
  * DB_BATCH_OPS puts (the callback's writes); the time index's walk then
  * seeks back to the key it stopped at: a cursor does not survive its
  * transaction. */
-int db_writer_scan_time(db_writer *w, db_event_cb cb, void *ctx, db_error *err)
+__attribute__((noinline)) int db_writer_scan_time(db_writer *w, db_event_cb cb, void *ctx, db_error *err)
+{
+    if (front(w))
+        return db_wq_hand_block(w->q, err) ? -1 : db_wsync_scan_time(w->q, w, cb, ctx, err);
+    return db_writer_scan_time_back(w, cb, ctx, err);
+}
+
+int db_writer_scan_time_back(db_writer *w, db_event_cb cb, void *ctx, db_error *err)
 {
     if (hand_block(w, err))
         return -1;
-    if (front(w))
-        return db_wsync_scan_time(w->q, w, cb, ctx, err);
     if (apply_patches(w, err) || drain_later(w, err))
         return -1;
     w->in_scan = true;
