@@ -58,86 +58,112 @@ static inline writer_tid writer_self(void) { return pthread_self(); }
 static inline bool writer_same(writer_tid a, writer_tid b) { return pthread_equal(a, b); }
 #endif
 
+/* The writer's state: the trace, its transaction and the writer's thread
+ * first, then a part per job of the writer. */
 struct db_writer {
     db_archive *a;
     MDB_txn *txn;
-    const volatile sig_atomic_t *interrupt; /* db_writer_interrupt: looked at as a batch ends */
-    const atomic_bool *relayed; /* a threaded writer's: the queue's copy of it (db_wq_interrupted) */
     db_trace_info info;
-    db_evfront front;    /* an unthreaded writer's events into blocks (evfront.c) */
-    db_evblock_enc *enc; /* a block re-encoded with its events' nodes (apply_patches) */
-    db_thrindex *thr;    /* the thread index's open chunks (thrindex.c) */
-    db_thrindex *nthr;   /* node_thread's: a thread's nodes, the same way */
-    db_thrindex *oix[3]; /* the object indexes', by OIX_* */
-    db_sigindex *sigs;   /* the signature index's open chunks (sigindex.c) */
-    db_nodetop *top;     /* each thread key's longest waits and runs (nodetop.c) */
-    int thr_rc;          /* the LMDB error of a chunk's put */
-    bool chunk_commits;  /* a batch may end between chunks (chunk_put): the
-                            final commit's, flush_objects */
-    bool objects_due;    /* an object index said it holds too much (put_obj) */
-    db_normbuf *norms;   /* new normal forms, put sorted (normbuf.c) */
-    bool norms_due;      /* ... and too many wait (db_writer_norm) */
-    bool thr_failed;     /* ... and a batch's commit failed there: thr_err */
-    db_error thr_err;
-    db_evblock scanblk;  /* db_writer_scan_time's block */
-    db_evblock patchblk; /* a block being given its events' nodes */
-    struct patch { uint64_t id; uint32_t node; } *patch; /* nodes to set */
-    size_t npatch, patch_cap;
-    bool patch_unsorted;
-    unsigned char *nodes; /* node records waiting to go in in id order */
-    size_t nodes_len, nodes_cap;
-    struct nref { uint32_t id, off, len; } *nref;
-    size_t nnref, nref_cap;
-    /* last key written per table: a larger key is appended (MDB_APPEND),
-     * which keeps the B-tree pages full and skips the search */
-    unsigned char last[DBI__COUNT][IX_KEY_MAX];
-    size_t last_len[DBI__COUNT];
     bool existing; /* db_writer_open: a committed trace, not the newest
                       keys, so nothing may be appended */
-    bool batch;    /* commit every DB_BATCH_OPS puts (a new trace) */
+    bool batched;  /* commit every DB_BATCH_OPS puts (a new trace) */
     bool flushed;  /* a batch was committed: an abort must delete it */
     bool in_scan;  /* db_writer_scan_time flushes at its own safe points */
-    uint64_t ops;  /* puts in the current transaction */
-    uint64_t touched, appended; /* of them: puts into a page (not at the
-                                   end of a table), in 1/1024 pages, and
-                                   bytes appended */
-    uint32_t touch_w;   /* what such a put counts: 1024, less in a sorted run */
-    /* what the work a commit does first cost in the last: pages guessed
-     * per event patch, per byte of node records, per index key (batch_full) */
-    double patch_pages, node_pages, key_pages;
-    /* batch_full's pages in whole numbers (pages_recount): what the
-     * batch may still add, in 1/4096 pages, before its page test can be
-     * true; each count above takes its share off as it grows */
-    int64_t pages_left;
-    int64_t patch_w, node_w, key_w; /* the three above in 1/4096 pages, rounded up */
-    bool pages_unbounded;           /* one of them is not (pages_weigh) */
-    base_slots runs;      /* the chunk runs the batch put into (count_chunk) */
-    uint64_t batch_ops; /* DB_BATCH_OPS, or $ARGUSQ_BATCH_OPS (tests) */
-    bool batch_nosync;  /* $ARGUSQ_BATCH_SYNC=0: batches unsynced (make bench) */
-    uint64_t last_ts;   /* of the previous event: is the trace in time order? */
-    int lock_fd;   /* holds the archive's writer lock */
-    uint64_t untrimmed; /* puts (or bytes of pages touched) since the last trim */
-    uint64_t trim_base; /* the file pages mapped after it (trim_every) */
-    MDB_cursor *cur[DBI__COUNT]; /* a write cursor per table, for appends:
-                                    mdb_put would set one up every call */
-    db_tail tail[DBI__COUNT];    /* each table's last leaf page, as far as
-                                    its appends tell (tail_put) */
-    size_t page_room;            /* bytes of nodes a leaf page holds */
-    db_chunkq *chunks;           /* a batch's chunks, put at its end (chunk_put) */
-    db_keysort *ks;              /* index keys that do not arrive in order
-                                    (keysort.c); made on the first */
-    size_t nkeys;                /* ... and how many wait there (keys and
-                                    edges of either table): batch_full
-                                    reads it at every safe point */
-    db_edge_rec *emerge;         /* a stored block merged with new edges */
-    size_t emerge_cap;
-    unsigned char *ebuf;         /* a block's value being encoded */
-    size_t ebuf_cap;
-    db_names names;              /* threads and processes written or read */
-    db_wq *q;                    /* the writer's thread (wqueue.c), or NULL */
-    writer_tid q_thread;         /* ... which is this thread (front) */
     bool rebuild;                /* db_writer_rebuild: a hidden copy of ... */
     db_trace_info replaces;      /* ... this trace, which it replaces at commit */
+    int lock_fd;                 /* holds the archive's writer lock */
+    db_names names;              /* threads and processes written or read */
+    const volatile sig_atomic_t *interrupt; /* db_writer_interrupt: looked at as a batch ends */
+    const atomic_bool *relayed; /* a threaded writer's: the queue's copy of it (db_wq_interrupted) */
+    db_wq *q;                    /* the writer's thread (wqueue.c), or NULL */
+    writer_tid q_thread;         /* ... which is this thread (front) */
+
+    /* tail appends: a table's last key, cursor and leaf */
+    struct {
+        /* last key written per table: a larger key is appended (MDB_APPEND),
+         * which keeps the B-tree pages full and skips the search */
+        unsigned char last[DBI__COUNT][IX_KEY_MAX];
+        size_t last_len[DBI__COUNT];
+        MDB_cursor *cur[DBI__COUNT]; /* a write cursor per table, for appends:
+                                        mdb_put would set one up every call */
+        db_tail leaf[DBI__COUNT];    /* each table's last leaf page, as far as
+                                        its appends tell (tail_put) */
+        size_t page_room;            /* bytes of nodes a leaf page holds */
+    } tail;
+
+    /* batch sizing: when a batch ends (batch_full), and the map's trim */
+    struct {
+        uint64_t ops;  /* puts in the current transaction */
+        uint64_t touched, appended; /* of them: puts into a page (not at the
+                                       end of a table), in 1/1024 pages, and
+                                       bytes appended */
+        uint32_t touch_w;   /* what such a put counts: 1024, less in a sorted run */
+        /* what the work a commit does first cost in the last: pages guessed
+         * per event patch, per byte of node records, per index key (batch_full) */
+        double patch_pages, node_pages, key_pages;
+        /* batch_full's pages in whole numbers (pages_recount): what the
+         * batch may still add, in 1/4096 pages, before its page test can be
+         * true; each count above takes its share off as it grows */
+        int64_t pages_left;
+        int64_t patch_w, node_w, key_w; /* the three above in 1/4096 pages, rounded up */
+        bool pages_unbounded;           /* one of them is not (pages_weigh) */
+        base_slots runs;    /* the chunk runs the batch put into (count_chunk) */
+        uint64_t max_ops;   /* DB_BATCH_OPS, or $ARGUSQ_BATCH_OPS (tests) */
+        bool nosync;        /* $ARGUSQ_BATCH_SYNC=0: batches unsynced (make bench) */
+        uint64_t untrimmed; /* puts (or bytes of pages touched) since the last trim */
+        uint64_t trim_base; /* the file pages mapped after it (trim_every) */
+    } batch;
+
+    /* deferred key sorts: index keys and edges, put sorted as a batch ends */
+    struct {
+        db_keysort *ks;              /* index keys that do not arrive in order
+                                        (keysort.c); made on the first */
+        size_t nkeys;                /* ... and how many wait there (keys and
+                                        edges of either table): batch_full
+                                        reads it at every safe point */
+        db_edge_rec *emerge;         /* a stored block merged with new edges */
+        size_t emerge_cap;
+        unsigned char *ebuf;         /* a block's value being encoded */
+        size_t ebuf_cap;
+    } keys;
+
+    /* the chunked indexes, the top lists and the dictionary */
+    struct {
+        db_thrindex *thr;    /* the thread index's open chunks (thrindex.c) */
+        db_thrindex *nthr;   /* node_thread's: a thread's nodes, the same way */
+        db_thrindex *oix[3]; /* the object indexes', by OIX_* */
+        db_sigindex *sigs;   /* the signature index's open chunks (sigindex.c) */
+        db_nodetop *top;     /* each thread key's longest waits and runs (nodetop.c) */
+        int thr_rc;          /* the LMDB error of a chunk's put */
+        bool chunk_commits;  /* a batch may end between chunks (chunk_put): the
+                                final commit's, flush_objects */
+        bool objects_due;    /* an object index said it holds too much (put_obj) */
+        db_normbuf *norms;   /* new normal forms, put sorted (normbuf.c) */
+        bool norms_due;      /* ... and too many wait (db_writer_norm) */
+        bool thr_failed;     /* ... and a batch's commit failed there: thr_err */
+        db_error thr_err;
+        db_chunkq *chunks;   /* a batch's chunks, put at its end (chunk_put) */
+    } ix;
+
+    /* event blocks and patches */
+    struct {
+        db_evfront front;    /* an unthreaded writer's events into blocks (evfront.c) */
+        db_evblock_enc *enc; /* a block re-encoded with its events' nodes (apply_patches) */
+        db_evblock scanblk;  /* db_writer_scan_time's block */
+        db_evblock patchblk; /* a block being given its events' nodes */
+        struct patch { uint64_t id; uint32_t node; } *patch; /* nodes to set */
+        size_t npatch, patch_cap;
+        bool patch_unsorted;
+        uint64_t last_ts;   /* of the previous event: is the trace in time order? */
+    } ev;
+
+    /* node records */
+    struct {
+        unsigned char *nodes; /* node records waiting to go in in id order */
+        size_t nodes_len, nodes_cap;
+        struct nref { uint32_t id, off, len; } *nref;
+        size_t nnref, nref_cap;
+    } nrec;
 };
 
 static int scan_blocks(db_writer *w, uint32_t trace, db_event_cb cb, void *ctx, db_error *err);
@@ -186,17 +212,17 @@ static bool past_last(const db_writer *w, int dbi, const unsigned char *k, size_
 {
     if (klen > IX_KEY_MAX || w->existing)
         return false;
-    size_t n = klen < w->last_len[dbi] ? klen : w->last_len[dbi];
-    int cmp = key_cmp(k, w->last[dbi], n);
-    return !(w->last_len[dbi] && cmp <= 0 && !(cmp == 0 && klen > w->last_len[dbi]));
+    size_t n = klen < w->tail.last_len[dbi] ? klen : w->tail.last_len[dbi];
+    int cmp = key_cmp(k, w->tail.last[dbi], n);
+    return !(w->tail.last_len[dbi] && cmp <= 0 && !(cmp == 0 && klen > w->tail.last_len[dbi]));
 }
 
 static unsigned append_flag(db_writer *w, int dbi, const unsigned char *k, size_t klen)
 {
     if (!past_last(w, dbi, k, klen))
         return 0;
-    memcpy(w->last[dbi], k, klen);
-    w->last_len[dbi] = klen;
+    memcpy(w->tail.last[dbi], k, klen);
+    w->tail.last_len[dbi] = klen;
     return MDB_APPEND;
 }
 
@@ -224,30 +250,30 @@ static __attribute__((noinline)) int tail_split(db_writer *w, int dbi, MDB_val *
  * appended. */
 static inline __attribute__((always_inline)) int tail_put(db_writer *w, int dbi, MDB_val *key, MDB_val *val)
 {
-    db_tail *t = &w->tail[dbi];
+    db_tail *t = &w->tail.leaf[dbi];
     size_t node = db_tail_node(key->mv_size, val->mv_size);
-    if (!w->cur[dbi] || !db_tail_fits(t, node, w->page_room))
+    if (!w->tail.cur[dbi] || !db_tail_fits(t, node, w->tail.page_room))
         return tail_split(w, dbi, key, val);
     t->used += node;
-    return mdb_cursor_put(w->cur[dbi], key, val, 0);
+    return mdb_cursor_put(w->tail.cur[dbi], key, val, 0);
 }
 
 /* ... and the put that may not fit, or to a leaf not known */
 static int tail_split(db_writer *w, int dbi, MDB_val *key, MDB_val *val)
 {
-    int rc = w->cur[dbi] ? 0 : mdb_cursor_open(w->txn, w->a->dbi[dbi], &w->cur[dbi]);
+    int rc = w->tail.cur[dbi] ? 0 : mdb_cursor_open(w->txn, w->a->dbi[dbi], &w->tail.cur[dbi]);
     if (rc)
         return rc;
-    db_tail *t = &w->tail[dbi];
+    db_tail *t = &w->tail.leaf[dbi];
     size_t node = db_tail_node(key->mv_size, val->mv_size);
-    if (db_tail_fits(t, node, w->page_room)) {
+    if (db_tail_fits(t, node, w->tail.page_room)) {
         t->used += node;
-        return mdb_cursor_put(w->cur[dbi], key, val, 0);
+        return mdb_cursor_put(w->tail.cur[dbi], key, val, 0);
     }
-    bool small = db_tail_small(node, w->page_room), known = t->used != DB_TAIL_UNKNOWN;
+    bool small = db_tail_small(node, w->tail.page_room), known = t->used != DB_TAIL_UNKNOWN;
     MDB_stat st;
     size_t leaves = small && !known && !mdb_stat(w->txn, w->a->dbi[dbi], &st) ? st.ms_leaf_pages : SIZE_MAX;
-    rc = mdb_cursor_put(w->cur[dbi], key, val, MDB_APPEND);
+    rc = mdb_cursor_put(w->tail.cur[dbi], key, val, MDB_APPEND);
     /* a new leaf holds this node alone: after a put that did not fit the
      * known leaf, or one that the table's count of leaves shows split */
     bool split = known || (leaves != SIZE_MAX && !mdb_stat(w->txn, w->a->dbi[dbi], &st) && st.ms_leaf_pages != leaves);
@@ -256,7 +282,7 @@ static int tail_split(db_writer *w, int dbi, MDB_val *key, MDB_val *val)
 }
 
 /* Any other write to a table: its last leaf is no longer known. */
-static inline void tail_lost(db_writer *w, int dbi) { w->tail[dbi].used = DB_TAIL_UNKNOWN; }
+static inline void tail_lost(db_writer *w, int dbi) { w->tail.leaf[dbi].used = DB_TAIL_UNKNOWN; }
 
 static void tails_lost(db_writer *w)
 {
@@ -273,16 +299,16 @@ static void tails_lost(db_writer *w)
 static void count_put(db_writer *w, unsigned flags, size_t bytes)
 {
     if (flags == MDB_APPEND) {
-        w->appended += bytes + 10;
-        w->pages_left -= (int64_t)bytes + 10;
+        w->batch.appended += bytes + 10;
+        w->batch.pages_left -= (int64_t)bytes + 10;
     } else {
-        w->touched += w->touch_w;
-        w->pages_left -= 4 * (int64_t)w->touch_w;
+        w->batch.touched += w->batch.touch_w;
+        w->batch.pages_left -= 4 * (int64_t)w->batch.touch_w;
         /* a sorted run's puts fill its pages until they split: their
          * bytes land on new pages, half full */
-        if (w->touch_w < 1024) {
-            w->appended += 2 * (bytes + 10);
-            w->pages_left -= 2 * ((int64_t)bytes + 10);
+        if (w->batch.touch_w < 1024) {
+            w->batch.appended += 2 * (bytes + 10);
+            w->batch.pages_left -= 2 * ((int64_t)bytes + 10);
         }
     }
 }
@@ -301,7 +327,7 @@ static void sorted_run(db_writer *w, int dbi, size_t n)
 {
     MDB_stat st;
     size_t pages = mdb_stat(w->txn, w->a->dbi[dbi], &st) ? n : 2 * (st.ms_leaf_pages + st.ms_branch_pages + 1);
-    w->touch_w = n > pages ? (uint32_t)(1024 * pages / n) + 1 : 1024;
+    w->batch.touch_w = n > pages ? (uint32_t)(1024 * pages / n) + 1 : 1024;
 }
 
 /* put(), given append_flag's answer for the key */
@@ -311,7 +337,7 @@ static inline __attribute__((always_inline)) int put_as(db_writer *w, int dbi, c
     MDB_val key = {klen, (void *)k}, val = {vlen, (void *)v};
     if (flags != MDB_APPEND)
         trim_every(w, vlen);
-    w->ops++;
+    w->batch.ops++;
     int rc;
     count_put(w, flags, klen + vlen);
     if (flags == MDB_APPEND)
@@ -340,7 +366,7 @@ static int put_later(db_writer *w, int dbi, const unsigned char *k, size_t klen,
 {
     if (klen > DB_KEYSORT_MAX)
         return db_fail(err, -1, "index key too long");
-    if ((!w->ks && !(w->ks = db_keysort_new())) || db_keysort_add(w->ks, dbi, k, klen) < 0)
+    if ((!w->keys.ks && !(w->keys.ks = db_keysort_new())) || db_keysort_add(w->keys.ks, dbi, k, klen) < 0)
         return db_fail_oom(err);
     return later_added(w, err);
 }
@@ -348,19 +374,19 @@ static int put_later(db_writer *w, int dbi, const unsigned char *k, size_t klen,
 /* An edge of edges_in (side 0) or edges_out (1), as put_later's keys. */
 static int edge_later(db_writer *w, int side, const db_edge_rec *r, db_error *err)
 {
-    if ((!w->ks && !(w->ks = db_keysort_new())) || db_keysort_add_edge(w->ks, side, r) < 0)
+    if ((!w->keys.ks && !(w->keys.ks = db_keysort_new())) || db_keysort_add_edge(w->keys.ks, side, r) < 0)
         return db_fail_oom(err);
     return later_added(w, err);
 }
 
 static int later_added(db_writer *w, db_error *err)
 {
-    w->ops++;
-    w->nkeys++;
-    w->pages_left -= w->key_w;
+    w->batch.ops++;
+    w->keys.nkeys++;
+    w->batch.pages_left -= w->batch.key_w;
     /* a writer of one transaction (rules, rebuild) puts them in as it
      * goes, a batch's worth at a time, so its memory stays bounded too */
-    if (!w->batch && w->nkeys >= DB_BATCH_KEYS)
+    if (!w->batched && w->keys.nkeys >= DB_BATCH_KEYS)
         return drain_later(w, err);
     return 0;
 }
@@ -370,11 +396,11 @@ static int later_added(db_writer *w, db_error *err)
  * go in as one entry.  A block that an earlier batch (or an older drain
  * of this one) already wrote is read and merged: a wakeup can join a node
  * to one of an earlier batch. */
-/* appends r[0..n) after the stored recs w->emerge[0..stored) (both
- * sorted) into w->emerge, merged, once each */
+/* appends r[0..n) after the stored recs w->keys.emerge[0..stored) (both
+ * sorted) into w->keys.emerge, merged, once each */
 static size_t merge_recs(db_writer *w, size_t stored, const db_edge_rec *r, size_t n)
 {
-    db_edge_rec *m = w->emerge;
+    db_edge_rec *m = w->keys.emerge;
     /* the merge is written from the back */
     size_t i = stored, j = n, out = stored + n;
     while (i || j) {
@@ -410,21 +436,21 @@ static int edges_put(void *ctx, int side, const db_edge_rec *recs, size_t n)
             int got;
             db_edgeblk_begin(&it, &key, &v);
             while ((got = db_edgeblk_next(&it, &r)) == 1) {
-                if (!base_grow((void **)&w->emerge, &w->emerge_cap, stored + 1 + n, sizeof r))
+                if (!base_grow((void **)&w->keys.emerge, &w->keys.emerge_cap, stored + 1 + n, sizeof r))
                     return -1;
-                w->emerge[stored++] = r;
+                w->keys.emerge[stored++] = r;
             }
             if (got < 0)
                 return MDB_CORRUPTED;
         }
-        if (!base_grow((void **)&w->emerge, &w->emerge_cap, stored + n, sizeof *recs))
+        if (!base_grow((void **)&w->keys.emerge, &w->keys.emerge_cap, stored + n, sizeof *recs))
             return -1;
         n = merge_recs(w, stored, recs, n);
-        recs = w->emerge;
+        recs = w->keys.emerge;
     }
-    if (!base_grow((void **)&w->ebuf, &w->ebuf_cap, n * DB_EDGE_REC_MAX, 1))
+    if (!base_grow((void **)&w->keys.ebuf, &w->keys.ebuf_cap, n * DB_EDGE_REC_MAX, 1))
         return -1;
-    MDB_val key = {sizeof k, k}, val = {db_edgeblk_encode(recs, n, w->ebuf), w->ebuf};
+    MDB_val key = {sizeof k, k}, val = {db_edgeblk_encode(recs, n, w->keys.ebuf), w->keys.ebuf};
     unsigned flags = append_flag(w, dbi, k, sizeof k);
     count_put(w, flags, sizeof k + val.mv_size);
     if (flags != MDB_APPEND) {
@@ -439,7 +465,7 @@ static int put_sorted(void *ctx, int dbi, const unsigned char *k, size_t len)
 {
     db_writer *w = ctx;
     int rc = 0;
-    if (!w->cur[dbi] && (rc = mdb_cursor_open(w->txn, w->a->dbi[dbi], &w->cur[dbi])) != 0)
+    if (!w->tail.cur[dbi] && (rc = mdb_cursor_open(w->txn, w->a->dbi[dbi], &w->tail.cur[dbi])) != 0)
         return rc;
     MDB_val key = {len, (void *)k}, val = {0, ""};
     /* the first batch of a new trace appends every key */
@@ -449,15 +475,15 @@ static int put_sorted(void *ctx, int dbi, const unsigned char *k, size_t len)
         return tail_put(w, dbi, &key, &val);
     trim_every(w, len);
     tail_lost(w, dbi);
-    return mdb_cursor_put(w->cur[dbi], &key, &val, flags);
+    return mdb_cursor_put(w->tail.cur[dbi], &key, &val, flags);
 }
 
 static int drain_later(db_writer *w, db_error *err)
 {
-    if (!w->nkeys)
+    if (!w->keys.nkeys)
         return 0;
-    int rc = db_keysort_drain(w->ks, put_sorted, edges_put, w);
-    w->nkeys = 0; /* the drain empties the sort, failed or not */
+    int rc = db_keysort_drain(w->keys.ks, put_sorted, edges_put, w);
+    w->keys.nkeys = 0; /* the drain empties the sort, failed or not */
     if (rc == -1)
         return db_fail_oom(err);
     return rc ? db_lmdb_fail(err, rc, "write") : 0;
@@ -478,10 +504,10 @@ static int chunk_out(void *ctx, int dbi, MDB_val *key, MDB_val *val)
     db_writer *w = d->w;
     int rc;
     if (dbi != d->dbi) {
-        if (!w->cur[dbi] && (rc = mdb_cursor_open(w->txn, w->a->dbi[dbi], &w->cur[dbi])) != 0)
+        if (!w->tail.cur[dbi] && (rc = mdb_cursor_open(w->txn, w->a->dbi[dbi], &w->tail.cur[dbi])) != 0)
             return rc;
         MDB_val v;
-        rc = mdb_cursor_get(w->cur[dbi], &d->last, &v, MDB_LAST);
+        rc = mdb_cursor_get(w->tail.cur[dbi], &d->last, &v, MDB_LAST);
         if (rc && rc != MDB_NOTFOUND)
             return rc;
         if (rc)
@@ -495,15 +521,15 @@ static int chunk_out(void *ctx, int dbi, MDB_val *key, MDB_val *val)
     }
     trim_every(w, val->mv_size);
     tail_lost(w, dbi);
-    return mdb_cursor_put(w->cur[dbi], key, val, 0);
+    return mdb_cursor_put(w->tail.cur[dbi], key, val, 0);
 }
 
 static int drain_chunks(db_writer *w, db_error *err)
 {
-    if (!db_chunkq_count(w->chunks))
+    if (!db_chunkq_count(w->ix.chunks))
         return 0;
     struct chunk_drain d = {w, -1, {0, NULL}};
-    int rc = db_chunkq_drain(w->chunks, chunk_out, &d);
+    int rc = db_chunkq_drain(w->ix.chunks, chunk_out, &d);
     if (rc == -1)
         return db_fail_oom(err);
     return rc ? db_lmdb_fail(err, rc, "write") : 0;
@@ -519,25 +545,25 @@ static int drain_chunks(db_writer *w, db_error *err)
 /* Writes the block being re-encoded (write_patched), if it holds events. */
 static int put_block(db_writer *w, db_error *err)
 {
-    if (!w->enc || !db_evblock_enc_count(w->enc))
+    if (!w->ev.enc || !db_evblock_enc_count(w->ev.enc))
         return 0;
-    db_evblk blk = {.first = db_evblock_enc_first(w->enc)};
-    blk.bytes = db_evblock_enc_bytes(w->enc, &blk.len);
+    db_evblk blk = {.first = db_evblock_enc_first(w->ev.enc)};
+    blk.bytes = db_evblock_enc_bytes(w->ev.enc, &blk.len);
     int rc = db_writer_put_block(w, &blk, err);
-    db_evblock_enc_reset(w->enc);
+    db_evblock_enc_reset(w->ev.enc);
     return rc;
 }
 
 /* Appends an event to the block being re-encoded (a full one is written). */
 static int add_to_block(db_writer *w, const db_event *ev, db_error *err)
 {
-    if (!w->enc && !(w->enc = db_evblock_enc_new()))
+    if (!w->ev.enc && !(w->ev.enc = db_evblock_enc_new()))
         return db_fail_oom(err);
-    int rc = db_evblock_enc_add(w->enc, ev);
+    int rc = db_evblock_enc_add(w->ev.enc, ev);
     if (rc == 1) {
         if (put_block(w, err))
             return -1;
-        rc = db_evblock_enc_add(w->enc, ev);
+        rc = db_evblock_enc_add(w->ev.enc, ev);
     }
     return rc ? db_fail_oom(err) : 0;
 }
@@ -569,8 +595,8 @@ static int flush_batch(db_writer *w, db_error *err)
  * the commit's failure is kept for the run's caller (thr_fail). */
 static int between_puts(db_writer *w)
 {
-    if (w->chunk_commits && batch_ends(w) && flush_batch(w, &w->thr_err)) {
-        w->thr_failed = true;
+    if (w->ix.chunk_commits && batch_ends(w) && flush_batch(w, &w->ix.thr_err)) {
+        w->ix.thr_failed = true;
         return -1;
     }
     return 0;
@@ -626,18 +652,18 @@ static uint64_t run_hash(int dbi, const unsigned char *k, size_t klen)
 static inline __attribute__((always_inline)) void count_chunk(db_writer *w, uint64_t h, const bool *fresh,
                                                               size_t bytes)
 {
-    if (w->touch_w < 1024) { /* a sorted run (flush_objects): the object indexes', which never wait */
+    if (w->batch.touch_w < 1024) { /* a sorted run (flush_objects): the object indexes', which never wait */
         count_put(w, 0, bytes);
         return;
     }
-    if (fresh ? *fresh : base_slots_get(&w->runs, h) < 0) {
-        w->touched += 1024;
-        w->pages_left -= 4096;
+    if (fresh ? *fresh : base_slots_get(&w->batch.runs, h) < 0) {
+        w->batch.touched += 1024;
+        w->batch.pages_left -= 4096;
         if (!fresh)
-            (void)base_slots_put(&w->runs, h, 0); /* out of memory: the next counts a page again */
+            (void)base_slots_put(&w->batch.runs, h, 0); /* out of memory: the next counts a page again */
     }
-    w->appended += 2 * (bytes + 10);
-    w->pages_left -= 2 * ((int64_t)bytes + 10);
+    w->batch.appended += 2 * (bytes + 10);
+    w->batch.pages_left -= 2 * ((int64_t)bytes + 10);
 }
 
 /* A batch's chunks of the thread, node-thread and signature indexes wait
@@ -652,26 +678,26 @@ static bool chunk_waits(const db_writer *w, int dbi)
      * on pages all over the file, and `match` and `diagnose` read all of
      * one key's.  It puts the thread indexes' chunks as they come: held,
      * they raise its peak memory (docs/PERFORMANCE.md). */
-    return w->batch && (dbi == DBI_SIGS || (!w->rebuild && (dbi == DBI_EV_THREAD || dbi == DBI_NODE_THREAD)));
+    return w->batched && (dbi == DBI_SIGS || (!w->rebuild && (dbi == DBI_EV_THREAD || dbi == DBI_NODE_THREAD)));
 }
 
 static int chunk_put(db_writer *w, int dbi, const unsigned char *k, size_t klen, const void *v, size_t vlen)
 {
     uint64_t h = run_hash(dbi, k, klen);
-    w->ops++;
+    w->batch.ops++;
     if (chunk_waits(w, dbi)) {
         bool fresh;
-        if ((!w->chunks && !(w->chunks = db_chunkq_new())) ||
-            db_chunkq_add(w->chunks, h, dbi, k, klen, chunk_run(dbi, klen), v, vlen, &fresh)) {
-            w->thr_rc = ENOMEM;
+        if ((!w->ix.chunks && !(w->ix.chunks = db_chunkq_new())) ||
+            db_chunkq_add(w->ix.chunks, h, dbi, k, klen, chunk_run(dbi, klen), v, vlen, &fresh)) {
+            w->ix.thr_rc = ENOMEM;
             return -1;
         }
         count_chunk(w, h, &fresh, klen + vlen);
-        if (w->rebuild && db_chunkq_bytes(w->chunks) > REBUILD_CHUNKS_MAX) {
+        if (w->rebuild && db_chunkq_bytes(w->ix.chunks) > REBUILD_CHUNKS_MAX) {
             struct chunk_drain d = {w, -1, {0, NULL}};
-            int rc = db_chunkq_drain(w->chunks, chunk_out, &d);
+            int rc = db_chunkq_drain(w->ix.chunks, chunk_out, &d);
             if (rc) {
-                w->thr_rc = rc == -1 ? ENOMEM : rc;
+                w->ix.thr_rc = rc == -1 ? ENOMEM : rc;
                 return -1;
             }
         }
@@ -684,10 +710,10 @@ static int chunk_put(db_writer *w, int dbi, const unsigned char *k, size_t klen,
      * the key goes into skips the search from the root (the chunks of a
      * thread follow each other), and mdb_put sets one up every call */
     tail_lost(w, dbi);
-    w->thr_rc = w->cur[dbi] ? 0 : mdb_cursor_open(w->txn, w->a->dbi[dbi], &w->cur[dbi]);
-    if (!w->thr_rc)
-        w->thr_rc = mdb_cursor_put(w->cur[dbi], &key, &val, 0);
-    if (w->thr_rc)
+    w->ix.thr_rc = w->tail.cur[dbi] ? 0 : mdb_cursor_open(w->txn, w->a->dbi[dbi], &w->tail.cur[dbi]);
+    if (!w->ix.thr_rc)
+        w->ix.thr_rc = mdb_cursor_put(w->tail.cur[dbi], &key, &val, 0);
+    if (w->ix.thr_rc)
         return -1;
     /* The commit writes every open chunk of every index, each a put into
      * the middle of its table: batches end between them, or that last
@@ -739,18 +765,18 @@ static int top_put(void *ctx, const unsigned char *k, size_t klen, const void *v
 
 static int thr_fail(db_writer *w, int rc, db_error *err)
 {
-    if (w->thr_failed) {
-        *err = w->thr_err;
+    if (w->ix.thr_failed) {
+        *err = w->ix.thr_err;
         return -1;
     }
-    return rc == -2 ? db_fail_oom(err) : db_lmdb_fail(err, w->thr_rc, "write");
+    return rc == -2 ? db_fail_oom(err) : db_lmdb_fail(err, w->ix.thr_rc, "write");
 }
 
 /* Writes back the block in patchblk with its new nodes (re-encoded: it
  * may come out as two blocks). */
 static int write_patched(db_writer *w, db_error *err)
 {
-    db_evblock *b = &w->patchblk;
+    db_evblock *b = &w->ev.patchblk;
     if (!b->n)
         return 0;
     size_t n = b->n;
@@ -770,24 +796,24 @@ static int cmp_patch(const void *a, const void *b)
 /* Puts the nodes db_writer_set_event_node collected into their blocks. */
 static int apply_patches(db_writer *w, db_error *err)
 {
-    if (!w->npatch)
+    if (!w->ev.npatch)
         return 0;
-    if (w->patch_unsorted)
-        qsort(w->patch, w->npatch, sizeof *w->patch, cmp_patch);
-    for (size_t i = 0; i < w->npatch; i++) {
-        uint64_t id = w->patch[i].id;
-        if (!db_evblock_get(&w->patchblk, id)) {
+    if (w->ev.patch_unsorted)
+        qsort(w->ev.patch, w->ev.npatch, sizeof *w->ev.patch, cmp_patch);
+    for (size_t i = 0; i < w->ev.npatch; i++) {
+        uint64_t id = w->ev.patch[i].id;
+        if (!db_evblock_get(&w->ev.patchblk, id)) {
             if (write_patched(w, err))
                 return -1;
             trim_every(w, DB_EVBLOCK_BYTES);
-            int got = db_evblock_load(w->txn, w->a->dbi[DBI_EVENTS], w->info.id, id, &w->patchblk, err);
+            int got = db_evblock_load(w->txn, w->a->dbi[DBI_EVENTS], w->info.id, id, &w->ev.patchblk, err);
             if (got <= 0)
                 return got < 0 ? -1 : db_fail(err, -1, "event %llu is missing", (unsigned long long)id);
         }
-        ((db_event *)db_evblock_get(&w->patchblk, id))->node = w->patch[i].node;
+        ((db_event *)db_evblock_get(&w->ev.patchblk, id))->node = w->ev.patch[i].node;
     }
-    w->npatch = 0;
-    w->patch_unsorted = false;
+    w->ev.npatch = 0;
+    w->ev.patch_unsorted = false;
     return write_patched(w, err);
 }
 
@@ -811,15 +837,15 @@ static int cmp_nref(const void *a, const void *b)
  * sparse, an id comes twice, or memory is short: qsort then. */
 static bool place_nodes(db_writer *w, uint32_t lo, uint32_t hi)
 {
-    size_t n = w->nnref, range = (size_t)hi - lo + 1;
+    size_t n = w->nrec.nnref, range = (size_t)hi - lo + 1;
     if (range > 4 * n + 4096)
         return false;
     uint32_t *at = calloc(range, sizeof *at);
     /* out takes nref's place (and room), not copied back into it */
-    struct nref *out = malloc(w->nref_cap * sizeof *out);
+    struct nref *out = malloc(w->nrec.nref_cap * sizeof *out);
     bool ok = at && out;
     for (size_t i = 0; ok && i < n; i++) {
-        uint32_t *slot = &at[w->nref[i].id - lo];
+        uint32_t *slot = &at[w->nrec.nref[i].id - lo];
         ok = !*slot;
         *slot = (uint32_t)i + 1;
     }
@@ -827,9 +853,9 @@ static bool place_nodes(db_writer *w, uint32_t lo, uint32_t hi)
         size_t k = 0;
         for (size_t j = 0; j < range; j++)
             if (at[j])
-                out[k++] = w->nref[at[j] - 1];
-        free(w->nref);
-        w->nref = out;
+                out[k++] = w->nrec.nref[at[j] - 1];
+        free(w->nrec.nref);
+        w->nrec.nref = out;
         out = NULL;
     }
     free(at);
@@ -846,16 +872,16 @@ static bool place_nodes(db_writer *w, uint32_t lo, uint32_t hi)
 
 static bool radix_nodes(db_writer *w, uint32_t lo, uint32_t hi)
 {
-    size_t n = w->nnref;
+    size_t n = w->nrec.nnref;
     unsigned bits = base_radix_bits(hi - lo), width = base_radix_width(bits, DB_NREF_DIGIT_MAX);
     struct nref *tmp = malloc(n * sizeof *tmp);
     uint32_t *count = malloc(((size_t)1 << width) * sizeof *count);
     bool ok = tmp && count;
     if (ok) {
-        struct nref *src = base_radix_u32(w->nref, tmp, n, sizeof *tmp, offsetof(struct nref, id), lo, hi - lo, bits, width,
+        struct nref *src = base_radix_u32(w->nrec.nref, tmp, n, sizeof *tmp, offsetof(struct nref, id), lo, hi - lo, bits, width,
                                          count);
-        if (src != w->nref)
-            memcpy(w->nref, src, n * sizeof *src);
+        if (src != w->nrec.nref)
+            memcpy(w->nrec.nref, src, n * sizeof *src);
     }
     free(tmp);
     free(count);
@@ -866,67 +892,67 @@ static int put_nodes(db_writer *w, db_error *err)
 {
     bool sorted = true;
     uint32_t lo = UINT32_MAX, hi = 0;
-    for (size_t i = 0; i < w->nnref; i++) {
-        uint32_t id = w->nref[i].id;
-        sorted = sorted && (i == 0 || w->nref[i - 1].id < id);
+    for (size_t i = 0; i < w->nrec.nnref; i++) {
+        uint32_t id = w->nrec.nref[i].id;
+        sorted = sorted && (i == 0 || w->nrec.nref[i - 1].id < id);
         lo = id < lo ? id : lo;
         hi = id > hi ? id : hi;
     }
     if (!sorted && !place_nodes(w, lo, hi) && !radix_nodes(w, lo, hi))
-        qsort(w->nref, w->nnref, sizeof *w->nref, cmp_nref);
+        qsort(w->nrec.nref, w->nrec.nnref, sizeof *w->nrec.nref, cmp_nref);
     /* A key whose id is above that of the key appended just before is
      * past the table's last (the same trace, big-endian ids): appended
      * without append_flag's compare and call to memcpy, as it would
      * answer. */
     unsigned flags = 0;
-    for (size_t i = 0; i < w->nnref; i++) {
+    for (size_t i = 0; i < w->nrec.nnref; i++) {
         unsigned char k[8];
         db_put_be32(k, w->info.id);
-        db_put_be32(k + 4, w->nref[i].id);
-        if (flags == MDB_APPEND && w->nref[i].id > w->nref[i - 1].id)
-            memcpy(w->last[DBI_NODES], k, 8); /* last_len[DBI_NODES] is 8 */
+        db_put_be32(k + 4, w->nrec.nref[i].id);
+        if (flags == MDB_APPEND && w->nrec.nref[i].id > w->nrec.nref[i - 1].id)
+            memcpy(w->tail.last[DBI_NODES], k, 8); /* last_len[DBI_NODES] is 8 */
         else
             flags = append_flag(w, DBI_NODES, k, 8);
-        if (put_as(w, DBI_NODES, k, 8, w->nodes + w->nref[i].off, w->nref[i].len, flags, err))
+        if (put_as(w, DBI_NODES, k, 8, w->nrec.nodes + w->nrec.nref[i].off, w->nrec.nref[i].len, flags, err))
             return -1;
     }
-    w->nnref = w->nodes_len = 0;
+    w->nrec.nnref = w->nrec.nodes_len = 0;
     return 0;
 }
 
 static void free_events(db_writer *w)
 {
-    free(w->nodes);
-    free(w->nref);
-    w->nodes = NULL;
-    w->nref = NULL;
-    db_evblock_enc_free(w->enc);
-    db_evfront_free(&w->front);
-    db_thrindex_free(w->thr);
-    db_thrindex_free(w->nthr);
-    w->nthr = NULL;
+    free(w->nrec.nodes);
+    free(w->nrec.nref);
+    w->nrec.nodes = NULL;
+    w->nrec.nref = NULL;
+    db_evblock_enc_free(w->ev.enc);
+    db_evfront_free(&w->ev.front);
+    db_thrindex_free(w->ix.thr);
+    db_thrindex_free(w->ix.nthr);
+    w->ix.nthr = NULL;
     for (int i = 0; i < OIX__COUNT; i++) {
-        db_thrindex_free(w->oix[i]);
-        w->oix[i] = NULL;
+        db_thrindex_free(w->ix.oix[i]);
+        w->ix.oix[i] = NULL;
     }
-    db_sigindex_free(w->sigs);
-    w->sigs = NULL;
-    db_normbuf_free(w->norms);
-    w->norms = NULL;
-    db_nodetop_free(w->top);
-    w->top = NULL;
-    db_evblock_free(&w->scanblk);
-    db_evblock_free(&w->patchblk);
+    db_sigindex_free(w->ix.sigs);
+    w->ix.sigs = NULL;
+    db_normbuf_free(w->ix.norms);
+    w->ix.norms = NULL;
+    db_nodetop_free(w->ix.top);
+    w->ix.top = NULL;
+    db_evblock_free(&w->ev.scanblk);
+    db_evblock_free(&w->ev.patchblk);
     db_names_free(&w->names);
-    free(w->patch);
-    free(w->emerge);
-    free(w->ebuf);
-    w->emerge = NULL;
-    w->ebuf = NULL;
-    w->emerge_cap = w->ebuf_cap = 0;
-    w->enc = NULL;
-    w->thr = NULL;
-    w->patch = NULL;
+    free(w->ev.patch);
+    free(w->keys.emerge);
+    free(w->keys.ebuf);
+    w->keys.emerge = NULL;
+    w->keys.ebuf = NULL;
+    w->keys.emerge_cap = w->keys.ebuf_cap = 0;
+    w->ev.enc = NULL;
+    w->ix.thr = NULL;
+    w->ev.patch = NULL;
 }
 
 /* The writer lock goes with the writer's memory. */
@@ -934,9 +960,9 @@ static void writer_free(db_writer *w)
 {
     if (w->lock_fd >= 0)
         close(w->lock_fd);
-    db_keysort_free(w->ks);
-    db_chunkq_free(w->chunks);
-    base_slots_free(&w->runs);
+    db_keysort_free(w->keys.ks);
+    db_chunkq_free(w->ix.chunks);
+    base_slots_free(&w->batch.runs);
     free_events(w);
     free(w);
 }
@@ -947,9 +973,9 @@ static void close_cursors(db_writer *w)
 {
     tails_lost(w);
     for (int i = 0; i < DBI__COUNT; i++)
-        if (w->cur[i]) {
-            mdb_cursor_close(w->cur[i]);
-            w->cur[i] = NULL;
+        if (w->tail.cur[i]) {
+            mdb_cursor_close(w->tail.cur[i]);
+            w->tail.cur[i] = NULL;
         }
 }
 
@@ -958,7 +984,7 @@ static void close_cursors(db_writer *w)
 static void trim_map(db_writer *w)
 {
     db_archive_trim(w->a);
-    w->trim_base = db_archive_file_rss(w->a);
+    w->batch.trim_base = db_archive_file_rss(w->a);
 }
 
 /* Within a batch too, and in the final commit's flushes: the pages a
@@ -986,14 +1012,14 @@ static void trim_map(db_writer *w)
 static void trim_every(db_writer *w, size_t vlen)
 {
     if (w->a->statm_fd >= 0) {
-        if (++w->untrimmed % DB_TRIM_EVERY == 0)
-            (void)db_archive_trim_past(w->a, &w->trim_base, DB_TRIM_RSS);
+        if (++w->batch.untrimmed % DB_TRIM_EVERY == 0)
+            (void)db_archive_trim_past(w->a, &w->batch.trim_base, DB_TRIM_RSS);
         return;
     }
-    w->untrimmed += 4096 + 2 * (uint64_t)vlen;
-    if (w->untrimmed >= DB_TRIM_BYTES) {
+    w->batch.untrimmed += 4096 + 2 * (uint64_t)vlen;
+    if (w->batch.untrimmed >= DB_TRIM_BYTES) {
         trim_map(w);
-        w->untrimmed = 0;
+        w->batch.untrimmed = 0;
     }
 }
 
@@ -1018,7 +1044,7 @@ static int commit_fail(db_writer *w, int rc, db_error *err)
 /* Commits the batch so far and starts the next transaction. */
 static int flush(db_writer *w, db_error *err)
 {
-    size_t patches = w->npatch, node_bytes = w->nodes_len, keys = w->nkeys;
+    size_t patches = w->ev.npatch, node_bytes = w->nrec.nodes_len, keys = w->keys.nkeys;
     uint64_t g0 = guessed(w);
     if (apply_patches(w, err))
         return -1;
@@ -1032,11 +1058,11 @@ static int flush(db_writer *w, db_error *err)
     /* each averaged with the last; a few patches, nodes or keys (the last
      * batch of a phase) tell little */
     if (patches >= 1024)
-        w->patch_pages = (w->patch_pages + (double)(g1 - g0) / patches) / 2;
+        w->batch.patch_pages = (w->batch.patch_pages + (double)(g1 - g0) / patches) / 2;
     if (node_bytes >= 65536)
-        w->node_pages = (w->node_pages + (double)(g2 - g1) / node_bytes) / 2;
+        w->batch.node_pages = (w->batch.node_pages + (double)(g2 - g1) / node_bytes) / 2;
     if (keys >= 1024)
-        w->key_pages = (w->key_pages + (double)(g3 - g2) / keys) / 2;
+        w->batch.key_pages = (w->batch.key_pages + (double)(g3 - g2) / keys) / 2;
     pages_weigh(w);
     close_cursors(w);
     /* A batch's data pages are synced before its meta page is written;
@@ -1048,7 +1074,7 @@ static int flush(db_writer *w, db_error *err)
      * could destroy the older traces (measured: most crash states
      * corrupt).  The trace stays hidden until its final commit either way.
      * $ARGUSQ_BATCH_SYNC=0 is the unsynced policy, for make bench only. */
-    unsigned unsynced = w->batch_nosync ? MDB_NOSYNC : MDB_NOMETASYNC;
+    unsigned unsynced = w->batch.nosync ? MDB_NOSYNC : MDB_NOMETASYNC;
     mdb_env_set_flags(w->a->env, unsynced, 1);
     int rc = mdb_txn_commit(w->txn);
     mdb_env_set_flags(w->a->env, unsynced, 0);
@@ -1056,15 +1082,15 @@ static int flush(db_writer *w, db_error *err)
     if (rc)
         return commit_fail(w, rc, err);
     w->flushed = true;
-    w->ops = w->touched = w->appended = 0;
-    base_slots_free(&w->runs);
-    db_chunkq_end_batch(w->chunks);
+    w->batch.ops = w->batch.touched = w->batch.appended = 0;
+    base_slots_free(&w->batch.runs);
+    db_chunkq_end_batch(w->ix.chunks);
     trim_map(w);
     rc = mdb_txn_begin(w->a->env, NULL, 0, &w->txn);
     return rc ? db_lmdb_fail(err, rc, "write transaction") : 0;
 }
 
-/* A batch ends after batch_ops puts, or sooner when its dirty pages
+/* A batch ends after max_ops puts, or sooner when its dirty pages
  * would pass DB_BATCH_PAGES: as a trace grows, the pages a batch's
  * scattered puts land on grow with it (41 MB of them at 19M events
  * against 20 MB at 1.9M), and LMDB keeps the largest batch's buffers to
@@ -1080,7 +1106,7 @@ static int flush(db_writer *w, db_error *err)
  * against 2,615), in fewer commits. */
 #define DB_BATCH_PAGES 2800u
 
-static uint64_t guessed(const db_writer *w) { return w->touched / 1024 + w->appended / 4096; }
+static uint64_t guessed(const db_writer *w) { return w->batch.touched / 1024 + w->batch.appended / 4096; }
 
 /* ... or after DB_BATCH_KEYS index keys (put_later).  Asked at every safe
  * point, about once an event: the keys are counted here (nkeys), not
@@ -1092,8 +1118,8 @@ static inline double as_double(uint64_t n) { return (double)(int64_t)n; }
 
 static bool pages_full(const db_writer *w)
 {
-    double pending = as_double(w->npatch) * w->patch_pages + as_double(w->nodes_len) * w->node_pages +
-                     as_double(w->nkeys) * w->key_pages;
+    double pending = as_double(w->ev.npatch) * w->batch.patch_pages + as_double(w->nrec.nodes_len) * w->batch.node_pages +
+                     as_double(w->keys.nkeys) * w->batch.key_pages;
     return as_double(guessed(w)) + pending >= DB_BATCH_PAGES;
 }
 
@@ -1116,36 +1142,36 @@ static bool pages_full(const db_writer *w)
  * and an event changes none of the counts. */
 static void pages_weigh(db_writer *w)
 {
-    const double *pages[3] = {&w->patch_pages, &w->node_pages, &w->key_pages};
-    w->pages_unbounded = false;
-    int64_t *weight[3] = {&w->patch_w, &w->node_w, &w->key_w};
+    const double *pages[3] = {&w->batch.patch_pages, &w->batch.node_pages, &w->batch.key_pages};
+    w->batch.pages_unbounded = false;
+    int64_t *weight[3] = {&w->batch.patch_w, &w->batch.node_w, &w->batch.key_w};
     for (int i = 0; i < 3; i++) {
         double x = *pages[i] * 4096;
         bool ok = x >= 0 && x < 1 << 20; /* not NaN, nor too large: always, in practice */
         *weight[i] = ok ? (int64_t)x + 1 : 0;
-        w->pages_unbounded |= !ok;
+        w->batch.pages_unbounded |= !ok;
     }
-    w->pages_left = 0; /* counted again at the next safe point */
+    w->batch.pages_left = 0; /* counted again at the next safe point */
 }
 
 static __attribute__((noinline)) bool pages_recount(db_writer *w)
 {
     if (pages_full(w))
         return true;
-    if (w->pages_unbounded) { /* pages_full at every safe point */
-        w->pages_left = 0;
+    if (w->batch.pages_unbounded) { /* pages_full at every safe point */
+        w->batch.pages_left = 0;
         return false;
     }
-    int64_t sum = 4 * (int64_t)w->touched + (int64_t)w->appended + (int64_t)w->npatch * w->patch_w +
-                  (int64_t)w->nodes_len * w->node_w + (int64_t)w->nkeys * w->key_w;
-    w->pages_left = (int64_t)4096 * (DB_BATCH_PAGES - 1) - sum;
+    int64_t sum = 4 * (int64_t)w->batch.touched + (int64_t)w->batch.appended + (int64_t)w->ev.npatch * w->batch.patch_w +
+                  (int64_t)w->nrec.nodes_len * w->batch.node_w + (int64_t)w->keys.nkeys * w->batch.key_w;
+    w->batch.pages_left = (int64_t)4096 * (DB_BATCH_PAGES - 1) - sum;
     return false;
 }
 
 /* batch_full is false, and known to be by whole numbers alone */
 static inline __attribute__((always_inline)) bool batch_short(const db_writer *w)
 {
-    bool yes = w->ops < w->batch_ops && w->nkeys < DB_BATCH_KEYS && w->pages_left > 0;
+    bool yes = w->batch.ops < w->batch.max_ops && w->keys.nkeys < DB_BATCH_KEYS && w->batch.pages_left > 0;
 #if defined(ARGUSQ_BATCH_CHECK) || defined(__SANITIZE_ADDRESS__)
     if (yes && pages_full(w))
         abort();
@@ -1155,7 +1181,7 @@ static inline __attribute__((always_inline)) bool batch_short(const db_writer *w
 
 static inline __attribute__((always_inline)) bool batch_full(db_writer *w)
 {
-    if (w->ops >= w->batch_ops || w->nkeys >= DB_BATCH_KEYS)
+    if (w->batch.ops >= w->batch.max_ops || w->keys.nkeys >= DB_BATCH_KEYS)
         return true;
     return !batch_short(w) && pages_recount(w);
 }
@@ -1164,7 +1190,7 @@ static inline __attribute__((always_inline)) bool batch_full(db_writer *w)
  * three flags need not be read. */
 static inline __attribute__((always_inline)) bool batch_ends(db_writer *w)
 {
-    return !batch_short(w) && w->batch && !w->in_scan && w->txn && batch_full(w);
+    return !batch_short(w) && w->batched && !w->in_scan && w->txn && batch_full(w);
 }
 
 /* A batch that may end here (batch_ends asked in full): the fast paths
@@ -1175,7 +1201,7 @@ static inline __attribute__((always_inline)) bool batch_ends(db_writer *w)
  * db_writer_event_back, it saved a fourth register and set up a frame.) */
 static inline __attribute__((always_inline)) bool batch_near(const db_writer *w)
 {
-    return !batch_short(w) && w->batch;
+    return !batch_short(w) && w->batched;
 }
 
 /* The object indexes' chunks, written when they hold too much (thrindex.c):
@@ -1187,17 +1213,17 @@ static inline __attribute__((always_inline)) bool batch_near(const db_writer *w)
 static int flush_objects(db_writer *w, db_error *err)
 {
     int rc = 0;
-    bool was = w->chunk_commits;
-    w->chunk_commits = true;
-    w->objects_due = false;
+    bool was = w->ix.chunk_commits;
+    w->ix.chunk_commits = true;
+    w->ix.objects_due = false;
     for (int i = 0; i < OIX__COUNT && !rc; i++)
-        if (w->oix[i] && db_thrindex_due(w->oix[i])) {
-            sorted_run(w, oix_dbi[i], db_thrindex_open(w->oix[i]));
-            if ((rc = db_thrindex_flush(w->oix[i], w->info.id, oix_put[i], w)) != 0)
+        if (w->ix.oix[i] && db_thrindex_due(w->ix.oix[i])) {
+            sorted_run(w, oix_dbi[i], db_thrindex_open(w->ix.oix[i]));
+            if ((rc = db_thrindex_flush(w->ix.oix[i], w->info.id, oix_put[i], w)) != 0)
                 rc = thr_fail(w, rc, err);
         }
-    w->touch_w = 1024;
-    w->chunk_commits = was;
+    w->batch.touch_w = 1024;
+    w->ix.chunk_commits = was;
     return rc;
 }
 
@@ -1211,36 +1237,36 @@ static int norm_put(void *ctx, uint32_t hash, const char *text, size_t len)
     MDB_val key = {4, k}, val = {len, (void *)text};
     trim_every(w, len);
     tail_lost(w, DBI_NORMS);
-    w->thr_rc = mdb_put(w->txn, w->a->dbi[DBI_NORMS], &key, &val, MDB_NOOVERWRITE);
-    if (w->thr_rc == MDB_KEYEXIST) /* a form already there changes no page */
-        return w->thr_rc = 0;
-    if (w->thr_rc)
+    w->ix.thr_rc = mdb_put(w->txn, w->a->dbi[DBI_NORMS], &key, &val, MDB_NOOVERWRITE);
+    if (w->ix.thr_rc == MDB_KEYEXIST) /* a form already there changes no page */
+        return w->ix.thr_rc = 0;
+    if (w->ix.thr_rc)
         return -1;
-    w->ops++;
+    w->batch.ops++;
     count_put(w, 0, 4 + len);
     return between_puts(w);
 }
 
 static int flush_norms(db_writer *w, db_error *err)
 {
-    w->norms_due = false;
-    if (!db_normbuf_count(w->norms))
+    w->ix.norms_due = false;
+    if (!db_normbuf_count(w->ix.norms))
         return 0;
-    bool was = w->chunk_commits;
-    w->chunk_commits = true;
-    sorted_run(w, DBI_NORMS, db_normbuf_count(w->norms));
-    int rc = db_normbuf_flush(w->norms, norm_put, w);
-    w->touch_w = 1024;
-    w->chunk_commits = was;
+    bool was = w->ix.chunk_commits;
+    w->ix.chunk_commits = true;
+    sorted_run(w, DBI_NORMS, db_normbuf_count(w->ix.norms));
+    int rc = db_normbuf_flush(w->ix.norms, norm_put, w);
+    w->batch.touch_w = 1024;
+    w->ix.chunk_commits = was;
     return rc ? thr_fail(w, rc, err) : 0;
 }
 
 /* The object indexes' or the dictionary's writes a safe point found due. */
 static __attribute__((noinline)) int flush_due(db_writer *w, db_error *err)
 {
-    if (w->objects_due && flush_objects(w, err))
+    if (w->ix.objects_due && flush_objects(w, err))
         return -1;
-    return w->norms_due ? flush_norms(w, err) : 0;
+    return w->ix.norms_due ? flush_norms(w, err) : 0;
 }
 
 /* A safe point: between two events, edges or nodes, where a batch may end.
@@ -1250,7 +1276,7 @@ static __attribute__((noinline)) int flush_due(db_writer *w, db_error *err)
  * every safe point. */
 static inline __attribute__((always_inline)) int maybe_flush(db_writer *w, db_error *err)
 {
-    if ((w->objects_due || w->norms_due) && !w->in_scan && flush_due(w, err))
+    if ((w->ix.objects_due || w->ix.norms_due) && !w->in_scan && flush_due(w, err))
         return -1;
     return batch_ends(w) ? flush_batch(w, err) : 0;
 }
@@ -1328,10 +1354,10 @@ static db_writer *writer_new(db_archive *a, db_error *err)
         return NULL;
     }
     w->a = a;
-    w->touch_w = 1024;
+    w->batch.touch_w = 1024;
     tails_lost(w);
     MDB_stat es;
-    w->page_room = mdb_env_stat(a->env, &es) ? 0 : db_tail_room(es.ms_psize);
+    w->tail.page_room = mdb_env_stat(a->env, &es) ? 0 : db_tail_room(es.ms_psize);
     /* A writer's reads land all over the file (a leaf per put), and for
      * each the kernel would map 64 KB around it: the resident set then
      * grew by tens of MB between two trims.  Advice for the whole map,
@@ -1340,9 +1366,9 @@ static db_writer *writer_new(db_archive *a, db_error *err)
         madvise(a->map, a->map_len, MADV_RANDOM);
     /* tests make batches small to exercise many commits on small traces */
     const char *bo = getenv("ARGUSQ_BATCH_OPS");
-    w->batch_ops = bo && atoll(bo) > 0 ? (uint64_t)atoll(bo) : DB_BATCH_OPS;
+    w->batch.max_ops = bo && atoll(bo) > 0 ? (uint64_t)atoll(bo) : DB_BATCH_OPS;
     const char *bs = getenv("ARGUSQ_BATCH_SYNC");
-    w->batch_nosync = bs && strcmp(bs, "0") == 0;
+    w->batch.nosync = bs && strcmp(bs, "0") == 0;
     w->lock_fd = open(a->path, O_RDONLY | O_CLOEXEC);
     if (w->lock_fd < 0 || flock(w->lock_fd, LOCK_EX) != 0) {
         db_fail(err, -1, "%s: cannot take the writer lock: %s", a->path, strerror(errno));
@@ -1427,7 +1453,7 @@ static db_writer *begin_here(db_archive *a, const char *name, const char *format
         db_writer_abort(w);
         return NULL;
     }
-    w->batch = true;
+    w->batched = true;
     return w;
 }
 
@@ -1546,7 +1572,7 @@ static db_writer *rebuild_here(db_archive *a, const char *trace, db_error *err)
             db_writer_abort(w);
             return NULL;
         }
-    w->batch = true;
+    w->batched = true;
     return w;
 }
 
@@ -1748,15 +1774,15 @@ int db_writer_clear_graph_back(db_writer *w, db_error *err)
     int rc;
     if (apply_patches(w, err) || put_nodes(w, err) || drain_later(w, err))
         return -1;
-    if (w->nthr && (rc = db_thrindex_flush(w->nthr, w->info.id, nthr_put, w)) != 0)
+    if (w->ix.nthr && (rc = db_thrindex_flush(w->ix.nthr, w->info.id, nthr_put, w)) != 0)
         return thr_fail(w, rc, err);
     if (drain_chunks(w, err))
         return -1;
     tails_lost(w); /* the clearing deletes what the last leaves held */
     if (db_clear_trace_txn(w->a, w->txn, w->info.id, true, err))
         return -1;
-    db_nodetop_free(w->top); /* the lists of the graph cleared */
-    w->top = NULL;
+    db_nodetop_free(w->ix.top); /* the lists of the graph cleared */
+    w->ix.top = NULL;
     w->info.nodes = w->info.edges = 0;
     return 0;
 }
@@ -1832,9 +1858,9 @@ __attribute__((noinline)) void db_writer_abort(db_writer *w)
 void db_writer_abort_back(db_writer *w)
 {
     close_cursors(w);
-    db_keysort_free(w->ks);
-    w->ks = NULL;
-    w->nkeys = 0;
+    db_keysort_free(w->keys.ks);
+    w->keys.ks = NULL;
+    w->keys.nkeys = 0;
     if (w->txn)
         mdb_txn_abort(w->txn);
     w->txn = NULL;
@@ -1914,22 +1940,22 @@ int db_writer_commit_back(db_writer *w, db_trace_info *out, db_error *err)
     if (!w->existing)
         w->info.ingested_at = (uint64_t)time(NULL);
     w->info.state = DB_TRACE_COMPLETE;
-    w->chunk_commits = true;
+    w->ix.chunk_commits = true;
     int ret = interrupted(w, err) || hand_block(w, err) || apply_patches(w, err) || put_nodes(w, err);
-    if (!ret && w->thr && (ret = db_thrindex_flush(w->thr, w->info.id, thr_put, w)) != 0)
+    if (!ret && w->ix.thr && (ret = db_thrindex_flush(w->ix.thr, w->info.id, thr_put, w)) != 0)
         ret = thr_fail(w, ret, err);
-    if (!ret && w->nthr && (ret = db_thrindex_flush(w->nthr, w->info.id, nthr_put, w)) != 0)
+    if (!ret && w->ix.nthr && (ret = db_thrindex_flush(w->ix.nthr, w->info.id, nthr_put, w)) != 0)
         ret = thr_fail(w, ret, err);
     for (int i = 0; i < OIX__COUNT && !ret; i++)
-        if (w->oix[i]) {
-            sorted_run(w, oix_dbi[i], db_thrindex_open(w->oix[i]));
-            if ((ret = db_thrindex_flush(w->oix[i], w->info.id, oix_put[i], w)) != 0)
+        if (w->ix.oix[i]) {
+            sorted_run(w, oix_dbi[i], db_thrindex_open(w->ix.oix[i]));
+            if ((ret = db_thrindex_flush(w->ix.oix[i], w->info.id, oix_put[i], w)) != 0)
                 ret = thr_fail(w, ret, err);
-            w->touch_w = 1024;
+            w->batch.touch_w = 1024;
         }
-    if (!ret && w->sigs && (ret = db_sigindex_flush(w->sigs, w->info.id, sig_put, w)) != 0)
+    if (!ret && w->ix.sigs && (ret = db_sigindex_flush(w->ix.sigs, w->info.id, sig_put, w)) != 0)
         ret = thr_fail(w, ret, err);
-    if (!ret && w->top && (ret = db_nodetop_flush(w->top, w->info.id, top_put, w)) != 0)
+    if (!ret && w->ix.top && (ret = db_nodetop_flush(w->ix.top, w->info.id, top_put, w)) != 0)
         ret = thr_fail(w, ret, err);
     ret = ret || flush_norms(w, err) || drain_later(w, err) || drain_chunks(w, err) ||
           /* a trace already listed keeps its slot in trace_ids, which
@@ -2092,18 +2118,18 @@ const char *db_writer_format(const db_writer *w) { return w->info.format; }
 /* An object index key: trace, object, ts, event id. */
 static int put_obj(db_writer *w, int ix, const db_evix *x, db_error *err)
 {
-    if (!w->oix[ix] && !(w->oix[ix] = db_thrindex_new(8, true)))
+    if (!w->ix.oix[ix] && !(w->ix.oix[ix] = db_thrindex_new(8, true)))
         return db_fail_oom(err);
-    int rc = db_thrindex_add(w->oix[ix], w->info.id, x->obj, x->ts, x->id, oix_put[ix], w);
-    if (rc == 1 && !w->batch) /* one transaction: no commit between */
-        rc = db_thrindex_flush(w->oix[ix], w->info.id, oix_put[ix], w);
-    w->objects_due |= rc == 1; /* the next safe point writes them (flush_objects) */
+    int rc = db_thrindex_add(w->ix.oix[ix], w->info.id, x->obj, x->ts, x->id, oix_put[ix], w);
+    if (rc == 1 && !w->batched) /* one transaction: no commit between */
+        rc = db_thrindex_flush(w->ix.oix[ix], w->info.id, oix_put[ix], w);
+    w->ix.objects_due |= rc == 1; /* the next safe point writes them (flush_objects) */
     return rc < 0 ? thr_fail(w, rc, err) : 0;
 }
 
 uint64_t db_writer_next_event_id(const db_writer *w)
 {
-    return front(w) ? db_wq_next_event_id(w->q) : w->front.events + 1;
+    return front(w) ? db_wq_next_event_id(w->q) : w->ev.front.events + 1;
 }
 
 static int time_key(db_writer *w, uint64_t ts, uint64_t id, db_error *err)
@@ -2123,11 +2149,11 @@ static int time_index_from_start(db_writer *w, uint64_t upto, db_error *err)
     uint64_t next = 1;
     while (next <= upto) {
         trim_every(w, DB_EVBLOCK_BYTES); /* a graph pass reads every block */
-        int got = db_evblock_load(w->txn, w->a->dbi[DBI_EVENTS], w->info.id, next, &w->scanblk, err);
+        int got = db_evblock_load(w->txn, w->a->dbi[DBI_EVENTS], w->info.id, next, &w->ev.scanblk, err);
         if (got <= 0)
             return got < 0 ? -1 : db_fail(err, -1, "event %llu is missing", (unsigned long long)next);
         const db_event *ev;
-        for (; next <= upto && (ev = db_evblock_get(&w->scanblk, next)) != NULL; next++)
+        for (; next <= upto && (ev = db_evblock_get(&w->ev.scanblk, next)) != NULL; next++)
             if (time_key(w, ev->ts, next, err))
                 return -1;
         if (next <= upto && batch_full(w) && flush(w, err))
@@ -2150,7 +2176,7 @@ int db_writer_put_block(db_writer *w, const db_evblk *blk, db_error *err)
 static int hand_block(db_writer *w, db_error *err)
 {
     db_evblk blk;
-    return db_evfront_take(&w->front, &blk) ? db_writer_put_block(w, &blk, err) : 0;
+    return db_evfront_take(&w->ev.front, &blk) ? db_writer_put_block(w, &blk, err) : 0;
 }
 
 /* The public calls that a threaded writer queues (events, nodes,
@@ -2169,7 +2195,7 @@ int db_writer_event(db_writer *w, db_event *ev, db_error *err)
 static int event_here(db_writer *w, db_event *ev, db_error *err)
 {
     db_evblk blk;
-    int handed = db_evfront_add(&w->front, ev, &blk);
+    int handed = db_evfront_add(&w->ev.front, ev, &blk);
     if (handed < 0)
         return db_fail_oom(err);
     db_evix x;
@@ -2204,12 +2230,12 @@ static __attribute__((noinline)) int event_back(db_writer *w, const db_evix *x, 
  * and the type's switch, for nearly every event. */
 int db_writer_event_back(db_writer *w, const db_evix *x, const db_evblk *blk, db_error *err)
 {
-    if (blk || w->objects_due || w->norms_due || batch_near(w) || w->info.unordered || x->ts < w->last_ts ||
-        !w->thr || obj_index(x->type) >= 0 || !db_thrindex_add_fast(w->thr, x->tid, x->ts, x->id))
+    if (blk || w->ix.objects_due || w->ix.norms_due || batch_near(w) || w->info.unordered || x->ts < w->ev.last_ts ||
+        !w->ix.thr || obj_index(x->type) >= 0 || !db_thrindex_add_fast(w->ix.thr, x->tid, x->ts, x->id))
         return event_back(w, x, blk, err);
     w->info.events = x->id;
-    w->ops++;
-    w->last_ts = x->ts;
+    w->batch.ops++;
+    w->ev.last_ts = x->ts;
     if (x->ts < w->info.first_ts)
         w->info.first_ts = x->ts;
     if (x->ts > w->info.last_ts)
@@ -2222,20 +2248,20 @@ static int event_back(db_writer *w, const db_evix *x, const db_evblk *blk, db_er
     if (maybe_flush(w, err))
         return -1;
     w->info.events = x->id;
-    w->ops++;
+    w->batch.ops++;
     if (blk && db_writer_put_block(w, blk, err))
         return -1;
     /* while ids follow time (ftrace always does), the events table is its
      * own time index; the first event out of order starts a real one
      * (the front handed over the events before it) */
-    if (!w->info.unordered && x->ts < w->last_ts && time_index_from_start(w, x->id - 1, err))
+    if (!w->info.unordered && x->ts < w->ev.last_ts && time_index_from_start(w, x->id - 1, err))
         return -1;
-    w->last_ts = x->ts;
+    w->ev.last_ts = x->ts;
     if (w->info.unordered && time_key(w, x->ts, x->id, err))
         return -1;
-    if (!w->thr && !(w->thr = db_thrindex_new(4, false)))
+    if (!w->ix.thr && !(w->ix.thr = db_thrindex_new(4, false)))
         return db_fail_oom(err);
-    int rc = db_thrindex_add(w->thr, w->info.id, x->tid, x->ts, x->id, thr_put, w);
+    int rc = db_thrindex_add(w->ix.thr, w->info.id, x->tid, x->ts, x->id, thr_put, w);
     if (rc)
         return thr_fail(w, rc, err);
     int obj_ix = obj_index(x->type);
@@ -2264,40 +2290,40 @@ __attribute__((noinline)) int db_writer_node_back(db_writer *w, const db_node *n
     /* the first room is what a batch's records may take (pages are
      * mapped as they are written), so that realloc does not copy them
      * again and again as it doubles from 64 KB */
-    if (w->nodes_len + DB_NODE_REC_MAX > w->nodes_cap) {
-        size_t c = w->nodes_cap ? w->nodes_cap * 2 : DB_NODES_MAX + 2 * DB_NODE_REC_MAX;
-        void *p = realloc(w->nodes, c);
+    if (w->nrec.nodes_len + DB_NODE_REC_MAX > w->nrec.nodes_cap) {
+        size_t c = w->nrec.nodes_cap ? w->nrec.nodes_cap * 2 : DB_NODES_MAX + 2 * DB_NODE_REC_MAX;
+        void *p = realloc(w->nrec.nodes, c);
         if (!p)
             return db_fail_oom(err);
-        w->nodes = p;
-        w->nodes_cap = c;
+        w->nrec.nodes = p;
+        w->nrec.nodes_cap = c;
     }
-    if (w->nnref == w->nref_cap) {
-        size_t c = w->nref_cap ? w->nref_cap * 2 : 4096;
-        void *p = realloc(w->nref, c * sizeof *w->nref);
+    if (w->nrec.nnref == w->nrec.nref_cap) {
+        size_t c = w->nrec.nref_cap ? w->nrec.nref_cap * 2 : 4096;
+        void *p = realloc(w->nrec.nref, c * sizeof *w->nrec.nref);
         if (!p)
             return db_fail_oom(err);
-        w->nref = p;
-        w->nref_cap = c;
+        w->nrec.nref = p;
+        w->nrec.nref_cap = c;
     }
     /* the thread's own timeline: not the interrupts that landed on it */
     bool isolated = db_node_kind_isolated(n->kind);
     if (!isolated) { /* chunks of (begin, id), as the thread index's */
-        if (!w->nthr && !(w->nthr = db_thrindex_new(4, false)))
+        if (!w->ix.nthr && !(w->ix.nthr = db_thrindex_new(4, false)))
             return db_fail_oom(err);
-        int rc = db_thrindex_add(w->nthr, w->info.id, n->tid, n->begin, n->id, nthr_put, w);
+        int rc = db_thrindex_add(w->ix.nthr, w->info.id, n->tid, n->begin, n->id, nthr_put, w);
         if (rc)
             return thr_fail(w, rc, err);
     }
-    if ((!w->top && !(w->top = db_nodetop_new())) || db_nodetop_add(w->top, n, thread_key))
+    if ((!w->ix.top && !(w->ix.top = db_nodetop_new())) || db_nodetop_add(w->ix.top, n, thread_key))
         return db_fail_oom(err);
-    size_t len = db_node_encode(n, w->nodes + w->nodes_len);
-    w->nref[w->nnref++] = (struct nref){n->id, (uint32_t)w->nodes_len, (uint32_t)len};
-    w->nodes_len += len;
-    w->pages_left -= (int64_t)len * w->node_w;
+    size_t len = db_node_encode(n, w->nrec.nodes + w->nrec.nodes_len);
+    w->nrec.nref[w->nrec.nnref++] = (struct nref){n->id, (uint32_t)w->nrec.nodes_len, (uint32_t)len};
+    w->nrec.nodes_len += len;
+    w->batch.pages_left -= (int64_t)len * w->batch.node_w;
     w->info.nodes++;
-    w->ops++;
-    return w->nodes_len > DB_NODES_MAX ? put_nodes(w, err) : 0;
+    w->batch.ops++;
+    return w->nrec.nodes_len > DB_NODES_MAX ? put_nodes(w, err) : 0;
 }
 
 int db_writer_signature(db_writer *w, const db_sig *sig, db_error *err)
@@ -2320,9 +2346,9 @@ __attribute__((noinline)) int db_writer_signature_back(db_writer *w, const db_si
      * are written with its graph (ingest, rebuild's new copy) */
     if (w->existing)
         return db_fail(err, -1, "signatures are written with their trace's graph");
-    if (!w->sigs && !(w->sigs = db_sigindex_new()))
+    if (!w->ix.sigs && !(w->ix.sigs = db_sigindex_new()))
         return db_fail_oom(err);
-    int rc = db_sigindex_add(w->sigs, w->info.id, sig, sig_put, w);
+    int rc = db_sigindex_add(w->ix.sigs, w->info.id, sig, sig_put, w);
     return rc ? thr_fail(w, rc, err) : 0;
 }
 
@@ -2339,14 +2365,14 @@ int db_writer_norm_back(db_writer *w, uint32_t hash, const char *text, db_error 
      * random place of the table, was 70% of the writer's page faults at
      * 19M events and kept mapping pages between two trims; the sorted
      * flush visits the table in order instead. */
-    if (!w->norms && !(w->norms = db_normbuf_new()))
+    if (!w->ix.norms && !(w->ix.norms = db_normbuf_new()))
         return db_fail_oom(err);
-    int rc = db_normbuf_add(w->norms, hash, text, strnlen(text, 255));
+    int rc = db_normbuf_add(w->ix.norms, hash, text, strnlen(text, 255));
     if (rc < 0)
         return db_fail_oom(err);
-    if (rc && !w->batch) /* one transaction: no commit between */
+    if (rc && !w->batched) /* one transaction: no commit between */
         return flush_norms(w, err);
-    w->norms_due |= rc == 1; /* the next safe point writes them (flush_norms) */
+    w->ix.norms_due |= rc == 1; /* the next safe point writes them (flush_norms) */
     return 0;
 }
 
@@ -2363,14 +2389,14 @@ static __attribute__((noinline)) int edge_back(db_writer *w, const db_edge *e, d
  * whole. */
 int db_writer_edge_back(db_writer *w, const db_edge *e, db_error *err)
 {
-    if (w->objects_due || w->norms_due || batch_near(w) || !w->ks || !(w->batch || w->nkeys + 2 < DB_BATCH_KEYS))
+    if (w->ix.objects_due || w->ix.norms_due || batch_near(w) || !w->keys.ks || !(w->batched || w->keys.nkeys + 2 < DB_BATCH_KEYS))
         return edge_back(w, e, err);
     db_edge_rec r = {e->to, e->from, e->kind, e->from_event, e->to_event};
-    if (!db_keysort_add_edge_pair_fast(w->ks, &r))
+    if (!db_keysort_add_edge_pair_fast(w->keys.ks, &r))
         return edge_back(w, e, err);
-    w->ops += 2;
-    w->nkeys += 2;
-    w->pages_left -= 2 * w->key_w;
+    w->batch.ops += 2;
+    w->keys.nkeys += 2;
+    w->batch.pages_left -= 2 * w->batch.key_w;
     w->info.edges++;
     return 0;
 }
@@ -2388,12 +2414,12 @@ static int edge_back(db_writer *w, const db_edge *e, db_error *err)
     /* both sides in one call, not edge_later's two, counted together,
      * unless a writer of one transaction would drain between them
      * (later_added) */
-    if (w->batch || w->nkeys + 2 < DB_BATCH_KEYS) {
-        if ((!w->ks && !(w->ks = db_keysort_new())) || db_keysort_add_edge_pair(w->ks, &r) < 0)
+    if (w->batched || w->keys.nkeys + 2 < DB_BATCH_KEYS) {
+        if ((!w->keys.ks && !(w->keys.ks = db_keysort_new())) || db_keysort_add_edge_pair(w->keys.ks, &r) < 0)
             return db_fail_oom(err);
-        w->ops += 2;
-        w->nkeys += 2;
-        w->pages_left -= 2 * w->key_w;
+        w->batch.ops += 2;
+        w->keys.nkeys += 2;
+        w->batch.pages_left -= 2 * w->batch.key_w;
     } else {
         if (edge_later(w, 0, &r, err))
             return -1;
@@ -2417,20 +2443,20 @@ __attribute__((noinline)) int db_writer_set_event_node(db_writer *w, uint64_t ev
 
 int db_writer_set_event_node_back(db_writer *w, uint64_t event_id, uint32_t node, db_error *err)
 {
-    if (w->npatch == w->patch_cap) {
-        size_t c = w->patch_cap ? w->patch_cap * 2 : 4096;
-        void *p = realloc(w->patch, c * sizeof *w->patch);
+    if (w->ev.npatch == w->ev.patch_cap) {
+        size_t c = w->ev.patch_cap ? w->ev.patch_cap * 2 : 4096;
+        void *p = realloc(w->ev.patch, c * sizeof *w->ev.patch);
         if (!p)
             return db_fail_oom(err);
-        w->patch = p;
-        w->patch_cap = c;
+        w->ev.patch = p;
+        w->ev.patch_cap = c;
     }
-    if (w->npatch && event_id < w->patch[w->npatch - 1].id)
-        w->patch_unsorted = true;
-    w->patch[w->npatch++] = (struct patch){event_id, node};
-    w->pages_left -= w->patch_w;
-    w->ops++;
-    return w->npatch >= DB_PATCH_MAX ? apply_patches(w, err) : 0;
+    if (w->ev.npatch && event_id < w->ev.patch[w->ev.npatch - 1].id)
+        w->ev.patch_unsorted = true;
+    w->ev.patch[w->ev.npatch++] = (struct patch){event_id, node};
+    w->batch.pages_left -= w->batch.patch_w;
+    w->batch.ops++;
+    return w->ev.npatch >= DB_PATCH_MAX ? apply_patches(w, err) : 0;
 }
 
 struct scan_ctx {
@@ -2447,12 +2473,12 @@ static int scan_one(void *p, const MDB_val *key, const MDB_val *val)
     struct scan_ctx *s = p;
     db_writer *w = s->w;
     uint64_t id = db_get_be64((const unsigned char *)key->mv_data + key->mv_size - 8);
-    if (!db_evblock_get(&w->scanblk, id)) /* a block read, not the one in hand */
+    if (!db_evblock_get(&w->ev.scanblk, id)) /* a block read, not the one in hand */
         trim_every(w, DB_EVBLOCK_BYTES);
-    int got = db_evblock_load(w->txn, w->a->dbi[DBI_EVENTS], w->info.id, id, &w->scanblk, s->err);
+    int got = db_evblock_load(w->txn, w->a->dbi[DBI_EVENTS], w->info.id, id, &w->ev.scanblk, s->err);
     if (got <= 0)
         return got < 0 ? -1 : db_fail(s->err, -1, "event %llu is missing", (unsigned long long)id);
-    db_event e = *db_evblock_get(&w->scanblk, id);
+    db_event e = *db_evblock_get(&w->ev.scanblk, id);
     return s->cb(s->ctx, &e);
 }
 
@@ -2461,17 +2487,17 @@ static int scan_blocks(db_writer *w, uint32_t trace, db_event_cb cb, void *ctx, 
 {
     for (uint64_t next = 1;;) {
         trim_every(w, DB_EVBLOCK_BYTES); /* a graph pass reads every block */
-        int got = db_evblock_load(w->txn, w->a->dbi[DBI_EVENTS], trace, next, &w->scanblk, err);
+        int got = db_evblock_load(w->txn, w->a->dbi[DBI_EVENTS], trace, next, &w->ev.scanblk, err);
         if (got <= 0)
             return got;
         const db_event *ev;
-        for (; (ev = db_evblock_get(&w->scanblk, next)) != NULL; next++) {
+        for (; (ev = db_evblock_get(&w->ev.scanblk, next)) != NULL; next++) {
             db_event e = *ev; /* the callback may not change the block's copy */
             int rc = cb(ctx, &e);
             if (rc)
                 return rc;
         }
-        if (w->batch && batch_full(w) && flush(w, err))
+        if (w->batched && batch_full(w) && flush(w, err))
             return -1;
     }
 }
@@ -2526,7 +2552,7 @@ int db_writer_scan_time_back(db_writer *w, db_event_cb cb, void *ctx, db_error *
             klen = full;
             if ((ret = scan_one(&s, &k, &v)) != 0)
                 break;
-            if (w->batch && batch_full(w)) {
+            if (w->batched && batch_full(w)) {
                 again = resumed = true;
                 break;
             }
