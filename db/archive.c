@@ -138,7 +138,7 @@ void db_remove_leftovers(const char *path)
  * process to open the archive initializes it from the file it finds.
  * In between, a process could open the old file with the new lock file:
  * it can only read (the caller holds the writer lock, and a writer that
- * opened the old file is refused: writer.c), which the new lock file
+ * opened the old file is refused: writer_life.c), which the new lock file
  * serves as well as any.  Processes that had the archive open keep both
  * old files, and read what they read before. */
 int db_replace_file(const char *tmp, const char *path, db_error *err)

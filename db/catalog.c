@@ -2,8 +2,8 @@
  * and written (traces: name -> db_trace_info; trace_ids: a slot -> name,
  * the listing's order; meta "latest"), the names a trace and a label may
  * have, and a label's key.  Read by every reader and writer; changed as
- * a whole by manage.c (drop, rename, label) and writer.c (a new trace, a
- * rebuild's swap). */
+ * a whole by manage.c (drop, rename, label) and writer_life.c (a new trace,
+ * a rebuild's swap). */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +62,7 @@ int db_list_traces(db_archive *a, db_trace_cb cb, void *ctx, db_error *err)
             continue;
         /* a name under a second slot, which an archive written before the
          * writer kept a rebuilt trace's slot may hold (the next writer
-         * deletes it, writer.c): listed once, at its first slot */
+         * deletes it, writer_life.c): listed once, at its first slot */
         bool repeat = false;
         for (size_t i = 0; i < nseen && !repeat; i++)
             repeat = seen[i].mv_size == v.mv_size && memcmp(seen[i].mv_data, v.mv_data, v.mv_size) == 0;
@@ -174,7 +174,7 @@ int db_name_check(const char *name, db_error *err)
  * write into a rebuilt trace (a rule, a label) added a second slot under
  * the trace's new id, so an archive may hold such repeats: the first slot
  * is the trace's place in the listing, the others are deleted.  Every
- * writer does this as it begins (writer.c, reclaim). */
+ * writer does this as it begins (writer_life.c, reclaim). */
 int db_catalog_drop_repeats(db_archive *a, MDB_txn *txn, db_error *err)
 {
     MDB_cursor *c;

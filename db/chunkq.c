@@ -1,7 +1,7 @@
 /* db/chunkq.c -- the chunks of a batch (thread, node-thread and
  * signature indexes: thrindex.c, sigindex.c), kept until its end and
  * handed out run by run: the runs (a thread's, a thread key's: the key
- * without its last part, writer.c's chunk_run) in key order, a run's
+ * without its last part, writer_chunks.c's chunk_run) in key order, a run's
  * chunks in the order they came.
  *
  * Put as they came, a thread's chunk and the next chunk of another thread
@@ -16,7 +16,7 @@
  *
  * The runs are the batch's, kept to its end (db_chunkq_end_batch), a
  * drain only emptying them: the writer counts a run's first chunk of the
- * batch as a page (writer.c, count_chunk), and asks add whether it is
+ * batch as a page (writer_chunks.c, count_chunk), and asks add whether it is
  * that, not a map of its own by the same name, which would cost a lookup
  * and a put a chunk.  A drain within a batch (a graph cleared) leaves a
  * run known, as that map did.

@@ -113,7 +113,7 @@ uint64_t db_archive_file_rss(db_archive *a);
 /* The map trimmed when the file pages mapped have grown past *base (what
  * was mapped after the last trim) by more than slack, *base then set
  * anew; false when /proc does not tell (nothing done): the callers'
- * check between two trims, writer.c's and clear.c's. */
+ * check between two trims, writer_batch.c's and clear.c's. */
 bool db_archive_trim_past(db_archive *a, uint64_t *base, uint64_t slack);
 
 /* evblock.c, evblock_enc.c: the events table's blocks.  The encoder
@@ -227,7 +227,7 @@ int db_evblock_load(MDB_txn *txn, MDB_dbi dbi, uint32_t trace, uint64_t id, db_e
                                 7: labels (migrated in place from 6);
                                 8: nodes' oncpu, runnable from sched_waking */
 
-/* writer.c: a writer for catalog changes (manage.c): the writer lock, a
+/* writer_life.c: a writer for catalog changes (manage.c): the writer lock, a
  * write transaction, leftovers of killed writers deleted; its commit
  * deletes what the change hid (DB_TRACE_INGESTING entries), in steps. */
 db_writer *db_writer_catalog(db_archive *a, db_error *err);
@@ -325,8 +325,8 @@ size_t db_normbuf_count(const db_normbuf *b);
 int db_normbuf_add(db_normbuf *b, uint32_t hash, const char *text, size_t len);
 int db_normbuf_flush(db_normbuf *b, db_normbuf_put put, void *ctx);
 
-/* ---- a table's last leaf page, as its appends fill it (writer.c,
- * tail_put) ----
+/* ---- a table's last leaf page, as its appends fill it (writer_tail.c,
+ * db_wr_tail_put) ----
  * LMDB 0.9's layout: a page's header is 16 bytes; a leaf node is 8 bytes
  * of header, the key and the value, padded to even, plus its 2-byte
  * pointer; a node of more than half the room goes to overflow pages (the

@@ -114,7 +114,7 @@ int db_keysort_add_edge(db_keysort *ks, int side, const db_edge_rec *r)
 
 /* An edge into both tables: r as edges_in has it, and with a and b
  * swapped into edges_out.  One call an edge, not two (with the writer's
- * count of each around it): see writer.c, db_writer_edge_back. */
+ * count of each around it): see writer_keys.c, db_writer_edge_back. */
 bool db_keysort_add_edge_pair_fast(db_keysort *ks, const db_edge_rec *r)
 {
     ks_edges *in_side = &ks->edge[0], *out_side = &ks->edge[1];

@@ -11,7 +11,7 @@
  * see the archive before or after.  A dropped trace is hidden in that
  * transaction (its entry renamed to a name no user can give, its state
  * INGESTING, its slot gone), then deleted in committed steps as what a
- * killed ingest leaves (writer.c, reclaim): its pages are free for the
+ * killed ingest leaves (writer_life.c, reclaim): its pages are free for the
  * next writes at once, and a crash in between leaves the deletion to the
  * next writer.
  *

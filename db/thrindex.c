@@ -25,7 +25,7 @@
  * ingest's peak memory; a flush is written between commits, so more of
  * them cost little.  Such a flush is tens of thousands of puts all over a
  * table: the writer defers the object indexes' to where it may commit
- * between them (writer.c, flush_objects). */
+ * between them (writer_chunks.c, flush_objects). */
 #include <stdlib.h>
 #include <string.h>
 

@@ -811,7 +811,7 @@ static void write_nodes(db_archive *a, const char *name, uint32_t step, size_t c
 /* Node records over many batches (ARGUSQ_BATCH_OPS, an edge after each
  * node so that a batch may end there): each batch's ids are scattered,
  * some below the last id a batch before put (a put into the table) and
- * some above (appends, put_nodes' run without append_flag's compare);
+ * some above (appends, db_wr_put_nodes' run without db_wr_append_flag's compare);
  * each comes back once, in order, with its own record. */
 static void nodes_over_batches(const char *batch_ops, size_t count)
 {
@@ -848,11 +848,11 @@ static void test_nodes_over_batches(void **state)
     nodes_over_batches("700", 6000);
 }
 
-/* Batches that end on their pages (batch_full's DB_BATCH_PAGES), not
+/* Batches that end on their pages (db_wr_batch_full's DB_BATCH_PAGES), not
  * their puts: from the second on, each node below the ids already
  * stored is a put into the table, a page each, and some 2,800 of them
  * end the batch before its 20,000 puts.  The sanitizer build (tests)
- * compares batch_full's whole-number bound (pages_left) with the exact
+ * compares db_wr_batch_full's whole-number bound (pages_left) with the exact
  * sum at every safe point and aborts where they differ. */
 static void test_nodes_over_page_batches(void **state)
 {
@@ -924,7 +924,7 @@ static void leaves_as_appended(int dbi, size_t *got, size_t *want)
 }
 
 /* The writer appends without MDB_APPEND while it knows the last leaf has
- * room (writer.c, tail_put): its pages must come out as MDB_APPEND's,
+ * room (writer_tail.c, db_wr_tail_put): its pages must come out as MDB_APPEND's,
  * full, over batches (each a new transaction, whose leaf is not known
  * until an append splits) and records of every size. */
 static void test_appends_fill_pages(void **state)

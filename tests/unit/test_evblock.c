@@ -317,7 +317,7 @@ static void test_thread_chunks(void **state)
     db_thrindex_free(t);
 }
 
-/* The writer's inline case (writer.c, db_writer_event_back): a byte of
+/* The writer's inline case (writer_events.c, db_writer_event_back): a byte of
  * delta onto the key's open chunk, or no, with nothing changed -- the
  * writer then makes the whole add. */
 static void test_thread_chunk_fast_add(void **state)
