@@ -1,4 +1,5 @@
-/* db/archive.c -- opening the LMDB environment and reading the catalog. */
+/* db/archive.c -- opening the LMDB environment (its tables, its format,
+ * its map) and replacing its file; the catalog's entries are catalog.c's. */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -99,28 +100,13 @@ static int check_format(db_archive *a, MDB_txn *txn, db_error *err)
     return 0;
 }
 
-/* path's directory into dir; its last component. */
-static const char *dir_of(const char *path, char *dir, size_t len)
-{
-    snprintf(dir, len, "%s", path);
-    char *slash = strrchr(dir, '/');
-    const char *base = slash ? path + (slash - dir) + 1 : path;
-    if (!slash)
-        snprintf(dir, len, ".");
-    else if (slash == dir)
-        dir[1] = '\0';
-    else
-        *slash = '\0';
-    return base;
-}
-
 /* NAME.compact-PID, NAME.migrate-PID (and its -lock) beside the archive:
  * what a killed compact or migration left.  Called with the writer lock
  * held, which each of those holds while it runs: none is running. */
 void db_remove_leftovers(const char *path)
 {
     char dir[4096];
-    const char *base = dir_of(path, dir, sizeof dir);
+    const char *base = base_dir_of(path, dir, sizeof dir);
     size_t blen = strlen(base);
     DIR *d = opendir(dir);
     if (!d)
@@ -152,7 +138,7 @@ void db_remove_leftovers(const char *path)
  * process to open the archive initializes it from the file it finds.
  * In between, a process could open the old file with the new lock file:
  * it can only read (the caller holds the writer lock, and a writer that
- * opened the old file is refused: writer.c), which the new lock file
+ * opened the old file is refused: writer_life.c), which the new lock file
  * serves as well as any.  Processes that had the archive open keep both
  * old files, and read what they read before. */
 int db_replace_file(const char *tmp, const char *path, db_error *err)
@@ -172,22 +158,7 @@ int db_replace_file(const char *tmp, const char *path, db_error *err)
     }
     if (rename(tmp, path) != 0)
         return db_fail(err, -1, "%s: %s", path, strerror(errno));
-    return db_sync_dir_of(path) == 0 ? 0 : db_fail(err, -1, "%s: %s", path, strerror(errno));
-}
-
-/* A new file's name is in its directory's data, which fsync of the file
- * does not write: sync the directory too, or a crash right after the
- * archive (or its lock file) was made can leave it without a name. */
-int db_sync_dir_of(const char *path)
-{
-    char dir[4096];
-    dir_of(path, dir, sizeof dir);
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    int rc = fsync(fd);
-    close(fd);
-    return rc;
+    return base_sync_dir_of(path) == 0 ? 0 : db_fail(err, -1, "%s: %s", path, strerror(errno));
 }
 
 /* LMDB tells its map's address only for MDB_FIXEDMAP: find the mapping of
@@ -420,7 +391,7 @@ db_archive *db_open(const char *path, bool readonly, db_error *err)
     if (rc == MDB_NOTFOUND && !readonly)
         rc = open_tables(a, true, err);
     if (rc == 0 && created)
-        db_sync_dir_of(path);
+        base_sync_dir_of(path);
     if (rc) {
         if (rc != -1) /* -1: err says it already (LMDB codes are below -30000, errno above 0) */
             db_fail(err, -1, "%s: %s", path, rc == MDB_NOTFOUND ? "not an argusq archive" : mdb_strerror(rc));
@@ -459,7 +430,7 @@ bool db_writable(const char *path)
         return true;
     if (errno != ENOENT)
         return false;
-    dir_of(path, dir, sizeof dir);
+    base_dir_of(path, dir, sizeof dir);
     return access(dir, W_OK | X_OK) == 0;
 }
 
@@ -568,148 +539,4 @@ void db_close(db_archive *a)
         mdb_env_close(a->env);
     pthread_mutex_destroy(&a->map_mu);
     free(a);
-}
-
-int db_catalog_decode(const MDB_val *v, db_trace_info *out)
-{
-    uint32_t ver;
-    if (v->mv_size != sizeof ver + sizeof *out)
-        return -1;
-    memcpy(&ver, v->mv_data, sizeof ver);
-    if (ver != DB_TRACE_INFO_VERSION)
-        return -1;
-    memcpy(out, (const char *)v->mv_data + sizeof ver, sizeof *out);
-    return 0;
-}
-
-/* Catalog lookup by name, inside any transaction. */
-int db_catalog_get(db_archive *a, MDB_txn *txn, const char *name, db_trace_info *out, db_error *err)
-{
-    MDB_val k = {strlen(name), (void *)name}, v;
-    int rc = mdb_get(txn, a->dbi[DBI_TRACES], &k, &v);
-    if (rc == MDB_NOTFOUND)
-        return 0;
-    if (rc)
-        return db_lmdb_fail(err, rc, "catalog");
-    if (db_catalog_decode(&v, out))
-        return db_fail(err, -1, "%s: catalog entry of trace \"%s\" is damaged", a->path, name);
-    return 1;
-}
-
-static int with_read_txn(db_archive *a, MDB_txn **txn, db_error *err)
-{
-    int rc = mdb_txn_begin(a->env, NULL, MDB_RDONLY, txn);
-    return rc ? db_lmdb_fail(err, rc, "read transaction") : 0;
-}
-
-int db_list_traces(db_archive *a, db_trace_cb cb, void *ctx, db_error *err)
-{
-    MDB_txn *txn;
-    if (with_read_txn(a, &txn, err))
-        return -1;
-    /* trace_ids is in the order traces were ingested (a rebuilt trace
-     * keeps its place there, under the id it was ingested with) */
-    MDB_cursor *c;
-    int rc = mdb_cursor_open(txn, a->dbi[DBI_TRACE_IDS], &c), ret = 0;
-    MDB_val k, v, *seen = NULL;
-    size_t nseen = 0;
-    for (rc = rc ? rc : mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && ret == 0;
-         rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
-        char name[256];
-        if (v.mv_size >= sizeof name)
-            continue;
-        /* a name under a second slot, which an archive written before the
-         * writer kept a rebuilt trace's slot may hold (the next writer
-         * deletes it, writer.c): listed once, at its first slot */
-        bool repeat = false;
-        for (size_t i = 0; i < nseen && !repeat; i++)
-            repeat = seen[i].mv_size == v.mv_size && memcmp(seen[i].mv_data, v.mv_data, v.mv_size) == 0;
-        if (repeat)
-            continue;
-        MDB_val *more = realloc(seen, (nseen + 1) * sizeof *seen);
-        if (!more) {
-            ret = db_fail(err, -1, "out of memory");
-            break;
-        }
-        seen = more;
-        seen[nseen++] = v; /* the map's bytes: they stay while the read transaction lasts */
-        memcpy(name, v.mv_data, v.mv_size);
-        name[v.mv_size] = 0;
-        db_trace_info t;
-        int got = db_catalog_get(a, txn, name, &t, err);
-        if (got < 0) {
-            ret = -1;
-            break;
-        }
-        if (got && t.state == DB_TRACE_COMPLETE) /* never part of a trace */
-            ret = cb(ctx, &t);
-    }
-    if (rc && rc != MDB_NOTFOUND && !ret)
-        ret = db_lmdb_fail(err, rc, "catalog");
-    free(seen);
-    mdb_cursor_close(c);
-    mdb_txn_abort(txn);
-    return ret;
-}
-
-int db_find_trace(db_archive *a, const char *name, db_trace_info *out, db_error *err)
-{
-    MDB_txn *txn;
-    if (with_read_txn(a, &txn, err))
-        return -1;
-    int got = db_catalog_get(a, txn, name, out, err);
-    mdb_txn_abort(txn);
-    return got == 1 && out->state != DB_TRACE_COMPLETE ? 0 : got;
-}
-
-int db_latest_trace(db_archive *a, db_trace_info *out, db_error *err)
-{
-    MDB_txn *txn;
-    if (with_read_txn(a, &txn, err))
-        return -1;
-    MDB_val k = {6, "latest"}, v;
-    int rc = mdb_get(txn, a->dbi[DBI_META], &k, &v), got = 0;
-    if (rc == 0 && v.mv_size == 4) {
-        MDB_val nk, nv;
-        unsigned char id[4];
-        memcpy(id, v.mv_data, 4);
-        nk = (MDB_val){4, id};
-        rc = mdb_get(txn, a->dbi[DBI_TRACE_IDS], &nk, &nv);
-        if (rc == 0 && nv.mv_size < 256) {
-            char name[256];
-            memcpy(name, nv.mv_data, nv.mv_size);
-            name[nv.mv_size] = 0;
-            got = db_catalog_get(a, txn, name, out, err);
-        }
-    }
-    if (rc && rc != MDB_NOTFOUND)
-        got = db_lmdb_fail(err, rc, "catalog");
-    mdb_txn_abort(txn);
-    return got;
-}
-
-int db_catalog_put_entry(db_archive *a, MDB_txn *txn, const db_trace_info *t, db_error *err)
-{
-    unsigned char buf[sizeof(uint32_t) + sizeof *t];
-    uint32_t ver = DB_TRACE_INFO_VERSION;
-    memcpy(buf, &ver, sizeof ver);
-    memcpy(buf + sizeof ver, t, sizeof *t);
-    MDB_val k = {strlen(t->name), (void *)t->name}, v = {sizeof buf, buf};
-    int rc = mdb_put(txn, a->dbi[DBI_TRACES], &k, &v, 0);
-    return rc ? db_lmdb_fail(err, rc, "catalog") : 0;
-}
-
-/* Writes a catalog entry; `latest` makes it the default trace. */
-int db_catalog_put(db_archive *a, MDB_txn *txn, const db_trace_info *t, bool latest, db_error *err)
-{
-    if (db_catalog_put_entry(a, txn, t, err))
-        return -1;
-    unsigned char id[4];
-    db_put_be32(id, t->id);
-    MDB_val ik = {4, id}, iv = {strlen(t->name), (void *)t->name};
-    int rc = mdb_put(txn, a->dbi[DBI_TRACE_IDS], &ik, &iv, 0);
-    MDB_val lk = {6, "latest"}, lv = {4, id};
-    if (!rc && latest)
-        rc = mdb_put(txn, a->dbi[DBI_META], &lk, &lv, 0);
-    return rc ? db_lmdb_fail(err, rc, "catalog") : 0;
 }

@@ -1,7 +1,7 @@
 /* db/chunkq.c -- the chunks of a batch (thread, node-thread and
  * signature indexes: thrindex.c, sigindex.c), kept until its end and
  * handed out run by run: the runs (a thread's, a thread key's: the key
- * without its last part, writer.c's chunk_run) in key order, a run's
+ * without its last part, writer_chunks.c's chunk_run) in key order, a run's
  * chunks in the order they came.
  *
  * Put as they came, a thread's chunk and the next chunk of another thread
@@ -16,7 +16,7 @@
  *
  * The runs are the batch's, kept to its end (db_chunkq_end_batch), a
  * drain only emptying them: the writer counts a run's first chunk of the
- * batch as a page (writer.c, count_chunk), and asks add whether it is
+ * batch as a page (writer_chunks.c, count_chunk), and asks add whether it is
  * that, not a map of its own by the same name, which would cost a lookup
  * and a put a chunk.  A drain within a batch (a graph cleared) leaves a
  * run known, as that map did.
@@ -27,7 +27,6 @@
 #include <string.h>
 
 #include "db_int.h"
-#include "db_sort.h"
 
 #define CQ_NONE UINT32_MAX
 
@@ -49,7 +48,7 @@ struct db_chunkq {
     size_t n, cap;
     cq_run *r;
     size_t nr, rcap;
-    db_slots runs; /* the run's hash -> r, to the batch's end */
+    base_slots runs; /* the run's hash -> r, to the batch's end */
     unsigned char *buf;
     size_t len, bcap;
     struct cq_rord *order, *otmp; /* the drain's runs in key order, those with chunks */
@@ -66,7 +65,7 @@ void db_chunkq_free(db_chunkq *q)
         return;
     free(q->c);
     free(q->r);
-    db_slots_free(&q->runs);
+    base_slots_free(&q->runs);
     free(q->buf);
     free(q->order);
     free(q->otmp);
@@ -81,14 +80,14 @@ int db_chunkq_add(db_chunkq *q, uint64_t hash, int dbi, const unsigned char *k, 
                   size_t vlen, bool *fresh)
 {
     if (klen > UINT8_MAX || plen > klen || q->len + klen + vlen > UINT32_MAX || q->n >= CQ_NONE ||
-        !db_grow((void **)&q->c, &q->cap, q->n + 1, sizeof *q->c) ||
-        !db_grow((void **)&q->buf, &q->bcap, q->len + klen + vlen, 1))
+        !base_grow((void **)&q->c, &q->cap, q->n + 1, sizeof *q->c) ||
+        !base_grow((void **)&q->buf, &q->bcap, q->len + klen + vlen, 1))
         return -1;
-    long ri = db_slots_get(&q->runs, hash);
+    long ri = base_slots_get(&q->runs, hash);
     *fresh = ri < 0;
     if (ri < 0) {
-        if (!db_grow((void **)&q->r, &q->rcap, q->nr + 1, sizeof *q->r) ||
-            db_slots_put(&q->runs, hash, (uint32_t)q->nr))
+        if (!base_grow((void **)&q->r, &q->rcap, q->nr + 1, sizeof *q->r) ||
+            base_slots_put(&q->runs, hash, (uint32_t)q->nr))
             return -1;
         unsigned char head[8] = {0};
         memcpy(head, k, plen < 8 ? plen : 8);
@@ -111,7 +110,7 @@ int db_chunkq_add(db_chunkq *q, uint64_t hash, int dbi, const unsigned char *k, 
 
 /* A run for the drain's sort of the runs: its table, its key part's
  * first 8 bytes and the key (of its first chunk), in the element itself,
- * so that the compare needs nothing else (db_sort.h), and is inlined, not
+ * so that the compare needs nothing else (base.h), and is inlined, not
  * called through qsort_r. */
 typedef struct cq_rord {
     uint64_t head;
@@ -164,15 +163,15 @@ static bool ord_less(const void *x, const void *y)
     return a->lo != b->lo ? a->lo < b->lo : a->i < b->i;
 }
 
-/* a[0..n) sorted, tmp its scratch (db_sort.h), with no call per compare
+/* a[0..n) sorted, tmp its scratch (base.h), with no call per compare
  * as qsort_r makes.  A run out of order is nearly in order (a chunk or a
  * few back in time, not far), so the insertion sort of the whole
- * (db_sort_nearly) is tried first; a run far out of order goes to the
+ * (base_sort_nearly) is tried first; a run far out of order goes to the
  * merge sort. */
 static void sort_ords(cq_ord *a, cq_ord *tmp, size_t n)
 {
-    if (!db_sort_nearly(a, n, sizeof *a, ord_less))
-        db_sort_merge(a, tmp, n, sizeof *a, ord_less);
+    if (!base_sort_nearly(a, n, sizeof *a, ord_less))
+        base_sort_merge(a, tmp, n, sizeof *a, ord_less);
 }
 
 /* A run's chunks into q->ord, in key order: as they came, often; but a
@@ -202,10 +201,10 @@ int db_chunkq_drain(db_chunkq *q, db_chunkq_cb cb, void *ctx)
         return 0;
     int rc = 0;
     size_t m = 0;
-    if (!db_grow((void **)&q->order, &q->ocap, q->nr, sizeof *q->order) ||
-        !db_grow((void **)&q->otmp, &q->otcap, q->nr, sizeof *q->otmp) ||
-        !db_grow((void **)&q->ord, &q->ordcap, q->n, sizeof *q->ord) ||
-        !db_grow((void **)&q->tmp, &q->tmpcap, q->n, sizeof *q->tmp))
+    if (!base_grow((void **)&q->order, &q->ocap, q->nr, sizeof *q->order) ||
+        !base_grow((void **)&q->otmp, &q->otcap, q->nr, sizeof *q->otmp) ||
+        !base_grow((void **)&q->ord, &q->ordcap, q->n, sizeof *q->ord) ||
+        !base_grow((void **)&q->tmp, &q->tmpcap, q->n, sizeof *q->tmp))
         rc = -1;
     for (size_t i = 0; !rc && i < q->nr; i++) {
         const cq_run *r = &q->r[i];
@@ -213,7 +212,7 @@ int db_chunkq_drain(db_chunkq *q, db_chunkq_cb cb, void *ctx)
             q->order[m++] = (cq_rord){r->head, q->buf + q->c[r->first].off, (uint32_t)i, r->dbi, r->plen};
     }
     if (!rc)
-        db_sort_merge(q->order, q->otmp, m, sizeof *q->order, run_less);
+        base_sort_merge(q->order, q->otmp, m, sizeof *q->order, run_less);
     for (size_t i = 0; !rc && i < m; i++) {
         size_t n = run_in_order(q, &q->r[q->order[i].run]);
         for (size_t j = 0; !rc && j < n; j++) {
@@ -233,5 +232,5 @@ void db_chunkq_end_batch(db_chunkq *q)
     if (!q)
         return;
     q->n = q->nr = q->len = 0;
-    db_slots_free(&q->runs);
+    base_slots_free(&q->runs);
 }

@@ -24,6 +24,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../base/base.h"
+
 /* ---- the Argus event vocabulary (paper/000 table of event types) ---- */
 typedef enum db_evtype {
     DB_EV_RAW = 0,          /* a source event the mapping does not use; kept */
@@ -217,65 +219,6 @@ typedef struct db_thread {
 #define DB_THREAD_MAIN 1u
 #define DB_THREAD_RUNLOOP 2u
 
-/* ---- short copies ---- */
-/* Copies n bytes, a short string's (a value's or key's text, a name: the
- * block encoder's, and the readers' attributes) without a call: 1 to 16
- * in two overlapping loads and stores, reading and writing nothing past
- * them; longer by memcpy.  (Two of 16 bytes for 17 to 32 saved the block
- * encoder less than they cost the readers, inlined in every attribute
- * they write.)  Most new values of an event block are short text, once
- * written and numbered by a call to memcpy each (put_bytes, str_add), as
- * was every name the memo keeps; in the readers, the two copies of an
- * attribute (key and value) by memcpy's calls were a noticeable part of a
- * Perfetto ingest's reading thread. */
-static inline void db_copy_short(char *d, const char *s, size_t n)
-{
-    if (n >= 8 && n <= 16) {
-        uint64_t a, b;
-        memcpy(&a, s, 8);
-        memcpy(&b, s + n - 8, 8);
-        memcpy(d, &a, 8);
-        memcpy(d + n - 8, &b, 8);
-    } else if (n >= 4 && n < 8) {
-        uint32_t a, b;
-        memcpy(&a, s, 4);
-        memcpy(&b, s + n - 4, 4);
-        memcpy(d, &a, 4);
-        memcpy(d + n - 4, &b, 4);
-    } else if (n && n < 4) {
-        d[0] = s[0];
-        d[n / 2] = s[n / 2];
-        d[n - 1] = s[n - 1];
-    } else if (n)
-        memcpy(d, s, n);
-}
-
-
-/* ---- spare byte buffers, the last given back first (db/bufstack.c) ----
- * The ingest's pipe (ingest/pipe.c) passes batches of bytes from the
- * reading thread to the graph's in a ring of slots.  A slot takes a
- * buffer from here when it is begun and gives it back once read, so an
- * ingest touches as many buffers as the pipe held at its fullest, not the
- * ring's bound (a ring whose slots kept their buffers cycled through all
- * of them), and the buffer filled next is the one read last.  Not locked:
- * the caller holds its own mutex. */
-#define DB_BUFSTACK_MAX 64
-typedef struct db_bufstack {
-    char *buf[DB_BUFSTACK_MAX];
-    size_t cap[DB_BUFSTACK_MAX];
-    size_t n;    /* buffers kept */
-    size_t size; /* a new one's bytes */
-} db_bufstack;
-
-void db_bufstack_init(db_bufstack *s, size_t size);
-/* The buffer given back last, else a new one of s->size bytes; *cap its
- * bytes.  NULL when out of memory (*cap 0). */
-char *db_bufstack_take(db_bufstack *s, size_t *cap);
-/* buf (cap bytes, NULL: nothing) kept for the next take; freed when the
- * stack is full. */
-void db_bufstack_give(db_bufstack *s, char *buf, size_t cap);
-void db_bufstack_free(db_bufstack *s);
-
 /* ---- big-endian key encoding (exposed for tests and for db/ itself) ---- */
 /* inline: the keysort reads two of them a key it sorts, and the writer
  * puts a few in every key and chunk (compilers make each a load or a
@@ -305,12 +248,6 @@ static inline uint64_t db_get_be64(const unsigned char *p)
 {
     return (uint64_t)db_get_be32(p) << 32 | db_get_be32(p + 4);
 }
-
-/* v in decimal at b (room for 20 digits), no NUL; returns the length.
- * One writer of numbers for every stage (readers' attributes, node
- * names, normal forms, result tables): printf's format parsing cost a
- * tenth of a one-shot query and more of an ingest. */
-size_t db_fmt_u64(char *b, uint64_t v);
 
 /* ---- errors: every call that can fail returns 0 or -1 and fills err ---- */
 typedef struct db_error {
@@ -377,42 +314,9 @@ int db_rename_trace(db_archive *a, const char *from, const char *to, db_error *e
 int db_compact(db_archive *a, uint64_t *before, uint64_t *after, db_error *err);
 /* A consistent copy of the archive (its last commit) into a new file
  * `path` (never over an existing one), while readers and a writer go on:
- * through db_outfile, so a failed backup leaves nothing at path. */
+ * through base_outfile, so a failed backup leaves nothing at path. */
 int db_backup(db_archive *a, const char *path, db_error *err);
 
-/* ---- files written for the user (outfile.c) ----
- * A file at a path the user named (export, dump, backup, record's
- * trace.dat), written under a temporary name beside it and renamed over
- * it once whole: a failure or a crash leaves the old file as it was and
- * no part of the new one.  The new file has the mode fopen gives, 0666
- * less the umask, or the old file's mode (and, as far as this process
- * may, its owner); a symbolic link's target is replaced, the link kept.
- * A path that is not a regular file (a FIFO, /dev/stdout) is written in
- * place, as fopen would: there is nothing there to keep.
- *
- *   db_outfile o;
- *   if (db_outfile_open(&o, path, 0, err)) return -1;
- *   ... write o.f ...
- *   return ok ? db_outfile_commit(&o, err) : (db_outfile_abort(&o), -1);
- *
- * commit syncs the data (before the rename) and the directory (after),
- * closes, and renames; on failure it removes the temporary file.  abort
- * closes and removes it.  Both free what open allocated. */
-typedef struct db_outfile {
-    FILE *f;           /* what to write */
-    const char *shown; /* the path as the caller named it, for messages */
-    char *path;        /* the file to replace (a link's target) */
-    char *tmp;         /* the temporary file; NULL when written in place */
-    bool excl;
-} db_outfile;
-#define DB_OUTFILE_EXCL 0x1u /* never over an existing file: open fails
-                                when path exists, commit when one came meanwhile */
-int db_outfile_open(db_outfile *o, const char *path, unsigned flags, db_error *err);
-/* The name the data goes under until commit (for a library that opens
- * the file itself by name, as libtracecmd does). */
-const char *db_outfile_name(const db_outfile *o);
-int db_outfile_commit(db_outfile *o, db_error *err);
-void db_outfile_abort(db_outfile *o);
 /* A trace's labels: what its recording says about itself (host, kernel,
  * arch, cpus, clock, command, ...) and what users set.  A key is a letter
  * or '_' and then letters, digits, '_', '.' (a query names it label.KEY). */

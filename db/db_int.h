@@ -113,7 +113,7 @@ uint64_t db_archive_file_rss(db_archive *a);
 /* The map trimmed when the file pages mapped have grown past *base (what
  * was mapped after the last trim) by more than slack, *base then set
  * anew; false when /proc does not tell (nothing done): the callers'
- * check between two trims, writer.c's and clear.c's. */
+ * check between two trims, writer_batch.c's and clear.c's. */
 bool db_archive_trim_past(db_archive *a, uint64_t *base, uint64_t slack);
 
 /* evblock.c, evblock_enc.c: the events table's blocks.  The encoder
@@ -184,16 +184,6 @@ static inline void db_evix_of(db_evix *x, const db_event *ev)
 {
     *x = (db_evix){.id = ev->id, .ts = ev->ts, .obj = ev->obj, .tid = ev->tid, .type = ev->type};
 }
-/* The writer's half of db_writer_event, on its thread: blk (or NULL) is a
- * block the front handed over before this event; db_writer_put_block a
- * block handed over alone. */
-int db_writer_event_back(db_writer *w, const db_evix *x, const db_evblk *blk, db_error *err);
-int db_writer_put_block(db_writer *w, const db_evblk *blk, db_error *err);
-/* db_writer_node_key, db_writer_signature and db_writer_edge made here,
- * on the writer's own thread (the queue's replay) */
-int db_writer_node_back(db_writer *w, const db_node *n, uint32_t thread_key, db_error *err);
-int db_writer_signature_back(db_writer *w, const db_sig *sig, db_error *err);
-int db_writer_edge_back(db_writer *w, const db_edge *e, db_error *err);
 
 typedef struct db_evblock_str {
     uint32_t off, len; /* in sbuf */
@@ -237,7 +227,7 @@ int db_evblock_load(MDB_txn *txn, MDB_dbi dbi, uint32_t trace, uint64_t id, db_e
                                 7: labels (migrated in place from 6);
                                 8: nodes' oncpu, runnable from sched_waking */
 
-/* writer.c: a writer for catalog changes (manage.c): the writer lock, a
+/* writer_life.c: a writer for catalog changes (manage.c): the writer lock, a
  * write transaction, leftovers of killed writers deleted; its commit
  * deletes what the change hid (DB_TRACE_INGESTING entries), in steps. */
 db_writer *db_writer_catalog(db_archive *a, db_error *err);
@@ -246,12 +236,10 @@ int db_writer_catalog_commit(db_writer *w, db_error *err);
 /* the archive's last commit copied into fd (compact: without free pages);
  * the writer keeps the lock until it is aborted */
 int db_writer_copy(db_writer *w, int fd, bool compact, db_error *err);
-/* manage.c: 0, or -1 with err naming what is wrong with a trace name */
+/* catalog.c: 0, or -1 with err naming what is wrong with a trace name */
 int db_name_check(const char *name, db_error *err);
 
 /* archive.c */
-/* fsync of the directory holding path (a new file's name is in it): 0, -1 */
-int db_sync_dir_of(const char *path);
 /* tmp, a finished archive file, renamed to path with a new lock file
  * (archive.c says why); the directory synced. */
 int db_replace_file(const char *tmp, const char *path, db_error *err);
@@ -262,63 +250,13 @@ void db_remove_leftovers(const char *path);
  * read-only: WHY" (the user may not write the file, its file system is
  * read-only, it has no lock file, or the caller opened it so); -1. */
 int db_fail_readonly(const db_archive *a, db_error *err);
-/* manage.c: a labels key (trace, key bytes) into k (4 + DB_LABEL_KEY_MAX
+/* catalog.c: a labels key (trace, key bytes) into k (4 + DB_LABEL_KEY_MAX
  * bytes, key checked); its length. */
 size_t db_label_key(unsigned char *k, uint32_t trace, const char *key);
 /* LEB128 varints (codec.c): put returns the byte after; get sets *bad at
  * the end of the buffer or past 64 bits */
 unsigned char *db_uv_put(unsigned char *p, uint64_t v);
 uint64_t db_uv_get(const unsigned char **p, const unsigned char *end, bool *bad);
-/* ---- a stable LSD radix sort by a 32-bit key: keysort.c's edges by
- * node, writer.c's node records by id ----
- * The bits a key - lo needs, for keys in [lo, lo + span]; the width of a
- * digit when they are shared out evenly over passes of at most `most`
- * bits (0 when the keys are all the same). */
-static inline unsigned db_radix_bits(uint32_t span) { return span ? 32 - (unsigned)__builtin_clz(span) : 0; }
-static inline unsigned db_radix_width(unsigned bits, unsigned most)
-{
-    unsigned passes = (bits + most - 1) / most;
-    return passes ? (bits + passes - 1) / passes : 0;
-}
-
-/* Sorts n elements of size bytes at src by their uint32_t at key_off,
- * stably (ties in their order), one pass a digit of key - lo (keys in
- * [lo, lo + span]): bits in all (db_radix_bits(span)), width a digit,
- * count 2^width counters; the elements move between src and dst, and the
- * array they end in is returned.  Inline, so that size and key_off are
- * constants where it is called (the copies then are a few moves, as a
- * struct assignment's).  A pass clears and sums only the counters its
- * digits can reach (the last pass's: span's top digit and below), not all
- * 2^width. */
-static inline void *db_radix_u32(void *src, void *dst, size_t n, size_t size, size_t key_off, uint32_t lo,
-                                 uint32_t span, unsigned bits, unsigned width, uint32_t *count)
-{
-    uint32_t mask = (uint32_t)(((uint64_t)1 << width) - 1);
-    for (unsigned shift = 0; shift < bits; shift += width) {
-        const unsigned char *s = src;
-        unsigned char *d = dst;
-        uint32_t k, top = span >> shift < mask ? span >> shift : mask; /* the largest digit */
-        memset(count, 0, ((size_t)top + 1) * sizeof *count);
-        for (size_t i = 0; i < n; i++) {
-            memcpy(&k, s + i * size + key_off, sizeof k);
-            count[(k - lo) >> shift & mask]++;
-        }
-        for (uint32_t v = 0, at = 0; v <= top; v++) {
-            uint32_t c = count[v];
-            count[v] = at;
-            at += c;
-        }
-        for (size_t i = 0; i < n; i++) {
-            memcpy(&k, s + i * size + key_off, sizeof k);
-            memcpy(d + (size_t)count[(k - lo) >> shift & mask]++ * size, s + i * size, size);
-        }
-        void *t = src;
-        src = dst;
-        dst = t;
-    }
-    return src;
-}
-
 /* db_uv_put's loop, for callers outside codec.c that put a few varints
  * per call (the signature index's two a signature), where a call each
  * would cost more than the work */
@@ -335,9 +273,11 @@ int db_fail(db_error *err, int rc, const char *fmt, ...) __attribute__((format(p
 int db_lmdb_fail(db_error *err, int rc, const char *what);
 /* every table's key compare (archive.c): LMDB's memcmp order, faster */
 int db_key_order(const MDB_val *a, const MDB_val *b);
+/* catalog.c: an entry by name (1, 0, -1), in any transaction; an entry
+ * written, `latest` making it the default trace */
 int db_catalog_get(db_archive *a, MDB_txn *txn, const char *name, db_trace_info *out, db_error *err);
 int db_catalog_put(db_archive *a, MDB_txn *txn, const db_trace_info *t, bool latest, db_error *err);
-/* Deletes the slots of trace_ids that repeat a name of a lower slot (manage.c). */
+/* Deletes the slots of trace_ids that repeat a name of a lower slot (catalog.c). */
 int db_catalog_drop_repeats(db_archive *a, MDB_txn *txn, db_error *err);
 /* A catalog value as read by a cursor: 0, or -1 (damaged, or another
  * version's). */
@@ -385,53 +325,8 @@ size_t db_normbuf_count(const db_normbuf *b);
 int db_normbuf_add(db_normbuf *b, uint32_t hash, const char *text, size_t len);
 int db_normbuf_flush(db_normbuf *b, db_normbuf_put put, void *ctx);
 
-/* ---- an array that grows: room for `need` elements of `size` bytes in
- * *p, whose capacity is *cap elements (doubled, at least 64); false when
- * out of memory, *p as it was ---- */
-static inline bool db_grow(void **p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return true;
-    size_t c = *cap ? *cap * 2 : 64;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, c * size);
-    if (!q)
-        return false;
-    *p = q;
-    *cap = c;
-    return true;
-}
-
-/* ---- a 64-bit key to an index of the caller's array (slots.c) ---- */
-typedef struct db_slots {
-    uint64_t *key;
-    uint32_t *ix; /* index + 1, 0 for an empty slot */
-    size_t n, used;
-} db_slots;
-/* a key's first slot (n: a power of two) */
-static inline size_t db_slots_home(uint64_t key, size_t n)
-{
-    return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (n - 1);
-}
-/* the index, or -1.  Inline: the writer's indexes look up a thread or
- * a thread key per event and per node */
-static inline long db_slots_get(const db_slots *s, uint64_t key)
-{
-    if (!s->n)
-        return -1;
-    for (size_t i = db_slots_home(key, s->n);; i = (i + 1) & (s->n - 1)) {
-        if (!s->ix[i])
-            return -1;
-        if (s->key[i] == key)
-            return (long)s->ix[i] - 1;
-    }
-}
-int db_slots_put(db_slots *s, uint64_t key, uint32_t index); /* 0, -1 out of memory */
-void db_slots_free(db_slots *s);
-
-/* ---- a table's last leaf page, as its appends fill it (writer.c,
- * tail_put) ----
+/* ---- a table's last leaf page, as its appends fill it (writer_tail.c,
+ * db_wr_tail_put) ----
  * LMDB 0.9's layout: a page's header is 16 bytes; a leaf node is 8 bytes
  * of header, the key and the value, padded to even, plus its 2-byte
  * pointer; a node of more than half the room goes to overflow pages (the
@@ -470,7 +365,7 @@ typedef struct db_thrix_chunk {
 struct db_thrindex {
     db_thrix_chunk *c;
     size_t n, cap;
-    db_slots slots; /* tid -> chunk */
+    base_slots slots; /* tid -> chunk */
     size_t pending; /* bytes in open chunks */
     size_t held;    /* bytes of chunks and their buffers, open or not */
     unsigned key_bytes; /* 4 (a tid) or 8 (an object) */
@@ -487,7 +382,7 @@ int db_thrindex_add_more(db_thrindex *t, uint32_t trace, uint64_t key, uint64_t 
 static inline __attribute__((always_inline)) bool db_thrindex_add_fast(db_thrindex *t, uint64_t key, uint64_t ts,
                                                                        uint64_t id)
 {
-    long i = db_slots_get(&t->slots, key);
+    long i = base_slots_get(&t->slots, key);
     if (i >= 0) {
         db_thrix_chunk *c = &t->c[i];
         if (c->len + 10 <= c->lim && ts >= c->last_ts && id > c->last_id && id - c->last_id < 0x80 &&
@@ -507,6 +402,38 @@ static inline __attribute__((always_inline)) int db_thrindex_add(db_thrindex *t,
 {
     return db_thrindex_add_fast(t, key, ts, id) ? 0 : db_thrindex_add_more(t, trace, key, ts, id, put, ctx);
 }
+
+/* ---- the single-threaded writer: the _back half of each db_writer_*
+ * call, which makes it (writer.c forwards a call made on the caller's
+ * thread of a threaded writer to the queue; the queue's thread, replay
+ * in wqueue.c and the calls of wsync.c, and an unthreaded writer call
+ * these, never the forwarding db_writer_* again).  Arguments and results
+ * as db_writer_*'s (db.h). ----
+ * db_writer_event_back is the writer's half of db_writer_event: blk (or
+ * NULL) is a block the front handed over before this event;
+ * db_writer_put_block a block handed over alone. */
+int db_writer_event_back(db_writer *w, const db_evix *x, const db_evblk *blk, db_error *err);
+int db_writer_put_block(db_writer *w, const db_evblk *blk, db_error *err);
+int db_writer_node_back(db_writer *w, const db_node *n, uint32_t thread_key, db_error *err);
+int db_writer_signature_back(db_writer *w, const db_sig *sig, db_error *err);
+int db_writer_edge_back(db_writer *w, const db_edge *e, db_error *err);
+int db_writer_norm_back(db_writer *w, uint32_t hash, const char *text, db_error *err);
+int db_writer_proc_back(db_writer *w, uint32_t pid, const char *name, db_error *err);
+int db_writer_thread_back(db_writer *w, const db_thread *t, db_error *err);
+int db_writer_symbol_back(db_writer *w, uint64_t addr, const char *name, db_error *err);
+int db_writer_label_back(db_writer *w, const char *key, const char *value, db_error *err); /* checked */
+void db_writer_skip_back(db_writer *w);
+int db_writer_set_event_node_back(db_writer *w, uint64_t event_id, uint32_t node, db_error *err);
+int db_writer_get_thread_back(db_writer *w, uint32_t tid, db_thread *out, db_error *err);
+int db_writer_get_proc_back(db_writer *w, uint32_t pid, char *name, size_t len, db_error *err);
+int db_writer_commit_back(db_writer *w, db_trace_info *out, db_error *err);
+void db_writer_abort_back(db_writer *w);
+int db_writer_clear_graph_back(db_writer *w, db_error *err);
+int db_writer_add_rule_back(db_writer *w, const char *text, size_t len, uint32_t *seq, db_error *err);
+int db_writer_drop_rule_back(db_writer *w, uint32_t seq, db_error *err);
+int db_writer_scan_rules_back(db_writer *w, db_rule_cb cb, void *ctx, db_error *err);
+int db_writer_scan_time_back(db_writer *w, db_event_cb cb, void *ctx, db_error *err);
+int db_writer_scan_source_back(db_writer *w, db_event_cb cb, void *ctx, db_error *err);
 
 /* ---- the writer's thread (wqueue.c) ----
  * start: NULL when no thread can be had (the writer then works unthreaded).
@@ -529,11 +456,11 @@ int db_wq_failed(db_wq *q, db_error *err);
 void db_wq_stop(db_wq *q);
 /* The caller's interrupt (db_writer_interrupt), read on the front only:
  * as it hands over a batch and while it waits for the thread, every 50
- * ms.  Once the front saw it set, db_wq_interrupted (the thread's) is
+ * ms.  Once the front saw it set, *db_wq_interrupted (the thread's) is
  * true: the flag itself, written by a signal handler, is never read by
  * the thread, which would race with the write. */
 void db_wq_interrupt(db_wq *q, const volatile sig_atomic_t *flag);
-bool db_wq_interrupted(db_wq *q);
+const atomic_bool *db_wq_interrupted(db_wq *q);
 int db_wq_event(db_wq *q, db_event *ev, db_error *err);
 /* the front's block being filled, queued to be put (before a scan, a
  * clearing, the commit) */
@@ -569,7 +496,7 @@ int db_wsync_scan_time(db_wq *q, db_writer *w, db_event_cb cb, void *ctx, db_err
  * A lookup that misses is for the archive to answer; set keeps a copy
  * (or nothing, past its bound). */
 typedef struct db_names {
-    db_slots thr_ix, proc_ix;
+    base_slots thr_ix, proc_ix;
     db_thread *thr;
     char (*proc)[DB_NAME_MAX];
     size_t nthr, thr_cap, nproc, proc_cap;

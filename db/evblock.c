@@ -99,8 +99,8 @@ static uint32_t get_str(dec *d, uint64_t ref, bool *numbered)
         return 0;
     }
     size_t idx = b->nstrs < EVB_STR_MAX ? b->nstrs : b->nstrs + d->ntemp;
-    if (!db_grow((void **)&b->sbuf, &b->sbuf_cap, b->sbuf_len + (size_t)n + 1, 1) ||
-        !db_grow((void **)&b->str, &b->str_cap, idx + 1, sizeof *b->str)) {
+    if (!base_grow((void **)&b->sbuf, &b->sbuf_cap, b->sbuf_len + (size_t)n + 1, 1) ||
+        !base_grow((void **)&b->str, &b->str_cap, idx + 1, sizeof *b->str)) {
         dec_fail(d, -2);
         return 0;
     }
@@ -125,7 +125,7 @@ static uint32_t get_str(dec *d, uint64_t ref, bool *numbered)
 static inline char *text_room(dec *d, size_t n)
 {
     db_evblock *b = d->b;
-    if (b->text_len + n > b->text_cap && !db_grow((void **)&b->text, &b->text_cap, b->text_len + n, 1)) {
+    if (b->text_len + n > b->text_cap && !base_grow((void **)&b->text, &b->text_cap, b->text_len + n, 1)) {
         dec_fail(d, -2);
         return NULL;
     }
@@ -187,7 +187,7 @@ static size_t get_shape(dec *d, size_t *shape_at, size_t *nshapes)
     if (d->rc)
         return 0;
     size_t at = b->nwords;
-    if (!db_grow((void **)&b->words, &b->words_cap, at + EVB_SHAPE_HEAD + (size_t)nk, sizeof *b->words)) {
+    if (!base_grow((void **)&b->words, &b->words_cap, at + EVB_SHAPE_HEAD + (size_t)nk, sizeof *b->words)) {
         dec_fail(d, -2);
         return 0;
     }
@@ -212,8 +212,8 @@ static void number_str(dec *d, const char *num, size_t n)
     db_evblock *b = d->b;
     if (b->nstrs >= EVB_STR_MAX)
         return;
-    if (!db_grow((void **)&b->sbuf, &b->sbuf_cap, b->sbuf_len + n + 1, 1) ||
-        !db_grow((void **)&b->str, &b->str_cap, b->nstrs + 1, sizeof *b->str)) {
+    if (!base_grow((void **)&b->sbuf, &b->sbuf_cap, b->sbuf_len + n + 1, 1) ||
+        !base_grow((void **)&b->str, &b->str_cap, b->nstrs + 1, sizeof *b->str)) {
         dec_fail(d, -2);
         return;
     }
@@ -299,8 +299,8 @@ int db_evblock_decode(db_evblock *b, uint64_t first_id, const void *data, size_t
     d.r.p++;
     uv_get(&d.r);
     uv_get(&d.r);
-    if (!db_grow((void **)&b->ev, &b->ev_cap, DB_EVBLOCK_EVENTS, sizeof *b->ev) ||
-        !db_grow((void **)&b->off, &b->off_cap, 2 * DB_EVBLOCK_EVENTS, sizeof *b->off))
+    if (!base_grow((void **)&b->ev, &b->ev_cap, DB_EVBLOCK_EVENTS, sizeof *b->ev) ||
+        !base_grow((void **)&b->off, &b->off_cap, 2 * DB_EVBLOCK_EVENTS, sizeof *b->off))
         return -2;
     size_t shape_at[EVB_SHAPES], nshapes = 0;
     uint32_t node = 0;

@@ -120,7 +120,7 @@ struct db_evblock_enc {
 db_evblock_enc *db_evblock_enc_new(void)
 {
     db_evblock_enc *e = calloc(1, sizeof *e);
-    if (!e || !db_grow((void **)&e->buf, &e->cap, 16384, 1)) {
+    if (!e || !base_grow((void **)&e->buf, &e->cap, 16384, 1)) {
         free(e);
         return NULL;
     }
@@ -182,7 +182,7 @@ static inline bool put_uv(db_evblock_enc *e, uint64_t v)
 
 static inline bool put_bytes(db_evblock_enc *e, const char *s, size_t n)
 {
-    db_copy_short((char *)e->buf + e->len, s, n);
+    base_copy_short((char *)e->buf + e->len, s, n);
     e->len += n;
     return true;
 }
@@ -213,8 +213,8 @@ static inline long str_find(const db_evblock_enc *e, const char *s, size_t n, ui
  * string. */
 static bool str_grow(db_evblock_enc *e, size_t n)
 {
-    return db_grow((void **)&e->sbuf, &e->sbuf_cap, e->sbuf_len + n + 8, 1) &&
-           db_grow((void **)&e->strs, &e->strs_cap, e->nstrs + 1, sizeof *e->strs);
+    return base_grow((void **)&e->sbuf, &e->sbuf_cap, e->sbuf_len + n + 8, 1) &&
+           base_grow((void **)&e->strs, &e->strs_cap, e->nstrs + 1, sizeof *e->strs);
 }
 
 /* Numbers the string just written (as the decoder will), while there is
@@ -233,7 +233,7 @@ static inline bool str_add(db_evblock_enc *e, const char *s, size_t n, uint32_t 
     if (EVB_LE && n <= 8)
         memcpy(e->sbuf + e->sbuf_len, &head, 8);
     else
-        db_copy_short(e->sbuf + e->sbuf_len, s, n);
+        base_copy_short(e->sbuf + e->sbuf_len, s, n);
     e->strs[e->nstrs] = (enc_str){head, (uint32_t)e->sbuf_len, (uint32_t)n, h, {0}};
     e->sbuf_len += n;
     e->slots[slot] = (uint32_t)++e->nstrs;
@@ -265,7 +265,7 @@ static bool split_attrs(db_evblock_enc *e, const db_event *ev)
     e->nattr = 0;
     e->keyed = false;
     while (p < end) {
-        if (!db_grow((void **)&e->attr, &e->attr_cap, e->nattr + 1, sizeof *e->attr))
+        if (!base_grow((void **)&e->attr, &e->attr_cap, e->nattr + 1, sizeof *e->attr))
             return false;
         enc_attr *at = &e->attr[e->nattr++];
         const char *q = memchr(p, 0, (size_t)(end - p));
@@ -441,9 +441,9 @@ static bool shape_add(db_evblock_enc *e, const uint32_t *words, size_t nw)
 {
     if (e->nshapes >= EVB_SHAPES)
         return true; /* a full table: later events define their shape anew */
-    if (!db_grow((void **)&e->words, &e->words_cap, e->nwords + nw, sizeof *e->words) ||
-        !db_grow((void **)&e->keys, &e->keys_cap, e->nwords + nw, sizeof *e->keys) ||
-        !db_grow((void **)&e->shapes, &e->shapes_cap, e->nshapes + 1, sizeof *e->shapes))
+    if (!base_grow((void **)&e->words, &e->words_cap, e->nwords + nw, sizeof *e->words) ||
+        !base_grow((void **)&e->keys, &e->keys_cap, e->nwords + nw, sizeof *e->keys) ||
+        !base_grow((void **)&e->shapes, &e->shapes_cap, e->nshapes + 1, sizeof *e->shapes))
         return false;
     uint32_t h = hash_bytes(words, nw * 4);
     memcpy(e->words + e->nwords, words, nw * 4);
@@ -660,7 +660,7 @@ static int put_by_latest_shape(db_evblock_enc *e, const enc_ev *x, uint64_t nd, 
         const uint32_t *w = &e->words[e->shapes[v - 1].at];
         if (w[0] != (uint32_t)s || w[1] != x->tpc)
             continue;
-        if (!db_grow((void **)&e->buf, &e->cap, len + EVB_EVENT_ROOM(x->nl, w[2], ev->attrs_len), 1))
+        if (!base_grow((void **)&e->buf, &e->cap, len + EVB_EVENT_ROOM(x->nl, w[2], ev->attrs_len), 1))
             return -1;
         if (was && (w[2] < j || memcmp(was + EVB_SHAPE_HEAD, w + EVB_SHAPE_HEAD, j * 4) != 0 ||
                     (v < 0x80) != (e->buf[len] < 0x80))) { /* not the same first keys, or number length */
@@ -796,7 +796,7 @@ static void memo_add(db_evblock_enc *e, uint32_t slot, uint32_t h, const enc_ev 
     if (!e->memo_buf && !(e->memo_buf = malloc(EVB_MEMO_BYTES + EVB_MEMO_PAD)))
         return; /* no memo: every event is written in full */
     unsigned char *p = e->memo_buf + e->memo_len;
-    db_copy_short((char *)p, x->name, nl + 1); /* its NUL too: memo_same */
+    base_copy_short((char *)p, x->name, nl + 1); /* its NUL too: memo_same */
     if (ev->attrs_len)
         memcpy(p + nl + 1, ev->attrs, ev->attrs_len);
     copy16(p + nl + 1 + ev->attrs_len, e->buf + s0, slen); /* then the values, over its bytes past it */
@@ -824,7 +824,7 @@ int db_evblock_enc_add(db_evblock_enc *e, const db_event *ev)
     uint32_t mslot = 0, mh = memo_hash(&x);
     const enc_memo *m = e->no_memo ? NULL : memo_find(e, &x, mh, &mslot);
     if (m) {
-        if (!db_grow((void **)&e->buf, &e->cap, e->len + m->slen + m->vlen + EVB_FIXED_MAX + EVB_MEMO_PAD, 1))
+        if (!base_grow((void **)&e->buf, &e->cap, e->len + m->slen + m->vlen + EVB_FIXED_MAX + EVB_MEMO_PAD, 1))
             return -1;
         const unsigned char *mb = e->memo_buf + m->off + m->nl + 1 + m->alen;
         e->memo_hits++;
@@ -844,7 +844,7 @@ int db_evblock_enc_add(db_evblock_enc *e, const db_event *ev)
         bool ok = by == 1;
         if (by == 0) { /* the plain path */
             if (!split_attrs(e, ev) ||
-                !db_grow((void **)&e->buf, &e->cap, e->len + EVB_EVENT_ROOM(x.nl, e->nattr, ev->attrs_len), 1))
+                !base_grow((void **)&e->buf, &e->cap, e->len + EVB_EVENT_ROOM(x.nl, e->nattr, ev->attrs_len), 1))
                 return -1; /* nothing written yet */
             ok = put_shape(e, &x);
             s1 = e->len;

@@ -25,7 +25,6 @@
 #include <string.h>
 
 #include "db_int.h"
-#include "db_sort.h"
 
 typedef struct ks_key {
     uint8_t dbi, len;
@@ -115,7 +114,7 @@ int db_keysort_add_edge(db_keysort *ks, int side, const db_edge_rec *r)
 
 /* An edge into both tables: r as edges_in has it, and with a and b
  * swapped into edges_out.  One call an edge, not two (with the writer's
- * count of each around it): see writer.c, db_writer_edge_back. */
+ * count of each around it): see writer_keys.c, db_writer_edge_back. */
 bool db_keysort_add_edge_pair_fast(db_keysort *ks, const db_edge_rec *r)
 {
     ks_edges *in_side = &ks->edge[0], *out_side = &ks->edge[1];
@@ -280,7 +279,7 @@ static bool edge_less(const void *x, const void *y) { return db_edge_rec_cmp(x, 
  * of the edge (rarely needed), then moved down to out (out <= r), each
  * once (an edge stored twice is one edge, as it was when an edge was a
  * key); the number moved.  tmp: room for n, for the sort.  A run out of
- * order is nearly in order, and sorted by insertion (db_sort.h); far out
+ * order is nearly in order, and sorted by insertion (base.h); far out
  * of order, by the merge sort; neither calls a compare as qsort does.
  * Equal edges are the same bytes: any sort gives the same run. */
 static size_t put_run(db_edge_rec *out, db_edge_rec *r, size_t n, db_edge_rec *tmp)
@@ -288,8 +287,8 @@ static size_t put_run(db_edge_rec *out, db_edge_rec *r, size_t n, db_edge_rec *t
     bool sorted = true;
     for (size_t i = 1; i < n && sorted; i++)
         sorted = db_edge_rec_cmp(&r[i - 1], &r[i]) <= 0;
-    if (!sorted && !db_sort_nearly(r, n, sizeof *r, edge_less))
-        db_sort_merge(r, tmp, n, sizeof *r, edge_less);
+    if (!sorted && !base_sort_nearly(r, n, sizeof *r, edge_less))
+        base_sort_merge(r, tmp, n, sizeof *r, edge_less);
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (!k || db_edge_rec_cmp(&out[k - 1], &r[i]))
@@ -306,7 +305,7 @@ static unsigned digit_bits(unsigned bits, size_t n)
     unsigned most = 8;
     while (most < KS_DIGIT_MAX && ((size_t)1 << most) < n)
         most++;
-    return db_radix_width(bits, most);
+    return base_radix_width(bits, most);
 }
 
 /* The side's edges sorted by a, stably (ties in arrival order), moved
@@ -314,8 +313,8 @@ static unsigned digit_bits(unsigned bits, size_t n)
  * end in. */
 static db_edge_rec *by_node(db_keysort *ks, const ks_edges *e)
 {
-    unsigned bits = db_radix_bits(e->hi - e->lo);
-    return db_radix_u32(e->r, ks->eout, e->n, sizeof *e->r, offsetof(db_edge_rec, a), e->lo, e->hi - e->lo, bits,
+    unsigned bits = base_radix_bits(e->hi - e->lo);
+    return base_radix_u32(e->r, ks->eout, e->n, sizeof *e->r, offsetof(db_edge_rec, a), e->lo, e->hi - e->lo, bits,
                         digit_bits(bits, e->n), ks->count);
 }
 

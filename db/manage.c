@@ -1,7 +1,7 @@
 /* db/manage.c -- changes to the catalog of an archive's traces: a trace
  * dropped or renamed.
  *
- * The catalog (archive.c) has two tables: `traces` (name -> the trace's
+ * The catalog (catalog.c) has two tables: `traces` (name -> the trace's
  * entry, whose id names its keys everywhere else) and `trace_ids` (a slot
  * id -> name: the listing's order, and the "latest" mark in meta names a
  * slot).  A rebuilt trace keeps its slot and gets a new id, so slot and
@@ -11,14 +11,13 @@
  * see the archive before or after.  A dropped trace is hidden in that
  * transaction (its entry renamed to a name no user can give, its state
  * INGESTING, its slot gone), then deleted in committed steps as what a
- * killed ingest leaves (writer.c, reclaim): its pages are free for the
+ * killed ingest leaves (writer_life.c, reclaim): its pages are free for the
  * next writes at once, and a crash in between leaves the deletion to the
  * next writer.
  *
  * Also here: `argusq compact` (the archive copied without free pages, the
  * copy put in its place), `argusq backup` (a copy of the last commit,
  * while others read and write) and `argusq info`. */
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -27,17 +26,6 @@
 #include <unistd.h>
 
 #include "db_int.h"
-
-int db_name_check(const char *name, db_error *err)
-{
-    size_t n = strlen(name);
-    if (n == 0 || n >= sizeof ((db_trace_info *)0)->name)
-        return db_fail(err, -1, "trace name must be 1 to 255 bytes");
-    for (size_t i = 0; i < n; i++)
-        if ((unsigned char)name[i] < 0x20)
-            return db_fail(err, -1, "trace name may not contain control characters");
-    return 0;
-}
 
 /* The slot of the trace named `name` in trace_ids: 1 (*slot set), 0, -1. */
 static int find_slot(db_archive *a, MDB_txn *txn, const char *name, uint32_t *slot, db_error *err)
@@ -173,51 +161,6 @@ fail:
     return -1;
 }
 
-/* Slots of trace_ids that repeat a name listed under a lower slot.  A
- * trace keeps the slot it was ingested under; before this was checked, a
- * write into a rebuilt trace (a rule, a label) added a second slot under
- * the trace's new id, so an archive may hold such repeats: the first slot
- * is the trace's place in the listing, the others are deleted.  Every
- * writer does this as it begins (writer.c, reclaim). */
-int db_catalog_drop_repeats(db_archive *a, MDB_txn *txn, db_error *err)
-{
-    MDB_cursor *c;
-    int rc = mdb_cursor_open(txn, a->dbi[DBI_TRACE_IDS], &c);
-    if (rc)
-        return db_lmdb_fail(err, rc, "cursor");
-    MDB_val *seen = NULL, k, v;
-    size_t n = 0, cap = 0;
-    int ret = 0;
-    for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0 && !ret; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
-        bool repeat = false;
-        for (size_t i = 0; i < n && !repeat; i++)
-            repeat = seen[i].mv_size == v.mv_size && memcmp(seen[i].mv_data, v.mv_data, v.mv_size) == 0;
-        if (repeat) {
-            if ((rc = mdb_cursor_del(c, 0)) != 0)
-                ret = db_lmdb_fail(err, rc, "catalog");
-            continue;
-        }
-        /* a copy: the data of a cursor's record moves when it deletes */
-        MDB_val *more = n < cap ? seen : realloc(seen, (cap = cap ? 2 * cap : 16) * sizeof *seen);
-        void *copy = more ? malloc(v.mv_size + 1) : NULL;
-        if (more)
-            seen = more;
-        if (!copy) {
-            ret = db_fail(err, -1, "out of memory");
-            break;
-        }
-        memcpy(copy, v.mv_data, v.mv_size);
-        seen[n++] = (MDB_val){v.mv_size, copy};
-    }
-    if (!ret && rc && rc != MDB_NOTFOUND)
-        ret = db_lmdb_fail(err, rc, "catalog");
-    mdb_cursor_close(c);
-    for (size_t i = 0; i < n; i++)
-        free(seen[i].mv_data);
-    free(seen);
-    return ret;
-}
-
 /* ---- compact, backup, info ---- */
 
 /* compact's copy into a new file (O_EXCL: never over another file),
@@ -262,16 +205,16 @@ int db_compact(db_archive *a, uint64_t *before, uint64_t *after, db_error *err)
 
 int db_backup(db_archive *a, const char *path, db_error *err)
 {
-    db_outfile o;
-    if (db_outfile_open(&o, path, DB_OUTFILE_EXCL, err))
+    base_outfile o;
+    if (base_outfile_open(&o, path, BASE_OUTFILE_EXCL, err->msg, sizeof err->msg))
         return -1;
     /* LMDB writes the copy by fd: nothing went through o.f's buffer */
     int rc = mdb_env_copyfd2(a->env, fileno(o.f), MDB_CP_COMPACT);
     if (rc) {
-        db_outfile_abort(&o);
+        base_outfile_abort(&o);
         return db_lmdb_fail(err, rc, "copy");
     }
-    return db_outfile_commit(&o, err);
+    return base_outfile_commit(&o, err->msg, sizeof err->msg);
 }
 
 static int info_trace(void *ctx, const db_trace_info *t)
@@ -327,29 +270,6 @@ int db_info(db_archive *a, db_archive_info *out, db_error *err)
 }
 
 /* ---- labels (the labels table: id, key -> value) ---- */
-
-int db_label_check(const char *key, size_t vlen, db_error *err)
-{
-    size_t n = strlen(key);
-    bool ok = n > 0 && n <= DB_LABEL_KEY_MAX && (isalpha((unsigned char)key[0]) || key[0] == '_');
-    for (size_t i = 1; ok && i < n; i++)
-        ok = isalnum((unsigned char)key[i]) || key[i] == '_' || key[i] == '.';
-    if (!ok)
-        return db_fail(err, -1,
-                       "label \"%s\": a label is a letter or '_' and then letters, digits, '_' or '.' "
-                       "(at most %d)", key, DB_LABEL_KEY_MAX);
-    if (vlen > DB_LABEL_VALUE_MAX)
-        return db_fail(err, -1, "label %s: a value of %zu bytes (at most %d)", key, vlen, DB_LABEL_VALUE_MAX);
-    return 0;
-}
-
-size_t db_label_key(unsigned char *k, uint32_t trace, const char *key)
-{
-    size_t n = strlen(key);
-    db_put_be32(k, trace);
-    memcpy(k + 4, key, n);
-    return 4 + n;
-}
 
 int db_label_trace(db_archive *a, const char *name, const char *key, const char *value, db_error *err)
 {

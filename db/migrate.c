@@ -377,7 +377,7 @@ db_migration *db_migrate_begin(const char *path, uint32_t *from, db_error *err)
     m->lock_fd = -1;
     snprintf(m->path, sizeof m->path, "%s", path);
     snprintf(m->tmp, sizeof m->tmp, "%s.migrate-%ld", path, (long)getpid());
-    /* the writer lock of this argusq (db/writer.c): on the file itself */
+    /* the writer lock of this argusq (db/writer_life.c): on the file itself */
     m->lock_fd = open(path, O_RDONLY | O_CLOEXEC);
     if (m->lock_fd < 0 || flock(m->lock_fd, LOCK_EX) != 0) {
         db_fail(err, -1, "%s: cannot take the writer lock: %s", path, strerror(errno));

@@ -18,7 +18,6 @@
 #include <string.h>
 
 #include "db_int.h"
-#include "db_sort.h"
 
 typedef struct top_ent {
     uint64_t v;
@@ -35,7 +34,7 @@ typedef struct top_list {
 struct db_nodetop {
     top_list *l;
     size_t n, cap;
-    db_slots slots; /* thread key -> list */
+    base_slots slots; /* thread key -> list */
 };
 
 db_nodetop *db_nodetop_new(void) { return calloc(1, sizeof(db_nodetop)); }
@@ -48,7 +47,7 @@ void db_nodetop_free(db_nodetop *t)
         for (int f = 0; f < DB_TOP__COUNT; f++)
             free(t->l[i].heap[f]);
     free(t->l);
-    db_slots_free(&t->slots);
+    base_slots_free(&t->slots);
     free(t);
 }
 
@@ -96,7 +95,7 @@ static void replace_lowest(top_ent *h, uint32_t n, top_ent e)
 
 static top_list *list_of(db_nodetop *t, uint32_t key)
 {
-    long i = db_slots_get(&t->slots, key);
+    long i = base_slots_get(&t->slots, key);
     if (i >= 0)
         return &t->l[i];
     if (t->n == t->cap) {
@@ -107,7 +106,7 @@ static top_list *list_of(db_nodetop *t, uint32_t key)
         t->l = p;
         t->cap = c;
     }
-    if (db_slots_put(&t->slots, key, (uint32_t)t->n))
+    if (base_slots_put(&t->slots, key, (uint32_t)t->n))
         return NULL;
     top_list *l = &t->l[t->n++];
     memset(l, 0, sizeof *l);
@@ -162,14 +161,14 @@ int db_nodetop_add(db_nodetop *t, const db_node *n, uint32_t key)
 /* "a goes before b" in a list's stored order: a ranks above b */
 static bool ranks_above(const void *a, const void *b) { return below(b, a); }
 
-/* A list's entries, highest rank first, into out (db_sort.h; tmp: room
+/* A list's entries, highest rank first, into out (base.h; tmp: room
  * for n), with no call per compare as qsort's merge sort makes.  Ranks
  * are a total order (a list holds a node once), so any sort gives the
  * same bytes. */
 static void sort_by_rank(const top_ent *h, uint32_t n, top_ent *out, top_ent *tmp)
 {
     memcpy(out, h, n * sizeof *h);
-    db_sort_merge(out, tmp, n, sizeof *out, ranks_above);
+    base_sort_merge(out, tmp, n, sizeof *out, ranks_above);
 }
 
 int db_nodetop_flush(db_nodetop *t, uint32_t trace, db_put_fn put, void *ctx)

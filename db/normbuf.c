@@ -28,7 +28,7 @@ struct db_normbuf {
     size_t n, cap;
     char *text;
     size_t len, tcap;
-    db_slots seen; /* hash -> index in v */
+    base_slots seen; /* hash -> index in v */
 };
 
 db_normbuf *db_normbuf_new(void) { return calloc(1, sizeof(db_normbuf)); }
@@ -36,7 +36,7 @@ db_normbuf *db_normbuf_new(void) { return calloc(1, sizeof(db_normbuf)); }
 static void clear(db_normbuf *b)
 {
     b->n = b->len = 0;
-    db_slots_free(&b->seen);
+    base_slots_free(&b->seen);
 }
 
 void db_normbuf_free(db_normbuf *b)
@@ -53,11 +53,11 @@ size_t db_normbuf_count(const db_normbuf *b) { return b ? b->n : 0; }
 
 int db_normbuf_add(db_normbuf *b, uint32_t hash, const char *text, size_t len)
 {
-    if (db_slots_get(&b->seen, hash) >= 0) /* the first text of a hash wins, as in the table */
+    if (base_slots_get(&b->seen, hash) >= 0) /* the first text of a hash wins, as in the table */
         return 0;
-    if (!db_grow((void **)&b->v, &b->cap, b->n + 1, sizeof *b->v) ||
-        !db_grow((void **)&b->text, &b->tcap, b->len + len, 1) ||
-        db_slots_put(&b->seen, hash, (uint32_t)b->n))
+    if (!base_grow((void **)&b->v, &b->cap, b->n + 1, sizeof *b->v) ||
+        !base_grow((void **)&b->text, &b->tcap, b->len + len, 1) ||
+        base_slots_put(&b->seen, hash, (uint32_t)b->n))
         return -1;
     memcpy(b->text + b->len, text, len);
     b->v[b->n++] = (struct norm){hash, (uint32_t)len, b->len};

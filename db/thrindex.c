@@ -25,7 +25,7 @@
  * ingest's peak memory; a flush is written between commits, so more of
  * them cost little.  Such a flush is tens of thousands of puts all over a
  * table: the writer defers the object indexes' to where it may commit
- * between them (writer.c, flush_objects). */
+ * between them (writer_chunks.c, flush_objects). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,7 +59,7 @@ static void forget(db_thrindex *t)
         free(t->c[i].buf);
     t->n = 0;
     t->held = 0;
-    db_slots_free(&t->slots);
+    base_slots_free(&t->slots);
 }
 
 void db_thrindex_free(db_thrindex *t)
@@ -82,7 +82,7 @@ static chunk *new_chunk(db_thrindex *t, uint64_t key)
         t->c = p;
         t->cap = c;
     }
-    if (db_slots_put(&t->slots, key, (uint32_t)t->n))
+    if (base_slots_put(&t->slots, key, (uint32_t)t->n))
         return NULL;
     chunk *c = &t->c[t->n++];
     memset(c, 0, sizeof *c);
@@ -219,7 +219,7 @@ static __attribute__((noinline)) int add_new(db_thrindex *t, uint32_t trace, uin
 int db_thrindex_add_more(db_thrindex *t, uint32_t trace, uint64_t key, uint64_t ts, uint64_t id,
                          db_thrindex_put put, void *ctx)
 {
-    long i = db_slots_get(&t->slots, key);
+    long i = base_slots_get(&t->slots, key);
     if (i < 0)
         return add_new(t, trace, key, ts, id, put, ctx);
     chunk *c = &t->c[i];

@@ -142,6 +142,132 @@ static void fail(db_wq *q, const db_error *e)
     atomic_store(&q->failed, true);
 }
 
+/* One op of the kinds after an event and an edge (tag), its payload at
+ * p, made (skipped after a failure, but for OP_CALL); its error in *e.
+ * Returns where the op's payload ends. */
+static const char *replay_op(db_wq *q, uint8_t tag, const char *p, db_error *e)
+{
+    int rc = 0;
+    bool skip = atomic_load(&q->failed);
+    switch (tag) {
+    case OP_EVENT_BLK:
+    case OP_BLOCK: {
+        const db_evix *x = (const db_evix *)p;
+        db_evblk blk;
+        if (tag != OP_BLOCK)
+            p += sizeof *x;
+        take(&p, &blk.first, sizeof blk.first);
+        take(&p, &blk.len, sizeof blk.len);
+        blk.bytes = (const unsigned char *)p;
+        p += blk.len;
+        if (!skip)
+            rc = tag == OP_BLOCK ? db_writer_put_block(q->w, &blk, e) : db_writer_event_back(q->w, x, &blk, e);
+        break;
+    }
+    case OP_NODE: {
+        const db_node *n = (const db_node *)p;
+        uint32_t key;
+        p += sizeof *n;
+        take(&p, &key, sizeof key);
+        if (!skip)
+            rc = db_writer_node_back(q->w, n, key, e);
+        break;
+    }
+    case OP_NODE_SIG: {
+        const db_node *n = (const db_node *)p;
+        uint32_t key;
+        memcpy(&key, p + sizeof *n, sizeof key);
+        const db_sig *s = (const db_sig *)(p + WQ_NODE_BYTES);
+        p += WQ_NODE_BYTES + offsetof(db_sig, h) + s->n * sizeof *s->h;
+        if (!skip && !(rc = db_writer_node_back(q->w, n, key, e))) {
+            if (e->msg[0]) /* as between two ops */
+                *e = (db_error){0};
+            rc = db_writer_signature_back(q->w, s, e);
+        }
+        break;
+    }
+    case OP_SIG: {
+        /* its head and its n hashes, not the whole db_sig: the
+         * writer reads no more (db_sigindex_add) */
+        const db_sig *s = (const db_sig *)p;
+        p += offsetof(db_sig, h) + s->n * sizeof *s->h;
+        if (!skip)
+            rc = db_writer_signature_back(q->w, s, e);
+        break;
+    }
+    case OP_NORM: {
+        uint32_t h;
+        take(&p, &h, sizeof h);
+        if (!skip)
+            rc = db_writer_norm_back(q->w, h, p, e);
+        p += strlen(p) + 1;
+        break;
+    }
+    case OP_PROC: {
+        uint32_t pid;
+        take(&p, &pid, sizeof pid);
+        if (!skip)
+            rc = db_writer_proc_back(q->w, pid, p, e);
+        p += strlen(p) + 1;
+        break;
+    }
+    case OP_THREAD: {
+        db_thread t;
+        take(&p, &t, sizeof t);
+        if (!skip)
+            rc = db_writer_thread_back(q->w, &t, e);
+        break;
+    }
+    case OP_SYMBOL: {
+        uint64_t addr;
+        take(&p, &addr, sizeof addr);
+        if (!skip)
+            rc = db_writer_symbol_back(q->w, addr, p, e);
+        p += strlen(p) + 1;
+        break;
+    }
+    case OP_LABEL: {
+        const char *key = p;
+        p += strlen(p) + 1;
+        if (!skip)
+            rc = db_writer_label_back(q->w, key, p, e);
+        p += strlen(p) + 1;
+        break;
+    }
+    case OP_SKIP:
+        if (!skip)
+            db_writer_skip_back(q->w);
+        break;
+    case OP_SET_NODE: {
+        uint64_t id;
+        uint32_t node;
+        take(&p, &id, sizeof id);
+        take(&p, &node, sizeof node);
+        if (!skip)
+            rc = db_writer_set_event_node_back(q->w, id, node, e);
+        break;
+    }
+    case OP_CALL: {
+        wq_fn fn;
+        void *arg;
+        int *out;
+        take(&p, &fn, sizeof fn);
+        take(&p, &arg, sizeof arg);
+        take(&p, &out, sizeof out);
+        *out = fn(arg); /* made even after a failure: an abort must run */
+        pthread_mutex_lock(&q->mu);
+        q->done++;
+        pthread_cond_broadcast(&q->cv_done);
+        pthread_mutex_unlock(&q->mu);
+        break;
+    }
+    default: abort(); /* only this file writes the queue */
+    }
+    if (rc)
+        fail(q, e);
+    return p;
+}
+
 /* Makes the calls of one batch. */
 static void replay(db_wq *q, const char *p, const char *end)
 {
@@ -174,124 +300,7 @@ static void replay(db_wq *q, const char *p, const char *end)
                 e = (db_error){0};
             continue;
         }
-        int rc = 0;
-        bool skip = atomic_load(&q->failed);
-        switch (tag) {
-        case OP_EVENT_BLK:
-        case OP_BLOCK: {
-            const db_evix *x = (const db_evix *)p;
-            db_evblk blk;
-            if (tag != OP_BLOCK)
-                p += sizeof *x;
-            take(&p, &blk.first, sizeof blk.first);
-            take(&p, &blk.len, sizeof blk.len);
-            blk.bytes = (const unsigned char *)p;
-            p += blk.len;
-            if (!skip)
-                rc = tag == OP_BLOCK ? db_writer_put_block(q->w, &blk, &e) : db_writer_event_back(q->w, x, &blk, &e);
-            break;
-        }
-        case OP_NODE: {
-            const db_node *n = (const db_node *)p;
-            uint32_t key;
-            p += sizeof *n;
-            take(&p, &key, sizeof key);
-            if (!skip)
-                rc = db_writer_node_back(q->w, n, key, &e);
-            break;
-        }
-        case OP_NODE_SIG: {
-            const db_node *n = (const db_node *)p;
-            uint32_t key;
-            memcpy(&key, p + sizeof *n, sizeof key);
-            const db_sig *s = (const db_sig *)(p + WQ_NODE_BYTES);
-            p += WQ_NODE_BYTES + offsetof(db_sig, h) + s->n * sizeof *s->h;
-            if (!skip && !(rc = db_writer_node_back(q->w, n, key, &e))) {
-                if (e.msg[0]) /* as between two ops */
-                    e = (db_error){0};
-                rc = db_writer_signature_back(q->w, s, &e);
-            }
-            break;
-        }
-        case OP_SIG: {
-            /* its head and its n hashes, not the whole db_sig: the
-             * writer reads no more (db_sigindex_add) */
-            const db_sig *s = (const db_sig *)p;
-            p += offsetof(db_sig, h) + s->n * sizeof *s->h;
-            if (!skip)
-                rc = db_writer_signature_back(q->w, s, &e);
-            break;
-        }
-        case OP_NORM: {
-            uint32_t h;
-            take(&p, &h, sizeof h);
-            if (!skip)
-                rc = db_writer_norm(q->w, h, p, &e);
-            p += strlen(p) + 1;
-            break;
-        }
-        case OP_PROC: {
-            uint32_t pid;
-            take(&p, &pid, sizeof pid);
-            if (!skip)
-                rc = db_writer_proc(q->w, pid, p, &e);
-            p += strlen(p) + 1;
-            break;
-        }
-        case OP_THREAD: {
-            db_thread t;
-            take(&p, &t, sizeof t);
-            if (!skip)
-                rc = db_writer_thread(q->w, &t, &e);
-            break;
-        }
-        case OP_SYMBOL: {
-            uint64_t addr;
-            take(&p, &addr, sizeof addr);
-            if (!skip)
-                rc = db_writer_symbol(q->w, addr, p, &e);
-            p += strlen(p) + 1;
-            break;
-        }
-        case OP_LABEL: {
-            const char *key = p;
-            p += strlen(p) + 1;
-            if (!skip)
-                rc = db_writer_label(q->w, key, p, &e);
-            p += strlen(p) + 1;
-            break;
-        }
-        case OP_SKIP:
-            if (!skip)
-                db_writer_skip(q->w);
-            break;
-        case OP_SET_NODE: {
-            uint64_t id;
-            uint32_t node;
-            take(&p, &id, sizeof id);
-            take(&p, &node, sizeof node);
-            if (!skip)
-                rc = db_writer_set_event_node(q->w, id, node, &e);
-            break;
-        }
-        case OP_CALL: {
-            wq_fn fn;
-            void *arg;
-            int *out;
-            take(&p, &fn, sizeof fn);
-            take(&p, &arg, sizeof arg);
-            take(&p, &out, sizeof out);
-            *out = fn(arg); /* made even after a failure: an abort must run */
-            pthread_mutex_lock(&q->mu);
-            q->done++;
-            pthread_cond_broadcast(&q->cv_done);
-            pthread_mutex_unlock(&q->mu);
-            break;
-        }
-        default: abort(); /* only this file writes the queue */
-        }
-        if (rc)
-            fail(q, &e);
+        p = replay_op(q, tag, p, &e);
         /* msg alone: old_format is only ever set with a message
          * (archive.c, check_format) */
         if (e.msg[0])
@@ -360,7 +369,7 @@ static wq_batch *filling(db_wq *q) { return &q->b[q->cur]; }
 
 void db_wq_interrupt(db_wq *q, const volatile sig_atomic_t *flag) { q->interrupt = flag; }
 
-bool db_wq_interrupted(db_wq *q) { return atomic_load_explicit(&q->interrupted, memory_order_relaxed); }
+const atomic_bool *db_wq_interrupted(db_wq *q) { return &q->interrupted; }
 
 /* The front's look at the caller's interrupt, passed on to the thread. */
 static void relay(db_wq *q)

@@ -1,6 +1,6 @@
 /* db/wsync.c -- the calls of a threaded writer that wait for its thread
- * (wqueue.c): each packs its arguments, has the thread make the same
- * db_writer_* call (which, made there, runs at once), and returns what it
+ * (wqueue.c): each packs its arguments, has the thread make the call's
+ * single-threaded half (db_writer_*_back, db_int.h), and returns what it
  * returned.  Commit and abort also stop the thread. */
 #include <string.h>
 
@@ -18,7 +18,7 @@ struct a_thread {
 static int f_get_thread(void *p)
 {
     struct a_thread *a = p;
-    return db_writer_get_thread(a->w, a->id, a->out, a->err);
+    return db_writer_get_thread_back(a->w, a->id, a->out, a->err);
 }
 
 int db_wsync_get_thread(db_wq *q, db_writer *w, uint32_t tid, db_thread *out, db_error *err)
@@ -38,7 +38,7 @@ int db_wsync_get_thread(db_wq *q, db_writer *w, uint32_t tid, db_thread *out, db
 static int f_get_proc(void *p)
 {
     struct a_thread *a = p;
-    return db_writer_get_proc(a->w, a->id, a->name, a->len, a->err);
+    return db_writer_get_proc_back(a->w, a->id, a->name, a->len, a->err);
 }
 
 int db_wsync_get_proc(db_wq *q, db_writer *w, uint32_t pid, char *name, size_t len, db_error *err)
@@ -67,10 +67,10 @@ static int f_commit(void *p)
 {
     struct a_end *a = p;
     if (db_wq_failed(a->q, a->err)) {
-        db_writer_abort(a->w);
+        db_writer_abort_back(a->w);
         return -1;
     }
-    return db_writer_commit(a->w, a->out, a->err);
+    return db_writer_commit_back(a->w, a->out, a->err);
 }
 
 int db_wsync_commit(db_wq *q, db_writer *w, db_trace_info *out, db_error *err)
@@ -83,7 +83,7 @@ int db_wsync_commit(db_wq *q, db_writer *w, db_trace_info *out, db_error *err)
 
 static int f_abort(void *p)
 {
-    db_writer_abort(((struct a_end *)p)->w);
+    db_writer_abort_back(((struct a_end *)p)->w);
     return 0;
 }
 
@@ -109,7 +109,7 @@ struct a_misc {
 static int f_clear_graph(void *p)
 {
     struct a_misc *a = p;
-    return db_writer_clear_graph(a->w, a->err);
+    return db_writer_clear_graph_back(a->w, a->err);
 }
 
 int db_wsync_clear_graph(db_wq *q, db_writer *w, db_error *err)
@@ -121,7 +121,7 @@ int db_wsync_clear_graph(db_wq *q, db_writer *w, db_error *err)
 static int f_add_rule(void *p)
 {
     struct a_misc *a = p;
-    return db_writer_add_rule(a->w, a->text, a->len, a->seqp, a->err);
+    return db_writer_add_rule_back(a->w, a->text, a->len, a->seqp, a->err);
 }
 
 int db_wsync_add_rule(db_wq *q, db_writer *w, const char *text, size_t len, uint32_t *seq, db_error *err)
@@ -133,7 +133,7 @@ int db_wsync_add_rule(db_wq *q, db_writer *w, const char *text, size_t len, uint
 static int f_drop_rule(void *p)
 {
     struct a_misc *a = p;
-    return db_writer_drop_rule(a->w, a->seq, a->err);
+    return db_writer_drop_rule_back(a->w, a->seq, a->err);
 }
 
 int db_wsync_drop_rule(db_wq *q, db_writer *w, uint32_t seq, db_error *err)
@@ -145,7 +145,7 @@ int db_wsync_drop_rule(db_wq *q, db_writer *w, uint32_t seq, db_error *err)
 static int f_scan_rules(void *p)
 {
     struct a_misc *a = p;
-    return db_writer_scan_rules(a->w, a->rule_cb, a->ctx, a->err);
+    return db_writer_scan_rules_back(a->w, a->rule_cb, a->ctx, a->err);
 }
 
 int db_wsync_scan_rules(db_wq *q, db_writer *w, db_rule_cb cb, void *ctx, db_error *err)
@@ -159,7 +159,7 @@ int db_wsync_scan_rules(db_wq *q, db_writer *w, db_rule_cb cb, void *ctx, db_err
 static int f_scan_time(void *p)
 {
     struct a_misc *a = p;
-    return db_writer_scan_time(a->w, a->event_cb, a->ctx, a->err);
+    return db_writer_scan_time_back(a->w, a->event_cb, a->ctx, a->err);
 }
 
 int db_wsync_scan_time(db_wq *q, db_writer *w, db_event_cb cb, void *ctx, db_error *err)

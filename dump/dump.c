@@ -100,7 +100,7 @@ static size_t fmt_hex(char *b, uint64_t v, int min)
 static void put_u64(dump_state *d, uint64_t v)
 {
     char b[24];
-    put(d, b, db_fmt_u64(b, v));
+    put(d, b, base_fmt_u64(b, v));
 }
 
 static void put_i64(dump_state *d, int64_t v)

@@ -197,7 +197,7 @@ static void iso_name(graph_open *o, const db_event *ev, int kind)
     else if (kind == DB_NODE_INTERRUPT && db_event_attr(ev, "name", &v, &n)) {
         char num[20];
         size_t at = name_cat(d, 0, "irq/", 4);
-        at = name_cat(d, at, num, db_fmt_u64(num, ev->obj));
+        at = name_cat(d, at, num, base_fmt_u64(num, ev->obj));
         name_cat(d, name_cat(d, at, " ", 1), v, n);
     } else if (kind == DB_NODE_TIMER && db_event_attr(ev, "func", &v, &n)) {
         const char *slash = memchr(v, '/', n); /* "hrtimer_wakeup/0x0" */

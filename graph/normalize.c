@@ -106,7 +106,7 @@ static inline void put_s(norm_buf *b, const char *s) { put_n(b, s, strlen(s)); }
 static void put_u64(norm_buf *b, uint64_t v)
 {
     char d[20];
-    put_n(b, d, db_fmt_u64(d, v));
+    put_n(b, d, base_fmt_u64(d, v));
 }
 
 /* The name of a thread or of the process of a peer, as the trace says.

@@ -13,7 +13,7 @@
  *
  * Memory: at most PIPE_BATCHES batches of PIPE_BATCH bytes (a batch grows
  * only for a call larger than that), whatever the trace's size; as many
- * as the queue held at its fullest (db_bufstack), which is a few when the
+ * as the queue held at its fullest (base_bufstack), which is a few when the
  * reader is the slower side.
  *
  * Failure: when the back sink refuses a call, the consumer keeps its
@@ -48,7 +48,7 @@ typedef struct ingest_pipe {
     pthread_mutex_t mu;
     pthread_cond_t cv_full, cv_free;
     batch b[PIPE_BATCHES]; /* a slot's buf: from spare while it is filled or queued, else NULL */
-    db_bufstack spare;
+    base_bufstack spare;
     size_t head, count; /* the ready batches: b[head .. head + count) */
     size_t cur;         /* the batch the reader fills: b[(head + count) % N] when
                          * the queue is not full */
@@ -91,7 +91,7 @@ static void consume(ingest_pipe *p)
         if (!atomic_load(&p->failed) && replay(p, b) < 0)
             atomic_store(&p->failed, true);
         pthread_mutex_lock(&p->mu);
-        db_bufstack_give(&p->spare, b->buf, b->cap);
+        base_bufstack_give(&p->spare, b->buf, b->cap);
         *b = (batch){0};
         p->head = (p->head + 1) % PIPE_BATCHES;
         p->count--;
@@ -113,7 +113,7 @@ static void hand_over(ingest_pipe *p)
     p->cur = (p->head + p->count) % PIPE_BATCHES;
     batch *b = &p->b[p->cur];
     if (!b->buf) /* NULL when out of memory: room_more then asks for room itself */
-        b->buf = db_bufstack_take(&p->spare, &b->cap);
+        b->buf = base_bufstack_take(&p->spare, &b->cap);
     pthread_mutex_unlock(&p->mu);
 }
 
@@ -283,8 +283,8 @@ int ingest_file_threaded(const char *path, const ingest_sink *back, const ingest
     p->back = *back;
     p->path = path;
     p->opts = opts;
-    db_bufstack_init(&p->spare, PIPE_BATCH);
-    if (!(p->b[0].buf = db_bufstack_take(&p->spare, &p->b[0].cap)))
+    base_bufstack_init(&p->spare, PIPE_BATCH);
+    if (!(p->b[0].buf = base_bufstack_take(&p->spare, &p->b[0].cap)))
         goto alone;
     atomic_init(&p->failed, false);
     p->front = (ingest_sink){.ctx = p,
@@ -322,7 +322,7 @@ int ingest_file_threaded(const char *path, const ingest_sink *back, const ingest
     pthread_mutex_destroy(&p->mu);
     for (int i = 0; i < PIPE_BATCHES; i++)
         free(p->b[i].buf);
-    db_bufstack_free(&p->spare);
+    base_bufstack_free(&p->spare);
     free(p);
     return rc;
 alone: /* no second thread: the plain path */
@@ -334,7 +334,7 @@ alone: /* no second thread: the plain path */
         pthread_mutex_destroy(&p->mu);
     for (int i = 0; i < PIPE_BATCHES; i++)
         free(p->b[i].buf);
-    db_bufstack_free(&p->spare);
+    base_bufstack_free(&p->spare);
     free(p);
     return ingest_file_opts(path, back, opts, format, st, err, errlen);
 }

@@ -8,22 +8,22 @@
 #include "dump/dump.h"
 #include "lib_int.h"
 
-/* The dump into path, through db_outfile: path is never half a dump, and
+/* The dump into path, through base_outfile: path is never half a dump, and
  * a failed dump leaves the file that was there. */
 static int dump_to_file(db_archive *a, const char *trace, const char *path, const char *generator,
                         dump_stats *st, db_error *de, int *code)
 {
-    db_outfile o;
-    if (db_outfile_open(&o, path, 0, de)) {
+    base_outfile o;
+    if (base_outfile_open(&o, path, 0, de->msg, sizeof de->msg)) {
         *code = ARGUSQ_ERR_IO;
         return -1;
     }
     setvbuf(o.f, NULL, _IOFBF, 1 << 20);
     if (dump_trace(a, trace, o.f, generator, st, de)) {
-        db_outfile_abort(&o);
+        base_outfile_abort(&o);
         return -1;
     }
-    if (db_outfile_commit(&o, de)) {
+    if (base_outfile_commit(&o, de->msg, sizeof de->msg)) {
         *code = ARGUSQ_ERR_IO;
         return -1;
     }

@@ -629,7 +629,7 @@ static bool returns_nodes(const query_stmt *st)
 
 /* export STMT to "FILE": STMT's output into FILE, in the session's format,
  * or (when that is the table) as Perfetto JSON for a statement that
- * returns nodes and as JSON for any other.  Written through db_outfile:
+ * returns nodes and as JSON for any other.  Written through base_outfile:
  * FILE is replaced only by a whole output, so a statement that fails (or
  * is interrupted) leaves the file that was there, and no file when there
  * was none. */
@@ -642,19 +642,19 @@ static int exec_export(query_session *s, const query_stmt *st, query_error *err)
     sub.format = s->format != QUERY_FMT_TABLE ? s->format : returns_nodes(in) ? QUERY_FMT_PERFETTO : QUERY_FMT_JSON;
     if (sub.format == QUERY_FMT_SVG && returns_nodes(in) && query_need_dot(err))
         return -1;
-    db_outfile o;
+    base_outfile o;
     db_error de = {0};
-    if (db_outfile_open(&o, st->file.name, 0, &de))
+    if (base_outfile_open(&o, st->file.name, 0, de.msg, sizeof de.msg))
         return query_fail(err, &st->file.pos, "%s", de.msg);
     sub.out = o.f;
     int rc = query_exec(&sub, in, err);
     memcpy(s->trace, sub.trace, sizeof s->trace); /* an exported `use trace` still switches */
     memcpy(s->read_trace, sub.read_trace, sizeof s->read_trace);
     if (rc) {
-        db_outfile_abort(&o);
+        base_outfile_abort(&o);
         return -1;
     }
-    if (db_outfile_commit(&o, &de))
+    if (base_outfile_commit(&o, de.msg, sizeof de.msg))
         return query_fail(err, &st->file.pos, "%s", de.msg);
     if (s->format == QUERY_FMT_JSON) {
         fputs("{\"export\":", s->out);

@@ -37,7 +37,7 @@ static int kinds_of(const query_stmt *st, uint32_t *kinds, query_error *err)
 static void edge_cell(query_table *t, const db_edge *via, bool against)
 {
     char id[24], b[96];
-    id[db_fmt_u64(id, against ? via->to : via->from)] = '\0';
+    id[base_fmt_u64(id, against ? via->to : via->from)] = '\0';
     const char *kind = db_edge_kind_name(via->kind);
     const char *l = against ? kind : id, *r = against ? id : kind;
     size_t ln = strlen(l), rn = strlen(r);

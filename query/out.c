@@ -259,7 +259,7 @@ void query_fmt_ts(char *buf, size_t len, uint64_t ns)
         snprintf(buf, len, "%" PRIu64 ".%06" PRIu64, ns / 1000000000u, ns % 1000000000u / 1000u);
         return;
     }
-    size_t n = db_fmt_u64(buf, ns / 1000000000u);
+    size_t n = base_fmt_u64(buf, ns / 1000000000u);
     buf[n++] = '.';
     uint64_t us = ns % 1000000000u / 1000u;
     for (int i = 5; i >= 0; i--, us /= 10)
@@ -389,7 +389,7 @@ void query_table_u64(query_table *t, uint64_t v)
 {
     if (!table_room(t, 21))
         return;
-    size_t n = db_fmt_u64(t->buf + t->len, v);
+    size_t n = base_fmt_u64(t->buf + t->len, v);
     t->buf[t->len + n] = '\0';
     table_add(t, n);
 }

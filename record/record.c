@@ -83,8 +83,8 @@ typedef struct rec {
     struct tracecmd_event_list *events; /* the enabled events, for the file */
     char **tmp;                         /* per-CPU data files */
     /* the trace.dat, and its OUT.tgids, under temporary names until the
-     * recording is whole (db_outfile: a failed one leaves the old files) */
-    db_outfile dat, tgids;
+     * recording is whole (base_outfile: a failed one leaves the old files) */
+    base_outfile dat, tgids;
     bool dat_open, tgids_open;
     record_watch *watch;
     char exe[4096];
@@ -579,7 +579,7 @@ static unsigned long long stat_value(const char *stats, const char *key)
 static int write_dat(rec *r, record_stats *st)
 {
     /* libtracecmd opens the file by its name, the temporary one */
-    struct tracecmd_output *out = r->lib.tracecmd_output_create(db_outfile_name(&r->dat));
+    struct tracecmd_output *out = r->lib.tracecmd_output_create(base_outfile_name(&r->dat));
     if (!out)
         return fail(r, "%s: cannot create: %s", r->o->output, strerror(errno));
     r->lib.tracecmd_set_quiet(out, true);
@@ -634,10 +634,9 @@ static int write_dat(rec *r, record_stats *st)
 static void save_tgids(rec *r)
 {
     char *t = r->lib.tracefs_instance_file_read(NULL, "saved_tgids", NULL);
-    char name[4096];
-    db_error de;
+    char name[4096], msg[512];
     if (t && snprintf(name, sizeof name, "%s.tgids", r->o->output) < (int)sizeof name &&
-        db_outfile_open(&r->tgids, name, 0, &de) == 0) {
+        base_outfile_open(&r->tgids, name, 0, msg, sizeof msg) == 0) {
         r->tgids_open = true;
         fputs(t, r->tgids.f);
     }
@@ -655,14 +654,14 @@ static int save(rec *r, record_stats *st)
     save_tgids(r);
     if (write_dat(r, st) < 0)
         return -1;
-    db_error de;
+    char msg[512];
     r->dat_open = false;
-    if (db_outfile_commit(&r->dat, &de))
-        return fail(r, "%s", de.msg);
+    if (base_outfile_commit(&r->dat, msg, sizeof msg))
+        return fail(r, "%s", msg);
     if (r->tgids_open) {
         r->tgids_open = false;
-        if (db_outfile_commit(&r->tgids, &de))
-            logf_(r, "%s", de.msg);
+        if (base_outfile_commit(&r->tgids, msg, sizeof msg))
+            logf_(r, "%s", msg);
     }
     struct stat sb;
     if (stat(r->o->output, &sb) == 0)
@@ -679,9 +678,9 @@ static void cleanup(rec *r)
     }
     free(r->tmp);
     if (r->dat_open)
-        db_outfile_abort(&r->dat);
+        base_outfile_abort(&r->dat);
     if (r->tgids_open)
-        db_outfile_abort(&r->tgids);
+        base_outfile_abort(&r->tgids);
     r->dat_open = r->tgids_open = false;
     while (r->events) {
         struct tracecmd_event_list *e = r->events;
@@ -734,10 +733,10 @@ int record_run(const record_opts *o, record_stats *st, char *err, size_t errlen)
         }
     /* made first: an output that cannot be written fails before tracefs
      * is touched */
-    db_error de;
-    if (db_outfile_open(&r.dat, o->output, 0, &de)) {
+    char msg[512];
+    if (base_outfile_open(&r.dat, o->output, 0, msg, sizeof msg)) {
         cleanup(&r);
-        return fail(&r, "%s", de.msg);
+        return fail(&r, "%s", msg);
     }
     r.dat_open = true;
     if (record_tracelib_open(&r.lib, err, errlen) < 0) {

@@ -266,7 +266,7 @@ static bool value_text(ctf_map *m, const ctf_field *f, bool hex, const char **v,
         b[1] = 'x';
         n = 2 + ingest_fmt_hex(b + 2, f->type == CTF_F_UINT ? f->u : (uint64_t)f->i, 1);
     } else {
-        n = f->type == CTF_F_UINT ? db_fmt_u64(b, f->u) : ingest_fmt_i64(b, f->i);
+        n = f->type == CTF_F_UINT ? base_fmt_u64(b, f->u) : ingest_fmt_i64(b, f->i);
     }
     *v = b;
     *vl = n;

@@ -21,9 +21,9 @@ int ingest_ft_attr_n(ftrace_reader *r, const char *key, size_t kl, const char *v
     char *p = ingest_attr_reserve(&r->ab, r->alen, &r->acap, need);
     if (!p)
         return ingest_ft_fail(r, "out of memory (attributes)");
-    db_copy_short(p, key, kl);
+    base_copy_short(p, key, kl);
     p[kl] = '=';
-    db_copy_short(p + kl + 1, val, vlen);
+    base_copy_short(p + kl + 1, val, vlen);
     p[kl + 1 + vlen] = '\0';
     r->alen += need;
     return 0;
@@ -54,10 +54,10 @@ int ingest_ft_attr_same(ftrace_reader *r, const ftrace_key *keys)
         if (!p)
             return ingest_ft_fail(r, "out of memory (attributes)");
         for (size_t i = 0; i < n; i++) {
-            db_copy_short(p, k[i]->s, k[i]->n);
+            base_copy_short(p, k[i]->s, k[i]->n);
             p += k[i]->n;
             *p++ = '=';
-            db_copy_short(p, kv[i]->val, kv[i]->vlen);
+            base_copy_short(p, kv[i]->val, kv[i]->vlen);
             p += kv[i]->vlen;
             *p++ = '\0';
         }

@@ -143,7 +143,7 @@ static inline __attribute__((always_inline)) int switch_state(ftrace_reader *r, 
 
 /* A prio's text (ingest_fmt_i64's): up to three digits inline, the
  * kernel's prios (0 to 139; 120 nearly always) a switch's two and a
- * wakeup's one, without their calls of ingest_fmt_i64 and db_fmt_u64. */
+ * wakeup's one, without their calls of ingest_fmt_i64 and base_fmt_u64. */
 static inline size_t fmt_prio(char *b, int64_t v)
 {
     if ((uint64_t)v >= 1000)

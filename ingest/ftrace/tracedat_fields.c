@@ -367,7 +367,7 @@ static const char *vnum(dat_fields *df, size_t *n, unsigned long long v, int bas
         q += ingest_fmt_hex(q, v, min);
     } else {
         char t[24];
-        size_t k = sign ? ingest_fmt_i64(t, (int64_t)v) : db_fmt_u64(t, v);
+        size_t k = sign ? ingest_fmt_i64(t, (int64_t)v) : base_fmt_u64(t, v);
         size_t neg = t[0] == '-';
         if (neg)
             *q++ = '-';

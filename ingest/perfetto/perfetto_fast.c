@@ -163,7 +163,7 @@ static inline __attribute__((always_inline)) int scalar(pf_hold *h, const pf_fas
         char *c = ingest_pf_alloc(h, n + 1);
         if (!c)
             return FAST_OOM;
-        db_copy_short(c, (const char *)sv, n); /* a comm: a few moves, not memcpy's call */
+        base_copy_short(c, (const char *)sv, n); /* a comm: a few moves, not memcpy's call */
         c[n] = '\0';
         memcpy(at, &c, sizeof c);
         return FAST_OK;

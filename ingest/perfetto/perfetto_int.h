@@ -161,7 +161,7 @@ static inline uint32_t ingest_pf_comm_id(pf_comms *t, const char *s, size_t n)
         uint64_t w[2];
         char c[16];
     } k = {{0, 0}};
-    db_copy_short(k.c, s, n);
+    base_copy_short(k.c, s, n);
     return pf_comm_find(t, k.w, n);
 }
 /* The same, of a string whose first 16 bytes can be read (an arena's,
@@ -334,7 +334,7 @@ static inline void pf_item_wake(pf_item *it, uint8_t kind, uint32_t comm, int32_
 static inline void pf_copy_comm(char dst[24], const char *comm)
 {
     size_t n = comm ? strnlen(comm, 23) : 0;
-    db_copy_short(dst, comm ? comm : "", n);
+    base_copy_short(dst, comm ? comm : "", n);
     dst[n] = '\0';
 }
 
@@ -346,7 +346,7 @@ static inline void pf_copy_small(void *dst, const void *src, size_t n)
         memcpy(dst, src, 16);
         memcpy((char *)dst + n - 16, (const char *)src + n - 16, 16);
     } else {
-        db_copy_short(dst, src, n);
+        base_copy_short(dst, src, n);
     }
 }
 

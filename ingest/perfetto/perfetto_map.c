@@ -32,7 +32,7 @@ static inline char *vroom(pf_reader *d)
 static inline void kv_u(pf_reader *d, const char *key, uint64_t v)
 {
     char *p = vroom(d);
-    size_t n = db_fmt_u64(p, v);
+    size_t n = base_fmt_u64(p, v);
     d->vlen += n;
     ingest_ft_kv_add(&d->fr, key, p, n);
 }
@@ -47,7 +47,7 @@ static inline void kv_i(pf_reader *d, const char *key, int64_t v)
 
 /* cpu_idle's and cpu_frequency's state=: its text kept from the last
  * event of the kind when the number is the same, as it always is for an
- * idle exit (4294967295, PWR_EVENT_EXIT, whose ten digits db_fmt_u64
+ * idle exit (4294967295, PWR_EVENT_EXIT, whose ten digits base_fmt_u64
  * would print again at every exit).  A short number is printed: that
  * costs less than the test.  Always inlined, as own_wake (gcc made each a
  * call once the held forms came). */
@@ -59,7 +59,7 @@ static inline __attribute__((always_inline)) void kv_state(pf_reader *d, int kin
     }
     if (d->state_memo[kind].len == 0 || d->state_memo[kind].v != v) {
         d->state_memo[kind].v = v;
-        d->state_memo[kind].len = (uint8_t)db_fmt_u64(d->state_memo[kind].s, v);
+        d->state_memo[kind].len = (uint8_t)base_fmt_u64(d->state_memo[kind].s, v);
     }
     ingest_ft_kv_add(&d->fr, "state", d->state_memo[kind].s, d->state_memo[kind].len);
 }

@@ -26,7 +26,7 @@
  * bits), fixed32/fixed64 likewise, strings as they are to their first NUL
  * without a trailing newline (as perfetto_map.c's print), other bytes as
  * text when they read as text, else 0x and their hex (the first
- * PFO_HEX_MAX bytes, then "...").  Numbers are written with db_fmt_u64 /
+ * PFO_HEX_MAX bytes, then "...").  Numbers are written with base_fmt_u64 /
  * ingest_fmt_i64, not snprintf: rss_stat alone is a tenth of the events
  * of the Android 13 trace of ../shared. */
 #include <stdlib.h>
@@ -178,7 +178,7 @@ static void add_num(pfo *o, const char *key, size_t kl, pfo_kind k, uint64_t n, 
     } else if (k == PFO_I64) {
         len = ingest_fmt_i64(p, n > INT64_MAX ? -(int64_t)(~n) - 1 : (int64_t)n);
     } else {
-        len = db_fmt_u64(p, k == PFO_U32 ? (uint32_t)n : n);
+        len = base_fmt_u64(p, k == PFO_U32 ? (uint32_t)n : n);
     }
     o->used -= 20 - len;
     add(o, key, kl, p, len);
@@ -238,7 +238,7 @@ static inline __attribute__((always_inline)) void add_value(pfo *o, const char *
     char kb[16];
     if (!key) {
         kb[0] = 'f';
-        kl = 1 + db_fmt_u64(kb + 1, v->num);
+        kl = 1 + base_fmt_u64(kb + 1, v->num);
         char *p = room(o, kl);
         if (!p)
             return;
@@ -423,7 +423,7 @@ static inline __attribute__((always_inline)) bool put_arg(line *l, const conv *c
             sv = n > INT64_MAX ? -(int64_t)(~n) - 1 : (int64_t)n;
         bl = ingest_fmt_i64(out, sv);
     } else if (c->c == 'u') {
-        bl = db_fmt_u64(out, n);
+        bl = base_fmt_u64(out, n);
     } else if (c->c == 'x') {
         bl = ingest_fmt_hex(out, n, 1);
     } else {
@@ -837,7 +837,7 @@ static int other_pairs(pfo *o, uint32_t event_field, const uint8_t *msg, size_t 
         /* "ftrace_event_" and at most 10 digits */
         char *s = room(o, 24);
         memcpy(s, "ftrace_event_", 13);
-        *name_len = 13 + db_fmt_u64(s + 13, event_field);
+        *name_len = 13 + base_fmt_u64(s + 13, event_field);
         s[*name_len] = '\0';
         *name = s;
     }

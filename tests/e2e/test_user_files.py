@@ -1,7 +1,7 @@
 """Files argusq writes where the user says (data safety): `export
 ... to "FILE"`, `argusq dump -o FILE`, `argusq backup FILE`.  Each is
 written under a temporary name beside FILE and renamed over it once whole
-(db/outfile.c): a failure leaves the old file byte for byte, a success
+(base/outfile.c): a failure leaves the old file byte for byte, a success
 replaces it, and no temporary file is left either way."""
 import json
 import os

@@ -4,7 +4,7 @@
  * (sorted), runs longer than the sort's 16-chunk pieces, a key that came
  * twice (both, in the order they came), a callback that stops the drain,
  * a second drain in the batch and a second batch after it, which runs are
- * fresh (their first chunk of the batch).  And db_sort.h's sorts
+ * fresh (their first chunk of the batch).  And base.h's sorts
  * themselves (chunkq.c's and nodetop.c's): every length to 200 around
  * the merge sort's 16-element pieces and their merges, many ties, stable;
  * the nearly-sorted sort on arrays nearly in order and on shuffled ones
@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "db/db_int.h"
-#include "db/db_sort.h"
+#include "base/base.h"
 
 typedef struct got {
     int dbi;
@@ -230,7 +230,7 @@ static void test_long_run_names(void **state)
     db_chunkq_free(q);
 }
 
-/* db_sort_merge and db_sort_nearly: elements of 12 bytes (a key, the
+/* base_sort_merge and base_sort_nearly: elements of 12 bytes (a key, the
  * order they came in), every n from 0 to 200, against an insertion sort */
 typedef struct sort_el {
     uint32_t key, seq, pad;
@@ -241,7 +241,7 @@ static bool el_less(const void *x, const void *y)
     return ((const sort_el *)x)->key < ((const sort_el *)y)->key;
 }
 
-/* shuffle: random keys (db_sort_nearly gives up, the merge sort then),
+/* shuffle: random keys (base_sort_nearly gives up, the merge sort then),
  * else keys rising with every 7th dropped back a little or far */
 static void sort_check(size_t n, bool nearly, bool shuffle, uint32_t *r, size_t *gave_up)
 {
@@ -261,13 +261,13 @@ static void sort_check(size_t n, bool nearly, bool shuffle, uint32_t *r, size_t 
         want[j] = x;
     }
     if (nearly) {
-        bool done = db_sort_nearly(a, n, sizeof *a, el_less);
+        bool done = base_sort_nearly(a, n, sizeof *a, el_less);
         assert_true(done || n > 16); /* 16 or fewer: always sorted by itself */
         *gave_up += !done;
         if (!done)
-            db_sort_merge(a, tmp, n, sizeof *a, el_less);
+            base_sort_merge(a, tmp, n, sizeof *a, el_less);
     } else
-        db_sort_merge(a, tmp, n, sizeof *a, el_less);
+        base_sort_merge(a, tmp, n, sizeof *a, el_less);
     for (size_t i = 0; i < n; i++) {
         assert_int_equal(a[i].key, want[i].key);
         assert_int_equal(a[i].seq, want[i].seq); /* ties in the order they came */

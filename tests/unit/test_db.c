@@ -811,7 +811,7 @@ static void write_nodes(db_archive *a, const char *name, uint32_t step, size_t c
 /* Node records over many batches (ARGUSQ_BATCH_OPS, an edge after each
  * node so that a batch may end there): each batch's ids are scattered,
  * some below the last id a batch before put (a put into the table) and
- * some above (appends, put_nodes' run without append_flag's compare);
+ * some above (appends, db_wr_put_nodes' run without db_wr_append_flag's compare);
  * each comes back once, in order, with its own record. */
 static void nodes_over_batches(const char *batch_ops, size_t count)
 {
@@ -848,11 +848,11 @@ static void test_nodes_over_batches(void **state)
     nodes_over_batches("700", 6000);
 }
 
-/* Batches that end on their pages (batch_full's DB_BATCH_PAGES), not
+/* Batches that end on their pages (db_wr_batch_full's DB_BATCH_PAGES), not
  * their puts: from the second on, each node below the ids already
  * stored is a put into the table, a page each, and some 2,800 of them
  * end the batch before its 20,000 puts.  The sanitizer build (tests)
- * compares batch_full's whole-number bound (pages_left) with the exact
+ * compares db_wr_batch_full's whole-number bound (pages_left) with the exact
  * sum at every safe point and aborts where they differ. */
 static void test_nodes_over_page_batches(void **state)
 {
@@ -924,7 +924,7 @@ static void leaves_as_appended(int dbi, size_t *got, size_t *want)
 }
 
 /* The writer appends without MDB_APPEND while it knows the last leaf has
- * room (writer.c, tail_put): its pages must come out as MDB_APPEND's,
+ * room (writer_tail.c, db_wr_tail_put): its pages must come out as MDB_APPEND's,
  * full, over batches (each a new transaction, whose leaf is not known
  * until an append splits) and records of every size. */
 static void test_appends_fill_pages(void **state)
@@ -957,14 +957,14 @@ static void test_appends_fill_pages(void **state)
     }
 }
 
-/* db_fmt_u64 writes what printf's %llu does: every power of ten and of
+/* base_fmt_u64 writes what printf's %llu does: every power of ten and of
  * two and their neighbours (the lengths' edges, the 64-bit loop's and the
  * 32-bit one's), and numbers of every bit length */
 static void fmt_u64_is(uint64_t v)
 {
     char want[32], got[32];
     int n = snprintf(want, sizeof want, "%llu", (unsigned long long)v);
-    size_t m = db_fmt_u64(got, v);
+    size_t m = base_fmt_u64(got, v);
     assert_int_equal(m, (size_t)n);
     assert_memory_equal(got, want, m);
 }
@@ -975,37 +975,37 @@ static void fmt_u64_is(uint64_t v)
 static void test_bufstack(void **state)
 {
     (void)state;
-    db_bufstack s;
-    db_bufstack_init(&s, 100);
+    base_bufstack s;
+    base_bufstack_init(&s, 100);
     size_t cap = 1;
-    char *a = db_bufstack_take(&s, &cap), *b = db_bufstack_take(&s, &cap);
+    char *a = base_bufstack_take(&s, &cap), *b = base_bufstack_take(&s, &cap);
     assert_non_null(a);
     assert_non_null(b);
     assert_int_equal(cap, 100);
     assert_int_equal(s.n, 0);
-    db_bufstack_give(&s, a, 100);
-    db_bufstack_give(&s, NULL, 0); /* nothing */
+    base_bufstack_give(&s, a, 100);
+    base_bufstack_give(&s, NULL, 0); /* nothing */
     char *grown = realloc(b, 500);
     assert_non_null(grown);
-    db_bufstack_give(&s, grown, 500);
+    base_bufstack_give(&s, grown, 500);
     assert_int_equal(s.n, 2);
-    assert_ptr_equal(db_bufstack_take(&s, &cap), grown); /* the last given back, with its own size */
+    assert_ptr_equal(base_bufstack_take(&s, &cap), grown); /* the last given back, with its own size */
     assert_int_equal(cap, 500);
-    assert_ptr_equal(db_bufstack_take(&s, &cap), a);
+    assert_ptr_equal(base_bufstack_take(&s, &cap), a);
     assert_int_equal(cap, 100);
-    char *c = db_bufstack_take(&s, &cap); /* none kept: a new one */
+    char *c = base_bufstack_take(&s, &cap); /* none kept: a new one */
     assert_non_null(c);
     assert_true(c != a && c != grown);
-    db_bufstack_give(&s, a, 100);
-    db_bufstack_give(&s, grown, 500);
-    db_bufstack_give(&s, c, 100);
-    char *more[DB_BUFSTACK_MAX];
-    for (int i = 0; i < DB_BUFSTACK_MAX; i++)
+    base_bufstack_give(&s, a, 100);
+    base_bufstack_give(&s, grown, 500);
+    base_bufstack_give(&s, c, 100);
+    char *more[BASE_BUFSTACK_MAX];
+    for (int i = 0; i < BASE_BUFSTACK_MAX; i++)
         more[i] = malloc(10);
-    for (int i = 0; i < DB_BUFSTACK_MAX; i++)
-        db_bufstack_give(&s, more[i], 10); /* the last three do not fit: freed */
-    assert_int_equal(s.n, DB_BUFSTACK_MAX);
-    db_bufstack_free(&s);
+    for (int i = 0; i < BASE_BUFSTACK_MAX; i++)
+        base_bufstack_give(&s, more[i], 10); /* the last three do not fit: freed */
+    assert_int_equal(s.n, BASE_BUFSTACK_MAX);
+    base_bufstack_free(&s);
     assert_int_equal(s.n, 0);
 }
 

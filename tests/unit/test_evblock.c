@@ -317,7 +317,7 @@ static void test_thread_chunks(void **state)
     db_thrindex_free(t);
 }
 
-/* The writer's inline case (writer.c, db_writer_event_back): a byte of
+/* The writer's inline case (writer_events.c, db_writer_event_back): a byte of
  * delta onto the key's open chunk, or no, with nothing changed -- the
  * writer then makes the whole add. */
 static void test_thread_chunk_fast_add(void **state)
@@ -709,7 +709,7 @@ static void test_memo_no_attributes(void **state)
     assert_true(h.memo > N / 2);
 }
 
-/* db_copy_short (the encoder's copy of a value's, a key's or a name's text)
+/* base_copy_short (the encoder's copy of a value's, a key's or a name's text)
  * copies exactly n bytes of every length, reading and writing none past
  * them: source and destination are allocations of n bytes, which ASan
  * (the unit tests' build) guards on both sides. */
@@ -724,7 +724,7 @@ static void test_bytes_copy(void **state)
             src[i] = (char)('a' + i % 26);
             dst[i] = 0;
         }
-        db_copy_short(dst, src, n);
+        base_copy_short(dst, src, n);
         assert_memory_equal(dst, src, n ? n : 0);
         free(src);
         free(dst);

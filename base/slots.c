@@ -1,21 +1,22 @@
-/* db/slots.c -- open addressing from a 64-bit key to the index of an
- * element in the caller's own array (the chunks of the thread and object
- * indexes, the top lists' threads): linear probing, at most half full, keys kept in the
- * slots so that growing needs nothing of the caller. */
+/* base/slots.c -- open addressing from a 64-bit key to the index of an
+ * element in the caller's own array (base.h; in db/: the chunks of the
+ * thread and object indexes, the top lists' threads): linear probing, at
+ * most half full, keys kept in the slots so that growing needs nothing of
+ * the caller. */
 #include <stdlib.h>
 
-#include "db_int.h"
+#include "base.h"
 
 static void place(uint64_t *keys, uint32_t *ix, size_t n, uint64_t key, uint32_t v)
 {
-    size_t i = db_slots_home(key, n);
+    size_t i = base_slots_home(key, n);
     while (ix[i])
         i = (i + 1) & (n - 1);
     keys[i] = key;
     ix[i] = v;
 }
 
-int db_slots_put(db_slots *s, uint64_t key, uint32_t index)
+int base_slots_put(base_slots *s, uint64_t key, uint32_t index)
 {
     if ((s->used + 1) * 2 > s->n) {
         size_t n = s->n ? s->n * 2 : 128;
@@ -40,9 +41,9 @@ int db_slots_put(db_slots *s, uint64_t key, uint32_t index)
     return 0;
 }
 
-void db_slots_free(db_slots *s)
+void base_slots_free(base_slots *s)
 {
     free(s->key);
     free(s->ix);
-    *s = (db_slots){0};
+    *s = (base_slots){0};
 }

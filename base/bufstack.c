@@ -1,15 +1,15 @@
-/* db/bufstack.c -- spare byte buffers for the ingest's queues (db.h). */
+/* base/bufstack.c -- spare byte buffers for the ingest's queues (base.h). */
 #include <stdlib.h>
 
-#include "db.h"
+#include "base.h"
 
-void db_bufstack_init(db_bufstack *s, size_t size)
+void base_bufstack_init(base_bufstack *s, size_t size)
 {
     s->n = 0;
     s->size = size;
 }
 
-char *db_bufstack_take(db_bufstack *s, size_t *cap)
+char *base_bufstack_take(base_bufstack *s, size_t *cap)
 {
     if (s->n) {
         s->n--;
@@ -21,11 +21,11 @@ char *db_bufstack_take(db_bufstack *s, size_t *cap)
     return b;
 }
 
-void db_bufstack_give(db_bufstack *s, char *buf, size_t cap)
+void base_bufstack_give(base_bufstack *s, char *buf, size_t cap)
 {
     if (!buf)
         return;
-    if (s->n == DB_BUFSTACK_MAX) {
+    if (s->n == BASE_BUFSTACK_MAX) {
         free(buf);
         return;
     }
@@ -34,7 +34,7 @@ void db_bufstack_give(db_bufstack *s, char *buf, size_t cap)
     s->n++;
 }
 
-void db_bufstack_free(db_bufstack *s)
+void base_bufstack_free(base_bufstack *s)
 {
     while (s->n)
         free(s->buf[--s->n]);
