@@ -488,11 +488,10 @@ static int reword(ctf_map *m, uint64_t n, const char *name)
     return -1;
 }
 
-int ingest_ctf_map_event(ctf_map *m, const ctf_event_in *e, uint64_t n)
+/* The cached facts of an event's name: its kind, the name it is stored
+ * under, whether perf wrote it ("system:event"). */
+static const ctf_nentry *name_of(ctf_map *m, const ctf_event_in *e)
 {
-    ftrace_reader *r = &m->fr;
-    r->lineno = n;
-    r->st->lines++;
     ctf_nentry *ne = &m->ncache[((uintptr_t)e->name >> 4) % CTF_NCACHE];
     if (ne->key != e->name || ne->ust != e->ust) {
         const char *b = strchr(e->name, ':');
@@ -510,25 +509,16 @@ int ingest_ctf_map_event(ctf_map *m, const ctf_event_in *e, uint64_t n)
         ne->key = e->name;
         ne->ust = e->ust;
     }
-    const char *name = ne->base, *evname = ne->name;
-    bool perf = ne->perf, old_enter = ne->old_enter, old_exit = ne->old_exit;
-    ftrace_ev_kind k = ne->k;
+    return ne;
+}
 
-    /* the CPU */
-    int64_t cpu = e->cpu;
-    uint32_t pc;
-    if (perf && field_u32(e->pay, e->npay, "perf_cpu", &pc))
-        cpu = pc;
-    if (cpu < 0)
-        cpu = 0; /* a packet context without cpu_id: one stream for all */
-    ctf_cpu *c = cpu_get(m, (uint32_t)cpu);
-    if (!c)
-        return fail(m, n, e->name, cpu >= CTF_CPU_MAX ? "CPU number too large" : "out of memory");
-
-    /* the task: a context tid (perf_tid; UST's vtid), else the CPU's
-     * current task */
-    ftrace_line li;
-    memset(&li, 0, sizeof li);
+/* The task: a context tid (perf_tid; UST's vtid), else the CPU's current
+ * task.  1 li's tid, tgid and comm set; 0 nothing says which task it is;
+ * -1 failed. */
+static int task_of(ctf_map *m, const ctf_event_in *e, uint64_t n, const ctf_cpu *c, bool perf, ftrace_ev_kind k,
+                   ftrace_line *li)
+{
+    ftrace_reader *r = &m->fr;
     const ctf_field *ctx = perf ? e->pay : e->ctx;
     size_t nctx = perf ? e->npay : e->nctx;
     uint32_t tid, tgid;
@@ -539,7 +529,7 @@ int ingest_ctf_map_event(ctf_map *m, const ctf_event_in *e, uint64_t n)
     bool have_tid = field_u32(ctx, nctx, perf ? "perf_tid" : e->ust ? "vtid" : "tid", &tid);
     if (have_tid) {
         if (field_u32(ctx, nctx, perf ? "perf_pid" : e->ust ? "vpid" : "pid", &tgid) && tgid)
-            li.has_tgid = true, li.tgid = tgid;
+            li->has_tgid = true, li->tgid = tgid;
         uint32_t own;
         if (!field_str(ctx, nctx, "procname", &comm, &cl) && c->known && c->tid == tid)
             comm = c->comm, cl = strlen(c->comm);
@@ -548,7 +538,7 @@ int ingest_ctf_map_event(ctf_map *m, const ctf_event_in *e, uint64_t n)
         else if (!comm && perf && field_u32(e->pay, e->npay, "pid", &own) && own == tid)
             field_str(e->pay, e->npay, "comm", &comm, &cl);
     } else if (e->ust) {
-        /* no vtid: whose it is is not known (skipped below; the summary says why) */
+        /* no vtid: whose it is is not known (skipped; the summary says why) */
         r->st->ust_no_tid++;
     } else if (k == FTRACE_EV_SCHED_SWITCH) {
         /* the switch's own prev, whatever came before */
@@ -562,35 +552,37 @@ int ingest_ctf_map_event(ctf_map *m, const ctf_event_in *e, uint64_t n)
         cl = strlen(c->comm);
         have_tid = true;
     }
-    if (!have_tid) {
-        /* nothing says which task ran on this CPU yet: not an event of
-         * anyone (counted as skipped) */
-        r->st->skipped++;
-        if (r->sink->skip)
-            r->sink->skip(r->sink->ctx);
+    if (!have_tid)
         return 0;
-    }
     if (!comm || (tid == 0 && !cl)) {
         comm = tid == 0 ? "swapper" : "<...>";
         cl = strlen(comm);
     }
+    li->tid = tid;
+    li->comm = comm;
+    li->comm_len = cl;
+    return 1;
+}
 
-    /* the context */
+/* The context it ran in: perf's flags say; LTTng's kernel events are
+ * counted into and out of the CPU's handlers. */
+static void context_of(ctf_cpu *c, const ctf_event_in *e, bool perf, ftrace_ev_kind k, ftrace_line *li)
+{
     uint64_t flags;
     if (perf && field_u64(e->pay, e->npay, "common_flags", &flags))
-        li.ctx = (flags & (CTF_FLAG_HARDIRQ | CTF_FLAG_NMI)) ? DB_CTX_HARDIRQ
-                 : (flags & CTF_FLAG_SOFTIRQ)                 ? DB_CTX_SOFTIRQ
-                                                              : DB_CTX_THREAD;
+        li->ctx = (flags & (CTF_FLAG_HARDIRQ | CTF_FLAG_NMI)) ? DB_CTX_HARDIRQ
+                  : (flags & CTF_FLAG_SOFTIRQ)                 ? DB_CTX_SOFTIRQ
+                                                               : DB_CTX_THREAD;
     else if (perf)
-        li.ctx = DB_CTX_UNKNOWN;
+        li->ctx = DB_CTX_UNKNOWN;
     else if (e->ust) /* an application's code: its thread's, never a handler's */
-        li.ctx = DB_CTX_THREAD;
+        li->ctx = DB_CTX_THREAD;
     else {
         if (k == FTRACE_EV_IRQ_ENTRY)
             c->hard++;
         else if (k == FTRACE_EV_SOFTIRQ_ENTRY)
             c->soft++;
-        li.ctx = c->hard ? DB_CTX_HARDIRQ : c->soft ? DB_CTX_SOFTIRQ : DB_CTX_THREAD;
+        li->ctx = c->hard ? DB_CTX_HARDIRQ : c->soft ? DB_CTX_SOFTIRQ : DB_CTX_THREAD;
         if (k == FTRACE_EV_IRQ_EXIT && c->hard)
             c->hard--;
         else if (k == FTRACE_EV_SOFTIRQ_EXIT && c->soft)
@@ -598,20 +590,27 @@ int ingest_ctf_map_event(ctf_map *m, const ctf_event_in *e, uint64_t n)
         else if (k == FTRACE_EV_SCHED_SWITCH) /* never inside a handler: a lost exit */
             c->hard = c->soft = 0;
     }
+}
 
-    /* the pairs */
+/* The pairs.  An old LTTng's syscall exit names no syscall: the name its
+ * entry had on the thread is kept for it, and *k and *evname become the
+ * exit's.  0, or -1 failed. */
+static int pairs_with_syscalls(ctf_map *m, const ctf_event_in *e, uint64_t n, const ctf_nentry *ne, uint32_t tid,
+                               ftrace_ev_kind *k, const char **evname)
+{
+    ftrace_reader *r = &m->fr;
     m->tlen = 0;
     r->nkv = 0;
     int rc;
-    if (k == FTRACE_EV_SYSCALLS_ENTER) {
+    if (*k == FTRACE_EV_SYSCALLS_ENTER) {
         rc = args_pair(m, e);
-        if (rc == 0 && old_enter) {
+        if (rc == 0 && ne->old_enter) {
             ctf_sys *s = sys_slot(m, tid, true);
             if (!s)
                 return fail(m, n, e->name, "out of memory");
-            snprintf(s->name, sizeof s->name, "%s", name + 4);
+            snprintf(s->name, sizeof s->name, "%s", ne->base + 4);
         }
-    } else if (k == FTRACE_EV_SYSCALLS_EXIT) {
+    } else if (*k == FTRACE_EV_SYSCALLS_EXIT) {
         uint64_t ret;
         if (!field_u64(e->pay, e->npay, "ret", &ret))
             return fail(m, n, e->name, "a syscall exit without ret");
@@ -622,24 +621,28 @@ int ingest_ctf_map_event(ctf_map *m, const ctf_event_in *e, uint64_t n)
         m->tlen += bl;
         ingest_ft_kv_add(r, "ret", b, bl);
         rc = 0;
-        if (old_exit) {
+        if (ne->old_exit) {
             ctf_sys *s = sys_slot(m, tid, false);
             if (s && s->name[0])
                 snprintf(m->name, sizeof m->name, "sys_exit_%s", s->name);
             else
-                k = FTRACE_EV_OTHER, snprintf(m->name, sizeof m->name, "exit_syscall");
-            evname = m->name;
+                *k = FTRACE_EV_OTHER, snprintf(m->name, sizeof m->name, "exit_syscall");
+            *evname = m->name;
         }
     } else {
-        rc = pairs_of(m, e, k, perf, k == FTRACE_EV_PROCESS_FORK);
+        rc = pairs_of(m, e, *k, ne->perf, *k == FTRACE_EV_PROCESS_FORK);
     }
     if (rc != 0)
         return fail(m, n, e->name, "fields too long for a kernel event");
+    return 0;
+}
 
-    if (ingest_ft_reserve(r, 8) < 0)
-        return reword(m, n, e->name);
-    /* declarations this event makes before it: the thread table at the
-     * start, a fork's child in its process */
+/* Declarations this event makes before it: the thread table at the start
+ * (LTTng's statedump), a fork's child in its process.  0, or -1. */
+static int declarations(ctf_map *m, const ctf_event_in *e, uint64_t n, const ctf_nentry *ne, ftrace_ev_kind k,
+                        uint32_t tid)
+{
+    ftrace_reader *r = &m->fr;
     if (ne->statedump) {
         uint32_t stid, spid;
         const char *sn;
@@ -648,7 +651,7 @@ int ingest_ctf_map_event(ctf_map *m, const ctf_event_in *e, uint64_t n)
             field_str(e->pay, e->npay, "name", &sn, &snl) && snl && stid &&
             ingest_ft_set_thread(r, stid, spid ? spid : stid, sn, snl, false) < 0)
             return reword(m, n, e->name);
-    } else if (!perf && k == FTRACE_EV_PROCESS_FORK) {
+    } else if (!ne->perf && k == FTRACE_EV_PROCESS_FORK) {
         uint32_t ctid, cpid;
         const char *cc;
         size_t ccl;
@@ -660,16 +663,58 @@ int ingest_ctf_map_event(ctf_map *m, const ctf_event_in *e, uint64_t n)
             r->have_last_child = true;
         }
     }
+    return 0;
+}
 
-    li.comm = comm;
-    li.comm_len = cl;
-    li.tid = tid;
+int ingest_ctf_map_event(ctf_map *m, const ctf_event_in *e, uint64_t n)
+{
+    ftrace_reader *r = &m->fr;
+    r->lineno = n;
+    r->st->lines++;
+    const ctf_nentry *ne = name_of(m, e);
+    const char *evname = ne->name;
+    bool perf = ne->perf;
+    ftrace_ev_kind k = ne->k;
+
+    /* the CPU */
+    int64_t cpu = e->cpu;
+    uint32_t pc;
+    if (perf && field_u32(e->pay, e->npay, "perf_cpu", &pc))
+        cpu = pc;
+    if (cpu < 0)
+        cpu = 0; /* a packet context without cpu_id: one stream for all */
+    ctf_cpu *c = cpu_get(m, (uint32_t)cpu);
+    if (!c)
+        return fail(m, n, e->name, cpu >= CTF_CPU_MAX ? "CPU number too large" : "out of memory");
+
+    ftrace_line li;
+    memset(&li, 0, sizeof li);
+    int got = task_of(m, e, n, c, perf, k, &li);
+    if (got < 0)
+        return -1;
+    if (!got) {
+        /* nothing says which task ran on this CPU yet: not an event of
+         * anyone (counted as skipped) */
+        r->st->skipped++;
+        if (r->sink->skip)
+            r->sink->skip(r->sink->ctx);
+        return 0;
+    }
+    uint32_t tid = li.tid;
+    context_of(c, e, perf, k, &li);
+    if (pairs_with_syscalls(m, e, n, ne, tid, &k, &evname))
+        return -1;
+    if (ingest_ft_reserve(r, 8) < 0)
+        return reword(m, n, e->name);
+    if (declarations(m, e, n, ne, k, tid))
+        return -1;
+
     li.cpu = (uint16_t)cpu;
     li.ts = e->ts;
     li.name = (char *)evname;
     li.name_len = strlen(evname);
     li.fields = "";
-    rc = ingest_ft_event(r, &li, k);
+    int rc = ingest_ft_event(r, &li, k);
     if (rc == FTRACE_BAD_FIELDS) {
         snprintf(m->errbuf, sizeof m->errbuf, "its fields are not those of %s", evname);
         return fail(m, n, e->name, m->errbuf);
