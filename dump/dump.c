@@ -109,7 +109,7 @@ static void put_i64(dump_state *d, int64_t v)
     size_t n = 0;
     if (v < 0)
         b[n++] = '-';
-    n += db_fmt_u64(b + n, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
+    n += base_fmt_u64(b + n, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
     put(d, b, n);
 }
 

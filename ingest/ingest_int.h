@@ -84,7 +84,7 @@ char *ingest_attr_reserve(char **ab, size_t alen, size_t *acap, size_t need);
 
 /* Numbers as text at b (room for 24 bytes; no NUL), without printf's
  * cost on the per-event path; return the length (unsigned decimal:
- * db_fmt_u64).  hex: lowercase, no 0x, at least min digits (zero-padded). */
+ * base_fmt_u64).  hex: lowercase, no 0x, at least min digits (zero-padded). */
 size_t ingest_fmt_i64(char *b, int64_t v);
 size_t ingest_fmt_i64_03(char *b, int64_t v); /* %03lld: at least three digits, the sign one of them */
 size_t ingest_fmt_hex(char *b, uint64_t v, int min);
@@ -152,7 +152,7 @@ static inline void ingest_call_event_put(char *q, const db_event *ev, size_t siz
     q += sizeof *ev;
     memcpy(q, &nl, 4);
     q += 4;
-    db_copy_short(q, name, nl + 1);
+    base_copy_short(q, name, nl + 1);
     q += nl + 1;
     if (ev->attrs_len)
         memcpy(q, ev->attrs, ev->attrs_len);

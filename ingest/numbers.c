@@ -62,9 +62,9 @@ bool ingest_hex_u64(const char *p, size_t n, uint64_t *out)
 size_t ingest_fmt_i64(char *b, int64_t v)
 {
     if (v >= 0)
-        return db_fmt_u64(b, (uint64_t)v);
+        return base_fmt_u64(b, (uint64_t)v);
     b[0] = '-';
-    return 1 + db_fmt_u64(b + 1, 0 - (uint64_t)v);
+    return 1 + base_fmt_u64(b + 1, 0 - (uint64_t)v);
 }
 
 size_t ingest_fmt_i64_03(char *b, int64_t v)
@@ -73,7 +73,7 @@ size_t ingest_fmt_i64_03(char *b, int64_t v)
      * thread; the sign counts in the width, as in printf */
     if (v >= 0 && v < 1000) {
         /* a CPU's number, all a wakeup's target_cpu ever is: its three
-         * digits at once, not through db_fmt_u64 and a padding loop */
+         * digits at once, not through base_fmt_u64 and a padding loop */
         b[0] = (char)('0' + v / 100);
         b[1] = (char)('0' + v / 10 % 10);
         b[2] = (char)('0' + v % 10);
@@ -83,7 +83,7 @@ size_t ingest_fmt_i64_03(char *b, int64_t v)
     size_t n = 0, s = v < 0;
     if (s)
         b[n++] = '-';
-    size_t k = db_fmt_u64(t, s ? 0 - (uint64_t)v : (uint64_t)v);
+    size_t k = base_fmt_u64(t, s ? 0 - (uint64_t)v : (uint64_t)v);
     for (; n + k < 3; n++)
         b[n] = '0';
     memcpy(b + n, t, k);

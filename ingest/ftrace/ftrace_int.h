@@ -89,9 +89,9 @@ static inline char *ingest_ft_attrs_room(ftrace_reader *r, size_t need)
 }
 static inline char *ingest_ft_put(char *p, const char *key, size_t kl, const char *val, size_t vlen)
 {
-    db_copy_short(p, key, kl);
+    base_copy_short(p, key, kl);
     p[kl] = '=';
-    db_copy_short(p + kl + 1, val, vlen);
+    base_copy_short(p + kl + 1, val, vlen);
     p[kl + 1 + vlen] = '\0';
     return p + kl + 1 + vlen + 1;
 }
@@ -154,7 +154,7 @@ static inline bool ingest_ft_lit(const char **pp, const char *e, const char *s)
 static inline char *ingest_ft_put_num(char *p, const char *key, size_t kl, size_t (*fmt)(char *, int64_t),
                                       int64_t v)
 {
-    db_copy_short(p, key, kl);
+    base_copy_short(p, key, kl);
     p[kl] = '=';
     size_t n = fmt(p + kl + 1, v);
     p[kl + 1 + n] = '\0';
@@ -162,15 +162,15 @@ static inline char *ingest_ft_put_num(char *p, const char *key, size_t kl, size_
 }
 static inline char *ingest_ft_put_u64(char *p, const char *key, size_t kl, uint64_t v)
 {
-    db_copy_short(p, key, kl);
+    base_copy_short(p, key, kl);
     p[kl] = '=';
-    size_t n = db_fmt_u64(p + kl + 1, v);
+    size_t n = base_fmt_u64(p + kl + 1, v);
     p[kl + 1 + n] = '\0';
     return p + kl + 1 + n + 1;
 }
 static inline char *ingest_ft_put_hex(char *p, const char *key, size_t kl, uint64_t v) /* 0x + lowercase hex */
 {
-    db_copy_short(p, key, kl);
+    base_copy_short(p, key, kl);
     p[kl] = '=';
     p[kl + 1] = '0';
     p[kl + 2] = 'x';
@@ -181,7 +181,7 @@ static inline char *ingest_ft_put_hex(char *p, const char *key, size_t kl, uint6
 static inline int ingest_ft_attr_u64(ftrace_reader *r, const char *key, uint64_t v)
 {
     char b[24];
-    return ingest_ft_attr(r, key, b, db_fmt_u64(b, v));
+    return ingest_ft_attr(r, key, b, base_fmt_u64(b, v));
 }
 static inline int ingest_ft_attr_i64(ftrace_reader *r, const char *key, int64_t v)
 {
