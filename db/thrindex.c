@@ -34,6 +34,11 @@
 /* DB_THR_CHUNK_BYTES, DB_THR_PENDING_MAX, DB_THR_HELD_MAX, the chunks and the
  * index itself are in db_int.h, for db_thrindex_add's common case */
 #define THR_KEEP_MAX 4096u
+/* What a key's chunk counts against DB_THR_HELD_MAX: its record and its
+ * slot in the key map, as a number of its own, so that when chunks are
+ * written -- and so the archive's bytes -- does not hang on the record's
+ * layout in memory (the record is 72 bytes, the slot 24) */
+#define THR_CHUNK_HELD 96u
 
 typedef db_thrix_chunk chunk;
 
@@ -87,15 +92,13 @@ static chunk *new_chunk(db_thrindex *t, uint64_t key)
     chunk *c = &t->c[t->n++];
     memset(c, 0, sizeof *c);
     c->key = key;
-    t->held += sizeof *c + 2 * (sizeof(uint64_t) + sizeof(uint32_t)); /* and its slot */
+    t->held += THR_CHUNK_HELD;
     return c;
 }
-
 
 /* An open chunk's lim: one compare of db_thrindex_add_fast's for the
  * three of open, DB_THR_CHUNK_BYTES and the buffer's room, on every event
  * and node. */
-_Static_assert(sizeof(chunk) == 72, "a chunk's size is counted in held: a larger one writes chunks sooner");
 static void set_lim(chunk *c) { c->lim = (uint32_t)(c->cap < DB_THR_CHUNK_BYTES ? c->cap : DB_THR_CHUNK_BYTES); }
 
 static int put_chunk(db_thrindex *t, chunk *c, uint32_t trace, db_thrindex_put put, void *ctx)
