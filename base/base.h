@@ -78,6 +78,11 @@ static inline void base_copy_short(char *d, const char *s, size_t n)
  * names, normal forms, result tables): printf's format parsing cost a
  * tenth of a one-shot query and more of an ingest. */
 size_t base_fmt_u64(char *b, uint64_t v);
+/* v signed, the same way */
+size_t base_fmt_i64(char *b, int64_t v);
+/* v in lowercase hex at b, no 0x, at least min digits (zero-padded, at
+ * most 16); returns the length */
+size_t base_fmt_hex(char *b, uint64_t v, int min);
 
 /* ---- spare byte buffers, the last given back first (base/bufstack.c) ----
  * The ingest's pipe (ingest/pipe.c) passes batches of bytes from the

@@ -114,3 +114,26 @@ __attribute__((noinline)) size_t base_fmt_u64(char *b, uint64_t v)
         q[-1] = (char)('0' + v);
     return n;
 }
+
+size_t base_fmt_i64(char *b, int64_t v)
+{
+    if (v >= 0)
+        return base_fmt_u64(b, (uint64_t)v);
+    b[0] = '-';
+    return 1 + base_fmt_u64(b + 1, 0 - (uint64_t)v);
+}
+
+size_t base_fmt_hex(char *b, uint64_t v, int min)
+{
+    static const char digit[] = "0123456789abcdef";
+    char t[16];
+    int n = 0;
+    do
+        t[n++] = digit[v & 15];
+    while ((v >>= 4) != 0);
+    while (n < min && n < 16)
+        t[n++] = '0';
+    for (int i = 0; i < n; i++)
+        b[i] = t[n - 1 - i];
+    return (size_t)n;
+}

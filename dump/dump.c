@@ -80,23 +80,6 @@ static void put(dump_state *d, const char *p, size_t n)
 
 static void puts_(dump_state *d, const char *s) { put(d, s, strlen(s)); }
 
-/* Lowercase hex of v at b, no 0x, at least min digits (zero-padded);
- * returns the length. */
-static size_t fmt_hex(char *b, uint64_t v, int min)
-{
-    static const char digit[] = "0123456789abcdef";
-    char t[16];
-    int n = 0;
-    do
-        t[n++] = digit[v & 15];
-    while ((v >>= 4) != 0);
-    while (n < min && n < 16)
-        t[n++] = '0';
-    for (int i = 0; i < n; i++)
-        b[i] = t[n - 1 - i];
-    return (size_t)n;
-}
-
 static void put_u64(dump_state *d, uint64_t v)
 {
     char b[24];
@@ -106,17 +89,13 @@ static void put_u64(dump_state *d, uint64_t v)
 static void put_i64(dump_state *d, int64_t v)
 {
     char b[24];
-    size_t n = 0;
-    if (v < 0)
-        b[n++] = '-';
-    n += base_fmt_u64(b + n, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
-    put(d, b, n);
+    put(d, b, base_fmt_i64(b, v));
 }
 
 static void put_hex(dump_state *d, uint64_t v)
 {
     char b[18] = "0x";
-    put(d, b, 2 + fmt_hex(b + 2, v, 1));
+    put(d, b, 2 + base_fmt_hex(b + 2, v, 1));
 }
 
 /* A quoted string: \" \\ \n \t \r, and \xHH for other control bytes
@@ -140,7 +119,7 @@ static void put_quoted(dump_state *d, const char *s, size_t n)
                 continue;
             }
             esc[1] = 'x';
-            fmt_hex(esc + 2, c, 2);
+            base_fmt_hex(esc + 2, c, 2);
             en = 4;
         }
         put(d, esc, en);

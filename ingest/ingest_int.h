@@ -82,12 +82,11 @@ char *ingest_attr_reserve(char **ab, size_t alen, size_t *acap, size_t need);
 
 /* ---- numbers (numbers.c) ---- */
 
-/* Numbers as text at b (room for 24 bytes; no NUL), without printf's
- * cost on the per-event path; return the length (unsigned decimal:
- * base_fmt_u64).  hex: lowercase, no 0x, at least min digits (zero-padded). */
-size_t ingest_fmt_i64(char *b, int64_t v);
-size_t ingest_fmt_i64_03(char *b, int64_t v); /* %03lld: at least three digits, the sign one of them */
-size_t ingest_fmt_hex(char *b, uint64_t v, int min);
+/* %03lld at b (room for 24 bytes; no NUL), without printf's cost on the
+ * per-event path: at least three digits, the sign one of them; returns
+ * the length (the other numbers: base_fmt_u64, base_fmt_i64,
+ * base_fmt_hex) */
+size_t ingest_fmt_i64_03(char *b, int64_t v);
 
 /* Numbers over [p, p + n): decimal, and hex with or without 0x.  The
  * decimals inline: the mapping reads a few an event (pids, a state), and

@@ -59,14 +59,6 @@ bool ingest_hex_u64(const char *p, size_t n, uint64_t *out)
 
 /* ---- numbers to text ---- */
 
-size_t ingest_fmt_i64(char *b, int64_t v)
-{
-    if (v >= 0)
-        return base_fmt_u64(b, (uint64_t)v);
-    b[0] = '-';
-    return 1 + base_fmt_u64(b + 1, 0 - (uint64_t)v);
-}
-
 size_t ingest_fmt_i64_03(char *b, int64_t v)
 {
     /* by hand: snprintf was a twentieth of a Perfetto ingest's reading
@@ -90,17 +82,3 @@ size_t ingest_fmt_i64_03(char *b, int64_t v)
     return n + k;
 }
 
-size_t ingest_fmt_hex(char *b, uint64_t v, int min)
-{
-    static const char digit[] = "0123456789abcdef";
-    char t[16];
-    int n = 0;
-    do
-        t[n++] = digit[v & 15];
-    while ((v >>= 4) != 0);
-    while (n < min && n < 16)
-        t[n++] = '0';
-    for (int i = 0; i < n; i++)
-        b[i] = t[n - 1 - i];
-    return (size_t)n;
-}

@@ -264,9 +264,9 @@ static bool value_text(ctf_map *m, const ctf_field *f, bool hex, const char **v,
     if (f->hex || hex) {
         b[0] = '0';
         b[1] = 'x';
-        n = 2 + ingest_fmt_hex(b + 2, f->type == CTF_F_UINT ? f->u : (uint64_t)f->i, 1);
+        n = 2 + base_fmt_hex(b + 2, f->type == CTF_F_UINT ? f->u : (uint64_t)f->i, 1);
     } else {
-        n = f->type == CTF_F_UINT ? base_fmt_u64(b, f->u) : ingest_fmt_i64(b, f->i);
+        n = f->type == CTF_F_UINT ? base_fmt_u64(b, f->u) : base_fmt_i64(b, f->i);
     }
     *v = b;
     *vl = n;
@@ -368,7 +368,7 @@ static int args_pair(ctf_map *m, const ctf_event_in *e)
         } else {
             b[n++] = '0';
             b[n++] = 'x';
-            n += ingest_fmt_hex(b + n, f->type == CTF_F_UINT ? f->u : (uint64_t)f->i, 1);
+            n += base_fmt_hex(b + n, f->type == CTF_F_UINT ? f->u : (uint64_t)f->i, 1);
         }
         m->tlen += n;
     }
@@ -617,7 +617,7 @@ static int pairs_with_syscalls(ctf_map *m, const ctf_event_in *e, uint64_t n, co
         char *b = txt_room(m, 24);
         b[0] = '0';
         b[1] = 'x';
-        size_t bl = 2 + ingest_fmt_hex(b + 2, ret, 1);
+        size_t bl = 2 + base_fmt_hex(b + 2, ret, 1);
         m->tlen += bl;
         ingest_ft_kv_add(r, "ret", b, bl);
         rc = 0;

@@ -168,8 +168,8 @@ int ingest_ft_map_binder(ftrace_reader *r, db_event *ev, bool received)
             return -1;
         p = ingest_ft_put_hex(p, FTRACE_LIT("dest"), e.port);
         p = ingest_ft_put_hex(p, FTRACE_LIT("reply"), e.reply);
-        p = ingest_ft_put_num(p, FTRACE_LIT("kmsg"), ingest_fmt_i64, id);
-        p = ingest_ft_put_num(p, FTRACE_LIT("transaction"), ingest_fmt_i64, id);
+        p = ingest_ft_put_num(p, FTRACE_LIT("kmsg"), base_fmt_i64, id);
+        p = ingest_ft_put_num(p, FTRACE_LIT("transaction"), base_fmt_i64, id);
         ingest_ft_attrs_done(r, p);
         return 0;
     }
@@ -193,16 +193,16 @@ int ingest_ft_map_binder(ftrace_reader *r, db_event *ev, bool received)
     p = ingest_ft_put_hex(p, FTRACE_LIT("dest"), port);
     p = ingest_ft_put_hex(p, FTRACE_LIT("reply"), reply);
     p = ingest_ft_put_u64(p, FTRACE_LIT("id"), v->code);
-    p = ingest_ft_put_num(p, FTRACE_LIT("kmsg"), ingest_fmt_i64, id);
+    p = ingest_ft_put_num(p, FTRACE_LIT("kmsg"), base_fmt_i64, id);
     if (proc > 0)
-        p = ingest_ft_put_num(p, FTRACE_LIT("peer"), ingest_fmt_i64, proc);
-    p = ingest_ft_put_num(p, FTRACE_LIT("transaction"), ingest_fmt_i64, id);
+        p = ingest_ft_put_num(p, FTRACE_LIT("peer"), base_fmt_i64, proc);
+    p = ingest_ft_put_num(p, FTRACE_LIT("transaction"), base_fmt_i64, id);
     p = ingest_ft_put(p, FTRACE_LIT("binder_reply"), is_reply ? "1" : "0", 1);
     p = ingest_ft_put(p, FTRACE_LIT("oneway"), (v->flags & TF_ONE_WAY) ? "1" : "0", 1);
     if (r->txn) {
-        p = ingest_ft_put_num(p, FTRACE_LIT("dest_node"), ingest_fmt_i64, node);
-        p = ingest_ft_put_num(p, FTRACE_LIT("dest_proc"), ingest_fmt_i64, proc);
-        p = ingest_ft_put_num(p, FTRACE_LIT("dest_thread"), ingest_fmt_i64, thread);
+        p = ingest_ft_put_num(p, FTRACE_LIT("dest_node"), base_fmt_i64, node);
+        p = ingest_ft_put_num(p, FTRACE_LIT("dest_proc"), base_fmt_i64, proc);
+        p = ingest_ft_put_num(p, FTRACE_LIT("dest_thread"), base_fmt_i64, thread);
         p = ingest_ft_put_hex(p, FTRACE_LIT("flags"), v->flags);
         p = ingest_ft_put_hex(p, FTRACE_LIT("code"), v->code);
     }

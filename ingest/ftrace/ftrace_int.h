@@ -174,7 +174,7 @@ static inline char *ingest_ft_put_hex(char *p, const char *key, size_t kl, uint6
     p[kl] = '=';
     p[kl + 1] = '0';
     p[kl + 2] = 'x';
-    size_t n = 2 + ingest_fmt_hex(p + kl + 3, v, 1);
+    size_t n = 2 + base_fmt_hex(p + kl + 3, v, 1);
     p[kl + 1 + n] = '\0';
     return p + kl + 1 + n + 1;
 }
@@ -186,12 +186,12 @@ static inline int ingest_ft_attr_u64(ftrace_reader *r, const char *key, uint64_t
 static inline int ingest_ft_attr_i64(ftrace_reader *r, const char *key, int64_t v)
 {
     char b[24];
-    return ingest_ft_attr(r, key, b, ingest_fmt_i64(b, v));
+    return ingest_ft_attr(r, key, b, base_fmt_i64(b, v));
 }
 static inline int ingest_ft_attr_hex(ftrace_reader *r, const char *key, uint64_t v) /* 0x + lowercase hex */
 {
     char b[24] = "0x";
-    return ingest_ft_attr(r, key, b, 2 + ingest_fmt_hex(b + 2, v, 1));
+    return ingest_ft_attr(r, key, b, 2 + base_fmt_hex(b + 2, v, 1));
 }
 
 /* r->kv / r->nkv from NUL-terminated text. */

@@ -141,13 +141,13 @@ static inline __attribute__((always_inline)) int switch_state(ftrace_reader *r, 
     return 0;
 }
 
-/* A prio's text (ingest_fmt_i64's): up to three digits inline, the
+/* A prio's text (base_fmt_i64's): up to three digits inline, the
  * kernel's prios (0 to 139; 120 nearly always) a switch's two and a
- * wakeup's one, without their calls of ingest_fmt_i64 and base_fmt_u64. */
+ * wakeup's one, without their calls of base_fmt_i64 and base_fmt_u64. */
 static inline size_t fmt_prio(char *b, int64_t v)
 {
     if ((uint64_t)v >= 1000)
-        return ingest_fmt_i64(b, v);
+        return base_fmt_i64(b, v);
     unsigned u = (unsigned)v;
     if (u >= 100) {
         unsigned lo = u % 100;
@@ -186,7 +186,7 @@ static int switch_vals(ftrace_reader *r, db_event *ev, const ftrace_switch_vals 
     if (!p)
         return -1;
     p = ingest_ft_put(p, FTRACE_LIT("prev_comm"), v->prev_comm, pcl);
-    p = ingest_ft_put_num(p, FTRACE_LIT("prev_pid"), ingest_fmt_i64, v->prev_pid);
+    p = ingest_ft_put_num(p, FTRACE_LIT("prev_pid"), base_fmt_i64, v->prev_pid);
     if (v->have_prev_prio)
         p = ingest_ft_put_num(p, FTRACE_LIT("prev_prio"), fmt_prio, v->prev_prio);
     p = ingest_ft_put_num(p, FTRACE_LIT("next_prio"), fmt_prio, v->next_prio);

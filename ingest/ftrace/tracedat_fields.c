@@ -364,10 +364,10 @@ static const char *vnum(dat_fields *df, size_t *n, unsigned long long v, int bas
     while (*prefix)
         *q++ = *prefix++;
     if (base == 16) {
-        q += ingest_fmt_hex(q, v, min);
+        q += base_fmt_hex(q, v, min);
     } else {
         char t[24];
-        size_t k = sign ? ingest_fmt_i64(t, (int64_t)v) : base_fmt_u64(t, v);
+        size_t k = sign ? base_fmt_i64(t, (int64_t)v) : base_fmt_u64(t, v);
         size_t neg = t[0] == '-';
         if (neg)
             *q++ = '-';
@@ -431,7 +431,7 @@ static const char *state_text(dat_fields *df, const struct tep_print_flag_sym *t
                 *q++ = '|';
             *q++ = '0';
             *q++ = 'x';
-            q += ingest_fmt_hex(q, named, 1);
+            q += base_fmt_hex(q, named, 1);
         }
     }
     if (v & ~mask)
@@ -477,7 +477,7 @@ static bool col_value(dat_fields *df, const rec_view *rv, const dat_col *c, cons
                 *q++ = ',';
                 *q++ = ' ';
             }
-            q += ingest_fmt_hex(q, v, 1);
+            q += base_fmt_hex(q, v, 1);
         }
         *q = '\0';
         *val = p;
@@ -568,7 +568,7 @@ static int syscall_pairs(dat_fields *df, ftrace_reader *r, const dat_evinfo *in,
         memcpy(q, f->name, nl);
         memcpy(q + nl, ": 0x", 4);
         q += nl + 4;
-        q += ingest_fmt_hex(q, v, 8);
+        q += base_fmt_hex(q, v, 8);
     }
     *q = '\0';
     df->vlen += (size_t)(q - p) + 1;

@@ -40,7 +40,7 @@ static inline void kv_u(pf_reader *d, const char *key, uint64_t v)
 static inline void kv_i(pf_reader *d, const char *key, int64_t v)
 {
     char *p = vroom(d);
-    size_t n = ingest_fmt_i64(p, v);
+    size_t n = base_fmt_i64(p, v);
     d->vlen += n;
     ingest_ft_kv_add(&d->fr, key, p, n);
 }
@@ -68,7 +68,7 @@ static inline __attribute__((always_inline)) void kv_state(pf_reader *d, int kin
 static void kv_xbare(pf_reader *d, const char *key, uint64_t v)
 {
     char *p = vroom(d);
-    size_t n = ingest_fmt_hex(p, v, 1);
+    size_t n = base_fmt_hex(p, v, 1);
     d->vlen += n;
     ingest_ft_kv_add(&d->fr, key, p, n);
 }
@@ -79,7 +79,7 @@ static void kv_hex(pf_reader *d, const char *key, uint64_t v)
     char *p = vroom(d);
     p[0] = '0';
     p[1] = 'x';
-    size_t n = 2 + ingest_fmt_hex(p + 2, v, 1);
+    size_t n = 2 + base_fmt_hex(p + 2, v, 1);
     d->vlen += n;
     ingest_ft_kv_add(&d->fr, key, p, n);
 }
@@ -345,7 +345,7 @@ static bool full_pairs(pf_reader *d, const pf_item *it, ftrace_ev_kind *k, pf_na
                 p[n++] = ',';
                 p[n++] = ' ';
             }
-            n += ingest_fmt_hex(p + n, s->args[i], 1);
+            n += base_fmt_hex(p + n, s->args[i], 1);
         }
         d->vlen += n;
         ingest_ft_kv_add(&d->fr, "args", p, n);

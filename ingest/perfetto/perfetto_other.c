@@ -27,7 +27,7 @@
  * without a trailing newline (as perfetto_map.c's print), other bytes as
  * text when they read as text, else 0x and their hex (the first
  * PFO_HEX_MAX bytes, then "...").  Numbers are written with base_fmt_u64 /
- * ingest_fmt_i64, not snprintf: rss_stat alone is a tenth of the events
+ * base_fmt_i64, not snprintf: rss_stat alone is a tenth of the events
  * of the Android 13 trace of ../shared. */
 #include <stdlib.h>
 #include <string.h>
@@ -174,9 +174,9 @@ static void add_num(pfo *o, const char *key, size_t kl, pfo_kind k, uint64_t n, 
     size_t len;
     if (k == PFO_I32 || (k == PFO_I64 && fixed32)) {
         uint32_t u = (uint32_t)n;
-        len = ingest_fmt_i64(p, u & 0x80000000u ? (int64_t)u - 0x100000000 : (int64_t)u);
+        len = base_fmt_i64(p, u & 0x80000000u ? (int64_t)u - 0x100000000 : (int64_t)u);
     } else if (k == PFO_I64) {
-        len = ingest_fmt_i64(p, n > INT64_MAX ? -(int64_t)(~n) - 1 : (int64_t)n);
+        len = base_fmt_i64(p, n > INT64_MAX ? -(int64_t)(~n) - 1 : (int64_t)n);
     } else {
         len = base_fmt_u64(p, k == PFO_U32 ? (uint32_t)n : n);
     }
@@ -337,7 +337,7 @@ static bool put_padded(line *l, const char *s, size_t n, unsigned width, bool ze
 static bool put_hex(line *l, const char *pre, uint64_t v, int min)
 {
     char b[16];
-    return put(l, pre, strlen(pre)) && put(l, b, ingest_fmt_hex(b, v, min));
+    return put(l, pre, strlen(pre)) && put(l, b, base_fmt_hex(b, v, min));
 }
 
 /* A printf conversion, as far as the kernel's print formats use it:
@@ -421,11 +421,11 @@ static inline __attribute__((always_inline)) bool put_arg(line *l, const conv *c
             sv = n >> (c->bits - 1) ? -(int64_t)(((uint64_t)1 << c->bits) - n) : (int64_t)n;
         else
             sv = n > INT64_MAX ? -(int64_t)(~n) - 1 : (int64_t)n;
-        bl = ingest_fmt_i64(out, sv);
+        bl = base_fmt_i64(out, sv);
     } else if (c->c == 'u') {
         bl = base_fmt_u64(out, n);
     } else if (c->c == 'x') {
-        bl = ingest_fmt_hex(out, n, 1);
+        bl = base_fmt_hex(out, n, 1);
     } else {
         return false;
     }

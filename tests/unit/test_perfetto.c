@@ -1206,7 +1206,7 @@ static void test_arena_strlen(void **state)
 /* Prios of every width as text, as printf's %lld gives them: a switch's
  * prev_prio and next_prio and a waking's prio (three digits and fewer
  * are written inline, ftrace_sched.c fmt_prio; the rest by
- * ingest_fmt_i64) */
+ * base_fmt_i64) */
 static void test_prio_text(void **state)
 {
     (void)state;
