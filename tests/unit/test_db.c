@@ -957,83 +957,6 @@ static void test_appends_fill_pages(void **state)
     }
 }
 
-/* base_fmt_u64 writes what printf's %llu does: every power of ten and of
- * two and their neighbours (the lengths' edges, the 64-bit loop's and the
- * 32-bit one's), and numbers of every bit length */
-static void fmt_u64_is(uint64_t v)
-{
-    char want[32], got[32];
-    int n = snprintf(want, sizeof want, "%llu", (unsigned long long)v);
-    size_t m = base_fmt_u64(got, v);
-    assert_int_equal(m, (size_t)n);
-    assert_memory_equal(got, want, m);
-}
-
-/* The queues' spare buffers: the one given back last comes first, a new
- * one only when none is kept, and a full stack frees what it cannot keep
- * (ASan: nothing leaks, nothing freed twice). */
-static void test_bufstack(void **state)
-{
-    (void)state;
-    base_bufstack s;
-    base_bufstack_init(&s, 100);
-    size_t cap = 1;
-    char *a = base_bufstack_take(&s, &cap), *b = base_bufstack_take(&s, &cap);
-    assert_non_null(a);
-    assert_non_null(b);
-    assert_int_equal(cap, 100);
-    assert_int_equal(s.n, 0);
-    base_bufstack_give(&s, a, 100);
-    base_bufstack_give(&s, NULL, 0); /* nothing */
-    char *grown = realloc(b, 500);
-    assert_non_null(grown);
-    base_bufstack_give(&s, grown, 500);
-    assert_int_equal(s.n, 2);
-    assert_ptr_equal(base_bufstack_take(&s, &cap), grown); /* the last given back, with its own size */
-    assert_int_equal(cap, 500);
-    assert_ptr_equal(base_bufstack_take(&s, &cap), a);
-    assert_int_equal(cap, 100);
-    char *c = base_bufstack_take(&s, &cap); /* none kept: a new one */
-    assert_non_null(c);
-    assert_true(c != a && c != grown);
-    base_bufstack_give(&s, a, 100);
-    base_bufstack_give(&s, grown, 500);
-    base_bufstack_give(&s, c, 100);
-    char *more[BASE_BUFSTACK_MAX];
-    for (int i = 0; i < BASE_BUFSTACK_MAX; i++)
-        more[i] = malloc(10);
-    for (int i = 0; i < BASE_BUFSTACK_MAX; i++)
-        base_bufstack_give(&s, more[i], 10); /* the last three do not fit: freed */
-    assert_int_equal(s.n, BASE_BUFSTACK_MAX);
-    base_bufstack_free(&s);
-    assert_int_equal(s.n, 0);
-}
-
-static void test_fmt_u64(void **state)
-{
-    (void)state;
-    uint64_t p = 1;
-    for (int i = 0; i < 20; i++, p *= 10)
-        for (uint64_t d = 0; d < 3; d++) {
-            fmt_u64_is(p + d);
-            fmt_u64_is(p - d);
-        }
-    for (int i = 0; i < 64; i++) {
-        uint64_t x = (uint64_t)1 << i;
-        fmt_u64_is(x - 1);
-        fmt_u64_is(x);
-        fmt_u64_is(x + 1);
-    }
-    fmt_u64_is(UINT64_MAX);
-    uint64_t x = 88172645463325252ull; /* xorshift64 */
-    for (int i = 0; i < 20000; i++) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        fmt_u64_is(x >> (i % 64));
-    }
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1057,8 +980,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_nodes_over_batches, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nodes_over_page_batches, setup, teardown),
         cmocka_unit_test_setup_teardown(test_appends_fill_pages, setup, teardown),
-        cmocka_unit_test(test_fmt_u64),
-        cmocka_unit_test(test_bufstack),
     };
     return cmocka_run_group_tests_name("db", tests, NULL, NULL);
 }

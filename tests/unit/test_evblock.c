@@ -709,28 +709,6 @@ static void test_memo_no_attributes(void **state)
     assert_true(h.memo > N / 2);
 }
 
-/* base_copy_short (the encoder's copy of a value's, a key's or a name's text)
- * copies exactly n bytes of every length, reading and writing none past
- * them: source and destination are allocations of n bytes, which ASan
- * (the unit tests' build) guards on both sides. */
-static void test_bytes_copy(void **state)
-{
-    (void)state;
-    for (size_t n = 0; n <= 40; n++) {
-        char *src = malloc(n ? n : 1), *dst = malloc(n ? n : 1);
-        assert_non_null(src);
-        assert_non_null(dst);
-        for (size_t i = 0; i < n; i++) {
-            src[i] = (char)('a' + i % 26);
-            dst[i] = 0;
-        }
-        base_copy_short(dst, src, n);
-        assert_memory_equal(dst, src, n ? n : 0);
-        free(src);
-        free(dst);
-    }
-}
-
 /* The memo hashes long attributes from samples (hash_sampled: their first
  * 32 bytes, middle 16 and last 32), so events that differ only between
  * them share a hash: 40 such forms, 10 rounds of each, with other fields
@@ -1222,7 +1200,7 @@ int main(void)
         cmocka_unit_test(test_deferred_object_chunks),
         cmocka_unit_test(test_thrindex_inline_add),
         cmocka_unit_test(test_normbuf),
-        cmocka_unit_test(test_rollback_keeps_tables), cmocka_unit_test(test_memo_same_bytes), cmocka_unit_test(test_memo_contiguous), cmocka_unit_test(test_memo_no_attributes), cmocka_unit_test(test_bytes_copy), cmocka_unit_test(test_memo_sampled_collisions),
+        cmocka_unit_test(test_rollback_keeps_tables), cmocka_unit_test(test_memo_same_bytes), cmocka_unit_test(test_memo_contiguous), cmocka_unit_test(test_memo_no_attributes), cmocka_unit_test(test_memo_sampled_collisions),
         cmocka_unit_test(test_latest_shape_same_bytes),
         cmocka_unit_test(test_short_values_same_bytes),
         cmocka_unit_test(test_three_shapes_come_round),
