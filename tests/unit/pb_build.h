@@ -1,9 +1,10 @@
 /* tests/unit/pb_build.h -- a small protobuf writer for the Perfetto
- * reader's unit tests (test_perfetto.c, test_perfetto_other.c,
- * test_perfetto_items.c): traces and sub-messages built field by field with
- * the field numbers of Perfetto's published schema, and the messages the
- * tests share.  Static inline: each test program has its own copy,
- * and one that leaves a writer unused is not warned. */
+ * reader's unit tests (test_perfetto.c, test_perfetto_order.c,
+ * test_perfetto_fast.c, test_perfetto_other.c, test_perfetto_items.c):
+ * traces and sub-messages built field by field with the field numbers of
+ * Perfetto's published schema, and the messages the tests share.  Static
+ * inline: each test program has its own copy, and one that leaves a
+ * writer unused is not warned. */
 #ifndef ARGUSQ_TESTS_PB_BUILD_H
 #define ARGUSQ_TESTS_PB_BUILD_H
 

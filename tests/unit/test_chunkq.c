@@ -4,11 +4,8 @@
  * (sorted), runs longer than the sort's 16-chunk pieces, a key that came
  * twice (both, in the order they came), a callback that stops the drain,
  * a second drain in the batch and a second batch after it, which runs are
- * fresh (their first chunk of the batch).  And base.h's sorts
- * themselves (chunkq.c's and nodetop.c's): every length to 200 around
- * the merge sort's 16-element pieces and their merges, many ties, stable;
- * the nearly-sorted sort on arrays nearly in order and on shuffled ones
- * (where it may give up). */
+ * fresh (their first chunk of the batch).  (base.h's sorts themselves:
+ * test_base.c.) */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,7 +17,6 @@
 #include <cmocka.h>
 
 #include "db/db_int.h"
-#include "base/base.h"
 
 typedef struct got {
     int dbi;
@@ -230,63 +226,6 @@ static void test_long_run_names(void **state)
     db_chunkq_free(q);
 }
 
-/* base_sort_merge and base_sort_nearly: elements of 12 bytes (a key, the
- * order they came in), every n from 0 to 200, against an insertion sort */
-typedef struct sort_el {
-    uint32_t key, seq, pad;
-} sort_el;
-
-static bool el_less(const void *x, const void *y)
-{
-    return ((const sort_el *)x)->key < ((const sort_el *)y)->key;
-}
-
-/* shuffle: random keys (base_sort_nearly gives up, the merge sort then),
- * else keys rising with every 7th dropped back a little or far */
-static void sort_check(size_t n, bool nearly, bool shuffle, uint32_t *r, size_t *gave_up)
-{
-    sort_el a[200], tmp[200], want[200];
-    for (size_t i = 0; i < n; i++) {
-        *r = *r * 1103515245u + 12345u;
-        uint32_t key = shuffle ? (*r >> 16) % (n / 4 + 1) : (uint32_t)i * 2;
-        if (!shuffle && i % 7 == 6)
-            key -= (*r >> 16) % (i % 14 == 13 ? 2 * (uint32_t)i + 1 : 9);
-        a[i] = (sort_el){key, (uint32_t)i, 0xdead};
-    }
-    for (size_t i = 0; i < n; i++) { /* stable insertion sort */
-        sort_el x = a[i];
-        size_t j = i;
-        for (; j > 0 && x.key < want[j - 1].key; j--)
-            want[j] = want[j - 1];
-        want[j] = x;
-    }
-    if (nearly) {
-        bool done = base_sort_nearly(a, n, sizeof *a, el_less);
-        assert_true(done || n > 16); /* 16 or fewer: always sorted by itself */
-        *gave_up += !done;
-        if (!done)
-            base_sort_merge(a, tmp, n, sizeof *a, el_less);
-    } else
-        base_sort_merge(a, tmp, n, sizeof *a, el_less);
-    for (size_t i = 0; i < n; i++) {
-        assert_int_equal(a[i].key, want[i].key);
-        assert_int_equal(a[i].seq, want[i].seq); /* ties in the order they came */
-        assert_int_equal(a[i].pad, 0xdead);
-    }
-}
-
-static void test_sort_merge(void **state)
-{
-    (void)state;
-    uint32_t r = 12345;
-    size_t gave_up = 0;
-    for (size_t n = 0; n <= 200; n++)
-        for (int nearly = 0; nearly < 2; nearly++)
-            for (int shuffle = 0; shuffle < 2; shuffle++)
-                sort_check(n, nearly, shuffle, &r, &gave_up);
-    assert_true(gave_up > 100); /* the shuffled arrays: the merge sort's */
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -294,7 +233,6 @@ int main(void)
         cmocka_unit_test(test_callback_stops_the_drain),
         cmocka_unit_test(test_fresh_runs),
         cmocka_unit_test(test_long_run_names),
-        cmocka_unit_test(test_sort_merge),
     };
     return cmocka_run_group_tests_name("chunkq", tests, NULL, NULL);
 }
