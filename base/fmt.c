@@ -9,8 +9,9 @@
 __attribute__((noinline)) size_t base_fmt_u64(char *b, uint64_t v)
 {
     /* two digits a division, written from the end: nanosecond times have
-     * 19 digits, and a digit at a time was 4% of a Perfetto ingest's
-     * reading thread; the length first, so the digits go straight to b
+     * 19 digits, and a digit at a time showed in a Perfetto ingest's
+     * reading thread (docs/PERFORMANCE.md); the length first, so the
+     * digits go straight to b
      * (a copy's memcpy call cost as much as a small number's digits) */
     static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
                                 "40414243444546474849505152535455565758596061626364656667686970717273747576777879"

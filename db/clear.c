@@ -16,9 +16,9 @@
  * unmapped every so often (db_archive_trim).  A read fault maps the 16
  * pages around the one read (the kernel's fault-around; MADV_RANDOM does
  * not stop it), and deleting an event block frees its overflow pages, a
- * fault of its own: 256 deletes between two trims mapped up to 16 MB,
- * the peak of a `rebuild graph` at 19M events (its file pages 23 MB
- * against 9 at 1.9M: the old copy is cleared at the end).  So every
+ * fault of its own: CLEAR_TRIM deletes between two trims mapped enough
+ * to make the peak of a `rebuild graph`, which grew with the trace (the
+ * old copy is cleared at the end; docs/PERFORMANCE.md).  So every
  * CLEAR_CHECK deletes the file pages mapped are read from the kernel
  * (db_archive_file_rss), and past CLEAR_TRIM_RSS more than after the last
  * trim the mapping goes; where /proc is not there, every CLEAR_TRIM
@@ -38,8 +38,9 @@ static void trim_check(db_archive *a, unsigned n, uint64_t *base)
 /* A step's budget is in bytes of the leaf entries it deletes: a delete
  * copies its page into the transaction's memory (LMDB's copy on write),
  * and pages of big entries -- a thread index's chunks, four to a page --
- * made a budget of 200,000 keys 200 MB of copies.  A value in overflow
- * pages leaves only a pointer in its leaf. */
+ * made a budget counted in keys copy far more than it meant to allow
+ * (docs/PERFORMANCE.md).  A value in overflow pages leaves only a pointer
+ * in its leaf. */
 static void charge(uint64_t *budget, const MDB_val *k, const MDB_val *v)
 {
     uint64_t cost = k->mv_size + (v->mv_size > 2000 ? 8 : v->mv_size) + 10;
@@ -96,8 +97,8 @@ static int clear_table(db_archive *a, MDB_txn *txn, int dbi, uint32_t trace, uin
  * trace's chunks are found by seeking (tk, trace) for each thread key the
  * table has, from *next_tk on (where the next step resumes) -- a seek per
  * thread key of the archive and one per chunk, where going through the
- * trace's nodes for their keys was a decode and a seek per node (3.9
- * million at 19M events). */
+ * trace's nodes for their keys was a decode and a seek per node, far
+ * more of them (docs/PERFORMANCE.md). */
 static int clear_sigs(db_archive *a, MDB_txn *txn, uint32_t trace, uint32_t *next_tk, uint64_t *budget,
                       db_error *err)
 {

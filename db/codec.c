@@ -64,10 +64,10 @@ void db_edge_from_rec(const db_edge_rec *r, bool in, db_edge *e)
  * key trace, node >> DB_EDGE_BLOCK_SHIFT; value, per edge in db_edge_rec
  * order: uv a - base (the block's first node), zz b - a, kind, zz
  * from_event - the previous edge's, zz to_event - from_event.  As one
- * LMDB entry per edge of 29 key bytes, edges_in and edges_out were 29
- * bytes per event of the archive (1.9M-event Argus trace) and two puts
- * per edge; the two nodes of an edge are close in id and its two events
- * close in time, so an edge is 5 to 8 bytes here. */
+ * LMDB entry per edge of 29 key bytes, edges_in and edges_out were a
+ * large part of the archive (docs/PERFORMANCE.md) and two puts per edge;
+ * the two nodes of an edge are close in id and its two events close in
+ * time, so an edge is 5 to 8 bytes here. */
 void db_edgeblk_key(unsigned char *k, uint32_t trace, uint32_t node)
 {
     db_put_be32(k, trace);

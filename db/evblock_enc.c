@@ -389,8 +389,8 @@ static void shape_seen(enc_str *ns, uint32_t v)
  * latest shapes seen with the event's name are tried first: most events
  * of a name have one shape, or a few that alternate (an Argus syscall's
  * begin and end, a message's send and receipt), and comparing their keys
- * spares hashing each (in 300,000 events of the Argus bench trace, 379,000
- * keys were hashed and looked up with the last shape only, 11,000 now). */
+ * spares hashing each (far fewer keys are hashed and looked up than with
+ * the last shape only: docs/PERFORMANCE.md). */
 static long shape_find(db_evblock_enc *e, const enc_ev *x)
 {
     uint32_t words[EVB_SHAPE_HEAD + EVB_SHAPE_KEYS];
@@ -575,12 +575,13 @@ static void put_fixed(db_evblock_enc *e, const db_event *ev, uint64_t nd)
 
 /* ---- the latest shapes of the event's name, read off its text ----
  *
- * An event the memo misses (31% of the Android 11 Perfetto trace's: a
- * switch between threads not paired before in the block, a wakeup of
- * another thread) mostly has the shape its name had last.  Its entries
- * are then matched with that shape's keys and its values written in one
- * pass over its text, instead of splitting it into entries (a memchr
- * call each), matching the keys and then reading the values again. */
+ * An event the memo misses (a good part of an Android trace's: a switch
+ * between threads not paired before in the block, a wakeup of another
+ * thread; docs/PERFORMANCE.md) mostly has the shape its name had last.
+ * Its entries are then matched with that shape's keys and its values
+ * written in one pass over its text, instead of splitting it into entries
+ * (a memchr call each), matching the keys and then reading the values
+ * again. */
 
 /* Writes the values of attributes a[0, alen) by the keys of shape words
  * w (their matchers: keys), as split_attrs, same_keys and put_value
@@ -640,9 +641,9 @@ static int put_keyed_values(db_evblock_enc *e, const uint32_t *w, const enc_key 
  * the values written to the next that begins with the same keys, which
  * goes on from there: the values are the same whatever the shape, and
  * only the shape's number, in front, changes.  An Android print's "E"
- * has the keys of its "B" but the slice's, and the two alternate: 21,000
- * of the Android 13 trace's events were written twice (by the wrong
- * shape first, then again). */
+ * has the keys of its "B" but the slice's, and the two alternate: many
+ * of an Android trace's events were written twice (by the wrong shape
+ * first, then again; docs/PERFORMANCE.md). */
 static int put_by_latest_shape(db_evblock_enc *e, const enc_ev *x, uint64_t nd, size_t *s1, size_t *v0)
 {
     uint32_t slot;
@@ -706,9 +707,8 @@ static int put_by_latest_shape(db_evblock_enc *e, const enc_ev *x, uint64_t nd, 
  * writing the event again would give the same bytes.  Finding it here
  * costs a hash and a compare of its attributes, instead of splitting
  * them, matching the shape's keys, and hashing and looking up every
- * value (about half of the block encoder's work on the Android 11
- * Perfetto trace of ../shared).  The blocks are byte for byte what they
- * were without the memo. */
+ * value (much of the block encoder's work: docs/PERFORMANCE.md).  The
+ * blocks are byte for byte what they were without the memo. */
 
 static uint32_t memo_hash(const enc_ev *x)
 {

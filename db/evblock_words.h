@@ -157,7 +157,8 @@ static inline uint32_t hash_bytes(const void *p, size_t n)
 }
 
 /* n bytes equal?  Eight at a time, inline: the strings are short, and a
- * call to memcmp for each was a twentieth of an ftrace ingest's time. */
+ * call to memcmp for each showed in an ftrace ingest's time
+ * (docs/PERFORMANCE.md). */
 static inline bool bytes_eq(const char *a, const char *b, size_t n)
 {
     uint64_t x, y;

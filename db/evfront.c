@@ -3,9 +3,10 @@
  *
  * It runs where the caller of db_writer_event runs: in a threaded writer
  * (wqueue.c) that is the graph's thread, not the writer's, so encoding the
- * events -- a third of what the writer's thread did -- happens beside the
- * LMDB work instead of in front of it.  The writer gets each event's index
- * entries (db_evix) and, now and then, a whole block to put.
+ * events -- a good part of what the writer's thread did
+ * (docs/PERFORMANCE.md) -- happens beside the LMDB work instead of in
+ * front of it.  The writer gets each event's index entries (db_evix) and,
+ * now and then, a whole block to put.
  *
  * A block is cut when it is full, and for nothing else (not at a batch's
  * commit), so a threaded and an unthreaded ingest store the same blocks.

@@ -17,9 +17,9 @@
  * one object or one node pair) in arrival order, which is their time
  * order, so the rest of the key only has to be compared when a run of
  * ties is out of order (an Argus trace out of time order).  A comparison
- * sort of the 12 million edge keys of a 19M-event trace, each its own
- * node pair, was the largest cost of an ingest.  Edges are now kept as
- * records and sorted by a radix sort of their own (below). */
+ * sort of the edge keys, each its own node pair, was the largest cost of
+ * an ingest (docs/PERFORMANCE.md).  Edges are now kept as records and
+ * sorted by a radix sort of their own (below). */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,8 +182,8 @@ static int index_cmp(const void *a, const void *b, void *keys)
 
 /* bytes 0-3 (the trace) into *head, the rest of what is sorted on into
  * the record: read in place, as a key is zero-padded to 12 bytes (a copy
- * of its length into a zeroed buffer first stalled the loads after it:
- * a seventh of the drain's cycles, perf) */
+ * of its length into a zeroed buffer first stalled the loads after it,
+ * which showed in the drain's profile: docs/PERFORMANCE.md) */
 static ks_rec reduce(const ks_key *e, uint32_t i, uint32_t *head)
 {
     *head = db_get_be32(e->k);
@@ -237,9 +237,9 @@ static void radix(db_keysort *ks, uint32_t ddbi, uint64_t dlo)
 }
 
 /* A run of ties out of order, by whole keys: most are two or three keys
- * (the edges of one node pair; 31,000 runs in 300,000 events of the Argus
- * bench trace), where qsort_r's setup costs more than the sort; insertion
- * sort gives the same order (keys that compare equal are equal bytes). */
+ * (the edges of one node pair), where qsort_r's setup costs more than
+ * the sort; insertion sort gives the same order (keys that compare equal
+ * are equal bytes). */
 static void sort_run(db_keysort *ks, ks_rec *r, size_t n)
 {
     if (n > 16) {
@@ -409,8 +409,8 @@ int db_keysort_drain(db_keysort *ks, db_keysort_cb cb, db_keysort_edges_cb ecb, 
             sort_run(ks, ks->rec + s, e - s);
     }
     /* the keys in sorted order are all over the batch's megabytes of
-     * them: each is fetched a few keys ahead (their cache misses were a
-     * fifth of the drain's cycles, perf) */
+     * them: each is fetched a few keys ahead (their cache misses showed
+     * in the drain's profile: docs/PERFORMANCE.md) */
     for (size_t i = 0; i < n && !rc; i++) {
         if (i + 8 < n)
             __builtin_prefetch(&ks->key[ks->rec[i + 8].i]);

@@ -3,12 +3,12 @@
  * every trace).
  *
  * The dictionary is keyed by hash, so each new form lands anywhere in
- * it.  Put as they came, the 275,000 forms of the 19M-event bench trace
- * dirtied a page of the whole table per put, and every batch's commit
- * wrote most of the table again: 576 MB of the 1.9 GB the ingest wrote,
- * for an 18 MB table.  Here they wait, each once, and go in sorted by
- * hash when NORMBUF_MAX bytes wait or the trace commits: neighbours share
- * pages, and the table is written about once per flush.  A trace's forms
+ * it.  Put as they came, the forms dirtied a page of the whole table per
+ * put, and every batch's commit wrote most of the table again, a large
+ * share of what the ingest wrote (docs/PERFORMANCE.md).  Here they wait,
+ * each once, and go in sorted by hash when NORMBUF_MAX bytes wait or the
+ * trace commits: neighbours share pages, and the table is written about
+ * once per flush.  A trace's forms
  * only need to be there when the trace becomes visible (its final
  * commit); nothing reads the dictionary through the writer. */
 #include <stdlib.h>

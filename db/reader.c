@@ -207,10 +207,9 @@ struct sig_scan {
 
 /* A long scan unmaps what it has read every so often (db_archive_trim):
  * a busy thread's signatures lie on pages all over the table, and the
- * kernel maps their neighbours too -- 250 MB for one `match` at 19M.
- * Every 16,384 signatures, `match` at 19M events peaked at 27 MiB against
- * 23 at 1.9M; every 4,096, at 23 in the same 24 ms (the trim, one
- * madvise, costs microseconds). */
+ * kernel maps their neighbours too.  Every DB_SCAN_TRIM signatures keeps
+ * `match`'s peak memory from growing with the trace, at no cost in its
+ * time (the trim, one madvise, costs microseconds; docs/PERFORMANCE.md). */
 #define DB_SCAN_TRIM 4096u
 
 static int sig_one(void *p, const MDB_val *k, const MDB_val *v)

@@ -9,10 +9,10 @@
  *                             do not follow again),
  *           n hashes, BE32 each, sorted as db_sig holds them.
  *
- * A key per node, its hashes the value, cost 13 bytes an event of the
- * 1.9M-event Argus trace: a 12-byte key and LMDB's 10 bytes of overhead
- * for some 16 bytes of hashes, inserted all over the table (pages 60%
- * full), while 30% of a busy thread's nodes repeat the one before.
+ * A key per node, its hashes the value, cost more than the hashes: a
+ * 12-byte key and LMDB's 10 bytes of overhead for a few hashes, inserted
+ * all over the table (pages part full), while many of a busy thread's
+ * nodes repeat the one before (docs/PERFORMANCE.md).
  *
  * The writer keeps an open chunk per thread key.  A chunk ends at
  * SIG_CHUNK_BYTES, when a node id is not above the chunk's last (nodes are

@@ -1,11 +1,12 @@
 /* db/thrindex.c -- the chunked indexes: each thread's events (and nodes)
  * in time order, and each object's (port, block, timer address).
  *
- * A key per event (trace, tid, ts, id) cost some 35 bytes an event and a
- * sorted insert.  Here one key starts a chunk of one thread's events and
- * its value lists the ids of the thread's next events as varint deltas
- * (a thread's ids only grow: every reader gives a thread's events in
- * time order, and ids are given in arrival order).  A chunk ends when its
+ * A key per event (trace, tid, ts, id) cost a key and LMDB's overhead for
+ * every event, and a sorted insert (docs/PERFORMANCE.md).  Here one key
+ * starts a chunk of one thread's events and its value lists the ids of
+ * the thread's next events as varint deltas (a thread's ids only grow:
+ * every reader gives a thread's events in time order, and ids are given
+ * in arrival order).  A chunk ends when its
  * value reaches DB_THR_CHUNK_BYTES, when time would go backwards (then the
  * next chunk starts at its own time, and order holds chunk by chunk), or
  * when the writer flushes the chunks (at commit, and when they hold more
@@ -13,16 +14,15 @@
  * number of threads).  Readers seek a time by the chunk keys and walk the
  * deltas.
  *
- * The object indexes are the same with a key of 8 bytes: 370 timer
- * addresses had 597 events each in the 1.9M-event Argus trace, and a key
- * per event made ev_timer and ev_port 12 bytes an event of the archive.
- * Objects come and go (a dispatch block is seen three times: 330,000 of
- * them in the 19M-event trace), so the memory the chunks hold is counted
- * too: past DB_THR_HELD_MAX every chunk is written and, past THR_KEEP_MAX
- * keys, forgotten; memory is bounded by the keys between two flushes, not
- * by the trace.  4 MB: with 8, the 19M-event trace's block index held
- * 9 MB at its peak against 5 at 1.9M, the trace's size showing in the
- * ingest's peak memory; a flush is written between commits, so more of
+ * The object indexes are the same with a key of 8 bytes: a timer address
+ * has many events, and a key per event made ev_timer and ev_port a good
+ * part of the archive.  Objects come and go (a dispatch block is seen
+ * three times), so the memory the chunks hold is counted too: past
+ * DB_THR_HELD_MAX every chunk is written and, past THR_KEEP_MAX keys,
+ * forgotten; memory is bounded by the keys between two flushes, not by
+ * the trace.  DB_THR_HELD_MAX is 4 MB: with more, the block index's peak
+ * grew with the trace and showed in the ingest's peak memory
+ * (docs/PERFORMANCE.md); a flush is written between commits, so more of
  * them cost little.  Such a flush is tens of thousands of puts all over a
  * table: the writer defers the object indexes' to where it may commit
  * between them (writer_chunks.c, flush_objects). */

@@ -39,19 +39,14 @@
 #include "db_int.h"
 
 /* A batch's commit and sync stop this thread for tens of milliseconds,
- * and the graph's thread stops too once the queue is full: with 4 MB of
- * queue, 2M events took 1.70 s against 1.49 s with 16 MB (ingest/pipe.c's
- * alike).  An ingest has WQ_BATCHES_INGEST: with 16 MB its graph's
- * thread still waited 0.24 s of a Perfetto ingest of 0.97 s (make
- * bench's Android 11 file), and make bench's ingests with 32 MB against
- * 16 (runs of 3 each, trace-cmd's own time the same in both): Android 11
- * Perfetto 0.84 vs 0.95 s, ftrace text 1.19 vs 1.33 s, 19M Argus events
- * 6.99 vs 7.27 s.  A rebuild keeps WQ_BATCHES_REBUILD, whose peak RSS make
- * bench wants flat from 1.9M events to 19M (72 vs 69 MiB with 16).  All
- * of a ring's batches are touched in any ingest or rebuild of more than
- * their bytes, so its memory is the same for a short trace and a long
- * one; buffers taken as the queue fills (as ingest/pipe.c's are) made a
- * rebuild's 63 MB at 1.9M events and 90 MB at 19M. */
+ * and the graph's thread stops too once the queue is full, so a larger
+ * queue is slack: an ingest has WQ_BATCHES_INGEST, with which make
+ * bench's ingests ran faster than with half of it; a rebuild keeps
+ * WQ_BATCHES_REBUILD, with which its peak RSS stays flat with the
+ * trace's size (docs/PERFORMANCE.md).  All of a ring's batches are
+ * touched in any ingest or rebuild of more than their bytes, so its
+ * memory is the same for a short trace and a long one, where buffers
+ * taken as the queue fills (as ingest/pipe.c's are) grew with the trace. */
 #define WQ_BATCHES_INGEST 32
 #define WQ_BATCHES_REBUILD 16
 #define WQ_BATCHES WQ_BATCHES_INGEST /* the most */

@@ -17,14 +17,13 @@
 
 /* A run of puts in key order into table dbi shares its pages: n puts into
  * a table of p pages dirty at most min(n, p) of them, so each counts
- * p/n of a page when n > p.  The objects' 312,000 sorted puts into a
- * 5,000-page ev_block at 19M events counted as as many pages and ended
- * 60 batches early, each commit writing its share of every table again.
- * But the run's inserts split the pages they fill, and the new pages and
- * their parents are dirty too: the batches that flushed the dictionary or
- * the object indexes at 19M events wrote up to 1.9 times the pages p gave
- * (measured by the bytes each commit wrote), and were the largest of the
- * ingest.  So a run counts 2p. */
+ * p/n of a page when n > p.  Counted a page each, a big flush of sorted
+ * puts ended batches early, each commit writing its share of every table
+ * again.  But the run's inserts split the pages they fill, and the new
+ * pages and their parents are dirty too: the batches that flushed the
+ * dictionary or the object indexes wrote well more than the pages p
+ * gave, and were the largest of the ingest (docs/PERFORMANCE.md).  So a
+ * run counts 2p. */
 void db_wr_sorted_run(db_writer *w, int dbi, size_t n)
 {
     MDB_stat st;
@@ -34,18 +33,14 @@ void db_wr_sorted_run(db_writer *w, int dbi, size_t n)
 
 /* A batch ends after max_ops puts, or sooner when its dirty pages
  * would pass DB_BATCH_PAGES: as a trace grows, the pages a batch's
- * scattered puts land on grow with it (41 MB of them at 19M events
- * against 20 MB at 1.9M), and LMDB keeps the largest batch's buffers to
- * the end.  The pages are guessed from the puts made (db_wr_count_put,
- * count_chunk, db_wr_sorted_run) and from the work the commit does first --
- * events given their nodes, node records, index keys sorted in -- at
- * what that cost in the last commit.  Left out, that work (some 700
- * pages of node records and 550 of index keys a batch) came on top of the
- * bound, and the batches ended on their index keys (DB_BATCH_KEYS)
- * instead, at whatever their pages came to: a rebuild's largest commit
- * wrote 3,495 pages at 19M events against 2,968 at 1.9M (the largest of
- * 267 batches against 20).  Counted, 2,847 against 2,758 (ingest: 2,701
- * against 2,615), in fewer commits. */
+ * scattered puts land on grow with it, and LMDB keeps the largest
+ * batch's buffers to the end.  The pages are guessed from the puts made
+ * (db_wr_count_put, count_chunk, db_wr_sorted_run) and from the work the
+ * commit does first -- events given their nodes, node records, index
+ * keys sorted in -- at what that cost in the last commit.  Left out,
+ * that work came on top of the bound, and the batches ended on their
+ * index keys (DB_BATCH_KEYS) instead, at whatever their pages came to:
+ * the largest commit grew with the trace (docs/PERFORMANCE.md). */
 #define DB_BATCH_PAGES 2800u
 
 static uint64_t guessed(const db_writer *w) { return w->batch.touched / 1024 + w->batch.appended / 4096; }
@@ -142,16 +137,16 @@ static void trim_map(db_writer *w)
 /* Within a batch too, and in the final commit's flushes: the pages a
  * batch reads (index pages all over the file as keys go in, the event
  * blocks it rewrites with their nodes, a block of edges merged) would
- * otherwise pile up until its commit -- 150 MB and more between two
- * commits at the paper's scale.  Every DB_TRIM_EVERY puts the process's
- * file pages are read from the kernel (db_archive_file_rss: a guess from
+ * otherwise pile up until its commit, more the larger the trace.  Every
+ * DB_TRIM_EVERY puts the process's file pages are read from the kernel
+ * (db_archive_file_rss: a guess from
  * the puts missed what reads map), and past DB_TRIM_RSS more than after
  * the last trim the mapping goes.  Only puts that search a table count:
  * an append writes its own dirty page.  A read fault maps the 16 pages
  * around the one read (the kernel's fault-around), so each search may map
- * 64 KB: checked every 128 puts, the mapping reached 19 MB between two
- * checks at 19M events (8 at 1.9M), the largest share of the growth of
- * peak memory with the trace; every 32, 12 MB.
+ * 64 KB: checked less often, what was mapped between two checks was the
+ * largest share of the growth of peak memory with the trace
+ * (docs/PERFORMANCE.md).
  * Without /proc, each put is counted as a page and twice its value, and
  * the mapping goes every DB_TRIM_BYTES.  Dropping the mapping of the
  * read-only map under a live write transaction is safe: its dirty pages

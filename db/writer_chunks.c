@@ -16,14 +16,14 @@
  * after the chunk before it of the same thread or object: a batch's
  * chunks of one key land on the page at the end of that key's run, and
  * fill it.  Counted as a page each, the chunks made an ordinary batch
- * guess 5,700 pages where its commit wrote 2,800 (1.9M and 19M events
- * alike), while the batches of sorted runs guessed right: the largest
- * batch, and memory, grew with the trace.  So the first chunk of a key in
- * a batch counts a page, and every chunk twice its bytes (the pages it
- * fills split half full), as a sorted run's puts do; a flush of every
- * open chunk (a commit's, or when they hold too much) is then a page a
- * key, as it should be (counted a quarter page each, such a flush of a
- * rebuild at 19M events wrote 4,265 pages for 2,328 guessed).
+ * guess far more pages than its commit wrote, while the batches of
+ * sorted runs guessed right: the largest batch, and memory, grew with the
+ * trace.  So the first chunk of a key in a batch counts a page, and every
+ * chunk twice its bytes (the pages it fills split half full), as a sorted
+ * run's puts do; a flush of every open chunk (a commit's, or when they
+ * hold too much) is then a page a key, as it should be (counted a quarter
+ * page each, such a flush wrote far more than guessed;
+ * docs/PERFORMANCE.md).
  *
  * The key of a chunk without its last part (time and id, or first node)
  * names the run it goes to (chunk_run). */
@@ -174,7 +174,7 @@ static int chunk_put(db_writer *w, int dbi, const unsigned char *k, size_t klen,
     /* The commit writes every open chunk of every index, each a put into
      * the middle of its table: batches end between them, or that last
      * transaction's copies of the pages it changes -- which LMDB keeps to
-     * the end -- grow with the tables (66 MB more at 19M events). */
+     * the end -- grow with the tables (docs/PERFORMANCE.md). */
     return db_wr_between_puts(w);
 }
 
@@ -229,11 +229,11 @@ int db_wr_put_obj(db_writer *w, int ix, const db_evix *x, db_error *err)
 }
 
 /* The object indexes' chunks, written when they hold too much (thrindex.c):
- * some 60,000 puts all over ev_block at the paper's scale, each dirtying
- * a page of its own.  Done inside one batch they took 29 MB of LMDB's
- * dirty pages at 19M events against 9 MB at 1.9M, growing with the table;
- * here, between two events, the batch may end between two puts
- * (chunk_put), as the final commit's does. */
+ * tens of thousands of puts all over ev_block in a big trace, each
+ * dirtying a page of its own.  Done inside one batch, LMDB's dirty pages
+ * for them grew with the table (docs/PERFORMANCE.md); here, between two
+ * events, the batch may end between two puts (chunk_put), as the final
+ * commit's does. */
 static int flush_objects(db_writer *w, db_error *err)
 {
     int rc = 0;
@@ -335,9 +335,9 @@ int db_writer_norm_back(db_writer *w, uint32_t hash, const char *text, db_error 
     /* the dictionary is one table for every trace: a form another trace
      * (or an earlier flush) brought is there already, and its put is
      * refused (norm_put).  Not looked up here: a lookup per form, at a
-     * random place of the table, was 70% of the writer's page faults at
-     * 19M events and kept mapping pages between two trims; the sorted
-     * flush visits the table in order instead. */
+     * random place of the table, was most of the writer's page faults
+     * (docs/PERFORMANCE.md) and kept mapping pages between two trims;
+     * the sorted flush visits the table in order instead. */
     if (!w->ix.norms && !(w->ix.norms = db_normbuf_new()))
         return db_fail_oom(err);
     int rc = db_normbuf_add(w->ix.norms, hash, text, strnlen(text, 255));

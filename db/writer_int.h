@@ -42,17 +42,16 @@
 
 enum { IX_KEY_MAX = 32 };
 
-/* Puts per transaction in a batched ingest: about 150,000 events, some
- * 40 MB of dirty pages, then a commit (make bench: peak RSS). */
+/* Puts per transaction in a batched ingest, then a commit: the bound on
+ * a batch's dirty pages, and so on peak RSS (docs/PERFORMANCE.md). */
 #define DB_BATCH_OPS 600000u
 /* At most DB_BATCH_KEYS index keys (or edges of a table) wait to be
  * sorted (keysort.c): 80 bytes each until the drain (an edge too), and
  * the pages the drain dirties are counted (db_wr_count_put) only then.  A
- * batch usually ends on its pages with some 110k keys; but when the
- * graph's edges came in a burst of their own (a synced ingest at 19M
- * events) a batch of 600k keys and nothing else took 62 MB of sort
- * buffers and 32 MB of LMDB's dirty pages, and peak memory grew with
- * the trace. */
+ * batch usually ends on its pages first; but when the graph's edges came
+ * in a burst of their own, a batch of keys and nothing else, bounded by
+ * its puts alone, made peak memory grow with the trace (its sort buffers
+ * and LMDB's dirty pages: docs/PERFORMANCE.md). */
 #define DB_BATCH_KEYS 131072u
 
 /* The calling thread, told apart from every other live thread by its

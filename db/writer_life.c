@@ -145,8 +145,8 @@ static db_writer *writer_new(db_archive *a, db_error *err)
     w->tail.page_room = mdb_env_stat(a->env, &es) ? 0 : db_tail_room(es.ms_psize);
     /* A writer's reads land all over the file (a leaf per put), and for
      * each the kernel would map 64 KB around it: the resident set then
-     * grew by tens of MB between two trims.  Advice for the whole map,
-     * which only this process's writer and readers share. */
+     * grew between two trims (docs/PERFORMANCE.md).  Advice for the whole
+     * map, which only this process's writer and readers share. */
     if (a->map)
         madvise(a->map, a->map_len, MADV_RANDOM);
     /* tests make batches small to exercise many commits on small traces */

@@ -45,7 +45,8 @@ static int node_close(graph_state *g, graph_open *o)
 
 /* Appends at most n bytes of s (up to a NUL) to the name in dst[0..at),
  * cut at DB_NAME_MAX - 1; the new length.  Names are made for every node,
- * and snprintf's format parsing was 2% of an ftrace ingest. */
+ * and snprintf's format parsing showed in an ftrace ingest's profile
+ * (docs/PERFORMANCE.md). */
 static size_t name_cat(char *dst, size_t at, const char *s, size_t n)
 {
     size_t room = DB_NAME_MAX - 1 - at;

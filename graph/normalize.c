@@ -84,8 +84,9 @@ static bool attr_n(graph_state *g, const db_event *ev, const char *key, size_t k
 }
 
 /* The normal form is built piece by piece into the caller's buffer
- * (cut at its end): snprintf's parsing of a format was some 6% of an
- * Argus ingest, for the commonest texts of all. */
+ * (cut at its end), not by snprintf: its parsing of a format showed in an
+ * Argus ingest's profile, for the commonest texts of all
+ * (docs/PERFORMANCE.md). */
 typedef struct norm_buf {
     char *p;
     size_t len, cap;
@@ -210,8 +211,8 @@ size_t graph_normalize(graph_state *g, const db_event *ev, char *buf, size_t len
  * its reason: wait_key).
  * A normal form goes into the archive's dictionary when it was not among
  * the last written in its slot of g->norms: a set of every hash seen grew
- * with the trace (275,000 forms in the 19M-event bench trace), this stays
- * at 256 KB; a form written again is a put the dictionary refuses. */
+ * with the trace (docs/PERFORMANCE.md), this stays at 256 KB; a form
+ * written again is a put the dictionary refuses. */
 #define GRAPH_NORMS_SEEN 65536u
 
 /* A wait's form depends on its reason alone ("wait:S", "wait" without
@@ -272,9 +273,8 @@ int graph_sig_add_more(graph_state *g, graph_open *o, const db_event *ev)
                                                                      : 0;
     /* A wakeup's form is its woken thread's name's: its hash is kept with
      * the thread while the names stand (graph_feed_named), which spares
-     * the name's copy, the formatting and the hash of the text (put_thread
-     * and graph_fnv1a were 9M and ~5M of the graph thread's 599M on
-     * 287,000 Perfetto events, 70,000 wakeups of a few hundred threads). */
+     * the name's copy, the formatting and the hash of the text for every
+     * wakeup of the same few threads (docs/PERFORMANCE.md). */
     graph_thread *woken = ev->type == DB_EV_WAKEUP && g->names_gen && ev->obj <= UINT32_MAX
                               ? graph_thread_find(g, ev->obj)
                               : NULL;

@@ -61,8 +61,8 @@ bool ingest_hex_u64(const char *p, size_t n, uint64_t *out)
 
 size_t ingest_fmt_i64_03(char *b, int64_t v)
 {
-    /* by hand: snprintf was a twentieth of a Perfetto ingest's reading
-     * thread; the sign counts in the width, as in printf */
+    /* by hand: snprintf showed in a Perfetto ingest's reading thread
+     * (docs/PERFORMANCE.md); the sign counts in the width, as in printf */
     if (v >= 0 && v < 1000) {
         /* a CPU's number, all a wakeup's target_cpu ever is: its three
          * digits at once, not through base_fmt_u64 and a padding loop */

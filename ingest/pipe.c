@@ -30,9 +30,9 @@
 #include "ingest_int.h"
 
 /* 32 MB: slack for the graph's stops (it waits on the writer's queue
- * while the writer commits and syncs a batch: 0.24 s of a Perfetto ingest
- * of 0.97 s with 16 MB here, make bench's Android 11 file); see
- * wqueue.c's WQ_BATCHES */
+ * while the writer commits and syncs a batch, a good part of an ingest
+ * with half as many batches: docs/PERFORMANCE.md); see wqueue.c's
+ * WQ_BATCHES */
 #define PIPE_BATCHES 32
 #define PIPE_BATCH ((size_t)1 << 20)
 

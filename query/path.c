@@ -4,8 +4,7 @@
  * edges_in or edges_out that holds the node's edges (the edges of 16
  * nodes a record); a hash set of the node ids met keeps every node once.  (A
  * bitmap over every node id of the trace cost a page fault per node
- * visited: a slice of 40 nodes in a 4M-node trace touched 28 fresh pages
- * of a 480 KB bitmap, which was most of a slice's time.) */
+ * visited, most of a slice's time: docs/PERFORMANCE.md.) */
 #include <stdlib.h>
 #include <string.h>
 

@@ -22,9 +22,8 @@
  * CTF_HOLD_MAX, and maps them once the tasks are known, then the rest as
  * they come: one graph.  A longer prescan (perf's single stream, a CPU
  * that never switches) lets them go, and a second graph reads the whole
- * trace again.  (Two graphs every time cost 26 ms of the 0.39 s of the
- * many-threads trace, whose prescan is 78 events: the graph's start,
- * the metadata parsed twice.)
+ * trace again.  (Two graphs every time cost even a short prescan a
+ * graph's start and the metadata parsed twice: docs/PERFORMANCE.md.)
  *
  * Memory: babeltrace2 reads a packet per stream at a time; this reader
  * keeps one array of fields, reused for every event. */

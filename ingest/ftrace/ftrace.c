@@ -251,10 +251,9 @@ static int __attribute__((noinline)) full_comm_set(ftrace_reader *r, ftrace_tent
 /* trace-cmd report -l cuts the comm column to 8 characters; the full comm
  * that sched_switch and sched_wakeup print in their fields restores the
  * name of a declared thread whose name is such a cut.  Most calls change
- * nothing (a declared thread named already: 480,000 of 538,000 in 8
- * copies of the Android 11 trace): that test is all of this function,
- * the renames a tail call (full_comm_set), so the common case saves and
- * restores no registers. */
+ * nothing (a declared thread named already: docs/PERFORMANCE.md): that
+ * test is all of this function, the renames a tail call (full_comm_set),
+ * so the common case saves and restores no registers. */
 int ingest_ft_full_comm(ftrace_reader *r, uint32_t tid, const char *comm, size_t n)
 {
     if (tid == 0 || n == 0 || n > INGEST_NAME_MAX || (n == 5 && memcmp(comm, "<...>", 5) == 0))

@@ -99,7 +99,8 @@ static inline void ingest_ft_attrs_done(ftrace_reader *r, const char *p) { r->al
 
 /* Append key=value to the current event's attributes (key NUL-terminated).
  * The wrappers measure the key inline: a literal's length is a constant,
- * and strlen of the keys was 4% of the reading thread of an ftrace ingest. */
+ * and strlen of the keys showed in the reading thread of an ftrace ingest
+ * (docs/PERFORMANCE.md). */
 int ingest_ft_attr_n(ftrace_reader *r, const char *key, size_t kl, const char *val, size_t vlen);
 static inline int ingest_ft_attr(ftrace_reader *r, const char *key, const char *val, size_t vlen)
 {

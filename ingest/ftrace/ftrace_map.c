@@ -210,8 +210,8 @@ static int marker_attrs(ftrace_reader *r, const char *buf, size_t blen)
     const char *f[4] = {NULL, NULL, NULL, NULL}; /* PID NAME VALUE/COOKIE */
     size_t fl[4] = {0, 0, 0, 0};
     int nf = 0;
-    /* the letters as strchr("BECSF", c) took them, its NUL too (its
-     * call was 1M of the 531M) */
+    /* the letters as strchr("BECSF", c) took them, its NUL too, without
+     * its call (docs/PERFORMANCE.md) */
     char c0 = n ? p[0] : 'x';
     bool atrace = n >= 1 && (c0 == 'B' || c0 == 'E' || c0 == 'C' || c0 == 'S' || c0 == 'F' || c0 == '\0') &&
                   (n == 1 || p[1] == '|');

@@ -54,8 +54,8 @@ static void state_from_number(uint64_t v, char *out, size_t cap)
     const char *const *t = old ? oldt : newt;
     size_t nt = old ? sizeof oldt / sizeof *oldt : sizeof newt / sizeof *newt;
     /* appended by hand (every letter is one byte, and n + 3 < cap leaves
-     * room for "|X" and the NUL): snprintf here was 3% of a Perfetto
-     * ingest's reading thread */
+     * room for "|X" and the NUL): snprintf here showed in a Perfetto
+     * ingest's reading thread (docs/PERFORMANCE.md) */
     for (size_t i = 0; i < nt && n + 3 < cap; i++)
         if (bits & ((uint64_t)1 << i)) {
             if (n)

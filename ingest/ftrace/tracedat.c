@@ -330,8 +330,9 @@ int ingest_tracedat_read(const char *path, const ingest_sink *sink, ingest_stats
         ingest_errf(err, errlen, "%s: cannot read the trace data (cut short or corrupt)", path);
         rc = -1;
     }
-    /* closing frees libtraceevent's parse of every format and symbol
-     * (some 15 ms for pipeline.dat): the sink need not wait for it */
+    /* closing frees libtraceevent's parse of every format and symbol,
+     * which takes a while (docs/PERFORMANCE.md): the sink need not wait
+     * for it */
     if (rc == 0 && sink->end)
         sink->end(sink->ctx);
     d.lib.trace_seq_destroy(&d.s);

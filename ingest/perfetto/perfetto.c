@@ -40,14 +40,14 @@
  *
  * A CPU's events mostly come in time order, but not always: a trace from
  * a ring buffer that wrapped holds a CPU's later seconds before its
- * earlier ones (the Android 11 trace of ../shared: half its events are
- * earlier than their CPU's last, by up to 3 s).  So the events held are
+ * earlier ones (the Android 11 trace of ../shared is one:
+ * docs/PERFORMANCE.md).  So the events held are
  * runs, each in time order (a CPU's events are appended to its current
  * run while they keep the order, and start a new run when they do not),
  * and a heap orders the runs by their first event: a k-way merge, whose
  * order is that of one heap of every event held (time, then arrival),
  * with the events in arrays (warm) and a heap of a few runs instead of
- * 64K events (that heap was a sixth of the process, mostly cache misses).
+ * 64K events (that heap's cache misses showed in the process's profile).
  * At most PF_HEAP_MAX events are held in all. */
 
 static const pf_item *run_head(const pf_span *r) { return &r->first->q[r->head]; }
@@ -106,15 +106,16 @@ static inline __attribute__((always_inline)) void rheap_down(pf_reader *d, size_
 /* ---- a packet's memory: protobuf-c allocates an unpacked packet's
  * messages, strings and arrays from an arena of the packet's own, freed
  * whole when its last event is handed on (malloc and protobuf-c's free
- * of each part were a fifth of the reading thread).  Chunks go back to a
- * pool of the reader's, by size class. ---- */
+ * of each part were a large share of the reading thread:
+ * docs/PERFORMANCE.md).  Chunks go back to a pool of the reader's, by
+ * size class. ---- */
 
 /* A chunk's size is a class's: PF_CHUNK_MIN, then four classes an octave
  * (at most a quarter more than asked), so that a chunk freed is found
  * again by the next packet of about its size.  Why: the pool was one
- * list, taken from only when its first chunk was large enough: 9,340 of
- * 15,993 chunks were malloc'd (and as many freed) in 8 copies of the
- * Android 11 trace, about 2% of the process in perf, fresh memory each. */
+ * list, taken from only when its first chunk was large enough: most
+ * chunks were malloc'd (and as many freed), fresh memory each
+ * (docs/PERFORMANCE.md). */
 #define PF_CHUNK_MIN ((size_t)4096)
 
 size_t ingest_pf_chunk_class(size_t want, unsigned *cls)
@@ -232,7 +233,7 @@ static inline void hold_unref(pf_hold *h)
  * to the pool while the hold stays for its items' packet and offset.
  * Why: a packet's arena was kept until its last event was handed on,
  * PF_HEAP_MAX events later, and then read back cold (the emit of a
- * held event was ~9% of the process in perf, most of it cache misses);
+ * held event, most of it cache misses, showed in the process's profile);
  * now the commonest events hold all they need (pf_item's forms), most
  * packets' arenas are free once decoded, and the next packet decodes
  * into the same, cache-warm chunks. */
@@ -727,8 +728,7 @@ static int events_packet(pf_reader *d, const unsigned char *p, size_t len, uint6
     if (len == 0) /* an empty packet or Trace: nothing (and p may be NULL) */
         return 0;
     /* a free one, else malloc, not calloc: glibc's calloc bypasses its
-     * thread cache (a hold a packet: 15,000 calls of _int_malloc in 8
-     * copies of the Android 11 trace) */
+     * thread cache, and a packet takes a hold (docs/PERFORMANCE.md) */
     pf_hold *h = d->holds;
     if (h)
         d->holds = h->next;
@@ -802,7 +802,7 @@ static int walk(pf_reader *d, bool names)
             return ingest_pf_fail(d, off, "packet %llu: %llu bytes (more than %zu MiB): corrupt",
                            (unsigned long long)d->npackets, (unsigned long long)len, PF_PACKET_MAX >> 20);
         /* where the read buffer holds the packet whole, it is read there
-         * (the copy into d->pkt was a twentieth of the reading thread);
+         * (the copy into d->pkt showed in the reading thread's profile);
          * else copied, the buffer growing with the bytes that came, not
          * with what a length says: a corrupt length costs no more than
          * the file */

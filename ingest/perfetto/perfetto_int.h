@@ -199,9 +199,9 @@ void ingest_pf_comms_free(pf_comms *t);
  * PF_KEPT_OTHER).  Any other full event is copied there whole where it
  * can be (PF_KEPT_FULL: it->ev and clen as PF_FULL's, ingest_pf_keep_event).
  * The first five
- * were 99% of the Android 11 trace's events; the Android 13 one's full
- * events are mostly prints and the others (130,000 of 4 copies' 242,000
- * events). */
+ * of the forms that hold all they need are nearly all of a trace's
+ * events in the full form; a compact_sched trace's full events are mostly
+ * prints and the others (docs/PERFORMANCE.md). */
 enum { PF_FULL, PF_CSWITCH, PF_CWAKING, PF_SWITCH, PF_SWITCH_C, PF_WAKE, PF_IDLE, PF_FREQ, PF_BINDER, PF_BLOCKED, PF_PRINT,
        PF_OTHER, /* the kept ones last (perfetto.c pop_emit) */ PF_KEPT_PRINT, PF_KEPT_OTHER, PF_KEPT_FULL };
 /* PF_WAKE's kinds: the full form's events, and compact_sched's waking */
@@ -472,8 +472,9 @@ typedef struct pf_reader {
 #define PF_PACKET_MAX ((size_t)256 << 20) /* a packet, or a compressed_packets inflated */
 /* the stream's read buffer: 1 MiB, so that a refill asks gzread for at
  * least twice its own buffer (gzbuffer, 128 KiB), which it then reads
- * into ours directly instead of copying through its own (that copy was
- * a tenth of the reading thread's time on a plain file) */
+ * into ours directly instead of copying through its own (that copy
+ * showed in the reading thread's time on a plain file:
+ * docs/PERFORMANCE.md) */
 #define PF_IN_SIZE ((size_t)1 << 20)
 
 /* ---- perfetto_blocked.c: the held switches a sched_blocked_reason can

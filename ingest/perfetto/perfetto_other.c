@@ -27,8 +27,8 @@
  * without a trailing newline (as perfetto_map.c's print), other bytes as
  * text when they read as text, else 0x and their hex (the first
  * PFO_HEX_MAX bytes, then "...").  Numbers are written with base_fmt_u64 /
- * base_fmt_i64, not snprintf: rss_stat alone is a tenth of the events
- * of the Android 13 trace of ../shared. */
+ * base_fmt_i64, not snprintf: such events are common (rss_stat in an
+ * Android trace: docs/PERFORMANCE.md). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -519,8 +519,8 @@ typedef struct pfo_plan {
     size_t n;
     pfo_pair p[PFO_ARGS_MAX];
     /* its keys all different: the event's pairs, when they are only the
-     * plan's, need no keys_distinct (a tenth of the cost of such an
-     * event) */
+     * plan's, need no keys_distinct (a noticeable part of the cost of
+     * such an event: docs/PERFORMANCE.md) */
     bool distinct;
     uint64_t printed; /* the field numbers below 64 its arguments print, as bits */
 } pfo_plan;

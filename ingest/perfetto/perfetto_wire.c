@@ -33,9 +33,9 @@ int ingest_pf_fail(pf_reader *d, uint64_t off, const char *fmt, ...)
 /* The file's next PF_AHEAD bytes asked of the kernel before gzread needs
  * them, PF_AHEAD / 2 at a time: both passes read the whole file, and a
  * page of it not in the page cache was a synchronous read of the
- * kernel's small readahead window (4 ms each on this machine's disk,
- * the reading thread in D state while the others waited on it; a few MB
- * of a cached trace went missing between two runs of make bench). */
+ * kernel's small readahead window, the reading thread in D state while
+ * the others waited on it (and even a cached trace loses pages between
+ * two runs: docs/PERFORMANCE.md). */
 #define PF_AHEAD ((uint64_t)32 << 20)
 
 static void read_ahead(pf_reader *d)
