@@ -145,6 +145,20 @@ static const char *replay_op(db_wq *q, uint8_t tag, const char *p, db_error *e)
     int rc = 0;
     bool skip = atomic_load(&q->failed);
     switch (tag) {
+    case OP_EVENT: {
+        const db_evix *x = (const db_evix *)p;
+        p += sizeof *x;
+        if (!skip)
+            rc = db_writer_event_back(q->w, x, NULL, e);
+        break;
+    }
+    case OP_EDGE: {
+        const db_edge *ed = (const db_edge *)p;
+        p += sizeof *ed;
+        if (!skip)
+            rc = db_writer_edge_back(q->w, ed, e);
+        break;
+    }
     case OP_EVENT_BLK:
     case OP_BLOCK: {
         const db_evix *x = (const db_evix *)p;
@@ -273,28 +287,6 @@ static void replay(db_wq *q, const char *p, const char *end)
     for (; p < end; p = wq_next(p)) {
         uint8_t tag = (uint8_t)*p;
         p += WQ_ALIGN;
-        /* An event, most ops, on a path of its own before the switch,
-         * not through the jump table and the tests of the cases it
-         * shares with blocks */
-        if (tag == OP_EVENT) {
-            const db_evix *x = (const db_evix *)p;
-            p += sizeof *x;
-            if (!atomic_load(&q->failed) && db_writer_event_back(q->w, x, NULL, &e))
-                fail(q, &e);
-            if (e.msg[0])
-                e = (db_error){0};
-            continue;
-        }
-        /* ... and an edge, the next most */
-        if (tag == OP_EDGE) {
-            const db_edge *ed = (const db_edge *)p;
-            p += sizeof *ed;
-            if (!atomic_load(&q->failed) && db_writer_edge_back(q->w, ed, &e))
-                fail(q, &e);
-            if (e.msg[0])
-                e = (db_error){0};
-            continue;
-        }
         p = replay_op(q, tag, p, &e);
         /* msg alone: old_format is only ever set with a message
          * (archive.c, check_format) */
