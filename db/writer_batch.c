@@ -1,10 +1,8 @@
 /* db/writer_batch.c -- batch sizing: where a batch of an ingest or a
  * rebuild ends, and its commit.  A batch ends after batch.max_ops puts,
  * DB_BATCH_KEYS index keys waiting for their sort, or sooner when the
- * dirty pages guessed for it reach DB_BATCH_PAGES (db_wr_pages_full, in
- * doubles; db_wr_batch_short asks the same in whole numbers, batch.pages_left,
- * at every safe point, and a build with -DARGUSQ_BATCH_CHECK or the
- * sanitizers' checks that the two agree).  The counts grow as puts are
+ * dirty pages guessed for it reach DB_BATCH_PAGES (db_wr_pages_full,
+ * asked at every safe point).  The counts grow as puts are
  * made (db_wr_count_put, writer_int.h; count_chunk, writer_chunks.c).  Also
  * here: the map of the archive trimmed as the writer reads, which keeps
  * an ingest's memory flat between commits. */
@@ -58,52 +56,6 @@ bool db_wr_pages_full(const db_writer *w)
     double pending = as_double(w->ev.npatch) * w->batch.patch_pages +
                      as_double(w->nrec.nodes_len) * w->batch.node_pages + as_double(w->keys.nkeys) * w->batch.key_pages;
     return as_double(guessed(w)) + pending >= DB_BATCH_PAGES;
-}
-
-/* db_wr_pages_full's sum is asked at every safe point, but its counts seldom
- * bring it near DB_BATCH_PAGES: the same sum in whole numbers, each
- * count times its weight in 1/4096 pages rounded up (touched, in
- * 1/1024 pages, times 4; appended's bytes as they are), is at least
- * 4096 times db_wr_pages_full's sum (guessed's divisions round down), and the
- * counts take their shares off pages_left as they grow.  While
- * pages_left, counted from a page below the bound, stays above 0, the
- * exact sum is below DB_BATCH_PAGES - 1, and its rounding (a few parts
- * in 2^53 of it, every term positive) cannot reach the bound: the test
- * is false, as db_wr_pages_full would say.  A count set back (a drain, the
- * patches applied) leaves pages_left lower than it could be, so still
- * safe; a commit weighs anew (pages_weigh) and counts again.  The same
- * batches (built with -DARGUSQ_BATCH_CHECK or the sanitizers, as the
- * tests are, db_wr_batch_full compares the two at every safe point and aborts
- * where they differ: test_db's test_nodes_over_page_batches).  The
- * doubles' conversions and sum were much of db_writer_event_back's cost,
- * and an event changes none of the counts. */
-static void pages_weigh(db_writer *w)
-{
-    const double *pages[3] = {&w->batch.patch_pages, &w->batch.node_pages, &w->batch.key_pages};
-    w->batch.pages_unbounded = false;
-    int64_t *weight[3] = {&w->batch.patch_w, &w->batch.node_w, &w->batch.key_w};
-    for (int i = 0; i < 3; i++) {
-        double x = *pages[i] * 4096;
-        bool ok = x >= 0 && x < 1 << 20; /* not NaN, nor too large: always, in practice */
-        *weight[i] = ok ? (int64_t)x + 1 : 0;
-        w->batch.pages_unbounded |= !ok;
-    }
-    w->batch.pages_left = 0; /* counted again at the next safe point */
-}
-
-__attribute__((noinline)) bool db_wr_pages_recount(db_writer *w)
-{
-    if (db_wr_pages_full(w))
-        return true;
-    if (w->batch.pages_unbounded) { /* db_wr_pages_full at every safe point */
-        w->batch.pages_left = 0;
-        return false;
-    }
-    int64_t sum = 4 * (int64_t)w->batch.touched + (int64_t)w->batch.appended +
-                  (int64_t)w->ev.npatch * w->batch.patch_w + (int64_t)w->nrec.nodes_len * w->batch.node_w +
-                  (int64_t)w->keys.nkeys * w->batch.key_w;
-    w->batch.pages_left = (int64_t)4096 * (DB_BATCH_PAGES - 1) - sum;
-    return false;
 }
 
 /* -1 with err "interrupted" once the writer's interrupt is set; else 0.
@@ -210,7 +162,6 @@ int db_wr_flush(db_writer *w, db_error *err)
         w->batch.node_pages = (w->batch.node_pages + (double)(g2 - g1) / node_bytes) / 2;
     if (keys >= 1024)
         w->batch.key_pages = (w->batch.key_pages + (double)(g3 - g2) / keys) / 2;
-    pages_weigh(w);
     db_wr_close_cursors(w);
     /* A batch's data pages are synced before its meta page is written;
      * the meta page itself is synced with the next commit.  A crash can

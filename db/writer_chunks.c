@@ -68,12 +68,10 @@ static inline __attribute__((always_inline)) void count_chunk(db_writer *w, uint
     }
     if (fresh ? *fresh : base_slots_get(&w->batch.runs, h) < 0) {
         w->batch.touched += 1024;
-        w->batch.pages_left -= 4096;
         if (!fresh)
             (void)base_slots_put(&w->batch.runs, h, 0); /* out of memory: the next counts a page again */
     }
     w->batch.appended += 2 * (bytes + 10);
-    w->batch.pages_left -= 2 * ((int64_t)bytes + 10);
 }
 
 /* A batch's chunks of the thread, node-thread and signature indexes wait

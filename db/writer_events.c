@@ -100,7 +100,6 @@ int db_writer_set_event_node_back(db_writer *w, uint64_t event_id, uint32_t node
     if (w->ev.npatch && event_id < w->ev.patch[w->ev.npatch - 1].id)
         w->ev.patch_unsorted = true;
     w->ev.patch[w->ev.npatch++] = (struct patch){event_id, node};
-    w->batch.pages_left -= w->batch.patch_w;
     w->batch.ops++;
     return w->ev.npatch >= DB_PATCH_MAX ? db_wr_apply_patches(w, err) : 0;
 }

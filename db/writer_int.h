@@ -120,13 +120,6 @@ struct db_writer {
          * guessed per event patch, per byte of node records, per index key
          * (db_wr_batch_full) */
         double patch_pages, node_pages, key_pages;
-        /* db_wr_batch_full's pages in whole numbers (db_wr_pages_recount):
-         * what the batch may still add, in 1/4096 pages, before its page
-         * test can be true; each count above takes its share off as it
-         * grows */
-        int64_t pages_left;
-        int64_t patch_w, node_w, key_w; /* the three above in 1/4096 pages, rounded up */
-        bool pages_unbounded;           /* one of them is not (pages_weigh) */
         base_slots runs;    /* the chunk runs the batch put into (count_chunk) */
         uint64_t max_ops;   /* DB_BATCH_OPS, or $ARGUSQ_BATCH_OPS (tests) */
         bool nosync;        /* $ARGUSQ_BATCH_SYNC=0: batches unsynced (make bench) */
@@ -246,15 +239,12 @@ static inline void db_wr_count_put(db_writer *w, unsigned flags, size_t bytes)
 {
     if (flags == MDB_APPEND) {
         w->batch.appended += bytes + 10;
-        w->batch.pages_left -= (int64_t)bytes + 10;
     } else {
         w->batch.touched += w->batch.touch_w;
-        w->batch.pages_left -= 4 * (int64_t)w->batch.touch_w;
         /* a sorted run's puts fill its pages until they split: their
          * bytes land on new pages, half full */
         if (w->batch.touch_w < 1024) {
             w->batch.appended += 2 * (bytes + 10);
-            w->batch.pages_left -= 2 * ((int64_t)bytes + 10);
         }
     }
 }
@@ -306,46 +296,28 @@ static inline int db_wr_flush_batch(db_writer *w, db_error *err)
  * (ix.chunk_commits): the commit's failure is kept for the run's caller
  * (db_wr_thr_fail); 0, -1. */
 int db_wr_between_puts(db_writer *w);
-/* the batch's pages as guessed, at or past DB_BATCH_PAGES (db_wr_batch_full's
- * test in doubles) */
+/* the batch's pages as guessed, at or past DB_BATCH_PAGES (writer_batch.c) */
 bool db_wr_pages_full(const db_writer *w);
-/* db_wr_pages_full, and batch.pages_left counted again when it is not */
-__attribute__((noinline)) bool db_wr_pages_recount(db_writer *w);
 
-/* db_wr_batch_full is false, and known to be by whole numbers alone */
-static inline __attribute__((always_inline)) bool db_wr_batch_short(const db_writer *w)
+/* The batch is full: max_ops puts, DB_BATCH_KEYS keys waiting for their
+ * sort, or its guessed pages at DB_BATCH_PAGES. */
+static inline __attribute__((always_inline)) bool db_wr_batch_full(const db_writer *w)
 {
-    bool yes = w->batch.ops < w->batch.max_ops && w->keys.nkeys < DB_BATCH_KEYS && w->batch.pages_left > 0;
-#if defined(ARGUSQ_BATCH_CHECK) || defined(__SANITIZE_ADDRESS__)
-    if (yes && db_wr_pages_full(w))
-        abort();
-#endif
-    return yes;
+    return w->batch.ops >= w->batch.max_ops || w->keys.nkeys >= DB_BATCH_KEYS || db_wr_pages_full(w);
 }
 
-static inline __attribute__((always_inline)) bool db_wr_batch_full(db_writer *w)
+/* A batch that ends at this safe point. */
+static inline __attribute__((always_inline)) bool db_wr_batch_ends(const db_writer *w)
 {
-    if (w->batch.ops >= w->batch.max_ops || w->keys.nkeys >= DB_BATCH_KEYS)
-        return true;
-    return !db_wr_batch_short(w) && db_wr_pages_recount(w);
-}
-
-/* db_wr_batch_short first: at nearly every safe point it answers, and the
- * three flags need not be read. */
-static inline __attribute__((always_inline)) bool db_wr_batch_ends(db_writer *w)
-{
-    return !db_wr_batch_short(w) && w->batched && !w->in_scan && w->txn && db_wr_batch_full(w);
+    return w->batched && !w->in_scan && w->txn && db_wr_batch_full(w);
 }
 
 /* A batch that may end here (db_wr_batch_ends asked in full): the fast
  * paths of an event and an edge leave it to their whole paths, which ask
- * (db_wr_maybe_flush), so that they call nothing (db_wr_pages_recount)
- * and save no more registers; some of the last events before a commit
- * take the longer way.  (With db_wr_pages_recount's call inline in
- * db_writer_event_back, it saved a fourth register and set up a frame.) */
+ * (db_wr_maybe_flush). */
 static inline __attribute__((always_inline)) bool db_wr_batch_near(const db_writer *w)
 {
-    return !db_wr_batch_short(w) && w->batched;
+    return w->batched && db_wr_batch_full(w);
 }
 
 /* The object indexes' or the dictionary's writes a safe point found due

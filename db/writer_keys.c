@@ -29,7 +29,6 @@ static int later_added(db_writer *w, db_error *err)
 {
     w->batch.ops++;
     w->keys.nkeys++;
-    w->batch.pages_left -= w->batch.key_w;
     /* a writer of one transaction (rules, rebuild) puts them in as it
      * goes, a batch's worth at a time, so its memory stays bounded too */
     if (!w->batched && w->keys.nkeys >= DB_BATCH_KEYS)
@@ -151,7 +150,6 @@ int db_writer_edge_back(db_writer *w, const db_edge *e, db_error *err)
         return edge_back(w, e, err);
     w->batch.ops += 2;
     w->keys.nkeys += 2;
-    w->batch.pages_left -= 2 * w->batch.key_w;
     w->info.edges++;
     return 0;
 }
@@ -174,7 +172,6 @@ static int edge_back(db_writer *w, const db_edge *e, db_error *err)
             return db_fail_oom(err);
         w->batch.ops += 2;
         w->keys.nkeys += 2;
-        w->batch.pages_left -= 2 * w->batch.key_w;
     } else {
         if (edge_later(w, 0, &r, err))
             return -1;

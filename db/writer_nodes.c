@@ -142,7 +142,6 @@ __attribute__((noinline)) int db_writer_node_back(db_writer *w, const db_node *n
     size_t len = db_node_encode(n, w->nrec.nodes + w->nrec.nodes_len);
     w->nrec.nref[w->nrec.nnref++] = (struct nref){n->id, (uint32_t)w->nrec.nodes_len, (uint32_t)len};
     w->nrec.nodes_len += len;
-    w->batch.pages_left -= (int64_t)len * w->batch.node_w;
     w->info.nodes++;
     w->batch.ops++;
     return w->nrec.nodes_len > DB_NODES_MAX ? db_wr_put_nodes(w, err) : 0;

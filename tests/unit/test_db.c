@@ -479,9 +479,7 @@ static void test_nodes_over_batches(void **state)
 /* Batches that end on their pages (db_wr_batch_full's DB_BATCH_PAGES), not
  * their puts: from the second on, each node below the ids already
  * stored is a put into the table, a page each, and some 2,800 of them
- * end the batch before its 20,000 puts.  The sanitizer build (tests)
- * compares db_wr_batch_full's whole-number bound (pages_left) with the exact
- * sum at every safe point and aborts where they differ. */
+ * end the batch before its 20,000 puts. */
 static void test_nodes_over_page_batches(void **state)
 {
     (void)state;
