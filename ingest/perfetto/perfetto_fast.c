@@ -57,7 +57,6 @@ typedef struct pf_fastm {
     const ProtobufCMessageDescriptor *desc;
     uint32_t ntags;      /* tab's length: the tags of its field numbers */
     const pf_fastf *tab; /* by tag */
-    uint8_t plan;        /* its fields' order, as in_order expects it (PF_PLAN_*) */
 } pf_fastm;
 
 /* a length-delimited field's bytes */
@@ -183,129 +182,6 @@ static inline bool tag(const uint8_t **p, const uint8_t *e, uint32_t *t)
     return ingest_pf_short_varint(p, e, t);
 }
 
-/* ---- the commonest event messages: their fields in the order Perfetto
- * writes them ----
- *
- * A switch's seven fields (the commonest event of the Android 11 trace)
- * read by the table below each cost the tag's lookup and the dispatch on
- * its kind.  Here a message's fields are expected in the order of a plan,
- * each by its one-byte tag in its turn, and read by scalar with the plan's
- * constant entry (inlined, its dispatch and offsets folded away); the first
- * field not where expected, and all after it, go to the table's loop, which
- * reads any field in any order, again or late, as protobuf-c does (the
- * later counts), so the result is the same.  The plans name the generated
- * structs' fields; each message type takes its plan only when the table's
- * entries for its tags are the plan's (plan_checked, at init). */
-
-#define PF_TAG(num, wt) ((uint8_t)((num) << 3 | (wt)))
-typedef struct pf_inorder {
-    uint8_t tag;
-    pf_fastf ff; /* what the table has at tag */
-} pf_inorder;
-#define PF_IN_STR(num, S, f) {PF_TAG(num, 2), {offsetof(S, f), 0, FF_STRING, 0}}
-#define PF_IN_NUM(num, kind, S, f) {PF_TAG(num, 0), {offsetof(S, f), offsetof(S, has_##f), kind, 0}}
-
-typedef ArgusqPf__SchedSwitchFtraceEvent pf_sw_msg;
-static const pf_inorder switch_plan[] = {
-    PF_IN_STR(1, pf_sw_msg, prev_comm),         PF_IN_NUM(2, FF_U32, pf_sw_msg, prev_pid),
-    PF_IN_NUM(3, FF_U32, pf_sw_msg, prev_prio), PF_IN_NUM(4, FF_U64, pf_sw_msg, prev_state),
-    PF_IN_STR(5, pf_sw_msg, next_comm),         PF_IN_NUM(6, FF_U32, pf_sw_msg, next_pid),
-    PF_IN_NUM(7, FF_U32, pf_sw_msg, next_prio),
-};
-/* sched_wakeup's, and sched_waking's and sched_wakeup_new's, whose
- * structs are laid out the same (plan_checked says so of each) */
-typedef ArgusqPf__SchedWakeupFtraceEvent pf_wk_msg;
-static const pf_inorder wake_plan[] = {
-    PF_IN_STR(1, pf_wk_msg, comm),
-    PF_IN_NUM(2, FF_U32, pf_wk_msg, pid),
-    PF_IN_NUM(3, FF_U32, pf_wk_msg, prio),
-    PF_IN_NUM(4, FF_U32, pf_wk_msg, success),
-    PF_IN_NUM(5, FF_U32, pf_wk_msg, target_cpu),
-};
-/* cpu_idle's, and cpu_frequency's */
-typedef ArgusqPf__CpuIdleFtraceEvent pf_idle_msg;
-static const pf_inorder idle_plan[] = {
-    PF_IN_NUM(1, FF_U32, pf_idle_msg, state),
-    PF_IN_NUM(2, FF_U32, pf_idle_msg, cpu_id),
-};
-enum { PF_PLAN_NONE, PF_PLAN_SWITCH, PF_PLAN_WAKE, PF_PLAN_IDLE };
-#define PF_NPLAN(a) (sizeof(a) / sizeof(a)[0])
-
-/* The fields of message m from *p while each is the plan's next; *p
- * after them.  FAST_OK or FAST_OOM.  Always inlined, with its plan: a
- * constant. */
-static inline __attribute__((always_inline)) int in_order(pf_hold *h, char *m, const pf_inorder *plan, size_t n,
-                                                          const uint8_t **p, const uint8_t *e, const uint8_t *re)
-{
-#pragma GCC unroll 8
-    for (size_t i = 0; i < n; i++) {
-        const uint8_t *q = *p;
-        if (q >= e || *q != plan[i].tag)
-            break;
-        q++;
-        int rc = scalar(h, &plan[i].ff, m, &q, e, re);
-        if (rc != FAST_OK) /* FAST_NO: the table's loop finds it so */
-            return rc == FAST_OOM ? rc : FAST_OK;
-        *p = q;
-    }
-    return FAST_OK;
-}
-
-/* Does message type fm's table read the plan's tags as the plan does? */
-static bool plan_checked(const pf_fastm *fm, const pf_inorder *plan, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        const pf_fastf *ff = plan[i].tag < fm->ntags ? &fm->tab[plan[i].tag] : NULL;
-        if (!ff || ff->kind != plan[i].ff.kind || ff->offset != plan[i].ff.offset ||
-            (ff->kind != FF_STRING && ff->has != plan[i].ff.has))
-            return false;
-    }
-    return true;
-}
-
-/* A planned message's initial value: the plan's type's INIT with fm's
- * descriptor (sched_waking's and sched_wakeup_new's are sched_wakeup's
- * but for it), copied by moves instead of a call of message_init
- * through the descriptor. */
-static const pf_sw_msg switch_init = ARGUSQ_PF__SCHED_SWITCH_FTRACE_EVENT__INIT;
-static const pf_wk_msg wake_init = ARGUSQ_PF__SCHED_WAKEUP_FTRACE_EVENT__INIT;
-static const pf_idle_msg idle_init = ARGUSQ_PF__CPU_IDLE_FTRACE_EVENT__INIT;
-
-/* Is init, with fm's descriptor, what fm's message_init makes? */
-static bool init_checked(const pf_fastm *fm, const void *init, size_t size)
-{
-    if (fm->desc->sizeof_message != size)
-        return false;
-    unsigned char *a = calloc(1, size);
-    bool same = false;
-    if (a) { /* the base's fields, then the message's (no padding between them) */
-        const ProtobufCMessage *x = (const ProtobufCMessage *)a, *y = init;
-        fm->desc->message_init((ProtobufCMessage *)a);
-        same = x->descriptor == fm->desc && x->n_unknown_fields == y->n_unknown_fields &&
-               x->unknown_fields == y->unknown_fields &&
-               memcmp(a + sizeof *x, (const unsigned char *)init + sizeof *x, size - sizeof *x) == 0;
-    }
-    free(a);
-    return same;
-}
-
-/* the plan message type fm takes (PF_PLAN_*) */
-static uint8_t plan_of(const pf_fastm *fm)
-{
-    const ProtobufCMessageDescriptor *d = fm->desc;
-    if (d == &argusq_pf__sched_switch_ftrace_event__descriptor && plan_checked(fm, switch_plan, PF_NPLAN(switch_plan)) &&
-        init_checked(fm, &switch_init, sizeof switch_init))
-        return PF_PLAN_SWITCH;
-    if ((d == &argusq_pf__sched_wakeup_ftrace_event__descriptor || d == &argusq_pf__sched_waking_ftrace_event__descriptor ||
-         d == &argusq_pf__sched_wakeup_new_ftrace_event__descriptor) &&
-        plan_checked(fm, wake_plan, PF_NPLAN(wake_plan)) && init_checked(fm, &wake_init, sizeof wake_init))
-        return PF_PLAN_WAKE;
-    if ((d == &argusq_pf__cpu_idle_ftrace_event__descriptor || d == &argusq_pf__cpu_frequency_ftrace_event__descriptor) &&
-        plan_checked(fm, idle_plan, PF_NPLAN(idle_plan)) && init_checked(fm, &idle_init, sizeof idle_init))
-        return PF_PLAN_IDLE;
-    return PF_PLAN_NONE;
-}
-
 /* Message m's fields at [p, e) by the table, in any order.  FAST_OK,
  * FAST_NO when protobuf-c must read it, or FAST_OOM.  Always inlined,
  * not a call for each message. */
@@ -333,38 +209,6 @@ static int event_message(pf_hold *h, const pf_fastm *fm, const uint8_t *p, const
         return FAST_OOM;
     fm->desc->message_init(m);
     int rc = table_fields(h, fm, m, p, e, re);
-    if (rc == FAST_OK)
-        *out = m;
-    return rc;
-}
-
-/* The same, of a type with a plan (fm->plan): the plan's fields first.
- * A call of its own: inlined with the others, its three plans made the
- * table's path of every other message slower. */
-static int __attribute__((noinline)) planned_message(pf_hold *h, const pf_fastm *fm, const uint8_t *p, const uint8_t *e,
-                                                     const uint8_t *re, ProtobufCMessage **out)
-{
-    ProtobufCMessage *m = ingest_pf_alloc(h, fm->desc->sizeof_message);
-    if (!m)
-        return FAST_OOM;
-    int rc;
-    switch (fm->plan) {
-    case PF_PLAN_SWITCH:
-        *(pf_sw_msg *)m = switch_init;
-        rc = in_order(h, (char *)m, switch_plan, PF_NPLAN(switch_plan), &p, e, re);
-        break;
-    case PF_PLAN_WAKE:
-        *(pf_wk_msg *)m = wake_init;
-        m->descriptor = fm->desc;
-        rc = in_order(h, (char *)m, wake_plan, PF_NPLAN(wake_plan), &p, e, re);
-        break;
-    default: /* PF_PLAN_IDLE */
-        *(pf_idle_msg *)m = idle_init;
-        m->descriptor = fm->desc;
-        rc = in_order(h, (char *)m, idle_plan, PF_NPLAN(idle_plan), &p, e, re);
-    }
-    if (rc == FAST_OK)
-        rc = table_fields(h, fm, m, p, e, re);
     if (rc == FAST_OK)
         *out = m;
     return rc;
@@ -451,7 +295,7 @@ static int ftrace_event(const pf_reader *d, pf_hold *h, const uint8_t *p, const 
             if (!bytes(&p, e, &val, &n))
                 return FAST_NO;
             const pf_fastm *sm = &d->fast_msg[ff->msg];
-            rc = sm->plan ? planned_message(h, sm, val, val + n, re, &sub) : event_message(h, sm, val, val + n, re, &sub);
+            rc = event_message(h, sm, val, val + n, re, &sub);
             if (rc == FAST_OK) {
                 memcpy((char *)ev + ff->offset, &sub, sizeof sub);
                 /* the oneof's case: the member's number, as protobuf-c's parse_oneof_member */
@@ -781,11 +625,11 @@ int ingest_pf_fast_init(pf_reader *d)
         return ingest_pf_fail(d, 0, "out of memory");
     pf_fastm *m = d->fast_msg;
     pf_fastf *t = d->fast_tab;
-    *m = (pf_fastm){desc, fields_top(desc) * 8, t, 0};
+    *m = (pf_fastm){desc, fields_top(desc) * 8, t};
     fast_table(t, desc, true);
     t += m->ntags;
     m++;
-    *m = (pf_fastm){cdesc, fields_top(cdesc) * 8, t, 0};
+    *m = (pf_fastm){cdesc, fields_top(cdesc) * 8, t};
     fast_table(t, cdesc, false);
     t += m->ntags;
     for (unsigned i = 0; i < desc->n_fields; i++) {
@@ -793,9 +637,8 @@ int ingest_pf_fast_init(pf_reader *d)
         if (fast_field(f, true).kind != FF_MSG)
             continue;
         m++;
-        *m = (pf_fastm){f->descriptor, fields_top(f->descriptor) * 8, t, 0};
+        *m = (pf_fastm){f->descriptor, fields_top(f->descriptor) * 8, t};
         fast_table(t, f->descriptor, false);
-        m->plan = plan_of(m);
         t += m->ntags;
         d->fast_tab[f->id * 8 + 2].msg = (uint16_t)(m - d->fast_msg);
     }

@@ -143,7 +143,7 @@ int ingest_pf_names(pf_reader *d, pf_item *it, bool own)
     int32_t pid = 0;
     int rc;
     uint8_t kind = PF_WK_WAKEUP;
-    const ArgusqPf__SchedWakeupFtraceEvent *wk; /* sched_waking's, sched_wakeup_new's the same (perfetto_fast.c's plan_checked) */
+    const ArgusqPf__SchedWakeupFtraceEvent *wk; /* sched_waking's, sched_wakeup_new's the same */
     switch (e->event_case) {
     case ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_SWITCH: {
         const ArgusqPf__SchedSwitchFtraceEvent *s = e->sched_switch;

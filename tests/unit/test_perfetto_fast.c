@@ -514,9 +514,8 @@ static void plan_packet(pb *pkt, unsigned field, const int *order, unsigned strs
     pb_m(pkt, 1, &bu);
 }
 
-/* The fields of the messages read by a plan (perfetto_fast.c in_order:
- * a switch's, a wakeup's, a cpu_idle's, in Perfetto's order; the first
- * out of place and the rest are the table's) in other orders: reversed,
+/* The fields of the commonest messages (a switch's, a wakeup's, a
+ * cpu_idle's) in Perfetto's order and in others: reversed,
  * one missing, one given again after the rest or at once (the later
  * counts), none, a cut string, a number as a string; each as protobuf-c
  * unpacks it */
