@@ -2,6 +2,7 @@
  * is thin: main.c reads the command line and picks one of
  *
  *   ingest.c   `argusq ingest FILE` and `argusq record -- CMD`
+ *   usage.c    the usage text and usage errors
  *   run.c      statements from the command line, a script or stdin
  *   repl.c     the interactive shell (libedit)
  *   admin.c    `argusq info|compact|backup|dump` (db/ does the work)
@@ -41,7 +42,7 @@ typedef struct cli_options {
     int words;       /* the command-line words it was joined from */
 } cli_options;
 
-/* ---- main.c ---- */
+/* ---- usage.c ---- */
 /* "argusq: MSG ARG" and the usage on stderr; returns 2 (usage). */
 int cli_usage_error(const char *msg, const char *arg);
 void cli_usage(FILE *out);

@@ -374,7 +374,7 @@ def hard_failure(rc, err):
             return f"crash (signal {-rc})"
     if "runtime error" in err or "AddressSanitizer" in err or "LeakSanitizer" in err:
         return "sanitizer"
-    if rc == 3 and "a page could not be read" in err:  # cli/main.c's SIGSEGV/SIGBUS handler
+    if rc == 3 and "a page could not be read" in err:  # cli/signals.c's SIGSEGV/SIGBUS handler
         return "crash (fault caught, exit 3)"
     # 2 is argusq's status for an archive it cannot open (I/O error): a
     # failure the checks below judge, not a crash
