@@ -92,7 +92,7 @@ Y_SRC   := $(wildcard query/*.y)
 RE_SRC  := $(wildcard ingest/*/*.re query/*.re)
 GEN_C   := $(patsubst query/%.y,$(GEN)/%.c,$(Y_SRC)) \
            $(patsubst %.re,$(GEN)/%.c,$(notdir $(RE_SRC))) $(GEN)/syscalls.c
-GEN_H   := $(patsubst query/%.y,$(GEN)/%.h,$(Y_SRC))
+GEN_H   := $(patsubst query/%.y,$(GEN)/%.h,$(Y_SRC)) $(GEN)/query_keywords.h
 # protoc-c: ingest/perfetto/NAME.proto -> build/gen/NAME.pb-c.[ch]
 PROTO_SRC := $(wildcard ingest/perfetto/*.proto)
 GEN_C   += $(patsubst ingest/perfetto/%.proto,$(GEN)/%.pb-c.c,$(PROTO_SRC))
@@ -185,6 +185,12 @@ $(GEN)/%.c: $(1)/%.re | $(B)/.deps
 	re2c -W --no-generation-date -o $$@ $$<
 endef
 $(foreach d,$(sort $(patsubst %/,%,$(dir $(wildcard ingest/*/*.re)))),$(eval $(call ingest_re2c,$(d))))
+
+# the language's keywords, as the lexer spells them (query/words.c lists
+# them for a shell's completion): a keyword added to the lexer is offered
+$(GEN)/query_keywords.h: query/query_lex.re | $(B)/.deps
+	@mkdir -p $(GEN)
+	sed -n "s/^ *'\([a-z_]*\)' *{ code = QTK_.*/    \"\1\",/p" $< > $@.tmp && test -s $@.tmp && mv $@.tmp $@
 
 $(GEN)/%.c: query/%.re $(GEN_H) | $(B)/.deps
 	@mkdir -p $(GEN)

@@ -2,6 +2,7 @@
  * (ended by ';', as in psql or sqlite3), libedit's line editing, history
  * in ~/.argusq_history and Tab completion, the dot-commands of its
  * display settings, and Ctrl-C back to the prompt. */
+#include <assert.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -118,6 +119,8 @@ typedef struct repl_state {
     char **names;               /* completion: trace and thread names (malloc'd) */
     size_t nnames;
     bool have_names;
+    const char *words[512]; /* completion: the language's words (argusq_language_words) */
+    size_t nwords;
 } repl_state;
 
 /* One repl_state per process (libedit's completion callback takes no
@@ -193,16 +196,10 @@ static void names_load(repl_state *r)
  * string ("..."), the archive's trace and thread names. */
 static char *complete_word(const char *text, int state)
 {
-    static const char *const words[] = {
-        "traces", "use", "trace", "help", "show", "node", "events", "of", "find", "nodes", "edges", "where",
-        "order", "by", "asc", "desc", "limit", "slice", "back", "forward", "from", "depth", "via", "with", "weak",
-        "match", "compare", "path", "diagnose", "thread", "against", "archive", "check", "fix", "after",
-        "transaction", "critical", "export", "to", "rename", "label", "set", "unset", "drop", "rebuild", "graph",
-        "rules", "rule", "boundary", "connect", "ignore", "on", "between", "group", "compute", "and", "or", "not",
-        "in", "id", "tid", "pid", "proc", "begin", "end", "duration", "blocked", "running", "runnable", "kind",
-        "cpu", "ts", "type", "phase", "name", "count", "sum", "min", "max", "avg", "median", "p50", "p90",
-        "p95", "p99", "interrupt", "softirq", "timer", "dispatch", "runloop", "wakeup", "ipc", "ipc_reply",
-        "preempt", "flag", "user", "io", ".format", ".timer", ".headers", ".expanded", ".rows", ".pager", ".help", "quit", NULL};
+    /* the shell's own commands; the language's words come from the library */
+    static const char *const dots[] = {".format", ".timer", ".headers", ".expanded", ".rows", ".pager",
+                                       ".help", "quit"};
+    const size_t ndots = sizeof dots / sizeof dots[0];
     static size_t i;
     static bool quoted;
     if (!state) {
@@ -220,9 +217,13 @@ static char *complete_word(const char *text, int state)
                 return strdup(completing->names[i - 1]);
         return NULL;
     }
-    while (words[i])
-        if (strncasecmp(words[i++], text, n) == 0)
-            return strdup(words[i - 1]);
+    size_t nwords = completing ? completing->nwords : 0;
+    while (i < nwords + ndots) {
+        const char *w = i < nwords ? completing->words[i] : dots[i - nwords];
+        i++;
+        if (strncasecmp(w, text, n) == 0)
+            return strdup(w);
+    }
     return NULL;
 }
 
@@ -325,6 +326,8 @@ static double now_s(void)
 int cli_repl(argusq_session *s, argusq_archive *a, const char *archive, int format)
 {
     repl_state rs = {.s = s, .a = a, .rows = true, .format = format};
+    rs.nwords = argusq_language_words(rs.words, sizeof rs.words / sizeof rs.words[0]);
+    assert(rs.nwords <= sizeof rs.words / sizeof rs.words[0]);
     completing = &rs;
     rl_completion_entry_function = complete_word;
     rl_basic_word_break_characters = " \t\n\"(),=<>;";

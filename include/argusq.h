@@ -165,6 +165,12 @@ ARGUSQ_API int argusq_session_set_display(argusq_session *s, unsigned flags, arg
  * formats), -1 when it printed none (JSON, prose, a picture): a REPL's
  * "(N rows)". */
 ARGUSQ_API long argusq_session_rows(const argusq_session *s);
+/* The words of the query language, for a shell's completion: its
+ * keywords, the fields of nodes, events, edges and traces, the aggregates
+ * and the kinds of nodes and edges, each once.  Fills words[0 .. cap)
+ * with static strings (never freed) and returns how many there are: more
+ * than cap means the list was cut (call again with room for as many). */
+ARGUSQ_API size_t argusq_language_words(const char **words, size_t cap);
 
 /* Normal steps from elsewhere: `diagnose ... against traces [where E]` in
  * this session judges the anomaly against steps[0 .. n) -- pooled from

@@ -163,6 +163,8 @@ int argusq_session_set_display(argusq_session *s, unsigned flags, argusq_error *
 
 long argusq_session_rows(const argusq_session *s) { return s ? s->q.rows : -1; }
 
+size_t argusq_language_words(const char **words, size_t cap) { return query_words_list(words, cap); }
+
 int argusq_session_set_format(argusq_session *s, int format, argusq_error *err)
 {
     lib_clear(err);

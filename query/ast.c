@@ -296,15 +296,23 @@ void query_ast_names_push(query_parse_state *ps, query_ast_names *v, query_name 
 
 /* ---- group by / compute ---- */
 
+/* the aggregates by the names a statement may call them */
+static const struct {
+    const char *name;
+    query_agg_fn fn;
+} fns[] = {{"count", QUERY_AGG_COUNT}, {"sum", QUERY_AGG_SUM},   {"min", QUERY_AGG_MIN},
+           {"max", QUERY_AGG_MAX},     {"avg", QUERY_AGG_AVG},   {"median", QUERY_AGG_P50},
+           {"p50", QUERY_AGG_P50},     {"p90", QUERY_AGG_P90},   {"p95", QUERY_AGG_P95},
+           {"p99", QUERY_AGG_P99}};
+
+void query_agg_words(query_words *ws)
+{
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
+        query_words_add(ws, fns[i].name);
+}
+
 query_agg query_ast_agg(query_parse_state *ps, const query_token *fn, const query_token *field)
 {
-    static const struct {
-        const char *name;
-        query_agg_fn fn;
-    } fns[] = {{"count", QUERY_AGG_COUNT}, {"sum", QUERY_AGG_SUM},   {"min", QUERY_AGG_MIN},
-               {"max", QUERY_AGG_MAX},     {"avg", QUERY_AGG_AVG},   {"median", QUERY_AGG_P50},
-               {"p50", QUERY_AGG_P50},     {"p90", QUERY_AGG_P90},   {"p95", QUERY_AGG_P95},
-               {"p99", QUERY_AGG_P99}};
     query_agg a = {.fn_name = query_ast_name(ps, fn), .pos = fn->pos};
     if (field)
         a.field = query_ast_name(ps, field);

@@ -84,6 +84,18 @@ static const char *const trace_fields[TF__COUNT] = {
     "ingested_at", "format", "source",
 };
 
+void query_fields_words(query_words *ws)
+{
+    for (int i = 0; i < NF__COUNT; i++)
+        query_words_add(ws, node_fields[i]);
+    for (int i = 0; i < EF__COUNT; i++)
+        query_words_add(ws, event_fields[i]);
+    for (int i = 0; i < GF__COUNT; i++)
+        query_words_add(ws, edge_fields[i]);
+    for (int i = 0; i < TF__COUNT; i++)
+        query_words_add(ws, trace_fields[i]);
+}
+
 static bool is_label_field(const char *name)
 {
     return strncasecmp(name, "label.", 6) == 0 && name[6];

@@ -53,6 +53,11 @@ typedef enum query_format {
  * the name is none of these. */
 bool query_format_from_name(const char *name, query_format *out);
 const char *query_format_name(query_format f);
+/* The words of the language for a shell's completion: keywords, fields,
+ * aggregates, kinds of nodes and edges, each once.  Fills
+ * words[0 .. min(n, cap)) with static strings; returns n (with cap too
+ * small, a bound of it: call again with as many). */
+size_t query_words_list(const char **words, size_t cap);
 
 /* How a session opens another archive file for one statement (`match ...
  * in archive "PATH"`, `diagnose ... in archive "PATH"`): read-only, and

@@ -478,6 +478,17 @@ void query_ast_clause_against(query_parse_state *ps, query_ast_clauses *c, const
 query_agg query_ast_agg(query_parse_state *ps, const query_token *fn, const query_token *field);
 /* " count", " sum(blocked)" (median is p50) */
 void query_agg_name_print(const query_agg *a, FILE *out);
+
+/* ---- the language's words, for completion (words.c) ----
+ * A list filled up to cap; n counts every word offered, each once (of
+ * those stored: a list cut short may count a word twice). */
+typedef struct query_words {
+    const char **w;
+    size_t n, cap;
+} query_words;
+void query_words_add(query_words *ws, const char *w); /* w static, added unless there (case ignored) */
+void query_fields_words(query_words *ws);            /* fields.c: every table's fields */
+void query_agg_words(query_words *ws);               /* ast.c: the aggregates */
 void query_ast_aggs_push(query_parse_state *ps, query_ast_aggs *v, query_agg a);
 void query_ast_group(query_parse_state *ps, query_stmt *st, const query_ast_group_by *g, const query_ast_order *o);
 void query_ast_clause_limit(query_parse_state *ps, query_ast_clauses *c, const query_token *kw,

@@ -128,6 +128,13 @@ class Shell(ArchiveCase):
         r.write(b'thread "ui-main" in trace "anomaly";\n')
         self.assertTrue(r.read_until(b"Suspects", start=start), r.out[start:])
         self.assertTrue(r.read_until(b"argusq> ", start=r.out.index(b"Suspects", start)))
+        # a field the language reads (the words come from its own tables)
+        start = len(r.out)
+        r.write(b"traces where first_t\t")
+        self.assertTrue(r.read_until(b"s ", start=start), r.out[start:])  # redrawn: "s " at the column
+        r.write(b"> 0;\n")
+        self.assertTrue(r.read_until(b"(2 rows)", start=start), r.out[start:])  # no error: first_ts
+        self.assertIn(b"anomaly", r.out[start:])
         # a trace name in a string (completion closes the string)
         start = len(r.out)
         r.write(b'use trace "anom\t')

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <strings.h>
 
 #include "query/query_ast.h"
 #include "query_grammar.h"
@@ -283,6 +284,59 @@ static void test_errors(void **state)
     done(&L);
 }
 
+/* The words a shell completes (query_words_list): every word is one token
+ * of the language, the lexer's keywords are all there (made from its
+ * rules), and so are each table's fields, the aggregates and the kinds. */
+static bool has_word(const char **w, size_t n, const char *s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(w[i], s) == 0)
+            return true;
+    return false;
+}
+
+static void test_language_words(void **state)
+{
+    (void)state;
+    const char *w[512];
+    size_t n = query_words_list(w, sizeof w / sizeof w[0]);
+    assert_true(n > 100 && n <= sizeof w / sizeof w[0]);
+    int keywords = 0, seen[1024] = {0};
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < i; j++)
+            if (strcasecmp(w[i], w[j]) == 0)
+                fail_msg("\"%s\" twice", w[i]);
+        lexed L;
+        lex(&L, w[i]);
+        if (L.rc != 0 || L.n != 1 || L.tok[0].len != strlen(w[i]))
+            fail_msg("\"%s\" is not one token", w[i]);
+        int code = L.tok[0].code;
+        assert_true(code > 0 && code < 1024);
+        if (code != QTK_ID) {
+            assert_int_equal(seen[code]++, 0); /* one spelling per keyword */
+            keywords++;
+        }
+        done(&L);
+    }
+    /* every keyword of test_keywords, and the last the lexer added */
+    const char *must[] = {"traces", "use", "trace", "help", "show", "node", "events", "of", "find", "nodes",
+                          "where", "order", "by", "asc", "desc", "limit", "slice", "back", "forward", "from",
+                          "depth", "via", "with", "weak", "or", "and", "not", "in", "export", "to",
+                          "diagnose", "critical", "transaction", "between", "send", "recv",
+                          /* fields of nodes, events, edges, traces */
+                          "duration", "blocked", "runnable", "phase", "from_event", "first_ts",
+                          /* aggregates, kinds of nodes and edges */
+                          "median", "p99", "softirq", "timeshare", "ipc_reply", "preempt"};
+    for (size_t i = 0; i < sizeof must / sizeof must[0]; i++)
+        if (!has_word(w, n, must[i]))
+            fail_msg("\"%s\" is not offered", must[i]);
+    assert_true(keywords >= 60);
+    /* a list too short is filled, and says how many there are */
+    const char *few[8];
+    assert_true(query_words_list(few, 8) > 8);
+    assert_string_equal(few[0], w[0]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -295,6 +349,7 @@ int main(void)
         cmocka_unit_test(test_durations),
         cmocka_unit_test(test_strings),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_language_words),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
