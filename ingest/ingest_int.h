@@ -1,7 +1,8 @@
 /* ingest/ingest_int.h -- what every reader shares (not public).
  *
- *   ingest_lines_*      the streaming line splitter (ingest.c): one large
- *                       buffer, lines split in place, never the whole file
+ *   ingest_lines_*      the streaming line splitter (lines.c): one large
+ *                       buffer, lines split in place, never the whole file;
+ *                       and the text readers' loop over lines
  *   errors              the readers' messages, "PATH:LINE: what" (errors.c)
  *   ingest_attr_reserve the buffer an event's key=value attributes go to (attrs.c)
  *   numbers             parsed from and printed into text (numbers.c)
@@ -59,6 +60,25 @@ int ingest_lines_fill(ingest_lines *lb, char *err, size_t errlen);
  * overwritten).  The line stays valid until the next call.
  * Returns 1 (a line), 0 (end of file) or -1 (err = "PATH:LINE: ..."). */
 int ingest_lines_next(ingest_lines *lb, char **line, size_t *len, char *err, size_t errlen);
+
+/* The text readers' loop (argus, perf script, ftrace text and systrace):
+ * each line to the reader's handler, numbered and counted.  Lines come
+ * from lb, or from a source that reads through it (systrace's page,
+ * ftrace/ftrace_page.c), whose lines take lb's number too. */
+typedef struct ingest_line_loop {
+    ingest_lines *lb;
+    /* NULL: lb's lines; else the source's, as ingest_lines_next gives them */
+    int (*next)(void *src, char **line, size_t *len, char *err, size_t errlen);
+    void *src;
+    ingest_stats *st;  /* st->lines counts the lines handed on */
+    uint64_t *lineno;  /* the reader's line number, set before each call */
+    /* 0 for a line read; else the loop stops and returns it */
+    int (*line)(void *reader, char *line, size_t len);
+    void *reader;
+} ingest_line_loop;
+/* 0 at the end of the text, -1 for a read error (err set), or what the
+ * handler returned for the line that stopped it. */
+int ingest_lines_each(const ingest_line_loop *l, char *err, size_t errlen);
 
 /* ---- errors (errors.c) ---- */
 

@@ -1,10 +1,12 @@
-/* ingest/lines.c -- the streaming line splitter every text reader uses,
- * the names of the formats, and a whole stream read into memory.
+/* ingest/lines.c -- the streaming line splitter every text reader uses
+ * and their loop over its lines, the names of the formats, and a whole
+ * stream read into memory.
  *
  * The splitter keeps one buffer of INGEST_LINE_MAX (+2) bytes: lines are
  * split in place (the '\n' becomes a NUL), the unfinished tail is moved to
  * the front before the next fread, so memory does not depend on the size
  * of the trace and no line is ever copied. */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,6 +150,24 @@ int ingest_lines_next(ingest_lines *lb, char **line, size_t *len, char *err, siz
         }
         if (ingest_lines_fill(lb, err, errlen) < 0)
             return -1;
+    }
+}
+
+int ingest_lines_each(const ingest_line_loop *l, char *err, size_t errlen)
+{
+    assert(l->lb && l->st && l->lineno && l->line);
+    for (;;) {
+        char *line;
+        size_t len;
+        int n = l->next ? l->next(l->src, &line, &len, err, errlen)
+                        : ingest_lines_next(l->lb, &line, &len, err, errlen);
+        if (n <= 0)
+            return n;
+        *l->lineno = l->lb->lineno;
+        l->st->lines++;
+        int rc = l->line(l->reader, line, len);
+        if (rc != 0)
+            return rc;
     }
 }
 

@@ -360,6 +360,19 @@ static int do_line(argus_reader *r, char *line)
                 tok_len(&t), t.at, r->dump ? "; label and rule in the header" : "");
 }
 
+/* a line of the trace; the first is its header */
+static int argus_line(void *reader, char *line, size_t len)
+{
+    argus_reader *r = reader;
+    (void)len;
+    if (r->lineno == 1) {
+        if (strcmp(line, "#argus-trace 1") != 0)
+            return fail(r, "the first line must be exactly \"#argus-trace 1\", not \"%.40s\"", line);
+        return 0;
+    }
+    return do_line(r, line);
+}
+
 int ingest_argus_read(ingest_lines *lb, const ingest_sink *sink, ingest_stats *st, char *err,
                       size_t errlen)
 {
@@ -373,24 +386,10 @@ int ingest_argus_read(ingest_lines *lb, const ingest_sink *sink, ingest_stats *s
     r.tcap = 512;
     r.tab = calloc(r.tcap, sizeof *r.tab);
     int rc = r.tab ? 0 : fail(&r, "out of memory");
-    while (rc == 0) {
-        char *line;
-        size_t len;
-        int n = ingest_lines_next(lb, &line, &len, err, errlen);
-        if (n <= 0) {
-            rc = n;
-            break;
-        }
-        r.lineno = lb->lineno;
-        st->lines++;
-        if (r.lineno == 1) {
-            if (strcmp(line, "#argus-trace 1") != 0)
-                rc = fail(&r, "the first line must be exactly \"#argus-trace 1\", not \"%.40s\"",
-                          line);
-            continue;
-        }
-        rc = do_line(&r, line);
-    }
+    if (rc == 0)
+        rc = ingest_lines_each(&(ingest_line_loop){.lb = lb, .st = st, .lineno = &r.lineno,
+                                                   .line = argus_line, .reader = &r},
+                               err, errlen);
     if (rc == 0 && r.dump && r.have_want && st->events != r.want)
         rc = fail(&r, "the dump holds %llu events, its dump record says %llu: the file is cut short or was edited",
                   (unsigned long long)st->events, (unsigned long long)r.want);

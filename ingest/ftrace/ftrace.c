@@ -699,6 +699,13 @@ int ingest_ft_text_end(ftrace_reader *r, ingest_reorder *ro, int rc, char *err, 
     return rc < 0 ? -1 : 0;
 }
 
+static int src_next(void *src, char **line, size_t *len, char *err, size_t errlen)
+{
+    return ingest_ft_src_next(src, line, len, err, errlen);
+}
+
+static int text_line(void *reader, char *line, size_t len) { return do_line(reader, line, len); }
+
 /* Text: every line through the reorder window.  A last line cut short (a
  * recorder killed, a disk full mid-write: a line this reader cannot read,
  * with nothing after it) is left out and reported (st->truncated);
@@ -713,23 +720,14 @@ int ingest_ftrace_read(ingest_lines *lb, const ingest_sink *sink, const ingest_o
     int rc = ingest_ft_text_begin(&r, &ro, lb, sink, opts, st, err, errlen);
     if (rc == 0 && !(r.ahead = ingest_ft_ahead_new(lb, html)))
         rc = ingest_ft_fail(&r, "out of memory");
-    while (rc == 0) {
-        char *line;
-        size_t len;
-        int n = ingest_ft_src_next(&src, &line, &len, err, errlen);
-        if (n <= 0) {
-            rc = n;
-            break;
-        }
-        r.lineno = src.lineno;
-        r.st->lines++;
-        rc = do_line(&r, line, len);
-        /* a bad last line after events: a trace cut short */
-        if (rc == FTRACE_BAD_LINE && st->events + r.pending > 0 && only_blanks_left(&src)) {
-            st->truncated = r.lineno;
-            rc = 0;
-            break;
-        }
+    if (rc == 0)
+        rc = ingest_lines_each(&(ingest_line_loop){.lb = lb, .next = src_next, .src = &src, .st = st,
+                                                   .lineno = &r.lineno, .line = text_line, .reader = &r},
+                               err, errlen);
+    /* a bad last line after events: a trace cut short */
+    if (rc == FTRACE_BAD_LINE && st->events + r.pending > 0 && only_blanks_left(&src)) {
+        st->truncated = r.lineno;
+        rc = 0;
     }
     if (rc == 0)
         rc = pend_flush(&r);

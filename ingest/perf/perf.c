@@ -248,6 +248,17 @@ static int perf_line(ftrace_reader *r, char *line)
     return rc;
 }
 
+/* a line of perf script's text; its header may name the machine */
+static int perf_text_line(void *reader, char *line, size_t len)
+{
+    ftrace_reader *r = reader;
+    (void)len;
+    int rc = perf_line(r, line);
+    if (r->st->meta.arch[0] && !r->arch)
+        r->arch = base_arch_find(r->st->meta.arch);
+    return rc;
+}
+
 int ingest_perf_read(ingest_lines *lb, const ingest_sink *sink, const ingest_opts *opts, ingest_stats *st,
                      char *err, size_t errlen)
 {
@@ -256,20 +267,10 @@ int ingest_perf_read(ingest_lines *lb, const ingest_sink *sink, const ingest_opt
     int rc = ingest_ft_text_begin(&r, &ro, lb, sink, opts, st, err, errlen);
     if (!st->meta.recorder[0])
         snprintf(st->meta.recorder, sizeof st->meta.recorder, "perf");
-    while (rc == 0) {
-        char *line;
-        size_t len;
-        int n = ingest_lines_next(lb, &line, &len, err, errlen);
-        if (n <= 0) {
-            rc = n;
-            break;
-        }
-        r.lineno = lb->lineno;
-        st->lines++;
-        rc = perf_line(&r, line);
-        if (st->meta.arch[0] && !r.arch)
-            r.arch = base_arch_find(st->meta.arch);
-    }
+    if (rc == 0)
+        rc = ingest_lines_each(&(ingest_line_loop){.lb = lb, .st = st, .lineno = &r.lineno,
+                                                   .line = perf_text_line, .reader = &r},
+                               err, errlen);
     if (rc == 0 && st->events == 0 && st->lines > 0) {
         ingest_errf(err, errlen, "%s:%llu: no perf script event line in the file", lb->path,
                     (unsigned long long)lb->lineno);
