@@ -1,5 +1,6 @@
 /* graph/build.c -- part 1 of paper/000's algorithm: cutting each thread's
  * events into nodes by the boundary rules, in one time-ordered pass. */
+#include <assert.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,6 +154,9 @@ static int node_open(graph_state *g, graph_open *o, graph_thread *t, const db_ev
 static int node_append(graph_state *g, graph_open *o, const db_event *ev)
 {
     db_node *n = &o->n;
+    /* a node is a stretch of one thread's execution (paper/000 1.a): its
+     * events come in time order (the feed's promise, graph/feed.c) */
+    assert(n->events == 0 || ev->ts >= n->end);
     if (n->events++ == 0) {
         n->begin = ev->ts;
         n->first_event = ev->id;
