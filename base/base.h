@@ -1,7 +1,7 @@
 /* base/base.h -- what every stage shares and no stage owns: the machines
  * argusq knows, each with its kernel's syscall table; and the small
  * general tools of memory and order the stages build on (an array that
- * grows, a map from a 64-bit key to an array index, in-memory sorts,
+ * grows, the one hash map (a 64-bit key to a 32-bit value), in-memory sorts,
  * spare buffers, short copies, numbers in decimal) and files written
  * whole (base/outfile.c).
  *
@@ -169,33 +169,66 @@ static inline bool base_grow(void **p, size_t *cap, size_t need, size_t size)
     return true;
 }
 
-/* ---- a 64-bit key to an index of the caller's array (base/slots.c) ---- */
-typedef struct base_slots {
-    uint64_t *key;
-    uint32_t *ix; /* index + 1, 0 for an empty slot */
-    size_t n, used;
-} base_slots;
-/* a key's first slot (n: a power of two) */
-static inline size_t base_slots_home(uint64_t key, size_t n)
+/* ---- the one hash map: a 64-bit key to a 32-bit value (base/map.c) ----
+ * Every key is allowed (0 and UINT64_MAX too), and every value.  A caller
+ * that keeps a struct per key keeps the structs in its own array (one
+ * that grows: base_grow) and maps the key to the index; the map holds no
+ * pointer of the caller's, so it may grow while pointers into that array
+ * are held.  Open addressing with linear probing, at most half full;
+ * deletion by backward shift.  No iteration: the callers walk their own
+ * arrays, in the order they filled them, never the map's slots, whose
+ * order is the hash's.
+ *
+ *   base_map m = {0};                  empty: no memory until the first put
+ *   if (base_map_put(&m, key, i)) ...  out of memory
+ *   uint32_t v;
+ *   if (base_map_get(&m, key, &v)) ...
+ *   base_map_free(&m);
+ */
+typedef struct base_map_slot {
+    uint64_t key;
+    uint32_t val;
+    uint32_t full; /* 0: an empty slot (key and val mean nothing) */
+} base_map_slot;
+typedef struct base_map {
+    base_map_slot *slot;
+    size_t cap, len; /* cap: 0 or a power of two (64 or more), at least 2 * len */
+    unsigned shift;  /* 64 - log2(cap) */
+} base_map;
+
+/* a key's first slot (cap not 0): the top bits of its Fibonacci hash */
+static inline size_t base_map_home(const base_map *m, uint64_t key)
 {
-    return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (n - 1);
+    return (size_t)((key * 0x9e3779b97f4a7c15ull) >> m->shift);
 }
-/* the index, or -1.  Inline: the writer's indexes look up a thread or
- * a thread key per event and per node */
-static inline long base_slots_get(const base_slots *s, uint64_t key)
+/* key's value into *val: true, or false when key is not there.  Inline:
+ * the readers' thread tables and the writer's indexes look up a key per
+ * event, the graph several. */
+static inline bool base_map_get(const base_map *m, uint64_t key, uint32_t *val)
 {
-    if (!s->n)
-        return -1;
-    for (size_t i = base_slots_home(key, s->n);; i = (i + 1) & (s->n - 1)) {
-        if (!s->ix[i])
-            return -1;
-        if (s->key[i] == key)
-            return (long)s->ix[i] - 1;
+    if (!m->cap)
+        return false;
+    for (size_t i = base_map_home(m, key);; i = (i + 1) & (m->cap - 1)) {
+        const base_map_slot *s = &m->slot[i];
+        if (!s->full)
+            return false;
+        if (s->key == key) {
+            *val = s->val;
+            return true;
+        }
     }
 }
-int base_slots_put(base_slots *s, uint64_t key, uint32_t index); /* 0, -1 out of memory */
-void base_slots_free(base_slots *s);
-
+/* key -> val, added or replaced: 0, or -1 out of memory (m as it was) */
+int base_map_put(base_map *m, uint64_t key, uint32_t val);
+/* Room for n more keys: the next n puts of new keys allocate nothing and
+ * cannot fail.  0, or -1 out of memory (m as it was). */
+int base_map_reserve(base_map *m, size_t n);
+/* key taken out: true and its value into *val (val may be NULL), or
+ * false when key was not there */
+bool base_map_del(base_map *m, uint64_t key, uint32_t *val);
+/* every key taken out, the slots kept */
+void base_map_clear(base_map *m);
+void base_map_free(base_map *m);
 
 /* ---- in-memory sorts (base.h alone) ----
  * A merge sort and an insertion sort for arrays nearly in order.  qsort

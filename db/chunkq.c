@@ -48,7 +48,7 @@ struct db_chunkq {
     size_t n, cap;
     cq_run *r;
     size_t nr, rcap;
-    base_slots runs; /* the run's hash -> r, to the batch's end */
+    base_map runs; /* the run's hash -> r, to the batch's end */
     unsigned char *buf;
     size_t len, bcap;
     struct cq_rord *order, *otmp; /* the drain's runs in key order, those with chunks */
@@ -65,7 +65,7 @@ void db_chunkq_free(db_chunkq *q)
         return;
     free(q->c);
     free(q->r);
-    base_slots_free(&q->runs);
+    base_map_free(&q->runs);
     free(q->buf);
     free(q->order);
     free(q->otmp);
@@ -83,16 +83,16 @@ int db_chunkq_add(db_chunkq *q, uint64_t hash, int dbi, const unsigned char *k, 
         !base_grow((void **)&q->c, &q->cap, q->n + 1, sizeof *q->c) ||
         !base_grow((void **)&q->buf, &q->bcap, q->len + klen + vlen, 1))
         return -1;
-    long ri = base_slots_get(&q->runs, hash);
-    *fresh = ri < 0;
-    if (ri < 0) {
+    uint32_t ri;
+    *fresh = !base_map_get(&q->runs, hash, &ri);
+    if (*fresh) {
         if (!base_grow((void **)&q->r, &q->rcap, q->nr + 1, sizeof *q->r) ||
-            base_slots_put(&q->runs, hash, (uint32_t)q->nr))
+            base_map_put(&q->runs, hash, (uint32_t)q->nr))
             return -1;
         unsigned char head[8] = {0};
         memcpy(head, k, plen < 8 ? plen : 8);
         q->r[q->nr] = (cq_run){db_get_be64(head), CQ_NONE, CQ_NONE, (uint8_t)dbi, (uint8_t)plen};
-        ri = (long)q->nr++;
+        ri = (uint32_t)q->nr++;
     }
     cq_run *r = &q->r[ri];
     if (r->last != CQ_NONE)
@@ -232,5 +232,5 @@ void db_chunkq_end_batch(db_chunkq *q)
     if (!q)
         return;
     q->n = q->nr = q->len = 0;
-    base_slots_free(&q->runs);
+    base_map_free(&q->runs);
 }

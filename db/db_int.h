@@ -365,7 +365,7 @@ typedef struct db_thrix_chunk {
 struct db_thrindex {
     db_thrix_chunk *c;
     size_t n, cap;
-    base_slots slots; /* tid -> chunk */
+    base_map slots; /* tid -> chunk */
     size_t pending; /* bytes in open chunks */
     size_t held;    /* bytes of chunks and their buffers, open or not */
     unsigned key_bytes; /* 4 (a tid) or 8 (an object) */
@@ -382,8 +382,8 @@ int db_thrindex_add_more(db_thrindex *t, uint32_t trace, uint64_t key, uint64_t 
 static inline __attribute__((always_inline)) bool db_thrindex_add_fast(db_thrindex *t, uint64_t key, uint64_t ts,
                                                                        uint64_t id)
 {
-    long i = base_slots_get(&t->slots, key);
-    if (i >= 0) {
+    uint32_t i;
+    if (base_map_get(&t->slots, key, &i)) {
         db_thrix_chunk *c = &t->c[i];
         if (c->len + 10 <= c->lim && ts >= c->last_ts && id > c->last_id && id - c->last_id < 0x80 &&
             t->pending < DB_THR_PENDING_MAX && t->held <= DB_THR_HELD_MAX) {
@@ -496,7 +496,7 @@ int db_wsync_scan_time(db_wq *q, db_writer *w, db_event_cb cb, void *ctx, db_err
  * A lookup that misses is for the archive to answer; set keeps a copy
  * (or nothing, past its bound). */
 typedef struct db_names {
-    base_slots thr_ix, proc_ix;
+    base_map thr_ix, proc_ix;
     db_thread *thr;
     char (*proc)[DB_NAME_MAX];
     size_t nthr, thr_cap, nproc, proc_cap;

@@ -15,8 +15,8 @@
 
 void db_names_free(db_names *c)
 {
-    base_slots_free(&c->thr_ix);
-    base_slots_free(&c->proc_ix);
+    base_map_free(&c->thr_ix);
+    base_map_free(&c->proc_ix);
     free(c->thr);
     free(c->proc);
     *c = (db_names){0};
@@ -37,37 +37,37 @@ static int grow(void **p, size_t *cap, size_t n, size_t size)
 
 const db_thread *db_names_thread(const db_names *c, uint32_t tid)
 {
-    long i = base_slots_get(&c->thr_ix, tid);
-    return i < 0 ? NULL : &c->thr[i];
+    uint32_t i;
+    return base_map_get(&c->thr_ix, tid, &i) ? &c->thr[i] : NULL;
 }
 
 void db_names_set_thread(db_names *c, const db_thread *t)
 {
-    long i = base_slots_get(&c->thr_ix, t->tid);
-    if (i >= 0) {
+    uint32_t i;
+    if (base_map_get(&c->thr_ix, t->tid, &i)) {
         c->thr[i] = *t;
         return;
     }
     if (c->nthr >= DB_NAMES_MAX || grow((void **)&c->thr, &c->thr_cap, c->nthr, sizeof *c->thr) ||
-        base_slots_put(&c->thr_ix, t->tid, (uint32_t)c->nthr))
+        base_map_put(&c->thr_ix, t->tid, (uint32_t)c->nthr))
         return; /* not kept: the archive answers */
     c->thr[c->nthr++] = *t;
 }
 
 const char *db_names_proc(const db_names *c, uint32_t pid)
 {
-    long i = base_slots_get(&c->proc_ix, pid);
-    return i < 0 ? NULL : c->proc[i];
+    uint32_t i;
+    return base_map_get(&c->proc_ix, pid, &i) ? c->proc[i] : NULL;
 }
 
 void db_names_set_proc(db_names *c, uint32_t pid, const char *name, size_t len)
 {
-    long i = base_slots_get(&c->proc_ix, pid);
-    if (i < 0) {
+    uint32_t i;
+    if (!base_map_get(&c->proc_ix, pid, &i)) {
         if (c->nproc >= DB_NAMES_MAX || grow((void **)&c->proc, &c->proc_cap, c->nproc, sizeof *c->proc) ||
-            base_slots_put(&c->proc_ix, pid, (uint32_t)c->nproc))
+            base_map_put(&c->proc_ix, pid, (uint32_t)c->nproc))
             return;
-        i = (long)c->nproc++;
+        i = (uint32_t)c->nproc++;
     }
     db_name_copy(c->proc[i], sizeof c->proc[i], name, len);
 }

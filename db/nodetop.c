@@ -34,7 +34,7 @@ typedef struct top_list {
 struct db_nodetop {
     top_list *l;
     size_t n, cap;
-    base_slots slots; /* thread key -> list */
+    base_map slots; /* thread key -> list */
 };
 
 db_nodetop *db_nodetop_new(void) { return calloc(1, sizeof(db_nodetop)); }
@@ -47,7 +47,7 @@ void db_nodetop_free(db_nodetop *t)
         for (int f = 0; f < DB_TOP__COUNT; f++)
             free(t->l[i].heap[f]);
     free(t->l);
-    base_slots_free(&t->slots);
+    base_map_free(&t->slots);
     free(t);
 }
 
@@ -95,8 +95,8 @@ static void replace_lowest(top_ent *h, uint32_t n, top_ent e)
 
 static top_list *list_of(db_nodetop *t, uint32_t key)
 {
-    long i = base_slots_get(&t->slots, key);
-    if (i >= 0)
+    uint32_t i;
+    if (base_map_get(&t->slots, key, &i))
         return &t->l[i];
     if (t->n == t->cap) {
         size_t c = t->cap ? t->cap * 2 : 64;
@@ -106,7 +106,7 @@ static top_list *list_of(db_nodetop *t, uint32_t key)
         t->l = p;
         t->cap = c;
     }
-    if (base_slots_put(&t->slots, key, (uint32_t)t->n))
+    if (base_map_put(&t->slots, key, (uint32_t)t->n))
         return NULL;
     top_list *l = &t->l[t->n++];
     memset(l, 0, sizeof *l);

@@ -28,7 +28,7 @@ struct db_normbuf {
     size_t n, cap;
     char *text;
     size_t len, tcap;
-    base_slots seen; /* hash -> index in v */
+    base_map seen; /* hash -> index in v */
 };
 
 db_normbuf *db_normbuf_new(void) { return calloc(1, sizeof(db_normbuf)); }
@@ -36,7 +36,7 @@ db_normbuf *db_normbuf_new(void) { return calloc(1, sizeof(db_normbuf)); }
 static void clear(db_normbuf *b)
 {
     b->n = b->len = 0;
-    base_slots_free(&b->seen);
+    base_map_free(&b->seen);
 }
 
 void db_normbuf_free(db_normbuf *b)
@@ -53,16 +53,19 @@ size_t db_normbuf_count(const db_normbuf *b) { return b ? b->n : 0; }
 
 int db_normbuf_add(db_normbuf *b, uint32_t hash, const char *text, size_t len)
 {
-    if (base_slots_get(&b->seen, hash) >= 0) /* the first text of a hash wins, as in the table */
+    uint32_t i;
+    if (base_map_get(&b->seen, hash, &i)) /* the first text of a hash wins, as in the table */
         return 0;
     if (!base_grow((void **)&b->v, &b->cap, b->n + 1, sizeof *b->v) ||
         !base_grow((void **)&b->text, &b->tcap, b->len + len, 1) ||
-        base_slots_put(&b->seen, hash, (uint32_t)b->n))
+        base_map_put(&b->seen, hash, (uint32_t)b->n))
         return -1;
     memcpy(b->text + b->len, text, len);
     b->v[b->n++] = (struct norm){hash, (uint32_t)len, b->len};
     b->len += len;
-    /* what waits: the texts, their entries, and the slots (two per entry) */
+    /* what waits: the texts, their entries, and the map's slots (two per
+     * entry; 24 bytes as when a slot was 12: the bound stays where the
+     * flushes were measured) */
     return b->len + b->n * (sizeof(struct norm) + 24) > NORMBUF_MAX ? 1 : 0;
 }
 

@@ -44,7 +44,7 @@ typedef struct chunk {
 struct db_sigindex {
     chunk *c;
     size_t n, cap;
-    base_slots slots; /* thread key -> chunk */
+    base_map slots; /* thread key -> chunk */
     size_t pending;
 };
 
@@ -55,7 +55,7 @@ static void forget(db_sigindex *s)
     for (size_t i = 0; i < s->n; i++)
         free(s->c[i].buf);
     s->n = 0;
-    base_slots_free(&s->slots);
+    base_map_free(&s->slots);
 }
 
 void db_sigindex_free(db_sigindex *s)
@@ -69,8 +69,8 @@ void db_sigindex_free(db_sigindex *s)
 
 static chunk *find(db_sigindex *s, uint32_t tk)
 {
-    long i = base_slots_get(&s->slots, tk);
-    if (i >= 0)
+    uint32_t i;
+    if (base_map_get(&s->slots, tk, &i))
         return &s->c[i];
     if (s->n == s->cap) {
         size_t c = s->cap ? s->cap * 2 : 64;
@@ -80,7 +80,7 @@ static chunk *find(db_sigindex *s, uint32_t tk)
         s->c = p;
         s->cap = c;
     }
-    if (base_slots_put(&s->slots, tk, (uint32_t)s->n))
+    if (base_map_put(&s->slots, tk, (uint32_t)s->n))
         return NULL;
     chunk *c = &s->c[s->n++];
     memset(c, 0, sizeof *c);

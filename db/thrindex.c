@@ -64,7 +64,7 @@ static void forget(db_thrindex *t)
         free(t->c[i].buf);
     t->n = 0;
     t->held = 0;
-    base_slots_free(&t->slots);
+    base_map_free(&t->slots);
 }
 
 void db_thrindex_free(db_thrindex *t)
@@ -87,7 +87,7 @@ static chunk *new_chunk(db_thrindex *t, uint64_t key)
         t->c = p;
         t->cap = c;
     }
-    if (base_slots_put(&t->slots, key, (uint32_t)t->n))
+    if (base_map_put(&t->slots, key, (uint32_t)t->n))
         return NULL;
     chunk *c = &t->c[t->n++];
     memset(c, 0, sizeof *c);
@@ -222,8 +222,8 @@ static __attribute__((noinline)) int add_new(db_thrindex *t, uint32_t trace, uin
 int db_thrindex_add_more(db_thrindex *t, uint32_t trace, uint64_t key, uint64_t ts, uint64_t id,
                          db_thrindex_put put, void *ctx)
 {
-    long i = base_slots_get(&t->slots, key);
-    if (i < 0)
+    uint32_t i;
+    if (!base_map_get(&t->slots, key, &i))
         return add_new(t, trace, key, ts, id, put, ctx);
     chunk *c = &t->c[i];
     if (c->len + 10 > c->lim || ts < c->last_ts || id <= c->last_id)

@@ -181,7 +181,7 @@ int db_wr_flush(db_writer *w, db_error *err)
         return db_wr_commit_fail(w, rc, err);
     w->flushed = true;
     w->batch.ops = w->batch.touched = w->batch.appended = 0;
-    base_slots_free(&w->batch.runs);
+    base_map_free(&w->batch.runs);
     db_chunkq_end_batch(w->ix.chunks);
     trim_map(w);
     rc = mdb_txn_begin(w->a->env, NULL, 0, &w->txn);

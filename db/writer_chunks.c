@@ -42,7 +42,9 @@ static size_t chunk_run(int dbi, size_t klen)
  * one table then share a name), then its bytes past them; a word at a
  * time, not FNV-1a's byte at a time.  The words big-endian, so that the
  * thread is in their low bits: read as they lie, a thread's low bits went
- * to the high ones, and most names shared their slot (base_slots_home). */
+ * to the high ones, and most names shared their slot in the map the runs
+ * had then, whose slot came from a key's low bits (base_map's home takes
+ * every bit, but the words stay as they are: the names need no change). */
 static uint64_t run_hash(int dbi, const unsigned char *k, size_t klen)
 {
     const uint64_t mul = 0x100000001b3ull;
@@ -66,10 +68,11 @@ static inline __attribute__((always_inline)) void count_chunk(db_writer *w, uint
         db_wr_count_put(w, 0, bytes);
         return;
     }
-    if (fresh ? *fresh : base_slots_get(&w->batch.runs, h) < 0) {
+    uint32_t seen;
+    if (fresh ? *fresh : !base_map_get(&w->batch.runs, h, &seen)) {
         w->batch.touched += 1024;
         if (!fresh)
-            (void)base_slots_put(&w->batch.runs, h, 0); /* out of memory: the next counts a page again */
+            (void)base_map_put(&w->batch.runs, h, 0); /* out of memory: the next counts a page again */
     }
     w->batch.appended += 2 * (bytes + 10);
 }

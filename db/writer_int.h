@@ -120,7 +120,7 @@ struct db_writer {
          * guessed per event patch, per byte of node records, per index key
          * (db_wr_batch_full) */
         double patch_pages, node_pages, key_pages;
-        base_slots runs;    /* the chunk runs the batch put into (count_chunk) */
+        base_map runs;    /* the chunk runs the batch put into (count_chunk) */
         uint64_t max_ops;   /* DB_BATCH_OPS, or $ARGUSQ_BATCH_OPS (tests) */
         bool nosync;        /* $ARGUSQ_BATCH_SYNC=0: batches unsynced (make bench) */
         uint64_t untrimmed; /* puts (or bytes of pages touched) since the last trim */

@@ -61,7 +61,7 @@ static void writer_free(db_writer *w)
         close(w->lock_fd);
     db_keysort_free(w->keys.ks);
     db_chunkq_free(w->ix.chunks);
-    base_slots_free(&w->batch.runs);
+    base_map_free(&w->batch.runs);
     free_events(w);
     free(w);
 }

@@ -51,48 +51,32 @@ static inline void fuzz_lines_close(ingest_lines *lb)
     fclose(lb->f);
 }
 
-/* ---- the checking sink: a small open-addressing map id -> state ---- */
+/* ---- the checking sink: a state per id (base_map: id -> its entry) ---- */
 
 enum { FZ_PROC = 1, FZ_THREAD = 2 };
 
 typedef struct fuzz_ent {
-    uint32_t id, pid; /* pid: of thread id, when FZ_THREAD */
-    uint8_t used, flags;
+    uint32_t pid; /* of thread id, when FZ_THREAD */
+    uint8_t flags;
 } fuzz_ent;
 
 typedef struct fuzz_sink {
     fuzz_ent *tab;
     size_t cap, used;
+    base_map ids;
     uint64_t events;
     unsigned sum; /* touches every byte the reader hands over */
 } fuzz_sink;
 
 static inline fuzz_ent *fuzz_get(fuzz_sink *s, uint32_t id)
 {
-    if ((s->used + 1) * 2 > s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 64;
-        fuzz_ent *t = calloc(cap, sizeof *t);
-        if (!t)
+    uint32_t i;
+    if (!base_map_get(&s->ids, id, &i)) {
+        if (!base_grow((void **)&s->tab, &s->cap, s->used + 1, sizeof *s->tab) ||
+            base_map_put(&s->ids, id, (uint32_t)s->used))
             abort();
-        for (size_t i = 0; i < s->cap; i++) {
-            if (!s->tab[i].used)
-                continue;
-            size_t j = s->tab[i].id & (cap - 1);
-            while (t[j].used)
-                j = (j + 1) & (cap - 1);
-            t[j] = s->tab[i];
-        }
-        free(s->tab);
-        s->tab = t;
-        s->cap = cap;
-    }
-    size_t i = id & (s->cap - 1);
-    while (s->tab[i].used && s->tab[i].id != id)
-        i = (i + 1) & (s->cap - 1);
-    if (!s->tab[i].used) {
-        s->tab[i].used = 1;
-        s->tab[i].id = id;
-        s->used++;
+        i = (uint32_t)s->used++;
+        s->tab[i] = (fuzz_ent){0};
     }
     return &s->tab[i];
 }
@@ -158,7 +142,11 @@ static inline ingest_sink fuzz_sink_make(fuzz_sink *s)
     return k;
 }
 
-static inline void fuzz_sink_free(fuzz_sink *s) { free(s->tab); }
+static inline void fuzz_sink_free(fuzz_sink *s)
+{
+    free(s->tab);
+    base_map_free(&s->ids);
+}
 
 /* rc of a reader: on failure the message must name the input, then a line
  * number (the promise of ingest.h: "PATH:LINE: message"). */

@@ -145,7 +145,7 @@ static int node_open(graph_state *g, graph_open *o, graph_thread *t, const db_ev
      * two loads, not by a call to strcmp per node. */
     uint32_t ix;
     if (g->proc_guess && ev->pid != 0 &&
-        ((ev->tid != ev->pid && !(graph_map_get(&g->tids, ev->pid, &ix) && g->threads[ix]->seen)) ||
+        ((ev->tid != ev->pid && !(base_map_get(&g->tids, ev->pid, &ix) && g->threads[ix]->seen)) ||
          memcmp(n->proc, "<...>", 6) == 0)) /* tracefs did not know the comm yet */
         n->proc[0] = '\0';
     return 0;
@@ -295,7 +295,7 @@ graph_thread *graph_thread_find_more(graph_state *g, uint64_t slot)
     graph_thread *t;
     if (near(g, slot, &t))
         return t;
-    t = graph_map_get(&g->tids, slot, &ix) ? g->threads[ix] : NULL;
+    t = base_map_get(&g->tids, slot, &ix) ? g->threads[ix] : NULL;
     near_put(g, slot, t);
     return t;
 }
@@ -310,7 +310,7 @@ graph_thread *graph_thread_get_more(graph_state *g, uint64_t slot, uint32_t tid)
         return t;
     }
     uint32_t ix;
-    if (graph_map_get(&g->tids, slot, &ix))
+    if (base_map_get(&g->tids, slot, &ix))
         return recent(g, slot, g->threads[ix]);
     if (g->nthreads == g->cthreads) {
         size_t n = g->cthreads ? g->cthreads * 2 : 256;
@@ -321,7 +321,7 @@ graph_thread *graph_thread_get_more(graph_state *g, uint64_t slot, uint32_t tid)
         g->cthreads = n;
     }
     t = calloc(1, sizeof *t);
-    if (!t || graph_map_put(&g->tids, slot, (uint32_t)g->nthreads)) {
+    if (!t || base_map_put(&g->tids, slot, (uint32_t)g->nthreads)) {
         free(t);
         return NULL;
     }
@@ -590,10 +590,10 @@ void graph_abort(graph_builder *g)
         free(g->threads[i]);
     free(g->threads);
     free(g->cpus);
-    graph_map_free(&g->tids);
+    base_map_free(&g->tids);
     free(g->norms);
     g->norms = NULL;
-    graph_map_free(&g->norm_cache);
+    base_map_free(&g->norm_cache);
     free(g->attrs);
     graph_edges_free(g);
     free(g);

@@ -44,22 +44,20 @@ static void pend_release(graph_state *g, uint32_t ix)
 }
 
 /* Replaces the one pending half kept for key (timers, flags, replies). */
-int graph_pend_keep(graph_state *g, graph_map *m, uint64_t key, const db_event *ev, uint32_t node)
+int graph_pend_keep(graph_state *g, base_map *m, uint64_t key, const db_event *ev, uint32_t node)
 {
     uint32_t old;
-    if (graph_map_get(m, key, &old))
+    if (base_map_get(m, key, &old))
         pend_release(g, old);
     uint32_t ix = pend_new(g, ev, node);
-    return ix ? graph_map_put(m, key, ix) : -1;
+    return ix ? base_map_put(m, key, ix) : -1;
 }
 
-static void pend_drop(graph_state *g, graph_map *m, uint64_t key)
+static void pend_drop(graph_state *g, base_map *m, uint64_t key)
 {
     uint32_t old;
-    if (graph_map_get(m, key, &old)) {
+    if (base_map_del(m, key, &old))
         pend_release(g, old);
-        graph_map_del(m, key);
-    }
 }
 
 /* FIFO per key (dispatch queues, run loops, ports, timer arms): append at
@@ -69,25 +67,25 @@ static uint32_t fifo_push(graph_state *g, graph_fifo *f, uint64_t key, const db_
     uint32_t ix = pend_new(g, ev, node), tail;
     if (!ix)
         return 0;
-    if (graph_map_get(&f->tail, key, &tail))
+    if (base_map_get(&f->tail, key, &tail))
         g->pend[tail - 1].next = ix;
-    else if (graph_map_put(&f->head, key, ix))
+    else if (base_map_put(&f->head, key, ix))
         return 0;
-    return graph_map_put(&f->tail, key, ix) ? 0 : ix;
+    return base_map_put(&f->tail, key, ix) ? 0 : ix;
 }
 
 /* ...and take from the head; returns false if nothing is pending. */
 static bool fifo_pop(graph_state *g, graph_fifo *f, uint64_t key, graph_pend *out)
 {
     uint32_t head;
-    if (!graph_map_get(&f->head, key, &head))
+    if (!base_map_get(&f->head, key, &head))
         return false;
     *out = g->pend[head - 1];
     if (out->next)
-        graph_map_put(&f->head, key, out->next);
+        base_map_put(&f->head, key, out->next);
     else {
-        graph_map_del(&f->head, key);
-        graph_map_del(&f->tail, key);
+        base_map_del(&f->head, key, NULL);
+        base_map_del(&f->tail, key, NULL);
     }
     pend_release(g, head);
     return true;
@@ -95,22 +93,22 @@ static bool fifo_pop(graph_state *g, graph_fifo *f, uint64_t key, graph_pend *ou
 
 static void fifo_free(graph_fifo *f)
 {
-    graph_map_free(&f->head);
-    graph_map_free(&f->tail);
+    base_map_free(&f->head);
+    base_map_free(&f->tail);
 }
 
 void graph_edges_free(graph_state *g)
 {
     free(g->pend);
-    graph_map *maps[] = {&g->flags, &g->kmsgs, &g->replies, &g->port_owner, &g->vouchers, &g->wakings,
+    base_map *maps[] = {&g->flags, &g->kmsgs, &g->replies, &g->port_owner, &g->vouchers, &g->wakings,
                          &g->requests};
     for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++)
-        graph_map_free(maps[i]);
+        base_map_free(maps[i]);
     graph_fifo *fifos[] = {&g->timers, &g->dispatch, &g->runloop, &g->ports};
     for (size_t i = 0; i < sizeof fifos / sizeof fifos[0]; i++)
         fifo_free(fifos[i]);
     for (size_t i = 0; g->user && i < g->nrules; i++)
-        graph_map_free(&g->user[i]);
+        base_map_free(&g->user[i]);
     free(g->user);
 }
 
@@ -125,7 +123,7 @@ int graph_thread_waits_more(graph_state *g, graph_thread *t, const db_event *ev,
     uint32_t ix;
     /* Linux traced with sched_waking alone (recent tools enable only it):
      * the waking that nothing followed is the wakeup */
-    if ((t->waiting || !t->seen) && !t->woken && g->wakings.len && graph_map_get(&g->wakings, t->tid, &ix)) {
+    if ((t->waiting || !t->seen) && !t->woken && g->wakings.len && base_map_get(&g->wakings, t->tid, &ix)) {
         uint64_t wev = g->pend[ix - 1].ev;
         uint32_t wnode = g->pend[ix - 1].node;
         pend_drop(g, &g->wakings, t->tid);
@@ -171,7 +169,7 @@ static int rule_wakeup(graph_state *g, const db_event *ev, uint32_t node)
      * the true source of the edge when there is one. */
     uint64_t src_ev = ev->id;
     uint32_t src_node = node, ix;
-    if (graph_map_get(&g->wakings, ev->obj, &ix)) {
+    if (base_map_get(&g->wakings, ev->obj, &ix)) {
         src_ev = g->pend[ix - 1].ev;
         src_node = g->pend[ix - 1].node;
         pend_drop(g, &g->wakings, ev->obj);
@@ -228,13 +226,13 @@ static int rule_block(graph_state *g, const db_event *ev, uint32_t node)
     if (g->ev_name != GRAPH_NAME_BLOCK || !block_key(ev, &key))
         return 0;
     if (strcmp(ev->name, "block_rq_complete") == 0) {
-        if (!graph_map_get(&g->requests, key, &ix))
+        if (!base_map_get(&g->requests, key, &ix))
             return 0;
         graph_pend p = g->pend[ix - 1];
         pend_drop(g, &g->requests, key);
         return p.node && p.node != node ? graph_edge(g, DB_EDGE_IO, p.ev, p.node, ev->id, node) : 0;
     }
-    if (graph_map_get(&g->requests, key, &ix))
+    if (base_map_get(&g->requests, key, &ix))
         return 0; /* submitted already: keep the first */
     return strcmp(ev->name, "block_bio_queue") == 0 || strcmp(ev->name, "block_rq_insert") == 0 ||
                    strcmp(ev->name, "block_rq_issue") == 0
@@ -261,7 +259,7 @@ static int rule_timer(graph_state *g, const db_event *ev, uint32_t node)
     uint32_t head;
     switch (ev->type) {
     case DB_EV_TIMER_ARM:
-        if (graph_map_get(&g->timers.head, ev->obj, &head)) {
+        if (base_map_get(&g->timers.head, ev->obj, &head)) {
             int n = 1;
             for (uint32_t i = head; g->pend[i - 1].next; i = g->pend[i - 1].next)
                 n++;
@@ -302,7 +300,7 @@ static int rule_flag(graph_state *g, const db_event *ev, uint32_t node)
     uint32_t ix;
     if (ev->type == DB_EV_FLAG_WRITE)
         return graph_pend_keep(g, &g->flags, ev->obj, ev, node);
-    if (!graph_map_get(&g->flags, ev->obj, &ix) || g->pend[ix - 1].val != ev->val)
+    if (!base_map_get(&g->flags, ev->obj, &ix) || g->pend[ix - 1].val != ev->val)
         return 0;
     return graph_edge(g, DB_EDGE_FLAG, g->pend[ix - 1].ev, g->pend[ix - 1].node, ev->id, node);
 }
@@ -318,21 +316,21 @@ void graph_ipc_match_more(graph_state *g, const db_event *ev)
     uint32_t ix;
     graph_fifo *f = &g->ports;
     graph_attr_u64(g, ev, "kmsg", &kmsg);
-    if (kmsg && graph_map_get(&g->kmsgs, kmsg, &ix)) {
+    if (kmsg && base_map_get(&g->kmsgs, kmsg, &ix)) {
         g->match = g->pend[ix - 1];
         g->pend[ix - 1].dead = true;
-        graph_map_del(&g->kmsgs, kmsg);
+        base_map_del(&g->kmsgs, kmsg, NULL);
         g->have_match = true;
         /* a send matched by kmsg leaves its port's FIFO when it reaches the
          * head; usually it is the head, so the lists stay short */
         graph_pend gone;
         uint32_t head;
-        while (graph_map_get(&f->head, ev->obj, &head) && g->pend[head - 1].dead)
+        while (base_map_get(&f->head, ev->obj, &head) && g->pend[head - 1].dead)
             fifo_pop(g, f, ev->obj, &gone);
         return;
     }
     uint32_t head;
-    if (!graph_map_get(&f->head, ev->obj, &head))
+    if (!base_map_get(&f->head, ev->obj, &head))
         return;
     uint32_t prev = 0;
     for (uint32_t cur = head; cur;) {
@@ -348,17 +346,17 @@ void graph_ipc_match_more(graph_state *g, const db_event *ev)
             if (prev)
                 g->pend[prev - 1].next = next;
             else if (next)
-                graph_map_put(&f->head, ev->obj, next);
+                base_map_put(&f->head, ev->obj, next);
             else
-                graph_map_del(&f->head, ev->obj);
+                base_map_del(&f->head, ev->obj, NULL);
             if (!next) { /* it was the tail */
                 if (prev)
-                    graph_map_put(&f->tail, ev->obj, prev);
+                    base_map_put(&f->tail, ev->obj, prev);
                 else
-                    graph_map_del(&f->tail, ev->obj);
+                    base_map_del(&f->tail, ev->obj, NULL);
             }
             if (!skip && p->kmsg)
-                graph_map_del(&g->kmsgs, p->kmsg);
+                base_map_del(&g->kmsgs, p->kmsg, NULL);
             pend_release(g, cur);
         } else
             prev = cur;
@@ -380,7 +378,7 @@ static bool msg_peer_find(graph_state *g, const db_event *ev, uint32_t *pid)
         *pid = (uint32_t)v;
     else if (ev->phase == DB_PH_END && g->have_match)
         *pid = g->match.pid;
-    else if (ev->phase == DB_PH_BEGIN && graph_map_get(&g->port_owner, ev->obj, &owner))
+    else if (ev->phase == DB_PH_BEGIN && base_map_get(&g->port_owner, ev->obj, &owner))
         *pid = owner;
     else
         return false;
@@ -412,7 +410,7 @@ uint32_t graph_voucher_pid(graph_state *g, const graph_thread *t, const db_event
 {
     uint64_t v;
     uint32_t pid;
-    if (graph_attr_u64(g, ev, "voucher", &v) && v && graph_map_get(&g->vouchers, v, &pid))
+    if (graph_attr_u64(g, ev, "voucher", &v) && v && base_map_get(&g->vouchers, v, &pid))
         return pid;
     return ev->phase == DB_PH_BEGIN ? t->voucher_pid : 0;
 }
@@ -423,7 +421,7 @@ static int rule_mach_msg(graph_state *g, const db_event *ev, uint32_t node)
     graph_attr_u64(g, ev, "reply", &reply);
     if (ev->phase == DB_PH_END) {
         /* whoever receives on a port owns it */
-        if (graph_map_put(&g->port_owner, ev->obj, ev->pid))
+        if (base_map_put(&g->port_owner, ev->obj, ev->pid))
             return -1;
         /* paper/000 2.b: receipt of a message that wants a reply -> the
          * next send to the reply port, on any thread (ipc_reply) */
@@ -436,10 +434,10 @@ static int rule_mach_msg(graph_state *g, const db_event *ev, uint32_t node)
         return 0;
     }
     /* a send: the sender will receive the reply on `reply` */
-    if (reply && graph_map_put(&g->port_owner, reply, ev->pid))
+    if (reply && base_map_put(&g->port_owner, reply, ev->pid))
         return -1;
     uint32_t ix;
-    if (graph_map_get(&g->replies, ev->obj, &ix)) {
+    if (base_map_get(&g->replies, ev->obj, &ix)) {
         graph_pend p = g->pend[ix - 1];
         pend_drop(g, &g->replies, ev->obj);
         if (graph_edge(g, DB_EDGE_IPC_REPLY, p.ev, p.node, ev->id, node))
@@ -450,7 +448,7 @@ static int rule_mach_msg(graph_state *g, const db_event *ev, uint32_t node)
         return -1;
     if (graph_attr_u64(g, ev, "kmsg", &kmsg) && kmsg) {
         g->pend[sent - 1].kmsg = kmsg;
-        if (graph_map_put(&g->kmsgs, kmsg, sent))
+        if (base_map_put(&g->kmsgs, kmsg, sent))
             return -1;
     }
     return 0;
@@ -462,7 +460,7 @@ static int rule_voucher(graph_state *g, const db_event *ev)
     uint64_t pid;
     if (!db_event_attr_u64(ev, "on_behalf_of", &pid) || pid > UINT32_MAX)
         return 0;
-    return graph_map_put(&g->vouchers, ev->obj, (uint32_t)pid);
+    return base_map_put(&g->vouchers, ev->obj, (uint32_t)pid);
 }
 
 /* The rules by type: GRAPH_CONNECT_RULES (graph_int.h), whose types

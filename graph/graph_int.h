@@ -7,23 +7,6 @@
 
 #include "graph.h"
 
-/* ---- map.c ---- */
-struct graph_map_slot {
-    uint64_t key;
-    uint32_t val;
-    uint8_t used;
-};
-
-typedef struct graph_map {
-    struct graph_map_slot *slots;
-    size_t cap, len; /* cap is 0 or a power of two */
-} graph_map;
-
-int graph_map_put(graph_map *m, uint64_t key, uint32_t val);
-bool graph_map_get(const graph_map *m, uint64_t key, uint32_t *val);
-void graph_map_del(graph_map *m, uint64_t key);
-void graph_map_free(graph_map *m);
-
 /* ---- build.c ---- */
 
 /* An open node: in memory until its last event, then written once. */
@@ -61,7 +44,7 @@ typedef struct graph_stack {
 /* FIFOs of pending halves, one per key: the head and tail of each list
  * (pend entries linked by `next`), so that a push is O(1). */
 typedef struct graph_fifo {
-    graph_map head, tail;
+    base_map head, tail;
 } graph_fifo;
 
 /* One half of a connection waiting for its other half. */
@@ -153,7 +136,7 @@ typedef struct graph_state {
     graph_thread **threads;  /* each allocated alone, so pointers stay valid
                                 while the table grows; `tids`: slot -> index */
     size_t nthreads, cthreads;
-    graph_map tids;
+    base_map tids;
     /* the thread last got (graph_thread_get): an event asks for its own
      * thread two or three times (NULL: none yet, while recent_slot is
      * GRAPH_SLOT_NONE, which no slot equals) */
@@ -170,18 +153,18 @@ typedef struct graph_state {
     graph_fifo timers;       /* timer address -> FIFO of uncancelled arms */
     graph_fifo dispatch;     /* block -> FIFO of pending enqueues */
     graph_fifo runloop;      /* block -> FIFO of pending submits */
-    graph_map flags;         /* flag address -> pend (the latest write) */
-    graph_map kmsgs;         /* kmsg -> pending send */
+    base_map flags;         /* flag address -> pend (the latest write) */
+    base_map kmsgs;         /* kmsg -> pending send */
     graph_fifo ports;        /* dest port -> FIFO of pending sends */
-    graph_map replies;       /* reply port -> the receipt that carried it */
-    graph_map port_owner;    /* port -> pid that receives on it */
-    graph_map vouchers;      /* voucher address -> on_behalf_of pid */
-    graph_map wakings;       /* target tid -> the waker's sched_waking (Linux) */
-    graph_map requests;      /* block request (device, sector) -> its submission */
-    graph_map *user;         /* per connect rule: hash of key -> latest `a` */
+    base_map replies;       /* reply port -> the receipt that carried it */
+    base_map port_owner;    /* port -> pid that receives on it */
+    base_map vouchers;      /* voucher address -> on_behalf_of pid */
+    base_map wakings;       /* target tid -> the waker's sched_waking (Linux) */
+    base_map requests;      /* block request (device, sector) -> its submission */
+    base_map *user;         /* per connect rule: hash of key -> latest `a` */
     uint32_t *norms;         /* GRAPH_NORMS_SEEN hashes last put into the dictionary,
                                 by their low bits (normalize.c) */
-    graph_map norm_cache;    /* syscall number -> hash of its normal form */
+    base_map norm_cache;    /* syscall number -> hash of its normal form */
     const graph_rule *rules;
     size_t nrules;
     uint32_t preempter;      /* sched.c: the thread switched in by the
@@ -210,7 +193,7 @@ typedef struct graph_state {
 
 /* edges.c */
 int graph_edge(graph_state *g, int kind, uint64_t from_ev, uint32_t from, uint64_t to_ev, uint32_t to);
-int graph_pend_keep(graph_state *g, graph_map *m, uint64_t key, const db_event *ev, uint32_t node);
+int graph_pend_keep(graph_state *g, base_map *m, uint64_t key, const db_event *ev, uint32_t node);
 /* The connection rules (paper/000 part 2) by event type: each type a rule
  * of edges.c applies to, and the call that applies it (expanded only in
  * edges.c, where the rule_* functions are).  One list makes both the

@@ -280,12 +280,12 @@ int graph_sig_add_more(graph_state *g, graph_open *o, const db_event *ev)
                               : NULL;
     if (woken && woken->wake_gen == g->names_gen)
         h = woken->wake_h;
-    else if (!ck || !graph_map_get(&g->norm_cache, ck, &h)) {
+    else if (!ck || !base_map_get(&g->norm_cache, ck, &h)) {
         size_t tl = graph_normalize(g, ev, text, sizeof text);
         if (!tl)
             return 0;
         h = graph_fnv1a(text, tl);
-        if (ck && graph_map_put(&g->norm_cache, ck, h))
+        if (ck && base_map_put(&g->norm_cache, ck, h))
             return -1;
         /* only a name read in this generation (not an error's "?") */
         if (woken && woken->tname.gen == g->names_gen && woken->tname.id == ev->obj) {

@@ -85,7 +85,7 @@ int graph_rule_connect(graph_state *g, const db_event *ev, uint32_t node)
         char buf[GRAPH_VAL_MAX];
         uint32_t ix;
         if (graph_match_event(&r->b, ev) && graph_event_key(ev, r->b_key, buf, sizeof buf) &&
-            graph_map_get(&g->user[i], graph_fnv1a(buf, strlen(buf)), &ix)) {
+            base_map_get(&g->user[i], graph_fnv1a(buf, strlen(buf)), &ix)) {
             const graph_pend *p = &g->pend[ix - 1];
             if (p->ev != ev->id && graph_edge(g, DB_EDGE_USER, p->ev, p->node, ev->id, node))
                 return -1;

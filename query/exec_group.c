@@ -32,6 +32,7 @@ typedef struct acc {
 
 typedef struct group {
     size_t key;   /* its values' text in g->keys: fields NUL-separated, "\1" for null */
+    uint32_t next; /* index + 1 of another group whose text has the same hash, 0: none */
     query_val *vals; /* per group field, strings pointing into g->keys */
     acc *a;       /* per aggregate */
 } group;
@@ -40,8 +41,7 @@ struct query_group {
     const query_stmt *st;
     group *v;
     size_t n, cap;
-    size_t *slots; /* open addressing: index + 1, 0 empty */
-    size_t nslots;
+    base_map by_hash; /* a text's hash -> the last group made of that hash (next: the others) */
     char *keys;
     size_t klen, kcap;
     char *scratch; /* the key being looked up */
@@ -102,59 +102,37 @@ static size_t key_len(const query_group *g, const group *x)
     return end - x->key;
 }
 
-/* Doubles the slots when half full. */
-static bool rehash(query_group *g)
-{
-    size_t n = g->nslots ? g->nslots * 2 : 64;
-    size_t *s = calloc(n, sizeof *s);
-    if (!s)
-        return false;
-    for (size_t i = 0; i < g->n; i++) {
-        size_t at = query_fnv(QUERY_FNV_SEED, g->keys + g->v[i].key, key_len(g, &g->v[i])) & (n - 1);
-        while (s[at])
-            at = (at + 1) & (n - 1);
-        s[at] = i + 1;
-    }
-    free(g->slots);
-    g->slots = s;
-    g->nslots = n;
-    return true;
-}
-
-/* The group of the key in scratch, made if new (its values copied). */
+/* The group of the key in scratch, made if new (its values copied).  The
+ * map is keyed by the text's 64-bit hash; the texts of one hash, which
+ * can differ, are chained through next. */
 static group *find_group(query_group *g, const query_val *vals)
 {
     uint64_t h = query_fnv(QUERY_FNV_SEED, g->scratch, g->slen);
-    if (g->nslots) {
-        for (size_t at = h & (g->nslots - 1); g->slots[at]; at = (at + 1) & (g->nslots - 1)) {
-            group *x = &g->v[g->slots[at] - 1];
-            if (key_len(g, x) == g->slen && (!g->slen || memcmp(g->keys + x->key, g->scratch, g->slen) == 0))
-                return x; /* (no fields: the one empty key, and memcmp of NULLs is undefined) */
-        }
+    uint32_t first;
+    bool known = base_map_get(&g->by_hash, h, &first);
+    for (uint32_t at = known ? first + 1 : 0; at; at = g->v[at - 1].next) {
+        group *x = &g->v[at - 1];
+        if (key_len(g, x) == g->slen && (!g->slen || memcmp(g->keys + x->key, g->scratch, g->slen) == 0))
+            return x; /* (no fields: the one empty key, and memcmp of NULLs is undefined) */
     }
-    if ((g->n + 1) * 2 > g->nslots && !rehash(g))
-        return NULL;
-    if (!query_grow((void **)&g->v, &g->cap, g->n + 1, sizeof *g->v) ||
+    if (g->n >= UINT32_MAX || !query_grow((void **)&g->v, &g->cap, g->n + 1, sizeof *g->v) ||
         !query_grow((void **)&g->keys, &g->kcap, g->klen + g->slen, 1))
         return NULL;
     group *x = &g->v[g->n];
-    *x = (group){.key = g->klen};
-    if (g->slen)
-        memcpy(g->keys + g->klen, g->scratch, g->slen);
-    g->klen += g->slen;
+    *x = (group){.key = g->klen, .next = known ? first + 1 : 0};
     x->vals = calloc(g->st->ngroup ? g->st->ngroup : 1, sizeof *x->vals);
     x->a = calloc(g->st->naggs, sizeof *x->a);
-    if (!x->vals || !x->a) {
+    if (!x->vals || !x->a || base_map_put(&g->by_hash, h, (uint32_t)g->n)) {
         free(x->vals);
         free(x->a);
         return NULL;
     }
+    if (g->slen)
+        memcpy(g->keys + g->klen, g->scratch, g->slen);
+    g->klen += g->slen;
     for (size_t i = 0; i < g->st->ngroup; i++)
         x->vals[i] = vals[i]; /* strings: pointed into keys when printed (key order) */
-    size_t at = h & (g->nslots - 1);
-    while (g->slots[at])
-        at = (at + 1) & (g->nslots - 1);
-    g->slots[at] = ++g->n;
+    g->n++;
     return x;
 }
 
@@ -466,7 +444,7 @@ void query_group_free(query_group *g)
         free(g->v[i].vals);
     }
     free(g->v);
-    free(g->slots);
+    base_map_free(&g->by_hash);
     free(g->keys);
     free(g->scratch);
     free(g);

@@ -14,8 +14,8 @@
  * order; nothing for comments and blank lines.
  *
  * Memory: the line buffer, one attribute buffer reused for every event,
- * and the tid table (tid -> pid, last timestamp), which grows with the
- * number of distinct thread and process ids only. */
+ * and the id table (an entry per thread and process id: pid, last
+ * timestamp), which grows with the number of distinct ids only. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,14 +24,13 @@
 #include "argus_int.h"
 
 enum {
-    A_USED = 1,   /* the slot holds an id */
     A_THREAD = 2, /* declared as a thread (pid, ts, line valid) */
     A_PROC = 4,   /* declared as a process */
     A_EVENT = 8,  /* the thread had an event (ts, line valid) */
 };
 
 typedef struct argus_tent {
-    uint32_t id, pid;
+    uint32_t pid;
     uint32_t flags;
     uint64_t ts;   /* timestamp of the thread's latest event */
     uint64_t line; /* and its line */
@@ -44,8 +43,9 @@ typedef struct argus_reader {
     char *err;
     size_t errlen;
     uint64_t lineno;
-    argus_tent *tab; /* open addressing, linear probing, load <= 1/2 */
+    argus_tent *tab; /* the ids' entries, in the order the ids came */
     size_t tcap, tused;
+    base_map ids;    /* id -> its entry in tab */
     char *ab; /* the current event's attributes */
     size_t alen, acap;
     /* argusq's dump extensions (argus_restore.c) */
@@ -75,57 +75,26 @@ static int sink_failed(argus_reader *r)
 
 /* ---- id table ---- */
 
-static size_t tslot(uint32_t id, size_t cap)
-{
-    uint64_t h = (uint64_t)id * 0x9e3779b97f4a7c15ull;
-    return (size_t)(h >> 32) & (cap - 1);
-}
-
 static argus_tent *tab_find(argus_reader *r, uint32_t id)
 {
-    for (size_t i = tslot(id, r->tcap);; i = (i + 1) & (r->tcap - 1)) {
-        argus_tent *t = &r->tab[i];
-        if (!(t->flags & A_USED))
-            return NULL;
-        if (t->id == id)
-            return t;
-    }
+    uint32_t i;
+    return base_map_get(&r->ids, id, &i) ? &r->tab[i] : NULL;
 }
 
-/* The entry of id, added if new (the table grows here only, before any
- * pointer into it is taken for the line). */
+/* The entry of id, added if new (tab may move: a pointer into it taken
+ * before is not used after). */
 static argus_tent *tab_get(argus_reader *r, uint32_t id)
 {
     argus_tent *t = tab_find(r, id);
     if (t)
         return t;
-    if ((r->tused + 1) * 2 > r->tcap) {
-        size_t cap = r->tcap * 2;
-        argus_tent *tab = calloc(cap, sizeof *tab);
-        if (!tab) {
-            fail(r, "out of memory (%zu threads)", r->tused);
-            return NULL;
-        }
-        for (size_t i = 0; i < r->tcap; i++) {
-            if (!(r->tab[i].flags & A_USED))
-                continue;
-            size_t j = tslot(r->tab[i].id, cap);
-            while (tab[j].flags & A_USED)
-                j = (j + 1) & (cap - 1);
-            tab[j] = r->tab[i];
-        }
-        free(r->tab);
-        r->tab = tab;
-        r->tcap = cap;
+    if (!base_grow((void **)&r->tab, &r->tcap, r->tused + 1, sizeof *r->tab) ||
+        base_map_put(&r->ids, id, (uint32_t)r->tused)) {
+        fail(r, "out of memory (%zu threads)", r->tused);
+        return NULL;
     }
-    size_t i = tslot(id, r->tcap);
-    while (r->tab[i].flags & A_USED)
-        i = (i + 1) & (r->tcap - 1);
-    t = &r->tab[i];
+    t = &r->tab[r->tused++];
     memset(t, 0, sizeof *t);
-    t->flags = A_USED;
-    t->id = id;
-    r->tused++;
     return t;
 }
 
@@ -383,17 +352,14 @@ int ingest_argus_read(ingest_lines *lb, const ingest_sink *sink, ingest_stats *s
     r.st = st;
     r.err = err;
     r.errlen = errlen;
-    r.tcap = 512;
-    r.tab = calloc(r.tcap, sizeof *r.tab);
-    int rc = r.tab ? 0 : fail(&r, "out of memory");
-    if (rc == 0)
-        rc = ingest_lines_each(&(ingest_line_loop){.lb = lb, .st = st, .lineno = &r.lineno,
-                                                   .line = argus_line, .reader = &r},
-                               err, errlen);
+    int rc = ingest_lines_each(&(ingest_line_loop){.lb = lb, .st = st, .lineno = &r.lineno,
+                                                    .line = argus_line, .reader = &r},
+                                err, errlen);
     if (rc == 0 && r.dump && r.have_want && st->events != r.want)
         rc = fail(&r, "the dump holds %llu events, its dump record says %llu: the file is cut short or was edited",
                   (unsigned long long)st->events, (unsigned long long)r.want);
     free(r.tab);
+    base_map_free(&r.ids);
     free(r.ab);
     return rc;
 }

@@ -74,8 +74,6 @@ typedef struct ctf_cpu {
 } ctf_cpu;
 
 typedef struct ctf_sys {
-    uint32_t tid;
-    bool used;
     char name[48];
 } ctf_sys;
 
@@ -97,8 +95,9 @@ struct ctf_map {
     ftrace_reader fr;
     ctf_cpu *cpus; /* indexed by CPU, ncpus of them */
     size_t ncpus;
-    ctf_sys *sys; /* tid -> the syscall it entered (old naming): open addressing */
+    ctf_sys *sys; /* the syscall a thread entered (old naming), in the order the threads came */
     size_t scap, sused;
+    base_map sys_of; /* tid -> its entry in sys */
     char *txt; /* the current event's values as text */
     size_t tlen, tcap;
     char name[160]; /* the current event's name in ftrace's naming */
@@ -133,6 +132,7 @@ void ingest_ctf_map_free(ctf_map *m)
     ingest_ft_reader_free(&m->fr);
     free(m->cpus);
     free(m->sys);
+    base_map_free(&m->sys_of);
     free(m->txt);
     free(m);
 }
@@ -379,39 +379,15 @@ static int args_pair(ctf_map *m, const ctf_event_in *e)
 
 static ctf_sys *sys_slot(ctf_map *m, uint32_t tid, bool add)
 {
-    if (add && (m->sused + 1) * 2 > m->scap) {
-        size_t cap = m->scap ? m->scap * 2 : 256;
-        ctf_sys *t = calloc(cap, sizeof *t);
-        if (!t)
-            return NULL;
-        for (size_t i = 0; i < m->scap; i++) {
-            if (!m->sys[i].used)
-                continue;
-            size_t j = (m->sys[i].tid * 2654435761u) & (cap - 1);
-            while (t[j].used)
-                j = (j + 1) & (cap - 1);
-            t[j] = m->sys[i];
-        }
-        free(m->sys);
-        m->sys = t;
-        m->scap = cap;
-    }
-    if (!m->scap)
+    uint32_t i;
+    if (base_map_get(&m->sys_of, tid, &i))
+        return &m->sys[i];
+    if (!add || !base_grow((void **)&m->sys, &m->scap, m->sused + 1, sizeof *m->sys) ||
+        base_map_put(&m->sys_of, tid, (uint32_t)m->sused))
         return NULL;
-    for (size_t j = (tid * 2654435761u) & (m->scap - 1);; j = (j + 1) & (m->scap - 1)) {
-        ctf_sys *s = &m->sys[j];
-        if (s->used && s->tid == tid)
-            return s;
-        if (!s->used) {
-            if (!add)
-                return NULL;
-            s->used = true;
-            s->tid = tid;
-            s->name[0] = '\0';
-            m->sused++;
-            return s;
-        }
-    }
+    ctf_sys *s = &m->sys[m->sused++];
+    s->name[0] = '\0';
+    return s;
 }
 
 /* ---- names ---- */

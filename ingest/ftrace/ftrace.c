@@ -19,6 +19,7 @@
  *
  * Memory: one line buffer, one attribute buffer reused for every event,
  * and the tid table, which grows with the number of distinct tids only. */
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +29,6 @@
 
 
 enum {
-    T_USED = 1,   /* slot holds a tid */
     T_THREAD = 2, /* the thread was declared (sink->thread) */
     T_COL = 4,    /* col holds the hash of the comm column last seen */
     T_PROC = 8,   /* tid is also a declared process id (sink->proc) */
@@ -39,7 +39,7 @@ enum {
 };
 
 struct ftrace_tent {
-    uint32_t tid, pid;
+    uint32_t pid;
     uint32_t flags;
     uint32_t tgid;  /* T_TGID */
     uint64_t col;   /* hash of the comm column of tid's own lines */
@@ -64,66 +64,51 @@ static int sink_failed(ftrace_reader *r)
     return ingest_sink_failed(r->err, r->errlen, r->path, r->lineno);
 }
 
-/* ---- tid table (open addressing, linear probing, load <= 1/2) ---- */
-
-static size_t tslot(uint32_t tid, size_t cap)
-{
-    uint64_t h = (uint64_t)tid * 0x9e3779b97f4a7c15ull;
-    return (size_t)(h >> 32) & (cap - 1);
-}
+/* ---- tid table: the entries in r->tab, in the order the tids came;
+ * r->tids maps a tid to its entry ---- */
 
 static ftrace_tent *tab_find(ftrace_reader *r, uint32_t tid)
 {
-    for (size_t i = tslot(tid, r->tcap);; i = (i + 1) & (r->tcap - 1)) {
-        ftrace_tent *t = &r->tab[i];
-        if (!(t->flags & T_USED))
-            return NULL;
-        if (t->tid == tid)
-            return t;
-    }
+    uint32_t i;
+    return base_map_get(&r->tids, tid, &i) ? &r->tab[i] : NULL;
 }
 
 /* Growing happens only here (ingest_ft_reserve), before a line takes any
- * pointer into the table, so the pointers of one line stay valid. */
+ * pointer into the table, so the pointers of one line stay valid.  The
+ * map first, then the entries to the map's room: r->tcap never passes
+ * what the map holds without growing, so ingest_ft_reserve's one test
+ * covers both, and a failure leaves that so.  The entries get twice the
+ * room, as the open table before them had slots: a line that added more
+ * tids than it reserved (a miscount, which tab_get's assert finds in the
+ * tests) writes into the spare half, not past the array. */
 int ingest_ft_tab_grow(ftrace_reader *r, size_t n)
 {
-    if ((r->tused + n) * 2 <= r->tcap)
-        return 0;
-    size_t cap = r->tcap ? r->tcap : 512;
-    while ((r->tused + n) * 2 > cap)
-        cap *= 2;
-    ftrace_tent *tab = calloc(cap, sizeof *tab);
-    if (!tab)
+    if (base_map_reserve(&r->tids, n) < 0)
         return ingest_ft_fail(r, "out of memory (%zu threads)", r->tused);
-    for (size_t i = 0; i < r->tcap; i++) {
-        if (!(r->tab[i].flags & T_USED))
-            continue;
-        size_t j = tslot(r->tab[i].tid, cap);
-        while (tab[j].flags & T_USED)
-            j = (j + 1) & (cap - 1);
-        tab[j] = r->tab[i];
+    size_t room = r->tids.cap / 2;
+    if (room > r->tcap) {
+        ftrace_tent *tab = realloc(r->tab, 2 * room * sizeof *tab);
+        if (!tab)
+            return ingest_ft_fail(r, "out of memory (%zu threads)", r->tused);
+        r->tab = tab;
+        r->tcap = room;
     }
-    free(r->tab);
-    r->tab = tab;
-    r->tcap = cap;
     return 0;
 }
 
+/* The entry of tid, added if new: never fails, ingest_ft_reserve made room. */
 static ftrace_tent *tab_get(ftrace_reader *r, uint32_t tid)
 {
-    size_t i = tslot(tid, r->tcap);
-    for (;; i = (i + 1) & (r->tcap - 1)) {
-        ftrace_tent *t = &r->tab[i];
-        if (!(t->flags & T_USED))
-            break;
-        if (t->tid == tid)
-            return t;
-    }
-    ftrace_tent *t = &r->tab[i];
+    ftrace_tent *t = tab_find(r, tid);
+    if (t)
+        return t;
+    assert(r->tused < r->tcap && (r->tused + 1) * 2 <= r->tids.cap);
+    int rc = base_map_put(&r->tids, tid, (uint32_t)r->tused);
+    assert(rc == 0);
+    (void)rc;
+    t = &r->tab[r->tused++];
     memset(t, 0, sizeof *t);
-    t->flags = T_USED;
-    t->tid = t->pid = tid;
-    r->tused++;
+    t->pid = tid;
     return t;
 }
 
@@ -652,6 +637,7 @@ int ingest_ft_reader_init(ftrace_reader *r, const char *path, const ingest_sink 
 void ingest_ft_reader_free(ftrace_reader *r)
 {
     free(r->tab);
+    base_map_free(&r->tids);
     free(r->ab);
     free(r->pend);
     ingest_ft_binder_free(r->binder);

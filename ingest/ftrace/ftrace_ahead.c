@@ -24,7 +24,6 @@
 #include "ftrace_int.h"
 
 typedef struct ahead_ent {
-    uint32_t tid; /* 0: an empty slot (tid 0 is the idle task, never `<...>`) */
     char name[DB_NAME_MAX];
 } ahead_ent;
 
@@ -35,8 +34,9 @@ struct ingest_ft_ahead {
     dev_t dev;        /* the reader's file */
     ino_t ino;
     bool regular;
-    ahead_ent *tab;   /* open addressing, load <= 1/2 */
+    ahead_ent *tab;   /* the names, in the order they were found */
     size_t cap, used;
+    base_map tids;    /* tid -> its name in tab */
     ftrace_reader scratch; /* the canonical pairs of the lines read ahead */
 };
 
@@ -61,62 +61,30 @@ void ingest_ft_ahead_free(ingest_ft_ahead *a)
     if (!a)
         return;
     free(a->tab);
+    base_map_free(&a->tids);
     free(a);
-}
-
-static size_t slot(uint32_t tid, size_t cap)
-{
-    return (size_t)(((uint64_t)tid * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
 }
 
 static ahead_ent *find(const ingest_ft_ahead *a, uint32_t tid)
 {
-    if (!a->cap)
-        return NULL;
-    for (size_t i = slot(tid, a->cap);; i = (i + 1) & (a->cap - 1)) {
-        if (a->tab[i].tid == tid)
-            return &a->tab[i];
-        if (!a->tab[i].tid)
-            return NULL;
-    }
-}
-
-static int grow(ingest_ft_ahead *a)
-{
-    size_t cap = a->cap ? a->cap * 2 : 256;
-    ahead_ent *tab = calloc(cap, sizeof *tab);
-    if (!tab)
-        return -1;
-    for (size_t i = 0; i < a->cap; i++) {
-        if (!a->tab[i].tid)
-            continue;
-        size_t j = slot(a->tab[i].tid, cap);
-        while (tab[j].tid)
-            j = (j + 1) & (cap - 1);
-        tab[j] = a->tab[i];
-    }
-    free(a->tab);
-    a->tab = tab;
-    a->cap = cap;
-    return 0;
+    uint32_t i;
+    return base_map_get(&a->tids, tid, &i) ? &a->tab[i] : NULL;
 }
 
 /* tid's name, unless the file named it before (the first name wins: the
- * one nearest the `<...>` lines that come before any). */
+ * one nearest the `<...>` lines that come before any).  tid 0 is the idle
+ * task, never `<...>`. */
 static int put(ingest_ft_ahead *a, uint32_t tid, const char *name, size_t n)
 {
     if (tid == 0 || n == 0 || (n == 5 && memcmp(name, "<...>", 5) == 0) || find(a, tid))
         return 0;
-    if ((a->used + 1) * 2 > a->cap && grow(a) < 0)
+    if (!base_grow((void **)&a->tab, &a->cap, a->used + 1, sizeof *a->tab) ||
+        base_map_put(&a->tids, tid, (uint32_t)a->used))
         return -1;
-    size_t i = slot(tid, a->cap);
-    while (a->tab[i].tid)
-        i = (i + 1) & (a->cap - 1);
-    a->tab[i].tid = tid;
     if (n > DB_NAME_MAX - 1)
         n = DB_NAME_MAX - 1;
-    memcpy(a->tab[i].name, name, n);
-    a->tab[i].name[n] = '\0';
+    memcpy(a->tab[a->used].name, name, n);
+    a->tab[a->used].name[n] = '\0';
     a->used++;
     return 0;
 }

@@ -21,6 +21,7 @@
  * Canonical pairs (the kernel's print format): binder_transaction
  * `transaction dest_node dest_proc dest_thread reply flags code`,
  * binder_transaction_received `transaction`. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,30 +35,26 @@
 #define BINDER_PENDING_MAX 65536
 
 typedef struct binder_ent {
-    int64_t id; /* debug_id; 0: free slot */
+    int64_t id; /* debug_id */
     uint64_t port, reply;
 } binder_ent;
 
+/* The sends waiting: their entries in v[0 .. n), and ids mapping a
+ * debug_id to its entry.  A receipt takes its entry out and the last one
+ * moves into its place, so v stays dense. */
 struct ingest_binder {
-    binder_ent *tab;
-    size_t cap, used;
+    binder_ent *v;
+    size_t n, cap;
+    base_map ids;
 };
 
 void ingest_ft_binder_free(struct ingest_binder *b)
 {
     if (!b)
         return;
-    free(b->tab);
+    free(b->v);
+    base_map_free(&b->ids);
     free(b);
-}
-
-static size_t slot(const struct ingest_binder *b, int64_t id)
-{
-    uint64_t h = (uint64_t)id * 0x9e3779b97f4a7c15ull;
-    size_t i = (size_t)(h >> 20) & (b->cap - 1);
-    while (b->tab[i].id && b->tab[i].id != id)
-        i = (i + 1) & (b->cap - 1);
-    return i;
 }
 
 static int put(ftrace_reader *r, int64_t id, uint64_t port, uint64_t reply)
@@ -68,29 +65,18 @@ static int put(ftrace_reader *r, int64_t id, uint64_t port, uint64_t reply)
         if (!b)
             return ingest_ft_fail(r, "out of memory");
     }
-    if (b->used >= BINDER_PENDING_MAX) { /* forget the ones never received */
-        memset(b->tab, 0, b->cap * sizeof *b->tab);
-        b->used = 0;
+    if (b->n >= BINDER_PENDING_MAX) { /* forget the ones never received */
+        base_map_clear(&b->ids);
+        b->n = 0;
     }
-    if (2 * (b->used + 1) > b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 1024;
-        binder_ent *old = b->tab;
-        size_t ocap = b->cap;
-        b->tab = calloc(cap, sizeof *b->tab);
-        if (!b->tab) {
-            b->tab = old;
+    uint32_t i;
+    if (!base_map_get(&b->ids, (uint64_t)id, &i)) {
+        if (!base_grow((void **)&b->v, &b->cap, b->n + 1, sizeof *b->v) ||
+            base_map_put(&b->ids, (uint64_t)id, (uint32_t)b->n))
             return ingest_ft_fail(r, "out of memory");
-        }
-        b->cap = cap;
-        for (size_t i = 0; i < ocap; i++)
-            if (old[i].id)
-                b->tab[slot(b, old[i].id)] = old[i];
-        free(old);
+        i = (uint32_t)b->n++;
     }
-    size_t i = slot(b, id);
-    if (!b->tab[i].id)
-        b->used++;
-    b->tab[i] = (binder_ent){id, port, reply};
+    b->v[i] = (binder_ent){id, port, reply};
     return 0;
 }
 
@@ -98,27 +84,17 @@ static int put(ftrace_reader *r, int64_t id, uint64_t port, uint64_t reply)
 static bool take(ftrace_reader *r, int64_t id, binder_ent *out)
 {
     struct ingest_binder *b = r->binder;
-    if (!b || !b->cap)
+    uint32_t i;
+    if (!b || !base_map_del(&b->ids, (uint64_t)id, &i))
         return false;
-    size_t i = slot(b, id);
-    if (!b->tab[i].id)
-        return false;
-    *out = b->tab[i];
-    /* delete with backward shift, so probes stay unbroken */
-    size_t j = i;
-    for (;;) {
-        j = (j + 1) & (b->cap - 1);
-        if (!b->tab[j].id)
-            break;
-        uint64_t h = (uint64_t)b->tab[j].id * 0x9e3779b97f4a7c15ull;
-        size_t home = (size_t)(h >> 20) & (b->cap - 1);
-        if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
-            b->tab[i] = b->tab[j];
-            i = j;
-        }
+    *out = b->v[i];
+    if (i != --b->n) {
+        b->v[i] = b->v[b->n];
+        /* the moved entry's key is there: replaced in place, never grows */
+        int rc = base_map_put(&b->ids, (uint64_t)b->v[i].id, i);
+        assert(rc == 0);
+        (void)rc;
     }
-    b->tab[i].id = 0;
-    b->used--;
     return true;
 }
 

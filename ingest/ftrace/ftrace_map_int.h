@@ -155,7 +155,7 @@ typedef struct ingest_ft_ahead ingest_ft_ahead;
  * caller says what the source was). */
 #define FTRACE_BAD_FIELDS (-2)
 
-typedef struct ftrace_tent ftrace_tent; /* one slot of the tid table */
+typedef struct ftrace_tent ftrace_tent; /* one entry of the tid table */
 
 /* A switch's or a wakeup's fields as values, from a reader that has them
  * so (Perfetto's messages): the mapping takes them instead of the pairs,
@@ -216,8 +216,9 @@ typedef struct ftrace_reader {
     size_t errlen;
     uint64_t lineno;  /* the line (text) or record (trace.dat) being read */
     const char *unit; /* "line" or "record", for messages */
-    ftrace_tent *tab; /* tid -> (pid, comm): open addressing, grows */
+    ftrace_tent *tab; /* a tid's pid and comm: tused entries, room for tcap (and as many spare) */
     size_t tcap, tused;
+    base_map tids;    /* tid -> its entry in tab; holds tcap without growing */
     char *ab; /* the current event's packed attributes (reused) */
     size_t alen, acap;
     uint32_t last_child; /* child of the last task_newtask */
@@ -278,7 +279,7 @@ int ingest_ft_attr_pairs(ftrace_reader *r);
 int ingest_ft_tab_grow(ftrace_reader *r, size_t n);
 static inline int ingest_ft_reserve(ftrace_reader *r, size_t n)
 {
-    return (r->tused + n) * 2 <= r->tcap ? 0 : ingest_ft_tab_grow(r, n);
+    return r->tused + n <= r->tcap ? 0 : ingest_ft_tab_grow(r, n);
 }
 
 /* Declares thread tid of process pid named name (and the process before

@@ -17,8 +17,7 @@
  * ones are dropped from either end at once, so the first and the last are
  * always held, and from the middle when the list fills.  Not a hash table
  * of every held switch by seq beside the lists: its insert and delete a
- * switch cost more than the lists.  Tasks are found by pid, open addressing
- * with linear probing. */
+ * switch cost more than the lists.  Tasks are found by pid (base_map). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,53 +31,20 @@ typedef struct pf_blk_sw {
 } pf_blk_sw;
 
 typedef struct pf_blk_task {
-    int32_t pid;
-    bool used;
     size_t lo, n, cap; /* v[lo .. n): its switches, the first and the last held */
     pf_blk_sw *v;
 } pf_blk_task;
 
 struct pf_blk {
-    pf_blk_task *t;
+    pf_blk_task *t; /* the tasks, in the order they came */
     size_t t_cap, t_n;
+    base_map pids;  /* pid -> its task in t */
 };
-
-static size_t mix(uint64_t k, size_t cap)
-{
-    k *= 0x9e3779b97f4a7c15ull;
-    return (size_t)(k >> 32) & (cap - 1);
-}
 
 static pf_blk_task *task_find(const pf_blk *b, int32_t pid)
 {
-    if (!b->t_cap)
-        return NULL;
-    for (size_t i = mix((uint32_t)pid, b->t_cap);; i = (i + 1) & (b->t_cap - 1)) {
-        if (!b->t[i].used)
-            return NULL;
-        if (b->t[i].pid == pid)
-            return &b->t[i];
-    }
-}
-
-static int task_grow(pf_blk *b)
-{
-    size_t cap = b->t_cap ? 2 * b->t_cap : 256;
-    pf_blk_task *t = calloc(cap, sizeof *t);
-    if (!t)
-        return -1;
-    for (size_t k = 0; k < b->t_cap; k++) {
-        if (!b->t[k].used)
-            continue;
-        size_t i = mix((uint32_t)b->t[k].pid, cap);
-        while (t[i].used)
-            i = (i + 1) & (cap - 1);
-        t[i] = b->t[k];
-    }
-    free(b->t);
-    b->t = t;
-    b->t_cap = cap;
-    return 0;
+    uint32_t i;
+    return base_map_get(&b->pids, (uint32_t)pid, &i) ? &b->t[i] : NULL;
 }
 
 static pf_blk_task *task_get(pf_blk *b, int32_t pid)
@@ -86,15 +52,12 @@ static pf_blk_task *task_get(pf_blk *b, int32_t pid)
     pf_blk_task *k = task_find(b, pid);
     if (k)
         return k;
-    if (2 * (b->t_n + 1) > b->t_cap && task_grow(b) < 0)
+    if (!base_grow((void **)&b->t, &b->t_cap, b->t_n + 1, sizeof *b->t) ||
+        base_map_put(&b->pids, (uint32_t)pid, (uint32_t)b->t_n))
         return NULL;
-    size_t i = mix((uint32_t)pid, b->t_cap);
-    while (b->t[i].used)
-        i = (i + 1) & (b->t_cap - 1);
-    b->t[i].used = true;
-    b->t[i].pid = pid;
-    b->t_n++;
-    return &b->t[i];
+    k = &b->t[b->t_n++];
+    *k = (pf_blk_task){0};
+    return k;
 }
 
 /* room for one more switch at the end: the gone ones dropped, or twice
@@ -171,8 +134,9 @@ void ingest_pf_blk_free(pf_blk *b)
 {
     if (!b)
         return;
-    for (size_t i = 0; i < b->t_cap; i++)
+    for (size_t i = 0; i < b->t_n; i++)
         free(b->t[i].v);
     free(b->t);
+    base_map_free(&b->pids);
     free(b);
 }
