@@ -32,31 +32,30 @@ typedef struct t_out {
     uint64_t ts;
 } t_out;
 
-static uint64_t rng_state;
-
-static uint64_t rng(void)
+/* xorshift64, of the state at *s */
+static uint64_t rng(uint64_t *s)
 {
-    uint64_t x = rng_state; /* xorshift64 */
+    uint64_t x = *s;
     x ^= x << 13;
     x ^= x >> 7;
     x ^= x << 17;
-    return rng_state = x;
+    return *s = x;
 }
 
 /* n items of nsrc sources: random times below span (span small: many
  * ties), or, nearly sorted, a rising clock with each item moved back by
  * less than jitter */
-static t_in *gen(size_t n, uint32_t nsrc, uint64_t span, uint64_t jitter)
+static t_in *gen(uint64_t *rs, size_t n, uint32_t nsrc, uint64_t span, uint64_t jitter)
 {
     t_in *v = malloc(n * sizeof *v);
     assert_non_null(v);
     for (size_t k = 0; k < n; k++) {
-        v[k].src = (uint32_t)(rng() % nsrc);
+        v[k].src = (uint32_t)(rng(rs) % nsrc);
         if (jitter) {
             uint64_t t = 1000 + 3 * k;
-            v[k].ts = t - rng() % jitter;
+            v[k].ts = t - rng(rs) % jitter;
         } else {
-            v[k].ts = rng() % span;
+            v[k].ts = rng(rs) % span;
         }
     }
     return v;
@@ -64,30 +63,28 @@ static t_in *gen(size_t n, uint32_t nsrc, uint64_t span, uint64_t jitter)
 
 /* ---- the references ---- */
 
-static const t_in *cmp_in;
-
+/* by time, then index (arrival) */
 static int cmp_stable(const void *a, const void *b)
 {
-    size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    if (cmp_in[x].ts != cmp_in[y].ts)
-        return cmp_in[x].ts < cmp_in[y].ts ? -1 : 1;
-    return x < y ? -1 : x > y;
+    const t_out *x = a, *y = b;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return x->k < y->k ? -1 : x->k > y->k;
 }
 
 /* a stable sort by (time, arrival): what leaves when nothing is late */
 static void assert_stable_sorted(const t_in *in, size_t n, const t_out *out)
 {
-    size_t *idx = malloc(n * sizeof *idx);
-    assert_non_null(idx);
+    t_out *want = malloc(n * sizeof *want);
+    assert_non_null(want);
     for (size_t k = 0; k < n; k++)
-        idx[k] = k;
-    cmp_in = in;
-    qsort(idx, n, sizeof *idx, cmp_stable);
+        want[k] = (t_out){k, in[k].ts};
+    qsort(want, n, sizeof *want, cmp_stable);
     for (size_t k = 0; k < n; k++) {
-        assert_int_equal(out[k].k, idx[k]);
-        assert_int_equal(out[k].ts, in[idx[k]].ts);
+        assert_int_equal(out[k].k, want[k].k);
+        assert_int_equal(out[k].ts, want[k].ts);
     }
-    free(idx);
+    free(want);
 }
 
 /* The runs shape's promise, as one list of every item held: once max are
@@ -316,12 +313,12 @@ static void assert_in_time_order(const t_out *o, size_t n)
 static void test_random_unbounded(void **state)
 {
     (void)state;
-    rng_state = 0x9e3779b97f4a7c15ull;
+    uint64_t rs = 0x9e3779b97f4a7c15ull;
     for (int round = 0; round < 40; round++) {
-        size_t n = 1 + rng() % 3000;
-        uint32_t nsrc = 1 + (uint32_t)(rng() % 9);
-        uint64_t span = round % 2 ? 1 + rng() % 50 : UINT64_MAX / 2;
-        t_in *in = gen(n, nsrc, span, 0);
+        size_t n = 1 + rng(&rs) % 3000;
+        uint32_t nsrc = 1 + (uint32_t)(rng(&rs) % 9);
+        uint64_t span = round % 2 ? 1 + rng(&rs) % 50 : UINT64_MAX / 2;
+        t_in *in = gen(&rs, n, nsrc, span, 0);
         uint64_t late;
         t_out *o = run_runs(in, n, nsrc, n, &late, NULL);
         assert_int_equal(late, 0);
@@ -341,12 +338,12 @@ static void test_random_unbounded(void **state)
 static void test_nearly_sorted(void **state)
 {
     (void)state;
-    rng_state = 12345;
+    uint64_t rs = 12345;
     for (int round = 0; round < 30; round++) {
-        size_t n = 500 + rng() % 5000;
-        uint32_t nsrc = 1 + (uint32_t)(rng() % 8);
-        uint64_t jitter = 1 + rng() % 300;
-        t_in *in = gen(n, nsrc, 0, jitter);
+        size_t n = 500 + rng(&rs) % 5000;
+        uint32_t nsrc = 1 + (uint32_t)(rng(&rs) % 8);
+        uint64_t jitter = 1 + rng(&rs) % 300;
+        t_in *in = gen(&rs, n, nsrc, 0, jitter);
         size_t reach = (size_t)jitter + 2; /* items behind a given one: fewer than jitter / 3 + 1 */
         uint64_t late;
         t_out *o = run_runs(in, n, nsrc, reach, &late, NULL);
@@ -366,13 +363,13 @@ static void test_nearly_sorted(void **state)
 static void test_bounded_model(void **state)
 {
     (void)state;
-    rng_state = 777;
+    uint64_t rs = 777;
     for (int round = 0; round < 60; round++) {
-        size_t n = 1 + rng() % 2000;
-        uint32_t nsrc = 1 + (uint32_t)(rng() % 6);
-        size_t max = 1 + rng() % 64;
+        size_t n = 1 + rng(&rs) % 2000;
+        uint32_t nsrc = 1 + (uint32_t)(rng(&rs) % 6);
+        size_t max = 1 + rng(&rs) % 64;
         uint64_t span = round % 3 == 0 ? 8 : round % 3 == 1 ? 1000 : UINT64_MAX;
-        t_in *in = round % 2 ? gen(n, nsrc, span, 0) : gen(n, nsrc, 0, 1 + rng() % 400);
+        t_in *in = round % 2 ? gen(&rs, n, nsrc, span, 0) : gen(&rs, n, nsrc, 0, 1 + rng(&rs) % 400);
         t_out *want = malloc(n * sizeof *want);
         assert_non_null(want);
         uint64_t late, want_late;
