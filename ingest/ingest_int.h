@@ -8,6 +8,9 @@
  *   numbers             parsed from and printed into text (numbers.c)
  *   ingest_call_*       sink calls as bytes (calls.c), for the pipe and the
  *                       reorder window
+ *   ingest_merge_*      the time merge: held items in time order, the bound,
+ *                       the oldest-first release, the late rule (merge.c),
+ *                       for the reorder window and Perfetto's CPU merge
  *   ingest_reorder_*    the reorder window of the text readers (reorder.c)
  *
  * Each family of readers has a folder and an internal header of its own,
@@ -17,6 +20,7 @@
 #ifndef ARGUSQ_INGEST_INT_H
 #define ARGUSQ_INGEST_INT_H
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -182,6 +186,239 @@ void ingest_call_thread_put(char *q, const db_thread *t);
 void ingest_call_progress_put(char *q, uint64_t done, uint64_t total);
 /* Makes the calls of [q, q + len) on s; 0, or -1 with err set. */
 int ingest_calls_replay(const char *q, size_t len, const ingest_sink *s, char *err, size_t errlen);
+
+/* ---- the time merge (merge.c) ----
+ *
+ * What the readers that put events back in time order share: items held
+ * in the order of (time, then arrival), at most max of them, handed on
+ * oldest first, and the late rule: an item that would go on before one
+ * with a later time goes on at that one's time instead, counted (late).
+ * The items are the caller's (groups of sink calls, Perfetto's pf_item):
+ * the merge holds their keys, ingest_merge_key, which the caller embeds
+ * in what it holds, and gives them back as pointers to those keys
+ * (INGEST_MERGE_OF finds the caller's struct).  Two shapes hold them:
+ *
+ *   runs    many sources, each mostly in time order (Perfetto's CPUs):
+ *           the caller keeps each source's items in runs, each in time
+ *           order (a source's item joins its current run unless earlier
+ *           than the run's last, ingest_merge_run_takes), and the merge
+ *           orders the runs in a heap by their first items' keys, kept in
+ *           the run itself: a k-way merge, whose order is that of one
+ *           heap of every item, with the items in the caller's arrays
+ *           (warm) and a heap of a few runs (a heap of every item costs a
+ *           cache miss a level).  The late rule applies as items leave,
+ *           against the last one handed on.
+ *   window  one source with small inversions (the text readers): the
+ *           held items in one array, oldest first, into which the caller
+ *           places each arrival from the newest end (in a sorted input:
+ *           no move at all), stopping where it must (the reorder window
+ *           keeps an event behind its thread's declarations); the late
+ *           rule applies as an item is placed, against the item before
+ *           it (or the last handed on), so that what is held stays in
+ *           time order and leaves as it is.
+ *
+ * The hot calls are inline: one or two an event, where a call would cost
+ * as much as their compares. */
+typedef struct ingest_merge_key {
+    uint64_t ts;  /* the time it goes on at */
+    uint64_t seq; /* its arrival (ingest_merge_arrive): ties go in that order */
+} ingest_merge_key;
+
+/* a run of one source's items in time order (the runs shape), embedded in
+ * the caller's run; the caller keeps first as its first item's keys */
+typedef struct ingest_merge_run {
+    uint64_t last_ts;     /* of its last item */
+    ingest_merge_key first;
+} ingest_merge_run;
+
+/* the caller's struct of type T whose member M is at p */
+#define INGEST_MERGE_OF(p, T, M) ((T *)(void *)((char *)(p) - offsetof(T, M)))
+
+typedef struct ingest_merge {
+    size_t held, max; /* items held; the bound (ingest_merge_full) */
+    uint64_t seq;     /* the next arrival */
+    uint64_t out_ts;  /* time of the last item handed on */
+    bool out_any;
+    uint64_t *late;   /* items gone on late, counted here (ingest_stats.late) */
+    ingest_merge_run **heap; /* the runs shape: a heap of the runs by first */
+    size_t nruns, heap_cap;
+    ingest_merge_key **win;  /* the window shape: win[head .. head + nwin), oldest first */
+    size_t head, nwin;       /* win has room for 2 * max: compacted at its end */
+} ingest_merge;
+
+/* An empty merge of at most max items, late ones counted in *late.  The
+ * window shape needs ingest_merge_win_init too. */
+void ingest_merge_init(ingest_merge *m, size_t max, uint64_t *late);
+/* its arrays (the items are the caller's) */
+void ingest_merge_free(ingest_merge *m);
+
+/* a before b: earlier, or as early and arrived first */
+static inline bool ingest_merge_before(const ingest_merge_key *a, const ingest_merge_key *b)
+{
+    return a->ts < b->ts || (a->ts == b->ts && a->seq < b->seq);
+}
+
+/* max are held: the oldest goes on, before another is held (the runs
+ * shape's caller, Perfetto) or as soon as the one that made max is placed
+ * (the window's: the reorder window holds max - 1 between events). */
+static inline bool ingest_merge_full(const ingest_merge *m)
+{
+    return m->held == m->max;
+}
+
+/* One more item held: its arrival number. */
+static inline uint64_t ingest_merge_arrive(ingest_merge *m)
+{
+    assert(m->held < m->max);
+    m->held++;
+    return m->seq++;
+}
+
+/* The late rule: an item that goes on after one of time floor goes on at
+ * floor if earlier (counted).  True: late. */
+static inline bool ingest_merge_late(ingest_merge *m, uint64_t *ts, uint64_t floor)
+{
+    if (*ts >= floor)
+        return false;
+    *ts = floor;
+    (*m->late)++;
+    return true;
+}
+
+/* An item of time ts leaves, oldest first: the time it goes on at (the
+ * late rule, against the last one handed on). */
+static inline uint64_t ingest_merge_out(ingest_merge *m, uint64_t ts)
+{
+    assert(m->held > 0);
+    m->held--;
+    if (m->out_any)
+        ingest_merge_late(m, &ts, m->out_ts);
+    assert(!m->out_any || ts >= m->out_ts); /* what leaves is in time order */
+    m->out_any = true;
+    m->out_ts = ts;
+    return ts;
+}
+
+/* -- the runs shape -- */
+
+/* May an item of time ts join run r (its source's current run)?  Not if
+ * earlier than its last: it starts a new run. */
+static inline bool ingest_merge_run_takes(const ingest_merge_run *r, uint64_t ts)
+{
+    return ts >= r->last_ts;
+}
+
+/* an item of time ts appended to run r */
+static inline void ingest_merge_run_appended(ingest_merge_run *r, uint64_t ts)
+{
+    assert(ts >= r->last_ts);
+    r->last_ts = ts;
+}
+
+/* Room in the heap for one run more: 0, or -1 out of memory (before the
+ * caller makes the run, so that ingest_merge_run_add cannot fail). */
+int ingest_merge_run_room(ingest_merge *m);
+/* A new run, its first item (r->first) held: into the heap. */
+void ingest_merge_run_add(ingest_merge *m, ingest_merge_run *r);
+
+/* the run whose first item is the oldest held (some are held) */
+static inline ingest_merge_run *ingest_merge_top(const ingest_merge *m)
+{
+    assert(m->nruns > 0);
+    return m->heap[0];
+}
+
+/* the run at i of the heap moved down to its place; always inlined: the
+ * run that gave the oldest item mostly stays first, one level's compares,
+ * and a call would cost a good part of that */
+static inline __attribute__((always_inline)) void ingest_merge_sift(ingest_merge *m, size_t i)
+{
+    ingest_merge_run **h = m->heap;
+    ingest_merge_run *r = h[i];
+    for (;;) {
+        size_t l = 2 * i + 1, rr = l + 1, c = i;
+        ingest_merge_run *cr = r;
+        if (l < m->nruns && ingest_merge_before(&h[l]->first, &cr->first))
+            c = l, cr = h[l];
+        if (rr < m->nruns && ingest_merge_before(&h[rr]->first, &cr->first))
+            c = rr, cr = h[rr];
+        if (c == i)
+            break;
+        h[i] = cr;
+        i = c;
+    }
+    h[i] = r;
+}
+
+/* The top run's first item went (ingest_merge_out), and its next one, of
+ * time ts and arrival seq, is its first now. */
+static inline void ingest_merge_top_next(ingest_merge *m, uint64_t ts, uint64_t seq)
+{
+    ingest_merge_run *r = m->heap[0];
+    ingest_merge_key k = {ts, seq};
+    assert(!ingest_merge_before(&k, &r->first)); /* a run is in time order */
+    r->first = k;
+    ingest_merge_sift(m, 0);
+}
+
+/* The top run's last item went: the run leaves the heap (the caller frees it). */
+static inline void ingest_merge_top_done(ingest_merge *m)
+{
+    assert(m->nruns > 0);
+    if (--m->nruns > 0) {
+        m->heap[0] = m->heap[m->nruns];
+        ingest_merge_sift(m, 0);
+    }
+}
+
+/* -- the window shape -- */
+
+/* Its array (2 * max keys): 0, or -1 out of memory. */
+int ingest_merge_win_init(ingest_merge *m);
+
+/* the held item at i, oldest first (i < m->nwin) */
+static inline ingest_merge_key *ingest_merge_win_at(const ingest_merge *m, size_t i)
+{
+    return m->win[m->head + i];
+}
+
+/* The time an item placed at i (before the held item at i) goes on at, at
+ * least: that of the item before it, or of the last one handed on. */
+static inline uint64_t ingest_merge_win_floor(const ingest_merge *m, size_t i)
+{
+    return i > 0 ? ingest_merge_win_at(m, i - 1)->ts : m->out_any ? m->out_ts : 0;
+}
+
+/* k (arrived: ingest_merge_arrive; k->ts at least ingest_merge_win_floor's)
+ * placed at i, before the held item at i. */
+static inline void ingest_merge_win_put(ingest_merge *m, size_t i, ingest_merge_key *k)
+{
+    assert(i <= m->nwin && m->nwin < m->held);
+    assert(k->ts >= ingest_merge_win_floor(m, i));
+    assert(i == m->nwin || k->ts <= ingest_merge_win_at(m, i)->ts); /* held in time order */
+    if (m->head + m->nwin == 2 * m->max) { /* at the array's end: compacted */
+        memmove(m->win, m->win + m->head, m->nwin * sizeof *m->win);
+        m->head = 0;
+    }
+    ingest_merge_key **o = m->win + m->head;
+    if (i < m->nwin)
+        memmove(o + i + 1, o + i, (m->nwin - i) * sizeof *o);
+    o[i] = k;
+    m->nwin++;
+}
+
+/* The oldest held item leaves (it goes on at its time: placed at no
+ * less than the floor, it is never late here). */
+static inline ingest_merge_key *ingest_merge_win_take(ingest_merge *m)
+{
+    assert(m->nwin > 0);
+    ingest_merge_key *k = m->win[m->head++];
+    if (--m->nwin == 0)
+        m->head = 0;
+    assert(!m->out_any || k->ts >= m->out_ts);
+    ingest_merge_out(m, k->ts);
+    return k;
+}
 
 /* ---- the reorder window (reorder.c) ----
  *

@@ -2,7 +2,10 @@
  * sink (ingest_int.h says what it promises).  Each event travels with the
  * declarations its line made (a rename belongs to the event that showed
  * it), as one group of sink calls (calls.c); groups wait in time order
- * and leave, oldest first, once the window is full or the read ends.
+ * and leave, oldest first, once the window is full or the read ends: the
+ * time merge's window shape (ingest_int.h), which holds the order, the
+ * bound and the late rule, while this file holds the groups and decides
+ * where an event may go among the held ones.
  *
  * Memory: INGEST_REORDER_WINDOW + 1 groups, each a buffer reused for the
  * life of the window. */
@@ -12,7 +15,7 @@
 #include "ingest_int.h"
 
 typedef struct group {
-    uint64_t ts;
+    ingest_merge_key key; /* its event's time (raised if late) and arrival */
     uint64_t line; /* of its event, for a message */
     uint32_t tid;
     bool decl;         /* holds declarations (proc, thread, symbol) */
@@ -28,14 +31,11 @@ struct ingest_reorder {
     const char *path;
     const uint64_t *lineno; /* the reader's line */
     ingest_stats *st;
-    group *g;        /* INGEST_REORDER_WINDOW + 1 groups */
-    group **order;   /* the held groups, oldest first: order[head .. head + n) */
-    size_t head, n;  /* order has room for 2 * (window + 1): compacted at the end */
-    group **free;    /* groups not held */
+    group *g;          /* INGEST_REORDER_WINDOW + 1 groups */
+    ingest_merge win;  /* the held groups' keys, oldest first */
+    group **free;      /* groups not held */
     size_t nfree;
-    group *open;     /* the group the current line fills, or NULL */
-    uint64_t out_ts; /* time of the last event handed on */
-    bool out_any;
+    group *open;       /* the group the current line fills, or NULL */
 };
 
 #define SLOTS (INGEST_REORDER_WINDOW + 1)
@@ -70,16 +70,16 @@ static int oom(char *err, size_t errlen)
     return -1;
 }
 
+static group *held(const ingest_reorder *ro, size_t i)
+{
+    return INGEST_MERGE_OF(ingest_merge_win_at(&ro->win, i), group, key);
+}
+
 /* The oldest held group to the back sink. */
 static int emit_oldest(ingest_reorder *ro, char *err, size_t errlen)
 {
-    group *g = ro->order[ro->head++];
-    ro->n--;
-    if (ro->n == 0)
-        ro->head = 0;
+    group *g = INGEST_MERGE_OF(ingest_merge_win_take(&ro->win), group, key);
     ro->free[ro->nfree++] = g;
-    ro->out_ts = g->ts;
-    ro->out_any = true;
     if (ingest_calls_replay(g->buf, g->len, &ro->back, err, errlen) == 0)
         return 0;
     return ingest_sink_failed(err, errlen, ro->path, g->line); /* the event's line, not the reader's */
@@ -115,26 +115,17 @@ static bool depends(const group *own, const group *h, uint32_t tid)
 static int f_event(void *ctx, db_event *ev, char *err, size_t errlen)
 {
     ingest_reorder *ro = ctx;
-    if (ro->head + ro->n == 2 * SLOTS) { /* compact */
-        memmove(ro->order, ro->order + ro->head, ro->n * sizeof *ro->order);
-        ro->head = 0;
-    }
-    /* Insertion from the newest end (in a sorted file: no move at all).
-     * Declarations keep their order, and an event does not pass the
-     * declaration of its own thread (declared before its events, with the
-     * pid they carry); stopped there, or behind what has gone on, it goes
-     * on at the time of the event before it. */
-    group **o = ro->order + ro->head;
-    size_t i = ro->n;
+    /* Placed from the newest end, past the held events later than it (in
+     * a sorted file: none; equal times keep file order).  Declarations
+     * keep their order, and an event does not pass the declaration of its
+     * own thread (declared before its events, with the pid they carry);
+     * stopped there, or behind what has gone on, it goes on at the time of
+     * the event before it (the late rule). */
+    size_t n = ro->win.nwin, i = n;
     const group *own = ro->open;
-    while (i > 0 && o[i - 1]->ts > ev->ts && !depends(own, o[i - 1], ev->tid))
+    while (i > 0 && held(ro, i - 1)->key.ts > ev->ts && !depends(own, held(ro, i - 1), ev->tid))
         i--;
-    uint64_t floor = i > 0 ? o[i - 1]->ts : ro->out_any ? ro->out_ts : 0;
-    bool late = ev->ts < floor;
-    if (late) {
-        ev->ts = floor;
-        ro->st->late++;
-    }
+    bool late = ingest_merge_late(&ro->win, &ev->ts, ingest_merge_win_floor(&ro->win, i));
     size_t size = ingest_call_event_size(ev);
     char *q = room(ro, size);
     if (!q)
@@ -142,16 +133,15 @@ static int f_event(void *ctx, db_event *ev, char *err, size_t errlen)
     ingest_call_event_put(q, ev, size);
     group *g = ro->open;
     ro->open = NULL;
-    g->ts = ev->ts;
+    g->key.ts = ev->ts;
+    g->key.seq = ingest_merge_arrive(&ro->win);
     g->tid = ev->tid;
     g->line = ro->lineno ? *ro->lineno : 0;
-    if (i < ro->n) {
-        memmove(o + i + 1, o + i, (ro->n - i) * sizeof *o);
+    if (i < n)
         ro->st->reordered += !late;
-    }
-    o[i] = g;
-    ro->n++;
-    return ro->n == SLOTS ? emit_oldest(ro, err, errlen) : 0;
+    ingest_merge_win_put(&ro->win, i, &g->key);
+    /* SLOTS is the window and one: the group just placed may be the oldest */
+    return ingest_merge_full(&ro->win) ? emit_oldest(ro, err, errlen) : 0;
 }
 
 static int f_proc(void *ctx, uint32_t pid, const char *name, char *err, size_t errlen)
@@ -211,10 +201,10 @@ ingest_reorder *ingest_reorder_new(const ingest_sink *back, ingest_stats *st, co
     ingest_reorder *ro = calloc(1, sizeof *ro);
     if (!ro)
         return NULL;
+    ingest_merge_init(&ro->win, SLOTS, &st->late);
     ro->g = calloc(SLOTS, sizeof *ro->g);
-    ro->order = malloc(2 * SLOTS * sizeof *ro->order);
     ro->free = malloc(SLOTS * sizeof *ro->free);
-    if (!ro->g || !ro->order || !ro->free) {
+    if (!ro->g || ingest_merge_win_init(&ro->win) < 0 || !ro->free) {
         ingest_reorder_free(ro);
         return NULL;
     }
@@ -246,7 +236,7 @@ int ingest_reorder_finish(ingest_reorder *ro, char *err, size_t errlen)
         ro->free[ro->nfree++] = ro->open;
         ro->open = NULL;
     }
-    while (ro->n)
+    while (ro->win.nwin)
         if (emit_oldest(ro, err, errlen) < 0)
             return -1;
     return 0;
@@ -260,7 +250,7 @@ void ingest_reorder_free(ingest_reorder *ro)
         for (size_t i = 0; i < SLOTS; i++)
             free(ro->g[i].buf);
     free(ro->g);
-    free(ro->order);
+    ingest_merge_free(&ro->win);
     free(ro->free);
     free(ro);
 }

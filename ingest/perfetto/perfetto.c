@@ -20,10 +20,11 @@
  * (ingest/ftrace/ftrace_map_int.h, perfetto_map.c), as the text and
  * trace.dat readers do, so a sched_switch gives the db event a tracefs
  * line of it gives.  The per-CPU bundles are merged by timestamp, at most
- * PF_HEAP_MAX events held (an event earlier than one handed on goes on at
- * that one's time, counted late, as in the text readers' reorder
- * window); a held event is self-contained (pf_item), so that its packet's
- * memory is reused as soon as the packet is decoded. */
+ * PF_HEAP_MAX events held, by the time merge the text readers' reorder
+ * window uses too (ingest_int.h: an event earlier than one handed on goes
+ * on at that one's time, counted late); a held event is self-contained
+ * (pf_item), so that its packet's memory is reused as soon as the packet
+ * is decoded. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -41,67 +42,21 @@
  * A CPU's events mostly come in time order, but not always: a trace from
  * a ring buffer that wrapped holds a CPU's later seconds before its
  * earlier ones (the Android 11 trace of ../shared is one:
- * docs/PERFORMANCE.md).  So the events held are
- * runs, each in time order (a CPU's events are appended to its current
- * run while they keep the order, and start a new run when they do not),
- * and a heap orders the runs by their first event: a k-way merge, whose
- * order is that of one heap of every event held (time, then arrival),
- * with the events in arrays (warm) and a heap of a few runs instead of
- * 64K events (that heap's cache misses showed in the process's profile).
- * At most PF_HEAP_MAX events are held in all. */
+ * docs/PERFORMANCE.md).  So the events held are runs, each in time order
+ * (a CPU's events are appended to its current run while they keep the
+ * order, and start a new run when they do not), merged by the time merge
+ * (ingest_int.h, its runs shape): a heap of the runs by their first
+ * event, whose order is that of one heap of every event held (time, then
+ * arrival), with the events in arrays (warm) and a heap of a few runs
+ * instead of 64K events (that heap's cache misses showed in the
+ * process's profile).  The heap compares the runs' first events by the
+ * copy of their time and arrival in the run itself (pf_span.run), not in
+ * the event, one load further: the loads of the events were much of the
+ * merge's cost.  At most PF_HEAP_MAX events are held in all. */
 
 static const pf_item *run_head(const pf_span *r) { return &r->first->q[r->head]; }
 
-/* The heap compares the runs' first events by the copy of their time and
- * arrival in the run itself (run_keep), not in the event, one load
- * further: the loads of the events were much of the merge's cost. */
-static bool run_before(const pf_span *a, const pf_span *b)
-{
-    return a->ts < b->ts || (a->ts == b->ts && a->seq < b->seq);
-}
-
-/* the run's first event changed: its keys, for run_before */
-static void run_keep(pf_span *r)
-{
-    r->ts = run_head(r)->ts;
-    r->seq = run_head(r)->seq;
-}
-
-static void rheap_set(pf_reader *d, size_t i, pf_span *r)
-{
-    d->rheap[i] = r;
-}
-
-static void rheap_up(pf_reader *d, size_t i)
-{
-    pf_span *r = d->rheap[i];
-    while (i > 0 && run_before(r, d->rheap[(i - 1) / 2])) {
-        rheap_set(d, i, d->rheap[(i - 1) / 2]);
-        i = (i - 1) / 2;
-    }
-    rheap_set(d, i, r);
-}
-
-/* always inlined into pop_emit (its two calls there, one an event): a
- * run mostly stays first, one level's compares, and a call would cost a
- * good part of that */
-static inline __attribute__((always_inline)) void rheap_down(pf_reader *d, size_t i)
-{
-    pf_span *r = d->rheap[i];
-    for (;;) {
-        size_t l = 2 * i + 1, rr = l + 1, m = i;
-        pf_span *mr = r;
-        if (l < d->nrheap && run_before(d->rheap[l], mr))
-            m = l, mr = d->rheap[l];
-        if (rr < d->nrheap && run_before(d->rheap[rr], mr))
-            m = rr, mr = d->rheap[rr];
-        if (m == i)
-            break;
-        rheap_set(d, i, mr);
-        i = m;
-    }
-    rheap_set(d, i, r);
-}
+static pf_span *run_of(ingest_merge_run *m) { return INGEST_MERGE_OF(m, pf_span, run); }
 
 /* ---- a packet's memory: protobuf-c allocates an unpacked packet's
  * messages, strings and arrays from an arena of the packet's own, freed
@@ -313,9 +268,8 @@ static inline __attribute__((always_inline)) int32_t switch_prev(const pf_item *
 
 static int pop_emit(pf_reader *d)
 {
-    pf_span *r = d->rheap[0];
+    pf_span *r = run_of(ingest_merge_top(&d->merge));
     pf_item it = r->first->q[r->head];
-    d->held--;
     if (++r->head == r->first->cap && r->len > 1) { /* the rest are in the next segment */
         pf_seg *s = r->first;
         r->first = s->next;
@@ -332,29 +286,20 @@ static int pop_emit(pf_reader *d)
     }
     if (--r->len == 0) {
         run_free(d, r);
-        if (--d->nrheap > 0) {
-            rheap_set(d, 0, d->rheap[d->nrheap]);
-            rheap_down(d, 0);
-        }
+        ingest_merge_top_done(&d->merge);
     } else {
-        run_keep(r);
-        rheap_down(d, 0);
+        ingest_merge_top_next(&d->merge, run_head(r)->ts, run_head(r)->seq);
     }
-    if (d->emitted && it.ts < d->last_ts) {
-        it.ts = d->last_ts;
-        d->fr.st->late++;
-    }
-    d->emitted = true;
-    d->last_ts = it.ts;
+    it.ts = ingest_merge_out(&d->merge, it.ts); /* an event earlier than one handed on: at that one's time */
     /* the next event's messages, decoded up to PF_HEAP_MAX events ago, are
      * out of the cache: fetched while this one is mapped (an event's
      * FtraceEvent, event message and strings are one stretch of its
      * packet's arena, or of its hold's keep); most items hold all they
      * need, a kept print's or message's bytes are in the keep */
-    if (d->nrheap) {
+    if (d->merge.nruns) {
         /* ev and kept.p share their place (the union's first), the kept
          * forms are the last: two tests, not four */
-        const pf_item *nh = run_head(d->rheap[0]);
+        const pf_item *nh = run_head(run_of(ingest_merge_top(&d->merge)));
         if (nh->form == PF_FULL || nh->form >= PF_KEPT_PRINT) {
             const char *nx = (const char *)nh->ev;
             for (int k = 0; k < 4; k++)
@@ -375,14 +320,8 @@ static int pop_emit(pf_reader *d)
 /* a new run of the item's CPU, in the heap; NULL: out of memory */
 static pf_span *run_new(pf_reader *d, uint32_t cpu)
 {
-    if (d->nrheap == d->rheap_cap) {
-        size_t cap = d->rheap_cap ? d->rheap_cap * 2 : 64;
-        pf_span **h = realloc(d->rheap, cap * sizeof *h);
-        if (!h)
-            return NULL;
-        d->rheap = h;
-        d->rheap_cap = cap;
-    }
+    if (ingest_merge_run_room(&d->merge) < 0)
+        return NULL;
     pf_span *r = calloc(1, sizeof *r);
     if (!r)
         return NULL;
@@ -394,14 +333,14 @@ static pf_span *run_new(pf_reader *d, uint32_t cpu)
 static int push_item(pf_reader *d, pf_item *it)
 {
     uint64_t off = it->hold->offset; /* for a message after the item's unref */
-    if (d->held == PF_HEAP_MAX && pop_emit(d) < 0) {
+    if (ingest_merge_full(&d->merge) && pop_emit(d) < 0) {
         hold_unref(it->hold);
         return -1;
     }
-    it->seq = d->seq++;
+    it->seq = ingest_merge_arrive(&d->merge);
     pf_cpu *c = &d->cpus[it->cpu];
     pf_span *r = c->cur;
-    bool fresh = !r || it->ts < r->last_ts;
+    bool fresh = !r || !ingest_merge_run_takes(&r->run, it->ts);
     if (fresh && !(r = run_new(d, it->cpu))) {
         hold_unref(it->hold);
         return ingest_pf_fail(d, off, "out of memory");
@@ -423,18 +362,16 @@ static int push_item(pf_reader *d, pf_item *it)
         r->tail = 0;
     }
     r->last->q[r->tail++] = *it;
-    r->last_ts = it->ts;
+    ingest_merge_run_appended(&r->run, it->ts);
     /* where the run's next items go, last written up to PF_HEAP_MAX
      * events ago: fetched for writing ahead of them */
     if (r->tail + 3 < r->last->cap)
         __builtin_prefetch(&r->last->q[r->tail + 3], 1);
     r->len++;
-    d->held++;
     if (fresh) { /* appending leaves a run's first event, and its place, as they were */
-        run_keep(r);
+        r->run.first = (ingest_merge_key){it->ts, it->seq};
         c->cur = r;
-        d->rheap[d->nrheap] = r;
-        rheap_up(d, d->nrheap++);
+        ingest_merge_run_add(&d->merge, &r->run);
     }
     return 0;
 }
@@ -470,12 +407,12 @@ static int held_sw_cmp(const void *a, const void *b)
 static int __attribute__((noinline, cold)) blk_start(pf_reader *d)
 {
     d->blk_on = true;
-    pf_held_sw *v = malloc((d->held ? d->held : 1) * sizeof *v);
+    pf_held_sw *v = malloc((d->merge.held ? d->merge.held : 1) * sizeof *v);
     if (!v)
         return -1;
     size_t n = 0;
-    for (size_t i = 0; i < d->nrheap; i++) {
-        pf_span *r = d->rheap[i];
+    for (size_t i = 0; i < d->merge.nruns; i++) {
+        pf_span *r = run_of(d->merge.heap[i]);
         size_t k = r->head;
         for (pf_seg *s = r->first; s; s = s->next, k = 0)
             for (; k < (s == r->last ? r->tail : s->cap); k++) {
@@ -854,6 +791,7 @@ static int pf_run(pf_reader *d, const ingest_sink *sink, ingest_stats *st, char 
     if (ingest_ft_reader_init(&d->fr, d->path, sink, st, err, errlen) < 0)
         return -1;
     d->fr.unit = "packet";
+    ingest_merge_init(&d->merge, PF_HEAP_MAX, &st->late);
     d->idle_hash = ingest_ft_comm_hash("<idle>", 6);
     snprintf(st->meta.recorder, sizeof st->meta.recorder, "perfetto");
     d->in = malloc(PF_IN_SIZE);
@@ -876,7 +814,7 @@ static int pf_run(pf_reader *d, const ingest_sink *sink, ingest_stats *st, char 
     d->npackets = 0;
     if (rewind_input(d) < 0 || walk(d, false) < 0)
         goto out;
-    while (d->held)
+    while (d->merge.held)
         if (pop_emit(d) < 0)
             goto out;
     st->meta.cpus = (uint32_t)d->ncpus;
@@ -884,15 +822,15 @@ static int pf_run(pf_reader *d, const ingest_sink *sink, ingest_stats *st, char 
         sink->end(sink->ctx);
     rc = 0;
 out:
-    for (size_t i = 0; i < d->nrheap; i++) {
-        pf_span *r = d->rheap[i];
+    for (size_t i = 0; i < d->merge.nruns; i++) {
+        pf_span *r = run_of(d->merge.heap[i]);
         size_t k = r->head;
         for (pf_seg *s = r->first; s; s = s->next, k = 0)
             for (; k < (s == r->last ? r->tail : s->cap); k++)
                 hold_unref(s->q[k].hold);
         run_free(d, r);
     }
-    free(d->rheap);
+    ingest_merge_free(&d->merge);
     while (d->holds) {
         pf_hold *h = d->holds;
         d->holds = h->next;

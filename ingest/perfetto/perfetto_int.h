@@ -363,8 +363,7 @@ typedef struct pf_span {
     pf_seg *first, *last;
     uint32_t head, tail; /* first->q[head]: its first event; last->q[tail]: where the next goes */
     size_t len;
-    uint64_t last_ts; /* of its last event */
-    uint64_t ts, seq; /* those of its first event (perfetto.c's run_keep) */
+    ingest_merge_run run; /* its last event's time, its first event's keys (ingest_int.h) */
     uint32_t cpu;
 } pf_span;
 
@@ -415,17 +414,13 @@ typedef struct pf_reader {
     unsigned char *pkt;        /* the current packet's bytes */
     size_t pkt_cap;
     uint64_t npackets;
-    size_t held;               /* events held in the runs */
-    pf_span **rheap;            /* heap of the runs, by their first event */
-    size_t nrheap, rheap_cap;
+    ingest_merge merge;        /* the merge of the CPUs' runs (perfetto.c) */
     pf_seg *segs[PF_SEG_CLASSES]; /* run segments free for reuse, by size (perfetto.c) */
     pf_hold *holds;               /* holds free for reuse, their chunks released (perfetto.c) */
     size_t nsegs[PF_SEG_CLASSES];
     pf_chunk *pool[PF_POOL_CLASSES]; /* arena chunks free for the next packets, by size class (perfetto.c) */
     size_t pool_bytes;               /* their bytes, at most PF_POOL_BYTES */
     size_t nfree;
-    uint64_t seq, last_ts;
-    bool emitted;
     pf_cpu *cpus;
     size_t ncpus;
     uint32_t (*tgids)[2];      /* tid -> tgid from process_tree, sorted */
