@@ -1,5 +1,6 @@
 /* query/ast.c -- the AST: arena, the constructors the grammar actions
  * call, and the S-expression printer (query_ast_dump). */
+#include <assert.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -343,11 +344,21 @@ void query_ast_aggs_push(query_parse_state *ps, query_ast_aggs *v, query_agg a)
  * output's column heads name it (lower case) */
 void query_agg_name_print(const query_agg *a, FILE *out)
 {
-    static const char *const names[] = {"count", "sum", "min", "max", "avg", "p50", "p90", "p95", "p99"};
     if (a->field.name)
-        fprintf(out, " %s(%s)", names[a->fn], a->field.name);
+        fprintf(out, " %s(%s)", query_agg_fn_name(a->fn), a->field.name);
     else
-        fprintf(out, " %s", names[a->fn]);
+        fprintf(out, " %s", query_agg_fn_name(a->fn));
+}
+
+const char *query_agg_fn_name(query_agg_fn f)
+{
+    static const char *const names[] = {
+        [QUERY_AGG_COUNT] = "count", [QUERY_AGG_SUM] = "sum", [QUERY_AGG_MIN] = "min",
+        [QUERY_AGG_MAX] = "max",     [QUERY_AGG_AVG] = "avg", [QUERY_AGG_P50] = "p50",
+        [QUERY_AGG_P90] = "p90",     [QUERY_AGG_P95] = "p95", [QUERY_AGG_P99] = "p99",
+    };
+    assert((size_t)f < sizeof names / sizeof names[0] && names[f]);
+    return names[f];
 }
 
 /* The same aggregate: function and field (case ignored). */

@@ -50,8 +50,6 @@ struct query_group {
     bool oom;
 };
 
-static const char *const fn_names[] = {"count", "sum", "min", "max", "avg", "p50", "p90", "p95", "p99"};
-
 static bool is_pct(query_agg_fn f) { return f >= QUERY_AGG_P50; }
 
 query_group *query_group_new(const query_stmt *st)
@@ -274,9 +272,9 @@ static bool is_duration(const query_stmt *st, const query_agg *ag)
 static void head_of(const query_agg *ag, char *buf, size_t len)
 {
     if (ag->field.name)
-        snprintf(buf, len, "%s(%s)", fn_names[ag->fn], ag->field.name);
+        snprintf(buf, len, "%s(%s)", query_agg_fn_name(ag->fn), ag->field.name);
     else
-        snprintf(buf, len, "%s", fn_names[ag->fn]);
+        snprintf(buf, len, "%s", query_agg_fn_name(ag->fn));
 }
 
 /* a number: an integer when it is one, else with 3 decimals (JSON: 17

@@ -478,6 +478,8 @@ void query_ast_clause_against(query_parse_state *ps, query_ast_clauses *c, const
 query_agg query_ast_agg(query_parse_state *ps, const query_token *fn, const query_token *field);
 /* " count", " sum(blocked)" (median is p50) */
 void query_agg_name_print(const query_agg *a, FILE *out);
+/* "count", "sum", ..., "p99": the name printers and column heads give f */
+const char *query_agg_fn_name(query_agg_fn f);
 
 /* ---- the language's words, for completion (words.c) ----
  * A list filled up to cap; n counts every word offered, each once (of
