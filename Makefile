@@ -408,7 +408,8 @@ install: $(B)/argusq $(B)/libargusq.a $(B)/$(SO_FILE)
 # ---- ThreadSanitizer, by hand (`make tsan`; not part of make test, it is a
 # third build of everything): libargusq's unit test, whose readers run in
 # four threads on one handle and on two handles of one file while a fifth
-# ingests, and test_db's shared handles, built with -fsanitize=thread.
+# ingests, test_db's shared handles, and test_chan's two ends of the
+# ingest's channel (base/chan.c), built with -fsanitize=thread.
 # ARGUSQ_MAP_MB keeps LMDB's map small: TSan's shadow memory leaves no
 # room for the usual 1 TiB. ----
 TSAN_FLAGS := -O1 -g -fsanitize=thread
@@ -423,7 +424,7 @@ $(B)/tsan/gen/%.o: $(GEN)/%.c $(GEN_H) | $(B)/.deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) -Wno-unused-parameter $(TSAN_FLAGS) $(INC) -MMD -MP -c -o $@ $<
 
-TSAN_TESTS := $(B)/tsan/test_lib $(B)/tsan/test_db
+TSAN_TESTS := $(B)/tsan/test_lib $(B)/tsan/test_db $(B)/tsan/test_chan
 
 $(TSAN_TESTS): $(B)/tsan/%: $(B)/tsan/tests/unit/%.o $(TSAN_OBJ)
 	$(CC) $(TSAN_FLAGS) -o $@ $^ $(SO_LIBS) -lcmocka

@@ -85,13 +85,13 @@ size_t base_fmt_i64(char *b, int64_t v);
 size_t base_fmt_hex(char *b, uint64_t v, int min);
 
 /* ---- spare byte buffers, the last given back first (base/bufstack.c) ----
- * The ingest's pipe (ingest/pipe.c) passes batches of bytes from the
- * reading thread to the graph's in a ring of slots.  A slot takes a
- * buffer from here when it is begun and gives it back once read, so an
- * ingest touches as many buffers as the pipe held at its fullest, not the
- * ring's bound (a ring whose slots kept their buffers cycled through all
- * of them), and the buffer filled next is the one read last.  Not locked:
- * the caller holds its own mutex. */
+ * A channel (base_chan, below) passes batches of bytes between two
+ * threads in a ring of slots.  A batch takes a buffer from here when it
+ * is begun and gives it back once read, so an ingest touches as many
+ * buffers as the channel held at its fullest, not the ring's bound (a
+ * ring whose slots kept their buffers cycled through all of them), and
+ * the buffer filled next is the one read last.  Not locked: the caller
+ * holds its own mutex. */
 #define BASE_BUFSTACK_MAX 64
 typedef struct base_bufstack {
     char *buf[BASE_BUFSTACK_MAX];
@@ -360,5 +360,98 @@ static inline void *base_radix_u32(void *src, void *dst, size_t n, size_t size, 
     }
     return src;
 }
+
+/* ---- a channel of byte batches between two threads (base/chan.c) ----
+ * One producer fills a batch of bytes and hands it over; one consumer
+ * takes the batches in order and gives each back once read.  The ingest
+ * runs two of them: the reader's thread to the graph's (ingest/pipe.c)
+ * and the graph's to the writer's (db/wqueue.c).
+ *
+ * Bound: nb batches of `size` bytes, all allocated by init, so that a
+ * full channel is nb * size bytes whatever the trace's length and no
+ * batch is allocated while the threads run (buffers allocated as the
+ * queue filled, among the writer's own allocations, made a rebuild's
+ * peak RSS grow with the trace: docs/PERFORMANCE.md).  A buffer given
+ * back is the next one filled (base_bufstack), so an ingest touches only
+ * as many as the channel held at its fullest, not all nb: a buffer
+ * allocated but never written costs no memory.  One item larger than a
+ * batch grows the batch it goes in, which keeps its size afterwards.
+ *
+ * Ownership: the channel owns every buffer.  The producer writes only
+ * `fill`, without the lock, and hands it over whole; the consumer reads
+ * the batch take returns until it gives it back; base_chan_free frees
+ * them all, wherever they are.
+ *
+ * Ends: the producer closes (the consumer then takes what is queued, and
+ * NULL after it); either side may abort: the producer's waits return at
+ * once and its batches are dropped, the consumer's take returns NULL
+ * while batches may still be queued.  Errors and what a batch holds are
+ * the two users' own. */
+#define BASE_CHAN_MAX 32 /* batches at most */
+
+typedef struct base_chan_batch {
+    char *buf;
+    size_t len, cap; /* bytes written, bytes of buf */
+} base_chan_batch;
+
+/* The producer's look before each of its waits, and as it hands over a
+ * batch (under the channel's lock): the longest it may then wait, in ms,
+ * before it is called again; 0 for as long as it takes. */
+typedef unsigned (*base_chan_waiting)(void *ctx);
+
+/* fill is written for every item, so the struct holding a base_chan keeps
+ * what its consumer reads for every item away from it (fill's neighbours
+ * there are the producer's own fields); the rest, which both ends touch
+ * once a batch, is behind a pointer, so that base.h needs no pthread.h
+ * (whose time.h would declare clock and time in every file). */
+typedef struct base_chan {
+    base_chan_batch fill;       /* the producer's, never locked */
+    struct base_chan_ring *ring; /* the lock, the queued batches, spare buffers (chan.c) */
+} base_chan;
+
+/* nb batches (1 .. BASE_CHAN_MAX) of size bytes; waiting may be NULL.
+ * 0, or -1 when out of memory or out of threads' resources (nothing is
+ * left to free then). */
+int base_chan_init(base_chan *c, size_t nb, size_t size, base_chan_waiting waiting, void *ctx);
+/* Frees the buffers and the lock; both threads are done with c. */
+void base_chan_free(base_chan *c);
+
+/* -- the producer -- */
+/* n bytes at the end of fill, handing fill over first when they do not
+ * fit (and it holds anything), growing it when they still do not (an
+ * item larger than a batch); NULL when out of memory.  The common case,
+ * room in fill, is base_chan_room's, inline. */
+char *base_chan_room_more(base_chan *c, size_t n);
+static inline char *base_chan_room(base_chan *c, size_t n)
+{
+    base_chan_batch *b = &c->fill;
+    if (b->len + n > b->cap)
+        return base_chan_room_more(c, n);
+    char *q = b->buf + b->len;
+    b->len += n;
+    return q;
+}
+/* Queues fill (even empty) and makes a free buffer fill, waiting while
+ * all nb are queued.  false when the channel was aborted: fill is then
+ * emptied instead, its bytes dropped. */
+bool base_chan_hand_over(base_chan *c);
+/* Hands fill over, if it holds anything, and waits until the consumer
+ * has given back every batch (so that whatever they asked of it is
+ * done); false when the channel was aborted. */
+bool base_chan_drain(base_chan *c);
+/* Hands fill over, if it holds anything, and hands over no more: the
+ * consumer's take returns NULL once it has taken the rest. */
+void base_chan_close(base_chan *c);
+
+/* -- the consumer -- */
+/* The next batch, waiting for one; NULL once the channel is closed and
+ * empty, or aborted.  Read it, then give it back. */
+const base_chan_batch *base_chan_take(base_chan *c);
+void base_chan_give(base_chan *c);
+
+/* -- either side -- */
+/* Stops the channel: the producer waits no more and its batches are
+ * dropped, the consumer takes no more (what was queued is dropped). */
+void base_chan_abort(base_chan *c);
 
 #endif

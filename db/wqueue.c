@@ -25,16 +25,19 @@
  * queued: a trace being ingested has no others, up to the names cache's
  * bound, past which it asks the thread).
  *
- * Memory: nb batches of WQ_BATCH bytes (WQ_BATCHES_INGEST or _REBUILD).  Failure: the first call
- * that fails on the thread keeps its message; the calls queued after it
- * are dropped, and every later call through the front returns it. */
+ * The batches go through a base_chan (base/chan.c), which this file never
+ * aborts: every queued call is made or skipped on the thread, so that an
+ * abort or commit queued after a failure still runs.  Memory: nb batches
+ * of WQ_BATCH bytes (WQ_BATCHES_INGEST or _REBUILD), all allocated by
+ * db_wq_start.  Failure: the first call that fails on the thread keeps
+ * its message; the calls queued after it are skipped, and every later
+ * call through the front returns it. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "db_int.h"
 
@@ -43,13 +46,11 @@
  * queue is slack: an ingest has WQ_BATCHES_INGEST, with which make
  * bench's ingests ran faster than with half of it; a rebuild keeps
  * WQ_BATCHES_REBUILD, with which its peak RSS stays flat with the
- * trace's size (docs/PERFORMANCE.md).  All of a ring's batches are
- * touched in any ingest or rebuild of more than their bytes, so its
- * memory is the same for a short trace and a long one, where buffers
- * taken as the queue fills (as ingest/pipe.c's are) grew with the trace. */
+ * trace's size (docs/PERFORMANCE.md): the channel allocates them all
+ * before the threads run, and touches only as many as it held at its
+ * fullest. */
 #define WQ_BATCHES_INGEST 32
 #define WQ_BATCHES_REBUILD 16
-#define WQ_BATCHES WQ_BATCHES_INGEST /* the most */
 #define WQ_BATCH ((size_t)1 << 20)
 
 enum {
@@ -89,33 +90,19 @@ static inline const char *wq_next(const char *p)
     return (const char *)(((uintptr_t)p + WQ_ALIGN - 1) & ~(uintptr_t)(WQ_ALIGN - 1));
 }
 
-typedef struct wq_batch {
-    char *buf;
-    size_t len, cap;
-} wq_batch;
-
 typedef int (*wq_fn)(void *arg);
 
 struct db_wq {
     pthread_t thread;
     db_writer *w; /* set by the first call, run on the thread */
-    pthread_mutex_t mu;
-    pthread_cond_t cv_ready, cv_free, cv_done;
-    wq_batch b[WQ_BATCHES];
-    size_t nb; /* batches in the ring: b[0, nb) */
-    size_t head, count; /* ready batches: b[head .. head + count) */
-    size_t cur;         /* the batch the front fills: b[head + count] when the
-                         * front last looked, under the lock (head and count
-                         * change under the thread, and read without the lock
-                         * a pair of them could name a batch handed over) */
-    size_t calls, done; /* calls queued by the front, made by the thread */
-    bool stop;
     atomic_bool failed;
     db_error err; /* the failure, written before failed is set */
     const volatile sig_atomic_t *interrupt; /* the front's (db_wq_interrupt) */
     atomic_bool interrupted;                /* the front saw it set */
     /* the front's own */
     db_evfront front; /* the events, into blocks (evfront.c) */
+    base_chan ch;     /* the front fills ch.fill, among its own fields, away
+                       * from w and failed, which replay reads for each op */
     db_names names;
     bool names_complete; /* a miss means "no such thread" */
 };
@@ -264,10 +251,6 @@ static const char *replay_op(db_wq *q, uint8_t tag, const char *p, db_error *e)
         take(&p, &arg, sizeof arg);
         take(&p, &out, sizeof out);
         *out = fn(arg); /* made even after a failure: an abort must run */
-        pthread_mutex_lock(&q->mu);
-        q->done++;
-        pthread_cond_broadcast(&q->cv_done);
-        pthread_mutex_unlock(&q->mu);
         break;
     }
     default: abort(); /* only this file writes the queue */
@@ -299,64 +282,15 @@ static void *run(void *arg)
 {
     db_wq *q = arg;
     pthread_setname_np(pthread_self(), "argusq-db"); /* for top -H, perf */
-    pthread_mutex_lock(&q->mu);
-    for (;;) {
-        while (!q->count && !q->stop)
-            pthread_cond_wait(&q->cv_ready, &q->mu);
-        if (!q->count)
-            break;
-        wq_batch *b = &q->b[q->head];
-        pthread_mutex_unlock(&q->mu);
+    const base_chan_batch *b;
+    while ((b = base_chan_take(&q->ch))) {
         replay(q, b->buf, b->buf + b->len);
-        pthread_mutex_lock(&q->mu);
-        b->len = 0;
-        q->head = (q->head + 1) % q->nb;
-        q->count--;
-        pthread_cond_signal(&q->cv_free);
+        base_chan_give(&q->ch);
     }
-    pthread_mutex_unlock(&q->mu);
     return NULL;
 }
 
 /* ---- the front ---- */
-
-db_wq *db_wq_start(bool rebuild)
-{
-    db_wq *q = calloc(1, sizeof *q);
-    if (!q)
-        return NULL;
-    q->nb = rebuild ? WQ_BATCHES_REBUILD : WQ_BATCHES_INGEST;
-    for (size_t i = 0; i < q->nb; i++)
-        if (!(q->b[i].buf = malloc(WQ_BATCH)))
-            goto fail;
-        else
-            q->b[i].cap = WQ_BATCH;
-    pthread_mutex_init(&q->mu, NULL);
-    pthread_cond_init(&q->cv_ready, NULL);
-    pthread_cond_init(&q->cv_free, NULL);
-    pthread_cond_init(&q->cv_done, NULL);
-    if (pthread_create(&q->thread, NULL, run, q) == 0) {
-        q->names_complete = true;
-        return q;
-    }
-    pthread_mutex_destroy(&q->mu);
-    pthread_cond_destroy(&q->cv_ready);
-    pthread_cond_destroy(&q->cv_free);
-    pthread_cond_destroy(&q->cv_done);
-fail:
-    for (int i = 0; i < WQ_BATCHES; i++)
-        free(q->b[i].buf);
-    free(q);
-    return NULL;
-}
-
-
-/* The batch the front fills. */
-static wq_batch *filling(db_wq *q) { return &q->b[q->cur]; }
-
-void db_wq_interrupt(db_wq *q, const volatile sig_atomic_t *flag) { q->interrupt = flag; }
-
-const atomic_bool *db_wq_interrupted(db_wq *q) { return &q->interrupted; }
 
 /* The front's look at the caller's interrupt, passed on to the thread. */
 static void relay(db_wq *q)
@@ -365,71 +299,42 @@ static void relay(db_wq *q)
         atomic_store_explicit(&q->interrupted, true, memory_order_relaxed);
 }
 
-/* The front waits for the thread (q->mu held): with an interrupt to pass
- * on, in steps of 50 ms, so that a commit the thread has yet to make is
- * not made (a long queue takes seconds). */
-static void front_wait(db_wq *q, pthread_cond_t *cv)
+/* The channel's look as the front hands a batch over or waits for the
+ * thread (base_chan_waiting): the interrupt passed on, and with one to
+ * pass on, waits in steps of 50 ms, so that a commit the thread has yet
+ * to make is not made (a long queue takes seconds). */
+static unsigned front_waiting(void *ctx)
 {
+    db_wq *q = ctx;
     relay(q);
-    if (!q->interrupt) {
-        pthread_cond_wait(cv, &q->mu);
-        return;
-    }
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    t.tv_nsec += 50 * 1000 * 1000;
-    if (t.tv_nsec >= 1000 * 1000 * 1000) {
-        t.tv_sec++;
-        t.tv_nsec -= 1000 * 1000 * 1000;
-    }
-    pthread_cond_clockwait(cv, &q->mu, CLOCK_MONOTONIC, &t);
+    return q->interrupt ? 50 : 0;
 }
 
-/* Hands the batch being filled to the thread (waits while all are queued). */
-static void hand_over(db_wq *q)
+db_wq *db_wq_start(bool rebuild)
 {
-    pthread_mutex_lock(&q->mu);
-    relay(q);
-    q->count++;
-    pthread_cond_signal(&q->cv_ready);
-    while (q->count == q->nb)
-        front_wait(q, &q->cv_free);
-    q->cur = (q->head + q->count) % q->nb; /* the one after the ready ones */
-    pthread_mutex_unlock(&q->mu);
+    db_wq *q = calloc(1, sizeof *q);
+    if (!q)
+        return NULL;
+    size_t nb = rebuild ? WQ_BATCHES_REBUILD : WQ_BATCHES_INGEST;
+    if (base_chan_init(&q->ch, nb, WQ_BATCH, front_waiting, q) != 0) {
+        free(q);
+        return NULL;
+    }
+    if (pthread_create(&q->thread, NULL, run, q) == 0) {
+        q->names_complete = true;
+        return q;
+    }
+    base_chan_free(&q->ch);
+    free(q);
+    return NULL;
 }
 
-/* room() when the batch is full (or empty and too small) */
-static char *room_more(db_wq *q, size_t n)
-{
-    wq_batch *b = filling(q);
-    if (b->len && b->len + n > b->cap) {
-        hand_over(q);
-        b = filling(q);
-    }
-    if (n > b->cap) { /* a call larger than a batch: this batch grows */
-        char *nb = realloc(b->buf, n);
-        if (!nb)
-            return NULL;
-        b->buf = nb;
-        b->cap = n;
-    }
-    char *p = b->buf + b->len;
-    b->len += n;
-    return p;
-}
+/* The batch the front fills. */
+static base_chan_batch *filling(db_wq *q) { return &q->ch.fill; }
 
-/* Room for a call of n bytes; NULL when out of memory.  The common case
- * inline: it is asked for every event, node, signature and edge the graph
- * hands the writer. */
-static inline char *room(db_wq *q, size_t n)
-{
-    wq_batch *b = filling(q);
-    if (b->len + n > b->cap)
-        return room_more(q, n);
-    char *p = b->buf + b->len;
-    b->len += n;
-    return p;
-}
+void db_wq_interrupt(db_wq *q, const volatile sig_atomic_t *flag) { q->interrupt = flag; }
+
+const atomic_bool *db_wq_interrupted(db_wq *q) { return &q->interrupted; }
 
 static char *put(char *p, const void *src, size_t n)
 {
@@ -446,14 +351,16 @@ static inline char *op(db_wq *q, uint8_t tag, size_t n, db_error *err)
         *err = q->err;
         return NULL;
     }
-    /* room's common case here, so that only room_more's answer is tested
-     * for NULL, not the batch's pointer too */
+    /* base_chan_room's common case here, so that only the answer of
+     * base_chan_room_more (which hands a full batch over, and grows one
+     * for an op larger than a batch) is tested for NULL, not the batch's
+     * pointer too */
     size_t need = WQ_ALIGN + wq_round(n);
-    wq_batch *b = filling(q);
+    base_chan_batch *b = filling(q);
     char *p = b->buf + b->len;
     if (b->len + need <= b->cap)
         b->len += need;
-    else if (!(p = room_more(q, need))) {
+    else if (!(p = base_chan_room_more(&q->ch, need))) {
         db_fail_oom(err);
         return NULL;
     }
@@ -640,24 +547,17 @@ static int call(db_wq *q, wq_fn fn, void *arg)
 {
     int rc = -1;
     int *out = &rc;
-    char *p = room(q, WQ_ALIGN + wq_round(sizeof fn + sizeof arg + sizeof out));
+    char *p = base_chan_room(&q->ch, WQ_ALIGN + wq_round(sizeof fn + sizeof arg + sizeof out));
     if (!p)
         return -1; /* the caller's error says out of memory */
     *p = (char)OP_CALL;
     p += WQ_ALIGN;
     put(put(put(p, &fn, sizeof fn), &arg, sizeof arg), &out, sizeof out);
-    pthread_mutex_lock(&q->mu);
-    size_t want = ++q->calls;
-    q->count++;
-    pthread_cond_signal(&q->cv_ready);
-    while (q->done < want)
-        front_wait(q, &q->cv_done);
-    /* the thread has made the call: the batch holding it is free again,
-     * or about to be; wait for it so that the front may fill it */
-    while (q->count == q->nb)
-        front_wait(q, &q->cv_free);
-    q->cur = (q->head + q->count) % q->nb;
-    pthread_mutex_unlock(&q->mu);
+    /* the call is its batch's last op: once the thread has given every
+     * batch back, it has made it and written rc (the channel's lock orders
+     * that write before this read); never false, the channel is never
+     * aborted */
+    base_chan_drain(&q->ch);
     return rc;
 }
 
@@ -751,19 +651,9 @@ void db_wq_stop(db_wq *q)
 {
     if (!q)
         return;
-    pthread_mutex_lock(&q->mu);
-    if (filling(q)->len && q->count < q->nb)
-        q->count++; /* what is left (after a failure: skipped) */
-    q->stop = true;
-    pthread_cond_signal(&q->cv_ready);
-    pthread_mutex_unlock(&q->mu);
+    base_chan_close(&q->ch); /* what is left goes (after a failure: skipped) */
     pthread_join(q->thread, NULL);
-    pthread_mutex_destroy(&q->mu);
-    pthread_cond_destroy(&q->cv_ready);
-    pthread_cond_destroy(&q->cv_free);
-    pthread_cond_destroy(&q->cv_done);
-    for (int i = 0; i < WQ_BATCHES; i++)
-        free(q->b[i].buf);
+    base_chan_free(&q->ch);
     db_names_free(&q->names);
     db_evfront_free(&q->front);
     free(q);
