@@ -179,6 +179,12 @@ static inline bool base_grow(void **p, size_t *cap, size_t need, size_t size)
  * arrays, in the order they filled them, never the map's slots, whose
  * order is the hash's.
  *
+ * A slot is 12 bytes: the key, as two 32-bit words, and the value; key 0
+ * marks an empty slot, and the key 0 itself is held beside the slots.
+ * (Slots of 16 bytes, a word for "full", made the writer's indexes and
+ * the graph's maps a third larger, which showed in make bench's peak
+ * RSS: docs/PERFORMANCE.md.)
+ *
  *   base_map m = {0};                  empty: no memory until the first put
  *   if (base_map_put(&m, key, i)) ...  out of memory
  *   uint32_t v;
@@ -186,16 +192,24 @@ static inline bool base_grow(void **p, size_t *cap, size_t need, size_t size)
  *   base_map_free(&m);
  */
 typedef struct base_map_slot {
-    uint64_t key;
+    uint32_t key[2]; /* the key's 8 bytes (base_map_key); 0: an empty slot */
     uint32_t val;
-    uint32_t full; /* 0: an empty slot (key and val mean nothing) */
 } base_map_slot;
 typedef struct base_map {
     base_map_slot *slot;
-    size_t cap, len; /* cap: 0 or a power of two (64 or more), at least 2 * len */
-    unsigned shift;  /* 64 - log2(cap) */
+    size_t cap, len;   /* cap: 0 or a power of two (64 or more); len: the keys held */
+    unsigned shift;    /* 64 - log2(cap) */
+    bool zero;         /* the key 0 is held, with the value zero_val */
+    uint32_t zero_val;
 } base_map;
 
+/* a slot's key (0: empty) */
+static inline uint64_t base_map_key(const base_map_slot *s)
+{
+    uint64_t k;
+    memcpy(&k, s->key, sizeof k);
+    return k;
+}
 /* a key's first slot (cap not 0): the top bits of its Fibonacci hash */
 static inline size_t base_map_home(const base_map *m, uint64_t key)
 {
@@ -206,14 +220,19 @@ static inline size_t base_map_home(const base_map *m, uint64_t key)
  * event, the graph several. */
 static inline bool base_map_get(const base_map *m, uint64_t key, uint32_t *val)
 {
+    if (!key) {
+        if (m->zero)
+            *val = m->zero_val;
+        return m->zero;
+    }
     if (!m->cap)
         return false;
     for (size_t i = base_map_home(m, key);; i = (i + 1) & (m->cap - 1)) {
-        const base_map_slot *s = &m->slot[i];
-        if (!s->full)
+        uint64_t k = base_map_key(&m->slot[i]);
+        if (!k)
             return false;
-        if (s->key == key) {
-            *val = s->val;
+        if (k == key) {
+            *val = m->slot[i].val;
             return true;
         }
     }

@@ -64,8 +64,8 @@ int db_normbuf_add(db_normbuf *b, uint32_t hash, const char *text, size_t len)
     b->v[b->n++] = (struct norm){hash, (uint32_t)len, b->len};
     b->len += len;
     /* what waits: the texts, their entries, and the map's slots (two per
-     * entry; 24 bytes as when a slot was 12: the bound stays where the
-     * flushes were measured) */
+     * entry, 24 bytes: a constant, so that where the flushes fall, and so
+     * the archive, does not follow the map's layout) */
     return b->len + b->n * (sizeof(struct norm) + 24) > NORMBUF_MAX ? 1 : 0;
 }
 
