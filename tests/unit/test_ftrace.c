@@ -50,6 +50,47 @@ static void test_counts(void **state)
     }
 }
 
+/* lockchain's threads and processes, as the text declares them */
+static void lockchain_threads(rec *r)
+{
+    /* threads: 4123 (worker) belongs to process 4122 through clone_flags
+     * 3d0f00 (CLONE_THREAD) of its task_newtask */
+    rec_thread *t = find_thread(r, 4123);
+    assert_non_null(t);
+    assert_int_equal(t->pid, 4122);
+    assert_string_equal(t->name, "worker");
+    t = find_thread(r, 4124);
+    assert_non_null(t);
+    assert_int_equal(t->pid, 4122);
+    assert_string_equal(t->name, "hog");
+    t = find_thread(r, 4122);
+    assert_non_null(t);
+    assert_int_equal(t->pid, 4122);
+    assert_string_equal(t->name, "ui-main");
+    t = find_thread(r, 4120);
+    assert_non_null(t);
+    assert_int_equal(t->pid, 4120); /* clone_flags 1200000: a process */
+    /* -l cuts comm to 8 chars; sched_switch/sched_wakeup fields restore it */
+    t = find_thread(r, 15);
+    assert_non_null(t);
+    assert_string_equal(t->name, "rcu_preempt");
+    int p = find_proc(r, 0);
+    assert_true(p >= 0);
+    assert_string_equal(r->pnames[p], "swapper");
+    p = find_proc(r, 4122);
+    assert_true(p >= 0);
+    assert_string_equal(r->pnames[p], "ui-main");
+    assert_true(find_proc(r, 4123) < 0); /* a thread, not a process */
+
+    size_t worker_events = 0;
+    for (size_t i = 0; i < r->nev; i++)
+        if (r->ev[i].ev.tid == 4123) {
+            assert_int_equal(r->ev[i].ev.pid, 4122);
+            worker_events++;
+        }
+    assert_true(worker_events > 50);
+}
+
 static void test_lockchain_txt(void **state)
 {
     (void)state;
@@ -166,42 +207,7 @@ static void test_lockchain_txt(void **state)
     assert_int_equal(e->ev.obj, 4122);
     assert_attr(e, "reason", "fork");
 
-    /* threads: 4123 (worker) belongs to process 4122 through clone_flags
-     * 3d0f00 (CLONE_THREAD) of its task_newtask */
-    rec_thread *t = find_thread(r, 4123);
-    assert_non_null(t);
-    assert_int_equal(t->pid, 4122);
-    assert_string_equal(t->name, "worker");
-    t = find_thread(r, 4124);
-    assert_non_null(t);
-    assert_int_equal(t->pid, 4122);
-    assert_string_equal(t->name, "hog");
-    t = find_thread(r, 4122);
-    assert_non_null(t);
-    assert_int_equal(t->pid, 4122);
-    assert_string_equal(t->name, "ui-main");
-    t = find_thread(r, 4120);
-    assert_non_null(t);
-    assert_int_equal(t->pid, 4120); /* clone_flags 1200000: a process */
-    /* -l cuts comm to 8 chars; sched_switch/sched_wakeup fields restore it */
-    t = find_thread(r, 15);
-    assert_non_null(t);
-    assert_string_equal(t->name, "rcu_preempt");
-    int p = find_proc(r, 0);
-    assert_true(p >= 0);
-    assert_string_equal(r->pnames[p], "swapper");
-    p = find_proc(r, 4122);
-    assert_true(p >= 0);
-    assert_string_equal(r->pnames[p], "ui-main");
-    assert_true(find_proc(r, 4123) < 0); /* a thread, not a process */
-
-    size_t worker_events = 0;
-    for (size_t i = 0; i < r->nev; i++)
-        if (r->ev[i].ev.tid == 4123) {
-            assert_int_equal(r->ev[i].ev.pid, 4122);
-            worker_events++;
-        }
-    assert_true(worker_events > 50);
+    lockchain_threads(r);
     assert_int_equal(r->order_errors, 0);
     rec_free(r);
 }

@@ -226,16 +226,8 @@ static char *astr(pf_hold *h, const char *s)
     return c;
 }
 
-static void test_own_forms(void **state)
+static void own_switches(emitter *a, emitter *b, pf_hold *ah, uint64_t *ts)
 {
-    (void)state;
-    emitter a, b;
-    emitter_init(&a);
-    emitter_init(&b);
-    pf_reader ad;
-    memset(&ad, 0, sizeof ad);
-    pf_hold ah = {.d = &ad, .hint = 4096, .refs = 1}; /* the events' strings */
-    uint64_t ts = 1000;
     /* switches: prios present or not, comms "", NULL, 15 and 16 bytes */
     struct {
         const char *pc, *nc;
@@ -258,8 +250,8 @@ static void test_own_forms(void **state)
     for (size_t i = 0; i < sizeof sw / sizeof sw[0]; i++) {
         ArgusqPf__SchedSwitchFtraceEvent s = ARGUSQ_PF__SCHED_SWITCH_FTRACE_EVENT__INIT;
         ArgusqPf__FtraceEvent ev = ARGUSQ_PF__FTRACE_EVENT__INIT;
-        s.prev_comm = sw[i].pc ? astr(&ah, sw[i].pc) : NULL;
-        s.next_comm = sw[i].nc ? astr(&ah, sw[i].nc) : NULL;
+        s.prev_comm = sw[i].pc ? astr(ah, sw[i].pc) : NULL;
+        s.next_comm = sw[i].nc ? astr(ah, sw[i].nc) : NULL;
         s.has_prev_pid = s.has_next_pid = s.has_next_prio = s.has_prev_state = 1;
         s.prev_pid = sw[i].pp;
         s.next_pid = sw[i].np;
@@ -271,15 +263,19 @@ static void test_own_forms(void **state)
         ev.pid = (uint32_t)sw[i].pp;
         ev.event_case = ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_SWITCH;
         ev.sched_switch = &s;
-        emit_both(&a, &b, &ev, &ah, ts++, sw[i].want);
+        emit_both(a, b, &ev, ah, (*ts)++, sw[i].want);
     }
+}
+
+static void own_wakeups(emitter *a, emitter *b, pf_hold *ah, uint64_t *ts)
+{
     /* wakeups of the three kinds, comms short, "", NULL and long */
     const char *wc[] = {"a", "", NULL, "0123456789abcde", "0123456789abcdef"};
     for (size_t i = 0; i < sizeof wc / sizeof wc[0]; i++)
         for (int kind = 0; kind < 3; kind++) {
             ArgusqPf__SchedWakeupFtraceEvent w = ARGUSQ_PF__SCHED_WAKEUP_FTRACE_EVENT__INIT;
             ArgusqPf__FtraceEvent ev = ARGUSQ_PF__FTRACE_EVENT__INIT;
-            w.comm = wc[i] ? astr(&ah, wc[i]) : NULL;
+            w.comm = wc[i] ? astr(ah, wc[i]) : NULL;
             w.has_pid = w.has_prio = w.has_target_cpu = 1;
             w.pid = 60 + (int32_t)i;
             w.prio = 120;
@@ -296,8 +292,12 @@ static void test_own_forms(void **state)
                 ev.event_case = ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_WAKEUP_NEW;
                 ev.sched_wakeup_new = (ArgusqPf__SchedWakeupNewFtraceEvent *)(void *)&w;
             }
-            emit_both(&a, &b, &ev, &ah, ts++, i == 4 ? PF_FULL : PF_WAKE);
+            emit_both(a, b, &ev, ah, (*ts)++, i == 4 ? PF_FULL : PF_WAKE);
         }
+}
+
+static void own_idle_freq(emitter *a, emitter *b, pf_hold *ah, uint64_t *ts)
+{
     /* cpu_idle and cpu_frequency: the idle exit's 4294967295 twice (the
      * text kept), short and long states */
     const uint32_t states[] = {4294967295u, 4294967295u, 0, 3, 1800000, 9999, 10000};
@@ -317,8 +317,12 @@ static void test_own_forms(void **state)
                 ev.event_case = ARGUSQ_PF__FTRACE_EVENT__EVENT_CPU_FREQUENCY;
                 ev.cpu_frequency = (ArgusqPf__CpuFrequencyFtraceEvent *)(void *)&c;
             }
-            emit_both(&a, &b, &ev, &ah, ts++, idle ? PF_IDLE : PF_FREQ);
+            emit_both(a, b, &ev, ah, (*ts)++, idle ? PF_IDLE : PF_FREQ);
         }
+}
+
+static void own_prints(emitter *a, emitter *b, pf_hold *ah, uint64_t *ts)
+{
     /* prints: short ones in the item, longer ones in the keep, line ends
      * stripped either way */
     const char *prints[] = {"E|10", "", NULL, "C|10|counter|5\n", "0123456789012345678901234567890",
@@ -326,13 +330,17 @@ static void test_own_forms(void **state)
     for (size_t i = 0; i < sizeof prints / sizeof prints[0]; i++) {
         ArgusqPf__PrintFtraceEvent m = ARGUSQ_PF__PRINT_FTRACE_EVENT__INIT;
         ArgusqPf__FtraceEvent ev = ARGUSQ_PF__FTRACE_EVENT__INIT;
-        m.buf = prints[i] ? astr(&ah, prints[i]) : NULL;
+        m.buf = prints[i] ? astr(ah, prints[i]) : NULL;
         ev.has_pid = 1;
         ev.pid = 10;
         ev.event_case = ARGUSQ_PF__FTRACE_EVENT__EVENT_PRINT;
         ev.print = &m;
-        emit_both(&a, &b, &ev, &ah, ts++, prints[i] && strlen(prints[i]) > PF_PRINT_MAX ? PF_KEPT_PRINT : PF_PRINT);
+        emit_both(a, b, &ev, ah, (*ts)++, prints[i] && strlen(prints[i]) > PF_PRINT_MAX ? PF_KEPT_PRINT : PF_PRINT);
     }
+}
+
+static void own_binder_blocked(emitter *a, emitter *b, pf_hold *ah, uint64_t *ts)
+{
     /* binder: a transaction, a reply, their receipts */
     for (int reply = 0; reply < 2; reply++) {
         ArgusqPf__BinderTransactionFtraceEvent m = ARGUSQ_PF__BINDER_TRANSACTION_FTRACE_EVENT__INIT;
@@ -350,7 +358,7 @@ static void test_own_forms(void **state)
         ev.pid = reply ? 20 : 10;
         ev.event_case = ARGUSQ_PF__FTRACE_EVENT__EVENT_BINDER_TRANSACTION;
         ev.binder_transaction = &m;
-        emit_both(&a, &b, &ev, &ah, ts++, PF_BINDER);
+        emit_both(a, b, &ev, ah, (*ts)++, PF_BINDER);
         r.has_debug_id = 1;
         r.debug_id = 77 + reply;
         ev = (ArgusqPf__FtraceEvent)ARGUSQ_PF__FTRACE_EVENT__INIT;
@@ -358,7 +366,7 @@ static void test_own_forms(void **state)
         ev.pid = reply ? 10 : 20;
         ev.event_case = ARGUSQ_PF__FTRACE_EVENT__EVENT_BINDER_TRANSACTION_RECEIVED;
         ev.binder_transaction_received = &r;
-        emit_both(&a, &b, &ev, &ah, ts++, PF_BINDER);
+        emit_both(a, b, &ev, ah, (*ts)++, PF_BINDER);
     }
     {
         ArgusqPf__SchedBlockedReasonFtraceEvent m = ARGUSQ_PF__SCHED_BLOCKED_REASON_FTRACE_EVENT__INIT;
@@ -371,12 +379,16 @@ static void test_own_forms(void **state)
         ev.pid = 0;
         ev.event_case = ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_BLOCKED_REASON;
         ev.sched_blocked_reason = &m;
-        emit_both(&a, &b, &ev, &ah, ts++, PF_BLOCKED);
+        emit_both(a, b, &ev, ah, (*ts)++, PF_BLOCKED);
     }
+}
+
+static void own_other_kept(emitter *a, emitter *b, pf_hold *ah, uint64_t *ts)
+{
     /* events the schema subset leaves out (clock_set_rate, field 16): a
      * short message in the item, a long one in the keep */
     for (size_t len = 3; len <= 40; len += 37) {
-        uint8_t *raw = ingest_pf_alloc(&ah, 64);
+        uint8_t *raw = ingest_pf_alloc(ah, 64);
         assert_non_null(raw);
         size_t n = 0;
         raw[n++] = (uint8_t)(len + 6); /* the length protobuf-c keeps in front */
@@ -395,7 +407,7 @@ static void test_own_forms(void **state)
         ev.base.unknown_fields = &u;
         ev.has_pid = 1;
         ev.pid = 10;
-        emit_both(&a, &b, &ev, &ah, ts++, len + 6 > PF_OTHER_MAX ? PF_KEPT_OTHER : PF_OTHER);
+        emit_both(a, b, &ev, ah, (*ts)++, len + 6 > PF_OTHER_MAX ? PF_KEPT_OTHER : PF_OTHER);
     }
     /* one the item has no form for, kept whole (its strings too) */
     {
@@ -403,21 +415,21 @@ static void test_own_forms(void **state)
         ArgusqPf__FtraceEvent ev = ARGUSQ_PF__FTRACE_EVENT__INIT;
         m.has_pid = m.has_oom_score_adj = 1;
         m.pid = 10;
-        m.oldcomm = astr(&ah, "old-name");
-        m.newcomm = astr(&ah, "new-name");
+        m.oldcomm = astr(ah, "old-name");
+        m.newcomm = astr(ah, "new-name");
         m.oom_score_adj = -100;
         ev.has_pid = 1;
         ev.pid = 10;
         ev.event_case = ARGUSQ_PF__FTRACE_EVENT__EVENT_TASK_RENAME;
         ev.task_rename = &m;
-        emit_both_rc(&a, &b, &ev, &ah, ts++, PF_KEPT_FULL, true, 0);
+        emit_both_rc(a, b, &ev, ah, (*ts)++, PF_KEPT_FULL, true, 0);
     }
     /* a long-comm switch, kept whole */
     {
         ArgusqPf__SchedSwitchFtraceEvent m = ARGUSQ_PF__SCHED_SWITCH_FTRACE_EVENT__INIT;
         ArgusqPf__FtraceEvent ev = ARGUSQ_PF__FTRACE_EVENT__INIT;
-        m.prev_comm = astr(&ah, "a-comm-of-twenty-bytes");
-        m.next_comm = astr(&ah, "x");
+        m.prev_comm = astr(ah, "a-comm-of-twenty-bytes");
+        m.next_comm = astr(ah, "x");
         m.has_prev_pid = m.has_next_pid = m.has_prev_state = 1;
         m.prev_pid = 70;
         m.next_pid = 71;
@@ -426,8 +438,26 @@ static void test_own_forms(void **state)
         ev.pid = 70;
         ev.event_case = ARGUSQ_PF__FTRACE_EVENT__EVENT_SCHED_SWITCH;
         ev.sched_switch = &m;
-        emit_both_rc(&a, &b, &ev, &ah, ts++, PF_KEPT_FULL, true, 0);
+        emit_both_rc(a, b, &ev, ah, (*ts)++, PF_KEPT_FULL, true, 0);
     }
+}
+
+static void test_own_forms(void **state)
+{
+    (void)state;
+    emitter a, b;
+    emitter_init(&a);
+    emitter_init(&b);
+    pf_reader ad;
+    memset(&ad, 0, sizeof ad);
+    pf_hold ah = {.d = &ad, .hint = 4096, .refs = 1}; /* the events' strings */
+    uint64_t ts = 1000;
+    own_switches(&a, &b, &ah, &ts);
+    own_wakeups(&a, &b, &ah, &ts);
+    own_idle_freq(&a, &b, &ah, &ts);
+    own_prints(&a, &b, &ah, &ts);
+    own_binder_blocked(&a, &b, &ah, &ts);
+    own_other_kept(&a, &b, &ah, &ts);
     assert_int_equal(a.r->nev, 9 + 15 + 14 + 6 + 4 + 1 + 2 + 1 + 1);
     assert_same_recs(a.r, b.r);
     assert_attr(&b.r->ev[43], "buf", "B|10|a slice whose name is longer than the item");

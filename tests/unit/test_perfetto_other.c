@@ -338,6 +338,36 @@ static void show_attrs(char *out, size_t cap, const rec_event *e)
         out[i] = out[i] ? out[i] : '|';
 }
 
+/* The Perfetto trace t and the tracefs text give the same want events,
+ * attribute for attribute. */
+static void assert_same_as_text(const pb *t, const char *text, size_t want)
+{
+    rec *r = rec_new(true);
+    ingest_sink s = {.ctx = r, .proc = on_proc, .thread = on_thread, .event = on_event, .skip = on_skip};
+    ingest_stats st;
+    memset(&st, 0, sizeof st);
+    char err[512] = "";
+    assert_int_equal(ingest_perfetto_read_mem("t.pftrace", t->b, t->n, &s, &st, err, sizeof err), 0);
+    one o = ingest_text(text);
+    assert_int_equal(r->nev, want);
+    assert_int_equal(r->nev, o.r->nev);
+    for (size_t i = 0; i < r->nev; i++) {
+        const rec_event *a = &r->ev[i], *b = &o.r->ev[i];
+        assert_string_equal(a->name, b->name);
+        assert_int_equal(a->ev.type, b->ev.type);
+        assert_int_equal(a->ev.tid, b->ev.tid);
+        assert_int_equal(a->ev.ts, b->ev.ts);
+        if (a->ev.attrs_len != b->ev.attrs_len || memcmp(a->attrs, b->attrs, a->ev.attrs_len) != 0) {
+            char x[1024], y[1024];
+            show_attrs(x, sizeof x, a);
+            show_attrs(y, sizeof y, b);
+            fail_msg("%s: Perfetto '%s', text '%s'", a->name, x, y);
+        }
+    }
+    rec_free(r);
+    rec_free(o.r);
+}
+
 /* Events of the messages the schema subset leaves out, each built field
  * by field and written as the kernel prints it (the TP_printk of the
  * header perfetto_other_tab.c names for it; pointers unhashed, as with
@@ -474,30 +504,7 @@ static void test_same_as_text(void **state)
     pb_i(&m, 3, 120);
     NEXT(242, "sched_process_wait", "comm=app pid=5 prio=120");
 #undef NEXT
-    rec *r = rec_new(true);
-    ingest_sink s = {.ctx = r, .proc = on_proc, .thread = on_thread, .event = on_event, .skip = on_skip};
-    ingest_stats st;
-    memset(&st, 0, sizeof st);
-    char err[512] = "";
-    assert_int_equal(ingest_perfetto_read_mem("t.pftrace", t.b, t.n, &s, &st, err, sizeof err), 0);
-    one o = ingest_text(text);
-    assert_int_equal(r->nev, 29);
-    assert_int_equal(r->nev, o.r->nev);
-    for (size_t i = 0; i < r->nev; i++) {
-        const rec_event *a = &r->ev[i], *b = &o.r->ev[i];
-        assert_string_equal(a->name, b->name);
-        assert_int_equal(a->ev.type, b->ev.type);
-        assert_int_equal(a->ev.tid, b->ev.tid);
-        assert_int_equal(a->ev.ts, b->ev.ts);
-        if (a->ev.attrs_len != b->ev.attrs_len || memcmp(a->attrs, b->attrs, a->ev.attrs_len) != 0) {
-            char x[1024], y[1024];
-            show_attrs(x, sizeof x, a);
-            show_attrs(y, sizeof y, b);
-            fail_msg("%s: Perfetto '%s', text '%s'", a->name, x, y);
-        }
-    }
-    rec_free(r);
-    rec_free(o.r);
+    assert_same_as_text(&t, text, 29);
 }
 
 /* What the tracefs text has that the trace cannot give: the nearest
