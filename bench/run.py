@@ -42,591 +42,25 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BENCH = os.path.join(ROOT, "bench")
-DATA = os.path.join(BENCH, "data")
-WORK = os.path.join(DATA, "work")
-MiB = 1024 * 1024
-SLOW = 90  # seconds: a measurement whose run takes longer is not repeated (--slow)
-
-
-def log(msg):
-    print("bench: " + msg, file=sys.stderr, flush=True)
-
-
-# ---------------------------------------------------------------- processes
-
-class Run:
-    """One finished child process."""
-
-    def __init__(self, **kw):
-        self.__dict__.update(kw)
-
-
-def _status_kb(pid, keys):
-    try:
-        with open("/proc/%d/status" % pid) as f:
-            out = {}
-            for line in f:
-                k, _, v = line.partition(":")
-                if k in keys:
-                    out[k] = int(v.split()[0])
-            return out
-    except (OSError, ValueError):
-        return None
-
-
-def settle():
-    """Writes back what earlier runs left dirty in the page cache, so that
-    a timed run does not pay for another's deferred writes (an unsynced
-    ingest leaves a GB of them, which the next runs' fdatasync waited
-    behind: the first two rebuilds after it took 13 s, the third 10.9)."""
-    os.sync()
-
-
-def run(cmd, stdout=None, stdin=None, timeout=1800, sample=True, check=True):
-    """Runs cmd; returns wall seconds, cpu seconds, ru_maxrss (bytes),
-    sampled peaks of RssAnon/RssFile (bytes), exit status, stdout text
-    (when stdout is None), stderr text."""
-    err = tempfile.TemporaryFile()
-    out = tempfile.TemporaryFile() if stdout is None else stdout
-    fin = open(stdin, "rb") if isinstance(stdin, str) else subprocess.DEVNULL
-    peaks = {"RssAnon": 0, "RssFile": 0, "VmRSS": 0}
-    done = threading.Event()
-    t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=fin)
-
-    def sampler():
-        while not done.wait(0.01):
-            s = _status_kb(p.pid, peaks)
-            if s is None:
-                return
-            for k, v in s.items():
-                peaks[k] = max(peaks[k], v)
-            if time.perf_counter() - t0 > timeout:
-                p.kill()
-                return
-
-    th = None
-    if sample:
-        th = threading.Thread(target=sampler, daemon=True)
-        th.start()
-    _, status, ru = os.wait4(p.pid, 0)
-    wall = time.perf_counter() - t0
-    p.returncode = os.waitstatus_to_exitcode(status)
-    done.set()
-    if th:
-        th.join()
-    if fin is not subprocess.DEVNULL:
-        fin.close()
-    err.seek(0)
-    errtext = err.read().decode(errors="replace")
-    text = None
-    if stdout is None:
-        out.seek(0)
-        text = out.read().decode(errors="replace")
-    r = Run(cmd=cmd, wall=wall, cpu=ru.ru_utime + ru.ru_stime, maxrss=ru.ru_maxrss * 1024,
-            anon=peaks["RssAnon"] * 1024, file=peaks["RssFile"] * 1024, rc=p.returncode,
-            out=text, err=errtext)
-    if check and r.rc != 0:
-        raise SystemExit("bench: %s failed (exit %d):\n%s" % (" ".join(cmd), r.rc, errtext[-2000:]))
-    return r
-
-
-def med(xs):
-    return statistics.median(xs) if xs else None
-
-
-def pct(xs, p):
-    """The p-th percentile (nearest rank)."""
-    if not xs:
-        return None
-    s = sorted(xs)
-    k = max(0, min(len(s) - 1, int(round(p / 100.0 * len(s) + 0.5)) - 1))
-    return s[k]
-
-
-def disk_bytes(path):
-    """Allocated size (LMDB files are sparse), of a file and its -lock."""
-    total = 0
-    for p in (path, path + "-lock", path + "-journal", path + "-wal"):
-        try:
-            total += os.stat(p).st_blocks * 512
-        except OSError:
-            pass
-    return total
-
-
-def rm_archive(path):
-    for p in (path, path + "-lock", path + "-journal", path + "-wal", path + "-shm"):
-        try:
-            os.unlink(p)
-        except FileNotFoundError:
-            pass
-
-
-def src_hash(*paths):
-    h = hashlib.sha1()
-    for p in paths:
-        with open(p, "rb") as f:
-            h.update(f.read())
-    return h.hexdigest()[:8]
-
-
-def build_file(path, make, what):
-    """Builds path with make(tmp) unless it exists; atomically."""
-    if os.path.exists(path):
-        return path
-    log("building %s (%s)" % (os.path.relpath(path, ROOT), what))
-    tmp = path + ".tmp"
-    t0 = time.perf_counter()
-    make(tmp)
-    os.replace(tmp, path)
-    log("  %.1f s, %.0f MB" % (time.perf_counter() - t0, os.path.getsize(path) / 1e6))
-    return path
-
-
-def prune(prefix, suffix):
-    """Removes inputs made by an older version of their generator."""
-    for name in os.listdir(DATA):
-        p = os.path.join(DATA, name)
-        if name.startswith(prefix) and not name.endswith(suffix) and os.path.isfile(p):
-            os.unlink(p)
-
-
-# ---------------------------------------------------------------- argusq
-
-class Argusq:
-    def __init__(self, exe):
-        self.exe = exe
-
-    def ingest(self, archive, trace, name, runs, keep=False, first=1):
-        """Ingests trace into a fresh archive runs times; the summary and medians."""
-        rs = []
-        for i in range(first - 1, first - 1 + runs):
-            rm_archive(archive)
-            settle()
-            r = run([self.exe, "-d", archive, "ingest", trace, "--name", name, "--json"])
-            r.size = disk_bytes(archive)
-            r.summary = json.loads(r.out.strip().splitlines()[-1])
-            rs.append(r)
-            log("  ingest %s run %d: %.2f s, %.0f MiB peak RSS" % (name, i + 1, r.wall, r.maxrss / MiB))
-            if r.wall > SLOW:
-                break
-        if not keep:
-            rm_archive(archive)
-        s = rs[-1].summary
-        size_in = os.path.getsize(trace)
-        wall = med([r.wall for r in rs])
-        cpu = med([r.cpu for r in rs])
-        return {
-            "trace": os.path.relpath(trace, ROOT) if trace.startswith(ROOT) else trace,
-            "input_bytes": size_in,
-            "events": s.get("events"),
-            "nodes": s.get("nodes"),
-            "edges": s.get("edges"),
-            "threads": s.get("threads"),
-            "processes": s.get("processes"),
-            "runs": [round(r.wall, 3) for r in rs],
-            "wall_s": wall,
-            "cpu_s": cpu,
-            "events_per_s": s["events"] / wall,
-            "events_per_cpu_s": s["events"] / cpu if cpu else None,
-            "mb_per_s": size_in / 1e6 / wall,
-            "peak_rss_bytes": max(r.maxrss for r in rs),
-            "peak_rss_anon_bytes": max(r.anon for r in rs),
-            "peak_rss_file_bytes": max(r.file for r in rs),
-            "archive_bytes": med([r.size for r in rs]),
-            "archive_bytes_per_event": med([r.size for r in rs]) / max(1, s["events"]),
-        }
-
-    def q(self, archive, stmt, fmt=None, check=True, stdout=None):
-        cmd = [self.exe, "-d", archive]
-        if fmt:
-            cmd += ["--format", fmt]
-        return run(cmd + [stmt], stdout=stdout, sample=False, check=check)
-
-    def script(self, archive, path, fmt=None, stdout=subprocess.DEVNULL):
-        cmd = [self.exe, "-d", archive]
-        if fmt:
-            cmd += ["--format", fmt]
-        return run(cmd + ["-f", path], stdout=stdout, sample=False)
-
-
-# ---------------------------------------------------------------- Perfetto input
-
-def _pb_varint(b, i):
-    v = sh = 0
-    while True:
-        c = b[i]
-        i += 1
-        v |= (c & 0x7F) << sh
-        sh += 7
-        if not c & 0x80:
-            return v, i
-
-
-def _pb_put(v):
-    out = bytearray()
-    while True:
-        c = v & 0x7F
-        v >>= 7
-        out.append(c | (0x80 if v else 0))
-        if not v:
-            return bytes(out)
-
-
-def _pb_fields(b):
-    """(tag bytes, number, wire type, value or payload) of each field."""
-    i = 0
-    while i < len(b):
-        s = i
-        t, i = _pb_varint(b, i)
-        n, w = t >> 3, t & 7
-        if w == 0:
-            v, i = _pb_varint(b, i)
-        elif w == 2:
-            ln, i = _pb_varint(b, i)
-            v, i = b[i:i + ln], i + ln
-        else:
-            size = 8 if w == 1 else 4
-            v, i = b[i:i + size], i + size
-        yield b[s:i], n, w, v
-
-
-def _pb_packed(b):
-    out, i = [], 0
-    while i < len(b):
-        v, i = _pb_varint(b, i)
-        out.append(v)
-    return out
-
-
-def _compact_ts(cs):
-    """A compact_sched's switch and waking times (delta-encoded: the
-    first of each array is absolute)."""
-    for _, n, w, v in _pb_fields(cs):
-        if n in (1, 7) and w == 2:
-            t = 0
-            for d in _pb_packed(v):
-                t += d
-                yield t
-
-
-def _compact_moved(cs, by):
-    """The compact_sched cs with its times moved by `by` (the first of
-    each delta-encoded array)."""
-    out = bytearray()
-    for raw, n, w, v in _pb_fields(cs):
-        if n in (1, 7) and w == 2 and v:
-            vals = _pb_packed(v)
-            vals[0] += by
-            body = b"".join(_pb_put(x) for x in vals)
-            out += _pb_put(n << 3 | 2) + _pb_put(len(body)) + body
-        else:
-            out += raw
-    return bytes(out)
-
-
-def perfetto_copies(src, dst, copies):
-    """Perfetto ingest input: src's ftrace bundles (full FtraceEvents and
-    compact_sched) copies times, each copy's timestamps moved past the one
-    before, so the trace is one recording copies times as long; its other
-    packets once."""
-    with open(src, "rb") as f:
-        data = f.read()
-    packets = [v for _, n, w, v in _pb_fields(data) if n == 1 and w == 2]
-    bundles = [b for p in packets for _, n, _, b in _pb_fields(p) if n == 1]
-    ts = [v for b in bundles for _, bn, _, e in _pb_fields(b) if bn == 2 for _, en, _, v in _pb_fields(e) if en == 1]
-    ts += [t for b in bundles for _, bn, _, cs in _pb_fields(b) if bn == 4 for t in _compact_ts(cs)]
-    span = max(ts) - min(ts) + 1000000
-    msg = lambda n, body: _pb_put(n << 3 | 2) + _pb_put(len(body)) + body
-    with open(dst, "wb") as out:
-        for k in range(copies):
-            for p in packets:
-                pf = list(_pb_fields(p))
-                if not any(n == 1 for _, n, _, _ in pf):
-                    if k == 0:
-                        out.write(msg(1, p))
-                    continue
-                body = bytearray()
-                for raw, n, w, v in pf:
-                    if n != 1:
-                        body += raw
-                        continue
-                    bundle = bytearray()
-                    for braw, bn, _, bv in _pb_fields(v):
-                        if bn == 4:
-                            bundle += msg(4, _compact_moved(bv, k * span))
-                            continue
-                        if bn != 2:
-                            bundle += braw
-                            continue
-                        ev = bytearray()
-                        for eraw, en, _, ev_v in _pb_fields(bv):
-                            ev += _pb_put(1 << 3) + _pb_put(ev_v + k * span) if en == 1 else eraw
-                        bundle += msg(2, bytes(ev))
-                    body += msg(1, bytes(bundle))
-                out.write(msg(1, bytes(body)))
-
-
-# ---------------------------------------------------------------- inputs
-
-def inputs(args):
-    os.makedirs(DATA, exist_ok=True)
-    gen = os.path.join(args.bin, "gen_argus")
-    scale = os.path.join(args.bin, "scale_ftrace")
-    gh = src_hash(os.path.join(BENCH, "gen_argus.c"))
-    sh = src_hash(os.path.join(BENCH, "scale_ftrace.c"))
-    small_n = max(10000, args.events // 10)
-
-    def argus(n):
-        return build_file(os.path.join(DATA, "argus-%d-%s.trace" % (n, gh)),
-                          lambda tmp: run([gen, str(n), tmp], stdout=subprocess.DEVNULL),
-                          "gen_argus %d events" % n)
-
-    big = argus(args.events)
-    small = argus(small_n)
-    normal = argus(args.normals_events) if args.normals else None
-    prune("argus-", "-%s.trace" % gh)
-
-    xz = os.path.join(args.shared, "traces", "pipeline.txt.xz")
-    dat = os.path.join(args.shared, "traces", "pipeline.dat")
-
-    def unxz(tmp):
-        with open(tmp, "wb") as f:
-            run(["xz", "-dc", xz], stdout=f)
-
-    txt = build_file(os.path.join(DATA, "pipeline.txt"), unxz, "xz -dc pipeline.txt.xz")
-    scaled = build_file(os.path.join(DATA, "pipeline-x%d-%s.txt" % (args.ftrace_copies, sh)),
-                        lambda tmp: run([scale, str(args.ftrace_copies), txt, tmp], stdout=subprocess.DEVNULL),
-                        "pipeline.txt x %d" % args.ftrace_copies)
-    prune("pipeline-x", "-%s.txt" % sh)
-    return {"argus": big, "argus_small": small, "pipeline_txt": txt, "pipeline_dat": dat, "ftrace": scaled,
-            "argus_normal": normal}
-
-
-# ---------------------------------------------------------------- SQLite
-
-SQLITE_SLICE = """WITH RECURSIVE s(n, d) AS (
-  SELECT {start}, 0
-  UNION
-  SELECT e.from_node, s.d + 1 FROM edges e JOIN s ON e.to_node = s.n
-  WHERE s.d < {depth} AND e.kind <> 'weak')
-SELECT n.*, min(s.d) AS depth FROM s JOIN nodes n ON n.id = s.n GROUP BY s.n ORDER BY depth, n.id"""
-
-
-def csv_records(f):
-    """Yields the records (as text with their newline) of an RFC 4180 file
-    read line by line: a record continues while its quotes are unbalanced."""
-    buf = ""
-    for line in f:
-        buf += line
-        if buf.count('"') % 2 == 0:
-            yield buf
-            buf = ""
-    if buf:
-        yield buf
-
-
-def export_for_sqlite(aq, archive, d, nnodes):
-    """events.csv, nodes.csv, edges.csv of the archive's trace, from argusq
-    itself; the events get the pid of their thread (from the thread nodes)
-    when the CSV has none.  Returns the column lists and how edges came."""
-    os.makedirs(d, exist_ok=True)
-    nodes_csv = os.path.join(d, "nodes.csv")
-    with open(nodes_csv, "wb") as f:
-        aq.q(archive, "find nodes", fmt="csv", stdout=f)
-    with open(nodes_csv) as f:
-        ncols = f.readline().strip().split(",")
-    ti, pi, ki = ncols.index("tid"), ncols.index("pid"), ncols.index("kind")
-    pid_of = {}
-    with open(nodes_csv) as f:
-        f.readline()
-        for rec in csv_records(f):
-            c = rec.split(",")
-            if len(c) == len(ncols) and c[ki] == "thread":
-                pid_of.setdefault(c[ti], c[pi])
-
-    raw = os.path.join(d, "events.raw.csv")
-    with open(raw, "wb") as f:
-        aq.q(archive, "find events", fmt="csv", stdout=f)
-    events_csv = os.path.join(d, "events.csv")
-    with open(raw) as f:
-        ecols = f.readline().strip().split(",")
-        if "pid" in ecols:
-            f.close()
-            os.replace(raw, events_csv)
-        else:
-            ti = ecols.index("tid")
-            with open(events_csv, "w") as o:
-                o.write(",".join(ecols + ["pid"]) + "\n")
-                for rec in csv_records(f):
-                    tid = rec.split(",", ti + 1)[ti]
-                    o.write(rec.rstrip("\n") + "," + pid_of.get(tid, "") + "\n")
-            ecols.append("pid")
-    if os.path.exists(raw):
-        os.unlink(raw)
-
-    edges_csv = os.path.join(d, "edges.csv")
-    with open(edges_csv, "wb") as f:
-        r = aq.q(archive, "find edges", fmt="csv", stdout=f, check=False)
-    how = "find edges"
-    if r.rc != 0:  # older argusq: every node's in-edges from `show node`
-        how = "show node (no find edges)"
-        log("  `find edges` failed (%s); edges from `show node` of every node" % r.err.strip()[:80])
-        script = os.path.join(d, "shownodes.q")
-        with open(script, "w") as f:
-            for i in range(1, nnodes + 1):
-                f.write("show node %d;\n" % i)
-        out = os.path.join(d, "shownodes.json")
-        with open(out, "wb") as f:
-            aq.script(archive, script, fmt="json", stdout=f)
-        with open(out) as f, open(edges_csv, "w") as o:
-            o.write("from,to,kind,from_event,to_event\n")
-            for line in f:
-                for e in json.loads(line).get("in", []):
-                    o.write("%d,%d,%s,%d,%d\n" % (e["from"], e["to"], e["kind"], e["from_event"], e["to_event"]))
-        os.unlink(script)
-        os.unlink(out)
-    with open(edges_csv) as f:
-        gcols = f.readline().strip().split(",")
-    return {"events": (events_csv, ecols), "nodes": (nodes_csv, ncols), "edges": (edges_csv, gcols)}, how
-
-
-def sqlite_schema(cols):
-    ecols, ncols, gcols = cols["events"][1], cols["nodes"][1], cols["edges"][1]
-    ints = {"id", "ts", "tid", "pid", "node", "cpu", "begin", "end", "duration", "blocked", "events",
-            "from", "to", "from_event", "to_event"}
-    rename = {"from": "from_node", "to": "to_node"}
-
-    def table(name, cs):
-        defs = []
-        for c in cs:
-            col = rename.get(c, c) if name == "edges" else c
-            t = "INTEGER" if c in ints else "TEXT"
-            if c == "id":
-                t = "INTEGER PRIMARY KEY"
-            defs.append('"%s" %s' % (col, t))
-        return 'CREATE TABLE %s(%s);' % (name, ", ".join(defs))
-
-    return "\n".join([table("events", ecols), table("nodes", ncols), table("edges", gcols)])
-
-
-def sqlite_load(cols, db, runs):
-    """The timed load: the sqlite3 shell imports the three CSV files into a
-    fresh database and builds the indexes (events by thread and time,
-    edges by target)."""
-    script = os.path.join(os.path.dirname(db), "load.sql")
-    with open(script, "w") as f:
-        f.write("PRAGMA cache_size=-262144;\n")  # a 256 MiB page cache
-        f.write(sqlite_schema(cols) + "\n")
-        for t in ("events", "nodes", "edges"):
-            f.write(".import --csv --skip 1 '%s' %s\n" % (cols[t][0], t))
-        f.write("CREATE INDEX events_tid_ts ON events(tid, ts);\n")
-        f.write("CREATE INDEX edges_to ON edges(to_node);\n")
-    rs = []
-    for i in range(runs):
-        rm_archive(db)
-        r = run(["sqlite3", "-bail", db], stdin=script, stdout=subprocess.DEVNULL)
-        if r.err.strip():
-            raise SystemExit("bench: sqlite3 load: " + r.err[-2000:])
-        r.size = disk_bytes(db)
-        rs.append(r)
-        log("  sqlite load run %d: %.2f s" % (i + 1, r.wall))
-        if r.wall > SLOW:
-            break
-    return {
-        "runs": [round(r.wall, 3) for r in rs],
-        "wall_s": med([r.wall for r in rs]),
-        "cpu_s": med([r.cpu for r in rs]),
-        "peak_rss_bytes": max(r.maxrss for r in rs),
-        "db_bytes": med([r.size for r in rs]),
-        "settings": "sqlite3 shell .import of CSV, default journal and sync, 256 MiB page cache; "
-                    "indexes events(tid, ts), edges(to_node); nodes and events by INTEGER PRIMARY KEY",
-    }
-
-
-# ---------------------------------------------------------------- DuckDB
-
-DUCKDB_DIR = os.path.join(ROOT, "build", "bench-duckdb")
-
-
-def duckdb_setup():
-    """DuckDB's Node API from the npm registry, into build/bench-duckdb once;
-    the peer script is copied beside it (an ES module resolves packages
-    from its own folder).  The script's path, or None (said why)."""
-    if not shutil.which("node") or not shutil.which("npm"):
-        log("duckdb: skipped: node and npm are not installed")
-        return None
-    mod = os.path.join(DUCKDB_DIR, "node_modules", "@duckdb", "node-api")
-    if not os.path.isdir(mod):
-        os.makedirs(DUCKDB_DIR, exist_ok=True)
-        log("duckdb: npm install @duckdb/node-api (once, into build/bench-duckdb)")
-        r = subprocess.run(["npm", "install", "--prefix", DUCKDB_DIR, "--no-audit", "--no-fund", "@duckdb/node-api"],
-                           capture_output=True, text=True, timeout=900)
-        if r.returncode != 0 or not os.path.isdir(mod):
-            log("duckdb: skipped: npm install failed: " + (r.stderr or r.stdout).strip()[-300:])
-            return None
-    script = os.path.join(DUCKDB_DIR, "duckdb_peer.mjs")
-    shutil.copyfile(os.path.join(ROOT, "bench", "duckdb_peer.mjs"), script)
-    return script
-
-
-def duckdb_peer(script, cols, d, runs, starts, many, aq_sets):
-    """The same load and slices as the SQLite peer's: a timed load of the
-    three CSV files (runs times), a process per slice (first touch, then
-    again), and every slice of the script in one process."""
-    db = os.path.join(d, "bench.duckdb")
-    loads = []
-    for i in range(runs):
-        rm_archive(db)
-        if os.path.exists(db + ".wal"):
-            os.unlink(db + ".wal")
-        r = run(["node", script, "load", db, cols["events"][0], cols["nodes"][0], cols["edges"][0]])
-        r.size = disk_bytes(db)
-        loads.append(r)
-        log("  duckdb load run %d: %.2f s" % (i + 1, r.wall))
-        if r.wall > SLOW:
-            break
-    whole = []
-    for _ in range(2):  # first touch, then again
-        whole.append([run(["node", script, "slices", db, "20", str(n)], stdout=subprocess.DEVNULL,
-                          sample=False).wall for n in starts])
-    first, again = whole
-    r = run(["node", script, "slices", db, "20"] + [str(n) for n in starts], sample=False)
-    sets = json.loads(r.out)["sets"]
-    agree = sum(set(s) == a for s, a in zip(sets, aq_sets))
-    r = run(["node", script, "slices", db, "20"] + [str(n) for n in many], sample=False)
-    ip = json.loads(r.out)["seconds"]
-    spawn = [run(["node", "-e", "0"], sample=False).wall for _ in range(5)]
-    return {
-        "runs": [round(x.wall, 3) for x in loads], "wall_s": med([x.wall for x in loads]),
-        "peak_rss_bytes": max(x.maxrss for x in loads), "db_bytes": med([x.size for x in loads]),
-        "slice_first_touch_p50_s": pct(first, 50), "slice_whole_process_p50_s": pct(again, 50),
-        "slice_whole_process_p99_s": pct(again, 99), "node_spawn_p50_s": pct(spawn, 50),
-        "slice_in_process_mean_s": statistics.mean(ip), "slice_in_process_p50_s": pct(ip, 50),
-        "slice_in_process_p99_s": pct(ip, 99), "slices_agreeing_with_argusq": "%d/%d" % (agree, len(starts)),
-        "settings": "@duckdb/node-api, tables from read_csv of the same CSV files (no index); "
-                    "a node process per slice, and one process for the script's slices",
-    }
+# The bench's jobs are modules beside this file (bench/ is not a package):
+# bench_harness (paths, timed child processes, argusq, SLOW), bench_inputs
+# (the traces built in bench/data/) and bench_peers (SQLite, DuckDB).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import bench_harness  # noqa: E402  (its SLOW is set from --slow)
+import bench_inputs  # noqa: E402
+from bench_harness import (BENCH, DATA, ROOT, WORK, MiB, Argusq, build_file, count, fmt_ms,  # noqa: E402
+                           log, med, pct, rm_archive, run, settle, src_hash)
+from bench_inputs import inputs, perfetto_copies  # noqa: E402
+from bench_peers import (SQLITE_SLICE, duckdb_peer, duckdb_setup, export_for_sqlite,  # noqa: E402
+                         sqlite_load)
 
 
 # ---------------------------------------------------------------- main
 
-def count(n):
-    return "%gM" % round(n / 1e6, 2) if n >= 1e6 else "%gk" % round(n / 1e3, 1)
-
-
-def fmt_ms(s):
-    return "-" if s is None else ("%.2f ms" % (s * 1e3) if s < 1 else "%.2f s" % s)
-
-
 def main():
-    global SLOW
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--argusq", default=os.path.join(ROOT, "build", "argusq"))
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "bench"), help="gen_argus and scale_ftrace")
@@ -636,7 +70,7 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--slices", type=int, default=50, help="start nodes for whole-process slices")
     ap.add_argument("--script-slices", type=int, default=500, help="slices in the in-process script")
-    ap.add_argument("--slow", type=float, default=SLOW,
+    ap.add_argument("--slow", type=float, default=bench_harness.SLOW,
                     help="seconds: a run longer than this is not repeated (keeps the bench under 30 minutes)")
     ap.add_argument("--no-sqlite", action="store_true")
     ap.add_argument("--no-duckdb", action="store_true")
@@ -652,7 +86,7 @@ def main():
     ap.add_argument("--perfetto-compact-copies", type=int, default=40,
                     help="copies of the Android 13 Perfetto trace (compact_sched)")
     args = ap.parse_args()
-    SLOW = args.slow
+    bench_harness.SLOW = args.slow
     if args.only == "fleet":
         return fleet_only(args)
     if args.only == "perfetto":
@@ -797,7 +231,7 @@ def main():
         settle()
         rb.append(run([aq.exe, "-d", A, "rebuild graph"], stdout=subprocess.DEVNULL))
         log("  rebuild graph run %d: %.2f s, %.0f MiB peak RSS" % (i + 1, rb[-1].wall, rb[-1].maxrss / MiB))
-        if rb[-1].wall > SLOW:
+        if rb[-1].wall > bench_harness.SLOW:
             break
     res["graph_rebuild"] = {"wall_s": med([r.wall for r in rb]), "runs": [round(r.wall, 3) for r in rb],
                             "peak_rss_bytes": max(r.maxrss for r in rb),
@@ -1026,7 +460,9 @@ def perfetto_ingest(args, aq, name, copies, what, label):
     if not os.path.exists(src):
         return {"skipped": "no %s" % src}
     os.makedirs(DATA, exist_ok=True)
-    big = build_file(os.path.join(DATA, "%s-x%d-%s.perfetto-trace" % (label, copies, src_hash(__file__))),
+    # the file's name carries the hash of the generator's source (bench_inputs.py)
+    gh = src_hash(bench_inputs.__file__)
+    big = build_file(os.path.join(DATA, "%s-x%d-%s.perfetto-trace" % (label, copies, gh)),
                      lambda tmp: perfetto_copies(src, tmp, copies), "%d copies of %s" % (copies, name))
     log("ingest: Perfetto, %d copies of %s" % (copies, what))
     return aq.ingest(os.path.join(WORK, label + ".db"), big, label, args.runs)
@@ -1054,7 +490,6 @@ def perfetto_rows(res, row):
                 p["events_per_s"] >= 3e6, num=p["wall_s"], absolute=True)
         elif p:
             row(label, "skipped: %s" % p.get("skipped"))
-
 
 
 def fleet_only(args):
