@@ -7,11 +7,13 @@ Standard library only (DuckDB through node and npm when installed).
 import json
 import os
 import shutil
+import sqlite3
 import statistics
 import subprocess
+import time
 
 import bench_harness
-from bench_harness import ROOT, disk_bytes, log, med, pct, rm_archive, run
+from bench_harness import ROOT, WORK, disk_bytes, log, med, pct, rm_archive, run
 
 
 # ---------------------------------------------------------------- SQLite
@@ -218,3 +220,66 @@ def duckdb_peer(script, cols, d, runs, starts, many, aq_sets):
         "settings": "@duckdb/node-api, tables from read_csv of the same CSV files (no index); "
                     "a node process per slice, and one process for the script's slices",
     }
+
+
+# ---------------------------------------------------------------- the part run.py calls
+
+def db_peers_part(args, aq, A, nnodes, starts, many, aq_sets, res):
+    """SQLite, then DuckDB (unless --no-duckdb): the archive A's events,
+    nodes and edges exported by argusq and loaded (timed), and the slices
+    from the same start nodes as argusq's (whole process, then in one
+    process).  Puts res["sqlite"] and res["duckdb"] (a DuckDB that fails
+    is logged and left out); reads res["argus_ingest"] and res["slice"]
+    for the ratios."""
+    log("sqlite: export events, nodes, edges from the archive")
+    sd = os.path.join(WORK, "sqlite")
+    t0 = time.perf_counter()
+    cols, how = export_for_sqlite(aq, A, sd, nnodes)
+    export_s = time.perf_counter() - t0
+    log("  %.1f s" % export_s)
+    db = os.path.join(sd, "bench.sqlite")
+    log("sqlite: load (%d runs)" % args.runs)
+    sq = sqlite_load(cols, db, args.runs)
+    sq["export_s"] = export_s
+    sq["edges_from"] = how
+    sq["csv_bytes"] = sum(os.path.getsize(c[0]) for c in cols.values())
+    log("sqlite: slices")
+    sqlw = []
+    for _ in range(2):  # as for argusq: first touch, then warm
+        sqlw.append([run(["sqlite3", "-readonly", db, SQLITE_SLICE.format(start=n, depth=20)],
+                         stdout=subprocess.DEVNULL, sample=False).wall for n in starts])
+    sqlf, sqlw = sqlw
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    con.execute("PRAGMA cache_size=-262144")
+    sets, agree = [], 0
+    for n, aset in zip(starts, aq_sets):
+        sset = {row[0] for row in con.execute(SQLITE_SLICE.format(start=n, depth=20))}
+        agree += sset == aset
+    ip = []
+    for n in many:
+        t0 = time.perf_counter()
+        con.execute(SQLITE_SLICE.format(start=n, depth=20)).fetchall()
+        ip.append(time.perf_counter() - t0)
+    con.close()
+    sq.update({"slice_whole_process_p50_s": pct(sqlw, 50), "slice_whole_process_p99_s": pct(sqlw, 99),
+               "slice_first_touch_p50_s": pct(sqlf, 50), "slice_first_touch_p99_s": pct(sqlf, 99),
+               "slice_in_process_mean_s": statistics.mean(ip), "slice_in_process_p50_s": pct(ip, 50),
+               "slice_in_process_p99_s": pct(ip, 99),
+               "slices_agreeing_with_argusq": "%d/%d" % (agree, len(starts))})
+    sq["ratio_load_over_argusq_ingest"] = sq["wall_s"] / res["argus_ingest"]["wall_s"]
+    sq["ratio_slice_whole_p50"] = sq["slice_whole_process_p50_s"] / res["slice"]["whole_process_p50_s"]
+    sq["ratio_slice_in_process"] = sq["slice_in_process_mean_s"] / res["slice"]["in_process_mean_s"]
+    res["sqlite"] = sq
+
+    # -- DuckDB, the second database peer
+    script = None if args.no_duckdb else duckdb_setup()
+    if script:
+        log("duckdb: load (%d runs) and slices" % args.runs)
+        try:
+            dk = duckdb_peer(script, cols, sd, args.runs, starts, many, aq_sets)
+            dk["ratio_load_over_argusq_ingest"] = dk["wall_s"] / res["argus_ingest"]["wall_s"]
+            dk["ratio_slice_whole_p50"] = dk["slice_whole_process_p50_s"] / res["slice"]["whole_process_p50_s"]
+            dk["ratio_slice_in_process"] = dk["slice_in_process_mean_s"] / res["slice"]["in_process_mean_s"]
+            res["duckdb"] = dk
+        except (SystemExit, Exception) as e:  # a peer that fails is reported, not fatal
+            log("duckdb: skipped: %s" % str(e)[-300:])

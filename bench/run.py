@@ -36,7 +36,6 @@ import json
 import os
 import random
 import shutil
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -46,7 +45,8 @@ import time
 # The bench's jobs are modules beside this file (bench/ is not a package):
 # bench_harness (paths, timed child processes, argusq, SLOW), bench_inputs
 # (the traces built in bench/data/), bench_peers (SQLite, DuckDB) and
-# bench_report (the table).
+# bench_report (the table).  This file parses the arguments and runs the
+# parts, in the order the docstring gives.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import bench_harness  # noqa: E402  (its SLOW is set from --slow)
@@ -54,14 +54,13 @@ import bench_inputs  # noqa: E402
 from bench_harness import (BENCH, DATA, ROOT, WORK, MiB, Argusq, build_file, log, med,  # noqa: E402
                            pct, rm_archive, run, settle, src_hash)
 from bench_inputs import inputs, perfetto_copies  # noqa: E402
-from bench_peers import (SQLITE_SLICE, duckdb_peer, duckdb_setup, export_for_sqlite,  # noqa: E402
-                         sqlite_load)
+from bench_peers import db_peers_part  # noqa: E402
 from bench_report import fleet_rows, perfetto_rows, report  # noqa: E402
 
 
 # ---------------------------------------------------------------- main
 
-def main():
+def parse_args():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--argusq", default=os.path.join(ROOT, "build", "argusq"))
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "bench"), help="gen_argus and scale_ftrace")
@@ -86,7 +85,11 @@ def main():
     ap.add_argument("--perfetto-copies", type=int, default=80, help="copies of the Android 11 Perfetto trace")
     ap.add_argument("--perfetto-compact-copies", type=int, default=40,
                     help="copies of the Android 13 Perfetto trace (compact_sched)")
-    args = ap.parse_args()
+    return ap.parse_args()
+
+
+def main():
+    args = parse_args()
     bench_harness.SLOW = args.slow
     if args.only == "fleet":
         return fleet_only(args)
@@ -116,6 +119,74 @@ def main():
     res["ftrace_ingest"] = aq.ingest(os.path.join(WORK, "ftrace.db"), ins["ftrace"], "ftrace", args.runs)
 
     # -- beside trace-cmd report, on pipeline.dat
+    res["trace_cmd"] = trace_cmd_part(args, aq, ins)
+
+    # -- every .dat beside us: read whole, with the records' nanoseconds
+    res["dat_files"] = dat_files_part(args, aq)
+
+    # -- CTF: ingest of LTTng's many-threads trace beside babeltrace2 printing it
+    res["ctf"] = ctf_part(args, aq)
+
+    # -- Perfetto: ingest of the Android 11 trace of ../shared
+    # (full FtraceEvents), its ftrace bundles repeated to about 2.9M events
+    # (the file itself, 36k events, is read in 0.04 s: the archive's
+    # set-up, not the reader), and of the Android 13 one (compact_sched,
+    # what Android records by default now) repeated to 2.4M
+    res["perfetto"] = perfetto_part(args, aq)
+    res["perfetto_compact"] = perfetto_compact_part(args, aq)
+
+    # -- ingest: Argus format, two sizes (RSS flat as the trace grows)
+    S, A = argus_ingest_part(args, aq, ins, res)
+    nnodes = res["argus_ingest"]["nodes"]
+
+    # -- the price of crash safety: batches synced (MDB_NOMETASYNC, the
+    # policy) against unsynced batches (ARGUSQ_BATCH_SYNC=0, as before),
+    # one run each, alternated with the runs above
+    res["argus_ingest_nosync"] = nosync_part(args, aq, ins)
+
+    # -- graph construction: rebuild graph on the big archive
+    res["graph_rebuild"] = graph_part(args, aq, A, res)
+
+    # -- slices
+    res["slice"], starts, many, aq_sets = slice_part(args, aq, A, nnodes)
+
+    # -- find, match, diagnose
+    res["queries"] = queries_part(args, aq, A)
+
+    # -- memory flat with the trace: the statements above and
+    # rebuild graph on the small archive too, their peak RSS beside the big
+    # one's (the same node choice: ws.main's longest wait)
+    log("memory: rebuild graph, compare path, match, diagnose, critical path on the small archive")
+    res["flat"] = {"small": flat_part(aq, S, args.runs), "big": flat_part(aq, A, args.runs, rebuild=False)}
+    res["flat"]["big"]["rebuild graph"] = res["graph_rebuild"]["peak_rss_bytes"]
+
+    # -- SQLite, then DuckDB, the second database peer
+    if not args.no_sqlite:
+        db_peers_part(args, aq, A, nnodes, starts, many, aq_sets, res)
+
+    # -- diagnose against many normal runs
+    if args.normals:
+        res["normals"] = normals_part(args, aq, ins["argus_normal"])
+
+    # -- the fleet: 20 archives on two Dask workers, against the CLI
+    if not args.no_fleet:
+        res["fleet"] = fleet_part(args, exe)
+
+    res["total_bench_s"] = time.perf_counter() - t_start
+    res["config"]["loadavg_start"] = load0
+    res["config"]["loadavg_end"] = list(os.getloadavg())
+    report(res)
+    with open(args.out, "w") as f:
+        json.dump(res, f, indent=2)
+    log("wrote %s (%.0f s in all)" % (os.path.relpath(args.out, ROOT), res["total_bench_s"]))
+    shutil.rmtree(WORK, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- the parts, in main's order
+
+def trace_cmd_part(args, aq, ins):
+    """pipeline.dat: trace-cmd report -l against argusq ingest of the same
+    trace (of pipeline.txt when this argusq reads no .dat), alternated."""
     log("peer: trace-cmd report -l of pipeline.dat")
     peer = {"dat": os.path.relpath(ins["pipeline_dat"], ROOT)}
     probe = os.path.join(WORK, "probe.db")
@@ -150,9 +221,12 @@ def main():
         peer["trace_cmd_events_per_s"] = ig["events"] / peer["trace_cmd_wall_s"]
         peer["ratio_argusq_over_trace_cmd"] = ig["wall_s"] / peer["trace_cmd_wall_s"]
         peer["ratio_argusq_over_trace_cmd_cpu"] = ig["cpu_s"] / peer["trace_cmd_cpu_s"]
-    res["trace_cmd"] = peer
+    return peer
 
-    # -- every .dat beside us: read whole, with the records' nanoseconds
+
+def dat_files_part(args, aq):
+    """Each .dat of ../shared/traces and ../shared/foreign read whole:
+    its events, and how many have a timestamp finer than a microsecond."""
     log("trace.dat files of ../shared: events and nanosecond timestamps")
     dats = []
     for sub in ("traces", "foreign"):
@@ -178,9 +252,13 @@ def main():
                 row["sub_microsecond"] = sum(t % 1000 != 0 for t in ts)
             rm_archive(db)
             dats.append(row)
-    res["dat_files"] = dats
+    return dats
 
-    # -- CTF: ingest of LTTng's many-threads trace beside babeltrace2 printing it
+
+def ctf_part(args, aq):
+    """argusq ingest of LTTng's many-threads CTF trace against babeltrace2
+    printing it, alternated (skipped, saying why, without the trace or
+    babeltrace2)."""
     ctf = os.path.join(args.shared, "foreign-lttng", "tracecompass-test-traces-many-threads")
     if os.path.isdir(ctf) and shutil.which("babeltrace2"):
         log("peer: babeltrace2 of the many-threads CTF trace")
@@ -193,39 +271,64 @@ def main():
              "argusq_runs": [x["runs"][0] for x in igs], "babeltrace2_wall_s": med([r.wall for r in bt]),
              "babeltrace2_cpu_s": med([r.cpu for r in bt]), "babeltrace2_runs": [round(r.wall, 3) for r in bt]}
         c["ratio_argusq_over_babeltrace2"] = c["argusq_wall_s"] / c["babeltrace2_wall_s"]
-        res["ctf"] = c
+        return c
     else:
-        res["ctf"] = {"skipped": "no %s or no babeltrace2 (make bench installs it)" % ctf}
+        return {"skipped": "no %s or no babeltrace2 (make bench installs it)" % ctf}
 
-    # -- Perfetto: ingest of the Android 11 trace of ../shared
-    # (full FtraceEvents), its ftrace bundles repeated to about 2.9M events
-    # (the file itself, 36k events, is read in 0.04 s: the archive's
-    # set-up, not the reader), and of the Android 13 one (compact_sched,
-    # what Android records by default now) repeated to 2.4M
-    res["perfetto"] = perfetto_part(args, aq)
-    res["perfetto_compact"] = perfetto_compact_part(args, aq)
 
-    # -- ingest: Argus format, two sizes (RSS flat as the trace grows)
+def perfetto_part(args, aq):
+    return perfetto_ingest(args, aq, "ms-perftools-linux-android-test_trace.perfetto-trace", args.perfetto_copies,
+                           "the Android 11 trace (full FtraceEvents)", "perfetto")
+
+
+def perfetto_compact_part(args, aq):
+    """The form Android 12 and later record by default: compact_sched
+    switches and wakings, with sched_blocked_reason and atrace (the Android
+    13 startup trace of ../shared)."""
+    return perfetto_ingest(args, aq, "Perfetto-Skills-api32_startup_warm.perfetto-trace",
+                           args.perfetto_compact_copies, "the Android 13 trace (compact_sched)", "perfetto-compact")
+
+
+def perfetto_ingest(args, aq, name, copies, what, label):
+    src = os.path.join(args.shared, "foreign-perfetto", name)
+    if not os.path.exists(src):
+        return {"skipped": "no %s" % src}
+    os.makedirs(DATA, exist_ok=True)
+    # the file's name carries the hash of the generator's source (bench_inputs.py)
+    gh = src_hash(bench_inputs.__file__)
+    big = build_file(os.path.join(DATA, "%s-x%d-%s.perfetto-trace" % (label, copies, gh)),
+                     lambda tmp: perfetto_copies(src, tmp, copies), "%d copies of %s" % (copies, name))
+    log("ingest: Perfetto, %d copies of %s" % (copies, what))
+    return aq.ingest(os.path.join(WORK, label + ".db"), big, label, args.runs)
+
+
+def argus_ingest_part(args, aq, ins, res):
+    """The Argus traces, small and big, ingested into archives that are
+    kept for the parts after: res["argus_ingest_small"] and
+    res["argus_ingest"]; the archives' paths."""
     log("ingest: Argus trace, %s events (small)" % os.path.basename(ins["argus_small"]).split("-")[1])
     S = os.path.join(WORK, "small.db")
     res["argus_ingest_small"] = aq.ingest(S, ins["argus_small"], "argus-small", args.runs, keep=True)
     log("ingest: Argus trace, %d events" % args.events)
     A = os.path.join(WORK, "argus.db")
     res["argus_ingest"] = aq.ingest(A, ins["argus"], "argus", args.runs, keep=True)
-    nnodes = res["argus_ingest"]["nodes"]
+    return S, A
 
-    # -- the price of crash safety: batches synced (MDB_NOMETASYNC, the
-    # policy) against unsynced batches (ARGUSQ_BATCH_SYNC=0, as before),
-    # one run each, alternated with the runs above
+
+def nosync_part(args, aq, ins):
+    """The big Argus trace ingested once with batches unsynced."""
     log("ingest: Argus trace, %d events, batches unsynced (ARGUSQ_BATCH_SYNC=0)" % args.events)
     U = os.path.join(WORK, "argus-nosync.db")
     os.environ["ARGUSQ_BATCH_SYNC"] = "0"
     try:
-        res["argus_ingest_nosync"] = aq.ingest(U, ins["argus"], "argus", 1)
+        return aq.ingest(U, ins["argus"], "argus", 1)
     finally:
         del os.environ["ARGUSQ_BATCH_SYNC"]
 
-    # -- graph construction: rebuild graph on the big archive
+
+def graph_part(args, aq, A, res):
+    """rebuild graph on the big archive A, timed (its share of
+    res["argus_ingest"])."""
     log("graph: rebuild graph")
     rb = []
     for i in range(args.runs):
@@ -234,13 +337,18 @@ def main():
         log("  rebuild graph run %d: %.2f s, %.0f MiB peak RSS" % (i + 1, rb[-1].wall, rb[-1].maxrss / MiB))
         if rb[-1].wall > bench_harness.SLOW:
             break
-    res["graph_rebuild"] = {"wall_s": med([r.wall for r in rb]), "runs": [round(r.wall, 3) for r in rb],
-                            "peak_rss_bytes": max(r.maxrss for r in rb),
-                            "peak_rss_anon_bytes": max(r.anon for r in rb),
-                            "peak_rss_file_bytes": max(r.file for r in rb),
-                            "share_of_ingest": med([r.wall for r in rb]) / res["argus_ingest"]["wall_s"]}
+    return {"wall_s": med([r.wall for r in rb]), "runs": [round(r.wall, 3) for r in rb],
+            "peak_rss_bytes": max(r.maxrss for r in rb),
+            "peak_rss_anon_bytes": max(r.anon for r in rb),
+            "peak_rss_file_bytes": max(r.file for r in rb),
+            "share_of_ingest": med([r.wall for r in rb]) / res["argus_ingest"]["wall_s"]}
 
-    # -- slices
+
+def slice_part(args, aq, A, nnodes):
+    """slice back depth 20 from random start nodes of A: each in a process
+    (first touch, then again), and a script of many in one process.  The
+    results, the start nodes, the script's nodes and the start nodes'
+    slices (node id sets), which the database peers are set against."""
     rng = random.Random(20240601)
     starts = rng.sample(range(1, nnodes + 1), min(args.slices, nnodes))
     many = [rng.randint(1, nnodes) for _ in range(args.script_slices)]
@@ -265,7 +373,7 @@ def main():
     for line in sz.out.splitlines():
         d = json.loads(line)
         aq_sets.append({n["id"] for n in d["nodes"]})
-    res["slice"] = {
+    sl = {
         "start_nodes": starts,
         "whole_process_p50_s": pct(whole, 50), "whole_process_p99_s": pct(whole, 99),
         "whole_process_max_s": max(whole), "spawn_true_p50_s": pct(spawn, 50),
@@ -273,8 +381,12 @@ def main():
         "in_process_mean_s": med(inproc), "in_process_statements": len(many),
         "nodes_mean": statistics.mean(len(s) for s in aq_sets), "nodes_max": max(len(s) for s in aq_sets),
     }
+    return sl, starts, many, aq_sets
 
-    # -- find, match, diagnose
+
+def queries_part(args, aq, A):
+    """find, match, diagnose and critical path on A, each in a process
+    (on ws.main's longest wait)."""
     log("find, match, diagnose")
     fstmt = 'find nodes where thread = "ws.main" order by blocked desc limit 1'
     fr = [aq.q(A, fstmt, fmt="json") for _ in range(max(3, args.runs))]
@@ -288,86 +400,31 @@ def main():
         v["p50_s"] = med(v["runs"])
         v["max_s"] = max(v["runs"])
         v["runs"] = [round(x, 5) for x in v["runs"]]
-    res["queries"] = q
+    return q
 
-    # -- memory flat with the trace: the statements above and
-    # rebuild graph on the small archive too, their peak RSS beside the big
-    # one's (the same node choice: ws.main's longest wait)
-    log("memory: rebuild graph, compare path, match, diagnose, critical path on the small archive")
-    res["flat"] = {"small": flat_part(aq, S, args.runs), "big": flat_part(aq, A, args.runs, rebuild=False)}
-    res["flat"]["big"]["rebuild graph"] = res["graph_rebuild"]["peak_rss_bytes"]
 
-    # -- SQLite
-    if not args.no_sqlite:
-        log("sqlite: export events, nodes, edges from the archive")
-        sd = os.path.join(WORK, "sqlite")
-        t0 = time.perf_counter()
-        cols, how = export_for_sqlite(aq, A, sd, nnodes)
-        export_s = time.perf_counter() - t0
-        log("  %.1f s" % export_s)
-        db = os.path.join(sd, "bench.sqlite")
-        log("sqlite: load (%d runs)" % args.runs)
-        sq = sqlite_load(cols, db, args.runs)
-        sq["export_s"] = export_s
-        sq["edges_from"] = how
-        sq["csv_bytes"] = sum(os.path.getsize(c[0]) for c in cols.values())
-        log("sqlite: slices")
-        sqlw = []
-        for _ in range(2):  # as for argusq: first touch, then warm
-            sqlw.append([run(["sqlite3", "-readonly", db, SQLITE_SLICE.format(start=n, depth=20)],
-                             stdout=subprocess.DEVNULL, sample=False).wall for n in starts])
-        sqlf, sqlw = sqlw
-        con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
-        con.execute("PRAGMA cache_size=-262144")
-        sets, agree = [], 0
-        for n, aset in zip(starts, aq_sets):
-            sset = {row[0] for row in con.execute(SQLITE_SLICE.format(start=n, depth=20))}
-            agree += sset == aset
-        ip = []
-        for n in many:
-            t0 = time.perf_counter()
-            con.execute(SQLITE_SLICE.format(start=n, depth=20)).fetchall()
-            ip.append(time.perf_counter() - t0)
-        con.close()
-        sq.update({"slice_whole_process_p50_s": pct(sqlw, 50), "slice_whole_process_p99_s": pct(sqlw, 99),
-                   "slice_first_touch_p50_s": pct(sqlf, 50), "slice_first_touch_p99_s": pct(sqlf, 99),
-                   "slice_in_process_mean_s": statistics.mean(ip), "slice_in_process_p50_s": pct(ip, 50),
-                   "slice_in_process_p99_s": pct(ip, 99),
-                   "slices_agreeing_with_argusq": "%d/%d" % (agree, len(starts))})
-        sq["ratio_load_over_argusq_ingest"] = sq["wall_s"] / res["argus_ingest"]["wall_s"]
-        sq["ratio_slice_whole_p50"] = sq["slice_whole_process_p50_s"] / res["slice"]["whole_process_p50_s"]
-        sq["ratio_slice_in_process"] = sq["slice_in_process_mean_s"] / res["slice"]["in_process_mean_s"]
-        res["sqlite"] = sq
+# ---------------------------------------------------------------- memory flat with the trace
 
-        # -- DuckDB, the second database peer
-        script = None if args.no_duckdb else duckdb_setup()
-        if script:
-            log("duckdb: load (%d runs) and slices" % args.runs)
-            try:
-                dk = duckdb_peer(script, cols, sd, args.runs, starts, many, aq_sets)
-                dk["ratio_load_over_argusq_ingest"] = dk["wall_s"] / res["argus_ingest"]["wall_s"]
-                dk["ratio_slice_whole_p50"] = dk["slice_whole_process_p50_s"] / res["slice"]["whole_process_p50_s"]
-                dk["ratio_slice_in_process"] = dk["slice_in_process_mean_s"] / res["slice"]["in_process_mean_s"]
-                res["duckdb"] = dk
-            except (SystemExit, Exception) as e:  # a peer that fails is reported, not fatal
-                log("duckdb: skipped: %s" % str(e)[-300:])
-
-    # -- diagnose against many normal runs
-    if args.normals:
-        res["normals"] = normals_part(args, aq, ins["argus_normal"])
-
-    # -- the fleet: 20 archives on two Dask workers, against the CLI
-    if not args.no_fleet:
-        res["fleet"] = fleet_part(args, exe)
-
-    res["total_bench_s"] = time.perf_counter() - t_start
-    res["config"]["loadavg_start"] = load0
-    res["config"]["loadavg_end"] = list(os.getloadavg())
-    report(res)
-    with open(args.out, "w") as f:
-        json.dump(res, f, indent=2)
-    log("wrote %s (%.0f s in all)" % (os.path.relpath(args.out, ROOT), res["total_bench_s"]))
-    shutil.rmtree(WORK, ignore_errors=True)
+def flat_part(aq, archive, runs, rebuild=True):
+    """Peak RSS (bytes, the largest of the runs) of each statement whose
+    memory must stay flat as the trace grows, on one archive."""
+    fstmt = 'find nodes where thread = "ws.main" order by blocked desc limit 2'
+    nodes = [n["id"] for n in json.loads(aq.q(archive, fstmt, fmt="json").out)["nodes"]]
+    node, other = nodes[0], nodes[-1]
+    stmts = {"compare path": "compare path (slice back from node %d depth 20) with (slice back from node %d depth 20)"
+                             % (other, node),
+             "match": "match node %d" % node, "diagnose": "diagnose node %d" % node,
+             "critical path": "critical path of node %d" % node}
+    out = {}
+    for name, st in stmts.items():
+        out[name] = max(aq.q(archive, st, stdout=subprocess.DEVNULL).maxrss for _ in range(max(2, runs)))
+    if rebuild:
+        rb = []
+        for _ in range(runs):
+            settle()
+            rb.append(run([aq.exe, "-d", archive, "rebuild graph"], stdout=subprocess.DEVNULL))
+        out["rebuild graph"] = max(r.maxrss for r in rb)
+    return out
 
 
 # ---------------------------------------------------------------- many normal runs
@@ -428,31 +485,7 @@ def fleet_part(args, exe):
     return out
 
 
-def perfetto_part(args, aq):
-    return perfetto_ingest(args, aq, "ms-perftools-linux-android-test_trace.perfetto-trace", args.perfetto_copies,
-                           "the Android 11 trace (full FtraceEvents)", "perfetto")
-
-
-def perfetto_compact_part(args, aq):
-    """The form Android 12 and later record by default: compact_sched
-    switches and wakings, with sched_blocked_reason and atrace (the Android
-    13 startup trace of ../shared)."""
-    return perfetto_ingest(args, aq, "Perfetto-Skills-api32_startup_warm.perfetto-trace",
-                           args.perfetto_compact_copies, "the Android 13 trace (compact_sched)", "perfetto-compact")
-
-
-def perfetto_ingest(args, aq, name, copies, what, label):
-    src = os.path.join(args.shared, "foreign-perfetto", name)
-    if not os.path.exists(src):
-        return {"skipped": "no %s" % src}
-    os.makedirs(DATA, exist_ok=True)
-    # the file's name carries the hash of the generator's source (bench_inputs.py)
-    gh = src_hash(bench_inputs.__file__)
-    big = build_file(os.path.join(DATA, "%s-x%d-%s.perfetto-trace" % (label, copies, gh)),
-                     lambda tmp: perfetto_copies(src, tmp, copies), "%d copies of %s" % (copies, name))
-    log("ingest: Perfetto, %d copies of %s" % (copies, what))
-    return aq.ingest(os.path.join(WORK, label + ".db"), big, label, args.runs)
-
+# ---------------------------------------------------------------- --only
 
 def perfetto_only(args):
     """--only perfetto: the Perfetto ingest line alone, printed (no results file written)."""
@@ -491,30 +524,6 @@ def fleet_only(args):
         json.dump(res, fh, indent=2)
     log("wrote the fleet into %s" % os.path.relpath(args.out, ROOT))
     return 0
-
-
-# ---------------------------------------------------------------- memory flat with the trace
-
-def flat_part(aq, archive, runs, rebuild=True):
-    """Peak RSS (bytes, the largest of the runs) of each statement whose
-    memory must stay flat as the trace grows, on one archive."""
-    fstmt = 'find nodes where thread = "ws.main" order by blocked desc limit 2'
-    nodes = [n["id"] for n in json.loads(aq.q(archive, fstmt, fmt="json").out)["nodes"]]
-    node, other = nodes[0], nodes[-1]
-    stmts = {"compare path": "compare path (slice back from node %d depth 20) with (slice back from node %d depth 20)"
-                             % (other, node),
-             "match": "match node %d" % node, "diagnose": "diagnose node %d" % node,
-             "critical path": "critical path of node %d" % node}
-    out = {}
-    for name, st in stmts.items():
-        out[name] = max(aq.q(archive, st, stdout=subprocess.DEVNULL).maxrss for _ in range(max(2, runs)))
-    if rebuild:
-        rb = []
-        for _ in range(runs):
-            settle()
-            rb.append(run([aq.exe, "-d", archive, "rebuild graph"], stdout=subprocess.DEVNULL))
-        out["rebuild graph"] = max(r.maxrss for r in rb)
-    return out
 
 
 if __name__ == "__main__":
