@@ -2,7 +2,7 @@
 // the same events, nodes and edges as the SQLite peer loads,
 // from the same CSV files argusq wrote, and the same slices (a recursive
 // CTE over edges by target).  DuckDB comes from the npm registry
-// (@duckdb/node-api), installed by bench/run.py into build/; nothing of
+// (@duckdb/node-api), installed by bench/run.py (bench_peers.py) into build/; nothing of
 // it is needed to build or test argusq.
 //
 //   node duckdb_peer.mjs load DB EVENTS.csv NODES.csv EDGES.csv
