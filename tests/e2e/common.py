@@ -4,6 +4,7 @@ import json
 import os
 import pty
 import select
+import signal
 import shutil
 import subprocess
 import tempfile
@@ -84,6 +85,10 @@ class Repl:
     def __init__(self, db, env):
         self.pid, self.fd = pty.fork()
         if self.pid == 0:
+            # Ctrl-C as a user's terminal sends it: a test run started where
+            # SIGINT is ignored (a background job of a shell without job
+            # control) would pass that on, and argusq keeps an ignored SIGINT
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
             os.environ.update(env)
             os.execv(ARGUSQ, [ARGUSQ, "-d", db])
         self.out = b""

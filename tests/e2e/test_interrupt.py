@@ -38,6 +38,10 @@ class Terminal:
     def __init__(self, args, env):
         self.pid, self.fd = pty.fork()
         if self.pid == 0:
+            # Ctrl-C as a user's terminal sends it: a test run started where
+            # SIGINT is ignored (a background job of a shell without job
+            # control) would pass that on, and argusq keeps an ignored SIGINT
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
             os.environ.update(env)
             os.execv(ARGUSQ, [ARGUSQ] + args)
         self.out = b""
