@@ -50,30 +50,30 @@ static void test_counts(void **state)
     }
 }
 
+/* thread tid was declared with this name and, unless pid is 0, belongs to
+ * process pid */
+static void assert_thread(rec *r, uint32_t tid, uint32_t pid, const char *name)
+{
+    rec_thread *t = find_thread(r, tid);
+    assert_non_null(t);
+    if (pid)
+        assert_int_equal(t->pid, pid);
+    assert_string_equal(t->name, name);
+}
+
 /* lockchain's threads and processes, as the text declares them */
 static void lockchain_threads(rec *r)
 {
     /* threads: 4123 (worker) belongs to process 4122 through clone_flags
      * 3d0f00 (CLONE_THREAD) of its task_newtask */
-    rec_thread *t = find_thread(r, 4123);
-    assert_non_null(t);
-    assert_int_equal(t->pid, 4122);
-    assert_string_equal(t->name, "worker");
-    t = find_thread(r, 4124);
-    assert_non_null(t);
-    assert_int_equal(t->pid, 4122);
-    assert_string_equal(t->name, "hog");
-    t = find_thread(r, 4122);
-    assert_non_null(t);
-    assert_int_equal(t->pid, 4122);
-    assert_string_equal(t->name, "ui-main");
-    t = find_thread(r, 4120);
+    assert_thread(r, 4123, 4122, "worker");
+    assert_thread(r, 4124, 4122, "hog");
+    assert_thread(r, 4122, 4122, "ui-main");
+    rec_thread *t = find_thread(r, 4120);
     assert_non_null(t);
     assert_int_equal(t->pid, 4120); /* clone_flags 1200000: a process */
     /* -l cuts comm to 8 chars; sched_switch/sched_wakeup fields restore it */
-    t = find_thread(r, 15);
-    assert_non_null(t);
-    assert_string_equal(t->name, "rcu_preempt");
+    assert_thread(r, 15, 0, "rcu_preempt");
     int p = find_proc(r, 0);
     assert_true(p >= 0);
     assert_string_equal(r->pnames[p], "swapper");
@@ -232,17 +232,9 @@ static void test_lockchain_raw(void **state)
     assert_attr(e, "ret", "-110");
 
     /* worker-4154 (4153): process from the TGID column */
-    rec_thread *t = find_thread(r, 4154);
-    assert_non_null(t);
-    assert_int_equal(t->pid, 4153);
-    assert_string_equal(t->name, "worker");
-    t = find_thread(r, 4155);
-    assert_non_null(t);
-    assert_int_equal(t->pid, 4153);
-    assert_string_equal(t->name, "hog");
-    t = find_thread(r, 4153);
-    assert_non_null(t);
-    assert_string_equal(t->name, "ui-main");
+    assert_thread(r, 4154, 4153, "worker");
+    assert_thread(r, 4155, 4153, "hog");
+    assert_thread(r, 4153, 0, "ui-main");
 
     /* <idle>-0 (-------) [000] d.h..: TGID unknown, idle is process 0 */
     for (size_t i = 0; i < r->nev; i++) {
@@ -294,13 +286,9 @@ static void test_ipcdaemon_raw(void **state)
     assert_int_equal(e->ev.phase, DB_PH_END);
     assert_attr(e, "ret", "handled");
     /* memfd:sealed-91-1528 (1528): comm with ':' and '-' */
-    rec_thread *t = find_thread(r, 1528);
-    assert_non_null(t);
-    assert_string_equal(t->name, "memfd:sealed-91");
+    assert_thread(r, 1528, 0, "memfd:sealed-91");
     /* kworker/u8:0-12 */
-    t = find_thread(r, 12);
-    assert_non_null(t);
-    assert_string_equal(t->name, "kworker/u8:0");
+    assert_thread(r, 12, 0, "kworker/u8:0");
     /* tracefs workqueue_queue_work: work struct=000000006b0fe49c */
     e = find_event(r, 1090416027000ull, "workqueue_queue_work");
     assert_non_null(e);
