@@ -46,6 +46,8 @@ typedef struct cli_options {
 /* "argusq: MSG ARG" and the usage on stderr; returns 2 (usage). */
 int cli_usage_error(const char *msg, const char *arg);
 void cli_usage(FILE *out);
+/* `argusq record -h`: the usage and the events `default` stands for */
+void cli_usage_record(FILE *out);
 
 /* ---- signals.c ---- */
 /* Ctrl-C: a handler that sets the flag libargusq's options point at

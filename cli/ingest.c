@@ -246,7 +246,7 @@ int cli_record(int argc, char **argv, int first)
             watch[o.nwatch++] = argv[++i];
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             free(watch);
-            cli_usage(stdout);
+            cli_usage_record(stdout);
             return 0;
         } else if (a[0] == '-') {
             free(watch);

@@ -1,8 +1,10 @@
 /* cli/usage.c -- the command line's usage text, which main.c prints for
  * -h and ingest.c for `argusq record -h`, and with every usage error. */
 #include <stdio.h>
+#include <string.h>
 
 #include "cli.h"
+#include "record/record.h"
 
 static const char usage[] =
     "usage: argusq [-d ARCHIVE] ingest FILE|FOLDER [--name NAME] [--rules RULES] [--arch MACHINE]\n"
@@ -47,4 +49,32 @@ int cli_usage_error(const char *msg, const char *arg)
 void cli_usage(FILE *out)
 {
     fputs(usage, out);
+}
+
+/* record -h: the usage, then the events `default` stands for, from
+ * record's own list, a few to a line */
+void cli_usage_record(FILE *out)
+{
+    fputs(usage, out);
+    fputs("The default events (--events default):\n", out);
+    const char *ev = record_default_events();
+    size_t col = 0;
+    while (*ev) {
+        size_t n = strcspn(ev, ",");
+        if (col && col + n + 2 > 90) {
+            fputs(",\n", out);
+            col = 0;
+        } else if (col) {
+            fputs(", ", out);
+            col += 2;
+        }
+        if (!col) {
+            fputs("  ", out);
+            col = 2;
+        }
+        fwrite(ev, 1, n, out);
+        col += n;
+        ev += n + (ev[n] == ',');
+    }
+    fputs("\n", out);
 }

@@ -377,6 +377,24 @@ class RecordUsage(ArchiveCase):
                 self.assertIn(msg, p.stderr)
                 self.assertNotIn("runtime error", p.stderr)
 
+    def test_help_lists_default_events(self):
+        p = self.run_argusq("record", "-h", db=False)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        head, _, tail = p.stdout.partition("The default events (--events default):\n")
+        self.assertIn("argusq record [-o FILE]", head)
+        listed = [w.strip() for w in tail.replace("\n", " ").split(",") if w.strip()]
+        self.assertIn("sched:sched_switch", listed)
+        self.assertIn("raw_syscalls:sys_enter", listed)
+        self.assertEqual(len(listed), len(set(listed)))
+        for ev in listed:
+            system, _, name = ev.partition(":")
+            self.assertTrue(system and name, ev)
+        # each is a tracepoint of this kernel, where tracefs is mounted
+        events = "/sys/kernel/tracing/events"
+        if os.path.isdir(events):
+            missing = [ev for ev in listed if not os.path.isdir(os.path.join(events, *ev.split(":")))]
+            self.assertEqual(missing, [])
+
     def test_help_mentions_record(self):
         p = self.run_argusq("--help", db=False)
         self.assertIn("argusq record [-o FILE] [--max-mb N] [--events LIST] [--watch SYMBOL]...", p.stdout)
