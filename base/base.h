@@ -153,11 +153,14 @@ int base_sync_dir_of(const char *path);
 
 /* ---- an array that grows: room for `need` elements of `size` bytes in
  * *p, whose capacity is *cap elements (doubled, at least 64); false when
- * out of memory, *p as it was ---- */
+ * out of memory or when the doubled size would not fit a size_t, *p as
+ * it was ---- */
 static inline bool base_grow(void **p, size_t *cap, size_t need, size_t size)
 {
     if (need <= *cap)
         return true;
+    if (need > SIZE_MAX / 2 / size)
+        return false;
     size_t c = *cap ? *cap * 2 : 64;
     while (c < need)
         c *= 2;

@@ -5,7 +5,10 @@
  * in-memory sorts (base_sort_merge, base_sort_nearly: chunkq.c's and
  * nodetop.c's): every length to 200 around the merge sort's 16-element
  * pieces and their merges, many ties, stable; the nearly-sorted sort on
- * arrays nearly in order and on shuffled ones (where it may give up).
+ * arrays nearly in order and on shuffled ones (where it may give up);
+ * base_grow's doubling and its failure that keeps the array; the radix
+ * sort against a stable merge sort, for spans of every digit count.
+ * The files written for the user (base/outfile.c): test_outfile.c.
  * The machines' syscall tables (base/arch.c): test_arch.c. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -184,6 +187,112 @@ static void test_sort_merge(void **state)
     assert_true(gave_up > 100); /* the shuffled arrays: the merge sort's */
 }
 
+/* ---- base_grow ---- */
+
+static void test_grow(void **state)
+{
+    (void)state;
+    uint32_t *a = NULL;
+    size_t cap = 0;
+    assert_true(base_grow((void **)&a, &cap, 0, sizeof *a)); /* nothing needed */
+    assert_null(a);
+    assert_true(base_grow((void **)&a, &cap, 1, sizeof *a));
+    assert_int_equal(cap, 64); /* at least 64 */
+    for (uint32_t i = 0; i < 64; i++)
+        a[i] = i;
+    assert_true(base_grow((void **)&a, &cap, 65, sizeof *a));
+    assert_int_equal(cap, 128); /* doubled */
+    assert_true(base_grow((void **)&a, &cap, 1000, sizeof *a));
+    assert_int_equal(cap, 1024); /* doubled until it holds need */
+    for (uint32_t i = 0; i < 64; i++)
+        assert_int_equal(a[i], i); /* kept */
+    uint32_t *was = a;
+    assert_true(base_grow((void **)&a, &cap, 1024, sizeof *a));
+    assert_ptr_equal(a, was); /* room already */
+    /* a size that does not fit (before, the doubled count times the
+     * element size wrapped around, and realloc got a small size or 0):
+     * false, the array and its capacity as they were */
+    assert_false(base_grow((void **)&a, &cap, SIZE_MAX / 4, sizeof *a));
+    assert_ptr_equal(a, was);
+    assert_int_equal(cap, 1024);
+    assert_false(base_grow((void **)&a, &cap, SIZE_MAX / 2 + 1, 1));
+    assert_ptr_equal(a, was);
+    assert_int_equal(cap, 1024);
+    free(a);
+}
+
+/* ---- base_radix_u32 ---- */
+
+typedef struct {
+    uint16_t seq;
+    uint32_t key;
+    uint16_t tail;
+} radix_el;
+
+static int radix_cmp(const void *x, const void *y)
+{
+    const radix_el *a = x, *b = y;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* n elements, keys lo + [0, span], sorted at most `most` bits a pass:
+ * the same order as by (key, arrival) */
+static void radix_check(size_t n, uint32_t lo, uint32_t span, unsigned most, uint32_t *r)
+{
+    radix_el *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *want = malloc(n * sizeof *want);
+    uint32_t *count = malloc(sizeof *count << most);
+    assert_true(a && b && want && count);
+    for (size_t i = 0; i < n; i++) {
+        *r = *r * 1103515245u + 12345u;
+        uint32_t v = *r >> 3;
+        /* few distinct keys now and then, for ties; the span's ends always */
+        uint32_t off = i == 0 ? span : i == 1 ? 0 : (n > 50 && i % 3 ? v % 7 : v) % ((uint64_t)span + 1);
+        a[i] = (radix_el){.seq = (uint16_t)i, .key = lo + off, .tail = (uint16_t)(i * 7)};
+    }
+    memcpy(want, a, n * sizeof *a);
+    qsort(want, n, sizeof *want, radix_cmp);
+    unsigned bits = base_radix_bits(span);
+    unsigned width = base_radix_width(bits, most);
+    assert_true(width <= most);
+    radix_el *out = base_radix_u32(a, b, n, sizeof *a, offsetof(radix_el, key), lo, span, bits, width, count);
+    assert_true(out == a || out == b);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(out[i].key, want[i].key);
+        assert_int_equal(out[i].seq, want[i].seq); /* stable */
+        assert_int_equal(out[i].tail, want[i].tail);
+    }
+    free(a);
+    free(b);
+    free(want);
+    free(count);
+}
+
+static void test_radix(void **state)
+{
+    (void)state;
+    assert_int_equal(base_radix_bits(0), 0);
+    assert_int_equal(base_radix_bits(1), 1);
+    assert_int_equal(base_radix_bits(255), 8);
+    assert_int_equal(base_radix_bits(256), 9);
+    assert_int_equal(base_radix_bits(UINT32_MAX), 32);
+    assert_int_equal(base_radix_width(0, 11), 0);
+    assert_int_equal(base_radix_width(20, 11), 10); /* two even passes, not 11 + 9 */
+    assert_int_equal(base_radix_width(32, 11), 11);
+    uint32_t r = 777;
+    const uint32_t spans[] = {0, 1, 2, 255, 256, 1000, 65535, 65536, 1u << 20, 123456789, UINT32_MAX};
+    const uint32_t los[] = {0, 5, 1u << 31};
+    for (size_t s = 0; s < sizeof spans / sizeof *spans; s++)
+        for (size_t l = 0; l < sizeof los / sizeof *los; l++) {
+            if (spans[s] > UINT32_MAX - los[l])
+                continue;
+            for (unsigned most = 4; most <= 11; most += 7)
+                for (size_t n = 0; n <= 600; n += n < 20 ? 1 : 97)
+                    radix_check(n, los[l], spans[s], most, &r);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -191,6 +300,8 @@ int main(void)
         cmocka_unit_test(test_fmt_u64),
         cmocka_unit_test(test_bufstack),
         cmocka_unit_test(test_sort_merge),
+        cmocka_unit_test(test_grow),
+        cmocka_unit_test(test_radix),
     };
     return cmocka_run_group_tests_name("base", tests, NULL, NULL);
 }
