@@ -44,7 +44,15 @@ static bool repl_complete(const char *buf, size_t len)
  * Here SIGINT is blocked from the look at the flag on, and let in only
  * while ppoll waits: a Ctrl-C at any moment ends the wait.  (Bytes, not
  * characters: as libedit's own reading in argusq's C locale, which drops
- * what is not ASCII.) */
+ * what is not ASCII.)
+ *
+ * A NUL byte is dropped.  Between two lines libedit leaves the terminal
+ * in cooked mode, where a Ctrl-D typed ahead (while a statement runs, or
+ * right after a Ctrl-C) is the line discipline's end of file; once
+ * libedit sets the terminal raw again that end of file reaches it as a
+ * NUL byte, after which libedit took each Ctrl-D as an error (the bell)
+ * and never ended the REPL.  What goes with it: Ctrl-@, libedit's "set
+ * mark", which the REPL's editing does not need. */
 static int repl_getc(FILE *in)
 {
     int fd = fileno(in);
@@ -65,6 +73,8 @@ static int repl_getc(FILE *in)
             return EOF;
         unsigned char c;
         ssize_t n = read(fd, &c, 1);
+        if (n == 1 && c == 0)
+            continue; /* a NUL: see above */
         if (n == 1)
             return c;
         if (n == 0 || (errno != EINTR && errno != EAGAIN))

@@ -157,6 +157,9 @@ class Shell(ArchiveCase):
         start = len(r.out)
         r.write(b"\x1b[A")  # up: the last statement
         self.assertTrue(r.read_until(b"order by blocked desc limit 1;", start=start), r.out[start:])
+        # Ctrl-C drops it, and a Ctrl-D typed right after, before the fresh
+        # prompt (in the terminal's cooked mode: libedit once got it as a
+        # NUL byte and rang the bell at every Ctrl-D after), ends the REPL
         r.write(b"\x03")
         self.quit(r)
 
